@@ -1,0 +1,3 @@
+module github.com/specd-dev/specd
+
+go 1.26
