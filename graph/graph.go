@@ -1,0 +1,408 @@
+// Package graph is a small stage runtime: typed stages connected by bounded
+// channels (Pipes), started and joined together by Run.
+//
+// Design. A Graph is built first and run once. Every Pipe has exactly one
+// writer stage, which the graph closes after that stage returns, so readers
+// see end-of-stream without any stage closing channels by hand. Pipes are
+// made before the stages that use them, so graphs may contain cycles (the
+// speculative loop draft → verify → accept → draft); a cycle must be ended by
+// one of its stages returning, which closes its outputs in turn.
+//
+// Run starts one goroutine per stage and waits for all of them. The first
+// stage error cancels the context of the others and is what Run returns;
+// cancelling the parent context stops every stage blocked in Send or Recv.
+//
+// Stage authors write synchronous functions: Map and FlatMap adapt a
+// Process(ctx, in) function to channels, Source produces items, Sink
+// consumes them, and Go runs an arbitrary stage body with access to its
+// counters. Counters (items in and out, busy time, calls) and queue depths
+// are atomics, readable with Stats while the graph runs.
+package graph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Errors returned by Graph methods.
+var (
+	ErrRunning   = errors.New("graph: already run")
+	ErrNoStages  = errors.New("graph: no stages")
+	ErrNoWriter  = errors.New("graph: pipe has no writer stage")
+	ErrTwoWriter = errors.New("graph: pipe has more than one writer stage")
+)
+
+// Graph is a set of stages and the pipes between them.
+type Graph struct {
+	mu     sync.Mutex
+	stages []*Stage
+	pipes  []pipe
+	ran    bool
+	errs   []error // construction errors, reported by Run
+}
+
+// New returns an empty graph.
+func New() *Graph { return &Graph{} }
+
+// pipe is the untyped view of a Pipe the graph needs.
+type pipe interface {
+	pipeName() string
+	close()
+	stats() PipeStats
+	writer() **Stage
+}
+
+// Stage is one running stage: a name, a body and its counters. Stage
+// bodies written with Go receive it to record busy time and item counts.
+type Stage struct {
+	name    string
+	body    func(ctx context.Context) error
+	outputs []pipe
+
+	in, out, calls atomic.Int64
+	busy           atomic.Int64 // nanoseconds
+}
+
+// Name returns the stage's name.
+func (s *Stage) Name() string { return s.name }
+
+// AddIn counts n items received by the stage.
+func (s *Stage) AddIn(n int) { s.in.Add(int64(n)) }
+
+// AddOut counts n items sent by the stage.
+func (s *Stage) AddOut(n int) { s.out.Add(int64(n)) }
+
+// Busy runs f and adds its duration to the stage's busy time; it counts one
+// call. Stages call it around their work, not around waits.
+func (s *Stage) Busy(f func() error) error {
+	t := time.Now()
+	err := f()
+	s.busy.Add(int64(time.Since(t)))
+	s.calls.Add(1)
+	return err
+}
+
+// AddBusy adds d to the stage's busy time and counts one call.
+func (s *Stage) AddBusy(d time.Duration) {
+	s.busy.Add(int64(d))
+	s.calls.Add(1)
+}
+
+// Pipe is a bounded channel between stages, carrying values of type T.
+// Send blocks while it is full (back-pressure).
+type Pipe[T any] struct {
+	name      string
+	ch        chan T
+	w         *Stage
+	sent, got atomic.Int64
+}
+
+// NewPipe makes a pipe of the given capacity (0 = unbuffered) in g.
+func NewPipe[T any](g *Graph, name string, capacity int) *Pipe[T] {
+	if capacity < 0 {
+		capacity = 0
+	}
+	p := &Pipe[T]{name: name, ch: make(chan T, capacity)}
+	g.mu.Lock()
+	g.pipes = append(g.pipes, p)
+	g.mu.Unlock()
+	return p
+}
+
+func (p *Pipe[T]) pipeName() string { return p.name }
+func (p *Pipe[T]) close()           { close(p.ch) }
+func (p *Pipe[T]) writer() **Stage  { return &p.w }
+func (p *Pipe[T]) stats() PipeStats {
+	return PipeStats{Name: p.name, Len: len(p.ch), Cap: cap(p.ch), Sent: p.sent.Load(), Received: p.got.Load()}
+}
+
+// Name returns the pipe's name.
+func (p *Pipe[T]) Name() string { return p.name }
+
+// Len is the number of items queued in the pipe.
+func (p *Pipe[T]) Len() int { return len(p.ch) }
+
+// Send queues v, blocking while the pipe is full; it returns ctx.Err() if
+// ctx ends first. Only the pipe's writer stage may send.
+func (p *Pipe[T]) Send(ctx context.Context, v T) error {
+	select {
+	case p.ch <- v:
+		p.sent.Add(1)
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Recv waits for the next item. ok is false once the pipe is closed and
+// drained; err is ctx.Err() if ctx ends first.
+func (p *Pipe[T]) Recv(ctx context.Context) (v T, ok bool, err error) {
+	select {
+	case v, ok = <-p.ch:
+		if ok {
+			p.got.Add(1)
+		}
+		return v, ok, nil
+	case <-ctx.Done():
+		return v, false, ctx.Err()
+	}
+}
+
+// TryRecv returns the next item if one is queued, without waiting.
+// closed is true once the pipe is closed and drained.
+func (p *Pipe[T]) TryRecv() (v T, ok, closed bool) {
+	select {
+	case v, ok = <-p.ch:
+		if ok {
+			p.got.Add(1)
+		}
+		return v, ok, !ok
+	default:
+		return v, false, false
+	}
+}
+
+// Chan exposes the receive side for select statements over several pipes.
+// A value taken from it directly should be reported with Took.
+func (p *Pipe[T]) Chan() <-chan T { return p.ch }
+
+// Took counts one item received through Chan.
+func (p *Pipe[T]) Took() { p.got.Add(1) }
+
+// Go adds a stage whose body is fn; the graph closes outputs after fn
+// returns. Each pipe must be the output of exactly one stage.
+func (g *Graph) Go(name string, fn func(ctx context.Context, s *Stage) error, outputs ...interface{ pipeName() string }) *Stage {
+	s := &Stage{name: name}
+	s.body = func(ctx context.Context) error { return fn(ctx, s) }
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, o := range outputs {
+		p, ok := o.(pipe)
+		if !ok {
+			g.errs = append(g.errs, fmt.Errorf("graph: stage %s: output %s is not a pipe", name, o.pipeName()))
+			continue
+		}
+		w := p.writer()
+		if *w != nil {
+			g.errs = append(g.errs, fmt.Errorf("%w: %s (stages %s and %s)", ErrTwoWriter, p.pipeName(), (*w).name, name))
+			continue
+		}
+		*w = s
+		s.outputs = append(s.outputs, p)
+	}
+	g.stages = append(g.stages, s)
+	return s
+}
+
+// Source adds a stage that produces items with fn, which calls emit for
+// each one; out is closed when fn returns.
+func Source[O any](g *Graph, name string, out *Pipe[O], fn func(ctx context.Context, emit func(O) error) error) *Stage {
+	return g.Go(name, func(ctx context.Context, s *Stage) error {
+		emit := func(v O) error {
+			if err := out.Send(ctx, v); err != nil {
+				return err
+			}
+			s.AddOut(1)
+			return nil
+		}
+		return fn(ctx, emit)
+	}, out)
+}
+
+// Map adds a stage that applies fn to every item of in and sends the
+// result to out. Busy time is the time spent inside fn.
+func Map[I, O any](g *Graph, name string, in *Pipe[I], out *Pipe[O], fn func(ctx context.Context, v I) (O, error)) *Stage {
+	return g.Go(name, func(ctx context.Context, s *Stage) error {
+		for {
+			v, ok, err := in.Recv(ctx)
+			if err != nil || !ok {
+				return err
+			}
+			s.AddIn(1)
+			var r O
+			if err := s.Busy(func() (err error) { r, err = fn(ctx, v); return }); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			if err := out.Send(ctx, r); err != nil {
+				return err
+			}
+			s.AddOut(1)
+		}
+	}, out)
+}
+
+// FlatMap adds a stage that calls fn for every item of in; fn may emit any
+// number of results. Time spent blocked in emit is not counted as busy.
+func FlatMap[I, O any](g *Graph, name string, in *Pipe[I], out *Pipe[O], fn func(ctx context.Context, v I, emit func(O) error) error) *Stage {
+	return g.Go(name, func(ctx context.Context, s *Stage) error {
+		var blocked time.Duration
+		emit := func(r O) error {
+			t := time.Now()
+			err := out.Send(ctx, r)
+			blocked += time.Since(t)
+			if err == nil {
+				s.AddOut(1)
+			}
+			return err
+		}
+		for {
+			v, ok, err := in.Recv(ctx)
+			if err != nil || !ok {
+				return err
+			}
+			s.AddIn(1)
+			blocked = 0
+			t := time.Now()
+			err = fn(ctx, v, emit)
+			s.AddBusy(time.Since(t) - blocked)
+			if err != nil {
+				if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+					return err
+				}
+				return fmt.Errorf("%s: %w", name, err)
+			}
+		}
+	}, out)
+}
+
+// Sink adds a stage that calls fn for every item of in.
+func Sink[I any](g *Graph, name string, in *Pipe[I], fn func(ctx context.Context, v I) error) *Stage {
+	return g.Go(name, func(ctx context.Context, s *Stage) error {
+		for {
+			v, ok, err := in.Recv(ctx)
+			if err != nil || !ok {
+				return err
+			}
+			s.AddIn(1)
+			if err := s.Busy(func() error { return fn(ctx, v) }); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+		}
+	})
+}
+
+// Run starts every stage and waits for all of them to return. The first
+// error (a stage's, or ctx's when it ends first) cancels the others and is
+// returned. A graph runs once.
+func (g *Graph) Run(ctx context.Context) error {
+	g.mu.Lock()
+	if g.ran {
+		g.mu.Unlock()
+		return ErrRunning
+	}
+	g.ran = true
+	if len(g.errs) > 0 {
+		g.mu.Unlock()
+		return errors.Join(g.errs...)
+	}
+	if len(g.stages) == 0 {
+		g.mu.Unlock()
+		return ErrNoStages
+	}
+	for _, p := range g.pipes {
+		if *p.writer() == nil {
+			g.mu.Unlock()
+			return fmt.Errorf("%w: %s", ErrNoWriter, p.pipeName())
+		}
+	}
+	stages := g.stages
+	g.mu.Unlock()
+
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var (
+		wg       sync.WaitGroup
+		errOnce  sync.Once
+		firstErr error
+	)
+	for _, s := range stages {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := s.run(ctx)
+			if err != nil {
+				errOnce.Do(func() {
+					firstErr = err
+					cancel(err)
+				})
+			}
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		if cause := context.Cause(ctx); errors.Is(firstErr, context.Canceled) && cause != nil && !errors.Is(cause, context.Canceled) {
+			return cause
+		}
+		return firstErr
+	}
+	return ctx.Err()
+}
+
+// run executes the stage body, converting a panic into an error, and
+// closes its outputs.
+func (s *Stage) run(ctx context.Context) (err error) {
+	defer func() {
+		for _, p := range s.outputs {
+			p.close()
+		}
+	}()
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("graph: stage %s panicked: %v", s.name, r)
+		}
+	}()
+	return s.body(ctx)
+}
+
+// StageStats is a snapshot of one stage's counters.
+type StageStats struct {
+	Name    string
+	In, Out int64
+	Calls   int64
+	Busy    time.Duration
+}
+
+// PipeStats is a snapshot of one pipe.
+type PipeStats struct {
+	Name           string
+	Len, Cap       int
+	Sent, Received int64
+}
+
+// Stats returns a snapshot of every stage's counters and every pipe's
+// queue depth, in the order they were added. Safe while running.
+func (g *Graph) Stats() ([]StageStats, []PipeStats) {
+	g.mu.Lock()
+	stages, pipes := g.stages, g.pipes
+	g.mu.Unlock()
+	ss := make([]StageStats, len(stages))
+	for i, s := range stages {
+		ss[i] = StageStats{Name: s.name, In: s.in.Load(), Out: s.out.Load(), Calls: s.calls.Load(), Busy: time.Duration(s.busy.Load())}
+	}
+	ps := make([]PipeStats, len(pipes))
+	for i, p := range pipes {
+		ps[i] = p.stats()
+	}
+	return ss, ps
+}
+
+// Stage returns the stage named name, or nil.
+func (g *Graph) Stage(name string) *Stage {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, s := range g.stages {
+		if s.name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+// Stats returns a snapshot of s's counters.
+func (s *Stage) Stats() StageStats {
+	return StageStats{Name: s.name, In: s.in.Load(), Out: s.out.Load(), Calls: s.calls.Load(), Busy: time.Duration(s.busy.Load())}
+}
