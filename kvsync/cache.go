@@ -101,3 +101,64 @@ func (c *Cache) Head32(l, s, h int) (k, v []float32) {
 	n := c.cfg.MaxPos * c.cfg.HeadDim
 	return c.k32[o : o+n : o+n], c.v32[o : o+n : o+n]
 }
+
+// Grow returns ErrFull if n more positions do not fit after Len(s):
+// callers check it before a forward pass that extends slot s by n.
+func (c *Cache) Grow(s, n int) error {
+	if s < 0 || s >= c.cfg.Seqs {
+		return &SeqError{Op: "grow", Seq: s, Len: -1, Want: n, Err: ErrBadSeq}
+	}
+	if n < 0 || c.lens[s]+n > c.cfg.MaxPos {
+		return &SeqError{Op: "grow", Seq: s, Len: c.lens[s], Want: c.lens[s] + n, Err: ErrFull}
+	}
+	return nil
+}
+
+// Commit marks positions [Len(s), n) of slot s, already written by a
+// forward pass, as committed. It fails if n is below Len(s) (that is a
+// Rollback) or beyond MaxPos (ErrFull).
+func (c *Cache) Commit(s, n int) error {
+	if s < 0 || s >= c.cfg.Seqs {
+		return &SeqError{Op: "commit", Seq: s, Len: -1, Want: n, Err: ErrBadSeq}
+	}
+	if n > c.cfg.MaxPos {
+		return &SeqError{Op: "commit", Seq: s, Len: c.lens[s], Want: n, Err: ErrFull}
+	}
+	if n < c.lens[s] {
+		return &SeqError{Op: "commit", Seq: s, Len: c.lens[s], Want: n, Err: ErrBadLength}
+	}
+	c.lens[s] = n
+	return nil
+}
+
+// Rollback cuts slot s back to its first n positions in O(1): only the
+// length changes, the entries past it are left to be overwritten. It fails
+// if n is negative or beyond Len(s).
+func (c *Cache) Rollback(s, n int) error {
+	if s < 0 || s >= c.cfg.Seqs {
+		return &SeqError{Op: "rollback", Seq: s, Len: -1, Want: n, Err: ErrBadSeq}
+	}
+	if n < 0 || n > c.lens[s] {
+		return &SeqError{Op: "rollback", Seq: s, Len: c.lens[s], Want: n, Err: ErrBadLength}
+	}
+	c.lens[s] = n
+	return nil
+}
+
+// Reset empties slot s for a new sequence.
+func (c *Cache) Reset(s int) error { return c.Rollback(s, 0) }
+
+// SeqError reports a failed length change of one sequence slot.
+type SeqError struct {
+	Op   string // "grow", "commit", "rollback", "sync"
+	Seq  int
+	Len  int // length before the operation; -1 if the slot is invalid
+	Want int // length asked for
+	Err  error
+}
+
+func (e *SeqError) Error() string {
+	return fmt.Sprintf("%v: %s slot %d from %d to %d", e.Err, e.Op, e.Seq, e.Len, e.Want)
+}
+
+func (e *SeqError) Unwrap() error { return e.Err }

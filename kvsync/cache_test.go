@@ -1,0 +1,242 @@
+package kvsync
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+func newTestCache(t *testing.T, seqs, maxPos int) *Cache {
+	t.Helper()
+	c, err := New(Config{Layers: 2, KVHeads: 1, HeadDim: 1, Seqs: seqs, MaxPos: maxPos, F32: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// write stores token tok at position pos of slot s in every layer, the way a
+// forward pass writes K and V, and extends the length to pos+1 if needed.
+func write(t *testing.T, c *Cache, s, pos int, tok float32) {
+	t.Helper()
+	if pos > c.Len(s) {
+		t.Fatalf("write at %d past length %d of slot %d", pos, c.Len(s), s)
+	}
+	for l := 0; l < c.cfg.Layers; l++ {
+		k, v := c.Head32(l, s, 0)
+		k[pos], v[pos] = tok, -tok
+	}
+	if pos+1 > c.Len(s) {
+		if err := c.Commit(s, pos+1); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// contents returns the tokens slot s holds, checking K and V agree.
+func contents(t *testing.T, c *Cache, s int) []float32 {
+	t.Helper()
+	out := make([]float32, c.Len(s))
+	for l := 0; l < c.cfg.Layers; l++ {
+		k, v := c.Head32(l, s, 0)
+		for i := range out {
+			if k[i] != -v[i] || (l > 0 && k[i] != out[i]) {
+				t.Fatalf("layer %d pos %d: k=%v v=%v", l, i, k[i], v[i])
+			}
+			out[i] = k[i]
+		}
+	}
+	return out
+}
+
+// TestSyncEveryPosition simulates speculative steps for every draft length
+// k = 1..8 and every number of accepted tokens a = 0..k (rejection of the
+// first token through acceptance of all k) and checks the invariant after
+// each: the target holds exactly the committed tokens but the last, the
+// draft holds a prefix of them, and both agree with the committed list.
+func TestSyncEveryPosition(t *testing.T) {
+	for k := 1; k <= 8; k++ {
+		for a := 0; a <= k; a++ {
+			target := newTestCache(t, 2, 64)
+			draft := newTestCache(t, 2, 64)
+			const s = 1
+			committed := []float32{1, 2, 3} // prompt
+			// Prefill: target and draft hold all but the last prompt token.
+			for i := 0; i < len(committed)-1; i++ {
+				write(t, target, s, i, committed[i])
+				write(t, draft, s, i, committed[i])
+			}
+			next := float32(100)
+			for step := 0; step < 3; step++ {
+				n := len(committed)
+				// Draft: catch up on committed tokens it lacks, then feed
+				// t[n-1], d1..d(k-1).
+				for p := draft.Len(s); p < n; p++ {
+					write(t, draft, s, p, committed[p])
+				}
+				d := make([]float32, k)
+				for i := range d {
+					d[i] = next
+					next++
+					if i < k-1 {
+						write(t, draft, s, n+i, d[i])
+					}
+				}
+				// Verify: target writes t[n-1], d1..dk.
+				write(t, target, s, n-1, committed[n-1])
+				for i := range d {
+					write(t, target, s, n+i, d[i])
+				}
+				// Accept a drafts and one correction token.
+				committed = append(committed, d[:a]...)
+				committed = append(committed, -next)
+				next++
+				if err := Sync(target, draft, s, len(committed)); err != nil {
+					t.Fatal(err)
+				}
+				if err := Check(target, s, len(committed)); err != nil {
+					t.Fatal(err)
+				}
+				if err := Check(draft, s, len(committed)); err != nil {
+					t.Fatal(err)
+				}
+				tc := contents(t, target, s)
+				if len(tc) != len(committed)-1 {
+					t.Fatalf("k=%d a=%d: target len %d, want %d", k, a, len(tc), len(committed)-1)
+				}
+				for i, v := range tc {
+					if v != committed[i] {
+						t.Fatalf("k=%d a=%d: target pos %d = %v, want %v", k, a, i, v, committed[i])
+					}
+				}
+				dc := contents(t, draft, s)
+				wantDraft := min(n+a, n+k-1)
+				if len(dc) != wantDraft {
+					t.Fatalf("k=%d a=%d: draft len %d, want %d", k, a, len(dc), wantDraft)
+				}
+				for i, v := range dc {
+					if v != committed[i] {
+						t.Fatalf("k=%d a=%d: draft pos %d = %v, want %v", k, a, i, v, committed[i])
+					}
+				}
+				if target.Len(0) != 0 || draft.Len(0) != 0 {
+					t.Fatal("another slot changed")
+				}
+			}
+		}
+	}
+}
+
+func TestLengthErrors(t *testing.T) {
+	c := newTestCache(t, 2, 4)
+	var se *SeqError
+	if err := c.Commit(0, 5); !errors.Is(err, ErrFull) || !errors.As(err, &se) || se.Want != 5 {
+		t.Errorf("Commit past MaxPos = %v", err)
+	}
+	if err := c.Commit(0, 3); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Commit(0, 2); !errors.Is(err, ErrBadLength) {
+		t.Errorf("Commit backwards = %v", err)
+	}
+	if err := c.Rollback(0, 4); !errors.Is(err, ErrBadLength) {
+		t.Errorf("Rollback forwards = %v", err)
+	}
+	if err := c.Rollback(0, -1); !errors.Is(err, ErrBadLength) {
+		t.Errorf("Rollback negative = %v", err)
+	}
+	if err := c.Rollback(2, 0); !errors.Is(err, ErrBadSeq) {
+		t.Errorf("Rollback bad slot = %v", err)
+	}
+	if err := c.Grow(0, 1); err != nil {
+		t.Errorf("Grow 1 = %v", err)
+	}
+	if err := c.Grow(0, 2); !errors.Is(err, ErrFull) {
+		t.Errorf("Grow 2 = %v", err)
+	}
+	if err := c.Grow(-1, 0); !errors.Is(err, ErrBadSeq) {
+		t.Errorf("Grow bad slot = %v", err)
+	}
+	if err := c.Reset(0); err != nil || c.Len(0) != 0 {
+		t.Errorf("Reset = %v, len %d", err, c.Len(0))
+	}
+	// The target must have written every position that is now committed.
+	if err := Sync(c, nil, 0, 3); !errors.Is(err, ErrBadLength) {
+		t.Errorf("Sync past target length = %v", err)
+	}
+	if err := Sync(c, nil, 0, 0); !errors.Is(err, ErrBadLength) {
+		t.Errorf("Sync with no committed tokens = %v", err)
+	}
+	if err := c.Commit(1, 3); err != nil {
+		t.Fatal(err)
+	}
+	if err := Check(c, 1, 3); !errors.Is(err, ErrAhead) {
+		t.Errorf("Check = %v, want ErrAhead", err)
+	}
+	if _, err := New(Config{Layers: 1, KVHeads: 1, HeadDim: 1, Seqs: 1, MaxPos: 0}); err == nil {
+		t.Error("New accepted MaxPos 0")
+	}
+	if _, err := New(Config{Layers: 1 << 20, KVHeads: 1 << 10, HeadDim: 1 << 10, Seqs: 1, MaxPos: 1 << 10}); err == nil {
+		t.Error("New accepted a huge cache")
+	}
+}
+
+func TestRollbackAllocs(t *testing.T) {
+	c := newTestCache(t, 1, 16)
+	if n := testing.AllocsPerRun(100, func() {
+		_ = c.Commit(0, 10)
+		_ = Sync(c, c, 0, 5)
+		_ = c.Rollback(0, 0)
+	}); n != 0 {
+		t.Fatalf("%v allocations per rollback", n)
+	}
+}
+
+func TestSlots(t *testing.T) {
+	s := NewSlots(2)
+	a, err := s.TryAcquire()
+	if err != nil || a != 0 {
+		t.Fatalf("first slot %d, %v", a, err)
+	}
+	b, _ := s.TryAcquire()
+	if b != 1 {
+		t.Fatalf("second slot %d", b)
+	}
+	if _, err := s.TryAcquire(); !errors.Is(err, ErrNoSlot) {
+		t.Fatalf("TryAcquire on full = %v", err)
+	}
+	// Two waiters, two releases: both must get a slot.
+	got := make(chan int, 2)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for i := 0; i < 2; i++ {
+		go func() {
+			n, err := s.Acquire(ctx)
+			if err != nil {
+				n = -1
+			}
+			got <- n
+		}()
+	}
+	s.Release(a)
+	s.Release(b)
+	seen := map[int]bool{}
+	for i := 0; i < 2; i++ {
+		select {
+		case n := <-got:
+			if n < 0 || seen[n] {
+				t.Fatalf("waiter got %d (seen %v)", n, seen)
+			}
+			seen[n] = true
+		case <-time.After(10 * time.Second):
+			t.Fatal("waiter not woken")
+		}
+	}
+	// A cancelled context ends a wait.
+	cctx, ccancel := context.WithCancel(context.Background())
+	ccancel()
+	if _, err := s.Acquire(cctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Acquire on cancelled = %v", err)
+	}
+}
