@@ -1,0 +1,334 @@
+package modeltest
+
+import (
+	"bytes"
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/specd-dev/specd/model/gguf"
+	"github.com/specd-dev/specd/tensor"
+)
+
+func small() Options {
+	return Options{Dim: 64, Layers: 2, Heads: 4, KVHeads: 2, FFN: 96, Vocab: 300, Seed: 7}
+}
+
+func encode(t *testing.T, o Options) []byte {
+	t.Helper()
+	w, err := build(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := w.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestWriteMetadataAndShapes(t *testing.T) {
+	for _, tc := range []struct {
+		arch string
+		typ  tensor.Type
+		tied bool
+	}{
+		{"llama", tensor.F32, false},
+		{"llama", tensor.Q8_0, true},
+		{"qwen2", tensor.F16, true},
+		{"qwen2", tensor.Q4_0, false},
+		{"llama", tensor.BF16, false},
+	} {
+		t.Run(tc.arch+"-"+tc.typ.String(), func(t *testing.T) {
+			o := small()
+			o.Arch, o.Type, o.Tied = tc.arch, tc.typ, tc.tied
+			path := filepath.Join(t.TempDir(), "m.gguf")
+			if err := Write(path, o); err != nil {
+				t.Fatal(err)
+			}
+			f, err := gguf.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if a, _ := f.String("general.architecture"); a != tc.arch {
+				t.Errorf("architecture %q, want %q", a, tc.arch)
+			}
+			wantU := map[string]uint64{
+				".context_length": 2048, ".embedding_length": 64, ".block_count": 2,
+				".feed_forward_length": 96, ".attention.head_count": 4,
+				".attention.head_count_kv": 2, ".rope.dimension_count": 16, ".vocab_size": 300,
+			}
+			for k, want := range wantU {
+				if got, ok := f.Uint(tc.arch + k); !ok || got != want {
+					t.Errorf("%s%s = %d (present %v), want %d", tc.arch, k, got, ok, want)
+				}
+			}
+			ft, _ := FileType(tc.typ)
+			if got, _ := f.Uint("general.file_type"); got != uint64(ft) {
+				t.Errorf("file_type %d, want %d", got, ft)
+			}
+			base, _ := f.Float(tc.arch + ".rope.freq_base")
+			if want := map[string]float64{"llama": 1e4, "qwen2": 1e6}[tc.arch]; base != want {
+				t.Errorf("rope.freq_base %g, want %g", base, want)
+			}
+			toks, _ := f.Strings("tokenizer.ggml.tokens")
+			if len(toks) != 300 {
+				t.Errorf("%d tokens, want 300", len(toks))
+			}
+			shapes := map[string][]uint64{
+				"token_embd.weight":        {64, 300},
+				"output_norm.weight":       {64},
+				"blk.1.attn_q.weight":      {64, 64},
+				"blk.1.attn_k.weight":      {64, 32},
+				"blk.1.attn_v.weight":      {64, 32},
+				"blk.1.attn_output.weight": {64, 64},
+				"blk.1.ffn_gate.weight":    {64, 96},
+				"blk.1.ffn_up.weight":      {64, 96},
+				"blk.1.ffn_down.weight":    {96, 64},
+				"blk.0.ffn_norm.weight":    {64},
+			}
+			if !tc.tied {
+				shapes["output.weight"] = []uint64{64, 300}
+			}
+			if tc.arch == "qwen2" {
+				shapes["blk.0.attn_q.bias"] = []uint64{64}
+				shapes["blk.0.attn_k.bias"] = []uint64{32}
+			}
+			for name, dims := range shapes {
+				ti, ok := f.Tensor(name)
+				if !ok {
+					t.Errorf("tensor %s missing", name)
+					continue
+				}
+				if !equalDims(ti.Dims, dims) {
+					t.Errorf("%s dims %v, want %v", name, ti.Dims, dims)
+				}
+				want := tc.typ
+				if len(dims) == 1 {
+					want = tensor.F32
+				}
+				if ti.Type != want {
+					t.Errorf("%s type %v, want %v", name, ti.Type, want)
+				}
+				if n := tensor.RowSize(ti.Type, int(dims[0])) * int(product(dims[1:])); len(ti.Data) != n {
+					t.Errorf("%s has %d bytes, want %d", name, len(ti.Data), n)
+				}
+			}
+			if _, ok := f.Tensor("output.weight"); ok && tc.tied {
+				t.Error("tied model has output.weight")
+			}
+			wantTensors := 2 + 9*2
+			if !tc.tied {
+				wantTensors++
+			}
+			if tc.arch == "qwen2" {
+				wantTensors += 3 * 2
+			}
+			if len(f.Tensors) != wantTensors {
+				t.Errorf("%d tensors, want %d", len(f.Tensors), wantTensors)
+			}
+		})
+	}
+}
+
+func equalDims(a, b []uint64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func product(d []uint64) uint64 {
+	p := uint64(1)
+	for _, x := range d {
+		p *= x
+	}
+	return p
+}
+
+func TestWriteDeterministic(t *testing.T) {
+	a, b := encode(t, small()), encode(t, small())
+	if !bytes.Equal(a, b) {
+		t.Fatal("two writes with the same options differ")
+	}
+	o := small()
+	o.Seed++
+	if bytes.Equal(a, encode(t, o)) {
+		t.Fatal("a different seed gave the same file")
+	}
+}
+
+// TestWeightScales checks the drawn statistics the package comment promises:
+// unit-variance embeddings, 1/sqrt(fan_in) projections, norms near 1.
+func TestWeightScales(t *testing.T) {
+	o := Options{Dim: 256, Layers: 1, Heads: 8, FFN: 512, Vocab: 2000, Seed: 3}
+	f, err := gguf.Parse(encode(t, o))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name      string
+		mean, std float64
+	}{
+		{"token_embd.weight", 0, 1},
+		{"output.weight", 0, 6 / 16.0},
+		{"blk.0.attn_q.weight", 0, 1 / 16.0},
+		{"blk.0.ffn_down.weight", 0, 2 / math.Sqrt(512)},
+		{"blk.0.attn_norm.weight", 1, 0.1},
+	} {
+		ti, ok := f.Tensor(tc.name)
+		if !ok {
+			t.Fatalf("%s missing", tc.name)
+		}
+		v := make([]float32, len(ti.Data)/4)
+		tensor.DequantizeRow(v, tensor.F32, ti.Data)
+		var s, s2 float64
+		for _, x := range v {
+			s += float64(x)
+			s2 += float64(x) * float64(x)
+		}
+		n := float64(len(v))
+		mean := s / n
+		std := math.Sqrt(s2/n - mean*mean)
+		if math.Abs(mean-tc.mean) > 4*tc.std/math.Sqrt(n) || math.Abs(std/tc.std-1) > 0.05 {
+			t.Errorf("%s: mean %.4f std %.4f, want %.4f and %.4f", tc.name, mean, std, tc.mean, tc.std)
+		}
+	}
+}
+
+func TestWriteRejectsBadOptions(t *testing.T) {
+	for _, tc := range []struct {
+		mod  func(*Options)
+		want string
+	}{
+		{func(o *Options) { o.Arch = "gpt2" }, "unknown architecture"},
+		{func(o *Options) { o.Dim = 0 }, "must be positive"},
+		{func(o *Options) { o.Heads = 5 }, "not a multiple of Heads"},
+		{func(o *Options) { o.KVHeads = 3 }, "not a multiple of KVHeads"},
+		{func(o *Options) { o.Type = tensor.Q8_0; o.FFN = 100 }, "multiples of 32"},
+		{func(o *Options) { o.Type = tensor.Q4_K }, "not written directly"},
+		{func(o *Options) { o.Vocab = 10 }, "synthetic Vocab"},
+		{func(o *Options) { o.Dim = 1 << 20 }, "too large"},
+		{func(o *Options) { o.Dim, o.Heads = 66, 66 }, "odd"},
+		{func(o *Options) { o.VocabFrom = "/nonexistent/vocab.gguf" }, "vocabulary"},
+	} {
+		o := small()
+		tc.mod(&o)
+		err := Write(filepath.Join(t.TempDir(), "m.gguf"), o)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "modeltest: ") {
+			t.Errorf("options %+v: error %v, want one containing %q", o, err, tc.want)
+		}
+	}
+}
+
+func TestVocabFromCopiesTokenizer(t *testing.T) {
+	dir := t.TempDir()
+	w := gguf.NewWriter()
+	w.SetString("general.architecture", "llama")
+	w.SetString("tokenizer.ggml.model", "gpt2")
+	w.SetStrings("tokenizer.ggml.tokens", []string{"a", "b", "c", "ab", "bc"})
+	w.SetStrings("tokenizer.ggml.merges", []string{"a b", "b c"})
+	w.SetUint32("tokenizer.ggml.eos_token_id", 4)
+	w.SetUint32("llama.block_count", 99)
+	vpath := filepath.Join(dir, "vocab.gguf")
+	if err := w.WriteFile(vpath); err != nil {
+		t.Fatal(err)
+	}
+	o := small()
+	o.VocabFrom, o.Vocab = vpath, 0
+	path := filepath.Join(dir, "m.gguf")
+	if err := Write(path, o); err != nil {
+		t.Fatal(err)
+	}
+	f, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if m, _ := f.String("tokenizer.ggml.model"); m != "gpt2" {
+		t.Errorf("tokenizer model %q, want gpt2", m)
+	}
+	if m, _ := f.Strings("tokenizer.ggml.merges"); len(m) != 2 || m[1] != "b c" {
+		t.Errorf("merges %q", m)
+	}
+	if id, _ := f.Uint("tokenizer.ggml.eos_token_id"); id != 4 {
+		t.Errorf("eos %d, want 4", id)
+	}
+	if n, _ := f.Uint("llama.block_count"); n != 2 {
+		t.Errorf("block_count %d: non-tokenizer keys must not be copied", n)
+	}
+	if ti, _ := f.Tensor("token_embd.weight"); ti == nil || ti.Dims[1] != 5 {
+		t.Errorf("token_embd %+v, want 5 rows", ti)
+	}
+}
+
+func TestSyntheticVocab(t *testing.T) {
+	tokens, scores, types := syntheticVocab(2000)
+	if len(tokens) != 2000 || len(scores) != 2000 || len(types) != 2000 {
+		t.Fatalf("lengths %d %d %d", len(tokens), len(scores), len(types))
+	}
+	seen := map[string]int{}
+	for i, s := range tokens {
+		if j, dup := seen[s]; dup {
+			t.Fatalf("token %q at %d and %d", s, j, i)
+		}
+		seen[s] = i
+	}
+	if tokens[3] != "<0x00>" || tokens[258] != "<0xFF>" || types[100] != 6 || types[0] != 2 || types[1] != 3 {
+		t.Errorf("fixed part wrong: %q %q types %d %d %d", tokens[3], tokens[258], types[100], types[0], types[1])
+	}
+	if tokens[259] != "▁a" || tokens[260] != "a" || tokens[261] != "▁b" {
+		t.Errorf("pieces start %q %q %q", tokens[259], tokens[260], tokens[261])
+	}
+}
+
+func TestRandNorm(t *testing.T) {
+	r := NewRand(1)
+	const n = 200000
+	var s, s2, s4 float64
+	for i := 0; i < n; i++ {
+		x := r.Norm()
+		s += x
+		s2 += x * x
+		s4 += x * x * x * x
+	}
+	mean, v, k := s/n, s2/n, s4/n
+	if math.Abs(mean) > 0.01 || math.Abs(v-1) > 0.015 || math.Abs(k-3) > 0.1 {
+		t.Errorf("mean %.4f variance %.4f fourth moment %.3f, want 0, 1, 3", mean, v, k)
+	}
+	a, b := NewRand(42), NewRand(42)
+	for i := 0; i < 10; i++ {
+		if a.Uint64() != b.Uint64() {
+			t.Fatal("same seed, different streams")
+		}
+	}
+	if NewRand(0).Uint64() != 0xe220a8397b1dcdaf {
+		t.Error("SplitMix64 first output for seed 0 is not the published value")
+	}
+}
+
+func TestTopTwo(t *testing.T) {
+	for _, tc := range []struct {
+		l      []float32
+		b, s   int32
+		margin float32
+	}{
+		{[]float32{1, 2}, 1, 0, 1},
+		{[]float32{2, 2, 1}, 0, 1, 0},
+		{[]float32{0, 5, 3, 5, 4}, 1, 3, 0},
+		{[]float32{0, 1, 3, 2, 9}, 4, 2, 6},
+		{[]float32{-1, -3, -2}, 0, 2, 1},
+	} {
+		got := TopTwo(tc.l)
+		if got.ID1 != tc.b || got.ID2 != tc.s || got.Margin() != tc.margin {
+			t.Errorf("TopTwo(%v) = %+v, want %d, %d margin %g", tc.l, got, tc.b, tc.s, tc.margin)
+		}
+	}
+}
