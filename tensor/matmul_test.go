@@ -1,0 +1,156 @@
+package tensor
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+func randMatrix(t testing.TB, r *rand.Rand, typ Type, rows, cols int) *Matrix {
+	t.Helper()
+	rb := RowSize(typ, cols)
+	m := &Matrix{Type: typ, Rows: rows, Cols: cols, Data: make([]byte, rows*rb)}
+	for i := range rows {
+		if err := QuantizeRow(m.Data[i*rb:(i+1)*rb], typ, randFloats(r, cols, 0.05)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := m.Check(); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+var matmulTypes = []Type{F32, F16, BF16, Q8_0, Q4_0}
+
+// TestMatMulBatchInvariant checks that every output equals the single dot
+// product of its row and token, for n in 1..9 and 1..3 threads, bit for bit.
+func TestMatMulBatchInvariant(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	pools := []*Pool{NewPool(1), NewPool(2), NewPool(3)}
+	defer func() {
+		for _, p := range pools {
+			p.Close()
+		}
+	}()
+	const rows, cols, maxN = 37, 96, 9
+	for _, typ := range matmulTypes {
+		m := randMatrix(t, r, typ, rows, cols)
+		x := randFloats(r, maxN*cols, 1)
+		k, _ := kernelFor(typ)
+		aRow := RowSize(k.act, cols)
+		want := make([]float32, maxN*rows)
+		for tok := range maxN {
+			a := make([]byte, aRow)
+			actQuants[k.act](a, x[tok*cols:(tok+1)*cols])
+			for row := range rows {
+				want[tok*rows+row] = k.dot(m.Row(row), a, cols)
+			}
+		}
+		for _, p := range pools {
+			for n := 1; n <= maxN; n++ {
+				// Each batch starts at a different token so tokens move
+				// between batch positions.
+				start := (n * 5) % (maxN - n + 1)
+				out := make([]float32, n*rows+3)
+				out[n*rows], out[n*rows+1], out[n*rows+2] = 7, 7, 7
+				p.MatMul(out, m, x[start*cols:(start+n)*cols], n)
+				for i := range n * rows {
+					if math.Float32bits(out[i]) != math.Float32bits(want[start*rows+i]) {
+						t.Fatalf("%v threads=%d n=%d: out[%d] = %g, single dot %g", typ, p.Threads(), n, i, out[i], want[start*rows+i])
+					}
+				}
+				if out[n*rows] != 7 || out[n*rows+2] != 7 {
+					t.Fatalf("%v threads=%d n=%d: wrote past the output", typ, p.Threads(), n)
+				}
+			}
+		}
+	}
+}
+
+func TestMatMulPrepared(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	p := NewPool(2)
+	defer p.Close()
+	for _, typ := range matmulTypes {
+		m := randMatrix(t, r, typ, 20, 64)
+		x := randFloats(r, 3*64, 1)
+		want := make([]float32, 3*20)
+		p.MatMul(want, m, x, 3)
+		act, _ := ActType(typ)
+		a := PrepareActivations(nil, act, x, 64, 3)
+		got := make([]float32, 3*20)
+		p.MatMulPrepared(got, m, a, 3)
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%v: prepared out[%d] = %g, MatMul %g", typ, i, got[i], want[i])
+			}
+		}
+	}
+}
+
+func TestMatMulNoAllocs(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	for _, threads := range []int{1, 2} {
+		p := NewPool(threads)
+		for _, typ := range matmulTypes {
+			m := randMatrix(t, r, typ, 64, 128)
+			x := randFloats(r, 4*128, 1)
+			out := make([]float32, 4*64)
+			p.MatMul(out, m, x, 4) // warm-up grows the scratch
+			if a := testing.AllocsPerRun(20, func() { p.MatMul(out, m, x, 4) }); a != 0 {
+				t.Errorf("%v threads=%d: %v allocations per MatMul", typ, threads, a)
+			}
+		}
+		p.Close()
+	}
+}
+
+func TestMatrixCheck(t *testing.T) {
+	for _, c := range []struct {
+		m    Matrix
+		want bool
+	}{
+		{Matrix{Type: Q8_0, Rows: 2, Cols: 32, Data: make([]byte, 68)}, true},
+		{Matrix{Type: Q8_0, Rows: 2, Cols: 33, Data: make([]byte, 68)}, false},
+		{Matrix{Type: Q8_0, Rows: 2, Cols: 32, Data: make([]byte, 67)}, false},
+		{Matrix{Type: Q5_1, Rows: 2, Cols: 32, Data: make([]byte, 48)}, false},
+		{Matrix{Type: F32, Rows: 0, Cols: 32}, false},
+	} {
+		if err := c.m.Check(); (err == nil) != c.want {
+			t.Errorf("%v %d×%d with %d bytes: Check() = %v", c.m.Type, c.m.Rows, c.m.Cols, len(c.m.Data), err)
+		}
+	}
+}
+
+func TestPoolCloseTwice(t *testing.T) {
+	p := NewPool(3)
+	p.Close()
+	p.Close()
+}
+
+// BenchmarkMatMul streams a 1536×512 matrix (an FFN projection of the
+// 58M-parameter reference model) for 1 and 5 tokens; the bytes per second
+// are weight bytes, so n=5 close to n=1 means verifying k+1 tokens costs
+// little more than decoding one.
+func BenchmarkMatMul(b *testing.B) {
+	r := rand.New(rand.NewPCG(17, 18))
+	for _, typ := range matmulTypes {
+		m := randMatrix(b, r, typ, 1536, 512)
+		for _, threads := range []int{1, 2} {
+			p := NewPool(threads)
+			for _, n := range []int{1, 5} {
+				x := randFloats(r, n*512, 1)
+				out := make([]float32, n*1536)
+				b.Run(fmt.Sprintf("%v/threads=%d/n=%d", typ, threads, n), func(b *testing.B) {
+					b.SetBytes(int64(len(m.Data)))
+					for b.Loop() {
+						p.MatMul(out, m, x, n)
+					}
+				})
+			}
+			p.Close()
+		}
+	}
+}

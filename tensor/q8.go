@@ -1,0 +1,230 @@
+package tensor
+
+import (
+	"encoding/binary"
+	"math"
+)
+
+// Kernels for the 32-element block types Q8_0 and Q4_0. Both dot against
+// Q8_0 activations. Block layouts (ggml-common.h):
+//
+//	block_q8_0 { d f16; qs [32]int8 }           34 bytes, x[j] = d*qs[j]
+//	block_q4_0 { d f16; qs [16]uint8 }          18 bytes, x[j] = d*((qs[j]&15)-8),
+//	                                                      x[j+16] = d*((qs[j]>>4)-8)
+//
+// The reference dots follow ggml's AVX2 kernels exactly: per block an exact
+// integer dot in 8 lanes of 4 products, each lane converted to float32 and
+// FMA'd with d_w*d_x into an 8-lane accumulator, reduced by hsum_float_8.
+
+const (
+	qk       = 32
+	q8_0Size = 34
+	q4_0Size = 18
+)
+
+func init() {
+	registerKernel(Q8_0, Q8_0, dotQ8_0)
+	registerKernel(Q4_0, Q8_0, dotQ4_0)
+	registerAct(Q8_0, quantizeQ8_0Act)
+	registerDequant(Q8_0, dequantizeQ8_0)
+	registerDequant(Q4_0, dequantizeQ4_0)
+	registerQuantize(Q8_0, quantizeQ8_0Ref)
+	registerQuantize(Q4_0, quantizeQ4_0Ref)
+}
+
+// The kernels in use; assembly versions replace them at init where the CPU
+// supports them.
+var (
+	dotQ8_0         VecDot   = dotQ8_0Generic
+	dotQ4_0         VecDot   = dotQ4_0Generic
+	quantizeQ8_0Act ActQuant = quantizeQ8_0ActGeneric
+)
+
+// hsum8 adds 8 lanes as ggml's hsum_float_8: (a[l]+a[l+4]) pairwise, then
+// lanes 0+2 and 1+3, then those two.
+func hsum8(a *[8]float32) float32 {
+	r0 := float32(a[4] + a[0])
+	r1 := float32(a[5] + a[1])
+	r2 := float32(a[6] + a[2])
+	r3 := float32(a[7] + a[3])
+	return float32(float32(r0+r2) + float32(r1+r3))
+}
+
+func dotQ8_0Generic(w, x []byte, n int) float32 {
+	nb := n / qk
+	w = w[:nb*q8_0Size]
+	x = x[:nb*q8_0Size]
+	var acc [8]float32
+	for i := range nb {
+		wb := w[i*q8_0Size : (i+1)*q8_0Size]
+		xb := x[i*q8_0Size : (i+1)*q8_0Size]
+		d := float32(F16ToF32(le16(wb)) * F16ToF32(le16(xb)))
+		wq, xq := wb[2:34], xb[2:34]
+		for l := range 8 {
+			var s int32
+			for k := 4 * l; k < 4*l+4; k++ {
+				s += int32(int8(wq[k])) * int32(int8(xq[k]))
+			}
+			acc[l] = fma32(d, float32(s), acc[l])
+		}
+	}
+	return hsum8(&acc)
+}
+
+func dotQ4_0Generic(w, x []byte, n int) float32 {
+	nb := n / qk
+	w = w[:nb*q4_0Size]
+	x = x[:nb*q8_0Size]
+	var acc [8]float32
+	for i := range nb {
+		wb := w[i*q4_0Size : (i+1)*q4_0Size]
+		xb := x[i*q8_0Size : (i+1)*q8_0Size]
+		d := float32(F16ToF32(le16(wb)) * F16ToF32(le16(xb)))
+		wq, xq := wb[2:18], xb[2:34]
+		for l := range 4 {
+			var lo, hi int32
+			for k := 4 * l; k < 4*l+4; k++ {
+				lo += (int32(wq[k]&15) - 8) * int32(int8(xq[k]))
+				hi += (int32(wq[k]>>4) - 8) * int32(int8(xq[k+16]))
+			}
+			acc[l] = fma32(d, float32(lo), acc[l])
+			acc[l+4] = fma32(d, float32(hi), acc[l+4])
+		}
+	}
+	return hsum8(&acc)
+}
+
+// quantizeQ8_0ActGeneric converts activations to Q8_0 as llama.cpp's x86
+// quantize_row_q8_0 does (the path its AVX2 build uses for activations):
+// d = amax/127 stored as F16, q = round-half-even(x × (127/amax)), saturated
+// to int8 (NaN becomes -128, as the SIMD pack does).
+func quantizeQ8_0ActGeneric(dst []byte, src []float32) {
+	nb := len(src) / qk
+	dst = dst[:nb*q8_0Size]
+	for i := range nb {
+		xs := src[i*qk : (i+1)*qk]
+		b := dst[i*q8_0Size : (i+1)*q8_0Size]
+		var amax float32
+		for _, v := range xs {
+			if a := abs32(v); a > amax {
+				amax = a
+			}
+		}
+		binary.LittleEndian.PutUint16(b, F32ToF16(amax/127))
+		var id float32
+		if amax != 0 {
+			id = 127 / amax
+		}
+		for j, v := range xs {
+			b[2+j] = byte(satInt8(math.RoundToEven(float64(float32(v * id)))))
+		}
+	}
+}
+
+// satInt8 converts a rounded value to int8 the way cvtps2dq followed by
+// signed-saturating packs does.
+func satInt8(r float64) int8 {
+	switch {
+	case r != r || r >= 1<<31 || r < -(1<<31):
+		return -128 // integer indefinite 0x80000000, saturated
+	case r > 127:
+		return 127
+	case r < -128:
+		return -128
+	}
+	return int8(r)
+}
+
+func abs32(v float32) float32 { return math.Float32frombits(math.Float32bits(v) &^ (1 << 31)) }
+
+// quantizeQ8_0Ref is ggml's quantize_row_q8_0_ref (used to write weights):
+// d = amax/127, q = roundf(x × (1/d)) rounding half away from zero.
+func quantizeQ8_0Ref(dst []byte, src []float32) {
+	nb := len(src) / qk
+	dst = dst[:nb*q8_0Size]
+	for i := range nb {
+		xs := src[i*qk : (i+1)*qk]
+		b := dst[i*q8_0Size : (i+1)*q8_0Size]
+		var amax float32
+		for _, v := range xs {
+			amax = max(amax, abs32(v))
+		}
+		d := amax / 127
+		var id float32
+		if d != 0 {
+			id = 1 / d
+		}
+		binary.LittleEndian.PutUint16(b, F32ToF16(d))
+		for j, v := range xs {
+			b[2+j] = byte(satInt8(math.Round(float64(float32(v * id)))))
+		}
+	}
+}
+
+// quantizeQ4_0Ref is ggml's quantize_row_q4_0_ref: d = max/-8 where max is
+// the element of largest magnitude (sign kept), q = min(15, trunc(x/d + 8.5)).
+func quantizeQ4_0Ref(dst []byte, src []float32) {
+	nb := len(src) / qk
+	dst = dst[:nb*q4_0Size]
+	for i := range nb {
+		xs := src[i*qk : (i+1)*qk]
+		b := dst[i*q4_0Size : (i+1)*q4_0Size]
+		var amax, mx float32
+		for _, v := range xs {
+			if a := abs32(v); amax < a {
+				amax, mx = a, v
+			}
+		}
+		d := mx / -8
+		var id float32
+		if d != 0 {
+			id = 1 / d
+		}
+		binary.LittleEndian.PutUint16(b, F32ToF16(d))
+		for j := range qk / 2 {
+			lo := q4nibble(float32(xs[j] * id))
+			hi := q4nibble(float32(xs[j+16] * id))
+			b[2+j] = lo | hi<<4
+		}
+	}
+}
+
+// q4nibble is MIN(15, (int8_t)(x + 8.5f)) for the x a Q4_0 block produces
+// (|x| ≤ 8); out-of-range or NaN inputs, which only a NaN block yields, clamp.
+func q4nibble(x float32) uint8 {
+	v := float32(x + 8.5)
+	switch {
+	case !(v >= 0): // NaN or negative
+		return 0
+	case v >= 15:
+		return 15
+	}
+	return uint8(v)
+}
+
+func dequantizeQ8_0(dst []float32, src []byte) {
+	nb := len(dst) / qk
+	src = src[:nb*q8_0Size]
+	for i := range nb {
+		b := src[i*q8_0Size : (i+1)*q8_0Size]
+		d := F16ToF32(le16(b))
+		ys := dst[i*qk : (i+1)*qk]
+		for j := range ys {
+			ys[j] = float32(int8(b[2+j])) * d
+		}
+	}
+}
+
+func dequantizeQ4_0(dst []float32, src []byte) {
+	nb := len(dst) / qk
+	src = src[:nb*q4_0Size]
+	for i := range nb {
+		b := src[i*q4_0Size : (i+1)*q4_0Size]
+		d := F16ToF32(le16(b))
+		ys := dst[i*qk : (i+1)*qk]
+		for j := range qk / 2 {
+			ys[j] = float32(int32(b[2+j]&15)-8) * d
+			ys[j+16] = float32(int32(b[2+j]>>4)-8) * d
+		}
+	}
+}
