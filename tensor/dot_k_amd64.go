@@ -1,0 +1,9 @@
+//go:build amd64 && !noasm
+
+package tensor
+
+// dotQ4K is the Q4_K × Q8_K kernel registered with MatMul.
+func dotQ4K(w, x []byte, n int) float32 { return dotQ4KRef(w, x, n) }
+
+// dotQ6K is the Q6_K × Q8_K kernel registered with MatMul.
+func dotQ6K(w, x []byte, n int) float32 { return dotQ6KRef(w, x, n) }
