@@ -1,0 +1,286 @@
+package model
+
+import (
+	"math"
+
+	"github.com/specd-dev/specd/tensor"
+)
+
+// The per-token kernels of the forward pass, each mirroring the rounding
+// points of the ggml CPU op named in its comment (AVX2 build, as the tensor
+// package's dots). They do not allocate.
+
+// fma32 is a float32 fused multiply-add: a*b is exact in float64, so the
+// float64 FMA rounded to float32 equals the fused float32 result except in
+// vanishingly rare double-rounding cases.
+func fma32(a, b, c float32) float32 {
+	return float32(math.FMA(float64(a), float64(b), float64(c)))
+}
+
+// rmsnorm writes out = x / sqrt(mean(x²) + eps) * w, as
+// ggml_compute_forward_rms_norm_f32 fused with the weight multiply:
+// squares rounded to float32, summed in float64, the mean and the scale in
+// float32, and each output (x*scale)*w.
+func rmsnorm(out, x, w []float32, eps float32) {
+	var sum float64
+	for _, v := range x {
+		sum += float64(float32(v * v))
+	}
+	mean := float32(sum / float64(len(x)))
+	scale := 1 / float32(math.Sqrt(float64(mean+eps)))
+	w = w[:len(x)]
+	out = out[:len(x)]
+	for i, v := range x {
+		out[i] = float32(v*scale) * w[i]
+	}
+}
+
+// ropeAngles fills cs with (cos θ_i, sin θ_i) pairs for position pos, as
+// ggml_rope_cache_init: θ_0 = pos and θ_{i+1} = θ_i * base^(-2/d), a running
+// float32 product (not pos*base^(-2i/d) computed afresh), cos and sin of the
+// float32 angle.
+func ropeAngles(cs []float32, pos int32, thetaScale float32) {
+	theta := float32(pos)
+	for i := 0; i+1 < len(cs); i += 2 {
+		s, c := math.Sincos(float64(theta))
+		cs[i], cs[i+1] = float32(c), float32(s)
+		theta = float32(theta * thetaScale)
+	}
+}
+
+// ropeThetaScale is base^(-2/d) in float32, as powf(freq_base, -2.0f/n_dims).
+func ropeThetaScale(base float32, headDim int) float32 {
+	e := float32(-2) / float32(headDim)
+	return float32(math.Pow(float64(base), float64(e)))
+}
+
+// rope rotates one head vector x (len = headDim) in place by the angles cs
+// (from ropeAngles), pairing elements per mode (ggml rotate_pairs).
+func rope(x, cs []float32, mode ropeMode) {
+	d := len(x)
+	switch mode {
+	case ropeNorm:
+		for i := 0; i+1 < d; i += 2 {
+			c, s := cs[i], cs[i+1]
+			x0, x1 := x[i], x[i+1]
+			x[i] = float32(x0*c) - float32(x1*s)
+			x[i+1] = float32(x0*s) + float32(x1*c)
+		}
+	case ropeNeox:
+		h := d / 2
+		for i := range h {
+			c, s := cs[2*i], cs[2*i+1]
+			x0, x1 := x[i], x[i+h]
+			x[i] = float32(x0*c) - float32(x1*s)
+			x[i+h] = float32(x0*s) + float32(x1*c)
+		}
+	}
+}
+
+// swiglu writes g[i] = silu(g[i]) * u[i], as ggml_vec_swiglu_f32: runs of 8
+// through ggml's vector expf (ggml_v_silu), the tail through expf.
+func swiglu(g, u []float32) {
+	u = u[:len(g)]
+	n8 := len(g) &^ 7
+	for i := 0; i < n8; i++ {
+		x := g[i]
+		g[i] = float32(x/(1+vexpf(-x))) * u[i]
+	}
+	for i := n8; i < len(g); i++ {
+		x := g[i]
+		e := float32(math.Exp(float64(-x)))
+		g[i] = float32(x/(1+e)) * u[i]
+	}
+}
+
+// vexpf is one lane of ggml_v_expf (AVX2+FMA): e^x by range reduction
+// x = n·ln2 + b with n = round(x/ln2), a degree-5 polynomial in b and
+// scaling by 2^n through the exponent bits, with special scaling for
+// |n| > 126 so that results overflow to +Inf and underflow to 0 gracefully.
+// Maximum error about 1.5 ulp; mirrored so SiLU rounds as llama.cpp's does.
+func vexpf(x float32) float32 {
+	const (
+		shift = 0x1.8p23
+		log2e = 0x1.715476p+0
+		ln2hi = 0x1.62e4p-1
+		ln2lo = 0x1.7f7d1cp-20
+		p0    = 0x1.0e4020p-7
+		p1    = 0x1.573e2ep-5
+		p2    = 0x1.555e66p-3
+		p3    = 0x1.fffdb6p-2
+		p4    = 0x1.ffffecp-1
+	)
+	z := fma32(x, log2e, shift)
+	n := z - shift
+	b := fma32(-n, ln2lo, fma32(-n, ln2hi, x))
+	e := math.Float32bits(z) << 23
+	k := math.Float32frombits(e + math.Float32bits(1))
+	u := b * b
+	j := fma32(fma32(fma32(p0, b, p1), u, fma32(p2, b, p3)), u, float32(p4*b))
+	an := float32(math.Abs(float64(n)))
+	if !(an > 126) {
+		return fma32(k, j, k)
+	}
+	var g uint32
+	if n <= 0 {
+		g = 0x82000000
+	}
+	s1 := math.Float32frombits(g + 0x7f000000)
+	if an > 192 {
+		return s1 * s1
+	}
+	s2 := math.Float32frombits(e - g)
+	return fma32(s2, j, s2) * s1
+}
+
+// addTo adds b to a element-wise (ggml_add: a residual or a bias).
+func addTo(a, b []float32) {
+	b = b[:len(a)]
+	for i := range a {
+		a[i] += b[i]
+	}
+}
+
+// The attention dot products follow ggml_vec_dot_f16 / ggml_vec_dot_f32
+// (AVX2): products fused into four 8-lane float32 accumulators over steps
+// of 32 elements, the fixed reduction tree of GGML_F32x8_REDUCE, and a
+// float64 tail for the remaining n%32 elements.
+
+// reduce4x8 folds four 8-lane accumulators (acc[8*j+l] is lane l of
+// accumulator j) as GGML_F32x8_REDUCE: (a0+a2)+(a1+a3) per lane, then the
+// halves, then two horizontal adds.
+func reduce4x8(acc *[32]float32) float32 {
+	var v [8]float32
+	for l := range 8 {
+		v[l] = float32(acc[l]+acc[16+l]) + float32(acc[8+l]+acc[24+l])
+	}
+	t0 := float32(v[0] + v[4])
+	t1 := float32(v[1] + v[5])
+	t2 := float32(v[2] + v[6])
+	t3 := float32(v[3] + v[7])
+	return float32(t0+t1) + float32(t2+t3)
+}
+
+// dotF16 is ggml_vec_dot_f16(k, q) for F16 key rows and an F16 query.
+func dotF16(k, q []uint16) float32 {
+	n := len(q)
+	k = k[:n]
+	var acc [32]float32
+	np := n &^ 31
+	for i := 0; i < np; i += 32 {
+		kk, qq := k[i:i+32], q[i:i+32]
+		for l := range 32 {
+			// A product of two halves is exact in float32, so this
+			// unfused multiply-add equals the fused one.
+			acc[l] += tensor.F16ToF32(kk[l]) * tensor.F16ToF32(qq[l])
+		}
+	}
+	sum := float64(reduce4x8(&acc))
+	for i := np; i < n; i++ {
+		sum += float64(tensor.F16ToF32(k[i]) * tensor.F16ToF32(q[i]))
+	}
+	return float32(sum)
+}
+
+// dotF32 is ggml_vec_dot_f32(k, q) for an F32 cache.
+func dotF32(k, q []float32) float32 {
+	n := len(q)
+	k = k[:n]
+	var acc [32]float32
+	np := n &^ 31
+	for i := 0; i < np; i += 32 {
+		kk, qq := k[i:i+32], q[i:i+32]
+		for l := range 32 {
+			acc[l] = fma32(kk[l], qq[l], acc[l])
+		}
+	}
+	sum := float64(reduce4x8(&acc))
+	for i := np; i < n; i++ {
+		sum += float64(float32(k[i] * q[i]))
+	}
+	return float32(sum)
+}
+
+// attnF16 computes one query head's attention over positions [0, npos) of
+// an F16 cache head, as ggml_compute_forward_flash_attn_ext_f16_one_chunk
+// with an F16 V: q (F16, headDim) against keys k and values v
+// (position-major, headDim each), online softmax with running maximum M and
+// sum S, values accumulated in the F16 buffer acc (rounded to half after
+// every scale and multiply-add), and out = float32(acc) * (1/S).
+func attnF16(out []float32, q []uint16, k, v []uint16, npos int, scale float32, acc []uint16) {
+	d := len(q)
+	d32 := d &^ 31
+	acc = acc[:d]
+	for i := range acc {
+		acc[i] = 0
+	}
+	m := float32(math.Inf(-1))
+	var s float32
+	for p := range npos {
+		x := dotF16(k[p*d:(p+1)*d], q) * scale
+		ms, vs := float32(1), float32(1)
+		if x > m {
+			ms = float32(math.Exp(float64(m - x)))
+			m = x
+			for i, a := range acc { // ggml_vec_scale_f16
+				acc[i] = tensor.F32ToF16(tensor.F16ToF32(a) * ms)
+			}
+		} else {
+			vs = float32(math.Exp(float64(x - m)))
+		}
+		vp := v[p*d : (p+1)*d]
+		for i, a := range acc[:d32] { // ggml_vec_mad_f16: FMA in 32-element steps
+			acc[i] = tensor.F32ToF16(fma32(tensor.F16ToF32(vp[i]), vs, tensor.F16ToF32(a)))
+		}
+		for i := d32; i < d; i++ { // and an unfused tail
+			acc[i] = tensor.F32ToF16(tensor.F16ToF32(acc[i]) + float32(tensor.F16ToF32(vp[i])*vs))
+		}
+		s = fma32(s, ms, vs) // S = S*ms + vs, contracted by the C compiler
+	}
+	inv := float32(0)
+	if s != 0 {
+		inv = 1 / s
+	}
+	out = out[:d]
+	for i, a := range acc {
+		out[i] = tensor.F16ToF32(a) * inv
+	}
+}
+
+// attnF32 is attnF16 for an F32 cache: q stays float32, the accumulator is
+// float32 (ggml_vec_scale_f32, ggml_vec_mad_f32 with FMA).
+func attnF32(out []float32, q []float32, k, v []float32, npos int, scale float32, acc []float32) {
+	d := len(q)
+	acc = acc[:d]
+	for i := range acc {
+		acc[i] = 0
+	}
+	m := float32(math.Inf(-1))
+	var s float32
+	for p := range npos {
+		x := dotF32(k[p*d:(p+1)*d], q) * scale
+		ms, vs := float32(1), float32(1)
+		if x > m {
+			ms = float32(math.Exp(float64(m - x)))
+			m = x
+			for i := range acc {
+				acc[i] *= ms
+			}
+		} else {
+			vs = float32(math.Exp(float64(x - m)))
+		}
+		vp := v[p*d : (p+1)*d]
+		for i := range acc {
+			acc[i] = fma32(vp[i], vs, acc[i])
+		}
+		s = fma32(s, ms, vs) // S = S*ms + vs, contracted by the C compiler
+	}
+	inv := float32(0)
+	if s != 0 {
+		inv = 1 / s
+	}
+	out = out[:d]
+	for i, a := range acc {
+		out[i] = a * inv
+	}
+}
