@@ -1,0 +1,272 @@
+package model_test
+
+// Conformance with llama.cpp: random llama and qwen2 models (modeltest) with
+// real vocabularies are decoded greedily by specd and by llamaref (our
+// program against llama.cpp's llama.h, see tools/peer/), and must give the
+// same token ids; the first step's logits must agree within a stated
+// tolerance. Needs the peer tools (tools/peer/build.sh, or
+// scripts/conformance.sh which builds them and runs this test); skipped
+// without them unless SPECD_REQUIRE_PEER=1.
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/specd-dev/specd/model"
+	"github.com/specd-dev/specd/model/gguf"
+	"github.com/specd-dev/specd/model/modeltest"
+	"github.com/specd-dev/specd/tensor"
+)
+
+const (
+	confSteps   = 64 // greedy steps compared
+	confThreads = 2  // threads for both engines
+)
+
+// confArchs are the models: small enough to run in seconds, GQA 8/4 heads,
+// dims that are multiples of 256 so that llama-quantize's K-quants apply to
+// every matrix.
+var confArchs = []struct {
+	name   string
+	vocab  string // llama.cpp models/ggml-vocab-NAME.gguf
+	opts   modeltest.Options
+	prompt []int32
+}{
+	{
+		name:   "llama",
+		vocab:  "llama-spm",
+		opts:   modeltest.Options{Arch: "llama", Dim: 256, Layers: 4, Heads: 8, KVHeads: 4, FFN: 512, Seed: 1},
+		prompt: []int32{1, 450, 4996, 17354, 1701, 29916, 432, 17204, 975, 278, 17366, 11203},
+	},
+	{
+		name:   "qwen2",
+		vocab:  "qwen2",
+		opts:   modeltest.Options{Arch: "qwen2", Dim: 256, Layers: 2, Heads: 8, KVHeads: 4, FFN: 512, Seed: 2, Tied: true},
+		prompt: []int32{785, 3974, 13876, 38835, 34208, 916, 279, 15678, 5562, 13},
+	},
+}
+
+// confTypes are the weight formats. own: written by modeltest with specd's
+// quantizer (every matrix in that type); otherwise made by llama-quantize
+// from the F32 file (with its usual mixture: Q4_0 keeps a Q6_K output,
+// Q4_K_M mixes Q4_K and Q6_K). optional formats run only when model.Load
+// accepts the file. tol bounds the first step's max |Δlogit| / std(logits).
+var confTypes = []struct {
+	name     string
+	own      tensor.Type
+	quantize string
+	optional bool
+	tol      float64
+}{
+	{name: "F32", own: tensor.F32, tol: 1e-4},
+	{name: "F16", own: tensor.F16, tol: 1e-3},
+	{name: "Q8_0", quantize: "Q8_0", tol: 1e-3},
+	{name: "Q4_0", quantize: "Q4_0", optional: true, tol: 2e-3},
+	{name: "Q4_0-own", own: tensor.Q4_0, optional: true, tol: 2e-3},
+	{name: "Q4_K_M", quantize: "Q4_K_M", optional: true, tol: 2e-3},
+}
+
+func TestConformanceLlamaCpp(t *testing.T) {
+	peer := modeltest.RequirePeer(t)
+	if testing.Short() {
+		t.Skip("conformance runs both engines on several models; skipped with -short")
+	}
+	dir := t.TempDir()
+	for _, a := range confArchs {
+		t.Run(a.name, func(t *testing.T) {
+			vocab := peer.Vocab(a.vocab)
+			if _, err := os.Stat(vocab); err != nil {
+				t.Fatalf("vocabulary: %v", err)
+			}
+			base := filepath.Join(dir, a.name+"-F32.gguf")
+			o := a.opts
+			o.VocabFrom = vocab
+			if err := modeltest.Write(base, o); err != nil {
+				t.Fatal(err)
+			}
+			for _, ty := range confTypes {
+				t.Run(ty.name, func(t *testing.T) {
+					path := base
+					switch {
+					case ty.quantize != "":
+						path = filepath.Join(dir, a.name+"-"+ty.name+".gguf")
+						if err := peer.Quantize(base, path, ty.quantize); err != nil {
+							t.Fatal(err)
+						}
+					case ty.own != tensor.F32:
+						path = filepath.Join(dir, a.name+"-"+ty.name+".gguf")
+						o := o
+						o.Type = ty.own
+						if err := modeltest.Write(path, o); err != nil {
+							t.Fatal(err)
+						}
+					}
+					checkConformance(t, peer, path, a.prompt, ty.optional, ty.tol)
+					if ty.quantize == "Q8_0" {
+						checkOwnQuantizer(t, o, path, dir, tensor.Q8_0)
+					}
+				})
+			}
+		})
+	}
+}
+
+// checkConformance decodes path greedily with both engines and compares.
+func checkConformance(t *testing.T, peer *modeltest.Peer, path string, prompt []int32, optional bool, tol float64) {
+	t.Helper()
+	m, err := model.Load(path)
+	if err != nil {
+		if optional {
+			t.Skipf("specd does not load this file yet: %v", err)
+		}
+		t.Fatal(err)
+	}
+	defer m.Close()
+
+	ref, err := peer.Ref(path, prompt, confSteps, confThreads)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(ref.Info, "\n") {
+		if strings.Contains(line, "flash_attn") || strings.Contains(line, "Flash Attention") {
+			t.Logf("%s", line)
+		}
+	}
+
+	ids, tops, first, err := greedy(m, prompt, confSteps, confThreads)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// First-step logits.
+	if len(first) != len(ref.Logits) {
+		t.Fatalf("specd gives %d logits, llama.cpp %d", len(first), len(ref.Logits))
+	}
+	maxAbs, worst := 0.0, 0
+	var s, s2 float64
+	for i, r := range ref.Logits {
+		if d := math.Abs(float64(first[i]) - float64(r)); d > maxAbs || math.IsNaN(d) {
+			maxAbs, worst = d, i
+		}
+		s += float64(r)
+		s2 += float64(r) * float64(r)
+	}
+	n := float64(len(ref.Logits))
+	std := math.Sqrt(s2/n - (s/n)*(s/n))
+	rel := maxAbs / std
+	minMargin := float32(math.Inf(1))
+	for _, tp := range ref.Top {
+		minMargin = min(minMargin, tp.Margin())
+	}
+	t.Logf("first-step logits: max |Δ| %.3g (token %d: specd %.6g, llama.cpp %.6g), logit std %.3g, |Δ|/std %.3g (tolerance %.0e); llama.cpp's smallest top-2 margin over %d steps %.3g",
+		maxAbs, worst, first[worst], ref.Logits[worst], std, rel, tol, confSteps, minMargin)
+	if !(rel <= tol) {
+		t.Errorf("first-step logits differ: max |Δ|/std %.3g > %.0e", rel, tol)
+	}
+
+	// Greedy ids.
+	for i := range ref.IDs {
+		if ids[i] != ref.IDs[i] {
+			r, s := ref.Top[i], tops[i]
+			t.Fatalf("greedy ids diverge at step %d of %d: specd %d, llama.cpp %d\n"+
+				"  specd     top-2 %d (%.6g) %d (%.6g), margin %.4g\n"+
+				"  llama.cpp top-2 %d (%.6g) %d (%.6g), margin %.4g\n"+
+				"  common prefix %v",
+				i, confSteps, ids[i], ref.IDs[i],
+				s.ID1, s.Logit1, s.ID2, s.Logit2, s.Margin(),
+				r.ID1, r.Logit1, r.ID2, r.Logit2, r.Margin(),
+				ids[:i])
+		}
+	}
+	t.Logf("%d greedy ids identical: %v", confSteps, ids)
+}
+
+// greedy runs specd: the prompt in one batch, then one token per step, each
+// the argmax (lowest id on ties) of the previous step's logits. It returns
+// the ids, each step's top two, and the first step's logits.
+func greedy(m *model.Model, prompt []int32, n, threads int) ([]int32, []modeltest.Top2, []float32, error) {
+	kv, err := m.NewCache(1, len(prompt)+n, false)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	pool := tensor.NewPool(threads)
+	defer pool.Close()
+	st := m.NewState(len(prompt), pool)
+	logits := make([]float32, m.Config.Vocab)
+	var b model.Batch
+	for i, id := range prompt {
+		b.Add(id, int32(i), 0, i == len(prompt)-1)
+	}
+	if err := st.Forward(&b, kv, logits); err != nil {
+		return nil, nil, nil, fmt.Errorf("prompt: %w", err)
+	}
+	first := append([]float32(nil), logits...)
+	ids := make([]int32, 0, n)
+	tops := make([]modeltest.Top2, 0, n)
+	for step := 0; step < n; step++ {
+		top := modeltest.TopTwo(logits)
+		ids = append(ids, top.ID1)
+		tops = append(tops, top)
+		if step+1 == n {
+			break
+		}
+		b.Reset()
+		b.Add(top.ID1, int32(len(prompt)+step), 0, true)
+		if err := st.Forward(&b, kv, logits); err != nil {
+			return nil, nil, nil, fmt.Errorf("step %d: %w", step+1, err)
+		}
+	}
+	return ids, tops, first, nil
+}
+
+// checkOwnQuantizer writes the model with specd's quantizer in type ty and
+// compares every tensor with llama-quantize's file at quantized.
+func checkOwnQuantizer(t *testing.T, o modeltest.Options, quantized, dir string, ty tensor.Type) {
+	t.Helper()
+	own := filepath.Join(dir, "own-"+ty.String()+".gguf")
+	o.Type = ty
+	if err := modeltest.Write(own, o); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(own)
+	a, err := gguf.Open(own)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := gguf.Open(quantized)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if len(a.Tensors) != len(b.Tensors) {
+		t.Fatalf("specd's %v file has %d tensors, llama-quantize's %d", ty, len(a.Tensors), len(b.Tensors))
+	}
+	for _, ta := range a.Tensors {
+		tb, ok := b.Tensor(ta.Name)
+		switch {
+		case !ok:
+			t.Errorf("%s: not in llama-quantize's file", ta.Name)
+		case ta.Type != tb.Type:
+			t.Errorf("%s: specd %v, llama-quantize %v", ta.Name, ta.Type, tb.Type)
+		case string(ta.Data) != string(tb.Data):
+			t.Errorf("%s: %v bytes differ from llama-quantize's (first at byte %d)", ta.Name, ta.Type, firstDiff(ta.Data, tb.Data))
+		}
+	}
+	if !t.Failed() {
+		t.Logf("specd's %v quantizer gives llama-quantize's bytes for all %d tensors", ty, len(a.Tensors))
+	}
+}
+
+func firstDiff(a, b []byte) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
+}
