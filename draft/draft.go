@@ -1,0 +1,242 @@
+// Package draft proposes tokens for speculative decoding: a small model
+// run on its own backend (own thread pool, own KV cache), or prompt lookup
+// over the sequence's own tokens, with a draft-length policy per sequence
+// (fixed k, confidence stop p_min, adaptive k from recent acceptance).
+//
+// KV rule (see kvsync). A model drafter's cache for a slot never holds a
+// position whose token is not committed: Draft first feeds the committed
+// tokens it lacks (the whole prompt on the first call; afterwards the
+// correction token, or the last draft token and the bonus token after a
+// full acceptance), then feeds its own proposals, and Accept cuts it back
+// to the accepted prefix.
+package draft
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/specd-dev/specd/verify"
+)
+
+// Request asks for up to K draft tokens continuing Tokens in Slot.
+type Request struct {
+	Slot   int
+	Tokens []int32 // committed tokens (prompt and generated), at least one
+	K      int
+	// Sampler draws draft tokens from the draft's filtered distribution q
+	// (which Q then records); nil drafts greedily.
+	Sampler verify.Sampler
+
+	// Out receives the proposals (reusing its capacity; give it K).
+	Out []int32
+	// Q receives len(Out) rows of q when a model drafter samples (reusing
+	// its capacity; give it K*vocab); it is set to nil when the proposals
+	// are deterministic (q one-hot on each token).
+	Q []float32
+}
+
+// Drafter proposes draft tokens. It is used by one goroutine at a time.
+type Drafter interface {
+	// Draft fills r.Out with at most r.K tokens (possibly none) and r.Q.
+	Draft(r *Request) error
+	// Reset prepares slot for a new sequence.
+	Reset(slot int) error
+	// Accept tells the drafter that slot now has committed tokens after a
+	// verification; it drops anything it holds beyond them.
+	Accept(slot, committed int) error
+	// Vocab is the vocabulary size the drafter proposes from (0: any,
+	// it only copies tokens).
+	Vocab() int
+}
+
+// Errors.
+var (
+	ErrEmpty = errors.New("draft: request has no committed tokens")
+)
+
+// Model drafts with a small model on its own backend (own pool and cache).
+type Model struct {
+	be     verify.Backend
+	vocab  int
+	pmin   float32
+	batch  verify.Batch
+	logits []float32
+	prob   []float32
+}
+
+// NewModel returns a drafter on be. With pmin > 0 drafting stops early when
+// the most likely next token has probability below pmin (after the
+// request's filter when sampling, else the plain softmax).
+func NewModel(be verify.Backend, pmin float32) *Model {
+	n := be.MaxBatch()
+	return &Model{
+		be: be, vocab: be.Vocab(), pmin: pmin,
+		batch: verify.Batch{
+			Tokens: make([]int32, 0, n), Pos: make([]int32, 0, n),
+			Seq: make([]int32, 0, n), Logits: make([]bool, 0, n),
+		},
+		logits: make([]float32, be.Vocab()),
+		prob:   make([]float32, be.Vocab()),
+	}
+}
+
+// Backend returns the drafter's backend.
+func (m *Model) Backend() verify.Backend { return m.be }
+
+// Vocab implements Drafter.
+func (m *Model) Vocab() int { return m.vocab }
+
+// Reset implements Drafter.
+func (m *Model) Reset(slot int) error { return m.be.Rollback(slot, 0) }
+
+// Accept implements Drafter: the cache keeps at most committed-1 positions.
+func (m *Model) Accept(slot, committed int) error {
+	if n := m.be.Len(slot); n > committed-1 {
+		return m.be.Rollback(slot, max(committed-1, 0))
+	}
+	return nil
+}
+
+// Draft implements Drafter.
+func (m *Model) Draft(r *Request) error {
+	n := len(r.Tokens)
+	if n == 0 {
+		return ErrEmpty
+	}
+	r.Out = r.Out[:0]
+	if r.Sampler != nil {
+		r.Q = r.Q[:0]
+	} else {
+		r.Q = nil
+	}
+	s := int32(r.Slot)
+	have := m.be.Len(r.Slot)
+	if have > n-1 {
+		// Defensive: never keep positions past the committed tokens.
+		if err := m.be.Rollback(r.Slot, n-1); err != nil {
+			return err
+		}
+		have = n - 1
+	}
+	if r.K <= 0 {
+		return nil
+	}
+	// Catch up: feed committed tokens [have, n), logits for the last only.
+	for have < n {
+		m.batch.Reset()
+		end := min(n, have+m.be.MaxBatch())
+		for p := have; p < end; p++ {
+			m.batch.Add(r.Tokens[p], int32(p), s, p == n-1)
+		}
+		if err := m.be.Forward(&m.batch, m.logits); err != nil {
+			return fmt.Errorf("draft: %w", err)
+		}
+		have = end
+	}
+	for i := 0; i < r.K; i++ {
+		var tok int32
+		var top float32
+		if r.Sampler != nil {
+			r.Sampler.Probs(m.prob, m.logits)
+			tok = int32(verify.DrawFrom(m.prob, r.Sampler.Float()))
+			top = maxOf(m.prob)
+		} else {
+			tok = int32(verify.Argmax(m.logits))
+			if m.pmin > 0 {
+				top = topSoftmax(m.logits, tok)
+			}
+		}
+		if m.pmin > 0 && top < m.pmin {
+			break
+		}
+		r.Out = append(r.Out, tok)
+		if r.Sampler != nil {
+			r.Q = append(r.Q, m.prob...)
+		}
+		if i == r.K-1 {
+			break // the last proposal is not fed: its KV is not needed yet
+		}
+		m.batch.Reset()
+		m.batch.Add(tok, int32(n+i), s, true)
+		if err := m.be.Forward(&m.batch, m.logits); err != nil {
+			return fmt.Errorf("draft: %w", err)
+		}
+	}
+	return nil
+}
+
+func maxOf(v []float32) float32 {
+	m := float32(0)
+	for _, x := range v {
+		m = max(m, x)
+	}
+	return m
+}
+
+// topSoftmax is softmax(logits)[tok] for the argmax tok: 1/Σexp(l−l_tok).
+func topSoftmax(logits []float32, tok int32) float32 {
+	lm := logits[tok]
+	var sum float64
+	for _, l := range logits {
+		sum += math.Exp(float64(l - lm))
+	}
+	return float32(1 / sum)
+}
+
+// NGram drafts by prompt lookup: it finds the most recent earlier
+// occurrence of the sequence's last n tokens (n from Max down to Min) and
+// proposes the tokens that followed it. It keeps no state and has no cache.
+type NGram struct {
+	Min, Max int
+}
+
+// NewNGram returns a prompt-lookup drafter matching 1..3 tokens.
+func NewNGram() *NGram { return &NGram{Min: 1, Max: 3} }
+
+// Vocab implements Drafter.
+func (g *NGram) Vocab() int { return 0 }
+
+// Reset implements Drafter.
+func (g *NGram) Reset(int) error { return nil }
+
+// Accept implements Drafter.
+func (g *NGram) Accept(int, int) error { return nil }
+
+// Draft implements Drafter. The proposals are deterministic (Q is nil).
+func (g *NGram) Draft(r *Request) error {
+	r.Out, r.Q = r.Out[:0], nil
+	t := r.Tokens
+	if len(t) == 0 {
+		return ErrEmpty
+	}
+	for n := min(g.Max, len(t)-1); n >= max(g.Min, 1); n-- {
+		tail := t[len(t)-n:]
+		// Latest start i < len(t)-n with t[i:i+n] == tail.
+		for i := len(t) - n - 1; i >= 0; i-- {
+			if !equal(t[i:i+n], tail) {
+				continue
+			}
+			// Copy what followed; past the end, keep copying the copy
+			// (a repeating pattern continues).
+			for j := i + n; len(r.Out) < r.K; j++ {
+				if j < len(t) {
+					r.Out = append(r.Out, t[j])
+				} else {
+					r.Out = append(r.Out, r.Out[j-len(t)])
+				}
+			}
+			return nil
+		}
+	}
+	return nil
+}
+
+func equal(a, b []int32) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
