@@ -1,0 +1,203 @@
+// Package sample turns logits into tokens: greedy argmax, and seeded
+// sampling with temperature, top-k and top-p.
+//
+// The filters apply in llama.cpp's default sampler-chain order for these
+// three: top-k on the logits, then top-p on the softmax of the surviving
+// (unscaled) logits, then temperature, then the softmax that is sampled
+// from. Probs returns exactly that final distribution, so a speculative
+// verifier can compare target and draft probabilities p(x) and q(x) with the
+// same numbers the Sampler draws from. Temperature 0 (or below) is greedy:
+// a one-hot distribution on the argmax (lowest id on ties).
+//
+// Random numbers come from SplitMix64, so a seed gives the same tokens on
+// every platform.
+package sample
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"sync"
+)
+
+// Params configure sampling.
+type Params struct {
+	Temp float32 // temperature; <= 0 means greedy
+	TopK int     // keep the TopK most likely tokens; <= 0 means all
+	TopP float32 // keep the smallest set with probability >= TopP; <= 0 or >= 1 means all
+	Seed uint64  // RNG seed
+}
+
+// Greedy returns the index of the largest logit, the lowest on ties (NaNs
+// are never chosen unless all are NaN, then 0). It returns -1 for no logits.
+func Greedy(logits []float32) int {
+	if len(logits) == 0 {
+		return -1
+	}
+	best := 0
+	for i, l := range logits {
+		if l > logits[best] || (logits[best] != logits[best] && l == l) {
+			best = i
+		}
+	}
+	return best
+}
+
+// scratch holds candidate indices between calls; Probs takes one from the
+// pool so that steady-state sampling does not allocate.
+var scratch = sync.Pool{New: func() any { return new([]int32) }}
+
+// Probs writes into dst (len(dst) >= len(logits)) the distribution that a
+// Sampler with parameters p draws from for these logits: zero outside the
+// tokens kept by top-k and top-p, softmax(logit/Temp) over the kept ones
+// (float32, as llama.cpp). p.Seed is ignored.
+func Probs(dst, logits []float32, p Params) {
+	n := len(logits)
+	dst = dst[:n]
+	clear(dst)
+	if n == 0 {
+		return
+	}
+	if !(p.Temp > 0) {
+		dst[Greedy(logits)] = 1
+		return
+	}
+	sp := scratch.Get().(*[]int32)
+	defer scratch.Put(sp)
+	cand := kept(sp, logits, p)
+
+	// Temperature, then softmax over the kept candidates.
+	maxl := float32(math.Inf(-1))
+	for _, i := range cand {
+		maxl = max(maxl, logits[i]/p.Temp)
+	}
+	var sum float32
+	for _, i := range cand {
+		e := float32(math.Exp(float64(logits[i]/p.Temp - maxl)))
+		dst[i] = e
+		sum += e
+	}
+	for _, i := range cand {
+		dst[i] /= sum
+	}
+}
+
+// kept returns the indices surviving top-k and top-p, using *sp as storage.
+func kept(sp *[]int32, logits []float32, p Params) []int32 {
+	n := len(logits)
+	cand := (*sp)[:0]
+	if cap(cand) < n {
+		cand = make([]int32, 0, n)
+		*sp = cand
+	}
+	for i := range n {
+		cand = append(cand, int32(i))
+	}
+	byLogit := func(a, b int32) int {
+		if c := cmp.Compare(logits[b], logits[a]); c != 0 { // descending
+			return c
+		}
+		return cmp.Compare(a, b)
+	}
+	sorted := false
+	if p.TopK > 0 && p.TopK < n {
+		// Partial selection would be faster; a full sort keeps it simple
+		// and deterministic under ties (lower id first).
+		slices.SortFunc(cand, byLogit)
+		cand = cand[:p.TopK]
+		sorted = true
+	}
+	if p.TopP > 0 && p.TopP < 1 && len(cand) > 1 {
+		if !sorted {
+			slices.SortFunc(cand, byLogit)
+		}
+		// Softmax of the unscaled logits over the candidates, then the
+		// shortest prefix whose cumulative probability reaches TopP.
+		maxl := logits[cand[0]]
+		var sum float32
+		for _, i := range cand {
+			sum += float32(math.Exp(float64(logits[i] - maxl)))
+		}
+		var cum float32
+		for k, i := range cand {
+			cum += float32(math.Exp(float64(logits[i]-maxl))) / sum
+			if cum >= p.TopP {
+				cand = cand[:k+1]
+				break
+			}
+		}
+	}
+	return cand
+}
+
+// Sampler draws tokens from logits with fixed parameters and its own RNG.
+// It is not safe for concurrent use.
+type Sampler struct {
+	p     Params
+	rng   uint64
+	probs []float32
+}
+
+// New returns a sampler with parameters p, its RNG seeded with p.Seed.
+func New(p Params) *Sampler { return &Sampler{p: p, rng: p.Seed} }
+
+// Params returns the sampler's parameters.
+func (s *Sampler) Params() Params { return s.p }
+
+// Uint64 returns the next value of the sampler's SplitMix64 generator.
+func (s *Sampler) Uint64() uint64 {
+	s.rng += 0x9e3779b97f4a7c15
+	z := s.rng
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
+// Float returns a uniform float64 in [0, 1) from the sampler's RNG (53
+// random bits), for acceptance tests in speculative decoding.
+func (s *Sampler) Float() float64 {
+	return float64(s.Uint64()>>11) / (1 << 53)
+}
+
+// Sample returns a token drawn from Probs(logits, params). Greedy
+// parameters return the argmax without consuming random numbers.
+func (s *Sampler) Sample(logits []float32) int {
+	if !(s.p.Temp > 0) {
+		return Greedy(logits)
+	}
+	if cap(s.probs) < len(logits) {
+		s.probs = make([]float32, len(logits))
+	}
+	probs := s.probs[:len(logits)]
+	Probs(probs, logits, s.p)
+	return s.Draw(probs)
+}
+
+// Draw returns an index drawn from the distribution probs (non-negative,
+// not necessarily normalised) with one random number: the first index at
+// which the running sum exceeds u·total. It returns the last index with
+// non-zero probability if rounding leaves the sum short, and -1 if all are 0.
+func (s *Sampler) Draw(probs []float32) int {
+	var total float64
+	last := -1
+	for i, q := range probs {
+		if q > 0 {
+			total += float64(q)
+			last = i
+		}
+	}
+	if last < 0 {
+		return -1
+	}
+	u := s.Float() * total
+	var cum float64
+	for i, q := range probs {
+		if q > 0 {
+			cum += float64(q)
+			if u < cum {
+				return i
+			}
+		}
+	}
+	return last
+}

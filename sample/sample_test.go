@@ -1,0 +1,176 @@
+package sample
+
+import (
+	"math"
+	"testing"
+)
+
+func TestGreedy(t *testing.T) {
+	nan := float32(math.NaN())
+	for _, tc := range []struct {
+		logits []float32
+		want   int
+	}{
+		{nil, -1},
+		{[]float32{1}, 0},
+		{[]float32{1, 3, 2}, 1},
+		{[]float32{3, 1, 3}, 0}, // tie: lowest id
+		{[]float32{-5, -2, -2, -9}, 1},
+		{[]float32{nan, 1, 2}, 2},
+		{[]float32{1, nan, 0}, 0},
+	} {
+		if got := Greedy(tc.logits); got != tc.want {
+			t.Errorf("Greedy(%v) = %d, want %d", tc.logits, got, tc.want)
+		}
+	}
+}
+
+func TestSplitMix64(t *testing.T) {
+	// Published SplitMix64 outputs for seed 0.
+	s := New(Params{Seed: 0})
+	for i, want := range []uint64{0xe220a8397b1dcdaf, 0x6e789e6aa1b965f4, 0x06c45d188009454f} {
+		if got := s.Uint64(); got != want {
+			t.Fatalf("output %d: %#x, want %#x", i, got, want)
+		}
+	}
+	a, b := New(Params{Seed: 42}), New(Params{Seed: 42})
+	for range 100 {
+		x, y := a.Float(), b.Float()
+		if x != y || x < 0 || x >= 1 {
+			t.Fatalf("Float: %v, %v", x, y)
+		}
+	}
+}
+
+// softmax is the textbook softmax in float64 over the indices in keep.
+func softmax(logits []float32, temp float64, keep []int) []float64 {
+	out := make([]float64, len(logits))
+	mx := math.Inf(-1)
+	for _, i := range keep {
+		mx = math.Max(mx, float64(logits[i])/temp)
+	}
+	var sum float64
+	for _, i := range keep {
+		out[i] = math.Exp(float64(logits[i])/temp - mx)
+		sum += out[i]
+	}
+	for _, i := range keep {
+		out[i] /= sum
+	}
+	return out
+}
+
+func TestProbs(t *testing.T) {
+	logits := []float32{1.0, 3.0, 2.5, -1.0, 0.5, 2.9}
+	// Sorted: 1 (3.0), 5 (2.9), 2 (2.5), 0 (1.0), 4 (0.5), 3 (-1.0).
+	all := []int{0, 1, 2, 3, 4, 5}
+	p1 := softmax(logits, 1, all)
+	for _, tc := range []struct {
+		name string
+		p    Params
+		keep []int
+	}{
+		{"temp 1", Params{Temp: 1}, all},
+		{"temp 0.5", Params{Temp: 0.5}, all},
+		{"temp 2", Params{Temp: 2}, all},
+		{"top-k 3", Params{Temp: 0.7, TopK: 3}, []int{1, 5, 2}},
+		{"top-k 1", Params{Temp: 1, TopK: 1}, []int{1}},
+		{"top-k > n", Params{Temp: 1, TopK: 100}, all},
+		// Top-p uses the temperature-1 distribution: the first two
+		// tokens hold p1[1]+p1[5] < 0.8, three reach it.
+		{"top-p 0.8", Params{Temp: 3, TopP: float32(p1[1] + p1[5] + 1e-3)}, []int{1, 5, 2}},
+		{"top-p tiny", Params{Temp: 1, TopP: 1e-6}, []int{1}},
+		{"top-k then top-p", Params{Temp: 1, TopK: 2, TopP: 0.99}, []int{1, 5}},
+	} {
+		got := make([]float32, len(logits))
+		Probs(got, logits, tc.p)
+		want := softmax(logits, float64(tc.p.Temp), tc.keep)
+		var sum float64
+		for i := range got {
+			sum += float64(got[i])
+			if math.Abs(float64(got[i])-want[i]) > 1e-6 {
+				t.Errorf("%s: p[%d] = %v, want %v", tc.name, i, got[i], want[i])
+			}
+		}
+		if math.Abs(sum-1) > 1e-6 {
+			t.Errorf("%s: sum %v", tc.name, sum)
+		}
+	}
+	// Greedy parameters give a one-hot distribution.
+	for _, p := range []Params{{}, {Temp: -1, TopK: 3}} {
+		got := make([]float32, len(logits))
+		Probs(got, logits, p)
+		for i, v := range got {
+			if (i == 1) != (v == 1) || (i != 1 && v != 0) {
+				t.Fatalf("%+v: %v, want one-hot at 1", p, got)
+			}
+		}
+	}
+}
+
+// TestSampleDistribution draws many tokens and checks the frequencies
+// against Probs with a chi-square bound (fixed seed, so it cannot flake).
+func TestSampleDistribution(t *testing.T) {
+	logits := []float32{0.2, 1.5, -0.3, 1.1, 0.9, -2, 0.0, 1.4}
+	p := Params{Temp: 0.8, TopK: 6, TopP: 0.95, Seed: 12345}
+	probs := make([]float32, len(logits))
+	Probs(probs, logits, p)
+	s := New(p)
+	const draws = 200000
+	counts := make([]int, len(logits))
+	for range draws {
+		counts[s.Sample(logits)]++
+	}
+	var chi2 float64
+	df := -1
+	for i, c := range counts {
+		if probs[i] == 0 {
+			if c != 0 {
+				t.Fatalf("token %d drawn %d times with probability 0", i, c)
+			}
+			continue
+		}
+		e := float64(probs[i]) * draws
+		chi2 += (float64(c) - e) * (float64(c) - e) / e
+		df++
+	}
+	// 99.9th percentile of chi-square with <= 7 degrees of freedom is 24.3.
+	if chi2 > 24.3 {
+		t.Errorf("chi-square %.1f with %d degrees of freedom: counts %v, probs %v", chi2, df, counts, probs)
+	}
+	// Same seed, same tokens.
+	a, b := New(p), New(p)
+	for range 50 {
+		if x, y := a.Sample(logits), b.Sample(logits); x != y {
+			t.Fatal("same seed gave different tokens")
+		}
+	}
+}
+
+func TestSampleGreedyAndAllocs(t *testing.T) {
+	logits := make([]float32, 1000)
+	for i := range logits {
+		logits[i] = float32(math.Sin(float64(i)))
+	}
+	s := New(Params{Seed: 1})
+	if got, want := s.Sample(logits), Greedy(logits); got != want {
+		t.Fatalf("greedy sampler chose %d, argmax %d", got, want)
+	}
+	s = New(Params{Temp: 0.9, TopK: 40, TopP: 0.9, Seed: 1})
+	s.Sample(logits)
+	if a := testing.AllocsPerRun(50, func() { s.Sample(logits) }); a != 0 {
+		t.Errorf("Sample allocates %v times per call", a)
+	}
+}
+
+func TestDraw(t *testing.T) {
+	s := New(Params{Seed: 3})
+	if got := s.Draw([]float32{0, 0}); got != -1 {
+		t.Errorf("Draw of zeros = %d", got)
+	}
+	for range 100 {
+		if got := s.Draw([]float32{0, 2, 0, 0}); got != 1 {
+			t.Fatalf("Draw chose %d with all mass on 1", got)
+		}
+	}
+}
