@@ -118,7 +118,13 @@ func TestDotFastMatchesReference(t *testing.T) {
 				}
 			}
 		}
+		// The fast kernels keep the reference's summation structure, so
+		// apart from rare double rounding in the reference's emulated FMA
+		// they agree bit for bit; many differences mean a changed order.
 		t.Logf("%v: %d/%d bit-identical to the reference", p.weight, exact, total)
+		if exact < total*19/20 {
+			t.Errorf("%v: only %d/%d results bit-identical to the reference", p.weight, exact, total)
+		}
 	}
 }
 
