@@ -86,6 +86,7 @@ type preTokenizer struct {
 	steps        []splitFunc
 	ignoreMerges bool
 	cleanSpaces  bool
+	addBOS       bool // default of add_bos_token
 }
 
 func newPreTokenizer(name string) (*preTokenizer, error) {
@@ -96,6 +97,7 @@ func newPreTokenizer(name string) (*preTokenizer, error) {
 	case "llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2", "jina-v5-nano":
 		p.steps = []splitFunc{splitLlama3}
 		p.ignoreMerges = true
+		p.addBOS = true
 	case "dbrx", "smaug-bpe":
 		p.steps = []splitFunc{splitLlama3}
 	case "deepseek-llm":

@@ -161,6 +161,7 @@ func New(md Metadata) (*Tokenizer, error) {
 		t.preTok = pt
 		t.ignoreMerges = pt.ignoreMerges
 		t.cleanSpaces = pt.cleanSpaces
+		t.addBOS = pt.addBOS
 	default:
 		return nil, fmt.Errorf("tokenizer: unsupported tokenizer model %q (want \"llama\" or \"gpt2\")", model)
 	}
@@ -299,18 +300,16 @@ func (t *Tokenizer) detectSpecial(md Metadata) {
 		if v, ok := md.Uint(key); ok && v < uint64(len(t.tokens)) {
 			return int32(v)
 		}
-		// First match in id order (llama.cpp walks a hash map; any match is
-		// equally valid for the vocabularies it supports).
-		best := noToken
+		// llama.cpp takes the first match in hash-map order; we take the
+		// first text of the list present, which agrees with it on the
+		// vocabularies tested (e.g. <|eot_id|> before <|end_of_text|>).
 		for _, s := range texts {
-			if id, ok := t.toID[s]; ok && (best < 0 || id < best) {
-				best = id
+			if id, ok := t.toID[s]; ok {
+				t.attrs[id] |= AttrControl
+				return id
 			}
 		}
-		if best >= 0 {
-			t.attrs[best] |= AttrControl
-		}
-		return best
+		return noToken
 	}
 	if t.eot < 0 {
 		t.eot = find("tokenizer.ggml.eot_token_id", eotTexts)
@@ -602,14 +601,22 @@ func (t *Tokenizer) Encode(text string, addSpecial, parseSpecial bool) ([]int32,
 }
 
 // Decode returns the text of ids as llama.cpp's common_detokenize(special=
-// true): pieces concatenated, the SentencePiece leading space of the first
-// token removed, and for vocabularies that ask for it
-// (clean_up_tokenization_spaces) spaces before punctuation cleaned up.
-// Out-of-range ids contribute nothing.
-func (t *Tokenizer) Decode(ids []int32) string {
+// true); see Detokenize.
+func (t *Tokenizer) Decode(ids []int32) string { return t.Detokenize(ids, true) }
+
+// Detokenize returns the text of ids as llama_detokenize(remove_special=
+// false, unparse_special=special): pieces concatenated (control and unknown
+// tokens as their text only when special), the leading space of the first
+// token removed when the vocabulary adds a space prefix, and for
+// vocabularies that ask for it (clean_up_tokenization_spaces) spaces before
+// punctuation cleaned up. Out-of-range ids contribute nothing.
+func (t *Tokenizer) Detokenize(ids []int32, special bool) string {
 	var b []byte
 	for i, id := range ids {
 		p := t.Piece(id)
+		if !special && t.TokenAttr(id)&(AttrUnknown|AttrControl) != 0 {
+			p = ""
+		}
 		if i == 0 && t.addSpacePrefix && len(p) > 0 && p[0] == ' ' {
 			p = p[1:]
 		}
