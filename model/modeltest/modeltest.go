@@ -169,16 +169,24 @@ func build(o Options) (*gguf.Writer, error) {
 	kvDim := o.KVHeads * headDim
 	inv := func(n int) float64 { return 1 / math.Sqrt(float64(n)) }
 
-	// Embeddings have unit variance. The output projection (or the tied
-	// embedding) maps the unit-RMS final norm to logits of std ~6.
-	g.matrix("token_embd.weight", vocab, dim, 1)
-	g.norm("output_norm.weight", dim)
-	if !o.Tied {
+	// Untied: embeddings have unit variance and output.weight maps the
+	// unit-RMS final norm to logits of std ~6. Tied: a token's own embedding
+	// would dominate its logits (e·e ~ dim against cross terms ~ sqrt(dim))
+	// and greedy decoding would repeat the last token, so embeddings are
+	// small (std 1/sqrt(dim), far below the layers' O(1) contributions to
+	// the residual; the first norm rescales them) and the final norm's
+	// weights (~6) set the logit scale instead.
+	if o.Tied {
+		g.matrix("token_embd.weight", vocab, dim, inv(dim))
+		g.norm("output_norm.weight", dim, 6)
+	} else {
+		g.matrix("token_embd.weight", vocab, dim, 1)
+		g.norm("output_norm.weight", dim, 1)
 		g.matrix("output.weight", vocab, dim, 6*inv(dim))
 	}
 	for l := 0; l < o.Layers; l++ {
 		p := fmt.Sprintf("blk.%d.", l)
-		g.norm(p+"attn_norm.weight", dim)
+		g.norm(p+"attn_norm.weight", dim, 1)
 		g.matrix(p+"attn_q.weight", dim, dim, inv(dim))   // (dim -> heads*headDim)
 		g.matrix(p+"attn_k.weight", kvDim, dim, inv(dim)) // (dim -> kvHeads*headDim)
 		g.matrix(p+"attn_v.weight", kvDim, dim, inv(dim))
@@ -188,7 +196,7 @@ func build(o Options) (*gguf.Writer, error) {
 			g.vector(p+"attn_v.bias", kvDim, 0.5)
 		}
 		g.matrix(p+"attn_output.weight", dim, dim, inv(dim))
-		g.norm(p+"ffn_norm.weight", dim)
+		g.norm(p+"ffn_norm.weight", dim, 1)
 		g.matrix(p+"ffn_gate.weight", o.FFN, dim, inv(dim))
 		g.matrix(p+"ffn_up.weight", o.FFN, dim, inv(dim))
 		g.matrix(p+"ffn_down.weight", dim, o.FFN, 2*inv(o.FFN))
@@ -323,12 +331,12 @@ func (g *gen) matrix(name string, rows, cols int, std float64) {
 	g.add(name, t, []uint64{uint64(cols), uint64(rows)}, data)
 }
 
-// norm adds an F32 norm weight vector with entries 1 + 0.1·N(0,1).
-func (g *gen) norm(name string, n int) {
+// norm adds an F32 norm weight vector with entries scale·(1 + 0.1·N(0,1)).
+func (g *gen) norm(name string, n int, scale float64) {
 	r := g.stream(name)
 	v := make([]float32, n)
 	for i := range v {
-		v[i] = float32(1 + 0.1*r.Norm())
+		v[i] = float32(scale * (1 + 0.1*r.Norm()))
 	}
 	g.add(name, tensor.F32, []uint64{uint64(n)}, f32Bytes(v))
 }
