@@ -2,8 +2,77 @@
 
 package tensor
 
-// dotQ4K is the Q4_K × Q8_K kernel registered with MatMul.
-func dotQ4K(w, x []byte, n int) float32 { return dotQ4KRef(w, x, n) }
+// haveAVX2K reports whether the CPU and OS support the AVX2 and F16C
+// instructions the K-quant kernels use (YMM state enabled by the OS).
+var haveAVX2K = func() bool {
+	maxLeaf, _, _, _ := kCPUID(0, 0)
+	if maxLeaf < 7 {
+		return false
+	}
+	_, _, c1, _ := kCPUID(1, 0)
+	const osxsave, avx, f16c = 1 << 27, 1 << 28, 1 << 29
+	if c1&(osxsave|avx|f16c) != osxsave|avx|f16c {
+		return false
+	}
+	if xcr0, _ := kXGETBV(); xcr0&6 != 6 { // XMM and YMM state
+		return false
+	}
+	_, b7, _, _ := kCPUID(7, 0)
+	return b7&(1<<5) != 0
+}()
 
-// dotQ6K is the Q6_K × Q8_K kernel registered with MatMul.
-func dotQ6K(w, x []byte, n int) float32 { return dotQ6KRef(w, x, n) }
+// kCPUID executes CPUID with the given leaf and sub-leaf.
+func kCPUID(eax, ecx uint32) (a, b, c, d uint32)
+
+// kXGETBV returns extended control register 0.
+func kXGETBV() (eax, edx uint32)
+
+// dotQ4KAVX2 computes the Q4_K × Q8_K dot product of nb > 0 blocks at w and
+// x (144 and 292 bytes each). It is bit-identical to dotQ4KRef:
+//
+//	for i := 0; i < nb; i++ {
+//		sc, mn := q4KScaleMin(w.scales)
+//		isum := Σ_{s<8} sc[s] · Σ_{l<32} q4[32s+l]·q8[32s+l]
+//		imin := Σ_{j<16} bsums[j]·mn[j/2]
+//		d, dmin := x.d·f16(w.d), x.d·f16(w.dmin)
+//		sum += d·float32(isum)
+//		sum -= dmin·float32(imin)
+//	}
+//
+//go:noescape
+func dotQ4KAVX2(w, x *byte, nb int) float32
+
+// dotQ6KAVX2 computes the Q6_K × Q8_K dot product of nb > 0 blocks at w and
+// x (210 and 292 bytes each). It is bit-identical to dotQ6KRef:
+//
+//	for i := 0; i < nb; i++ {
+//		isum := Σ_{s<16} sc[s]·Σ_{l<16} u[16s+l]·q8[16s+l] − 32·Σ_s sc[s]·bsums[s]
+//		sum += (x.d·f16(w.d))·float32(isum)
+//	}
+//
+//go:noescape
+func dotQ6KAVX2(w, x *byte, nb int) float32
+
+// dotQ4K is the Q4_K × Q8_K kernel registered with MatMul: the AVX2 code
+// when the CPU has it, else the reference loop; both give the same bits.
+func dotQ4K(w, x []byte, n int) float32 {
+	nb := n / qkK
+	if !haveAVX2K || nb <= 0 {
+		return dotQ4KRef(w, x, n)
+	}
+	_ = w[nb*q4KBytes-1]
+	_ = x[nb*q8KBytes-1]
+	return dotQ4KAVX2(&w[0], &x[0], nb)
+}
+
+// dotQ6K is the Q6_K × Q8_K kernel registered with MatMul: the AVX2 code
+// when the CPU has it, else the reference loop; both give the same bits.
+func dotQ6K(w, x []byte, n int) float32 {
+	nb := n / qkK
+	if !haveAVX2K || nb <= 0 {
+		return dotQ6KRef(w, x, n)
+	}
+	_ = w[nb*q6KBytes-1]
+	_ = x[nb*q8KBytes-1]
+	return dotQ6KAVX2(&w[0], &x[0], nb)
+}

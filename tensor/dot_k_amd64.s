@@ -1,0 +1,295 @@
+//go:build amd64 && !noasm
+
+#include "textflag.h"
+
+// AVX2 kernels for K-quant dot products (see dot_k_amd64.go for the
+// reference loops they reproduce). Each block's quants are summed in int32
+// vector lanes (VPMADDUBSW never saturates here: |u|·|q8| pairs stay below
+// 2^15), the lanes are reduced to one int32 per block, and the float work is
+// the reference's: d = xd·wd, sum += d·float32(isum), one rounding per op.
+
+DATA kMask0F<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA kMask0F<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA kMask0F<>+16(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA kMask0F<>+24(SB)/8, $0x0f0f0f0f0f0f0f0f
+GLOBL kMask0F<>(SB), RODATA|NOPTR, $32
+
+DATA kMask03<>+0(SB)/8, $0x0303030303030303
+DATA kMask03<>+8(SB)/8, $0x0303030303030303
+DATA kMask03<>+16(SB)/8, $0x0303030303030303
+DATA kMask03<>+24(SB)/8, $0x0303030303030303
+GLOBL kMask03<>(SB), RODATA|NOPTR, $32
+
+DATA kMask0C<>+0(SB)/8, $0x0c0c0c0c0c0c0c0c
+DATA kMask0C<>+8(SB)/8, $0x0c0c0c0c0c0c0c0c
+DATA kMask0C<>+16(SB)/8, $0x0c0c0c0c0c0c0c0c
+DATA kMask0C<>+24(SB)/8, $0x0c0c0c0c0c0c0c0c
+GLOBL kMask0C<>(SB), RODATA|NOPTR, $32
+
+DATA kMask30<>+0(SB)/8, $0x3030303030303030
+DATA kMask30<>+8(SB)/8, $0x3030303030303030
+DATA kMask30<>+16(SB)/8, $0x3030303030303030
+DATA kMask30<>+24(SB)/8, $0x3030303030303030
+GLOBL kMask30<>(SB), RODATA|NOPTR, $32
+
+DATA kMaskC0<>+0(SB)/8, $0xc0c0c0c0c0c0c0c0
+DATA kMaskC0<>+8(SB)/8, $0xc0c0c0c0c0c0c0c0
+DATA kMaskC0<>+16(SB)/8, $0xc0c0c0c0c0c0c0c0
+DATA kMaskC0<>+24(SB)/8, $0xc0c0c0c0c0c0c0c0
+GLOBL kMaskC0<>(SB), RODATA|NOPTR, $32
+
+DATA kQ4ScaleShuf<>+0(SB)/8, $0x0100010001000100
+DATA kQ4ScaleShuf<>+8(SB)/8, $0x0100010001000100
+DATA kQ4ScaleShuf<>+16(SB)/8, $0x0100010001000100
+DATA kQ4ScaleShuf<>+24(SB)/8, $0x0100010001000100
+DATA kQ4ScaleShuf<>+32(SB)/8, $0x0302030203020302
+DATA kQ4ScaleShuf<>+40(SB)/8, $0x0302030203020302
+DATA kQ4ScaleShuf<>+48(SB)/8, $0x0302030203020302
+DATA kQ4ScaleShuf<>+56(SB)/8, $0x0302030203020302
+DATA kQ4ScaleShuf<>+64(SB)/8, $0x0504050405040504
+DATA kQ4ScaleShuf<>+72(SB)/8, $0x0504050405040504
+DATA kQ4ScaleShuf<>+80(SB)/8, $0x0504050405040504
+DATA kQ4ScaleShuf<>+88(SB)/8, $0x0504050405040504
+DATA kQ4ScaleShuf<>+96(SB)/8, $0x0706070607060706
+DATA kQ4ScaleShuf<>+104(SB)/8, $0x0706070607060706
+DATA kQ4ScaleShuf<>+112(SB)/8, $0x0706070607060706
+DATA kQ4ScaleShuf<>+120(SB)/8, $0x0706070607060706
+DATA kQ4ScaleShuf<>+128(SB)/8, $0x0908090809080908
+DATA kQ4ScaleShuf<>+136(SB)/8, $0x0908090809080908
+DATA kQ4ScaleShuf<>+144(SB)/8, $0x0908090809080908
+DATA kQ4ScaleShuf<>+152(SB)/8, $0x0908090809080908
+DATA kQ4ScaleShuf<>+160(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA kQ4ScaleShuf<>+168(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA kQ4ScaleShuf<>+176(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA kQ4ScaleShuf<>+184(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA kQ4ScaleShuf<>+192(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA kQ4ScaleShuf<>+200(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA kQ4ScaleShuf<>+208(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA kQ4ScaleShuf<>+216(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA kQ4ScaleShuf<>+224(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA kQ4ScaleShuf<>+232(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA kQ4ScaleShuf<>+240(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA kQ4ScaleShuf<>+248(SB)/8, $0x0f0e0f0e0f0e0f0e
+GLOBL kQ4ScaleShuf<>(SB), RODATA|NOPTR, $256
+
+DATA kQ4MinShuf<>+0(SB)/8, $0x0b0b0a0a09090808
+DATA kQ4MinShuf<>+8(SB)/8, $0x0f0f0e0e0d0d0c0c
+GLOBL kQ4MinShuf<>(SB), RODATA|NOPTR, $16
+
+DATA kQ6ScaleShuf<>+0(SB)/8, $0x0000000000000000
+DATA kQ6ScaleShuf<>+8(SB)/8, $0x0101010101010101
+DATA kQ6ScaleShuf<>+16(SB)/8, $0x0202020202020202
+DATA kQ6ScaleShuf<>+24(SB)/8, $0x0303030303030303
+DATA kQ6ScaleShuf<>+32(SB)/8, $0x0404040404040404
+DATA kQ6ScaleShuf<>+40(SB)/8, $0x0505050505050505
+DATA kQ6ScaleShuf<>+48(SB)/8, $0x0606060606060606
+DATA kQ6ScaleShuf<>+56(SB)/8, $0x0707070707070707
+DATA kQ6ScaleShuf<>+64(SB)/8, $0x0808080808080808
+DATA kQ6ScaleShuf<>+72(SB)/8, $0x0909090909090909
+DATA kQ6ScaleShuf<>+80(SB)/8, $0x0a0a0a0a0a0a0a0a
+DATA kQ6ScaleShuf<>+88(SB)/8, $0x0b0b0b0b0b0b0b0b
+DATA kQ6ScaleShuf<>+96(SB)/8, $0x0c0c0c0c0c0c0c0c
+DATA kQ6ScaleShuf<>+104(SB)/8, $0x0d0d0d0d0d0d0d0d
+DATA kQ6ScaleShuf<>+112(SB)/8, $0x0e0e0e0e0e0e0e0e
+DATA kQ6ScaleShuf<>+120(SB)/8, $0x0f0f0f0f0f0f0f0f
+GLOBL kQ6ScaleShuf<>(SB), RODATA|NOPTR, $128
+
+// func kCPUID(eax, ecx uint32) (a, b, c, d uint32)
+TEXT ·kCPUID(SB), NOSPLIT, $0-24
+	MOVL eax+0(FP), AX
+	MOVL ecx+4(FP), CX
+	CPUID
+	MOVL AX, a+8(FP)
+	MOVL BX, b+12(FP)
+	MOVL CX, c+16(FP)
+	MOVL DX, d+20(FP)
+	RET
+
+// func kXGETBV() (eax, edx uint32)
+TEXT ·kXGETBV(SB), NOSPLIT, $0-8
+	MOVL $0, CX
+	XGETBV
+	MOVL AX, eax+0(FP)
+	MOVL DX, edx+4(FP)
+	RET
+
+// Q4STEP handles 64 elements: 32 weight bytes at qo(SI), whose low nibbles
+// meet the activations at xo(DI) with scale s and high nibbles those at
+// xo+32(DI) with scale s+1 (shuffle masks at so and so+32). Y3 holds the
+// eight scales as words in both lanes; the products accumulate in Y4.
+#define Q4STEP(qo, xo, xo2, so, so2) \
+	VMOVDQU qo(SI), Y5; \
+	VPSRLW $4, Y5, Y6; \
+	VPAND Y15, Y5, Y5; \
+	VPAND Y15, Y6, Y6; \
+	VPMADDUBSW xo(DI), Y5, Y5; \
+	VPMADDUBSW xo2(DI), Y6, Y6; \
+	VPSHUFB kQ4ScaleShuf<>+so(SB), Y3, Y7; \
+	VPSHUFB kQ4ScaleShuf<>+so2(SB), Y3, Y8; \
+	VPMADDWD Y7, Y5, Y5; \
+	VPMADDWD Y8, Y6, Y6; \
+	VPADDD Y5, Y4, Y4; \
+	VPADDD Y6, Y4, Y4
+
+// func dotQ4KAVX2(w, x *byte, nb int) float32
+TEXT ·dotQ4KAVX2(SB), NOSPLIT, $0-28
+	MOVQ w+0(FP), SI
+	MOVQ x+8(FP), DI
+	MOVQ nb+16(FP), CX
+	VXORPS X0, X0, X0
+	VMOVDQU kMask0F<>(SB), Y15
+
+q4loop:
+	// Unpack the 6-bit scales (X1 bytes 0-7) and mins (bytes 8-15).
+	MOVL 4(SI), AX
+	MOVL 8(SI), BX
+	MOVL 12(SI), DX
+	MOVL AX, R8
+	ANDL $0x3f3f3f3f, R8
+	MOVL DX, R9
+	ANDL $0x0f0f0f0f, R9
+	MOVL AX, R10
+	SHRL $6, R10
+	ANDL $0x03030303, R10
+	SHLL $4, R10
+	ORL  R10, R9
+	MOVL BX, R10
+	ANDL $0x3f3f3f3f, R10
+	SHRL $4, DX
+	ANDL $0x0f0f0f0f, DX
+	SHRL $6, BX
+	ANDL $0x03030303, BX
+	SHLL $4, BX
+	ORL  BX, DX
+	VMOVD R8, X1
+	VPINSRD $1, R9, X1, X1
+	VPINSRD $2, R10, X1, X1
+	VPINSRD $3, DX, X1, X1
+
+	// Mins: Σ bsums[j]·mins[j/2] as 8 int32 lanes in Y2.
+	VPSHUFB kQ4MinShuf<>(SB), X1, X2
+	VPMOVZXBW X2, Y2
+	VPMADDWD 260(DI), Y2, Y2
+
+	// Scales as words, low lane copied to both lanes.
+	VPMOVZXBW X1, Y3
+	VPERMQ $0x44, Y3, Y3
+
+	VPXOR Y4, Y4, Y4
+	Q4STEP(16, 4, 36, 0, 32)
+	Q4STEP(48, 68, 100, 64, 96)
+	Q4STEP(80, 132, 164, 128, 160)
+	Q4STEP(112, 196, 228, 192, 224)
+
+	// X4 = [isum, imin, isum, imin].
+	VEXTRACTI128 $1, Y4, X5
+	VPADDD X5, X4, X4
+	VEXTRACTI128 $1, Y2, X6
+	VPADDD X6, X2, X2
+	VPHADDD X2, X4, X4
+	VPHADDD X4, X4, X4
+	VCVTDQ2PS X4, X4
+
+	// [d, dmin] = xd·[wd, wdmin]; sum += d·isum; sum -= dmin·imin.
+	MOVL (SI), AX
+	VMOVD AX, X5
+	VCVTPH2PS X5, X5
+	VBROADCASTSS (DI), X6
+	VMULPS X6, X5, X5
+	VMULPS X5, X4, X4
+	VADDSS X4, X0, X0
+	VMOVSHDUP X4, X4
+	VSUBSS X4, X0, X0
+
+	ADDQ $144, SI
+	ADDQ $292, DI
+	DECQ CX
+	JNZ  q4loop
+
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
+
+// Q6STEP handles 32 elements held as unsigned 6-bit values in Y6: it
+// multiplies them by the activations at xo(DI), applies the scales of the
+// two 16-element sub-blocks (shuffle mask at so) and accumulates into Y0.
+#define Q6STEP(xo, so) \
+	VPMADDUBSW xo(DI), Y6, Y6; \
+	VPSHUFB kQ6ScaleShuf<>+so(SB), X1, X7; \
+	VPMOVSXBW X7, Y7; \
+	VPMADDWD Y7, Y6, Y6; \
+	VPADDD Y6, Y0, Y0
+
+// Q6HALF handles 128 elements: ql bytes at lo(SI) and lo+32(SI), qh bytes at
+// ho(SI), activations from xo(DI), scale masks from so.
+#define Q6HALF(lo, lo2, ho, xo0, xo1, xo2, xo3, so0, so1, so2, so3) \
+	VMOVDQU lo(SI), Y3; \
+	VMOVDQU lo2(SI), Y4; \
+	VMOVDQU ho(SI), Y5; \
+	VPAND Y15, Y3, Y6; \
+	VPAND Y14, Y5, Y7; \
+	VPSLLW $4, Y7, Y7; \
+	VPOR Y7, Y6, Y6; \
+	Q6STEP(xo0, so0); \
+	VPAND Y15, Y4, Y6; \
+	VPAND kMask0C<>(SB), Y5, Y7; \
+	VPSLLW $2, Y7, Y7; \
+	VPOR Y7, Y6, Y6; \
+	Q6STEP(xo1, so1); \
+	VPSRLW $4, Y3, Y3; \
+	VPAND Y15, Y3, Y6; \
+	VPAND kMask30<>(SB), Y5, Y7; \
+	VPOR Y7, Y6, Y6; \
+	Q6STEP(xo2, so2); \
+	VPSRLW $4, Y4, Y4; \
+	VPAND Y15, Y4, Y6; \
+	VPAND kMaskC0<>(SB), Y5, Y7; \
+	VPSRLW $2, Y7, Y7; \
+	VPOR Y7, Y6, Y6; \
+	Q6STEP(xo3, so3)
+
+// func dotQ6KAVX2(w, x *byte, nb int) float32
+TEXT ·dotQ6KAVX2(SB), NOSPLIT, $0-28
+	MOVQ w+0(FP), SI
+	MOVQ x+8(FP), DI
+	MOVQ nb+16(FP), CX
+	VXORPS X13, X13, X13
+	VMOVDQU kMask0F<>(SB), Y15
+	VMOVDQU kMask03<>(SB), Y14
+
+q6loop:
+	// Offset: 32·Σ scales[s]·bsums[s] as 8 int32 lanes in Y2.
+	VMOVDQU 192(SI), X1
+	VPMOVSXBW X1, Y2
+	VPMADDWD 260(DI), Y2, Y2
+	VPSLLD $5, Y2, Y2
+
+	VPXOR Y0, Y0, Y0
+	Q6HALF(0, 32, 128, 4, 36, 68, 100, 0, 16, 32, 48)
+	Q6HALF(64, 96, 160, 132, 164, 196, 228, 64, 80, 96, 112)
+	VPSUBD Y2, Y0, Y0
+
+	VEXTRACTI128 $1, Y0, X3
+	VPADDD X3, X0, X0
+	VPSHUFD $0x4e, X0, X3
+	VPADDD X3, X0, X0
+	VPSHUFD $0xb1, X0, X3
+	VPADDD X3, X0, X0
+	VCVTDQ2PS X0, X0
+
+	// sum += (xd·wd)·isum
+	MOVWLZX 208(SI), AX
+	VMOVD AX, X3
+	VCVTPH2PS X3, X3
+	VMULSS (DI), X3, X3
+	VMULSS X3, X0, X0
+	VADDSS X0, X13, X13
+
+	ADDQ $210, SI
+	ADDQ $292, DI
+	DECQ CX
+	JNZ  q6loop
+
+	VZEROUPPER
+	MOVSS X13, ret+24(FP)
+	RET
