@@ -1,0 +1,240 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/specd-dev/specd/model"
+	"github.com/specd-dev/specd/sample"
+	"github.com/specd-dev/specd/tensor"
+	"github.com/specd-dev/specd/tokenizer"
+)
+
+func init() {
+	register(command{name: "generate", summary: "complete a prompt with one model, without speculation", run: runGenerate})
+}
+
+// generateOpts are the flags of specd generate.
+type generateOpts struct {
+	model     string
+	prompt    string
+	promptIDs string
+	n         int
+	params    sample.Params
+	threads   int
+	ids       bool
+	noBOS     bool
+	ctx       int
+	batch     int
+	f32Cache  bool
+}
+
+func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var o generateOpts
+	fs := newFlagSet("generate", stderr)
+	fs.StringVar(&o.model, "m", "", "model `file` (GGUF, llama or qwen2 architecture); required")
+	fs.StringVar(&o.prompt, "p", "", "prompt `text`, tokenized with the model's vocabulary")
+	fs.StringVar(&o.promptIDs, "prompt-ids", "", "prompt as comma-separated token `ids` instead of -p")
+	fs.IntVar(&o.n, "n", 32, "maximum number of tokens to generate (stops earlier at end of generation)")
+	temp := fs.Float64("temp", 0, "sampling temperature; 0 is greedy (argmax)")
+	fs.IntVar(&o.params.TopK, "top-k", 0, "keep only the `k` most likely tokens; 0 keeps all")
+	topP := fs.Float64("top-p", 1, "keep the smallest set of tokens with probability >= `p`; 1 keeps all")
+	seed := fs.Uint64("seed", 0, "random seed for sampling")
+	fs.IntVar(&o.threads, "threads", runtime.NumCPU(), "threads for matrix multiplication")
+	fs.BoolVar(&o.ids, "ids", false, "print the generated token ids on one line, space-separated, instead of text")
+	fs.BoolVar(&o.noBOS, "no-bos", false, "do not add the BOS token, even if the vocabulary asks for it")
+	fs.IntVar(&o.ctx, "ctx", 0, "context size in tokens, prompt included; 0 means the model's training context")
+	fs.IntVar(&o.batch, "batch", 512, "maximum tokens per forward pass while processing the prompt")
+	fs.BoolVar(&o.f32Cache, "f32-cache", false, "keep the KV cache in F32 instead of F16")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: specd generate -m MODEL.gguf (-p TEXT | --prompt-ids 1,2,3) [-n N] [flags]")
+		fmt.Fprintln(stderr, "\nPlain autoregressive completion with one model. The completion goes to stdout;")
+		fmt.Fprintln(stderr, "prefill and decode speeds go to stderr.\n\nflags:")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 {
+		fmt.Fprintf(stderr, "specd generate: unexpected argument %q\n", fs.Arg(0))
+		fs.Usage()
+		return errUsage
+	}
+	o.params.Temp, o.params.TopP, o.params.Seed = float32(*temp), float32(*topP), *seed
+	switch {
+	case o.model == "":
+		return errors.New("-m MODEL is required")
+	case (o.prompt == "") == (o.promptIDs == ""):
+		return errors.New("give exactly one of -p TEXT and --prompt-ids IDS")
+	case o.n < 0:
+		return fmt.Errorf("-n %d: must not be negative", o.n)
+	case o.threads < 1:
+		return fmt.Errorf("--threads %d: must be at least 1", o.threads)
+	case o.batch < 1:
+		return fmt.Errorf("--batch %d: must be at least 1", o.batch)
+	case o.ctx < 0:
+		return fmt.Errorf("--ctx %d: must not be negative", o.ctx)
+	case *temp < 0 || *topP < 0 || *topP > 1:
+		return fmt.Errorf("--temp %g --top-p %g: temperature must be >= 0 and top-p in [0, 1]", *temp, *topP)
+	}
+	return generate(ctx, o, stdout, stderr)
+}
+
+func generate(ctx context.Context, o generateOpts, stdout, stderr io.Writer) error {
+	m, err := model.Load(o.model)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	c := m.Config
+	tok, tokErr := tokenizer.New(m.File)
+	if tokErr == nil && tok.VocabSize() != c.Vocab {
+		tokErr = fmt.Errorf("vocabulary has %d tokens, the model %d", tok.VocabSize(), c.Vocab)
+	}
+
+	var prompt []int32
+	if o.prompt != "" {
+		if tokErr != nil {
+			return fmt.Errorf("-p needs the model's tokenizer: %w (use --prompt-ids)", tokErr)
+		}
+		prompt, err = tok.Encode(o.prompt, !o.noBOS, false)
+		if err != nil {
+			return err
+		}
+	} else {
+		prompt, err = parseIDs(o.promptIDs, c.Vocab)
+		if err != nil {
+			return err
+		}
+		if tokErr == nil && !o.noBOS && tok.AddBOS() && tok.BOS() >= 0 && prompt[0] != tok.BOS() {
+			prompt = append([]int32{tok.BOS()}, prompt...)
+		}
+	}
+	if len(prompt) == 0 {
+		return errors.New("the prompt is empty")
+	}
+	if !o.ids && tokErr != nil {
+		return fmt.Errorf("cannot print text: %w (use --ids)", tokErr)
+	}
+
+	ctxLen := o.ctx
+	if ctxLen == 0 {
+		ctxLen = c.CtxLen
+	}
+	if len(prompt) >= ctxLen {
+		return fmt.Errorf("prompt of %d tokens does not fit the context of %d (see --ctx)", len(prompt), ctxLen)
+	}
+	maxPos := min(ctxLen, len(prompt)+o.n)
+	kv, err := m.NewCache(1, maxPos, o.f32Cache)
+	if err != nil {
+		return err
+	}
+	pool := tensor.NewPool(o.threads)
+	defer pool.Close()
+	st := m.NewState(min(o.batch, len(prompt)), pool)
+	logits := make([]float32, c.Vocab)
+	smp := sample.New(o.params)
+
+	// Prefill in chunks of at most --batch tokens; logits for the last.
+	var b model.Batch
+	start := time.Now()
+	for i := 0; i < len(prompt); i += st.MaxBatch() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		b.Reset()
+		end := min(i+st.MaxBatch(), len(prompt))
+		for j := i; j < end; j++ {
+			b.Add(prompt[j], int32(j), 0, j == len(prompt)-1)
+		}
+		if err := st.Forward(&b, kv, logits); err != nil {
+			return err
+		}
+	}
+	prefill := time.Since(start)
+
+	var dec *tokenizer.Decoder
+	if !o.ids {
+		dec = tok.NewDecoder()
+		dec.SetStripLeadingSpace(false) // the completion continues the prompt
+	}
+	var (
+		out     []string
+		decoded int
+		decode  time.Duration
+		stop    string
+	)
+	pos := len(prompt)
+	for gen := 0; gen < o.n; gen++ {
+		next := int32(smp.Sample(logits))
+		if tokErr == nil && tok.IsEOG(next) {
+			stop = "end of generation"
+			break
+		}
+		if o.ids {
+			out = append(out, strconv.Itoa(int(next)))
+		} else if _, err := io.WriteString(stdout, dec.Add(next)); err != nil {
+			return err
+		}
+		if gen == o.n-1 {
+			break
+		}
+		if pos >= maxPos {
+			stop = "context full"
+			break
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		t0 := time.Now()
+		b.Reset()
+		b.Add(next, int32(pos), 0, true)
+		if err := st.Forward(&b, kv, logits); err != nil {
+			return err
+		}
+		decode += time.Since(t0)
+		decoded++
+		pos++
+	}
+	if o.ids {
+		fmt.Fprintln(stdout, strings.Join(out, " "))
+	} else {
+		fmt.Fprintln(stdout, dec.Flush())
+	}
+	fmt.Fprintf(stderr, "prefill: %d tokens, %.1f tok/s\n", len(prompt), rate(len(prompt), prefill))
+	fmt.Fprintf(stderr, "decode: %d tokens, %.1f tok/s\n", decoded, rate(decoded, decode))
+	if stop != "" {
+		fmt.Fprintf(stderr, "stopped: %s\n", stop)
+	}
+	return nil
+}
+
+// parseIDs parses comma-separated token ids, each in [0, vocab).
+func parseIDs(s string, vocab int) ([]int32, error) {
+	var ids []int32
+	for i, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		v, err := strconv.ParseInt(f, 10, 32)
+		if err != nil {
+			return nil, fmt.Errorf("--prompt-ids: item %d (%q) is not a token id", i+1, f)
+		}
+		if v < 0 || v >= int64(vocab) {
+			return nil, fmt.Errorf("--prompt-ids: id %d is outside the vocabulary [0, %d)", v, vocab)
+		}
+		ids = append(ids, int32(v))
+	}
+	return ids, nil
+}
+
+func rate(n int, d time.Duration) float64 {
+	if n == 0 || d <= 0 {
+		return 0
+	}
+	return float64(n) / d.Seconds()
+}

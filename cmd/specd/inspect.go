@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/specd-dev/specd/model"
+	"github.com/specd-dev/specd/model/gguf"
+	"github.com/specd-dev/specd/tensor"
+	"github.com/specd-dev/specd/tokenizer"
+)
+
+func init() {
+	register(command{name: "inspect", summary: "describe a GGUF model: architecture, shapes, tensor types, vocabulary", run: runInspect})
+}
+
+func runInspect(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("inspect", stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: specd inspect MODEL.gguf\n\nPrints the model's architecture, hyperparameters, tensor types and vocabulary.")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return errUsage
+	}
+	path := fs.Arg(0)
+	f, err := gguf.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return inspectModel(stdout, path, f)
+}
+
+// inspectModel writes a description of f. It reports what it can even when the
+// model is not runnable, and returns the reason it is not.
+func inspectModel(w io.Writer, path string, f *gguf.File) error {
+	p := func(label, format string, a ...any) {
+		fmt.Fprintf(w, "%-14s %s\n", label+":", fmt.Sprintf(format, a...))
+	}
+	p("file", "%s (GGUF v%d, %d tensors, %d metadata keys)", path, f.Version, len(f.Tensors), len(f.KV))
+	arch, _ := f.String("general.architecture")
+	p("architecture", "%s", inspOrNone(arch))
+	if name, ok := f.String("general.name"); ok {
+		p("name", "%s", name)
+	}
+
+	// Tensor types: count, parameters and bytes per type.
+	type agg struct {
+		n           int
+		elems, size uint64
+	}
+	byType := map[tensor.Type]*agg{}
+	var params, bytes uint64
+	for i := range f.Tensors {
+		t := &f.Tensors[i]
+		a := byType[t.Type]
+		if a == nil {
+			a = &agg{}
+			byType[t.Type] = a
+		}
+		a.n++
+		a.elems += t.Elements()
+		a.size += uint64(len(t.Data))
+		params += t.Elements()
+		bytes += uint64(len(t.Data))
+	}
+	types := make([]tensor.Type, 0, len(byType))
+	for t := range byType {
+		types = append(types, t)
+	}
+	sort.Slice(types, func(i, j int) bool { return byType[types[i]].size > byType[types[j]].size })
+	var parts []string
+	for _, t := range types {
+		a := byType[t]
+		parts = append(parts, fmt.Sprintf("%v ×%d (%s)", t, a.n, inspMiB(a.size)))
+	}
+	p("parameters", "%s in %s", inspCount(params), inspMiB(bytes))
+	p("tensor types", "%s", inspOrNone(strings.Join(parts, ", ")))
+
+	m, merr := model.New(f)
+	if merr == nil {
+		c := m.Config
+		p("shape", "dim %d, %d layers, %d heads (%d KV, head size %d), ffn %d", c.Dim, c.Layers, c.Heads, c.KVHeads, c.HeadDim, c.FFN)
+		p("context", "%d", c.CtxLen)
+		p("rope", "base %g", c.RopeBase)
+		p("norm eps", "%g", c.NormEps)
+		if m.TiedEmbeddings() {
+			p("output", "tied to token_embd.weight")
+		} else if t, ok := f.Tensor("output.weight"); ok {
+			p("output", "output.weight (%v)", t.Type)
+		}
+		if t, ok := f.Tensor("token_embd.weight"); ok {
+			p("embedding", "token_embd.weight (%v), vocab %d", t.Type, c.Vocab)
+		}
+	}
+
+	tok, terr := tokenizer.New(f)
+	if terr != nil {
+		p("vocabulary", "none (%v)", terr)
+	} else {
+		p("vocabulary", "%v (%s%s), %d tokens", tok.Type(), tok.Model(), inspPre(tok.Pre()), tok.VocabSize())
+		p("special", "BOS %s, EOS %s, add BOS %v", inspToken(tok, tok.BOS()), inspToken(tok, tok.EOS()), tok.AddBOS())
+		if ct := tok.ChatTemplate(); ct == "" {
+			p("chat template", "none")
+		} else if tmpl, err := tokenizer.DetectTemplate(ct); err == nil {
+			p("chat template", "%s", tmpl.Name)
+		} else {
+			p("chat template", "unsupported (%v)", strings.TrimPrefix(err.Error(), tokenizer.ErrUnknownTemplate.Error()+": "))
+		}
+	}
+	if merr != nil {
+		p("runnable", "no")
+		return merr
+	}
+	if terr == nil && tok.VocabSize() != m.Config.Vocab {
+		return fmt.Errorf("vocabulary has %d tokens but the model has %d rows of logits", tok.VocabSize(), m.Config.Vocab)
+	}
+	return nil
+}
+
+func inspOrNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+func inspPre(pre string) string {
+	if pre == "" {
+		return ""
+	}
+	return ", pre " + pre
+}
+
+func inspToken(t *tokenizer.Tokenizer, id int32) string {
+	if id < 0 || int(id) >= t.VocabSize() {
+		return "none"
+	}
+	return fmt.Sprintf("%d %q", id, t.TokenText(id))
+}
+
+func inspMiB(n uint64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
+
+func inspCount(n uint64) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("%.2fB", float64(n)/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%.1fM", float64(n)/1e6)
+	case n >= 1e3:
+		return fmt.Sprintf("%.1fK", float64(n)/1e3)
+	}
+	return fmt.Sprint(n)
+}
