@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
+	"os"
 	"testing"
 )
 
@@ -479,5 +480,91 @@ func BenchmarkQuantizeQ8_K(b *testing.B) {
 	b.SetBytes(4 * 4096)
 	for b.Loop() {
 		quantizeRowQ8K(dst, x)
+	}
+}
+
+// TestKQuantsGolden checks the Q8_K quantizer and the Q4_K/Q6_K dequantizers
+// bit for bit against llama.cpp's own functions, and the dots against its
+// AVX2 kernels within float32 summation-order tolerance. The golden file is
+// made by testdata/kquants_golden.c (see there to regenerate it).
+func TestKQuantsGolden(t *testing.T) {
+	data, err := os.ReadFile("testdata/kquants.golden")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) < 16 || string(data[:8]) != "KQGOLD1\n" {
+		t.Fatal("testdata/kquants.golden: bad header")
+	}
+	nb, rows := int(binary.LittleEndian.Uint32(data[8:])), int(binary.LittleEndian.Uint32(data[12:]))
+	n := nb * qkK
+	rest := data[16:]
+	take := func(size int) []byte {
+		if size > len(rest) {
+			t.Fatalf("testdata/kquants.golden: truncated")
+		}
+		b := rest[:size]
+		rest = rest[size:]
+		return b
+	}
+	floats := func(b []byte) []float32 {
+		f := make([]float32, len(b)/4)
+		for i := range f {
+			f[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+		}
+		return f
+	}
+	x := floats(take(4 * n))
+	q8 := take(nb * q8KBytes)
+	q4 := take(rows * nb * q4KBytes)
+	q6 := take(rows * nb * q6KBytes)
+	deq4 := floats(take(4 * rows * n))
+	deq6 := floats(take(4 * rows * n))
+	dot4 := floats(take(4 * rows))
+	dot6 := floats(take(4 * rows))
+	if len(rest) != 0 {
+		t.Fatalf("testdata/kquants.golden: %d trailing bytes", len(rest))
+	}
+
+	got := make([]byte, len(q8))
+	quantizeRowQ8K(got, x)
+	for i := range got {
+		if got[i] != q8[i] {
+			t.Fatalf("Q8_K byte %d (block %d, offset %d) = %#x, llama.cpp %#x", i, i/q8KBytes, i%q8KBytes, got[i], q8[i])
+		}
+	}
+	xf := make([]float32, n)
+	dequantizeRowQ8K(xf, q8)
+
+	y := make([]float32, n)
+	for _, c := range []struct {
+		name string
+		sz   int
+		w    []byte
+		deq  []float32
+		dots []float32
+		dq   func([]float32, []byte)
+		dot  VecDot
+	}{
+		{"Q4_K", q4KBytes, q4, deq4, dot4, dequantizeRowQ4K, dotQ4K},
+		{"Q6_K", q6KBytes, q6, deq6, dot6, dequantizeRowQ6K, dotQ6K},
+	} {
+		for r := 0; r < rows; r++ {
+			w := c.w[r*nb*c.sz : (r+1)*nb*c.sz]
+			want := c.deq[r*n : (r+1)*n]
+			c.dq(y, w)
+			for i := range y {
+				if math.Float32bits(y[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%s row %d: dequantized element %d = %v, llama.cpp %v", c.name, r, i, y[i], want[i])
+				}
+			}
+			var mag float64
+			for i := range y {
+				mag += math.Abs(float64(y[i]) * float64(xf[i]))
+			}
+			got := c.dot(w, q8, n)
+			if d := math.Abs(float64(got) - float64(c.dots[r])); d > 1e-6*mag {
+				t.Errorf("%s row %d: dot %v, llama.cpp %v (|diff| %g, scale %g)", c.name, r, got, c.dots[r], d, mag)
+			}
+		}
 	}
 }

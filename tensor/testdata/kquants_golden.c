@@ -1,0 +1,104 @@
+// kquants_golden writes kquants.golden: Q8_K activations, Q4_K and Q6_K
+// weights and the results of llama.cpp's own kernels on them, for
+// TestKQuantsGolden. Build it against the CPU libraries shipped in
+// @node-llama-cpp/linux-x64 (the AVX2 "haswell" variant), from the
+// repository root after tools/peer/fetch.sh:
+//
+//	LIB=$PWD/.cache/npm/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64
+//	cc -O1 -I .cache/llama.cpp/ggml/include tensor/testdata/kquants_golden.c -L$LIB -l:libggml-base.so -l:libggml-cpu-haswell.so -Wl,-rpath,$LIB -lm -o /tmp/kquants_golden
+//	/tmp/kquants_golden > tensor/testdata/kquants.golden
+//
+// File layout (little-endian): "KQGOLD1\n", int32 nb, int32 rows, then
+//   float32 x[nb*256]            activations
+//   q8_K    [nb]                 quantize_row_q8_K (the CPU backend's from_float)
+//   q4_K    [rows*nb]            quantize_row_q4_K_ref of random weights
+//   q6_K    [rows*nb]            quantize_row_q6_K_ref of the same weights
+//   float32 [rows*nb*256]        dequantize_row_q4_K
+//   float32 [rows*nb*256]        dequantize_row_q6_K
+//   float32 [rows]               vec_dot q4_K·q8_K (AVX2 build)
+//   float32 [rows]               vec_dot q6_K·q8_K (AVX2 build)
+#include "ggml.h"
+#include "ggml-cpu.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void quantize_row_q4_K_ref(const float *x, void *y, int64_t k);
+void quantize_row_q6_K_ref(const float *x, void *y, int64_t k);
+void dequantize_row_q4_K(const void *x, float *y, int64_t k);
+void dequantize_row_q6_K(const void *x, float *y, int64_t k);
+
+enum { NB = 4, ROWS = 3, QK = 256, N = NB * QK };
+
+static uint64_t state = 0x9e3779b97f4a7c15ull;
+
+static double uniform(void) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return (double)(state >> 11) / 9007199254740992.0;
+}
+
+static float normal(void) {
+    double u = uniform() + 1e-12, v = uniform();
+    return (float)(sqrt(-2 * log(u)) * cos(6.283185307179586 * v));
+}
+
+static void put(const void *p, size_t n) {
+    if (fwrite(p, 1, n, stdout) != n) {
+        perror("kquants_golden");
+        exit(1);
+    }
+}
+
+int main(void) {
+    ggml_cpu_init();
+    const struct ggml_type_traits_cpu *t8 = ggml_get_type_traits_cpu(GGML_TYPE_Q8_K);
+    const struct ggml_type_traits_cpu *t4 = ggml_get_type_traits_cpu(GGML_TYPE_Q4_K);
+    const struct ggml_type_traits_cpu *t6 = ggml_get_type_traits_cpu(GGML_TYPE_Q6_K);
+
+    static float x[N], w[ROWS][N], deq4[ROWS][N], deq6[ROWS][N];
+    static uint8_t q8[NB * 292], q4[ROWS][NB * 144], q6[ROWS][NB * 210];
+    float dot4[ROWS], dot6[ROWS];
+
+    // Block 0: normal; block 1: exact ties (max -127 makes the scale 1);
+    // block 2: zeros; block 3: small values with outliers.
+    for (int j = 0; j < QK; j++) {
+        x[j] = normal();
+        x[QK + j] = (float)(j % 64) - 31.5f;
+        x[2 * QK + j] = 0;
+        x[3 * QK + j] = 1e-3f * normal() * (j % 37 == 0 ? 50 : 1);
+    }
+    x[QK + 5] = -127;
+    for (int r = 0; r < ROWS; r++) {
+        for (int j = 0; j < N; j++) {
+            w[r][j] = 0.02f * normal() + (r == 2 ? 0.01f : 0);
+        }
+    }
+    memset(w[1] + QK, 0, QK * sizeof(float)); // an all-zero weight block
+
+    memset(q8, 0, sizeof q8);
+    t8->from_float(x, q8, N);
+    for (int r = 0; r < ROWS; r++) {
+        quantize_row_q4_K_ref(w[r], q4[r], N);
+        quantize_row_q6_K_ref(w[r], q6[r], N);
+        dequantize_row_q4_K(q4[r], deq4[r], N);
+        dequantize_row_q6_K(q6[r], deq6[r], N);
+        t4->vec_dot(N, &dot4[r], 0, q4[r], 0, q8, 0, 1);
+        t6->vec_dot(N, &dot6[r], 0, q6[r], 0, q8, 0, 1);
+    }
+
+    int32_t hdr[2] = {NB, ROWS};
+    put("KQGOLD1\n", 8);
+    put(hdr, sizeof hdr);
+    put(x, sizeof x);
+    put(q8, sizeof q8);
+    put(q4, sizeof q4);
+    put(q6, sizeof q6);
+    put(deq4, sizeof deq4);
+    put(deq6, sizeof deq6);
+    put(dot4, sizeof dot4);
+    put(dot6, sizeof dot6);
+    return 0;
+}
