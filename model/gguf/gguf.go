@@ -89,7 +89,7 @@ func (t *TensorInfo) Elements() uint64 {
 type File struct {
 	Version    uint32       // 2 or 3
 	Alignment  uint64       // data alignment: general.alignment, default 32
-	DataOffset uint64       // file offset of the data section
+	DataOffset uint64       // file offset of the data section (may be the end of a file without tensors)
 	KV         []KV         // metadata in file order
 	Tensors    []TensorInfo // tensors in file order
 
@@ -150,13 +150,13 @@ func Open(path string) (*File, error) {
 // cleared; any copy of them kept elsewhere must not be used. Close is
 // idempotent and a no-op for a File from Parse.
 func (f *File) Close() error {
-	for i := range f.Tensors {
-		f.Tensors[i].Data = nil
-	}
 	u := f.unmap
-	f.unmap = nil
 	if u == nil {
 		return nil
+	}
+	f.unmap = nil
+	for i := range f.Tensors {
+		f.Tensors[i].Data = nil
 	}
 	if err := u(); err != nil {
 		return fmt.Errorf("gguf: unmap: %w", err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -278,6 +279,23 @@ func TestGetters(t *testing.T) {
 	if x, ok := f.Int32s("u32s.big"); ok {
 		t.Errorf("Int32s(u32s.big) = %v, ok; want not ok (out of range)", x)
 	}
+	for _, c := range []struct {
+		x    any
+		want []int32
+	}{
+		{[]int8{-5, 5}, []int32{-5, 5}},
+		{[]uint64{5}, []int32{5}},
+		{[]int64{math.MinInt32, math.MaxInt32}, []int32{math.MinInt32, math.MaxInt32}},
+		{[]int64{math.MinInt32 - 1}, nil},
+		{[]uint64{math.MaxInt32 + 1}, nil},
+		{int32(3), nil},
+	} {
+		v, _ := ValueOf(c.x)
+		got, ok := v.Int32s()
+		if ok != (c.want != nil) || fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("Int32s(%v) = %v, %v; want %v", c.x, got, ok, c.want)
+		}
+	}
 	if _, ok := f.Int32s("fs"); ok {
 		t.Errorf("Int32s(fs) ok")
 	}
@@ -392,6 +410,25 @@ func TestWriterErrors(t *testing.T) {
 	if _, err := ValueOf([]Value{v}); err == nil {
 		t.Errorf("array of arrays with a scalar element accepted")
 	}
+	// Arrays nest up to maxNesting levels, as the reader allows.
+	v, _ = ValueOf([]int32{1})
+	for range maxNesting - 1 {
+		v, _ = ValueOf([]Value{v})
+	}
+	w = NewWriter()
+	w.Set("deep", v)
+	b, err := w.Bytes()
+	if err != nil {
+		t.Fatalf("%d-deep array: %v", maxNesting, err)
+	}
+	if f, err := Parse(b); err != nil || !f.KV[0].Value.Equal(v) {
+		t.Fatalf("%d-deep array read back: %v", maxNesting, err)
+	}
+	v, _ = ValueOf([]Value{v})
+	w.Set("deeper", v)
+	if _, err := w.Bytes(); err == nil || !strings.Contains(err.Error(), "nested") {
+		t.Errorf("%d-deep array: err = %v", maxNesting+1, err)
+	}
 	// Setting a key again keeps its position and takes the new value.
 	w = NewWriter()
 	w.SetUint32("a", 1)
@@ -450,12 +487,12 @@ func TestParseErrors(t *testing.T) {
 		{"big endian", (&raw{}).bytes([]byte(Magic)).u32(0x03000000).u64(0).u64(0).b, ErrVersion, "big-endian"},
 		{"huge tensor count", header(1<<62, 0).b, ErrTruncated, "tensor count"},
 		{"huge kv count", header(0, 1<<62).b, ErrTruncated, "metadata count"},
-		{"huge key length", header(0, 1).u64(1 << 62).zeros(8).b, ErrTruncated, "string length"},
+		{"huge key length", header(0, 1).u64(1 << 62).zeros(8).b, ErrTruncated, "length 4611686018427387904 exceeds"},
 		{"empty key", header(0, 1).str("").u32(0).u8(0).b, ErrInvalid, "empty"},
-		{"duplicate key", header(0, 2).str("k").u32(0).u8(1).str("k").u32(0).u8(2).b, ErrDuplicate, `"k" appears twice`},
+		{"duplicate key", header(0, 2).str("k").u32(0).u8(1).str("k").u32(0).u8(2).b, ErrDuplicate, `key "k": duplicate key`},
 		{"unknown value type", header(0, 1).str("k").u32(13).u64(0).b, ErrValueType, "unknown value type 13"},
 		{"unknown elem type", header(0, 1).str("k").u32(9).u32(77).u64(0).b, ErrValueType, "element type 77"},
-		{"huge string value", header(0, 1).str("k").u32(8).u64(1 << 62).b, ErrTruncated, "string length"},
+		{"huge string value", header(0, 1).str("k").u32(8).u64(1 << 62).b, ErrTruncated, "length 4611686018427387904 exceeds"},
 		{"huge array", header(0, 1).str("k").u32(9).u32(uint32(TypeUint64)).u64(1 << 60).b, ErrTruncated, "array length"},
 		{"huge string array", header(0, 1).str("k").u32(9).u32(uint32(TypeString)).u64(1 << 60).b, ErrTruncated, "array length"},
 		{"string in array too long", header(0, 1).str("k").u32(9).u32(uint32(TypeString)).u64(1).u64(100).b, ErrTruncated, "element 0"},
@@ -469,7 +506,7 @@ func TestParseErrors(t *testing.T) {
 		{"alignment zero", header(0, 1).str(AlignmentKey).u32(uint32(TypeUint32)).u32(0).b, ErrAlignment, "power of two"},
 		{"empty tensor name", header(1, 0).str("").zeros(24).b, ErrInvalid, "empty name"},
 		{"long tensor name", header(1, 0).str(strings.Repeat("n", 64)).zeros(24).b, ErrInvalid, "limit is 63"},
-		{"duplicate tensor", dupTensor(), ErrDuplicate, `"w" appears twice`},
+		{"duplicate tensor", dupTensor(), ErrDuplicate, `tensor "w": duplicate tensor name`},
 		{"too many dims", header(1, 0).str("w").u32(5).zeros(24).b, ErrShape, "5 dimensions"},
 		{"negative dim", oneTensor([]uint64{1 << 63}, tensor.F32, 0, 0), ErrShape, "negative"},
 		{"element overflow", oneTensor([]uint64{1 << 32, 1 << 32}, tensor.F32, 0, 0), ErrShape, "2^63"},
@@ -584,5 +621,22 @@ func TestVersion2(t *testing.T) {
 	ti, ok := f.Tensor("blk.0.ffn_up.weight")
 	if f.Version != 2 || !ok || !bytes.Equal(ti.Data, data[ti.Name]) {
 		t.Errorf("v2 file: version %d, tensor found %v", f.Version, ok)
+	}
+}
+
+func BenchmarkParse(b *testing.B) {
+	w, _ := sampleWriter(b, 6)
+	for i := range 1000 {
+		w.SetStrings(fmt.Sprintf("k%d", i), []string{"some", "token", "strings"})
+	}
+	data, err := w.Bytes()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if _, err := Parse(data); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

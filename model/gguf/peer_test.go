@@ -102,3 +102,18 @@ func TestVocabFilesRewrite(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkOpenVocab measures opening and parsing a 32000-token vocabulary.
+func BenchmarkOpenVocab(b *testing.B) {
+	p := filepath.Join(peerModels, "ggml-vocab-llama-spm.gguf")
+	if _, err := os.Stat(p); err != nil {
+		b.Skip("peer file missing (run bash tools/peer/fetch.sh)")
+	}
+	for b.Loop() {
+		f, err := Open(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		f.Close()
+	}
+}

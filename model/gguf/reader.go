@@ -32,14 +32,37 @@ const (
 )
 
 // decoder reads little-endian values from buf, reporting the first problem
-// as a *FormatError.
+// as a *FormatError. The subject fields say what is being read (a key or a
+// tensor, and an array element) so that messages can name it; they are only
+// formatted when something fails, keeping the happy path free of
+// allocations.
 type decoder struct {
-	buf []byte
-	off int
+	buf  []byte
+	off  int
+	kind string // "key", "tensor" or "" (header)
+	name string // key or tensor name; empty while it is being read
+	idx  int    // tensor index while its name is being read
+	elem int    // array element being read, or -1
+}
+
+// subject describes what is being read, e.g. `key "a.b": element 3: `.
+func (d *decoder) subject() string {
+	s := ""
+	switch {
+	case d.kind == "":
+	case d.name != "":
+		s = fmt.Sprintf("%s %q: ", d.kind, d.name)
+	default:
+		s = fmt.Sprintf("%s %d: ", d.kind, d.idx)
+	}
+	if d.elem >= 0 {
+		s += fmt.Sprintf("element %d: ", d.elem)
+	}
+	return s
 }
 
 func (d *decoder) fail(sentinel error, format string, args ...any) error {
-	return &FormatError{Offset: int64(d.off), Msg: fmt.Sprintf(format, args...), Err: sentinel}
+	return &FormatError{Offset: int64(d.off), Msg: d.subject() + fmt.Sprintf(format, args...), Err: sentinel}
 }
 
 func (d *decoder) left() int { return len(d.buf) - d.off }
@@ -88,13 +111,13 @@ func (d *decoder) count(what string, minSize int) (int, error) {
 // str reads a length-prefixed string and returns the bytes, not copied.
 func (d *decoder) str(what string) ([]byte, error) {
 	start := d.off
-	n, err := d.u64(what + ": string length")
+	n, err := d.u64(what)
 	if err != nil {
 		return nil, err
 	}
 	if n > uint64(d.left()) {
 		d.off = start
-		return nil, d.fail(ErrTruncated, "%s: string length %d exceeds the %d bytes left", what, n, d.left()-8)
+		return nil, d.fail(ErrTruncated, "%s: length %d exceeds the %d bytes left", what, n, d.left()-8)
 	}
 	b := d.buf[d.off : d.off+int(n)]
 	d.off += int(n)
@@ -104,7 +127,7 @@ func (d *decoder) str(what string) ([]byte, error) {
 // Parse decodes a GGUF file held in memory. Tensor data are views into b,
 // which must stay unchanged while the File is used.
 func Parse(b []byte) (*File, error) {
-	d := &decoder{buf: b}
+	d := &decoder{buf: b, elem: -1}
 	if err := d.need(4, "magic"); err != nil {
 		return nil, err
 	}
@@ -138,24 +161,26 @@ func Parse(b []byte) (*File, error) {
 	f.kvIndex = make(map[string]int, nKV)
 	for i := range nKV {
 		start := d.off
-		kb, err := d.str(fmt.Sprintf("metadata key %d", i))
+		d.kind, d.name, d.idx = "key", "", i
+		kb, err := d.str("name")
 		if err != nil {
 			return nil, err
 		}
 		key := string(kb)
 		if key == "" {
 			d.off = start
-			return nil, d.fail(ErrInvalid, "metadata key %d is empty", i)
+			return nil, d.fail(ErrInvalid, "empty name")
 		}
+		d.name = key
 		if _, dup := f.kvIndex[key]; dup {
 			d.off = start
-			return nil, d.fail(ErrDuplicate, "metadata key %q appears twice", key)
+			return nil, d.fail(ErrDuplicate, "duplicate key")
 		}
-		t, err := d.u32(fmt.Sprintf("key %q: type", key))
+		t, err := d.u32("type")
 		if err != nil {
 			return nil, err
 		}
-		val, err := d.value(key, ValueType(t), 0)
+		val, err := d.value(ValueType(t), 0)
 		if err != nil {
 			return nil, err
 		}
@@ -163,6 +188,7 @@ func Parse(b []byte) (*File, error) {
 		f.KV = append(f.KV, KV{Key: key, Value: val})
 	}
 
+	d.kind = ""
 	if v, ok := f.Get(AlignmentKey); ok {
 		a, isU32 := v.x.(uint32)
 		if !isU32 {
@@ -177,7 +203,8 @@ func Parse(b []byte) (*File, error) {
 	f.Tensors = make([]TensorInfo, 0, nTensors)
 	f.tensorIndex = make(map[string]int, nTensors)
 	for i := range nTensors {
-		ti, err := d.tensorInfo(i, f.tensorIndex)
+		d.kind, d.name, d.idx = "tensor", "", i
+		ti, err := d.tensorInfo(f.tensorIndex)
 		if err != nil {
 			return nil, err
 		}
@@ -185,6 +212,7 @@ func Parse(b []byte) (*File, error) {
 		f.Tensors = append(f.Tensors, ti)
 	}
 
+	d.kind = ""
 	// The data section starts at the next multiple of the alignment.
 	dataStart := uint64(d.off)
 	if r := dataStart % f.Alignment; r != 0 {
@@ -234,72 +262,73 @@ func (t *TensorInfo) Size() uint64 {
 }
 
 // tensorInfo reads the description of tensor i.
-func (d *decoder) tensorInfo(i int, seen map[string]int) (TensorInfo, error) {
+func (d *decoder) tensorInfo(seen map[string]int) (TensorInfo, error) {
 	var ti TensorInfo
 	start := d.off
-	nb, err := d.str(fmt.Sprintf("tensor %d: name", i))
+	nb, err := d.str("name")
 	if err != nil {
 		return ti, err
 	}
 	if len(nb) == 0 {
 		d.off = start
-		return ti, d.fail(ErrInvalid, "tensor %d: empty name", i)
+		return ti, d.fail(ErrInvalid, "empty name")
 	}
 	if len(nb) >= maxNameLen {
 		d.off = start
-		return ti, d.fail(ErrInvalid, "tensor %d: name %q is %d bytes, the limit is %d", i, truncName(nb), len(nb), maxNameLen-1)
+		return ti, d.fail(ErrInvalid, "name %q is %d bytes, the limit is %d", truncName(nb), len(nb), maxNameLen-1)
 	}
 	ti.Name = string(nb)
+	d.name = ti.Name
 	if _, dup := seen[ti.Name]; dup {
 		d.off = start
-		return ti, d.fail(ErrDuplicate, "tensor name %q appears twice", ti.Name)
+		return ti, d.fail(ErrDuplicate, "duplicate tensor name")
 	}
-	nDims, err := d.u32(fmt.Sprintf("tensor %q: dimension count", ti.Name))
+	nDims, err := d.u32("dimension count")
 	if err != nil {
 		return ti, err
 	}
 	if nDims > maxDims {
 		d.off -= 4
-		return ti, d.fail(ErrShape, "tensor %q: %d dimensions, at most %d allowed", ti.Name, nDims, maxDims)
+		return ti, d.fail(ErrShape, "%d dimensions, at most %d allowed", nDims, maxDims)
 	}
 	ti.Dims = make([]uint64, nDims)
 	elems := uint64(1)
 	for j := range ti.Dims {
-		n, err := d.u64(fmt.Sprintf("tensor %q: dimension %d", ti.Name, j))
+		n, err := d.u64(dimNames[j])
 		if err != nil {
 			return ti, err
 		}
 		if n > math.MaxInt64 {
 			d.off -= 8
-			return ti, d.fail(ErrShape, "tensor %q: dimension %d is %d, which is negative as ggml's int64", ti.Name, j, n)
+			return ti, d.fail(ErrShape, "%s is %d, which is negative as ggml's int64", dimNames[j], n)
 		}
 		ti.Dims[j] = n
 		hi, lo := bits.Mul64(elems, n)
 		if hi != 0 || lo > math.MaxInt64 {
 			d.off -= 8
-			return ti, d.fail(ErrShape, "tensor %q: shape %v has more than 2^63 elements", ti.Name, ti.Dims[:j+1])
+			return ti, d.fail(ErrShape, "shape %v has more than 2^63 elements", ti.Dims[:j+1])
 		}
 		elems = lo
 	}
-	t, err := d.u32(fmt.Sprintf("tensor %q: type", ti.Name))
+	t, err := d.u32("type")
 	if err != nil {
 		return ti, err
 	}
 	ti.Type = tensor.Type(t)
 	if !ti.Type.Known() {
 		d.off -= 4
-		return ti, d.fail(ErrTensorType, "tensor %q: unknown ggml type %d", ti.Name, t)
+		return ti, d.fail(ErrTensorType, "unknown ggml type %d", t)
 	}
 	bs := uint64(ti.Type.BlockSize())
 	if ti.Dims0()%bs != 0 {
 		d.off -= 4
-		return ti, d.fail(ErrShape, "tensor %q: row length %d is not a multiple of the %s block size %d", ti.Name, ti.Dims0(), ti.Type, bs)
+		return ti, d.fail(ErrShape, "row length %d is not a multiple of the %s block size %d", ti.Dims0(), ti.Type, bs)
 	}
 	if hi, _ := bits.Mul64(elems/bs, uint64(ti.Type.TypeSize())); hi != 0 || (elems/bs)*uint64(ti.Type.TypeSize()) > math.MaxInt64 {
 		d.off -= 4
-		return ti, d.fail(ErrShape, "tensor %q: shape %v of %s is too large in bytes", ti.Name, ti.Dims, ti.Type)
+		return ti, d.fail(ErrShape, "shape %v of %s is too large in bytes", ti.Dims, ti.Type)
 	}
-	if ti.Offset, err = d.u64(fmt.Sprintf("tensor %q: offset", ti.Name)); err != nil {
+	if ti.Offset, err = d.u64("offset"); err != nil {
 		return ti, err
 	}
 	return ti, nil
@@ -312,24 +341,27 @@ func truncName(b []byte) string {
 	return string(b)
 }
 
-// value reads a value of type t for key at nesting depth.
-func (d *decoder) value(key string, t ValueType, depth int) (Value, error) {
+// dimNames names the dimensions in messages without formatting.
+var dimNames = [maxDims]string{"dimension 0", "dimension 1", "dimension 2", "dimension 3"}
+
+// value reads a value of type t at nesting depth.
+func (d *decoder) value(t ValueType, depth int) (Value, error) {
 	if !t.Valid() {
 		d.off -= 4
-		return Value{}, d.fail(ErrValueType, "key %q: unknown value type %d", key, uint32(t))
+		return Value{}, d.fail(ErrValueType, "unknown value type %d", uint32(t))
 	}
 	if t == TypeArray {
-		return d.array(key, depth)
+		return d.array(depth)
 	}
 	if t == TypeString {
-		s, err := d.str(fmt.Sprintf("key %q", key))
+		s, err := d.str("string")
 		if err != nil {
 			return Value{}, err
 		}
 		return Value{typ: TypeString, x: string(s)}, nil
 	}
 	size := t.size()
-	if err := d.need(size, fmt.Sprintf("key %q: %s value", key, t)); err != nil {
+	if err := d.need(size, t.String()+" value"); err != nil {
 		return Value{}, err
 	}
 	p := d.buf[d.off : d.off+size]
@@ -341,7 +373,7 @@ func (d *decoder) value(key string, t ValueType, depth int) (Value, error) {
 		x = int8(p[0])
 	case TypeBool:
 		if p[0] > 1 {
-			return Value{}, d.fail(ErrInvalid, "key %q: bool byte is %d, must be 0 or 1", key, p[0])
+			return Value{}, d.fail(ErrInvalid, "bool byte is %d, must be 0 or 1", p[0])
 		}
 		x = p[0] == 1
 	case TypeUint16:
@@ -366,18 +398,18 @@ func (d *decoder) value(key string, t ValueType, depth int) (Value, error) {
 }
 
 // array reads an array header and its elements.
-func (d *decoder) array(key string, depth int) (Value, error) {
+func (d *decoder) array(depth int) (Value, error) {
 	if depth >= maxNesting {
-		return Value{}, d.fail(ErrInvalid, "key %q: arrays nested more than %d deep", key, maxNesting)
+		return Value{}, d.fail(ErrInvalid, "arrays nested more than %d deep", maxNesting)
 	}
-	et, err := d.u32(fmt.Sprintf("key %q: array element type", key))
+	et, err := d.u32("array element type")
 	if err != nil {
 		return Value{}, err
 	}
 	elem := ValueType(et)
 	if !elem.Valid() {
 		d.off -= 4
-		return Value{}, d.fail(ErrValueType, "key %q: unknown array element type %d", key, et)
+		return Value{}, d.fail(ErrValueType, "unknown array element type %d", et)
 	}
 	minSize := elem.size()
 	switch elem {
@@ -386,28 +418,32 @@ func (d *decoder) array(key string, depth int) (Value, error) {
 	case TypeArray:
 		minSize = minArraySize
 	}
-	n, err := d.count(fmt.Sprintf("key %q: array length", key), minSize)
+	n, err := d.count("array length", minSize)
 	if err != nil {
 		return Value{}, err
 	}
 	switch elem {
 	case TypeString:
-		return d.stringArray(key, n)
+		return d.stringArray(n)
 	case TypeArray:
 		vs := make([]Value, n)
+		outer := d.elem
 		for i := range vs {
-			if _, err := d.u32(fmt.Sprintf("key %q: element %d type", key, i)); err != nil {
+			d.elem = i
+			t, err := d.u32("type")
+			if err != nil {
 				return Value{}, err
 			}
-			// The element type of an array element must itself say "array".
-			if t := binary.LittleEndian.Uint32(d.buf[d.off-4:]); ValueType(t) != TypeArray {
+			// Each element of an array of arrays is itself tagged "array".
+			if ValueType(t) != TypeArray {
 				d.off -= 4
-				return Value{}, d.fail(ErrValueType, "key %q: element %d of an array of arrays has type %s", key, i, ValueType(t))
+				return Value{}, d.fail(ErrValueType, "element of an array of arrays has type %s", ValueType(t))
 			}
-			if vs[i], err = d.array(key, depth+1); err != nil {
+			if vs[i], err = d.array(depth + 1); err != nil {
 				return Value{}, err
 			}
 		}
+		d.elem = outer
 		return Value{typ: TypeArray, elem: TypeArray, x: vs}, nil
 	case TypeBool:
 		p := d.buf[d.off : d.off+n]
@@ -415,7 +451,8 @@ func (d *decoder) array(key string, depth int) (Value, error) {
 		for i, c := range p {
 			if c > 1 {
 				d.off += i
-				return Value{}, d.fail(ErrInvalid, "key %q: element %d: bool byte is %d, must be 0 or 1", key, i, c)
+				d.elem = i
+				return Value{}, d.fail(ErrInvalid, "bool byte is %d, must be 0 or 1", c)
 			}
 			bs[i] = c == 1
 		}
@@ -492,13 +529,16 @@ func (d *decoder) array(key string, depth int) (Value, error) {
 // stringArray reads n strings. It first checks every length, then copies
 // the whole run once and slices the strings out of that copy, so a
 // vocabulary costs two allocations, not one per token.
-func (d *decoder) stringArray(key string, n int) (Value, error) {
+func (d *decoder) stringArray(n int) (Value, error) {
 	start := d.off
+	outer := d.elem
 	for i := range n {
-		if _, err := d.str(fmt.Sprintf("key %q: element %d", key, i)); err != nil {
+		d.elem = i
+		if _, err := d.str("string"); err != nil {
 			return Value{}, err
 		}
 	}
+	d.elem = outer
 	all := string(d.buf[start:d.off])
 	ss := make([]string, n)
 	p := 0

@@ -3,6 +3,7 @@ package gguf
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -298,23 +299,31 @@ func (v Value) Float32s() ([]float32, bool) {
 // array of any other integer type converted to a new []int32 when every
 // element fits.
 func (v Value) Int32s() ([]int32, bool) {
-	if s, ok := v.x.([]int32); ok {
+	switch s := v.x.(type) {
+	case []int32:
 		return s, true
+	case []uint8:
+		return toInt32s(s)
+	case []int8:
+		return toInt32s(s)
+	case []uint16:
+		return toInt32s(s)
+	case []int16:
+		return toInt32s(s)
+	case []uint32:
+		return toInt32s(s)
+	case []uint64:
+		return toInt32s(s)
+	case []int64:
+		return toInt32s(s)
 	}
-	if v.typ != TypeArray {
-		return nil, false
-	}
-	switch v.elem {
-	case TypeUint8, TypeInt8, TypeUint16, TypeInt16, TypeUint32, TypeUint64, TypeInt64:
-	default:
-		return nil, false
-	}
-	n := v.Len()
-	out := make([]int32, n)
-	for i := range n {
-		e := v.Index(i)
-		x, ok := e.Int()
-		if !ok || x < math.MinInt32 || x > math.MaxInt32 {
+	return nil, false
+}
+
+func toInt32s[T uint8 | int8 | uint16 | int16 | uint32 | uint64 | int64](s []T) ([]int32, bool) {
+	out := make([]int32, len(s))
+	for i, x := range s {
+		if x < 0 && int64(x) < math.MinInt32 || x > 0 && uint64(x) > math.MaxInt32 {
 			return nil, false
 		}
 		out[i] = int32(x)
@@ -370,6 +379,22 @@ func (v Value) Equal(o Value) bool {
 	}
 	if v.elem != o.elem || v.Len() != o.Len() {
 		return false
+	}
+	switch a := v.x.(type) {
+	case []string:
+		return slices.Equal(a, o.x.([]string))
+	case []uint8:
+		return slices.Equal(a, o.x.([]uint8))
+	case []int32:
+		return slices.Equal(a, o.x.([]int32))
+	case []float32:
+		b := o.x.([]float32)
+		for i := range a {
+			if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+				return false
+			}
+		}
+		return true
 	}
 	for i := range v.Len() {
 		if !v.Index(i).Equal(o.Index(i)) {

@@ -49,12 +49,33 @@ func (w *Writer) Set(key string, v Value) {
 		w.err = fmt.Errorf("gguf: key %q: invalid (zero) Value", key)
 		return
 	}
+	if d := nesting(v); d > maxNesting {
+		w.err = fmt.Errorf("gguf: key %q: arrays nested %d deep, at most %d allowed", key, d, maxNesting)
+		return
+	}
 	if i, ok := w.kvIndex[key]; ok {
 		w.kv[i].Value = v
 		return
 	}
 	w.kvIndex[key] = len(w.kv)
 	w.kv = append(w.kv, KV{Key: key, Value: v})
+}
+
+// nesting is how many array levels v has: 0 for a scalar, 1 for an array
+// of scalars.
+func nesting(v Value) int {
+	vs, ok := v.x.([]Value)
+	if !ok {
+		if v.typ == TypeArray {
+			return 1
+		}
+		return 0
+	}
+	d := 0
+	for _, e := range vs {
+		d = max(d, nesting(e))
+	}
+	return 1 + d
 }
 
 func (w *Writer) set(key string, x any) {
@@ -120,8 +141,12 @@ func (w *Writer) AddTensor(name string, t tensor.Type, dims []uint64, data []byt
 	if ti.Dims0()%uint64(t.BlockSize()) != 0 {
 		return fmt.Errorf("gguf: tensor %q: row length %d is not a multiple of the %s block size %d", name, ti.Dims0(), t, t.BlockSize())
 	}
-	if hi, lo := mul64(elems/uint64(t.BlockSize()), uint64(t.TypeSize())); hi != 0 || lo != uint64(len(data)) {
-		return fmt.Errorf("gguf: tensor %q: %d bytes of data, shape %v of %s needs %d", name, len(data), dims, t, ti.Size())
+	hi, size := mul64(elems/uint64(t.BlockSize()), uint64(t.TypeSize()))
+	if hi != 0 || size > math.MaxInt64 {
+		return fmt.Errorf("gguf: tensor %q: shape %v of %s is too large in bytes", name, dims, t)
+	}
+	if size != uint64(len(data)) {
+		return fmt.Errorf("gguf: tensor %q: %d bytes of data, shape %v of %s needs %d", name, len(data), dims, t, size)
 	}
 	ti.Data = data
 	w.names[name] = true
