@@ -1,0 +1,200 @@
+package stages
+
+import (
+	"fmt"
+	"io"
+	"sync"
+	"time"
+)
+
+// RequestStats are one request's speculative-decoding figures.
+type RequestStats struct {
+	Steps       int   // verification passes
+	Drafts      int   // steps with at least one draft token
+	DraftTokens int   // draft tokens proposed
+	Accepted    int   // draft tokens accepted
+	AcceptedAt  []int // AcceptedAt[i]: drafts whose token i was accepted
+	Generated   int   // tokens published
+
+	TTFT     time.Duration // admission to first token
+	ITLSum   time.Duration // sum of gaps between blocks after the first
+	Duration time.Duration // admission to final chunk
+}
+
+// MeanAcceptedLength is 1 + accepted/drafts: tokens committed per draft.
+func (s *RequestStats) MeanAcceptedLength() float64 {
+	if s.Drafts == 0 {
+		return 1
+	}
+	return 1 + float64(s.Accepted)/float64(s.Drafts)
+}
+
+// ITL is the mean inter-token latency after the first token.
+func (s *RequestStats) ITL() time.Duration {
+	if s.Generated <= 1 {
+		return 0
+	}
+	return s.ITLSum / time.Duration(s.Generated-1)
+}
+
+// Metrics are a pipeline's global figures. Methods are safe for
+// concurrent use.
+type Metrics struct {
+	mu sync.Mutex
+	m  Snapshot
+
+	draftBusy, verifyBusy, prefillBusy time.Duration
+}
+
+// Snapshot is a copy of the global metrics.
+type Snapshot struct {
+	Requests, Failed int
+	Steps            int   // blocks verified
+	Passes           int   // target forward passes in verify
+	PassTokens       int   // tokens in those passes
+	Drafts           int   // blocks with draft tokens
+	DraftTokens      int   // draft tokens proposed
+	Accepted         int   // draft tokens accepted
+	AcceptedAt       []int // per draft position
+	Generated        int   // tokens published
+
+	TTFTSum time.Duration // over requests
+	TTFTN   int
+
+	Wall, DraftBusy, VerifyBusy, PrefillBusy, Overlap time.Duration
+}
+
+func newMetrics(k int) *Metrics {
+	return &Metrics{m: Snapshot{AcceptedAt: make([]int, k)}}
+}
+
+// Snapshot returns a copy of the metrics.
+func (m *Metrics) Snapshot() Snapshot {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := m.m
+	s.AcceptedAt = append([]int(nil), m.m.AcceptedAt...)
+	s.DraftBusy, s.VerifyBusy, s.PrefillBusy = m.draftBusy, m.verifyBusy, m.prefillBusy
+	return s
+}
+
+func (m *Metrics) block(k, accepted int) {
+	m.mu.Lock()
+	m.m.Steps++
+	if k > 0 {
+		m.m.Drafts++
+		m.m.DraftTokens += k
+		m.m.Accepted += accepted
+		for i := 0; i < accepted && i < len(m.m.AcceptedAt); i++ {
+			m.m.AcceptedAt[i]++
+		}
+	}
+	m.mu.Unlock()
+}
+
+func (m *Metrics) batch(seqs, tokens int) {
+	m.mu.Lock()
+	m.m.Passes++
+	m.m.PassTokens += tokens
+	m.mu.Unlock()
+}
+
+func (m *Metrics) tokens(n int, first bool, sinceStart time.Duration) {
+	m.mu.Lock()
+	m.m.Generated += n
+	if first {
+		m.m.TTFTSum += sinceStart
+		m.m.TTFTN++
+	}
+	m.mu.Unlock()
+}
+
+func (m *Metrics) finish(failed bool) {
+	m.mu.Lock()
+	m.m.Requests++
+	if failed {
+		m.m.Failed++
+	}
+	m.mu.Unlock()
+}
+
+func (m *Metrics) setBusy(d *time.Duration, v time.Duration) {
+	m.mu.Lock()
+	*d = v
+	m.mu.Unlock()
+}
+
+func (m *Metrics) setWall(wall, overlap time.Duration) {
+	m.mu.Lock()
+	m.m.Wall, m.m.Overlap = wall, overlap
+	m.mu.Unlock()
+}
+
+// Acceptance is accepted/draft tokens (α per draft token).
+func (s Snapshot) Acceptance() float64 {
+	if s.DraftTokens == 0 {
+		return 0
+	}
+	return float64(s.Accepted) / float64(s.DraftTokens)
+}
+
+// MeanAcceptedLength is 1 + accepted/drafts.
+func (s Snapshot) MeanAcceptedLength() float64 {
+	if s.Drafts == 0 {
+		return 1
+	}
+	return 1 + float64(s.Accepted)/float64(s.Drafts)
+}
+
+// Write prints the metrics as a few lines of text.
+func (s Snapshot) Write(w io.Writer) {
+	fmt.Fprintf(w, "requests %d (failed %d), generated %d tokens in %v (%.1f tok/s)\n",
+		s.Requests, s.Failed, s.Generated, s.Wall.Round(time.Millisecond), float64(s.Generated)/max(s.Wall.Seconds(), 1e-9))
+	fmt.Fprintf(w, "steps %d, drafts %d, draft tokens %d, accepted %d (%.1f%%), mean accepted length %.2f\n",
+		s.Steps, s.Drafts, s.DraftTokens, s.Accepted, 100*s.Acceptance(), s.MeanAcceptedLength())
+	if len(s.AcceptedAt) > 0 && s.Drafts > 0 {
+		fmt.Fprint(w, "accepted per draft position:")
+		for i, n := range s.AcceptedAt {
+			fmt.Fprintf(w, " %d:%.2f", i+1, float64(n)/float64(s.Drafts))
+		}
+		fmt.Fprintln(w)
+	}
+	ttft := time.Duration(0)
+	if s.TTFTN > 0 {
+		ttft = s.TTFTSum / time.Duration(s.TTFTN)
+	}
+	fmt.Fprintf(w, "verify passes %d (%.1f tokens each), mean TTFT %v\n",
+		s.Passes, float64(s.PassTokens)/max(float64(s.Passes), 1), ttft.Round(time.Microsecond))
+	fmt.Fprintf(w, "busy: draft %v, verify %v, prefill %v, draft∥verify overlap %v\n",
+		s.DraftBusy.Round(time.Millisecond), s.VerifyBusy.Round(time.Millisecond),
+		s.PrefillBusy.Round(time.Millisecond), s.Overlap.Round(time.Millisecond))
+}
+
+// overlap measures the time two activities (draft 0, verify 1) are busy at
+// once.
+type overlap struct {
+	mu     sync.Mutex
+	active [2]bool
+	since  time.Time
+	total  time.Duration
+}
+
+func (o *overlap) enter(i int) { o.set(i, true) }
+func (o *overlap) leave(i int) { o.set(i, false) }
+
+func (o *overlap) set(i int, on bool) {
+	o.mu.Lock()
+	now := time.Now()
+	if o.active[0] && o.active[1] {
+		o.total += now.Sub(o.since)
+	}
+	o.active[i] = on
+	o.since = now
+	o.mu.Unlock()
+}
+
+func (o *overlap) both() time.Duration {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.total
+}

@@ -1,0 +1,368 @@
+package stages_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/specd-dev/specd/draft"
+	"github.com/specd-dev/specd/stages"
+	"github.com/specd-dev/specd/verify"
+	"github.com/specd-dev/specd/verify/verifytest"
+)
+
+const vocab = 16
+
+// result is what a consumer saw for one request.
+type result struct {
+	tokens []int32
+	final  stages.Chunk
+	chunks int
+}
+
+// runPipeline serves reqs and collects every request's output, checking
+// that chunks are numbered without gaps and end in exactly one final.
+func runPipeline(t *testing.T, cfg stages.Config, reqs []stages.Request) (map[string]*result, *stages.Pipeline) {
+	t.Helper()
+	p, err := stages.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := make(chan stages.Request)
+	out := make(chan stages.Chunk, 16)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx, in, out) }()
+	go func() {
+		defer close(in)
+		for _, r := range reqs {
+			select {
+			case in <- r:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	res := map[string]*result{}
+	finals := 0
+	take := func(c stages.Chunk) {
+		r := res[c.ID]
+		if r == nil {
+			r = &result{}
+			res[c.ID] = r
+		}
+		if r.final.Final {
+			t.Fatalf("%s: chunk %d after the final one", c.ID, c.Seq)
+		}
+		if c.Seq != r.chunks {
+			t.Fatalf("%s: chunk %d, want %d (gap)", c.ID, c.Seq, r.chunks)
+		}
+		r.chunks++
+		r.tokens = append(r.tokens, c.Tokens...)
+		if c.Final {
+			r.final = c
+			finals++
+		}
+	}
+	var runErr error
+	running := true
+	for running {
+		select {
+		case c := <-out:
+			take(c)
+		case runErr = <-done:
+			running = false
+		case <-ctx.Done():
+			t.Fatalf("timed out with %d of %d requests finished", finals, len(reqs))
+		}
+	}
+	// Run has returned: everything it published is buffered in out.
+	for len(out) > 0 {
+		take(<-out)
+	}
+	if runErr != nil {
+		t.Fatalf("Run: %v", runErr)
+	}
+	if finals != len(reqs) {
+		t.Fatalf("%d final chunks for %d requests", finals, len(reqs))
+	}
+	return res, p
+}
+
+func prompts(n int) [][]int32 {
+	var ps [][]int32
+	for i := 0; i < n; i++ {
+		p := make([]int32, 1+(i*3)%7)
+		for j := range p {
+			p[j] = int32((i*5 + j*3 + 1) % vocab)
+		}
+		ps = append(ps, p)
+	}
+	return ps
+}
+
+// TestGreedyExactness checks that speculative output equals plain greedy
+// decoding of the target, token for token, for k = 1..8, 1..8 sequences
+// with different prompts and lengths, and four drafters: none, a noisy
+// model (partial acceptance), the target itself (full acceptance, which is
+// asserted) and prompt lookup.
+func TestGreedyExactness(t *testing.T) {
+	type drafter struct {
+		name string
+		make func(seqs int) draft.Drafter
+	}
+	drafters := []drafter{
+		{"none", func(int) draft.Drafter { return nil }},
+		{"noisy", func(seqs int) draft.Drafter {
+			return draft.NewModel(verifytest.NewFake(vocab, seqs, 512, 64, 4, verifytest.Term{Seed: 1, Scale: 1}, verifytest.Term{Seed: 3, Scale: 0.5}), 0)
+		}},
+		{"self", func(seqs int) draft.Drafter {
+			return draft.NewModel(verifytest.NewFake(vocab, seqs, 512, 64, 4), 0)
+		}},
+		{"ngram", func(int) draft.Drafter { return draft.NewNGram() }},
+	}
+	ref := verifytest.NewFake(vocab, 1, 512, 512, 4)
+	const gen = 30
+	for _, d := range drafters {
+		for k := 1; k <= 8; k++ {
+			for _, seqs := range []int{1, 3, 8} {
+				if d.name == "none" && k > 1 {
+					continue
+				}
+				t.Run(fmt.Sprintf("%s/k%d/b%d", d.name, k, seqs), func(t *testing.T) {
+					target := verifytest.NewFake(vocab, seqs, 512, 72, 4)
+					cfg := stages.Config{
+						Target: target, Drafter: d.make(seqs), Policy: draft.Policy{K: k},
+						Slots: seqs, MaxPos: 512,
+					}
+					ps := prompts(seqs + 2) // more requests than slots: joins and leaves
+					var reqs []stages.Request
+					for i, pr := range ps {
+						reqs = append(reqs, stages.Request{ID: fmt.Sprint(i), PromptIDs: pr, MaxTokens: gen - i})
+					}
+					res, p := runPipeline(t, cfg, reqs)
+					for i, pr := range ps {
+						want, err := ref.Greedy(0, pr, gen-i)
+						if err != nil {
+							t.Fatal(err)
+						}
+						r := res[fmt.Sprint(i)]
+						if r.final.Err != nil || r.final.Reason != "length" {
+							t.Fatalf("request %d: final %+v", i, r.final)
+						}
+						if fmt.Sprint(r.tokens) != fmt.Sprint(want) {
+							t.Fatalf("request %d:\n got  %v\n want %v", i, r.tokens, want)
+						}
+					}
+					m := p.Metrics().Snapshot()
+					if m.Requests != len(ps) || m.Generated != sumGen(ps, gen) {
+						t.Errorf("metrics: %d requests, %d tokens", m.Requests, m.Generated)
+					}
+					switch d.name {
+					case "self":
+						if m.Accepted != m.DraftTokens || m.DraftTokens == 0 {
+							t.Errorf("self-draft accepted %d of %d", m.Accepted, m.DraftTokens)
+						}
+					case "noisy":
+						if m.Accepted == m.DraftTokens || m.Accepted == 0 {
+							t.Errorf("noisy draft accepted %d of %d, want partial", m.Accepted, m.DraftTokens)
+						}
+					case "none":
+						if m.DraftTokens != 0 {
+							t.Errorf("no drafter but %d draft tokens", m.DraftTokens)
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+func sumGen(ps [][]int32, gen int) int {
+	n := 0
+	for i := range ps {
+		n += gen - i
+	}
+	return n
+}
+
+// TestAdaptiveAndPMin runs the adaptive policy and p_min stop: output
+// must still equal plain greedy decoding.
+func TestAdaptiveAndPMin(t *testing.T) {
+	ref := verifytest.NewFake(vocab, 1, 512, 512, 4)
+	for _, pol := range []draft.Policy{{K: 6, Adaptive: true, Cost: 0.2}, {K: 6}} {
+		target := verifytest.NewFake(vocab, 4, 512, 64, 4)
+		dr := draft.NewModel(verifytest.NewFake(vocab, 4, 512, 64, 4, verifytest.Term{Seed: 1, Scale: 1}, verifytest.Term{Seed: 3, Scale: 0.7}), 0.15)
+		cfg := stages.Config{Target: target, Drafter: dr, Policy: pol, Slots: 4, MaxPos: 512}
+		ps := prompts(6)
+		var reqs []stages.Request
+		for i, pr := range ps {
+			reqs = append(reqs, stages.Request{ID: fmt.Sprint(i), PromptIDs: pr, MaxTokens: 40})
+		}
+		res, _ := runPipeline(t, cfg, reqs)
+		for i, pr := range ps {
+			want, _ := ref.Greedy(0, pr, 40)
+			if got := res[fmt.Sprint(i)].tokens; fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("%+v request %d:\n got  %v\n want %v", pol, i, got, want)
+			}
+		}
+	}
+}
+
+// TestEOSAndErrors: a request with a bad token fails alone, EOS stops a
+// sequence without being emitted, and other requests are unaffected.
+func TestEOSAndErrors(t *testing.T) {
+	ref := verifytest.NewFake(vocab, 1, 512, 512, 4)
+	base, _ := ref.Greedy(0, []int32{1, 2, 3}, 20)
+	eos := base[7]
+	// The first occurrence of eos in the reference output ends it.
+	stop := 0
+	for stop < len(base) && base[stop] != eos {
+		stop++
+	}
+	target := verifytest.NewFake(vocab, 2, 512, 64, 4)
+	cfg := stages.Config{Target: target, Drafter: draft.NewNGram(), Policy: draft.Policy{K: 3}, Slots: 2, MaxPos: 512, EOS: []int32{eos}}
+	reqs := []stages.Request{
+		{ID: "bad", PromptIDs: []int32{1, vocab + 5}, MaxTokens: 5},
+		{ID: "ok", PromptIDs: []int32{1, 2, 3}, MaxTokens: 20},
+		{ID: "zero", PromptIDs: []int32{1}, MaxTokens: 0},
+		{ID: "text", Prompt: "hello", MaxTokens: 3},
+		{ID: "long", PromptIDs: make([]int32, 600), MaxTokens: 3},
+	}
+	res, p := runPipeline(t, cfg, reqs)
+	for _, id := range []string{"bad", "zero", "text", "long"} {
+		r := res[id]
+		if r.final.Reason != "error" || !errors.Is(r.final.Err, stages.ErrRequest) || len(r.tokens) != 0 {
+			t.Errorf("%s: final %+v, tokens %v", id, r.final, r.tokens)
+		}
+	}
+	ok := res["ok"]
+	if ok.final.Reason != "stop" || fmt.Sprint(ok.tokens) != fmt.Sprint(base[:stop]) {
+		t.Errorf("ok: reason %q tokens %v, want stop and %v", ok.final.Reason, ok.tokens, base[:stop])
+	}
+	if m := p.Metrics().Snapshot(); m.Failed != 4 || m.Requests != 5 {
+		t.Errorf("metrics %+v", m)
+	}
+}
+
+// TestCancel stops a pipeline whose requests would run long.
+func TestCancel(t *testing.T) {
+	target := verifytest.NewFake(vocab, 2, 1<<14, 64, 4)
+	p, err := stages.New(stages.Config{Target: target, Drafter: draft.NewNGram(), Policy: draft.Policy{K: 4}, Slots: 2, MaxPos: 1 << 14})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := make(chan stages.Request, 1)
+	out := make(chan stages.Chunk)
+	in <- stages.Request{ID: "a", PromptIDs: []int32{1}, MaxTokens: 1 << 13}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx, in, out) }()
+	timer := time.NewTimer(30 * time.Second)
+	defer timer.Stop()
+	select {
+	case <-out: // running
+	case <-timer.C:
+		t.Fatal("no output")
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("Run = %v", err)
+		}
+	case <-timer.C:
+		t.Fatal("Run did not return after cancel")
+	}
+}
+
+// TestRequestCancel ends one request through its own context.
+func TestRequestCancel(t *testing.T) {
+	target := verifytest.NewFake(vocab, 2, 1<<12, 64, 4)
+	rctx, rcancel := context.WithCancel(context.Background())
+	rcancel()
+	res, _ := runPipeline(t, stages.Config{Target: target, Drafter: draft.NewNGram(), Policy: draft.Policy{K: 2}, Slots: 2, MaxPos: 1 << 12},
+		[]stages.Request{{ID: "c", PromptIDs: []int32{1}, MaxTokens: 1000, Ctx: rctx}, {ID: "d", PromptIDs: []int32{2}, MaxTokens: 10}})
+	if r := res["c"]; !errors.Is(r.final.Err, context.Canceled) || len(r.tokens) > 3 {
+		t.Errorf("cancelled request: %+v after %d tokens", r.final, len(r.tokens))
+	}
+	if r := res["d"]; r.final.Err != nil || len(r.tokens) != 10 {
+		t.Errorf("other request: %+v, %d tokens", r.final, len(r.tokens))
+	}
+}
+
+// TestSerialSameOutput: the serial baseline decodes the same tokens.
+func TestSerialSameOutput(t *testing.T) {
+	ref := verifytest.NewFake(vocab, 1, 512, 512, 4)
+	target := verifytest.NewFake(vocab, 4, 512, 64, 4)
+	dr := draft.NewModel(verifytest.NewFake(vocab, 4, 512, 64, 4, verifytest.Term{Seed: 1, Scale: 1}, verifytest.Term{Seed: 3, Scale: 0.5}), 0)
+	cfg := stages.Config{Target: target, Drafter: dr, Policy: draft.Policy{K: 4}, Slots: 4, MaxPos: 512, Serial: true}
+	ps := prompts(4)
+	var reqs []stages.Request
+	for i, pr := range ps {
+		reqs = append(reqs, stages.Request{ID: fmt.Sprint(i), PromptIDs: pr, MaxTokens: 25})
+	}
+	res, p := runPipeline(t, cfg, reqs)
+	for i, pr := range ps {
+		want, _ := ref.Greedy(0, pr, 25)
+		if got := res[fmt.Sprint(i)].tokens; fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("request %d differs", i)
+		}
+	}
+	if m := p.Metrics().Snapshot(); m.Overlap != 0 {
+		t.Errorf("serial pipeline overlapped draft and verify for %v", m.Overlap)
+	}
+}
+
+// TestSamplingDistribution: with sampling, the first generated token of
+// many requests (different seeds, same prompt) follows the target's
+// distribution, with a noisy draft proposing it.
+func TestSamplingDistribution(t *testing.T) {
+	const n = 3000
+	const temp = 1.3
+	prompt := []int32{5, 9}
+	// p at the prompt.
+	tf := verifytest.NewFake(vocab, 1, 8, 8, 4)
+	var b verify.Batch
+	b.Add(5, 0, 0, false)
+	b.Add(9, 1, 0, true)
+	lg := make([]float32, vocab)
+	if err := tf.Forward(&b, lg); err != nil {
+		t.Fatal(err)
+	}
+	pd := make([]float32, vocab)
+	(&verifytest.Softmax{Temp: temp}).Probs(pd, lg)
+
+	target := verifytest.NewFake(vocab, 8, 64, 64, 4)
+	dr := draft.NewModel(verifytest.NewFake(vocab, 8, 64, 64, 4, verifytest.Term{Seed: 1, Scale: 1}, verifytest.Term{Seed: 3, Scale: 1}), 0)
+	cfg := stages.Config{
+		Target: target, Drafter: dr, Policy: draft.Policy{K: 3}, Slots: 8, MaxPos: 64,
+		NewSampler: func(p stages.Params, stream uint64) verify.Sampler {
+			return &verifytest.Softmax{State: p.Seed*2 + stream, Temp: p.Temp}
+		},
+	}
+	var reqs []stages.Request
+	for i := 0; i < n; i++ {
+		reqs = append(reqs, stages.Request{ID: fmt.Sprint(i), PromptIDs: prompt, MaxTokens: 4, Params: stages.Params{Temp: temp, Seed: uint64(i) * 7919}})
+	}
+	res, p := runPipeline(t, cfg, reqs)
+	counts := make([]float64, vocab)
+	for _, r := range res {
+		counts[r.tokens[0]]++
+	}
+	var x float64
+	for i := range counts {
+		e := float64(pd[i]) * n
+		x += (counts[i] - e) * (counts[i] - e) / e
+	}
+	// 0.999 quantile of chi-square with 15 degrees of freedom.
+	if x > 37.7 {
+		t.Errorf("chi-square %.1f > 37.7: counts %v, p %v", x, counts, pd)
+	}
+	if m := p.Metrics().Snapshot(); m.Accepted == 0 || m.Accepted == m.DraftTokens {
+		t.Errorf("acceptance %d of %d: want partial", m.Accepted, m.DraftTokens)
+	}
+}
