@@ -9,9 +9,12 @@
 package modeltest
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/specd-dev/specd/model/gguf"
@@ -122,6 +125,47 @@ func (o Options) normalize() (Options, error) {
 		return o, fmt.Errorf("modeltest: synthetic Vocab %d out of range [%d, %d]", o.Vocab, minSyntheticVocab, 1<<20)
 	}
 	return o, nil
+}
+
+// Generator names the version of the drawing procedure; it changes whenever
+// the same Options would give different bytes, and is part of Cached's key.
+const Generator = "modeltest-2"
+
+// Encode returns the GGUF bytes of the random model described by o.
+func Encode(o Options) ([]byte, error) {
+	w, err := build(o)
+	if err != nil {
+		return nil, err
+	}
+	b, err := w.Bytes()
+	if err != nil {
+		return nil, fmt.Errorf("modeltest: %w", err)
+	}
+	return b, nil
+}
+
+// Cached returns the path of the model described by o in directory dir,
+// writing it first unless a previous call already did. The file name is a
+// hash of o, its vocabulary file's size and time, and Generator. The write is
+// atomic, so concurrent callers at worst both write it.
+func Cached(dir string, o Options) (string, error) {
+	key := fmt.Sprintf("%s|%+v", Generator, o)
+	if o.VocabFrom != "" {
+		st, err := os.Stat(o.VocabFrom)
+		if err != nil {
+			return "", fmt.Errorf("modeltest: vocabulary: %w", err)
+		}
+		key += fmt.Sprintf("|%d|%d", st.Size(), st.ModTime().UnixNano())
+	}
+	sum := sha256.Sum256([]byte(key))
+	path := filepath.Join(dir, fmt.Sprintf("%s-%s-%x.gguf", o.Arch, o.Type, sum[:8]))
+	if _, err := os.Stat(path); err == nil {
+		return path, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("modeltest: %w", err)
+	}
+	return path, Write(path, o)
 }
 
 // Write writes the random model described by o to path as a GGUF file.

@@ -3,6 +3,7 @@ package modeltest
 import (
 	"bytes"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,11 +18,7 @@ func small() Options {
 
 func encode(t *testing.T, o Options) []byte {
 	t.Helper()
-	w, err := build(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := w.Bytes()
+	b, err := Encode(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,6 +148,36 @@ func product(d []uint64) uint64 {
 		p *= x
 	}
 	return p
+}
+
+func TestCached(t *testing.T) {
+	dir := t.TempDir()
+	o := small()
+	p1, err := Cached(dir, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(p1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, encode(t, o)) {
+		t.Fatal("cached file differs from Encode")
+	}
+	// A second call must reuse the file, not rewrite it.
+	if err := os.WriteFile(p1, []byte("marker"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if p2, err := Cached(dir, o); err != nil || p2 != p1 {
+		t.Fatalf("second call: %q, %v; want %q", p2, err, p1)
+	}
+	if b, _ := os.ReadFile(p1); string(b) != "marker" {
+		t.Fatal("second call rewrote the cached file")
+	}
+	o.Seed++
+	if p3, err := Cached(dir, o); err != nil || p3 == p1 {
+		t.Fatalf("other seed: %q, %v; want a new file", p3, err)
+	}
 }
 
 func TestWriteDeterministic(t *testing.T) {
