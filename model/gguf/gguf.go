@@ -89,7 +89,7 @@ func (t *TensorInfo) Elements() uint64 {
 type File struct {
 	Version    uint32       // 2 or 3
 	Alignment  uint64       // data alignment: general.alignment, default 32
-	DataOffset uint64       // file offset of the data section (may be the end of a file without tensors)
+	DataOffset uint64       // file offset of the data section (unpadded in a file without tensors, as in ggml)
 	KV         []KV         // metadata in file order
 	Tensors    []TensorInfo // tensors in file order
 

@@ -429,6 +429,17 @@ func TestWriterErrors(t *testing.T) {
 	if _, err := w.Bytes(); err == nil || !strings.Contains(err.Error(), "nested") {
 		t.Errorf("%d-deep array: err = %v", maxNesting+1, err)
 	}
+	// Delete removes a key and keeps the others in order.
+	w = NewWriter()
+	w.SetUint32("a", 1)
+	w.SetUint32("b", 2)
+	w.SetUint32("c", 3)
+	w.Delete("a")
+	w.Delete("missing")
+	w.SetUint32("b", 4)
+	if len(w.kv) != 2 || w.kv[0].Key != "b" || w.kv[0].Value.String() != "4" || w.kv[1].Key != "c" {
+		t.Errorf("after Delete: %v", w.kv)
+	}
 	// Setting a key again keeps its position and takes the new value.
 	w = NewWriter()
 	w.SetUint32("a", 1)

@@ -214,8 +214,9 @@ func Parse(b []byte) (*File, error) {
 
 	d.kind = ""
 	// The data section starts at the next multiple of the alignment.
+	// (As in ggml, a file without tensors has no padding.)
 	dataStart := uint64(d.off)
-	if r := dataStart % f.Alignment; r != 0 {
+	if r := dataStart % f.Alignment; r != 0 && nTensors > 0 {
 		dataStart += f.Alignment - r
 	}
 	f.DataOffset = dataStart

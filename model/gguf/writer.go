@@ -10,6 +10,7 @@ import (
 	"math/bits"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/specd-dev/specd/tensor"
 )
@@ -76,6 +77,19 @@ func nesting(v Value) int {
 		d = max(d, nesting(e))
 	}
 	return 1 + d
+}
+
+// Delete removes key, if set; the other keys keep their order.
+func (w *Writer) Delete(key string) {
+	i, ok := w.kvIndex[key]
+	if !ok {
+		return
+	}
+	w.kv = slices.Delete(w.kv, i, i+1)
+	delete(w.kvIndex, key)
+	for j := i; j < len(w.kv); j++ {
+		w.kvIndex[w.kv[j].Key] = j
+	}
 }
 
 func (w *Writer) set(key string, x any) {
