@@ -42,19 +42,26 @@ func dotBF16AVX2(w, x *byte, n int) float32
 //go:noescape
 func dotQ8_0AVX2(w, x *byte, nb int) float32
 
-// dotQ4_0AVX2 is dotQ8_0AVX2 for Q4_0 weights: lanes 0-3 take the low
-// nibbles (elements 0-15), lanes 4-7 the high nibbles (elements 16-31),
-// each minus 8.
-//
-//go:noescape
-func dotQ4_0AVX2(w, x *byte, nb int) float32
-
 // f16ToF32sAVX2 converts the first n&^7 halves of src into dst:
 //
 //	for i := range n &^ 7 { dst[i] = F16ToF32(src[i]) }
 //
 //go:noescape
 func f16ToF32sAVX2(dst *float32, src *uint16, n int)
+
+// dotQ8_0x4AVX2 computes out[r] = dotQ8_0AVX2(w, x+r*stride, nb) for r in
+// [0, 4), decoding each weight block once.
+//
+//go:noescape
+func dotQ8_0x4AVX2(w, x *byte, stride, nb int, out *[4]float32)
+
+// dotQ4_0x8AVX2 computes, for the eight Q4_0 rows at w + r·wstride,
+// out[r] = dotQ4_0Generic(row r, x) bit for bit:
+//
+//	for each block i: acc[r] = fma(float32(Σ (q-8)·y), f16(w_r[i].d)·f16(x[i].d), acc[r])
+//
+//go:noescape
+func dotQ4_0x8AVX2(w *byte, wstride int, x *byte, nb int, out *[8]float32)
 
 func init() {
 	if !hasAVX2FMA {
@@ -71,6 +78,8 @@ func init() {
 	registerKernel(BF16, BF16, dotBF16)
 	registerKernel(Q8_0, Q8_0, dotQ8_0)
 	registerKernel(Q4_0, Q8_0, dotQ4_0)
+	registerKernel4(Q8_0, dotQ8_0x4Fast)
+	registerKernel8(Q4_0, dotQ4_0x8Fast)
 }
 
 // ptr returns a pointer to b's first byte, valid for a zero-length access
@@ -113,10 +122,14 @@ func dotQ8_0Fast(w, x []byte, n int) float32 {
 	return dotQ8_0AVX2(ptr(w), ptr(x), nb)
 }
 
+// dotQ4_0Fast runs the eight-row kernel on one row (stride 0): the same
+// arithmetic, so single and grouped rows agree bit for bit.
 func dotQ4_0Fast(w, x []byte, n int) float32 {
+	var out [8]float32
 	nb := n / qk
 	w, x = w[:nb*q4_0Size], x[:nb*q8_0Size]
-	return dotQ4_0AVX2(ptr(w), ptr(x), nb)
+	dotQ4_0x8AVX2(ptr(w), 0, ptr(x), nb, &out)
+	return out[0]
 }
 
 func f16ToF32sFast(dst []float32, src []uint16) {
@@ -126,4 +139,29 @@ func f16ToF32sFast(dst []float32, src []uint16) {
 		f16ToF32sAVX2(&dst[0], &src[0], n8)
 	}
 	f16ToF32sGeneric(dst[n8:], src[n8:])
+}
+
+// x4Rows checks that x holds four activation rows of rb bytes at stride.
+func x4Rows(x []byte, stride, rb int) []byte {
+	if stride < rb {
+		panic("tensor: activation stride shorter than a row")
+	}
+	return x[:3*stride+rb]
+}
+
+func dotQ8_0x4Fast(w, x []byte, stride, n int, out *[4]float32) {
+	nb := n / qk
+	w = w[:nb*q8_0Size]
+	x = x4Rows(x, stride, nb*q8_0Size)
+	dotQ8_0x4AVX2(ptr(w), ptr(x), stride, nb, out)
+}
+
+func dotQ4_0x8Fast(w []byte, stride int, x []byte, n int, out *[8]float32) {
+	nb := n / qk
+	rb := nb * q4_0Size
+	if stride < rb {
+		panic("tensor: weight stride shorter than a row")
+	}
+	w, x = w[:7*stride+rb], x[:nb*q8_0Size]
+	dotQ4_0x8AVX2(ptr(w), stride, ptr(x), nb, out)
 }

@@ -278,9 +278,11 @@ func BenchmarkDot(b *testing.B) {
 			b.Run(fmt.Sprintf("%v/%s", p.weight, impl.name), func(b *testing.B) {
 				b.SetBytes(int64(len(w)))
 				var s float32
+				c0 := cpuNanos()
 				for b.Loop() {
 					s += impl.dot(w, x, n)
 				}
+				reportCPU(b, c0, len(w))
 				_ = s
 			})
 		}

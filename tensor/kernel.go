@@ -16,12 +16,26 @@ type VecDot func(w, x []byte, n int) float32
 // holds at least RowSize(act, len(src)) bytes.
 type ActQuant func(dst []byte, src []float32)
 
+// vecDot4 computes four dot products of one weight row w with the
+// activation rows at x[0:], x[stride:], x[2*stride:] and x[3*stride:],
+// decoding the weights once. Each out[r] must be bit-identical to the weight
+// type's VecDot on row r: MatMul mixes both and promises batch invariance.
+type vecDot4 func(w, x []byte, stride, n int, out *[4]float32)
+
+// vecDot8 computes the dot products of the eight weight rows at w[0:],
+// w[stride:], ..., w[7*stride:] with one activation row x, sharing the
+// activation's decoding. Each out[r] must be bit-identical to the weight
+// type's VecDot on row r.
+type vecDot8 func(w []byte, stride int, x []byte, n int, out *[8]float32)
+
 // maxType bounds the type ids the registry tables hold (ggml ids are small).
 const maxType = 64
 
 type kernel struct {
-	act Type
-	dot VecDot
+	act  Type
+	dot  VecDot
+	dot4 vecDot4 // nil if the type has no four-activation-row form
+	dot8 vecDot8 // nil if the type has no eight-weight-row form
 }
 
 var (
@@ -29,6 +43,8 @@ var (
 	actQuants  [maxType]ActQuant
 	dequants   [maxType]func(dst []float32, src []byte)
 	quantizers [maxType]func(dst []byte, src []float32)
+	kernels4   [maxType]vecDot4
+	kernels8   [maxType]vecDot8
 )
 
 // registerKernel records dot as the kernel for weights of type weight with
@@ -36,6 +52,12 @@ var (
 func registerKernel(weight, act Type, dot VecDot) {
 	kernels[weight] = kernel{act: act, dot: dot}
 }
+
+// registerKernel4 records f as the four-row form of weight's kernel.
+func registerKernel4(weight Type, f vecDot4) { kernels4[weight] = f }
+
+// registerKernel8 records f as the eight-weight-row form of weight's kernel.
+func registerKernel8(weight Type, f vecDot8) { kernels8[weight] = f }
 
 // registerAct records q as the converter from float32 into activation type act.
 func registerAct(act Type, q ActQuant) { actQuants[act] = q }
@@ -50,7 +72,10 @@ func kernelFor(t Type) (kernel, bool) {
 	if uint32(t) >= maxType || kernels[t].dot == nil || actQuants[kernels[t].act] == nil {
 		return kernel{}, false
 	}
-	return kernels[t], true
+	k := kernels[t]
+	k.dot4 = kernels4[t]
+	k.dot8 = kernels8[t]
+	return k, true
 }
 
 // CanMatMul reports whether MatMul has a kernel for weights of type t.

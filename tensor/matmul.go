@@ -56,7 +56,9 @@ type Pool struct {
 	closed  bool
 
 	job     job
-	scratch []byte // activation rows converted for the current job
+	scratch []byte       // activation rows converted for the current job
+	quad    [][4]float32 // per-thread results of four-row kernels
+	oct     [][8]float32 // per-thread results of eight-row kernels
 }
 
 // job is the description of the running MatMul, shared by all threads.
@@ -70,6 +72,8 @@ type job struct {
 	aRow    int // bytes per activation row
 	n       int
 	dot     VecDot
+	dot4    vecDot4
+	dot8    vecDot8
 	chunk   int          // rows per work item
 	next    atomic.Int64 // next unclaimed work item
 	nChunks int
@@ -79,12 +83,12 @@ type job struct {
 // goroutines are started, which wait until Close.
 func NewPool(threads int) *Pool {
 	threads = max(threads, 1)
-	p := &Pool{threads: threads, wake: make([]chan struct{}, threads-1)}
+	p := &Pool{threads: threads, wake: make([]chan struct{}, threads-1), quad: make([][4]float32, threads), oct: make([][8]float32, threads)}
 	for i := range p.wake {
 		c := make(chan struct{})
 		p.wake[i] = c
 		p.exited.Add(1)
-		go p.helper(c)
+		go p.helper(c, &p.quad[i+1], &p.oct[i+1])
 	}
 	return p
 }
@@ -105,18 +109,18 @@ func (p *Pool) Close() {
 	p.exited.Wait()
 }
 
-func (p *Pool) helper(wake <-chan struct{}) {
+func (p *Pool) helper(wake <-chan struct{}, quad *[4]float32, oct *[8]float32) {
 	defer p.exited.Done()
 	for range wake {
-		p.job.work()
+		p.job.work(quad, oct)
 		p.wg.Done()
 	}
 }
 
 // work claims chunks of rows until none are left. Every output element is a
 // single VecDot call, so the result does not depend on which thread computes
-// which chunk.
-func (j *job) work() {
+// which chunk. quad and oct are the calling thread's own result buffers.
+func (j *job) work(quad *[4]float32, oct *[8]float32) {
 	for {
 		c := int(j.next.Add(1) - 1)
 		if c >= j.nChunks {
@@ -124,9 +128,30 @@ func (j *job) work() {
 		}
 		r0 := c * j.chunk
 		r1 := min(r0+j.chunk, j.rows)
+		if j.dot8 != nil {
+			for ; r0+8 <= r1; r0 += 8 {
+				w := j.w[r0*j.wRow : (r0+8)*j.wRow]
+				for t := range j.n {
+					j.dot8(w, j.wRow, j.act[t*j.aRow:(t+1)*j.aRow], j.cols, oct)
+					o := j.out[t*j.rows+r0 : t*j.rows+r0+8]
+					copy(o, oct[:])
+				}
+			}
+		}
 		for r := r0; r < r1; r++ {
 			w := j.w[r*j.wRow : (r+1)*j.wRow]
-			for t := range j.n {
+			t := 0
+			if j.dot4 != nil {
+				o := quad
+				for ; t+4 <= j.n; t += 4 {
+					j.dot4(w, j.act[t*j.aRow:(t+4)*j.aRow], j.aRow, j.cols, o)
+					j.out[t*j.rows+r] = o[0]
+					j.out[(t+1)*j.rows+r] = o[1]
+					j.out[(t+2)*j.rows+r] = o[2]
+					j.out[(t+3)*j.rows+r] = o[3]
+				}
+			}
+			for ; t < j.n; t++ {
 				j.out[t*j.rows+r] = j.dot(w, j.act[t*j.aRow:(t+1)*j.aRow], j.cols)
 			}
 		}
@@ -166,7 +191,7 @@ func (p *Pool) MatMul(out []float32, m *Matrix, x []float32, n int) {
 			q(act[t*aRow:(t+1)*aRow], x[t*m.Cols:(t+1)*m.Cols])
 		}
 	}
-	p.run(out, m, act, aRow, n, k.dot)
+	p.run(out, m, act, aRow, n, k)
 }
 
 // MatMulPrepared is MatMul with activations already converted by
@@ -182,7 +207,7 @@ func (p *Pool) MatMulPrepared(out []float32, m *Matrix, act []byte, n int) {
 		return
 	}
 	aRow := RowSize(k.act, m.Cols)
-	p.run(out, m, act[:n*aRow], aRow, n, k.dot)
+	p.run(out, m, act[:n*aRow], aRow, n, k)
 }
 
 // PrepareActivations converts n rows of cols activations from x into dst in
@@ -214,18 +239,19 @@ func (p *Pool) grow(size int) []byte {
 // late or run slower still finish together.
 const chunksPerThread = 8
 
-func (p *Pool) run(out []float32, m *Matrix, act []byte, aRow, n int, dot VecDot) {
+func (p *Pool) run(out []float32, m *Matrix, act []byte, aRow, n int, k kernel) {
 	wRow := RowSize(m.Type, m.Cols)
 	j := &p.job
 	j.out = out[:n*m.Rows]
 	j.w = m.Data[:m.Rows*wRow]
 	j.wRow, j.rows, j.cols = wRow, m.Rows, m.Cols
-	j.act, j.aRow, j.n, j.dot = act, aRow, n, dot
+	j.act, j.aRow, j.n, j.dot, j.dot4, j.dot8 = act, aRow, n, k.dot, k.dot4, k.dot8
 	threads := p.threads
 	if m.Rows < 2*threads {
 		threads = 1
 	}
 	j.chunk = max(1, (m.Rows+threads*chunksPerThread-1)/(threads*chunksPerThread))
+	j.chunk = (j.chunk + 7) &^ 7 // whole groups for eight-row kernels
 	j.nChunks = (m.Rows + j.chunk - 1) / j.chunk
 	j.next.Store(0)
 	if threads > 1 {
@@ -234,11 +260,11 @@ func (p *Pool) run(out []float32, m *Matrix, act []byte, aRow, n int, dot VecDot
 			c <- struct{}{}
 		}
 	}
-	j.work()
+	j.work(&p.quad[0], &p.oct[0])
 	if threads > 1 {
 		p.wg.Wait()
 	}
-	j.out, j.w, j.act, j.dot = nil, nil, nil, nil
+	j.out, j.w, j.act, j.dot, j.dot4, j.dot8 = nil, nil, nil, nil, nil, nil
 }
 
 // DequantizeRow converts len(dst) elements of type t from src to float32

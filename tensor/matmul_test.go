@@ -145,12 +145,26 @@ func BenchmarkMatMul(b *testing.B) {
 				out := make([]float32, n*1536)
 				b.Run(fmt.Sprintf("%v/threads=%d/n=%d", typ, threads, n), func(b *testing.B) {
 					b.SetBytes(int64(len(m.Data)))
+					c0 := cpuNanos()
 					for b.Loop() {
 						p.MatMul(out, m, x, n)
 					}
+					reportCPU(b, c0, len(m.Data))
 				})
 			}
 			p.Close()
 		}
 	}
+}
+
+// reportCPU adds the CPU time per operation since c0 and the weight bytes
+// streamed per CPU-second: on a busy machine these track the kernel's cost
+// where wall time does not.
+func reportCPU(b *testing.B, c0 int64, bytes int) {
+	c := cpuNanos() - c0
+	if c <= 0 || b.N == 0 {
+		return
+	}
+	b.ReportMetric(float64(c)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(bytes)*float64(b.N)/float64(c), "GB/cpu-s")
 }

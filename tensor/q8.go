@@ -12,9 +12,12 @@ import (
 //	block_q4_0 { d f16; qs [16]uint8 }          18 bytes, x[j] = d*((qs[j]&15)-8),
 //	                                                      x[j+16] = d*((qs[j]>>4)-8)
 //
-// The reference dots follow ggml's AVX2 kernels exactly: per block an exact
-// integer dot in 8 lanes of 4 products, each lane converted to float32 and
-// FMA'd with d_w*d_x into an 8-lane accumulator, reduced by hsum_float_8.
+// The reference dots follow what llama.cpp's AVX2 build computes. For Q8_0
+// (ggml_vec_dot_q8_0_q8_0 and llamafile's tinyBLAS_Q0_AVX): per block an
+// exact integer dot in 8 lanes of 4 products, each lane converted to float32
+// and FMA'd with d_w*d_x into an 8-lane accumulator, reduced by
+// hsum_float_8. For Q4_0 (repacked 8-row gemv): per block the whole exact
+// integer dot, FMA'd into one float32 accumulator.
 
 const (
 	qk       = 32
@@ -71,27 +74,28 @@ func dotQ8_0Generic(w, x []byte, n int) float32 {
 	return hsum8(&acc)
 }
 
+// dotQ4_0Generic accumulates blocks one after another, as llama.cpp's x86
+// build does for Q4_0 (its weights are repacked for ggml_gemv_q4_0_8x8_q8_0,
+// which keeps one float32 accumulator per row):
+//
+//	acc = fma(float32(Σ (q-8)·y), f16(w.d)·f16(x.d), acc)
 func dotQ4_0Generic(w, x []byte, n int) float32 {
 	nb := n / qk
 	w = w[:nb*q4_0Size]
 	x = x[:nb*q8_0Size]
-	var acc [8]float32
+	var acc float32
 	for i := range nb {
 		wb := w[i*q4_0Size : (i+1)*q4_0Size]
 		xb := x[i*q8_0Size : (i+1)*q8_0Size]
 		d := float32(F16ToF32(le16(wb)) * F16ToF32(le16(xb)))
 		wq, xq := wb[2:18], xb[2:34]
-		for l := range 4 {
-			var lo, hi int32
-			for k := 4 * l; k < 4*l+4; k++ {
-				lo += (int32(wq[k]&15) - 8) * int32(int8(xq[k]))
-				hi += (int32(wq[k]>>4) - 8) * int32(int8(xq[k+16]))
-			}
-			acc[l] = fma32(d, float32(lo), acc[l])
-			acc[l+4] = fma32(d, float32(hi), acc[l+4])
+		var s int32
+		for k := range 16 {
+			s += (int32(wq[k]&15)-8)*int32(int8(xq[k])) + (int32(wq[k]>>4)-8)*int32(int8(xq[k+16]))
 		}
+		acc = fma32(float32(s), d, acc)
 	}
-	return hsum8(&acc)
+	return acc
 }
 
 // quantizeQ8_0ActGeneric converts activations to Q8_0 as llama.cpp's x86
