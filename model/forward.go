@@ -35,9 +35,10 @@ type State struct {
 	hb2 []float32 // (maxBatch, ffn) up
 	cs  []float32 // (maxBatch, headDim) RoPE (cos, sin) pairs per token
 
-	qh    []uint16  // (headDim) query rounded to F16
-	acc16 []uint16  // (headDim) F16 value accumulator
-	acc32 []float32 // (headDim) F32 value accumulator
+	qh  []float32 // (headDim) query rounded to F16
+	acc []float32 // (headDim) value accumulator
+	kf  []float32 // (cache positions, headDim) one F16 cache head's keys widened
+	vf  []float32 // (cache positions, headDim) and its values
 
 	seqEnd []int // (cache slots) scratch for batch validation
 }
@@ -71,9 +72,8 @@ func (m *Model) NewState(maxBatch int, pool *tensor.Pool) *State {
 		hb:         f(c.FFN),
 		hb2:        f(c.FFN),
 		cs:         f(c.HeadDim),
-		qh:         make([]uint16, c.HeadDim),
-		acc16:      make([]uint16, c.HeadDim),
-		acc32:      make([]float32, c.HeadDim),
+		qh:         make([]float32, c.HeadDim),
+		acc:        make([]float32, c.HeadDim),
 	}
 }
 
@@ -158,20 +158,28 @@ func (st *State) Forward(b *Batch, kv *kvsync.Cache, logits []float32) error {
 			}
 		}
 
-		// Causal attention of each token and query head over its sequence.
+		// Causal attention of each token and query head over its sequence;
+		// an F16 cache head is widened once for the query heads sharing it.
 		for t := range n {
 			seq, npos := int(b.Seq[t]), int(b.Pos[t])+1
-			for h := range c.Heads {
-				g := h / group
-				qt := st.q[t*qDim+h*hd : t*qDim+(h+1)*hd]
-				out := st.att[t*qDim+h*hd : t*qDim+(h+1)*hd]
+			for g := range c.KVHeads {
+				var kc, vc []float32
 				if f32 {
-					kc, vc := kv.Head32(l, seq, g)
-					attnF32(out, qt, kc, vc, npos, st.kqScale, st.acc32)
+					kc, vc = kv.Head32(l, seq, g)
 				} else {
-					kc, vc := kv.Head16(l, seq, g)
-					tensor.F32ToF16s(st.qh, qt)
-					attnF16(out, st.qh, kc, vc, npos, st.kqScale, st.acc16)
+					k16, v16 := kv.Head16(l, seq, g)
+					kc, vc = st.kf[:npos*hd], st.vf[:npos*hd]
+					tensor.F16ToF32s(kc, k16[:npos*hd])
+					tensor.F16ToF32s(vc, v16[:npos*hd])
+				}
+				for h := g * group; h < (g+1)*group; h++ {
+					qt := st.q[t*qDim+h*hd : t*qDim+(h+1)*hd]
+					out := st.att[t*qDim+h*hd : t*qDim+(h+1)*hd]
+					if f32 {
+						attnF32(out, qt, kc, vc, npos, st.kqScale, st.acc)
+					} else {
+						attnF16(out, qt, kc, vc, npos, st.kqScale, st.qh, st.acc)
+					}
 				}
 			}
 		}
@@ -237,6 +245,10 @@ func (st *State) validate(b *Batch, kv *kvsync.Cache, logits []float32) (int, er
 	}
 	if len(st.seqEnd) < kc.Seqs {
 		st.seqEnd = make([]int, kc.Seqs)
+	}
+	if !kc.F32 && len(st.kf) < kc.MaxPos*kc.HeadDim {
+		st.kf = make([]float32, kc.MaxPos*kc.HeadDim)
+		st.vf = make([]float32, kc.MaxPos*kc.HeadDim)
 	}
 	for s := range kc.Seqs {
 		st.seqEnd[s] = kv.Len(s)

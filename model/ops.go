@@ -1,10 +1,6 @@
 package model
 
-import (
-	"math"
-
-	"github.com/specd-dev/specd/tensor"
-)
+import "math"
 
 // The per-token kernels of the forward pass, each mirroring the rounding
 // points of the ggml CPU op named in its comment (AVX2 build, as the tensor
@@ -97,7 +93,7 @@ func swiglu(g, u []float32) {
 // x = n·ln2 + b with n = round(x/ln2), a degree-5 polynomial in b and
 // scaling by 2^n through the exponent bits, with special scaling for
 // |n| > 126 so that results overflow to +Inf and underflow to 0 gracefully.
-// Maximum error about 1.5 ulp; mirrored so SiLU rounds as llama.cpp's does.
+// Bit-identical to ggml (see TestVexpf); within a few ulp of e^x.
 func vexpf(x float32) float32 {
 	const (
 		shift = 0x1.8p23
@@ -161,8 +157,10 @@ func reduce4x8(acc *[32]float32) float32 {
 	return float32(t0+t1) + float32(t2+t3)
 }
 
-// dotF16 is ggml_vec_dot_f16(k, q) for F16 key rows and an F16 query.
-func dotF16(k, q []uint16) float32 {
+// dotF16 is ggml_vec_dot_f16(k, q) for key and query values that are
+// halves widened to float32. The product of two halves is exact in float32,
+// so the unfused multiply-add here equals the fused one of the C code.
+func dotF16(k, q []float32) float32 {
 	n := len(q)
 	k = k[:n]
 	var acc [32]float32
@@ -170,16 +168,41 @@ func dotF16(k, q []uint16) float32 {
 	for i := 0; i < np; i += 32 {
 		kk, qq := k[i:i+32], q[i:i+32]
 		for l := range 32 {
-			// A product of two halves is exact in float32, so this
-			// unfused multiply-add equals the fused one.
-			acc[l] += tensor.F16ToF32(kk[l]) * tensor.F16ToF32(qq[l])
+			acc[l] += kk[l] * qq[l]
 		}
 	}
 	sum := float64(reduce4x8(&acc))
 	for i := np; i < n; i++ {
-		sum += float64(tensor.F16ToF32(k[i]) * tensor.F16ToF32(q[i]))
+		sum += float64(k[i] * q[i])
 	}
 	return float32(sum)
+}
+
+// roundF16 rounds x to the nearest half-precision value (ties to even),
+// returned as float32: F16ToF32(F32ToF16(x)) without the detour, with
+// overflow to ±Inf and NaN kept.
+func roundF16(x float32) float32 {
+	u := math.Float32bits(x)
+	abs := u & 0x7fffffff
+	switch {
+	case abs > 0x7f800000: // NaN
+		return x
+	case abs >= 0x47800000: // >= 65536: Inf
+		return math.Float32frombits(u&0x80000000 | 0x7f800000)
+	case abs < 0x38800000: // below 2^-14: a multiple of 2^-24 (subnormal half)
+		// In [0.5, 1) the float32 spacing is 2^-24, so the addition
+		// rounds |x| to that grid with the FPU's ties-to-even.
+		r := float32(math.Float32frombits(abs)+0.5) - 0.5
+		return math.Float32frombits(u&0x80000000 | math.Float32bits(r))
+	}
+	// Normal half: keep 10 mantissa bits, rounding the 13 dropped ones to
+	// nearest even; a carry ripples into the exponent as it should.
+	u += 0x0fff + (u>>13)&1
+	u &^= 0x1fff
+	if u&0x7fffffff >= 0x47800000 {
+		u = u&0x80000000 | 0x7f800000
+	}
+	return math.Float32frombits(u)
 }
 
 // dotF32 is ggml_vec_dot_f32(k, q) for an F32 cache.
@@ -203,37 +226,40 @@ func dotF32(k, q []float32) float32 {
 
 // attnF16 computes one query head's attention over positions [0, npos) of
 // an F16 cache head, as ggml_compute_forward_flash_attn_ext_f16_one_chunk
-// with an F16 V: q (F16, headDim) against keys k and values v
-// (position-major, headDim each), online softmax with running maximum M and
-// sum S, values accumulated in the F16 buffer acc (rounded to half after
-// every scale and multiply-add), and out = float32(acc) * (1/S).
-func attnF16(out []float32, q []uint16, k, v []uint16, npos int, scale float32, acc []uint16) {
+// with an F16 V: q rounded to half, K·q by dotF16, online softmax with
+// running maximum M and sum S, values accumulated in a half-precision buffer
+// (rounded to half after every scale and every multiply-add), and
+// out = acc * (1/S). k and v are the head's keys and values already widened
+// to float32 (position-major, len(q) each); qh and acc are scratch of
+// len(q). Values held in acc are always exact halves.
+func attnF16(out, q, k, v []float32, npos int, scale float32, qh, acc []float32) {
 	d := len(q)
 	d32 := d &^ 31
-	acc = acc[:d]
-	for i := range acc {
+	qh, acc = qh[:d], acc[:d]
+	for i, x := range q {
+		qh[i] = roundF16(x)
 		acc[i] = 0
 	}
 	m := float32(math.Inf(-1))
 	var s float32
 	for p := range npos {
-		x := dotF16(k[p*d:(p+1)*d], q) * scale
+		x := dotF16(k[p*d:(p+1)*d], qh) * scale
 		ms, vs := float32(1), float32(1)
 		if x > m {
 			ms = float32(math.Exp(float64(m - x)))
 			m = x
 			for i, a := range acc { // ggml_vec_scale_f16
-				acc[i] = tensor.F32ToF16(tensor.F16ToF32(a) * ms)
+				acc[i] = roundF16(a * ms)
 			}
 		} else {
 			vs = float32(math.Exp(float64(x - m)))
 		}
 		vp := v[p*d : (p+1)*d]
 		for i, a := range acc[:d32] { // ggml_vec_mad_f16: FMA in 32-element steps
-			acc[i] = tensor.F32ToF16(fma32(tensor.F16ToF32(vp[i]), vs, tensor.F16ToF32(a)))
+			acc[i] = roundF16(fma32(vp[i], vs, a))
 		}
 		for i := d32; i < d; i++ { // and an unfused tail
-			acc[i] = tensor.F32ToF16(tensor.F16ToF32(acc[i]) + float32(tensor.F16ToF32(vp[i])*vs))
+			acc[i] = roundF16(acc[i] + float32(vp[i]*vs))
 		}
 		s = fma32(s, ms, vs) // S = S*ms + vs, contracted by the C compiler
 	}
@@ -243,7 +269,7 @@ func attnF16(out []float32, q []uint16, k, v []uint16, npos int, scale float32, 
 	}
 	out = out[:d]
 	for i, a := range acc {
-		out[i] = tensor.F16ToF32(a) * inv
+		out[i] = a * inv
 	}
 }
 

@@ -1,0 +1,116 @@
+package model
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/specd-dev/specd/model/modeltest"
+	"github.com/specd-dev/specd/tensor"
+)
+
+// benchOpts is the reference shape of ARCHITECTURE.md (≈58M parameters).
+var benchOpts = modeltest.Options{Dim: 512, Layers: 8, Heads: 8, KVHeads: 4, FFN: 1536, Vocab: 32000, Seed: 1}
+
+var (
+	benchMu    sync.Mutex
+	benchDir   string
+	benchFiles = map[tensor.Type]string{}
+)
+
+// benchModel writes the benchmark model of weight type typ once per test
+// binary run and loads it.
+func benchModel(b *testing.B, typ tensor.Type) *Model {
+	benchMu.Lock()
+	defer benchMu.Unlock()
+	path, ok := benchFiles[typ]
+	if !ok {
+		if benchDir == "" {
+			d, err := os.MkdirTemp("", "specd-bench")
+			if err != nil {
+				b.Fatal(err)
+			}
+			benchDir = d
+		}
+		path = filepath.Join(benchDir, typ.String()+".gguf")
+		o := benchOpts
+		o.Type = typ
+		if err := modeltest.Write(path, o); err != nil {
+			b.Fatal(err)
+		}
+		benchFiles[typ] = path
+	}
+	m, err := Load(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return m
+}
+
+// TestMain removes the benchmark models after the run.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if benchDir != "" {
+		os.RemoveAll(benchDir)
+	}
+	os.Exit(code)
+}
+
+// BenchmarkForward measures forward passes of 1 and 5 tokens (decode and
+// verification of 4 drafts) after a 64-token context, and a 64-token
+// prefill, per weight type and thread count. tok/s counts batch tokens.
+func BenchmarkForward(b *testing.B) {
+	for _, typ := range []tensor.Type{tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.Q4_0} {
+		b.Run(typ.String(), func(b *testing.B) {
+			m := benchModel(b, typ)
+			defer m.Close()
+			for _, threads := range []int{1, 2} {
+				for _, n := range []int{1, 5, 64} {
+					b.Run(fmt.Sprintf("threads=%d/batch=%d", threads, n), func(b *testing.B) {
+						benchForward(b, m, threads, n)
+					})
+				}
+			}
+		})
+	}
+}
+
+func benchForward(b *testing.B, m *Model, threads, n int) {
+	const ctx = 64
+	pool := tensor.NewPool(threads)
+	defer pool.Close()
+	st := m.NewState(max(n, ctx), pool)
+	kv, err := m.NewCache(1, 2*ctx+n, false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var batch Batch
+	toks := testTokens(ctx+n, m.Config.Vocab, 3)
+	for p := range ctx {
+		batch.Add(toks[p], int32(p), 0, false)
+	}
+	logits := make([]float32, n*m.Config.Vocab)
+	if err := st.Forward(&batch, kv, nil); err != nil {
+		b.Fatal(err)
+	}
+	start := ctx
+	if n == ctx { // prefill benchmark: from an empty sequence
+		start = 0
+	}
+	batch.Reset()
+	for i := range n {
+		// Decode and verification want every token's logits; a prefill
+		// only the last (as llama-bench's prompt test).
+		batch.Add(toks[start+i], int32(start+i), 0, n != ctx || i == n-1)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		kv.SetLen(0, start)
+		if err := st.Forward(&batch, kv, logits); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "tok/s")
+}

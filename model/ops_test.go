@@ -1,0 +1,236 @@
+package model
+
+import (
+	"math"
+	"testing"
+
+	"github.com/specd-dev/specd/tensor"
+)
+
+// xorshift is a tiny deterministic generator for test inputs.
+type xorshift uint64
+
+func (x *xorshift) next() uint64 {
+	*x ^= *x << 13
+	*x ^= *x >> 7
+	*x ^= *x << 17
+	return uint64(*x)
+}
+
+func TestRoundF16(t *testing.T) {
+	check := func(f float32) {
+		want := tensor.F16ToF32(tensor.F32ToF16(f))
+		got := roundF16(f)
+		if math.Float32bits(got) != math.Float32bits(want) && !(got != got && want != want) {
+			t.Fatalf("roundF16(%g = %#08x) = %g (%#08x), want %g (%#08x)",
+				f, math.Float32bits(f), got, math.Float32bits(got), want, math.Float32bits(want))
+		}
+	}
+	// Every float32 exponent, with mantissas at and around the rounding
+	// boundaries (ties, ties±1) and random ones.
+	for e := uint32(0); e < 256; e++ {
+		for _, m := range []uint32{0, 1, 0x0fff, 0x1000, 0x1001, 0x2000, 0x3000, 0x7fffff, 0x7ff000, 0x7fefff} {
+			check(math.Float32frombits(e<<23 | m))
+			check(math.Float32frombits(1<<31 | e<<23 | m))
+		}
+	}
+	for _, f := range []float32{65504, 65519.99, 65520, 65536, 6.1e-5, 5.96e-8, 2.98e-8, 2.99e-8, float32(math.Inf(1))} {
+		check(f)
+		check(-f)
+	}
+	x := xorshift(88172645463325252)
+	for range 2_000_000 {
+		check(math.Float32frombits(uint32(x.next())))
+	}
+}
+
+// vexpfGolden pairs float32 bits of x with those of ggml_v_expf(x) from
+// ggml's AVX2+FMA build (compiled with gcc -O2 -mavx2 -mfma), over
+// [-110, 95], reaching the flush-to-zero, subnormal, and overflow paths.
+var vexpfGolden = [][2]uint32{
+	{0xc2dc0000, 0x00000000},
+	{0xc2d30395, 0x00000000},
+	{0xc2ca072b, 0x0000000a},
+	{0xc2c1c7ae, 0x00000253},
+	{0xc2b8cb44, 0x0000cfd6},
+	{0xc2afced9, 0x0048925e},
+	{0xc2a78f5c, 0x030c2af5},
+	{0xc29e92f2, 0x0643c5c6},
+	{0xc2959687, 0x0988b80a},
+	{0xc28d570a, 0x0c840833},
+	{0xc2845aa0, 0x0fb868c7},
+	{0xc276bc6b, 0x1300c867},
+	{0xc2663d71, 0x15f8bc6a},
+	{0xc254449c, 0x192db4a2},
+	{0xc2424bc7, 0x1c729da0},
+	{0xc231cccd, 0x1f6a4c6f},
+	{0xc21fd3f8, 0x22a39f88},
+	{0xc20ddb24, 0x25e4885c},
+	{0xc1fab853, 0x28dcb2de},
+	{0xc1d6c6a9, 0x2c1a202b},
+	{0xc1b2d4ff, 0x2f5744af},
+	{0xc191d70c, 0x324fe365},
+	{0xc15bcac3, 0x35912df8},
+	{0xc113e76f, 0x38cac5f4},
+	{0xc0a3d710, 0x3bc3d261},
+	{0xbf208342, 0x3f08c0b4},
+	{0x40776c7f, 0x423f00e2},
+	{0x40ffae0e, 0x4538749c},
+	{0x4147ba5b, 0x4880d0aa},
+	{0x4187ced7, 0x4bb3eaac},
+	{0x41a8cccb, 0x4eadbfbc},
+	{0x41ccbe75, 0x51f2ad21},
+	{0x41f0b01f, 0x5529794a},
+	{0x4208d709, 0x5823a9e8},
+	{0x421acfde, 0x5b649713},
+	{0x422cc8b3, 0x5e9fa2fc},
+	{0x423d47ad, 0x619a2a04},
+	{0x424f4082, 0x64d75271},
+	{0x42613957, 0x68165eef},
+	{0x4271b851, 0x6b113748},
+	{0x4281d893, 0x6e4ad2f6},
+	{0x428ad4fe, 0x718da4b4},
+	{0x4293147a, 0x7488c961},
+	{0x429c10e5, 0x77bf0d32},
+	{0x42a50d50, 0x7b056c05},
+	{0x42ad4ccc, 0x7e00d8dd},
+	{0x42b64937, 0x7f800000},
+	{0x42bf45a1, 0x7f800000},
+}
+
+func TestVexpf(t *testing.T) {
+	for _, g := range vexpfGolden {
+		x := math.Float32frombits(g[0])
+		if got := math.Float32bits(vexpf(x)); got != g[1] {
+			t.Errorf("vexpf(%g) = %#08x, ggml gives %#08x", x, got, g[1])
+		}
+	}
+	// Accuracy against exp over the normal range: a few ulp (the
+	// approximation's error grows near the bottom of the range).
+	x := xorshift(1)
+	for range 200_000 {
+		v := float32(x.next()%1_700_000)/10_000 - 85 // [-85, 85)
+		got := float64(vexpf(v))
+		want := math.Exp(float64(v))
+		ulp := float64(math.Nextafter32(float32(want), float32(math.Inf(1))) - float32(want))
+		if d := math.Abs(got - want); d > 8*ulp {
+			t.Fatalf("vexpf(%g) = %g, exp = %g: off by %.2f ulp", v, got, want, d/ulp)
+		}
+	}
+	for _, tc := range []struct{ in, want float32 }{
+		{0, 1}, {-200, 0}, {200, float32(math.Inf(1))}, {float32(math.Inf(-1)), 0},
+	} {
+		if got := vexpf(tc.in); got != tc.want {
+			t.Errorf("vexpf(%g) = %g, want %g", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestSwiglu(t *testing.T) {
+	// 8-element runs use the vector expf, the tail libm's; both close to
+	// the exact silu(g)*u.
+	g := []float32{-3, -1, -0.5, 0, 0.25, 1, 2, 8, 0.7, -0.7, 3}
+	u := []float32{1, 2, -1, 5, 1, 1, 0.5, 1, 2, 3, -1}
+	want := make([]float64, len(g))
+	for i := range g {
+		want[i] = float64(g[i]) / (1 + math.Exp(-float64(g[i]))) * float64(u[i])
+	}
+	swiglu(g, u)
+	for i := range g {
+		if d := math.Abs(float64(g[i]) - want[i]); d > 1e-6*math.Max(1, math.Abs(want[i])) {
+			t.Errorf("swiglu[%d] = %v, want %v", i, g[i], want[i])
+		}
+	}
+}
+
+func TestRopeAngles(t *testing.T) {
+	// θ_i is a running float32 product, as ggml_rope_cache_init.
+	const d = 64
+	scale := ropeThetaScale(10000, d)
+	if want := float32(math.Pow(10000, -2.0/d)); scale != want {
+		t.Fatalf("theta scale %v, want %v", scale, want)
+	}
+	cs := make([]float32, d)
+	ropeAngles(cs, 37, scale)
+	theta := float32(37)
+	for i := 0; i < d/2; i++ {
+		if cs[2*i] != float32(math.Cos(float64(theta))) || cs[2*i+1] != float32(math.Sin(float64(theta))) {
+			t.Fatalf("pair %d: (%v, %v) for θ=%v", i, cs[2*i], cs[2*i+1], theta)
+		}
+		theta *= scale
+	}
+	// Rotation pairs: NORM rotates (0,1), NEOX (0, d/2); both keep the norm.
+	x := make([]float32, d)
+	x[0], x[1], x[d/2] = 1, 0, 0
+	y := append([]float32(nil), x...)
+	rope(x, cs, ropeNorm)
+	rope(y, cs, ropeNeox)
+	if x[0] != cs[0] || x[1] != cs[1] || x[d/2] != 0 {
+		t.Errorf("NORM rotation of e0: %v %v %v", x[0], x[1], x[d/2])
+	}
+	if y[0] != cs[0] || y[d/2] != cs[1] || y[1] != 0 {
+		t.Errorf("NEOX rotation of e0: %v %v %v", y[0], y[d/2], y[1])
+	}
+}
+
+func TestRMSNorm(t *testing.T) {
+	x := []float32{1, -2, 3, -4}
+	w := []float32{1, 0.5, 2, 1}
+	out := make([]float32, 4)
+	rmsnorm(out, x, w, 1e-5)
+	s := 1 / math.Sqrt((1+4+9+16)/4.0+1e-5)
+	for i := range x {
+		if d := math.Abs(float64(out[i]) - float64(x[i])*s*float64(w[i])); d > 1e-6 {
+			t.Errorf("out[%d] = %v", i, out[i])
+		}
+	}
+}
+
+// TestAttention compares the flash-attention kernels with a float64
+// softmax attention over the same (half-rounded) inputs.
+func TestAttention(t *testing.T) {
+	for _, d := range []int{64, 40} { // 40: the non-multiple-of-32 tails
+		const npos = 23
+		x := xorshift(uint64(d))
+		rnd := func() float32 { return float32(int64(x.next()%2001)-1000) / 500 }
+		k, v, q := make([]float32, npos*d), make([]float32, npos*d), make([]float32, d)
+		for i := range k {
+			k[i], v[i] = roundF16(rnd()), roundF16(rnd())
+		}
+		for i := range q {
+			q[i] = rnd()
+		}
+		scale := 1 / float32(math.Sqrt(float64(d)))
+		want := make([]float64, d)
+		sc := make([]float64, npos)
+		mx, sum := math.Inf(-1), 0.0
+		for p := range npos {
+			for i := range d {
+				sc[p] += float64(roundF16(q[i])) * float64(k[p*d+i])
+			}
+			sc[p] *= float64(scale)
+			mx = math.Max(mx, sc[p])
+		}
+		for p := range npos {
+			sc[p] = math.Exp(sc[p] - mx)
+			sum += sc[p]
+		}
+		for p := range npos {
+			for i := range d {
+				want[i] += sc[p] / sum * float64(v[p*d+i])
+			}
+		}
+		out16, out32 := make([]float32, d), make([]float32, d)
+		attnF16(out16, q, k, v, npos, scale, make([]float32, d), make([]float32, d))
+		attnF32(out32, q, k, v, npos, scale, make([]float32, d))
+		for i := range d {
+			if e := math.Abs(float64(out16[i]) - want[i]); e > 5e-3 {
+				t.Errorf("d=%d F16 out[%d] = %v, want %v", d, i, out16[i], want[i])
+			}
+			// The F32 kernel does not round q: compare loosely.
+			if e := math.Abs(float64(out32[i]) - want[i]); e > 5e-3 {
+				t.Errorf("d=%d F32 out[%d] = %v, want %v", d, i, out32[i], want[i])
+			}
+		}
+	}
+}
