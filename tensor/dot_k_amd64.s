@@ -38,40 +38,6 @@ DATA kMaskC0<>+16(SB)/8, $0xc0c0c0c0c0c0c0c0
 DATA kMaskC0<>+24(SB)/8, $0xc0c0c0c0c0c0c0c0
 GLOBL kMaskC0<>(SB), RODATA|NOPTR, $32
 
-DATA kQ4ScaleShuf<>+0(SB)/8, $0x0100010001000100
-DATA kQ4ScaleShuf<>+8(SB)/8, $0x0100010001000100
-DATA kQ4ScaleShuf<>+16(SB)/8, $0x0100010001000100
-DATA kQ4ScaleShuf<>+24(SB)/8, $0x0100010001000100
-DATA kQ4ScaleShuf<>+32(SB)/8, $0x0302030203020302
-DATA kQ4ScaleShuf<>+40(SB)/8, $0x0302030203020302
-DATA kQ4ScaleShuf<>+48(SB)/8, $0x0302030203020302
-DATA kQ4ScaleShuf<>+56(SB)/8, $0x0302030203020302
-DATA kQ4ScaleShuf<>+64(SB)/8, $0x0504050405040504
-DATA kQ4ScaleShuf<>+72(SB)/8, $0x0504050405040504
-DATA kQ4ScaleShuf<>+80(SB)/8, $0x0504050405040504
-DATA kQ4ScaleShuf<>+88(SB)/8, $0x0504050405040504
-DATA kQ4ScaleShuf<>+96(SB)/8, $0x0706070607060706
-DATA kQ4ScaleShuf<>+104(SB)/8, $0x0706070607060706
-DATA kQ4ScaleShuf<>+112(SB)/8, $0x0706070607060706
-DATA kQ4ScaleShuf<>+120(SB)/8, $0x0706070607060706
-DATA kQ4ScaleShuf<>+128(SB)/8, $0x0908090809080908
-DATA kQ4ScaleShuf<>+136(SB)/8, $0x0908090809080908
-DATA kQ4ScaleShuf<>+144(SB)/8, $0x0908090809080908
-DATA kQ4ScaleShuf<>+152(SB)/8, $0x0908090809080908
-DATA kQ4ScaleShuf<>+160(SB)/8, $0x0b0a0b0a0b0a0b0a
-DATA kQ4ScaleShuf<>+168(SB)/8, $0x0b0a0b0a0b0a0b0a
-DATA kQ4ScaleShuf<>+176(SB)/8, $0x0b0a0b0a0b0a0b0a
-DATA kQ4ScaleShuf<>+184(SB)/8, $0x0b0a0b0a0b0a0b0a
-DATA kQ4ScaleShuf<>+192(SB)/8, $0x0d0c0d0c0d0c0d0c
-DATA kQ4ScaleShuf<>+200(SB)/8, $0x0d0c0d0c0d0c0d0c
-DATA kQ4ScaleShuf<>+208(SB)/8, $0x0d0c0d0c0d0c0d0c
-DATA kQ4ScaleShuf<>+216(SB)/8, $0x0d0c0d0c0d0c0d0c
-DATA kQ4ScaleShuf<>+224(SB)/8, $0x0f0e0f0e0f0e0f0e
-DATA kQ4ScaleShuf<>+232(SB)/8, $0x0f0e0f0e0f0e0f0e
-DATA kQ4ScaleShuf<>+240(SB)/8, $0x0f0e0f0e0f0e0f0e
-DATA kQ4ScaleShuf<>+248(SB)/8, $0x0f0e0f0e0f0e0f0e
-GLOBL kQ4ScaleShuf<>(SB), RODATA|NOPTR, $256
-
 DATA kQ4MinShuf<>+0(SB)/8, $0x0b0b0a0a09090808
 DATA kQ4MinShuf<>+8(SB)/8, $0x0f0f0e0e0d0d0c0c
 GLOBL kQ4MinShuf<>(SB), RODATA|NOPTR, $16
@@ -114,9 +80,9 @@ TEXT ·kXGETBV(SB), NOSPLIT, $0-8
 	RET
 
 // Q4STEP handles 64 elements: 32 weight bytes at qo(SI), whose low nibbles
-// meet the activations at xo(DI) with scale s and high nibbles those at
-// xo+32(DI) with scale s+1 (shuffle masks at so and so+32). Y3 holds the
-// eight scales as words in both lanes; the products accumulate in Y4.
+// meet the activations at xo(DI) with the scale word pair at so(SP) and high
+// nibbles those at xo2(DI) with the pair at so2(SP). Products accumulate
+// in Y4.
 #define Q4STEP(qo, xo, xo2, so, so2) \
 	VMOVDQU qo(SI), Y5; \
 	VPSRLW $4, Y5, Y6; \
@@ -124,15 +90,18 @@ TEXT ·kXGETBV(SB), NOSPLIT, $0-8
 	VPAND Y15, Y6, Y6; \
 	VPMADDUBSW xo(DI), Y5, Y5; \
 	VPMADDUBSW xo2(DI), Y6, Y6; \
-	VPSHUFB kQ4ScaleShuf<>+so(SB), Y3, Y7; \
-	VPSHUFB kQ4ScaleShuf<>+so2(SB), Y3, Y8; \
+	VPBROADCASTD so(SP), Y7; \
+	VPBROADCASTD so2(SP), Y8; \
 	VPMADDWD Y7, Y5, Y5; \
 	VPMADDWD Y8, Y6, Y6; \
 	VPADDD Y5, Y4, Y4; \
 	VPADDD Y6, Y4, Y4
 
 // func dotQ4KAVX2(w, x *byte, nb int) float32
-TEXT ·dotQ4KAVX2(SB), NOSPLIT, $0-28
+//
+// The frame holds the block's eight scales, each as a pair of equal words
+// (one dword per sub-block), for VPBROADCASTD.
+TEXT ·dotQ4KAVX2(SB), NOSPLIT, $32-28
 	MOVQ w+0(FP), SI
 	MOVQ x+8(FP), DI
 	MOVQ nb+16(FP), CX
@@ -153,6 +122,8 @@ q4loop:
 	ANDL $0x03030303, R10
 	SHLL $4, R10
 	ORL  R10, R9
+	SHLQ $32, R9
+	ORQ  R9, R8
 	MOVL BX, R10
 	ANDL $0x3f3f3f3f, R10
 	SHRL $4, DX
@@ -161,25 +132,28 @@ q4loop:
 	ANDL $0x03030303, BX
 	SHLL $4, BX
 	ORL  BX, DX
-	VMOVD R8, X1
-	VPINSRD $1, R9, X1, X1
-	VPINSRD $2, R10, X1, X1
-	VPINSRD $3, DX, X1, X1
+	SHLQ $32, DX
+	ORQ  DX, R10
+	VMOVQ R8, X1
+	VPINSRQ $1, R10, X1, X1
 
 	// Mins: Σ bsums[j]·mins[j/2] as 8 int32 lanes in Y2.
 	VPSHUFB kQ4MinShuf<>(SB), X1, X2
 	VPMOVZXBW X2, Y2
 	VPMADDWD 260(DI), Y2, Y2
 
-	// Scales as words, low lane copied to both lanes.
-	VPMOVZXBW X1, Y3
-	VPERMQ $0x44, Y3, Y3
+	// Scales as doubled words in the frame.
+	VPMOVZXBW X1, X3
+	VPUNPCKLWD X3, X3, X5
+	VPUNPCKHWD X3, X3, X6
+	VMOVDQU X5, 0(SP)
+	VMOVDQU X6, 16(SP)
 
 	VPXOR Y4, Y4, Y4
-	Q4STEP(16, 4, 36, 0, 32)
-	Q4STEP(48, 68, 100, 64, 96)
-	Q4STEP(80, 132, 164, 128, 160)
-	Q4STEP(112, 196, 228, 192, 224)
+	Q4STEP(16, 4, 36, 0, 4)
+	Q4STEP(48, 68, 100, 8, 12)
+	Q4STEP(80, 132, 164, 16, 20)
+	Q4STEP(112, 196, 228, 24, 28)
 
 	// X4 = [isum, imin, isum, imin].
 	VEXTRACTI128 $1, Y4, X5

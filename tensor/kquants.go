@@ -76,7 +76,7 @@ func quantizeRowQ8K(dst []byte, src []float32) {
 		b := dst[i*q8KBytes : (i+1)*q8KBytes]
 		var amax, max float32
 		for _, v := range x {
-			if ax := float32(math.Abs(float64(v))); ax > amax {
+			if ax := math.Float32frombits(math.Float32bits(v) &^ (1 << 31)); ax > amax {
 				amax, max = ax, v
 			}
 		}
@@ -86,19 +86,15 @@ func quantizeRowQ8K(dst []byte, src []float32) {
 		}
 		iscale := -127 / max
 		qs := b[q8KQs : q8KQs+qkK]
-		for j, v := range x {
-			q := nearestInt(float32(iscale * v))
-			if q > 127 {
-				q = 127
+		for j := 0; j < qkK; j += 16 {
+			xs, qj := x[j:j+16], qs[j:j+16]
+			var s int32
+			for k, v := range xs {
+				q := min(nearestInt(float32(iscale*v)), 127)
+				qj[k] = byte(q)
+				s += int32(int8(q))
 			}
-			qs[j] = byte(int8(q))
-		}
-		for j := 0; j < qkK/16; j++ {
-			var s int16
-			for _, q := range qs[16*j : 16*j+16] {
-				s += int16(int8(q))
-			}
-			binary.LittleEndian.PutUint16(b[q8KBsums+2*j:], uint16(s))
+			binary.LittleEndian.PutUint16(b[q8KBsums+j/8:], uint16(s))
 		}
 		binary.LittleEndian.PutUint32(b, math.Float32bits(1/iscale))
 	}
