@@ -1,7 +1,6 @@
 package tokenizer
 
 import (
-	"container/heap"
 	"strings"
 	"unicode/utf8"
 )
@@ -54,28 +53,111 @@ func decodeByteLevel(text string) string {
 	return sb.String()
 }
 
-type bpeBigram struct {
-	left, right int
-	rank        int32
-	size        int
+// idMerge is a merge of two tokens: its rank and the token it makes (-1 if
+// the concatenation is not a token).
+type idMerge struct{ rank, result int32 }
+
+// indexMerges moves merges of two tokens from the string-keyed ranks map to
+// idMerges, so that encoding looks pairs up by token id instead of hashing
+// strings. Merges with a half that is not a token stay in ranks.
+func (t *Tokenizer) indexMerges() {
+	for c := range t.charTok {
+		t.charTok[c] = noToken
+		if id, ok := t.toID[string(rune(c))]; ok {
+			t.charTok[c] = id
+		}
+	}
+	t.idMerges = make(map[uint64]idMerge, len(t.ranks))
+	for p, rank := range t.ranks {
+		a, okA := t.toID[p.a]
+		b, okB := t.toID[p.b]
+		if !okA || !okB {
+			continue
+		}
+		res, ok := t.toID[p.a+p.b]
+		if !ok {
+			res = noToken
+		}
+		t.idMerges[pairKey(a, b)] = idMerge{rank: rank, result: res}
+		delete(t.ranks, p)
+	}
 }
 
+type bpeBigram struct {
+	left, right  int
+	rank, result int32
+	size         int
+}
+
+// addBPEBigram queues the merge of symbols left and right if it is ranked.
+func (t *Tokenizer) addBPEBigram(word string, syms []symbol, ids []int32, q *bpeQueue, left, right int) {
+	if left < 0 || right < 0 {
+		return
+	}
+	l, r := syms[left], syms[right]
+	if ids[left] >= 0 && ids[right] >= 0 {
+		if m, ok := t.idMerges[pairKey(ids[left], ids[right])]; ok {
+			q.push(bpeBigram{left: left, right: right, rank: m.rank, result: m.result, size: l.n + r.n})
+		}
+		return // a pair of tokens can only be in idMerges
+	}
+	if len(t.ranks) == 0 {
+		return
+	}
+	rank, ok := t.ranks[mergePair{word[l.start : l.start+l.n], word[r.start : r.start+r.n]}]
+	if !ok {
+		return
+	}
+	q.push(bpeBigram{left: left, right: right, rank: rank, result: noToken, size: l.n + r.n})
+}
+
+// bpeQueue is a binary min-heap of bigrams: lowest rank first, ties
+// leftmost first (llama.cpp's llm_bigram_bpe::comparator).
 type bpeQueue []bpeBigram
 
-func (q bpeQueue) Len() int { return len(q) }
-func (q bpeQueue) Less(i, j int) bool {
+func (q bpeQueue) less(i, j int) bool {
 	if q[i].rank != q[j].rank {
 		return q[i].rank < q[j].rank
 	}
 	return q[i].left < q[j].left
 }
-func (q bpeQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *bpeQueue) Push(x any)   { *q = append(*q, x.(bpeBigram)) }
-func (q *bpeQueue) Pop() any {
-	old := *q
-	x := old[len(old)-1]
-	*q = old[:len(old)-1]
-	return x
+
+func (q *bpeQueue) push(b bpeBigram) {
+	*q = append(*q, b)
+	h := *q
+	for i := len(h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !h.less(i, p) {
+			break
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+}
+
+func (q *bpeQueue) pop() bpeBigram {
+	h := *q
+	top := h[0]
+	n := len(h) - 1
+	h[0] = h[n]
+	h = h[:n]
+	for i := 0; ; {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		m := l
+		if r := l + 1; r < n && h.less(r, l) {
+			m = r
+		}
+		if !h.less(m, i) {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	*q = h
+	return top
 }
 
 // encodeBPE appends the tokens of one text fragment.
@@ -95,6 +177,7 @@ func (t *Tokenizer) encodeBPE(text string, out []int32) []int32 {
 	enc := eb.String()
 
 	var syms []symbol
+	var ids []int32 // token id of each symbol's text, -1 if none
 	var q bpeQueue
 	encPos, runePos := 0, 0
 	for _, wl := range words {
@@ -118,50 +201,55 @@ func (t *Tokenizer) encodeBPE(text string, out []int32) []int32 {
 			}
 		}
 		syms = syms[:0]
+		ids = ids[:0]
 		for off := 0; off < len(word); {
-			_, n := utf8.DecodeRuneInString(word[off:])
+			c, n := utf8.DecodeRuneInString(word[off:])
 			syms = append(syms, symbol{prev: len(syms) - 1, next: len(syms) + 1, start: off, n: n})
+			var id int32
+			if c < rune(len(t.charTok)) {
+				id = t.charTok[c]
+			} else if v, ok := t.toID[word[off:off+n]]; ok {
+				id = v
+			} else {
+				id = noToken
+			}
+			ids = append(ids, id)
 			off += n
 		}
 		syms[len(syms)-1].next = -1
 		q = q[:0]
-		add := func(left, right int) {
-			if left < 0 || right < 0 {
-				return
-			}
-			l, r := syms[left], syms[right]
-			rank, ok := t.ranks[mergePair{word[l.start : l.start+l.n], word[r.start : r.start+r.n]}]
-			if !ok {
-				return
-			}
-			heap.Push(&q, bpeBigram{left: left, right: right, rank: rank, size: l.n + r.n})
-		}
 		for i := 1; i < len(syms); i++ {
-			add(i-1, i)
+			t.addBPEBigram(word, syms, ids, &q, i-1, i)
 		}
-		for q.Len() > 0 {
-			b := heap.Pop(&q).(bpeBigram)
+		for len(q) > 0 {
+			b := q.pop()
 			l, r := &syms[b.left], &syms[b.right]
 			if l.n == 0 || r.n == 0 || l.n+r.n != b.size {
 				continue
 			}
 			l.n += r.n
 			r.n = 0
+			ids[b.left] = b.result
+			if b.result < 0 {
+				if id, ok := t.toID[word[l.start:l.start+l.n]]; ok {
+					ids[b.left] = id
+				}
+			}
 			l.next = r.next
 			if r.next >= 0 {
 				syms[r.next].prev = b.left
 			}
-			add(l.prev, b.left)
-			add(b.left, l.next)
+			t.addBPEBigram(word, syms, ids, &q, l.prev, b.left)
+			t.addBPEBigram(word, syms, ids, &q, b.left, l.next)
 		}
 		for i := 0; i != -1; i = syms[i].next {
-			s := word[syms[i].start : syms[i].start+syms[i].n]
-			if id, ok := t.toID[s]; ok {
-				out = append(out, id)
+			if ids[i] >= 0 {
+				out = append(out, ids[i])
 				continue
 			}
 			// llama.cpp looks up each raw byte of the symbol as a token and
 			// drops bytes that are not tokens.
+			s := word[syms[i].start : syms[i].start+syms[i].n]
 			for j := 0; j < len(s); j++ {
 				if id, ok := t.toID[s[j:j+1]]; ok {
 					out = append(out, id)

@@ -1,7 +1,6 @@
 package tokenizer
 
 import (
-	"container/heap"
 	"fmt"
 	"unicode/utf8"
 )
@@ -23,38 +22,117 @@ type spmBigram struct {
 	size        int
 }
 
+// spmQueue is a binary max-heap of bigrams: highest score first, ties
+// leftmost first (llama.cpp's llm_bigram_spm::comparator).
 type spmQueue []spmBigram
 
-func (q spmQueue) Len() int { return len(q) }
-func (q spmQueue) Less(i, j int) bool {
+func (q spmQueue) less(i, j int) bool {
 	if q[i].score != q[j].score {
 		return q[i].score > q[j].score
 	}
 	return q[i].left < q[j].left
 }
-func (q spmQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *spmQueue) Push(x any)   { *q = append(*q, x.(spmBigram)) }
-func (q *spmQueue) Pop() any {
-	old := *q
-	x := old[len(old)-1]
-	*q = old[:len(old)-1]
-	return x
+
+func (q *spmQueue) push(b spmBigram) {
+	*q = append(*q, b)
+	h := *q
+	for i := len(h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !h.less(i, p) {
+			break
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+}
+
+func (q *spmQueue) pop() spmBigram {
+	h := *q
+	top := h[0]
+	n := len(h) - 1
+	h[0] = h[n]
+	h = h[:n]
+	for i := 0; ; {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		m := l
+		if r := l + 1; r < n && h.less(r, l) {
+			m = r
+		}
+		if !h.less(m, i) {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	*q = h
+	return top
+}
+
+// spmScratch holds buffers reused across the segments of one Encode call.
+type spmScratch struct {
+	syms []symbol
+	q    spmQueue
+}
+
+// pairKey packs two adjacent code points.
+func pairKey(a, b rune) uint64 { return uint64(uint32(a))<<32 | uint64(uint32(b)) }
+
+// buildPairs records every pair of adjacent code points inside a token.
+// Between two characters that form no such pair no merge can ever happen,
+// so encodeSPM may tokenize the pieces on either side independently: the
+// result is the same as for the whole text, with much smaller queues.
+func (t *Tokenizer) buildPairs() {
+	t.pairs = make(map[uint64]struct{}, 4*len(t.tokens))
+	for _, s := range t.tokens {
+		prev := rune(-1)
+		for _, r := range s {
+			if prev >= 0 {
+				t.pairs[pairKey(prev, r)] = struct{}{}
+			}
+			prev = r
+		}
+	}
 }
 
 // encodeSPM appends the tokens of text (spaces already escaped to "▁").
 func (t *Tokenizer) encodeSPM(text string, out []int32) ([]int32, error) {
+	var sc spmScratch
+	var err error
+	start := 0
+	prev := rune(-1)
+	for i, r := range text {
+		if prev >= 0 {
+			if _, ok := t.pairs[pairKey(prev, r)]; !ok {
+				if out, err = t.encodeSPMSegment(text[start:i], out, &sc); err != nil {
+					return nil, err
+				}
+				start = i
+			}
+		}
+		prev = r
+	}
+	return t.encodeSPMSegment(text[start:], out, &sc)
+}
+
+// encodeSPMSegment runs the SentencePiece merge over text.
+func (t *Tokenizer) encodeSPMSegment(text string, out []int32, sc *spmScratch) ([]int32, error) {
 	if text == "" {
 		return out, nil
 	}
-	syms := make([]symbol, 0, len(text))
+	syms := sc.syms[:0]
 	for off := 0; off < len(text); {
 		_, n := utf8.DecodeRuneInString(text[off:])
 		syms = append(syms, symbol{prev: len(syms) - 1, next: len(syms) + 1, start: off, n: n})
 		off += n
 	}
 	syms[len(syms)-1].next = -1
+	sc.syms = syms
 
-	q := make(spmQueue, 0, len(syms))
+	q := sc.q[:0]
+	defer func() { sc.q = q[:0] }()
 	tryAdd := func(left, right int) {
 		if left < 0 || right < 0 {
 			return
@@ -64,13 +142,13 @@ func (t *Tokenizer) encodeSPM(text string, out []int32) ([]int32, error) {
 		if !ok {
 			return
 		}
-		heap.Push(&q, spmBigram{left: left, right: right, score: t.scores[id], size: len(s)})
+		q.push(spmBigram{left: left, right: right, score: t.scores[id], size: len(s)})
 	}
 	for i := 1; i < len(syms); i++ {
 		tryAdd(i-1, i)
 	}
-	for q.Len() > 0 {
-		b := heap.Pop(&q).(spmBigram)
+	for len(q) > 0 {
+		b := q.pop()
 		l, r := &syms[b.left], &syms[b.right]
 		if l.n == 0 || r.n == 0 || l.n+r.n != b.size {
 			continue

@@ -93,11 +93,14 @@ type Tokenizer struct {
 	pre    string // tokenizer.ggml.pre
 	preTok *preTokenizer
 
-	tokens []string
-	scores []float32
-	attrs  []Attr
-	toID   map[string]int32
-	ranks  map[mergePair]int32
+	tokens   []string
+	scores   []float32
+	attrs    []Attr
+	toID     map[string]int32
+	ranks    map[mergePair]int32 // BPE merges whose halves are not both tokens
+	idMerges map[uint64]idMerge  // BPE merges of two tokens, by pairKey of their ids
+	charTok  [512]int32          // BPE: token of each one-character text below U+0200 (the GPT-2 byte characters), -1 if none
+	pairs    map[uint64]struct{} // SPM: adjacent code points inside some token
 
 	bos, eos, eot, eom, unk, pad int32 // -1 when absent
 
@@ -267,6 +270,11 @@ func New(md Metadata) (*Tokenizer, error) {
 
 	for b := range 256 {
 		t.byteTok[b] = t.lookupByte(byte(b))
+	}
+	if t.typ == SPM {
+		t.buildPairs()
+	} else {
+		t.indexMerges()
 	}
 	t.pieces = make([]string, n)
 	for id := range t.pieces {

