@@ -190,8 +190,27 @@ func TestLayout(t *testing.T) {
 	if !bytes.Equal(got, r.b) {
 		t.Fatalf("layout:\n got %x\nwant %x", got, r.b)
 	}
+	// An array of arrays: outer element type "array", count, then each
+	// inner array's element type, count and items, without a tag per element.
+	w = NewWriter()
+	in1, _ := ValueOf([]uint8{7})
+	in2, _ := ValueOf([]string{"z"})
+	nest, _ := ValueOf([]Value{in1, in2})
+	w.Set("n", nest)
+	got2, err := w.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = raw{}
+	r.bytes([]byte("GGUF")).u32(3).u64(0).u64(1)
+	r.str("n").u32(uint32(TypeArray)).u32(uint32(TypeArray)).u64(2)
+	r.u32(uint32(TypeUint8)).u64(1).u8(7)
+	r.u32(uint32(TypeString)).u64(1).str("z").pad(32)
+	if !bytes.Equal(got2, r.b) {
+		t.Fatalf("nested layout:\n got %x\nwant %x", got2, r.b)
+	}
 	var n bytes.Buffer
-	if c, err := w.WriteTo(&n); err != nil || c != int64(len(got)) {
+	if c, err := w.WriteTo(&n); err != nil || c != int64(len(got2)) {
 		t.Errorf("WriteTo = %d, %v; want %d", c, err, len(got))
 	}
 }
@@ -510,8 +529,9 @@ func TestParseErrors(t *testing.T) {
 		{"truncated scalar", header(0, 1).str("k").u32(uint32(TypeUint64)).u32(0).b, ErrTruncated, "uint64 value"},
 		{"bad bool", header(0, 1).str("k").u32(uint32(TypeBool)).u8(2).b, ErrInvalid, "bool"},
 		{"bad bool in array", header(0, 1).str("k").u32(9).u32(uint32(TypeBool)).u64(2).u8(1).u8(7).b, ErrInvalid, "element 1"},
-		{"nested non-array", header(0, 1).str("k").u32(9).u32(9).u64(1).u32(4).zeros(12).b, ErrValueType, "array of arrays"},
+		{"nested bad type", header(0, 1).str("k").u32(9).u32(9).u64(1).u32(40).u64(0).b, ErrValueType, "element 0: unknown array element type 40"},
 		{"nested too deep", deepArray(20), ErrInvalid, "nested"},
+		{"nested one too deep", deepArray(maxNesting + 1), ErrInvalid, "nested more than 8 deep"},
 		{"alignment type", header(0, 1).str(AlignmentKey).u32(uint32(TypeUint64)).u64(32).b, ErrAlignment, "must be uint32"},
 		{"alignment not power of two", header(0, 1).str(AlignmentKey).u32(uint32(TypeUint32)).u32(24).b, ErrAlignment, "power of two"},
 		{"alignment zero", header(0, 1).str(AlignmentKey).u32(uint32(TypeUint32)).u32(0).b, ErrAlignment, "power of two"},
@@ -550,12 +570,31 @@ func TestParseErrors(t *testing.T) {
 	}
 }
 
+func TestNestingLimit(t *testing.T) {
+	f, err := Parse(deepArray(maxNesting))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := f.KV[0].Value
+	for range maxNesting - 1 {
+		if v.ElemType() != TypeArray || v.Len() != 1 {
+			t.Fatalf("level: elem %s len %d", v.ElemType(), v.Len())
+		}
+		v = v.Index(0)
+	}
+	if v.ElemType() != TypeUint8 || v.Len() != 0 {
+		t.Errorf("innermost: elem %s len %d", v.ElemType(), v.Len())
+	}
+}
+
+// deepArray is a file with one key holding depth arrays nested in one
+// another, the innermost an empty uint8 array.
 func deepArray(depth int) []byte {
 	r := header(0, 1).str("k").u32(uint32(TypeArray))
-	for range depth {
-		r.u32(uint32(TypeArray)).u64(1).u32(uint32(TypeArray))
+	for range depth - 1 {
+		r.u32(uint32(TypeArray)).u64(1)
 	}
-	return r.u32(0).u64(0).b
+	return r.u32(uint32(TypeUint8)).u64(0).b
 }
 
 func dupTensor() []byte {

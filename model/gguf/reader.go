@@ -27,7 +27,7 @@ const maxNesting = 8
 const (
 	minKVSize     = 8 + 4 + 1     // key length, type, smallest value
 	minTensorSize = 8 + 4 + 4 + 8 // name length, n_dims, type, offset
-	minArraySize  = 4 + 8         // element type, count
+	minArraySize  = 4 + 8         // element type, count (an array's element)
 	stringHdrSize = 8             // length prefix
 )
 
@@ -427,19 +427,13 @@ func (d *decoder) array(depth int) (Value, error) {
 	case TypeString:
 		return d.stringArray(n)
 	case TypeArray:
+		// Each element is an array header and items, with no type tag of
+		// its own (the outer element type says "array").
 		vs := make([]Value, n)
 		outer := d.elem
 		for i := range vs {
 			d.elem = i
-			t, err := d.u32("type")
-			if err != nil {
-				return Value{}, err
-			}
-			// Each element of an array of arrays is itself tagged "array".
-			if ValueType(t) != TypeArray {
-				d.off -= 4
-				return Value{}, d.fail(ErrValueType, "element of an array of arrays has type %s", ValueType(t))
-			}
+			var err error
 			if vs[i], err = d.array(depth + 1); err != nil {
 				return Value{}, err
 			}

@@ -342,8 +342,7 @@ func appendValue(b []byte, v Value) []byte {
 		return b
 	case []Value:
 		for _, e := range s {
-			b = le.AppendUint32(b, uint32(TypeArray))
-			b = appendValue(b, e)
+			b = appendValue(b, e) // no per-element type tag
 		}
 		return b
 	}
