@@ -180,8 +180,29 @@ func dotF16(k, q []float32) float32 {
 
 // roundF16 rounds x to the nearest half-precision value (ties to even),
 // returned as float32: F16ToF32(F32ToF16(x)) without the detour, with
-// overflow to ±Inf and NaN kept.
+// overflow to ±Inf and NaN kept. Hot loops inline the common case as
+// "if isNormalHalf(u) { roundNormalHalf(u) } else { roundF16Rare(x) }".
 func roundF16(x float32) float32 {
+	if u := math.Float32bits(x); isNormalHalf(u) {
+		return roundNormalHalf(u)
+	}
+	return roundF16Rare(x)
+}
+
+// isNormalHalf reports whether the float32 with bits u has magnitude in
+// [2^-14, 2^15): rounding it gives a normal half and cannot overflow.
+func isNormalHalf(u uint32) bool { return u&0x7fffffff-0x38800000 < 0x47000000-0x38800000 }
+
+// roundNormalHalf rounds the float32 with bits u to 10 mantissa bits,
+// nearest even; a carry ripples into the exponent as it should.
+func roundNormalHalf(u uint32) float32 {
+	u += 0x0fff + (u>>13)&1
+	return math.Float32frombits(u &^ 0x1fff)
+}
+
+// roundF16Rare is roundF16 outside the inlined range: tiny values
+// (subnormal halves or zero), large ones (up to overflow), Inf and NaN.
+func roundF16Rare(x float32) float32 {
 	u := math.Float32bits(x)
 	abs := u & 0x7fffffff
 	switch {
@@ -195,8 +216,6 @@ func roundF16(x float32) float32 {
 		r := float32(math.Float32frombits(abs)+0.5) - 0.5
 		return math.Float32frombits(u&0x80000000 | math.Float32bits(r))
 	}
-	// Normal half: keep 10 mantissa bits, rounding the 13 dropped ones to
-	// nearest even; a carry ripples into the exponent as it should.
 	u += 0x0fff + (u>>13)&1
 	u &^= 0x1fff
 	if u&0x7fffffff >= 0x47800000 {
@@ -256,7 +275,12 @@ func attnF16(out, q, k, v []float32, npos int, scale float32, qh, acc []float32)
 		}
 		vp := v[p*d : (p+1)*d]
 		for i, a := range acc[:d32] { // ggml_vec_mad_f16: FMA in 32-element steps
-			acc[i] = roundF16(fma32(vp[i], vs, a))
+			y := fma32(vp[i], vs, a)
+			if u := math.Float32bits(y); isNormalHalf(u) {
+				acc[i] = roundNormalHalf(u)
+			} else {
+				acc[i] = roundF16Rare(y)
+			}
 		}
 		for i := d32; i < d; i++ { // and an unfused tail
 			acc[i] = roundF16(acc[i] + float32(vp[i]*vs))
