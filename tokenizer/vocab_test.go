@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/specd-dev/specd/tokenizer/internal/ggufkv"
+	"github.com/specd-dev/specd/model/gguf"
 )
 
 // peerModels is where tools/peer/fetch.sh puts llama.cpp's vocabulary files
@@ -41,10 +41,11 @@ func loadVocab(t testing.TB, name string) *Tokenizer {
 	if v, ok := vocabCache.Load(name); ok {
 		return v.(*Tokenizer)
 	}
-	f, err := ggufkv.Open(path)
+	f, err := gguf.Open(path)
 	if err != nil {
 		t.Fatalf("read %s: %v", path, err)
 	}
+	defer f.Close()
 	tok, err := New(f)
 	if err != nil {
 		t.Fatalf("tokenizer for %s: %v", name, err)
@@ -52,6 +53,9 @@ func loadVocab(t testing.TB, name string) *Tokenizer {
 	vocabCache.Store(name, tok)
 	return tok
 }
+
+// *gguf.File is the Metadata New is given in practice.
+var _ Metadata = (*gguf.File)(nil)
 
 type vocabCase struct {
 	text string
