@@ -2,6 +2,7 @@ package tokenizer
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"unicode"
 )
@@ -104,6 +105,12 @@ func newPreTokenizer(name string) (*preTokenizer, error) {
 		p.steps = []splitFunc{search(matchCRLF), search(matchDeepseekLetters), search(matchDeepseekPunct),
 			search(matchTrailingSpace), search(matchDeepseekCJK), search(matchNumberRun)}
 		p.cleanSpaces = false
+	case "deepseek-coder":
+		p.steps = []splitFunc{search(matchCRLF), search(matchSpaceLetters), search(matchSpacePunct),
+			search(matchDeepseekCJK), search(matchOneNumber)}
+		p.cleanSpaces = false
+	case "falcon":
+		p.steps = []splitFunc{search(matchPunctRunBacktick), splitGPT2, search(matchThreeDigits)}
 	case "starcoder", "refact", "codeshell", "exaone", "minerva-7b", "mellum2":
 		p.steps = []splitFunc{search(matchOneNumber), splitGPT2}
 	case "smollm", "command-r":
@@ -189,21 +196,47 @@ func runWhile(c []rune, i int, ok func(rune) bool) int {
 	return i
 }
 
-// matchPunctRun: [\p{P}\$\+<=>\^~\|]+
-func matchPunctRun(c []rune, i int) int {
-	e := runWhile(c, i, func(r rune) bool {
-		switch r {
-		case '$', '+', '<', '=', '>', '^', '~', '|':
-			return true
+// punctRun returns a matcher for [\p{P}<extra>]+.
+func punctRun(extra string) func(c []rune, i int) int {
+	return func(c []rune, i int) int {
+		e := runWhile(c, i, func(r rune) bool {
+			if r < 0x80 && strings.IndexByte(extra, byte(r)) >= 0 {
+				return true
+			}
+			f := cpFlags(r)
+			return f&fPunct != 0 && f&fSpace == 0
+		})
+		if e == i {
+			return -1
 		}
-		f := cpFlags(r)
-		return f&fPunct != 0 && f&fSpace == 0
-	})
-	if e == i {
-		return -1
+		return e
 	}
-	return e
 }
+
+// matchPunctRun: [\p{P}\$\+<=>\^~\|]+
+var matchPunctRun = punctRun("$+<=>^~|")
+
+// matchPunctRunBacktick: [\p{P}\$\+<=>\^~\|`]+
+var matchPunctRunBacktick = punctRun("$+<=>^~|`")
+
+// optSpaceThenFlags matches \s?[class]+ where class is code points with
+// one of the flags in mask (and not whitespace).
+func optSpaceThenFlags(c []rune, i int, mask uint8) int {
+	in := func(r rune) bool { f := cpFlags(r); return f&mask != 0 && f&fSpace == 0 }
+	if cpFlags(c[i])&fSpace != 0 && i+1 < len(c) && in(c[i+1]) {
+		return runWhile(c, i+1, in)
+	}
+	if in(c[i]) {
+		return runWhile(c, i, in)
+	}
+	return -1
+}
+
+// matchSpaceLetters: \s?\p{L}+
+func matchSpaceLetters(c []rune, i int) int { return optSpaceThenFlags(c, i, fLetter) }
+
+// matchSpacePunct: \s?\p{P}+
+func matchSpacePunct(c []rune, i int) int { return optSpaceThenFlags(c, i, fPunct) }
 
 // matchNumberRun: \p{N}+
 func matchNumberRun(c []rune, i int) int {

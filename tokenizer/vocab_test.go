@@ -109,7 +109,7 @@ func readVectors(t *testing.T, base string) []vocabCase {
 }
 
 // vectorVocabs are the vocabularies whose llama.cpp test vectors must pass.
-var vectorVocabs = []string{"llama-spm", "llama-bpe", "qwen2", "gpt-2", "starcoder", "deepseek-llm", "qwen35", "refact", "command-r", "mpt"}
+var vectorVocabs = []string{"llama-spm", "llama-bpe", "qwen2", "gpt-2", "starcoder", "deepseek-llm", "qwen35", "refact", "command-r", "mpt", "deepseek-coder", "falcon", "phi-3"}
 
 // TestVectors runs llama.cpp's tokenizer test vectors (add_special=false,
 // parse_special=false, as test-tokenizer-0 does).
