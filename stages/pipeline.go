@@ -92,7 +92,7 @@ type Config struct {
 	Tokenizer      Tokenizer                           // needed for text prompts
 	NewDetokenizer func() Detokenizer                  // nil: chunks carry no text
 	NewSampler     func(Params, uint64) verify.Sampler // for Temp > 0; the second argument is a stream id
-	EOS            []int32                             // tokens that end a sequence (not emitted)
+	Stop           func(tok int32) bool                // end-of-generation tokens (not emitted); nil: none
 
 	// Serial runs the busy part of every stage under one lock, so stages
 	// never overlap: the baseline for measuring what concurrency gains.
@@ -594,7 +594,7 @@ func (p *Pipeline) accept(s *seq) Chunk {
 			s.done, s.reason = true, "length"
 			break
 		}
-		if isEOS(p.cfg.EOS, t) {
+		if p.cfg.Stop != nil && p.cfg.Stop(t) {
 			s.done, s.reason = true, "stop"
 			break
 		}
@@ -633,13 +633,4 @@ func (p *Pipeline) final(ctx context.Context, s *seq, chunks *graph.Pipe[Chunk])
 	c.Stats = &st
 	p.metrics.finish(s.err != nil)
 	return chunks.Send(ctx, c)
-}
-
-func isEOS(eos []int32, t int32) bool {
-	for _, e := range eos {
-		if e == t {
-			return true
-		}
-	}
-	return false
 }

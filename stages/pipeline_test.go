@@ -224,7 +224,7 @@ func TestEOSAndErrors(t *testing.T) {
 		stop++
 	}
 	target := verifytest.NewFake(vocab, 2, 512, 64, 4)
-	cfg := stages.Config{Target: target, Drafter: draft.NewNGram(), Policy: draft.Policy{K: 3}, Slots: 2, MaxPos: 512, EOS: []int32{eos}}
+	cfg := stages.Config{Target: target, Drafter: draft.NewNGram(), Policy: draft.Policy{K: 3}, Slots: 2, MaxPos: 512, Stop: func(t int32) bool { return t == eos }}
 	reqs := []stages.Request{
 		{ID: "bad", PromptIDs: []int32{1, vocab + 5}, MaxTokens: 5},
 		{ID: "ok", PromptIDs: []int32{1, 2, 3}, MaxTokens: 20},

@@ -1,0 +1,636 @@
+package main
+
+// Speculative decoding from the command line: the flags generate takes when
+// a draft is given, the speculative generate itself (through the stages
+// pipeline), and specbench, which measures speculative against plain
+// decoding side by side.
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/specd-dev/specd/draft"
+	"github.com/specd-dev/specd/model"
+	"github.com/specd-dev/specd/sample"
+	"github.com/specd-dev/specd/stages"
+	"github.com/specd-dev/specd/tensor"
+	"github.com/specd-dev/specd/tokenizer"
+	"github.com/specd-dev/specd/verify"
+)
+
+// specOpts are the speculative-decoding flags.
+type specOpts struct {
+	draft         string
+	k             int
+	pmin          float64
+	adaptive      bool
+	cost          float64
+	draftThreads  int
+	verifyThreads int
+	noShare       bool
+	stats         bool
+}
+
+// addSpecFlags registers the speculative flags on fs.
+func addSpecFlags(fs *flag.FlagSet) *specOpts {
+	s := &specOpts{}
+	for _, n := range []string{"d", "draft"} {
+		fs.StringVar(&s.draft, n, "", "speculative draft: a GGUF model `file`, \"ngram\" (prompt lookup) or \"none\"")
+	}
+	fs.IntVar(&s.k, "k", 4, "draft tokens per step (the largest with --adaptive)")
+	fs.Float64Var(&s.pmin, "p-min", 0, "stop a model draft early when its top token's probability is below `p`")
+	fs.BoolVar(&s.adaptive, "adaptive", false, "choose each sequence's draft length from its recent acceptance")
+	fs.Float64Var(&s.cost, "draft-cost", 0.1, "draft/target cost ratio `c` used by --adaptive")
+	fs.IntVar(&s.draftThreads, "draft-threads", 1, "threads of the draft model")
+	fs.IntVar(&s.verifyThreads, "verify-threads", 0, "threads of the target model (0: --threads)")
+	fs.BoolVar(&s.noShare, "no-share-embd", false, "do not let the draft use the target's token embeddings")
+	fs.BoolVar(&s.stats, "spec-stats", true, "print speculative-decoding statistics to stderr")
+	return s
+}
+
+// enabled reports whether a draft was given.
+func (s *specOpts) enabled() bool { return s.draft != "" && s.draft != "none" }
+
+func (s *specOpts) check() error {
+	switch {
+	case s.k < 1 || s.k > 64:
+		return fmt.Errorf("-k %d: must be in [1, 64]", s.k)
+	case s.pmin < 0 || s.pmin >= 1:
+		return fmt.Errorf("--p-min %g: must be in [0, 1)", s.pmin)
+	case s.draftThreads < 1:
+		return fmt.Errorf("--draft-threads %d: must be at least 1", s.draftThreads)
+	case s.verifyThreads < 0:
+		return fmt.Errorf("--verify-threads %d: must not be negative", s.verifyThreads)
+	case s.cost < 0:
+		return fmt.Errorf("--draft-cost %g: must not be negative", s.cost)
+	}
+	return nil
+}
+
+// specSetup is a loaded target (and draft) ready to build pipelines.
+type specSetup struct {
+	target, draft *model.Model
+	tok           *tokenizer.Tokenizer // nil if the target has none
+	tokErr        error
+	shared        bool
+	pools         []*tensor.Pool
+}
+
+func (su *specSetup) Close() {
+	for _, p := range su.pools {
+		p.Close()
+	}
+	if su.draft != nil && su.draft != su.target {
+		su.draft.Close()
+	}
+	if su.target != nil {
+		su.target.Close()
+	}
+}
+
+// loadSpec loads the target model, its tokenizer and the draft model (if
+// the draft is a file), checking that their vocabularies agree.
+func loadSpec(targetPath string, s *specOpts) (*specSetup, error) {
+	su := &specSetup{}
+	var err error
+	if su.target, err = model.Load(targetPath); err != nil {
+		return nil, err
+	}
+	su.tok, su.tokErr = tokenizer.New(su.target.File)
+	if su.tokErr == nil && su.tok.VocabSize() != su.target.Config.Vocab {
+		su.tok, su.tokErr = nil, fmt.Errorf("vocabulary has %d tokens, the model %d", su.tok.VocabSize(), su.target.Config.Vocab)
+	}
+	if s.draft == "" || s.draft == "none" || s.draft == "ngram" {
+		return su, nil
+	}
+	if s.draft == targetPath {
+		su.draft = su.target
+		return su, nil
+	}
+	if su.draft, err = model.Load(s.draft); err != nil {
+		su.Close()
+		return nil, fmt.Errorf("draft: %w", err)
+	}
+	if dv, tv := su.draft.Config.Vocab, su.target.Config.Vocab; dv != tv {
+		su.Close()
+		return nil, fmt.Errorf("draft vocabulary has %d tokens, the target's %d: speculative decoding needs the same vocabulary", dv, tv)
+	}
+	if su.tok != nil {
+		if dt, err := tokenizer.New(su.draft.File); err == nil {
+			if err := tokenizer.CheckCompatible(su.tok, dt); err != nil {
+				su.Close()
+				return nil, err
+			}
+		}
+	}
+	if !s.noShare {
+		su.shared = su.draft.ShareEmbeddings(su.target)
+	}
+	return su, nil
+}
+
+func (su *specSetup) pool(threads int) *tensor.Pool {
+	p := tensor.NewPool(threads)
+	su.pools = append(su.pools, p)
+	return p
+}
+
+// backend makes a CPU backend of m with its own pool and cache.
+func (su *specSetup) backend(m *model.Model, seqs, maxPos, maxBatch, threads int, f32 bool) (*verify.CPU, error) {
+	kv, err := m.NewCache(seqs, maxPos, f32)
+	if err != nil {
+		return nil, err
+	}
+	return verify.NewCPU(m.NewState(maxBatch, su.pool(threads)), kv), nil
+}
+
+// pipelineConfig builds a stages.Config for seqs sequences of maxPos.
+func (su *specSetup) pipelineConfig(s *specOpts, seqs, maxPos, batch, verifyThreads int, f32 bool) (stages.Config, error) {
+	k := s.k
+	if !s.enabled() {
+		k = 0
+	}
+	tb, err := su.backend(su.target, seqs, maxPos, max(batch, seqs*(k+1)), verifyThreads, f32)
+	if err != nil {
+		return stages.Config{}, err
+	}
+	cfg := stages.Config{
+		Target: tb, Slots: seqs, MaxPos: maxPos,
+		Policy:     draft.Policy{K: k, Adaptive: s.adaptive, Cost: s.cost},
+		NewSampler: stages.NewSampler,
+	}
+	switch {
+	case !s.enabled():
+	case s.draft == "ngram":
+		cfg.Drafter = draft.NewNGram()
+	default:
+		db, err := su.backend(su.draft, seqs, maxPos, max(batch, 1), s.draftThreads, f32)
+		if err != nil {
+			return stages.Config{}, err
+		}
+		cfg.Drafter = draft.NewModel(db, float32(s.pmin))
+	}
+	if su.tok != nil {
+		tok := su.tok
+		cfg.Stop = tok.IsEOG
+		cfg.NewDetokenizer = func() stages.Detokenizer {
+			d := tok.NewDecoder()
+			d.SetStripLeadingSpace(false)
+			return d
+		}
+	}
+	return cfg, nil
+}
+
+// prompt returns the prompt ids of generate's -p / --prompt-ids.
+func (su *specSetup) prompt(o generateOpts) ([]int32, error) {
+	var prompt []int32
+	var err error
+	if o.prompt != "" {
+		if su.tokErr != nil {
+			return nil, fmt.Errorf("-p needs the model's tokenizer: %w (use --prompt-ids)", su.tokErr)
+		}
+		if prompt, err = su.tok.Encode(o.prompt, !o.noBOS, false); err != nil {
+			return nil, err
+		}
+	} else {
+		if prompt, err = parseIDs(o.promptIDs, su.target.Config.Vocab); err != nil {
+			return nil, err
+		}
+		if su.tok != nil && !o.noBOS && su.tok.AddBOS() && su.tok.BOS() >= 0 && prompt[0] != su.tok.BOS() {
+			prompt = append([]int32{su.tok.BOS()}, prompt...)
+		}
+	}
+	if len(prompt) == 0 {
+		return nil, errors.New("the prompt is empty")
+	}
+	return prompt, nil
+}
+
+// generateSpec is specd generate with a draft: the completion streams to
+// stdout block by block, statistics go to stderr.
+func generateSpec(ctx context.Context, o generateOpts, s *specOpts, stdout, stderr io.Writer) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	su, err := loadSpec(o.model, s)
+	if err != nil {
+		return err
+	}
+	defer su.Close()
+	prompt, err := su.prompt(o)
+	if err != nil {
+		return err
+	}
+	if !o.ids && su.tokErr != nil {
+		return fmt.Errorf("cannot print text: %w (use --ids)", su.tokErr)
+	}
+	ctxLen := o.ctx
+	if ctxLen == 0 {
+		ctxLen = su.target.Config.CtxLen
+	}
+	if len(prompt) >= ctxLen {
+		return fmt.Errorf("prompt of %d tokens does not fit the context of %d (see --ctx)", len(prompt), ctxLen)
+	}
+	maxPos := min(ctxLen, len(prompt)+o.n+s.k+1)
+	vt := s.verifyThreads
+	if vt == 0 {
+		vt = o.threads
+	}
+	cfg, err := su.pipelineConfig(s, 1, maxPos, min(o.batch, len(prompt)), vt, o.f32Cache)
+	if err != nil {
+		return err
+	}
+	if o.ids {
+		cfg.NewDetokenizer = nil
+	}
+	p, err := stages.New(cfg)
+	if err != nil {
+		return err
+	}
+	req := stages.Request{ID: "cli", PromptIDs: prompt, MaxTokens: min(o.n, maxPos-len(prompt)),
+		Params: stages.Params{Temp: o.params.Temp, TopK: o.params.TopK, TopP: o.params.TopP, Seed: o.params.Seed}}
+	if o.n == 0 {
+		fmt.Fprintln(stdout)
+		return nil
+	}
+	final, ids, err := runOne(ctx, p, req, func(c stages.Chunk) error {
+		if o.ids {
+			return nil
+		}
+		_, err := io.WriteString(stdout, c.Text)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if o.ids {
+		out := make([]string, len(ids))
+		for i, t := range ids {
+			out[i] = strconv.Itoa(int(t))
+		}
+		fmt.Fprintln(stdout, strings.Join(out, " "))
+	} else {
+		fmt.Fprintln(stdout)
+	}
+	if final.Err != nil {
+		return final.Err
+	}
+	if s.stats {
+		st := final.Stats
+		fmt.Fprintf(stderr, "speculative: draft %s, k %d, shared embeddings %v\n", s.draft, s.k, su.shared)
+		fmt.Fprintf(stderr, "decode: %d tokens in %v, %.1f tok/s (TTFT %v, ITL %v)\n", st.Generated,
+			st.Duration.Round(time.Millisecond), float64(st.Generated)/st.Duration.Seconds(),
+			st.TTFT.Round(time.Microsecond), st.ITL().Round(time.Microsecond))
+		p.Metrics().Snapshot().Write(stderr)
+		if final.Reason == "stop" {
+			fmt.Fprintln(stderr, "stopped: end of generation")
+		}
+	}
+	return nil
+}
+
+// runOne runs a pipeline for one request, calling onChunk for each
+// non-final chunk, and returns the final chunk and all tokens.
+func runOne(ctx context.Context, p *stages.Pipeline, req stages.Request, onChunk func(stages.Chunk) error) (stages.Chunk, []int32, error) {
+	res, err := runMany(ctx, p, []stages.Request{req}, onChunk)
+	if err != nil {
+		return stages.Chunk{}, nil, err
+	}
+	return res[0].final, res[0].tokens, nil
+}
+
+type runResult struct {
+	final  stages.Chunk
+	tokens []int32
+}
+
+// runMany serves reqs through p and collects each request's tokens and
+// final chunk, in request order.
+func runMany(ctx context.Context, p *stages.Pipeline, reqs []stages.Request, onChunk func(stages.Chunk) error) ([]runResult, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	in := make(chan stages.Request, len(reqs))
+	for _, r := range reqs {
+		in <- r
+	}
+	close(in)
+	out := make(chan stages.Chunk, 64)
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx, in, out) }()
+	idx := map[string]int{}
+	for i, r := range reqs {
+		idx[r.ID] = i
+	}
+	res := make([]runResult, len(reqs))
+	take := func(c stages.Chunk) error {
+		r := &res[idx[c.ID]]
+		r.tokens = append(r.tokens, c.Tokens...)
+		if c.Final {
+			r.final = c
+		}
+		if onChunk != nil {
+			return onChunk(c)
+		}
+		return nil
+	}
+	for {
+		select {
+		case c := <-out:
+			if err := take(c); err != nil {
+				return nil, err
+			}
+		case err := <-done:
+			for len(out) > 0 {
+				if err := take(<-out); err != nil {
+					return nil, err
+				}
+			}
+			return res, err
+		}
+	}
+}
+
+func init() {
+	register(command{name: "specbench", summary: "measure speculative against plain decoding side by side", run: runSpecBench})
+}
+
+// runSpecBench measures, in one run on one target: plain decoding and
+// speculative decoding of one sequence (tok/s, acceptance α, cost ratio c,
+// predicted and measured speedup), then a batch of sequences through the
+// concurrent pipeline and through the same pipeline run one stage at a
+// time.
+func runSpecBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var o generateOpts
+	fs := newFlagSet("specbench", stderr)
+	fs.StringVar(&o.model, "m", "", "target model `file`; required")
+	fs.StringVar(&o.prompt, "p", "", "prompt `text`")
+	fs.StringVar(&o.promptIDs, "prompt-ids", "", "prompt as comma-separated token `ids`")
+	fs.IntVar(&o.n, "n", 128, "tokens to generate per sequence")
+	fs.IntVar(&o.threads, "threads", 1, "threads of plain decoding and default --verify-threads")
+	seqs := fs.Int("seqs", 4, "sequences for the concurrent-versus-serial pipeline comparison (0 skips it)")
+	temp := fs.Float64("temp", 0, "sampling temperature; 0 is greedy")
+	seed := fs.Uint64("seed", 1, "random seed")
+	s := addSpecFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	o.params.Temp, o.params.Seed, o.batch = float32(*temp), *seed, 512
+	switch {
+	case o.model == "":
+		return errors.New("-m MODEL is required")
+	case (o.prompt == "") == (o.promptIDs == ""):
+		return errors.New("give exactly one of -p TEXT and --prompt-ids IDS")
+	case !s.enabled():
+		return errors.New("-d DRAFT is required (a GGUF file or ngram)")
+	case o.n < 1 || o.threads < 1 || *seqs < 0:
+		return errors.New("-n and --threads must be positive, --seqs not negative")
+	}
+	if err := s.check(); err != nil {
+		return err
+	}
+	su, err := loadSpec(o.model, s)
+	if err != nil {
+		return err
+	}
+	defer su.Close()
+	prompt, err := su.prompt(o)
+	if err != nil {
+		return err
+	}
+	vt := s.verifyThreads
+	if vt == 0 {
+		vt = o.threads
+	}
+	maxPos := len(prompt) + o.n + s.k + 2
+	if maxPos > su.target.Config.CtxLen {
+		return fmt.Errorf("prompt and -n need %d positions, the model has %d", maxPos, su.target.Config.CtxLen)
+	}
+	params := stages.Params{Temp: o.params.Temp, Seed: o.params.Seed}
+	fmt.Fprintf(stdout, "target %s (%d layers, dim %d, vocab %d), draft %s (shared embeddings %v), k %d, prompt %d tokens, %d generated, verify threads %d, draft threads %d\n",
+		o.model, su.target.Config.Layers, su.target.Config.Dim, su.target.Config.Vocab, s.draft, su.shared, s.k, len(prompt), o.n, vt, s.draftThreads)
+
+	// Per-token costs: one-token forward passes of target and draft, and a
+	// target pass over k+1 tokens (the verification shape).
+	tt1, err := su.forwardCost(su.target, vt, 1, len(prompt)+o.n)
+	if err != nil {
+		return err
+	}
+	ttk, err := su.forwardCost(su.target, vt, s.k+1, len(prompt)+o.n)
+	if err != nil {
+		return err
+	}
+	c := 0.0
+	if su.draft != nil {
+		td1, err := su.forwardCost(su.draft, s.draftThreads, 1, len(prompt)+o.n)
+		if err != nil {
+			return err
+		}
+		c = td1.Seconds() / tt1.Seconds()
+		fmt.Fprintf(stdout, "cost: target 1 token %v, target %d tokens %v (%.2fx one), draft 1 token %v: c = %.3f\n",
+			tt1.Round(time.Microsecond), s.k+1, ttk.Round(time.Microsecond), ttk.Seconds()/tt1.Seconds(), td1.Round(time.Microsecond), c)
+	} else {
+		fmt.Fprintf(stdout, "cost: target 1 token %v, target %d tokens %v (%.2fx one), n-gram draft: c = 0\n",
+			tt1.Round(time.Microsecond), s.k+1, ttk.Round(time.Microsecond), ttk.Seconds()/tt1.Seconds())
+	}
+
+	// One sequence: plain, then speculative.
+	plainOpts := *s
+	plainOpts.draft = "none"
+	run := func(so *specOpts, n int, serial bool, threads int) (stages.Snapshot, []runResult, error) {
+		cfg, err := su.pipelineConfig(so, n, maxPos, len(prompt), threads, false)
+		if err != nil {
+			return stages.Snapshot{}, nil, err
+		}
+		cfg.Serial = serial
+		cfg.Stop = nil // fixed lengths for comparable figures
+		p, err := stages.New(cfg)
+		if err != nil {
+			return stages.Snapshot{}, nil, err
+		}
+		var reqs []stages.Request
+		for i := 0; i < n; i++ {
+			pr := params
+			pr.Seed += uint64(i)
+			reqs = append(reqs, stages.Request{ID: fmt.Sprint(i), PromptIDs: rotate(prompt, i), MaxTokens: o.n, Params: pr})
+		}
+		res, err := runMany(ctx, p, reqs, nil)
+		if err != nil {
+			return stages.Snapshot{}, nil, err
+		}
+		for _, r := range res {
+			if r.final.Err != nil {
+				return stages.Snapshot{}, nil, r.final.Err
+			}
+		}
+		return p.Metrics().Snapshot(), res, nil
+	}
+	plainTok, err := su.plainDecode(ctx, prompt, o.n, o.threads, o.params)
+	if err != nil {
+		return err
+	}
+	plain, _, err := run(&plainOpts, 1, false, o.threads)
+	if err != nil {
+		return err
+	}
+	spec, specRes, err := run(s, 1, false, vt)
+	if err != nil {
+		return err
+	}
+	same := ""
+	if o.params.Temp == 0 {
+		same = ", output identical to plain decoding"
+		if fmt.Sprint(specRes[0].tokens) != fmt.Sprint(plainTok.tokens) {
+			same = ", OUTPUT DIFFERS FROM PLAIN DECODING"
+		}
+	}
+	tps := func(m stages.Snapshot) float64 { return float64(m.Generated) / m.Wall.Seconds() }
+	alpha := spec.Acceptance()
+	pred := draft.Speedup(alpha, s.k, c)
+	fmt.Fprintf(stdout, "plain decoding (loop):      %7.1f tok/s\n", plainTok.tps)
+	fmt.Fprintf(stdout, "plain decoding (pipeline):  %7.1f tok/s\n", tps(plain))
+	fmt.Fprintf(stdout, "speculative (pipeline):     %7.1f tok/s  speedup %.2fx over the loop%s\n", tps(spec), tps(spec)/plainTok.tps, same)
+	fmt.Fprintf(stdout, "alpha %.3f, mean accepted length %.2f, predicted speedup (1-a^(k+1))/((1-a)(kc+1)) = %.2fx\n",
+		alpha, spec.MeanAcceptedLength(), pred)
+	fmt.Fprintf(stdout, "  (the prediction assumes a (k+1)-token pass costs one 1-token pass; measured %.2fx)\n", ttk.Seconds()/tt1.Seconds())
+	spec.Write(prefixWriter{stdout, "  "})
+
+	if *seqs > 0 {
+		conc, _, err := run(s, *seqs, false, vt)
+		if err != nil {
+			return err
+		}
+		ser, _, err := run(s, *seqs, true, vt)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%d sequences, concurrent pipeline: %7.1f tok/s (draft busy %v, verify busy %v, overlap %v)\n",
+			*seqs, tps(conc), conc.DraftBusy.Round(time.Millisecond), conc.VerifyBusy.Round(time.Millisecond), conc.Overlap.Round(time.Millisecond))
+		fmt.Fprintf(stdout, "%d sequences, one stage at a time:  %7.1f tok/s (draft busy %v, verify busy %v)\n",
+			*seqs, tps(ser), ser.DraftBusy.Round(time.Millisecond), ser.VerifyBusy.Round(time.Millisecond))
+		fmt.Fprintf(stdout, "concurrency gain %.2fx\n", tps(conc)/tps(ser))
+	}
+	return nil
+}
+
+// rotate returns prompt with its tokens after the first rotated by i, so
+// the sequences of a batch differ.
+func rotate(prompt []int32, i int) []int32 {
+	if i == 0 || len(prompt) < 3 {
+		return prompt
+	}
+	out := append([]int32{}, prompt[:1]...)
+	rest := prompt[1:]
+	r := i % len(rest)
+	out = append(out, rest[r:]...)
+	return append(out, rest[:r]...)
+}
+
+type plainResult struct {
+	tokens []int32
+	tps    float64
+}
+
+// plainDecode is the plain loop of specd generate (prefill, then one token
+// per forward pass), timed over the decode part.
+func (su *specSetup) plainDecode(ctx context.Context, prompt []int32, n, threads int, params sample.Params) (plainResult, error) {
+	m := su.target
+	be, err := su.backend(m, 1, len(prompt)+n+1, len(prompt), threads, false)
+	if err != nil {
+		return plainResult{}, err
+	}
+	lg := make([]float32, len(prompt)*m.Config.Vocab)
+	var b verify.Batch
+	for i, t := range prompt {
+		b.Add(t, int32(i), 0, i == len(prompt)-1)
+	}
+	if err := be.Forward(&b, lg); err != nil {
+		return plainResult{}, err
+	}
+	smp := sample.New(params)
+	var out []int32
+	start := time.Now()
+	for len(out) < n {
+		if err := ctx.Err(); err != nil {
+			return plainResult{}, err
+		}
+		next := int32(smp.Sample(lg[:m.Config.Vocab]))
+		out = append(out, next)
+		if len(out) == n {
+			break
+		}
+		b.Reset()
+		b.Add(next, int32(len(prompt)+len(out)-1), 0, true)
+		if err := be.Forward(&b, lg); err != nil {
+			return plainResult{}, err
+		}
+	}
+	return plainResult{out, float64(n) / time.Since(start).Seconds()}, nil
+}
+
+// forwardCost is the mean time of a forward pass over n tokens (logits for
+// all) at positions near pos, on a fresh cache.
+func (su *specSetup) forwardCost(m *model.Model, threads, n, pos int) (time.Duration, error) {
+	maxPos := min(pos+n+1, m.Config.CtxLen)
+	be, err := su.backend(m, 1, maxPos, n, threads, false)
+	if err != nil {
+		return 0, err
+	}
+	start := max(0, min(pos, maxPos-n)-1)
+	// Fill the cache up to start so attention spans a realistic length.
+	var b verify.Batch
+	lg := make([]float32, n*m.Config.Vocab)
+	for p := 0; p < start; p += n {
+		b.Reset()
+		for i := p; i < min(p+n, start); i++ {
+			b.Add(1, int32(i), 0, false)
+		}
+		if err := be.Forward(&b, lg); err != nil {
+			return 0, err
+		}
+	}
+	const reps = 16
+	var total time.Duration
+	for r := 0; r < reps+2; r++ {
+		if err := be.Rollback(0, start); err != nil {
+			return 0, err
+		}
+		b.Reset()
+		for i := 0; i < n; i++ {
+			b.Add(int32(1+i), int32(start+i), 0, true)
+		}
+		t0 := time.Now()
+		if err := be.Forward(&b, lg); err != nil {
+			return 0, err
+		}
+		if r >= 2 { // two warm-up passes
+			total += time.Since(t0)
+		}
+	}
+	return total / reps, nil
+}
+
+// prefixWriter indents every line written through it.
+type prefixWriter struct {
+	w      io.Writer
+	prefix string
+}
+
+func (p prefixWriter) Write(b []byte) (int, error) {
+	lines := strings.SplitAfter(string(b), "\n")
+	for _, l := range lines {
+		if l == "" {
+			continue
+		}
+		if _, err := io.WriteString(p.w, p.prefix+l); err != nil {
+			return 0, err
+		}
+	}
+	return len(b), nil
+}

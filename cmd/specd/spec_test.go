@@ -1,0 +1,131 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/specd-dev/specd/model"
+	"github.com/specd-dev/specd/model/modeltest"
+	"github.com/specd-dev/specd/sample"
+	"github.com/specd-dev/specd/tensor"
+	"github.com/specd-dev/specd/verify"
+)
+
+// specModels writes a small random target and a smaller draft with the
+// same synthetic vocabulary.
+func specModels(t *testing.T) (target, draftPath string) {
+	t.Helper()
+	dir := t.TempDir()
+	target, draftPath = filepath.Join(dir, "target.gguf"), filepath.Join(dir, "draft.gguf")
+	if err := modeltest.Write(target, modeltest.Options{Dim: 64, Layers: 2, Heads: 4, KVHeads: 2, FFN: 128, Vocab: 400, CtxLen: 128, Seed: 3, Type: tensor.Q8_0}); err != nil {
+		t.Fatal(err)
+	}
+	if err := modeltest.Write(draftPath, modeltest.Options{Dim: 32, Layers: 1, Heads: 2, KVHeads: 1, FFN: 64, Vocab: 400, CtxLen: 128, Seed: 4, Tied: true}); err != nil {
+		t.Fatal(err)
+	}
+	return target, draftPath
+}
+
+// plainIDs decodes n tokens greedily one at a time with an F16 cache.
+func plainIDs(t *testing.T, path string, prompt []int32, n int) []int32 {
+	t.Helper()
+	m, err := model.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	kv, err := m.NewCache(1, len(prompt)+n, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	be := verify.NewCPU(m.NewState(len(prompt), nil), kv)
+	lg := make([]float32, len(prompt)*m.Config.Vocab)
+	var b verify.Batch
+	for i, tok := range prompt {
+		b.Add(tok, int32(i), 0, i == len(prompt)-1)
+	}
+	if err := be.Forward(&b, lg); err != nil {
+		t.Fatal(err)
+	}
+	var out []int32
+	for len(out) < n {
+		out = append(out, int32(sample.Greedy(lg[:m.Config.Vocab])))
+		b.Reset()
+		b.Add(out[len(out)-1], int32(len(prompt)+len(out)-1), 0, true)
+		if err := be.Forward(&b, lg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+func TestGenerateSpeculative(t *testing.T) {
+	target, dr := specModels(t)
+	prompt := []int32{1, 17, 42, 99, 3}
+	want := plainIDs(t, target, prompt, 20)
+	for _, tc := range []struct {
+		name  string
+		draft string
+		extra func(*specOpts)
+	}{
+		{"draft", dr, nil},
+		{"self", target, nil},
+		{"ngram", "ngram", nil},
+		{"adaptive-pmin", dr, func(s *specOpts) { s.adaptive, s.pmin = true, 0.05 }},
+		{"two-threads", dr, func(s *specOpts) { s.verifyThreads, s.draftThreads = 2, 2 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := generateOpts{model: target, promptIDs: "1,17,42,99,3", n: 20, threads: 1, ids: true, batch: 512, noBOS: true}
+			s := &specOpts{draft: tc.draft, k: 4, draftThreads: 1, stats: true, cost: 0.1}
+			if tc.extra != nil {
+				tc.extra(s)
+			}
+			var out, errb bytes.Buffer
+			if err := generateSpec(context.Background(), o, s, &out, &errb); err != nil {
+				t.Fatalf("%v\n%s", err, errb.String())
+			}
+			if got := strings.TrimSpace(out.String()); got != strings.Trim(fmt.Sprint(want), "[]") {
+				t.Fatalf("ids\n got  %s\n want %v", got, want)
+			}
+			if !strings.Contains(errb.String(), "mean accepted length") {
+				t.Errorf("no statistics on stderr: %s", errb.String())
+			}
+			if tc.name == "self" && !strings.Contains(errb.String(), "(100.0%)") {
+				t.Errorf("target as its own draft did not accept everything: %s", errb.String())
+			}
+		})
+	}
+}
+
+func TestSpecFlagErrors(t *testing.T) {
+	target, _ := specModels(t)
+	for _, s := range []specOpts{{draft: "ngram", k: 0, draftThreads: 1}, {draft: "ngram", k: 4, pmin: 1, draftThreads: 1}, {draft: "ngram", k: 4}} {
+		o := generateOpts{model: target, promptIDs: "1,2", n: 4, threads: 1, ids: true, batch: 8}
+		if err := generateSpec(context.Background(), o, &s, &bytes.Buffer{}, &bytes.Buffer{}); err == nil {
+			t.Errorf("%+v accepted", s)
+		}
+	}
+	o := generateOpts{model: target, promptIDs: "1,2", n: 4, threads: 1, ids: true, batch: 8}
+	s := &specOpts{draft: filepath.Join(t.TempDir(), "missing.gguf"), k: 4, draftThreads: 1}
+	if err := generateSpec(context.Background(), o, s, &bytes.Buffer{}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "draft") {
+		t.Errorf("missing draft file: %v", err)
+	}
+}
+
+func TestSpecBench(t *testing.T) {
+	target, dr := specModels(t)
+	var out, errb bytes.Buffer
+	code := runMain(context.Background(), []string{"specbench", "-m", target, "-d", dr, "--prompt-ids", "1,5,9,13", "-n", "12", "--seqs", "2", "-k", "3"}, &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, want := range []string{"output identical to plain decoding", "predicted speedup", "concurrency gain", "c = "} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
