@@ -84,8 +84,10 @@ func (t *TensorInfo) Elements() uint64 {
 	return n
 }
 
-// File is a parsed GGUF file. Its fields must not be modified. Tensor data
-// views are valid until Close.
+// File is a parsed GGUF file. Its fields must not be modified; being
+// read-only, a File may be used by many goroutines at once. Tensor data
+// views are valid until Close. A file opened with Open is mapped, not read:
+// truncating it on disk while it is open makes access to its data fault.
 type File struct {
 	Version    uint32       // 2 or 3
 	Alignment  uint64       // data alignment: general.alignment, default 32

@@ -364,6 +364,30 @@ func TestOpenClose(t *testing.T) {
 		t.Errorf("%d files in output dir, want 1", len(ents))
 	}
 
+	// Opening does not copy tensor data: a 8 MiB tensor costs far less.
+	big := NewWriter()
+	if err := big.AddTensor("big", tensor.F32, []uint64{1024, 2048}, make([]byte, 8<<20)); err != nil {
+		t.Fatal(err)
+	}
+	bigPath := filepath.Join(t.TempDir(), "big.gguf")
+	if err := big.WriteFile(bigPath); err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	bf, err := Open(bigPath)
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ti, _ := bf.Tensor("big"); len(ti.Data) != 8<<20 {
+		t.Errorf("big tensor: %d bytes", len(ti.Data))
+	}
+	if d := after.TotalAlloc - before.TotalAlloc; d > 64<<10 {
+		t.Errorf("Open of an 8 MiB tensor allocated %d bytes", d)
+	}
+	bf.Close()
+
 	if _, err := Open(filepath.Join(t.TempDir(), "missing.gguf")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("Open(missing) = %v", err)
 	}
