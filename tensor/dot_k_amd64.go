@@ -53,6 +53,54 @@ func dotQ4KAVX2(w, x *byte, nb int) float32
 //go:noescape
 func dotQ6KAVX2(w, x *byte, nb int) float32
 
+// dotQ4Kx4AVX2 computes out[r] = dotQ4KAVX2(w, x + r·stride, nb) for r in
+// [0, 4), bit for bit, decoding each weight block once.
+//
+//go:noescape
+func dotQ4Kx4AVX2(w, x *byte, stride, nb int, out *[4]float32)
+
+// dotQ6Kx4AVX2 computes out[r] = dotQ6KAVX2(w, x + r·stride, nb) for r in
+// [0, 4), bit for bit, decoding each weight block once.
+//
+//go:noescape
+func dotQ6Kx4AVX2(w, x *byte, stride, nb int, out *[4]float32)
+
+// kX4Rows returns x cut to four activation rows of nb Q8_K blocks at
+// stride, panicking (like a slice bound) if x is shorter.
+func kX4Rows(x []byte, stride, nb int) []byte {
+	rb := nb * q8KBytes
+	if stride < rb {
+		panic("tensor: activation stride shorter than a Q8_K row")
+	}
+	return x[:3*stride+rb]
+}
+
+// dotQ4Kx4 is the four-activation-row form of dotQ4K (registered only with
+// AVX2): out[r] = dotQ4K(w, x[r*stride:], n), bit for bit.
+func dotQ4Kx4(w, x []byte, stride, n int, out *[4]float32) {
+	nb := n / qkK
+	if nb <= 0 {
+		*out = [4]float32{}
+		return
+	}
+	_ = w[nb*q4KBytes-1]
+	x = kX4Rows(x, stride, nb)
+	dotQ4Kx4AVX2(&w[0], &x[0], stride, nb, out)
+}
+
+// dotQ6Kx4 is the four-activation-row form of dotQ6K (registered only with
+// AVX2): out[r] = dotQ6K(w, x[r*stride:], n), bit for bit.
+func dotQ6Kx4(w, x []byte, stride, n int, out *[4]float32) {
+	nb := n / qkK
+	if nb <= 0 {
+		*out = [4]float32{}
+		return
+	}
+	_ = w[nb*q6KBytes-1]
+	x = kX4Rows(x, stride, nb)
+	dotQ6Kx4AVX2(&w[0], &x[0], stride, nb, out)
+}
+
 // dotQ4K is the Q4_K × Q8_K kernel registered with MatMul: the AVX2 code
 // when the CPU has it, else the reference loop; both give the same bits.
 func dotQ4K(w, x []byte, n int) float32 {

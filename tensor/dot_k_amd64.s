@@ -267,3 +267,244 @@ q6loop:
 	VZEROUPPER
 	MOVSS X13, ret+24(FP)
 	RET
+
+// Four activation rows at once: the weight block is decoded once and used
+// for the rows at DI, R11, R12 and R13 (x + r·stride). The per-row integer
+// sums are reduced into one vector [row0, row1, row2, row3] and the float
+// work runs lane-wise, each lane doing exactly the single-row operations,
+// so out[r] is bit-identical to the single-row kernel on row r.
+
+// KREDUCE4 sums each of a, b, c, d (eight int32 lanes) into lane 0-3 of dst
+// (an X register; a is clobbered).
+#define KREDUCE4(a, b, c, d, ta, tc, dstx, dsty) \
+	VPHADDD b, a, ta; \
+	VPHADDD d, c, tc; \
+	VPHADDD tc, ta, dsty; \
+	VEXTRACTI128 $1, dsty, X3; \
+	VPADDD X3, dstx, dstx
+
+// Q4X4ROW multiplies the nibbles in Y5 (low) and Y6 (high) by one row's
+// activations at xo(R) and xo2(R) with the scales in Y7 and Y12, adding
+// into acc.
+#define Q4X4ROW(R, xo, xo2, acc) \
+	VPMADDUBSW xo(R), Y5, Y3; \
+	VPMADDUBSW xo2(R), Y6, Y4; \
+	VPMADDWD Y7, Y3, Y3; \
+	VPMADDWD Y12, Y4, Y4; \
+	VPADDD Y3, acc, acc; \
+	VPADDD Y4, acc, acc
+
+#define Q4X4STEP(qo, xo, xo2, so, so2) \
+	VMOVDQU qo(SI), Y5; \
+	VPSRLW $4, Y5, Y6; \
+	VPAND Y15, Y5, Y5; \
+	VPAND Y15, Y6, Y6; \
+	VPBROADCASTD so(SP), Y7; \
+	VPBROADCASTD so2(SP), Y12; \
+	Q4X4ROW(DI, xo, xo2, Y8); \
+	Q4X4ROW(R11, xo, xo2, Y9); \
+	Q4X4ROW(R12, xo, xo2, Y10); \
+	Q4X4ROW(R13, xo, xo2, Y11)
+
+// func dotQ4Kx4AVX2(w, x *byte, stride, nb int, out *[4]float32)
+TEXT ·dotQ4Kx4AVX2(SB), NOSPLIT, $32-40
+	MOVQ w+0(FP), SI
+	MOVQ x+8(FP), DI
+	MOVQ stride+16(FP), R11
+	MOVQ nb+24(FP), CX
+	LEAQ (DI)(R11*2), R12
+	LEAQ (R12)(R11*1), R13
+	ADDQ DI, R11
+	VXORPS X0, X0, X0
+	VMOVDQU kMask0F<>(SB), Y15
+
+q4x4loop:
+	MOVL 4(SI), AX
+	MOVL 8(SI), BX
+	MOVL 12(SI), DX
+	MOVL AX, R8
+	ANDL $0x3f3f3f3f, R8
+	MOVL DX, R9
+	ANDL $0x0f0f0f0f, R9
+	MOVL AX, R10
+	SHRL $6, R10
+	ANDL $0x03030303, R10
+	SHLL $4, R10
+	ORL  R10, R9
+	SHLQ $32, R9
+	ORQ  R9, R8
+	MOVL BX, R10
+	ANDL $0x3f3f3f3f, R10
+	SHRL $4, DX
+	ANDL $0x0f0f0f0f, DX
+	SHRL $6, BX
+	ANDL $0x03030303, BX
+	SHLL $4, BX
+	ORL  BX, DX
+	SHLQ $32, DX
+	ORQ  DX, R10
+	VMOVQ R8, X1
+	VPINSRQ $1, R10, X1, X1
+
+	// Y2: mins doubled as words; the frame: scales as doubled words.
+	VPSHUFB kQ4MinShuf<>(SB), X1, X2
+	VPMOVZXBW X2, Y2
+	VPMOVZXBW X1, X3
+	VPUNPCKLWD X3, X3, X5
+	VPUNPCKHWD X3, X3, X6
+	VMOVDQU X5, 0(SP)
+	VMOVDQU X6, 16(SP)
+
+	VPXOR Y8, Y8, Y8
+	VPXOR Y9, Y9, Y9
+	VPXOR Y10, Y10, Y10
+	VPXOR Y11, Y11, Y11
+	Q4X4STEP(16, 4, 36, 0, 4)
+	Q4X4STEP(48, 68, 100, 8, 12)
+	Q4X4STEP(80, 132, 164, 16, 20)
+	Q4X4STEP(112, 196, 228, 24, 28)
+
+	// X8 = isum per row; X1 = imin per row.
+	KREDUCE4(Y8, Y9, Y10, Y11, Y8, Y10, X8, Y8)
+	VPMADDWD 260(DI), Y2, Y1
+	VPMADDWD 260(R11), Y2, Y4
+	VPMADDWD 260(R12), Y2, Y5
+	VPMADDWD 260(R13), Y2, Y6
+	KREDUCE4(Y1, Y4, Y5, Y6, Y1, Y5, X1, Y1)
+	VCVTDQ2PS X8, X8
+	VCVTDQ2PS X1, X1
+
+	// X5 = xd per row; d = xd·wd, dmin = xd·wdmin lane-wise.
+	VMOVSS (DI), X5
+	VINSERTPS $0x10, (R11), X5, X5
+	VINSERTPS $0x20, (R12), X5, X5
+	VINSERTPS $0x30, (R13), X5, X5
+	MOVL (SI), AX
+	VMOVD AX, X6
+	VCVTPH2PS X6, X6
+	VBROADCASTSS X6, X7
+	VMOVSHDUP X6, X6
+	VBROADCASTSS X6, X6
+	VMULPS X5, X7, X7
+	VMULPS X5, X6, X6
+	VMULPS X7, X8, X8
+	VMULPS X6, X1, X1
+	VADDPS X8, X0, X0
+	VSUBPS X1, X0, X0
+
+	ADDQ $144, SI
+	ADDQ $292, DI
+	ADDQ $292, R11
+	ADDQ $292, R12
+	ADDQ $292, R13
+	DECQ CX
+	JNZ  q4x4loop
+
+	MOVQ out+32(FP), AX
+	VMOVUPS X0, (AX)
+	VZEROUPPER
+	RET
+
+// Q6X4Q applies the 32 six-bit values in Y6 to the four rows' activations at
+// offset xo with scale mask so.
+#define Q6X4Q(xo, so) \
+	VPSHUFB kQ6ScaleShuf<>+so(SB), X1, X7; \
+	VPMOVSXBW X7, Y7; \
+	VPMADDUBSW xo(DI), Y6, Y12; \
+	VPMADDWD Y7, Y12, Y12; \
+	VPADDD Y12, Y8, Y8; \
+	VPMADDUBSW xo(R11), Y6, Y12; \
+	VPMADDWD Y7, Y12, Y12; \
+	VPADDD Y12, Y9, Y9; \
+	VPMADDUBSW xo(R12), Y6, Y12; \
+	VPMADDWD Y7, Y12, Y12; \
+	VPADDD Y12, Y10, Y10; \
+	VPMADDUBSW xo(R13), Y6, Y12; \
+	VPMADDWD Y7, Y12, Y12; \
+	VPADDD Y12, Y11, Y11
+
+#define Q6X4HALF(lo, lo2, ho, xo0, xo1, xo2, xo3, so0, so1, so2, so3) \
+	VMOVDQU lo(SI), Y3; \
+	VMOVDQU lo2(SI), Y4; \
+	VMOVDQU ho(SI), Y5; \
+	VPAND Y15, Y3, Y6; \
+	VPAND Y14, Y5, Y7; \
+	VPSLLW $4, Y7, Y7; \
+	VPOR Y7, Y6, Y6; \
+	Q6X4Q(xo0, so0); \
+	VPAND Y15, Y4, Y6; \
+	VPAND kMask0C<>(SB), Y5, Y7; \
+	VPSLLW $2, Y7, Y7; \
+	VPOR Y7, Y6, Y6; \
+	Q6X4Q(xo1, so1); \
+	VPSRLW $4, Y3, Y3; \
+	VPAND Y15, Y3, Y6; \
+	VPAND kMask30<>(SB), Y5, Y7; \
+	VPOR Y7, Y6, Y6; \
+	Q6X4Q(xo2, so2); \
+	VPSRLW $4, Y4, Y4; \
+	VPAND Y15, Y4, Y6; \
+	VPAND kMaskC0<>(SB), Y5, Y7; \
+	VPSRLW $2, Y7, Y7; \
+	VPOR Y7, Y6, Y6; \
+	Q6X4Q(xo3, so3)
+
+// Q6X4OFF sets acc = −32·Σ scales·bsums of the row at R (scales as words in Y6).
+#define Q6X4OFF(R, acc) \
+	VPMADDWD 260(R), Y6, Y12; \
+	VPSLLD $5, Y12, Y12; \
+	VPXOR acc, acc, acc; \
+	VPSUBD Y12, acc, acc
+
+// func dotQ6Kx4AVX2(w, x *byte, stride, nb int, out *[4]float32)
+TEXT ·dotQ6Kx4AVX2(SB), NOSPLIT, $0-40
+	MOVQ w+0(FP), SI
+	MOVQ x+8(FP), DI
+	MOVQ stride+16(FP), R11
+	MOVQ nb+24(FP), CX
+	LEAQ (DI)(R11*2), R12
+	LEAQ (R12)(R11*1), R13
+	ADDQ DI, R11
+	VXORPS X0, X0, X0
+	VMOVDQU kMask0F<>(SB), Y15
+	VMOVDQU kMask03<>(SB), Y14
+
+q6x4loop:
+	VMOVDQU 192(SI), X1
+	VPMOVSXBW X1, Y6
+	Q6X4OFF(DI, Y8)
+	Q6X4OFF(R11, Y9)
+	Q6X4OFF(R12, Y10)
+	Q6X4OFF(R13, Y11)
+
+	Q6X4HALF(0, 32, 128, 4, 36, 68, 100, 0, 16, 32, 48)
+	Q6X4HALF(64, 96, 160, 132, 164, 196, 228, 64, 80, 96, 112)
+
+	KREDUCE4(Y8, Y9, Y10, Y11, Y8, Y10, X8, Y8)
+	VCVTDQ2PS X8, X8
+
+	// d = xd·wd lane-wise; sum += d·isum.
+	VMOVSS (DI), X5
+	VINSERTPS $0x10, (R11), X5, X5
+	VINSERTPS $0x20, (R12), X5, X5
+	VINSERTPS $0x30, (R13), X5, X5
+	MOVWLZX 208(SI), AX
+	VMOVD AX, X6
+	VCVTPH2PS X6, X6
+	VBROADCASTSS X6, X6
+	VMULPS X5, X6, X6
+	VMULPS X6, X8, X8
+	VADDPS X8, X0, X0
+
+	ADDQ $210, SI
+	ADDQ $292, DI
+	ADDQ $292, R11
+	ADDQ $292, R12
+	ADDQ $292, R13
+	DECQ CX
+	JNZ  q6x4loop
+
+	MOVQ out+32(FP), AX
+	VMOVUPS X0, (AX)
+	VZEROUPPER
+	RET
