@@ -183,30 +183,44 @@ func (st *State) Forward(b *Batch, kv *kvsync.Cache, logits []float32) error {
 				}
 			}
 		}
-		st.pool.MatMul(st.xb2, lw.wo, st.att, n)
-		addTo(st.x[:n*dim], st.xb2[:n*dim])
+		// After the last layer's attention only the rows that want logits
+		// matter (their keys and values are written): keep those, in order.
+		rows := n
+		if l == len(w.layers)-1 && nl < n {
+			j := 0
+			for t := range n {
+				if b.Logits[t] {
+					copy(st.x[j*dim:(j+1)*dim], st.x[t*dim:(t+1)*dim])
+					copy(st.att[j*qDim:(j+1)*qDim], st.att[t*qDim:(t+1)*qDim])
+					j++
+				}
+			}
+			rows = nl
+			if rows == 0 {
+				break
+			}
+		}
+		st.pool.MatMul(st.xb2, lw.wo, st.att, rows)
+		addTo(st.x[:rows*dim], st.xb2[:rows*dim])
 
 		// Feed-forward: x += down · (silu(gate·xb) * up·xb), xb = rmsnorm(x).
-		for t := range n {
+		for t := range rows {
 			rmsnorm(st.xb[t*dim:(t+1)*dim], st.x[t*dim:(t+1)*dim], lw.ffnNorm, c.NormEps)
 		}
-		st.pool.MatMul(st.hb, lw.gate, st.xb, n)
-		st.pool.MatMul(st.hb2, lw.up, st.xb, n)
-		for t := range n {
+		st.pool.MatMul(st.hb, lw.gate, st.xb, rows)
+		st.pool.MatMul(st.hb2, lw.up, st.xb, rows)
+		for t := range rows {
 			swiglu(st.hb[t*ffn:(t+1)*ffn], st.hb2[t*ffn:(t+1)*ffn])
 		}
-		st.pool.MatMul(st.xb2, lw.down, st.hb, n)
-		addTo(st.x[:n*dim], st.xb2[:n*dim])
+		st.pool.MatMul(st.xb2, lw.down, st.hb, rows)
+		addTo(st.x[:rows*dim], st.xb2[:rows*dim])
 	}
 
-	// Final norm and output projection for the tokens that want logits.
+	// Final norm and output projection: the first nl rows of x are the
+	// tokens that want logits, in batch order.
 	if nl > 0 {
-		j := 0
-		for t := range n {
-			if b.Logits[t] {
-				rmsnorm(st.xb[j*dim:(j+1)*dim], st.x[t*dim:(t+1)*dim], w.outNorm, c.NormEps)
-				j++
-			}
+		for j := range nl {
+			rmsnorm(st.xb[j*dim:(j+1)*dim], st.x[j*dim:(j+1)*dim], w.outNorm, c.NormEps)
 		}
 		st.pool.MatMul(logits[:nl*c.Vocab], w.output, st.xb, nl)
 	}
