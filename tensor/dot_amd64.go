@@ -4,43 +4,52 @@ package tensor
 
 import "unsafe"
 
-// dotF32AVX2 returns the F32 dot of the first n elements (n a multiple of
-// 32) with the structure of dotF32Generic's main loop and reduction:
-//
-//	var acc [32]float32
-//	for i := 0; i < n; i += 32 {
-//		for k := range 32 { acc[k] = fma(w[i+k], x[i+k], acc[k]) }
-//	}
-//	return reduce32(&acc)
-//
-//go:noescape
-func dotF32AVX2(w, x *byte, n int) float32
+// The assembly kernels (dot_amd64.s). Each loops over rows weight rows at
+// w + r·wstride and writes one float32 per row; the doc comments give the
+// Go loop each one computes, bit for bit.
 
-// dotF16AVX2 is dotF32AVX2 over halves widened with VCVTPH2PS.
+// f32Rows computes, for n a multiple of 32,
+//
+//	for r := range rows { out[r] = dotF32Generic(w[r*wstride:], x, n) }
 //
 //go:noescape
-func dotF16AVX2(w, x *byte, n int) float32
+func f32Rows(w *byte, wstride, rows int, x *byte, n int, out *float32)
 
-// dotBF16AVX2 returns the BF16 dot of the first n elements (n a multiple of
-// 32) with dotBF16Generic's main loop and reduction:
+// f16Rows computes, for n a multiple of 32,
 //
-//	for i := 0; i < n; i += 32 {
-//		for k := range 32 { acc[k] = float32(w[i+k]*x[i+k]) + acc[k] }
-//	}
-//	return (acc_0+acc_2 + acc_1+acc_3) reduced as ggml_vec_dot_bf16
+//	for r := range rows { out[r] = dotF16Generic(w[r*wstride:], x, n) }
 //
 //go:noescape
-func dotBF16AVX2(w, x *byte, n int) float32
+func f16Rows(w *byte, wstride, rows int, x *byte, n int, out *float32)
 
-// dotQ8_0AVX2 returns the dot of nb Q8_0 blocks with nb Q8_0 blocks:
+// bf16Rows computes, for n a multiple of 32,
 //
-//	for each block i:
-//		d := f16(w[i].d) * f16(x[i].d)
-//		for l := range 8 { acc[l] = fma(d, float32(Σ_{k<4} w[i].qs[4l+k]*x[i].qs[4l+k]), acc[l]) }
-//	return hsum8(&acc)
+//	for r := range rows { out[r] = dotBF16Generic(w[r*wstride:], x, n) }
 //
 //go:noescape
-func dotQ8_0AVX2(w, x *byte, nb int) float32
+func bf16Rows(w *byte, wstride, rows int, x *byte, n int, out *float32)
+
+// q8_0Rows computes, over nb blocks,
+//
+//	for r := range rows { out[r] = dotQ8_0Generic(w[r*wstride:], x, 32*nb) }
+//
+//go:noescape
+func q8_0Rows(w *byte, wstride, rows int, x *byte, nb int, out *float32)
+
+// q8_0Rows4 computes, over nb blocks, for four activation rows at once,
+//
+//	for t := range 4 { for r := range rows {
+//		out[t*ostride+r] = dotQ8_0Generic(w[r*wstride:], x[t*xstride:], 32*nb) } }
+//
+//go:noescape
+func q8_0Rows4(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+// q4_0Rows8 computes, over nb blocks, for groups of eight weight rows,
+//
+//	for r := range 8*groups { out[r] = dotQ4_0Generic(w[r*wstride:], x, 32*nb) }
+//
+//go:noescape
+func q4_0Rows8(w *byte, wstride, groups int, x *byte, nb int, out *float32)
 
 // f16ToF32sAVX2 converts the first n&^7 halves of src into dst:
 //
@@ -49,87 +58,130 @@ func dotQ8_0AVX2(w, x *byte, nb int) float32
 //go:noescape
 func f16ToF32sAVX2(dst *float32, src *uint16, n int)
 
-// dotQ8_0x4AVX2 computes out[r] = dotQ8_0AVX2(w, x+r*stride, nb) for r in
-// [0, 4), decoding each weight block once.
-//
-//go:noescape
-func dotQ8_0x4AVX2(w, x *byte, stride, nb int, out *[4]float32)
-
-// dotQ4_0x8AVX2 computes, for the eight Q4_0 rows at w + r·wstride,
-// out[r] = dotQ4_0Generic(row r, x) bit for bit:
-//
-//	for each block i: acc[r] = fma(float32(Σ (q-8)·y), f16(w_r[i].d)·f16(x[i].d), acc[r])
-//
-//go:noescape
-func dotQ4_0x8AVX2(w *byte, wstride int, x *byte, nb int, out *[8]float32)
-
 func init() {
 	if !hasAVX2FMA {
 		return
 	}
-	dotF32 = dotF32Fast
-	dotF16 = dotF16Fast
-	dotBF16 = dotBF16Fast
-	dotQ8_0 = dotQ8_0Fast
-	dotQ4_0 = dotQ4_0Fast
+	dotF32 = func(w, x []byte, n int) float32 { return dot1(gemvF32, w, x, n) }
+	dotF16 = func(w, x []byte, n int) float32 { return dot1(gemvF16, w, x, n) }
+	dotBF16 = func(w, x []byte, n int) float32 { return dot1(gemvBF16, w, x, n) }
+	dotQ8_0 = func(w, x []byte, n int) float32 { return dot1(gemvQ8_0, w, x, n) }
+	dotQ4_0 = func(w, x []byte, n int) float32 { return dot1(gemvQ4_0, w, x, n) }
 	f16ToF32sImpl = f16ToF32sFast
 	registerKernel(F32, F32, dotF32)
 	registerKernel(F16, F16, dotF16)
 	registerKernel(BF16, BF16, dotBF16)
 	registerKernel(Q8_0, Q8_0, dotQ8_0)
 	registerKernel(Q4_0, Q8_0, dotQ4_0)
-	registerKernel4(Q8_0, dotQ8_0x4Fast)
-	registerKernel8(Q4_0, dotQ4_0x8Fast)
+	registerGemv(F32, gemvF32)
+	registerGemv(F16, gemvF16)
+	registerGemv(BF16, gemvBF16)
+	registerGemv(Q8_0, gemvQ8_0)
+	registerGemv(Q4_0, gemvQ4_0)
 }
 
-// ptr returns a pointer to b's first byte, valid for a zero-length access
-// when b is empty.
+// dot1 runs a gemv on one weight row and one activation row.
+func dot1(g gemv, w, x []byte, n int) float32 {
+	var o [1]float32
+	g(w, 0, 1, x, 0, 1, n, o[:], 0)
+	return o[0]
+}
+
+// ptr returns a pointer to b's first byte (nil-safe for empty b).
 func ptr(b []byte) *byte { return unsafe.SliceData(b) }
 
-func dotF32Fast(w, x []byte, n int) float32 {
-	w, x = w[:4*n], x[:4*n]
-	np := n &^ 31
-	sum := dotF32AVX2(ptr(w), ptr(x), np)
-	for i := np; i < n; i++ {
-		sum = fma32(f32at(w, i), f32at(x, i), sum)
+func gemvF32(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
+	checkGemv(len(w), ws, rows, 4*cols, len(x), xs, ntok, 4*cols, len(out), os)
+	np := cols &^ 31
+	for t := range ntok {
+		xt := x[t*xs : t*xs+4*cols]
+		o := out[t*os : t*os+rows]
+		f32Rows(ptr(w), ws, rows, ptr(xt), np, &o[0])
+		if np == cols {
+			continue
+		}
+		for r := range o {
+			wr := w[r*ws : r*ws+4*cols]
+			sum := o[r]
+			for i := np; i < cols; i++ {
+				sum = fma32(f32at(wr, i), f32at(xt, i), sum)
+			}
+			o[r] = sum
+		}
 	}
-	return sum
 }
 
-func dotF16Fast(w, x []byte, n int) float32 {
-	w, x = w[:2*n], x[:2*n]
-	np := n &^ 31
-	sum := float64(dotF16AVX2(ptr(w), ptr(x), np))
-	for i := np; i < n; i++ {
-		sum += float64(float32(F16ToF32(le16(w[2*i:])) * F16ToF32(le16(x[2*i:]))))
+func gemvF16(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
+	checkGemv(len(w), ws, rows, 2*cols, len(x), xs, ntok, 2*cols, len(out), os)
+	np := cols &^ 31
+	for t := range ntok {
+		xt := x[t*xs : t*xs+2*cols]
+		o := out[t*os : t*os+rows]
+		f16Rows(ptr(w), ws, rows, ptr(xt), np, &o[0])
+		if np == cols {
+			continue
+		}
+		for r := range o {
+			wr := w[r*ws : r*ws+2*cols]
+			sum := float64(o[r])
+			for i := np; i < cols; i++ {
+				sum += float64(float32(F16ToF32(le16(wr[2*i:])) * F16ToF32(le16(xt[2*i:]))))
+			}
+			o[r] = float32(sum)
+		}
 	}
-	return float32(sum)
 }
 
-func dotBF16Fast(w, x []byte, n int) float32 {
-	w, x = w[:2*n], x[:2*n]
-	np := n &^ 31
-	sum := float64(dotBF16AVX2(ptr(w), ptr(x), np))
-	for i := np; i < n; i++ {
-		sum += float64(float32(BF16ToF32(le16(w[2*i:])) * BF16ToF32(le16(x[2*i:]))))
+func gemvBF16(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
+	checkGemv(len(w), ws, rows, 2*cols, len(x), xs, ntok, 2*cols, len(out), os)
+	np := cols &^ 31
+	for t := range ntok {
+		xt := x[t*xs : t*xs+2*cols]
+		o := out[t*os : t*os+rows]
+		bf16Rows(ptr(w), ws, rows, ptr(xt), np, &o[0])
+		if np == cols {
+			continue
+		}
+		for r := range o {
+			wr := w[r*ws : r*ws+2*cols]
+			sum := float64(o[r])
+			for i := np; i < cols; i++ {
+				sum += float64(float32(BF16ToF32(le16(wr[2*i:])) * BF16ToF32(le16(xt[2*i:]))))
+			}
+			o[r] = float32(sum)
+		}
 	}
-	return float32(sum)
 }
 
-func dotQ8_0Fast(w, x []byte, n int) float32 {
-	nb := n / qk
-	w, x = w[:nb*q8_0Size], x[:nb*q8_0Size]
-	return dotQ8_0AVX2(ptr(w), ptr(x), nb)
+func gemvQ8_0(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
+	nb := cols / qk
+	checkGemv(len(w), ws, rows, nb*q8_0Size, len(x), xs, ntok, nb*q8_0Size, len(out), os)
+	t := 0
+	for ; t+4 <= ntok; t += 4 {
+		q8_0Rows4(ptr(w), ws, rows, &x[t*xs], xs, nb, &out[t*os], os)
+	}
+	for ; t < ntok; t++ {
+		q8_0Rows(ptr(w), ws, rows, &x[t*xs], nb, &out[t*os])
+	}
 }
 
-// dotQ4_0Fast runs the eight-row kernel on one row (stride 0): the same
-// arithmetic, so single and grouped rows agree bit for bit.
-func dotQ4_0Fast(w, x []byte, n int) float32 {
-	var out [8]float32
-	nb := n / qk
-	w, x = w[:nb*q4_0Size], x[:nb*q8_0Size]
-	dotQ4_0x8AVX2(ptr(w), 0, ptr(x), nb, &out)
-	return out[0]
+func gemvQ4_0(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
+	nb := cols / qk
+	checkGemv(len(w), ws, rows, nb*q4_0Size, len(x), xs, ntok, nb*q8_0Size, len(out), os)
+	groups := rows / 8
+	for t := range ntok {
+		xt := &x[t*xs]
+		if groups > 0 {
+			q4_0Rows8(ptr(w), ws, groups, xt, nb, &out[t*os])
+		}
+		for r := 8 * groups; r < rows; r++ {
+			// A lone row runs as a group of eight copies of itself (stride
+			// 0): the same arithmetic, so it matches its grouped neighbours.
+			var o [8]float32
+			q4_0Rows8(&w[r*ws], 0, 1, xt, nb, &o[0])
+			out[t*os+r] = o[0]
+		}
+	}
 }
 
 func f16ToF32sFast(dst []float32, src []uint16) {
@@ -139,29 +191,4 @@ func f16ToF32sFast(dst []float32, src []uint16) {
 		f16ToF32sAVX2(&dst[0], &src[0], n8)
 	}
 	f16ToF32sGeneric(dst[n8:], src[n8:])
-}
-
-// x4Rows checks that x holds four activation rows of rb bytes at stride.
-func x4Rows(x []byte, stride, rb int) []byte {
-	if stride < rb {
-		panic("tensor: activation stride shorter than a row")
-	}
-	return x[:3*stride+rb]
-}
-
-func dotQ8_0x4Fast(w, x []byte, stride, n int, out *[4]float32) {
-	nb := n / qk
-	w = w[:nb*q8_0Size]
-	x = x4Rows(x, stride, nb*q8_0Size)
-	dotQ8_0x4AVX2(ptr(w), ptr(x), stride, nb, out)
-}
-
-func dotQ4_0x8Fast(w []byte, stride int, x []byte, n int, out *[8]float32) {
-	nb := n / qk
-	rb := nb * q4_0Size
-	if stride < rb {
-		panic("tensor: weight stride shorter than a row")
-	}
-	w, x = w[:7*stride+rb], x[:nb*q8_0Size]
-	dotQ4_0x8AVX2(ptr(w), stride, ptr(x), nb, out)
 }

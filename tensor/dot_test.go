@@ -288,3 +288,73 @@ func BenchmarkDot(b *testing.B) {
 		}
 	}
 }
+
+// TestGemvMatchesDot checks the multi-row kernels against the single dot
+// kernel (bit for bit) and the reference (as TestDotFastMatchesReference),
+// over row and token counts that exercise every grouping, float tails, and
+// strides with gaps and guard bytes.
+func TestGemvMatchesDot(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	for _, p := range dotPairs {
+		g := gemvs[p.weight]
+		if g == nil {
+			t.Logf("%v: no multi-row kernel on this machine", p.weight)
+			continue
+		}
+		cols := []int{32, 96, 512}
+		if p.weight.BlockSize() == 1 {
+			cols = append(cols, 1, 33, 100)
+		}
+		for _, c := range cols {
+			for _, rows := range []int{1, 3, 8, 9, 17} {
+				for _, ntok := range []int{1, 2, 4, 5, 9} {
+					wrb, xrb := RowSize(p.weight, c), RowSize(p.act, c)
+					ws, xs, os := wrb+5, xrb+3, rows+2
+					w := make([]byte, (rows-1)*ws+wrb+64)
+					x := make([]byte, (ntok-1)*xs+xrb+64)
+					for i := range w {
+						w[i] = 0xff
+					}
+					for i := range x {
+						x[i] = 0xff
+					}
+					for i := range rows {
+						if err := QuantizeRow(w[i*ws:i*ws+wrb], p.weight, randFloats(r, c, 0.05)); err != nil {
+							t.Fatal(err)
+						}
+					}
+					for i := range ntok {
+						actQuants[p.act](x[i*xs:i*xs+xrb], randFloats(r, c, 1))
+					}
+					out := make([]float32, (ntok-1)*os+rows+1)
+					out[len(out)-1] = 13
+					g(w, ws, rows, x, xs, ntok, c, out, os)
+					exact := 0
+					for ti := range ntok {
+						for ri := range rows {
+							wr, xr := w[ri*ws:ri*ws+wrb], x[ti*xs:ti*xs+xrb]
+							got := out[ti*os+ri]
+							if one := p.fast()(wr, xr, c); math.Float32bits(got) != math.Float32bits(one) {
+								t.Fatalf("%v cols=%d rows=%d ntok=%d: out[%d,%d] = %g, single dot %g", p.weight, c, rows, ntok, ti, ri, got, one)
+							}
+							want := p.ref()(wr, xr, c)
+							_, mag := exactDot(p.weight, p.act, wr, xr, c)
+							if d := math.Abs(float64(got) - float64(want)); !(d <= 1e-6*mag) {
+								t.Fatalf("%v cols=%d rows=%d ntok=%d: out[%d,%d] = %g, reference %g", p.weight, c, rows, ntok, ti, ri, got, want)
+							}
+							if got == want {
+								exact++
+							}
+						}
+					}
+					if exact < rows*ntok*19/20 {
+						t.Errorf("%v cols=%d rows=%d ntok=%d: %d/%d bit-identical to the reference", p.weight, c, rows, ntok, exact, rows*ntok)
+					}
+					if out[len(out)-1] != 13 {
+						t.Fatalf("%v: gemv wrote past its outputs", p.weight)
+					}
+				}
+			}
+		}
+	}
+}

@@ -16,17 +16,20 @@ type VecDot func(w, x []byte, n int) float32
 // holds at least RowSize(act, len(src)) bytes.
 type ActQuant func(dst []byte, src []float32)
 
+// gemv computes out[t*ostride+r] = dot(w[r*wstride:], x[t*xstride:], cols)
+// for r < rows and t < ntok: the dot products of a range of weight rows with
+// a batch of activation rows in one call. Each output must be bit-identical
+// to the weight type's VecDot on that pair, whatever rows and ntok are:
+// MatMul promises batch invariance. A type without one gets a loop over its
+// VecDot.
+type gemv func(w []byte, wstride, rows int, x []byte, xstride, ntok, cols int, out []float32, ostride int)
+
 // vecDot4 computes four dot products of one weight row w with the
 // activation rows at x[0:], x[stride:], x[2*stride:] and x[3*stride:],
 // decoding the weights once. Each out[r] must be bit-identical to the weight
 // type's VecDot on row r: MatMul mixes both and promises batch invariance.
+// MatMul uses a type's gemv in preference to its vecDot4.
 type vecDot4 func(w, x []byte, stride, n int, out *[4]float32)
-
-// vecDot8 computes the dot products of the eight weight rows at w[0:],
-// w[stride:], ..., w[7*stride:] with one activation row x, sharing the
-// activation's decoding. Each out[r] must be bit-identical to the weight
-// type's VecDot on row r.
-type vecDot8 func(w []byte, stride int, x []byte, n int, out *[8]float32)
 
 // maxType bounds the type ids the registry tables hold (ggml ids are small).
 const maxType = 64
@@ -35,7 +38,7 @@ type kernel struct {
 	act  Type
 	dot  VecDot
 	dot4 vecDot4 // nil if the type has no four-activation-row form
-	dot8 vecDot8 // nil if the type has no eight-weight-row form
+	gemv gemv    // nil if the type has no multi-row form
 }
 
 var (
@@ -43,8 +46,8 @@ var (
 	actQuants  [maxType]ActQuant
 	dequants   [maxType]func(dst []float32, src []byte)
 	quantizers [maxType]func(dst []byte, src []float32)
+	gemvs      [maxType]gemv
 	kernels4   [maxType]vecDot4
-	kernels8   [maxType]vecDot8
 )
 
 // registerKernel records dot as the kernel for weights of type weight with
@@ -53,11 +56,22 @@ func registerKernel(weight, act Type, dot VecDot) {
 	kernels[weight] = kernel{act: act, dot: dot}
 }
 
-// registerKernel4 records f as the four-row form of weight's kernel.
+// registerKernel4 records f as the four-activation-row form of weight's kernel.
 func registerKernel4(weight Type, f vecDot4) { kernels4[weight] = f }
 
-// registerKernel8 records f as the eight-weight-row form of weight's kernel.
-func registerKernel8(weight Type, f vecDot8) { kernels8[weight] = f }
+// registerGemv records f as the multi-row form of weight's kernel.
+func registerGemv(weight Type, f gemv) { gemvs[weight] = f }
+
+// checkGemv panics unless a gemv's operands hold rows weight rows of wrb
+// bytes at wstride, ntok activation rows of xrb bytes at xstride and the
+// outputs: the assembly behind a gemv must never read or write out of bounds.
+func checkGemv(wlen, wstride, rows, wrb, xlen, xstride, ntok, xrb, olen, ostride int) {
+	if rows < 1 || ntok < 1 || wstride < 0 || xstride < 0 || ostride < 0 ||
+		(rows-1)*wstride+wrb > wlen || (ntok-1)*xstride+xrb > xlen || (ntok-1)*ostride+rows > olen ||
+		(ntok > 1 && ostride < rows) {
+		panic("tensor: gemv operands out of range")
+	}
+}
 
 // registerAct records q as the converter from float32 into activation type act.
 func registerAct(act Type, q ActQuant) { actQuants[act] = q }
@@ -74,7 +88,7 @@ func kernelFor(t Type) (kernel, bool) {
 	}
 	k := kernels[t]
 	k.dot4 = kernels4[t]
-	k.dot8 = kernels8[t]
+	k.gemv = gemvs[t]
 	return k, true
 }
 

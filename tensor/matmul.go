@@ -58,7 +58,6 @@ type Pool struct {
 	job     job
 	scratch []byte       // activation rows converted for the current job
 	quad    [][4]float32 // per-thread results of four-row kernels
-	oct     [][8]float32 // per-thread results of eight-row kernels
 }
 
 // job is the description of the running MatMul, shared by all threads.
@@ -73,7 +72,7 @@ type job struct {
 	n       int
 	dot     VecDot
 	dot4    vecDot4
-	dot8    vecDot8
+	gemv    gemv
 	chunk   int          // rows per work item
 	next    atomic.Int64 // next unclaimed work item
 	nChunks int
@@ -83,12 +82,12 @@ type job struct {
 // goroutines are started, which wait until Close.
 func NewPool(threads int) *Pool {
 	threads = max(threads, 1)
-	p := &Pool{threads: threads, wake: make([]chan struct{}, threads-1), quad: make([][4]float32, threads), oct: make([][8]float32, threads)}
+	p := &Pool{threads: threads, wake: make([]chan struct{}, threads-1), quad: make([][4]float32, threads)}
 	for i := range p.wake {
 		c := make(chan struct{})
 		p.wake[i] = c
 		p.exited.Add(1)
-		go p.helper(c, &p.quad[i+1], &p.oct[i+1])
+		go p.helper(c, &p.quad[i+1])
 	}
 	return p
 }
@@ -109,18 +108,20 @@ func (p *Pool) Close() {
 	p.exited.Wait()
 }
 
-func (p *Pool) helper(wake <-chan struct{}, quad *[4]float32, oct *[8]float32) {
+func (p *Pool) helper(wake <-chan struct{}, quad *[4]float32) {
 	defer p.exited.Done()
 	for range wake {
-		p.job.work(quad, oct)
+		p.job.work(quad)
 		p.wg.Done()
 	}
 }
 
-// work claims chunks of rows until none are left. Every output element is a
-// single VecDot call, so the result does not depend on which thread computes
-// which chunk. quad and oct are the calling thread's own result buffers.
-func (j *job) work(quad *[4]float32, oct *[8]float32) {
+// work claims chunks of rows until none are left. Every output element is
+// computed exactly as the type's VecDot computes it (gemv kernels promise
+// this), so the result does not depend on which thread computes which chunk
+// or on how many tokens share the call. quad is the calling thread's own
+// result buffer for four-row kernels.
+func (j *job) work(quad *[4]float32) {
 	for {
 		c := int(j.next.Add(1) - 1)
 		if c >= j.nChunks {
@@ -128,27 +129,19 @@ func (j *job) work(quad *[4]float32, oct *[8]float32) {
 		}
 		r0 := c * j.chunk
 		r1 := min(r0+j.chunk, j.rows)
-		if j.dot8 != nil {
-			for ; r0+8 <= r1; r0 += 8 {
-				w := j.w[r0*j.wRow : (r0+8)*j.wRow]
-				for t := range j.n {
-					j.dot8(w, j.wRow, j.act[t*j.aRow:(t+1)*j.aRow], j.cols, oct)
-					o := j.out[t*j.rows+r0 : t*j.rows+r0+8]
-					copy(o, oct[:])
-				}
-			}
+		if j.gemv != nil {
+			j.gemv(j.w[r0*j.wRow:r1*j.wRow], j.wRow, r1-r0, j.act, j.aRow, j.n, j.cols, j.out[r0:], j.rows)
+			continue
 		}
 		for r := r0; r < r1; r++ {
 			w := j.w[r*j.wRow : (r+1)*j.wRow]
 			t := 0
 			if j.dot4 != nil {
-				o := quad
 				for ; t+4 <= j.n; t += 4 {
-					j.dot4(w, j.act[t*j.aRow:(t+4)*j.aRow], j.aRow, j.cols, o)
-					j.out[t*j.rows+r] = o[0]
-					j.out[(t+1)*j.rows+r] = o[1]
-					j.out[(t+2)*j.rows+r] = o[2]
-					j.out[(t+3)*j.rows+r] = o[3]
+					j.dot4(w, j.act[t*j.aRow:(t+4)*j.aRow], j.aRow, j.cols, quad)
+					for k, v := range quad {
+						j.out[(t+k)*j.rows+r] = v
+					}
 				}
 			}
 			for ; t < j.n; t++ {
@@ -245,7 +238,7 @@ func (p *Pool) run(out []float32, m *Matrix, act []byte, aRow, n int, k kernel) 
 	j.out = out[:n*m.Rows]
 	j.w = m.Data[:m.Rows*wRow]
 	j.wRow, j.rows, j.cols = wRow, m.Rows, m.Cols
-	j.act, j.aRow, j.n, j.dot, j.dot4, j.dot8 = act, aRow, n, k.dot, k.dot4, k.dot8
+	j.act, j.aRow, j.n, j.dot, j.dot4, j.gemv = act, aRow, n, k.dot, k.dot4, k.gemv
 	threads := p.threads
 	if m.Rows < 2*threads {
 		threads = 1
@@ -260,11 +253,11 @@ func (p *Pool) run(out []float32, m *Matrix, act []byte, aRow, n int, k kernel) 
 			c <- struct{}{}
 		}
 	}
-	j.work(&p.quad[0], &p.oct[0])
+	j.work(&p.quad[0])
 	if threads > 1 {
 		p.wg.Wait()
 	}
-	j.out, j.w, j.act, j.dot, j.dot4, j.dot8 = nil, nil, nil, nil, nil, nil
+	j.out, j.w, j.act, j.dot, j.dot4, j.gemv = nil, nil, nil, nil, nil, nil
 }
 
 // DequantizeRow converts len(dst) elements of type t from src to float32

@@ -168,3 +168,57 @@ func reportCPU(b *testing.B, c0 int64, bytes int) {
 	b.ReportMetric(float64(c)/float64(b.N), "cpu-ns/op")
 	b.ReportMetric(float64(bytes)*float64(b.N)/float64(c), "GB/cpu-s")
 }
+
+// BenchmarkPoolOverhead measures a MatMul too small to be worth splitting
+// except for the cost of waking and joining the helpers.
+func BenchmarkPoolOverhead(b *testing.B) {
+	r := rand.New(rand.NewPCG(19, 20))
+	m := randMatrix(b, r, Q8_0, 64, 64)
+	x := randFloats(r, 64, 1)
+	out := make([]float32, 64)
+	for _, threads := range []int{1, 2} {
+		p := NewPool(threads)
+		b.Run(fmt.Sprintf("threads=%d", threads), func(b *testing.B) {
+			c0 := cpuNanos()
+			for b.Loop() {
+				p.MatMul(out, m, x, 1)
+			}
+			reportCPU(b, c0, len(m.Data))
+		})
+		p.Close()
+	}
+}
+
+// TestMatMulFourRowPath runs MatMul through the four-activation-row kernel
+// path (used by types without a gemv) by installing one for F32 built from
+// its single dot, and checks it against that dot.
+func TestMatMulFourRowPath(t *testing.T) {
+	savedGemv, savedDot4 := gemvs[F32], kernels4[F32]
+	defer func() { gemvs[F32], kernels4[F32] = savedGemv, savedDot4 }()
+	calls := 0
+	gemvs[F32] = nil
+	kernels4[F32] = func(w, x []byte, stride, n int, out *[4]float32) {
+		calls++
+		for i := range out {
+			out[i] = dotF32(w, x[i*stride:], n)
+		}
+	}
+	r := rand.New(rand.NewPCG(23, 24))
+	m := randMatrix(t, r, F32, 11, 40)
+	x := randFloats(r, 7*40, 1)
+	p := NewPool(1)
+	defer p.Close()
+	out := make([]float32, 7*11)
+	p.MatMul(out, m, x, 7)
+	if calls != 11 {
+		t.Errorf("four-row kernel called %d times, want 11 (once per row)", calls)
+	}
+	for tok := range 7 {
+		for row := range 11 {
+			want := dotF32(m.Row(row), f32bytes(x[tok*40:(tok+1)*40]), 40)
+			if got := out[tok*11+row]; got != want {
+				t.Fatalf("out[%d,%d] = %g, want %g", tok, row, got, want)
+			}
+		}
+	}
+}
