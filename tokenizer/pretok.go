@@ -16,7 +16,9 @@ import (
 // quirks; the others follow ECMAScript regex semantics (leftmost match,
 // ordered alternation, greedy) over llama.cpp's code point categories.
 //
-// Categories: \p{L}, \p{N}, \p{P}, \p{S}, \p{M} are Go's unicode tables;
+// Categories: \p{L}, \p{N}, \p{P}, \p{S}, \p{M} are Go's unicode tables
+// (plus the Unicode 15.1 additions llama.cpp's tables have; a test compares
+// every code point with llama.cpp's unicode-data.cpp);
 // \s is llama.cpp's whitespace set (ASCII \t\n\v\f\r and space, U+0085,
 // U+00A0, U+1680, U+2000-U+200A, U+2028, U+2029, U+202F, U+205F, U+3000).
 
@@ -47,6 +49,13 @@ func isLlamaSpace(r rune) bool {
 func computeFlags(r rune) uint8 {
 	f := fDefined
 	switch {
+	// Unicode 15.1 assignments missing from Go's 15.0 tables but present in
+	// llama.cpp's: CJK Extension I and the new ideographic description
+	// characters.
+	case r >= 0x2EBF0 && r <= 0x2EE5D:
+		f |= fLetter
+	case r >= 0x2FFC && r <= 0x2FFF, r == 0x31EF:
+		f |= fSymbol
 	case unicode.IsLetter(r):
 		f |= fLetter
 	case unicode.IsNumber(r):
