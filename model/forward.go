@@ -40,7 +40,8 @@ type State struct {
 	kf  []float32 // (cache positions, headDim) one F16 cache head's keys widened
 	vf  []float32 // (cache positions, headDim) and its values
 
-	seqEnd []int // (cache slots) scratch for batch validation
+	seqEnd []int  // (cache slots) scratch for batch validation
+	act    []byte // activations converted once for matrices sharing an input
 }
 
 // NewState allocates run-state buffers for batches of up to maxBatch tokens
@@ -124,9 +125,7 @@ func (st *State) Forward(b *Batch, kv *kvsync.Cache, logits []float32) error {
 		for t := range n {
 			rmsnorm(st.xb[t*dim:(t+1)*dim], st.x[t*dim:(t+1)*dim], lw.attnNorm, c.NormEps)
 		}
-		st.pool.MatMul(st.q, lw.wq, st.xb, n)
-		st.pool.MatMul(st.k, lw.wk, st.xb, n)
-		st.pool.MatMul(st.v, lw.wv, st.xb, n)
+		st.project(st.xb, n, st.q, lw.wq, st.k, lw.wk, st.v, lw.wv)
 		if lw.bq != nil {
 			for t := range n {
 				addTo(st.q[t*qDim:(t+1)*qDim], lw.bq)
@@ -207,8 +206,7 @@ func (st *State) Forward(b *Batch, kv *kvsync.Cache, logits []float32) error {
 		for t := range rows {
 			rmsnorm(st.xb[t*dim:(t+1)*dim], st.x[t*dim:(t+1)*dim], lw.ffnNorm, c.NormEps)
 		}
-		st.pool.MatMul(st.hb, lw.gate, st.xb, rows)
-		st.pool.MatMul(st.hb2, lw.up, st.xb, rows)
+		st.project(st.xb, rows, st.hb, lw.gate, st.hb2, lw.up, nil, nil)
 		for t := range rows {
 			swiglu(st.hb[t*ffn:(t+1)*ffn], st.hb2[t*ffn:(t+1)*ffn])
 		}
@@ -232,6 +230,27 @@ func (st *State) Forward(b *Batch, kv *kvsync.Cache, logits []float32) error {
 		}
 	}
 	return nil
+}
+
+// project multiplies the n rows of x by two or three matrices (m3 may be
+// nil) of the same input width, converting the activations once when the
+// matrices share a weight type (Q, K, V; gate and up).
+func (st *State) project(x []float32, n int, o1 []float32, m1 *tensor.Matrix, o2 []float32, m2 *tensor.Matrix, o3 []float32, m3 *tensor.Matrix) {
+	at, _ := tensor.ActType(m1.Type)
+	if at == tensor.F32 || m2.Type != m1.Type || (m3 != nil && m3.Type != m1.Type) {
+		st.pool.MatMul(o1, m1, x, n)
+		st.pool.MatMul(o2, m2, x, n)
+		if m3 != nil {
+			st.pool.MatMul(o3, m3, x, n)
+		}
+		return
+	}
+	st.act = tensor.PrepareActivations(st.act, at, x, m1.Cols, n)
+	st.pool.MatMulPrepared(o1, m1, st.act, n)
+	st.pool.MatMulPrepared(o2, m2, st.act, n)
+	if m3 != nil {
+		st.pool.MatMulPrepared(o3, m3, st.act, n)
+	}
 }
 
 // validate checks b against the state, the model and kv, and returns the
