@@ -65,6 +65,13 @@ func dotQ4Kx4AVX2(w, x *byte, stride, nb int, out *[4]float32)
 //go:noescape
 func dotQ6Kx4AVX2(w, x *byte, stride, nb int, out *[4]float32)
 
+func init() {
+	if haveAVX2K {
+		registerKernel4(Q4_K, dotQ4Kx4)
+		registerKernel4(Q6_K, dotQ6Kx4)
+	}
+}
+
 // kX4Rows returns x cut to four activation rows of nb Q8_K blocks at
 // stride, panicking (like a slice bound) if x is shorter.
 func kX4Rows(x []byte, stride, nb int) []byte {

@@ -568,3 +568,54 @@ func TestKQuantsGolden(t *testing.T) {
 		}
 	}
 }
+
+// TestKQuantMatMul runs Q4_K and Q6_K matrices through MatMul (Q8_K
+// activation conversion, the four-token kernels where present, 1-3
+// threads) and checks every output against the single dot, bit for bit.
+func TestKQuantMatMul(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	pools := []*Pool{NewPool(1), NewPool(2), NewPool(3)}
+	defer func() {
+		for _, p := range pools {
+			p.Close()
+		}
+	}()
+	const rows, cols, maxN = 19, 2 * qkK, 9
+	for _, c := range []struct {
+		typ Type
+		gen func(*rand.Rand, int) []byte
+	}{{Q4_K, kRandQ4K}, {Q6_K, kRandQ6K}} {
+		m := &Matrix{Type: c.typ, Rows: rows, Cols: cols, Data: c.gen(r, rows*cols/qkK)}
+		if err := m.Check(); err != nil {
+			t.Fatal(err)
+		}
+		x := kRandFloats(r, maxN*cols)
+		want := make([]float32, maxN*rows)
+		a := make([]byte, RowSize(Q8_K, cols))
+		for tok := range maxN {
+			quantizeRowQ8K(a, x[tok*cols:(tok+1)*cols])
+			for row := range rows {
+				want[tok*rows+row] = dotQ4KRef(m.Row(row), a, cols)
+				if c.typ == Q6_K {
+					want[tok*rows+row] = dotQ6KRef(m.Row(row), a, cols)
+				}
+			}
+		}
+		for _, p := range pools {
+			for n := 1; n <= maxN; n++ {
+				start := (n * 5) % (maxN - n + 1)
+				out := make([]float32, n*rows+1)
+				out[n*rows] = 7
+				p.MatMul(out, m, x[start*cols:(start+n)*cols], n)
+				for i := range n * rows {
+					if !kSameBits(out[i], want[start*rows+i]) {
+						t.Fatalf("%v threads=%d n=%d: out[%d] = %g, single dot %g", c.typ, p.Threads(), n, i, out[i], want[start*rows+i])
+					}
+				}
+				if out[n*rows] != 7 {
+					t.Fatalf("%v threads=%d n=%d: wrote past the output", c.typ, p.Threads(), n)
+				}
+			}
+		}
+	}
+}
