@@ -157,19 +157,26 @@ func (st *State) Forward(b *Batch, kv *kvsync.Cache, logits []float32) error {
 			}
 		}
 
-		// Causal attention of each token and query head over its sequence;
-		// an F16 cache head is widened once for the query heads sharing it.
-		for t := range n {
-			seq, npos := int(b.Seq[t]), int(b.Pos[t])+1
-			for g := range c.KVHeads {
+		// Causal attention of each token and query head over its sequence.
+		// An F16 cache head is widened to float32 once per batch for all
+		// the batch's tokens of that sequence (up to its furthest
+		// position) and all the query heads sharing it.
+		for g := range c.KVHeads {
+			wSeq := -1
+			for t := range n {
+				seq, npos := int(b.Seq[t]), int(b.Pos[t])+1
 				var kc, vc []float32
 				if f32 {
 					kc, vc = kv.Head32(l, seq, g)
 				} else {
-					k16, v16 := kv.Head16(l, seq, g)
-					kc, vc = st.kf[:npos*hd], st.vf[:npos*hd]
-					tensor.F16ToF32s(kc, k16[:npos*hd])
-					tensor.F16ToF32s(vc, v16[:npos*hd])
+					if seq != wSeq {
+						k16, v16 := kv.Head16(l, seq, g)
+						end := st.seqEnd[seq] * hd
+						tensor.F16ToF32s(st.kf[:end], k16[:end])
+						tensor.F16ToF32s(st.vf[:end], v16[:end])
+						wSeq = seq
+					}
+					kc, vc = st.kf, st.vf
 				}
 				for h := g * group; h < (g+1)*group; h++ {
 					qt := st.q[t*qDim+h*hd : t*qDim+(h+1)*hd]
@@ -182,6 +189,7 @@ func (st *State) Forward(b *Batch, kv *kvsync.Cache, logits []float32) error {
 				}
 			}
 		}
+
 		// After the last layer's attention only the rows that want logits
 		// matter (their keys and values are written): keep those, in order.
 		rows := n
@@ -254,7 +262,8 @@ func (st *State) project(x []float32, n int, o1 []float32, m1 *tensor.Matrix, o2
 }
 
 // validate checks b against the state, the model and kv, and returns the
-// number of tokens that want logits. It allocates only on error (and for
+// number of tokens that want logits. It leaves in st.seqEnd[s] the length
+// of slot s once the batch is written. It allocates only on error (and for
 // the per-slot table the first time a cache with more slots is seen).
 func (st *State) validate(b *Batch, kv *kvsync.Cache, logits []float32) (int, error) {
 	n := len(b.Tokens)
