@@ -51,6 +51,14 @@ func q8_0Rows4(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float3
 //go:noescape
 func q4_0Rows8(w *byte, wstride, groups int, x *byte, nb int, out *float32)
 
+// q4_0Rows8x4 computes q4_0Rows8 for four activation rows at once:
+//
+//	for t := range 4 { for r := range 8*groups {
+//		out[t*ostride+r] = dotQ4_0Generic(w[r*wstride:], x[t*xstride:], 32*nb) } }
+//
+//go:noescape
+func q4_0Rows8x4(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+
 // f16ToF32sAVX2 converts the first n&^7 halves of src into dst:
 //
 //	for i := range n &^ 7 { dst[i] = F16ToF32(src[i]) }
@@ -169,11 +177,19 @@ func gemvQ4_0(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float3
 	nb := cols / qk
 	checkGemv(len(w), ws, rows, nb*q4_0Size, len(x), xs, ntok, nb*q8_0Size, len(out), os)
 	groups := rows / 8
+	t := 0
+	if groups > 0 {
+		for ; t+4 <= ntok; t += 4 {
+			q4_0Rows8x4(ptr(w), ws, groups, &x[t*xs], xs, nb, &out[t*os], os)
+		}
+	}
+	for ; t < ntok; t++ {
+		if groups > 0 {
+			q4_0Rows8(ptr(w), ws, groups, &x[t*xs], nb, &out[t*os])
+		}
+	}
 	for t := range ntok {
 		xt := &x[t*xs]
-		if groups > 0 {
-			q4_0Rows8(ptr(w), ws, groups, xt, nb, &out[t*os])
-		}
 		for r := 8 * groups; r < rows; r++ {
 			// A lone row runs as a group of eight copies of itself (stride
 			// 0): the same arithmetic, so it matches its grouped neighbours.

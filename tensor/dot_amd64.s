@@ -42,6 +42,92 @@
 	VXORPS Y2, Y2, Y2 \
 	VXORPS Y3, Y3, Y3
 
+// q8Block accumulates one Q8_0 activation block (scale at S, quants at Q)
+// against the decoded weight block (Y2 = w quants, Y4 = |w|, Y9 = w's
+// scale broadcast) into ACC: d = d_w·d_x broadcast, the 32 products summed
+// in 8 int32 lanes of 4 (ggml's mul_sum_i8_pairs_float), converted, and
+// FMA'd. R13 points at f16Table; Y15 holds int16 ones. Clobbers BX, Y1,
+// Y3, Y5.
+#define q8Block(S, Q, ACC) \
+	MOVWLZX      S, BX \
+	VBROADCASTSS (R13)(BX*4), Y1 \
+	VMULPS       Y1, Y9, Y1 \
+	VMOVDQU      Q, Y3 \
+	VPSIGNB      Y2, Y3, Y5 \
+	VPMADDUBSW   Y5, Y4, Y5 \
+	VPMADDWD     Y15, Y5, Y5 \
+	VCVTDQ2PS    Y5, Y5 \
+	VFMADD231PS  Y5, Y1, ACC
+
+// q8Weights decodes the weight block at R8 into Y9 (scale), Y2, Y4.
+#define q8Weights \
+	MOVWLZX      (R8), AX \
+	VBROADCASTSS (R13)(AX*4), Y9 \
+	VMOVDQU      2(R8), Y2 \
+	VPSIGNB      Y2, Y2, Y4
+
+// q4Pair computes the exact integer dots of two Q4_0 block rows, whose
+// quants are at P and Q, with the activation block (Y1 = y[0:16] twice,
+// Y2 = y[16:32] twice, Y3 = 8·(y pair sums) as int16), leaving 4 int32
+// partial sums per row in YD (row P low half, row Q high half). Nibbles
+// are used unsigned and 8·Σy subtracted, so the sums are Σ (q-8)·y exactly.
+// Y15 = 0x0f bytes, Y14 = int16 ones.
+#define q4Pair(P, Q, XD, YD, YT) \
+	VMOVDQU     P, XD \
+	VINSERTI128 $1, Q, YD, YD \
+	VPSRLW      $4, YD, YT \
+	VPAND       Y15, YD, YD \
+	VPAND       Y15, YT, YT \
+	VPMADDUBSW  Y1, YD, YD \
+	VPMADDUBSW  Y2, YT, YT \
+	VPADDW      YT, YD, YD \
+	VPSUBW      Y3, YD, YD \
+	VPMADDWD    Y14, YD, YD
+
+// q4Decode splits the two Q4_0 block rows whose quants are at P and Q
+// into unsigned nibbles and stores them on the stack: low nibbles (elements
+// 0-15) at LO, high nibbles (16-31) at HI, row P in the low lanes.
+#define q4Decode(P, Q, LO, HI) \
+	VMOVDQU     P, X4 \
+	VINSERTI128 $1, Q, Y4, Y4 \
+	VPSRLW      $4, Y4, Y5 \
+	VPAND       Y15, Y4, Y4 \
+	VPAND       Y15, Y5, Y5 \
+	VMOVDQU     Y4, LO \
+	VMOVDQU     Y5, HI
+
+// q4DecodedPair is q4Pair on nibbles stored by q4Decode. Clobbers Y0.
+#define q4DecodedPair(LO, HI, YD) \
+	VMOVDQU    LO, YD \
+	VPMADDUBSW Y1, YD, YD \
+	VMOVDQU    HI, Y0 \
+	VPMADDUBSW Y2, Y0, Y0 \
+	VPADDW     Y0, YD, YD \
+	VPSUBW     Y3, YD, YD \
+	VPMADDWD   Y14, YD, YD
+
+// q4Token accumulates one activation block (scale at S, quants at LO and
+// HI) against the eight decoded rows on the stack into ACC. Clobbers AX,
+// Y0-Y7, Y12.
+#define q4Token(S, LO, HI, ACC) \
+	VBROADCASTI128 LO, Y1 \
+	VBROADCASTI128 HI, Y2 \
+	VPMADDUBSW     Y1, Y13, Y3 \
+	VPMADDUBSW     Y2, Y13, Y12 \
+	VPADDW         Y12, Y3, Y3 \
+	q4DecodedPair(0(SP), 32(SP), Y4) \
+	q4DecodedPair(64(SP), 96(SP), Y5) \
+	q4DecodedPair(128(SP), 160(SP), Y6) \
+	q4DecodedPair(192(SP), 224(SP), Y7) \
+	VPHADDD        Y5, Y4, Y4 \
+	VPHADDD        Y7, Y6, Y6 \
+	VPHADDD        Y6, Y4, Y4 \
+	VCVTDQ2PS      Y4, Y4 \
+	MOVWLZX        S, AX \
+	VBROADCASTSS   (R13)(AX*4), Y5 \
+	VMULPS         256(SP), Y5, Y5 \
+	VFMADD231PS    Y5, Y4, ACC
+
 // func f32Rows(w *byte, wstride, rows int, x *byte, n int, out *float32)
 TEXT ·f32Rows(SB), NOSPLIT, $0-48
 	MOVQ  w+0(FP), SI
@@ -197,30 +283,6 @@ bf16done:
 	VZEROUPPER
 	RET
 
-// q8Block accumulates one Q8_0 activation block (scale at S, quants at Q)
-// against the decoded weight block (Y2 = w quants, Y4 = |w|, Y9 = w's
-// scale broadcast) into ACC: d = d_w·d_x broadcast, the 32 products summed
-// in 8 int32 lanes of 4 (ggml's mul_sum_i8_pairs_float), converted, and
-// FMA'd. R13 points at f16Table; Y15 holds int16 ones. Clobbers BX, Y1,
-// Y3, Y5.
-#define q8Block(S, Q, ACC) \
-	MOVWLZX      S, BX \
-	VBROADCASTSS (R13)(BX*4), Y1 \
-	VMULPS       Y1, Y9, Y1 \
-	VMOVDQU      Q, Y3 \
-	VPSIGNB      Y2, Y3, Y5 \
-	VPMADDUBSW   Y5, Y4, Y5 \
-	VPMADDWD     Y15, Y5, Y5 \
-	VCVTDQ2PS    Y5, Y5 \
-	VFMADD231PS  Y5, Y1, ACC
-
-// q8Weights decodes the weight block at R8 into Y9 (scale), Y2, Y4.
-#define q8Weights \
-	MOVWLZX      (R8), AX \
-	VBROADCASTSS (R13)(AX*4), Y9 \
-	VMOVDQU      2(R8), Y2 \
-	VPSIGNB      Y2, Y2, Y4
-
 // func q8_0Rows(w *byte, wstride, rows int, x *byte, nb int, out *float32)
 TEXT ·q8_0Rows(SB), NOSPLIT, $0-48
 	MOVQ     w+0(FP), SI
@@ -329,24 +391,6 @@ DATA permL<>+24(SB)/4, $3
 DATA permL<>+28(SB)/4, $7
 GLOBL permL<>(SB), RODATA|NOPTR, $32
 
-// q4Pair computes the exact integer dots of two Q4_0 block rows, whose
-// quants are at P and Q, with the activation block (Y1 = y[0:16] twice,
-// Y2 = y[16:32] twice, Y3 = 8·(y pair sums) as int16), leaving 4 int32
-// partial sums per row in YD (row P low half, row Q high half). Nibbles
-// are used unsigned and 8·Σy subtracted, so the sums are Σ (q-8)·y exactly.
-// Y15 = 0x0f bytes, Y14 = int16 ones.
-#define q4Pair(P, Q, XD, YD, YT) \
-	VMOVDQU     P, XD \
-	VINSERTI128 $1, Q, YD, YD \
-	VPSRLW      $4, YD, YT \
-	VPAND       Y15, YD, YD \
-	VPAND       Y15, YT, YT \
-	VPMADDUBSW  Y1, YD, YD \
-	VPMADDUBSW  Y2, YT, YT \
-	VPADDW      YT, YD, YD \
-	VPSUBW      Y3, YD, YD \
-	VPMADDWD    Y14, YD, YD
-
 // func q4_0Rows8(w *byte, wstride, groups int, x *byte, nb int, out *float32)
 //
 // Groups of eight Q4_0 weight rows against one Q8_0 activation row; each
@@ -424,6 +468,93 @@ q4groupdone:
 	JNZ     q4group
 
 q4done:
+	VZEROUPPER
+	RET
+
+// func q4_0Rows8x4(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+//
+// q4_0Rows8 for four activation rows (x + t·xstride) at once, writing
+// out[t·ostride + r]: each weight block is decoded once (onto the stack)
+// for the four tokens. Per output the arithmetic is q4_0Rows8's.
+TEXT ·q4_0Rows8x4(SB), NOSPLIT, $288-64
+	MOVQ         w+0(FP), SI
+	MOVQ         wstride+8(FP), DX
+	MOVQ         groups+16(FP), R9
+	MOVQ         x+24(FP), R10
+	MOVQ         xstride+32(FP), R14
+	MOVQ         out+48(FP), R11
+	MOVQ         ·f16Table(SB), R13
+	LEAQ         (DX)(DX*2), BX
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL         $0x08080808, AX
+	VMOVD        AX, X13
+	VPBROADCASTD X13, Y13
+	VPCMPEQW     Y14, Y14, Y14
+	VPSRLW       $15, Y14, Y14
+	TESTQ        R9, R9
+	JZ           q4x4done
+
+q4x4group:
+	MOVQ   SI, R8
+	LEAQ   (SI)(DX*4), R12
+	MOVQ   R10, DI
+	MOVQ   nb+40(FP), CX
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	TESTQ  CX, CX
+	JZ     q4x4groupdone
+
+q4x4loop:
+	q4Decode(2(R8), 2(R8)(DX*1), 0(SP), 32(SP))
+	q4Decode(2(R8)(DX*2), 2(R8)(BX*1), 64(SP), 96(SP))
+	q4Decode(2(R12), 2(R12)(DX*1), 128(SP), 160(SP))
+	q4Decode(2(R12)(DX*2), 2(R12)(BX*1), 192(SP), 224(SP))
+	MOVWLZX   (R8), AX
+	VMOVD     AX, X4
+	VPINSRW   $1, (R8)(DX*2), X4, X4
+	VPINSRW   $2, (R12), X4, X4
+	VPINSRW   $3, (R12)(DX*2), X4, X4
+	VPINSRW   $4, (R8)(DX*1), X4, X4
+	VPINSRW   $5, (R8)(BX*1), X4, X4
+	VPINSRW   $6, (R12)(DX*1), X4, X4
+	VPINSRW   $7, (R12)(BX*1), X4, X4
+	VCVTPH2PS X4, Y4
+	VMOVUPS   Y4, 256(SP)
+	q4Token((DI), 2(DI), 18(DI), Y8)
+	q4Token((DI)(R14*1), 2(DI)(R14*1), 18(DI)(R14*1), Y9)
+	q4Token((DI)(R14*2), 2(DI)(R14*2), 18(DI)(R14*2), Y10)
+	LEAQ      (DI)(R14*2), AX
+	ADDQ      R14, AX
+	q4Token((AX), 2(AX), 18(AX), Y11)
+	ADDQ      $18, R8
+	ADDQ      $18, R12
+	ADDQ      $34, DI
+	DECQ      CX
+	JNZ       q4x4loop
+
+q4x4groupdone:
+	MOVQ    ostride+56(FP), AX
+	SHLQ    $2, AX
+	VMOVDQU permL<>(SB), Y0
+	VPERMPS Y8, Y0, Y8
+	VMOVUPS Y8, (R11)
+	VPERMPS Y9, Y0, Y9
+	VMOVUPS Y9, (R11)(AX*1)
+	LEAQ    (R11)(AX*2), CX
+	VPERMPS Y10, Y0, Y10
+	VMOVUPS Y10, (CX)
+	VPERMPS Y11, Y0, Y11
+	VMOVUPS Y11, (CX)(AX*1)
+	ADDQ    $32, R11
+	LEAQ    (SI)(DX*8), SI
+	DECQ    R9
+	JNZ     q4x4group
+
+q4x4done:
 	VZEROUPPER
 	RET
 
