@@ -52,7 +52,7 @@ type encodeGolden struct {
 // combination, Decode/Detokenize, the special ids and the end-of-generation
 // set against llama.cpp's output.
 func TestEncodeGolden(t *testing.T) {
-	for _, name := range []string{"llama-spm", "llama-bpe", "qwen2", "gpt-2", "starcoder", "deepseek-llm", "qwen35"} {
+	for _, name := range []string{"llama-spm", "llama-bpe", "qwen2", "gpt-2", "starcoder", "deepseek-llm", "qwen35", "phi-3"} {
 		t.Run(name, func(t *testing.T) {
 			tok := loadVocab(t, name)
 			first := true

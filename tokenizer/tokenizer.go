@@ -64,6 +64,8 @@ const (
 	AttrControl     Attr = 1 << 3
 	AttrUserDefined Attr = 1 << 4
 	AttrByte        Attr = 1 << 5
+	AttrLStrip      Attr = 1 << 7 // spaces before the token are dropped when matched
+	AttrRStrip      Attr = 1 << 8 // spaces after the token are dropped when matched
 )
 
 // GGUF tokenizer.ggml.token_type values.
@@ -268,6 +270,7 @@ func New(md Metadata) (*Tokenizer, error) {
 		return len(t.tokens[t.special[i]]) > len(t.tokens[t.special[j]])
 	})
 
+	t.stripAttrs(md)
 	for b := range 256 {
 		t.byteTok[b] = t.lookupByte(byte(b))
 	}
@@ -369,6 +372,48 @@ func (t *Tokenizer) detectSpecial(md Metadata) {
 		t.attrs[s] = AttrNormal
 	}
 }
+
+// stripAttrs sets the per-model LSTRIP/RSTRIP attributes llama.cpp
+// assigns by model name, pre-tokenizer and architecture.
+func (t *Tokenizer) stripAttrs(md Metadata) {
+	name, _ := md.String("general.name")
+	name = strings.ToLower(name)
+	arch, _ := md.String("general.architecture")
+	set := func(text string, a Attr, on bool) {
+		if id, ok := t.toID[text]; ok {
+			if on {
+				t.attrs[id] |= a
+			} else {
+				t.attrs[id] &^= a
+			}
+		}
+	}
+	containsAny := func(s string, subs ...string) bool {
+		for _, x := range subs {
+			if strings.Contains(s, x) {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case containsAny(t.pre, "jina-v2-de", "jina-v2-es", "jina-v2-code") || containsAny(arch, "nomic-bert-moe", "jina-bert-v3"):
+		set("<mask>", AttrLStrip, true)
+	case containsAny(name, "phi-3", "phi3"):
+		for _, id := range t.special {
+			t.attrs[id] |= AttrRStrip
+		}
+		set("</s>", AttrRStrip, true)
+		for _, s := range []string{"<unk>", "<s>", "<|endoftext|>"} {
+			set(s, AttrRStrip, false)
+		}
+	case containsAny(name, "modern-bert"):
+		set("[MASK]", AttrLStrip, true)
+	}
+}
+
+// isCSpace reports whether c is a C isspace byte.
+func isCSpace(c byte) bool { return c == ' ' || (c >= '\t' && c <= '\r') }
 
 // lookupByte returns the token for a single byte: "<0xHH>" (or the byte
 // itself) for SentencePiece, the GPT-2 byte character for BPE; -1 if none.
@@ -524,11 +569,22 @@ func (t *Tokenizer) partition(text string, parseSpecial bool) []fragment {
 					}
 					break
 				}
-				if i > 0 {
-					out = append(out, fragment{text: s[:i], token: noToken})
+				left := s[:i]
+				if t.attrs[id]&AttrLStrip != 0 {
+					for len(left) > 0 && isCSpace(left[len(left)-1]) {
+						left = left[:len(left)-1]
+					}
+				}
+				if left != "" {
+					out = append(out, fragment{text: left, token: noToken})
 				}
 				out = append(out, fragment{token: id})
 				s = s[i+len(st):]
+				if t.attrs[id]&AttrRStrip != 0 {
+					for len(s) > 0 && isCSpace(s[0]) {
+						s = s[1:]
+					}
+				}
 			}
 		}
 		if changed {
