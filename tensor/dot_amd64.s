@@ -419,6 +419,7 @@ TEXT ·q4_0Rows8(SB), NOSPLIT, $0-48
 q4group:
 	MOVQ   SI, R8
 	LEAQ   (SI)(DX*4), R12
+	LEAQ   (SI)(DX*8), R14
 	MOVQ   R10, DI
 	MOVQ   nb+32(FP), CX
 	VXORPS Y0, Y0, Y0
@@ -426,6 +427,14 @@ q4group:
 	JZ     q4groupdone
 
 q4loop:
+	// Eight interleaved row streams defeat the hardware prefetcher: fetch
+	// the next group's rows (contiguous when wstride is the row size)
+	// ahead, 192 bytes per block against the 144 consumed. Prefetches
+	// past the matrix are harmless.
+	PREFETCHT0     (R14)
+	PREFETCHT0     64(R14)
+	PREFETCHT0     128(R14)
+	ADDQ           $192, R14
 	VBROADCASTI128 2(DI), Y1
 	VBROADCASTI128 18(DI), Y2
 	VPMADDUBSW     Y1, Y13, Y3

@@ -222,3 +222,43 @@ func TestMatMulFourRowPath(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkMatMulStream is BenchmarkMatMul with the weights streamed from
+// memory: it cycles through copies of the matrix totalling 128 MiB, four
+// times the last-level cache, as a decode step does through a model's
+// layers. This is the regime in which "n=5 costs about as much as n=1"
+// should hold.
+func BenchmarkMatMulStream(b *testing.B) {
+	r := rand.New(rand.NewPCG(25, 26))
+	for _, typ := range matmulTypes {
+		m := randMatrix(b, r, typ, 1536, 512)
+		copies := max(2, (128<<20)/len(m.Data))
+		data := make([]byte, copies*len(m.Data))
+		ms := make([]Matrix, copies)
+		for i := range ms {
+			copy(data[i*len(m.Data):], m.Data)
+			ms[i] = *m
+			ms[i].Data = data[i*len(m.Data) : (i+1)*len(m.Data)]
+		}
+		for _, threads := range []int{1, 2} {
+			p := NewPool(threads)
+			for _, n := range []int{1, 5} {
+				x := randFloats(r, n*512, 1)
+				out := make([]float32, n*1536)
+				b.Run(fmt.Sprintf("%v/threads=%d/n=%d", typ, threads, n), func(b *testing.B) {
+					b.SetBytes(int64(len(m.Data)))
+					c0 := cpuNanos()
+					i := 0
+					for b.Loop() {
+						p.MatMul(out, &ms[i], x, n)
+						if i++; i == len(ms) {
+							i = 0
+						}
+					}
+					reportCPU(b, c0, len(m.Data))
+				})
+			}
+			p.Close()
+		}
+	}
+}
