@@ -108,6 +108,25 @@ func dotQ6Kx4(w, x []byte, stride, n int, out *[4]float32) {
 	dotQ6Kx4AVX2(&w[0], &x[0], stride, nb, out)
 }
 
+// quantizeQ8KAVX2 converts nb > 0 blocks of 256 floats at src into Q8_K
+// blocks at dst, bit-identical to quantizeRowQ8K on every input (NaNs and
+// infinities included).
+//
+//go:noescape
+func quantizeQ8KAVX2(dst *byte, src *float32, nb int)
+
+// quantizeQ8K is the registered float32 → Q8_K converter: the AVX2 code
+// when the CPU has it, else the reference loop; both give the same bytes.
+func quantizeQ8K(dst []byte, src []float32) {
+	nb := len(src) / qkK
+	if !haveAVX2K || nb <= 0 {
+		quantizeRowQ8K(dst, src)
+		return
+	}
+	_ = dst[nb*q8KBytes-1]
+	quantizeQ8KAVX2(&dst[0], &src[0], nb)
+}
+
 // dotQ4K is the Q4_K × Q8_K kernel registered with MatMul: the AVX2 code
 // when the CPU has it, else the reference loop; both give the same bits.
 func dotQ4K(w, x []byte, n int) float32 {

@@ -508,3 +508,192 @@ q6x4loop:
 	VMOVUPS X0, (AX)
 	VZEROUPPER
 	RET
+
+DATA kAbsMask<>+0(SB)/8, $0x7fffffff7fffffff
+DATA kAbsMask<>+8(SB)/8, $0x7fffffff7fffffff
+DATA kAbsMask<>+16(SB)/8, $0x7fffffff7fffffff
+DATA kAbsMask<>+24(SB)/8, $0x7fffffff7fffffff
+GLOBL kAbsMask<>(SB), RODATA|NOPTR, $32
+
+DATA kRoundMagic<>+0(SB)/8, $0x4b4000004b400000
+DATA kRoundMagic<>+8(SB)/8, $0x4b4000004b400000
+DATA kRoundMagic<>+16(SB)/8, $0x4b4000004b400000
+DATA kRoundMagic<>+24(SB)/8, $0x4b4000004b400000
+GLOBL kRoundMagic<>(SB), RODATA|NOPTR, $32
+
+DATA kMant23<>+0(SB)/8, $0x007fffff007fffff
+DATA kMant23<>+8(SB)/8, $0x007fffff007fffff
+DATA kMant23<>+16(SB)/8, $0x007fffff007fffff
+DATA kMant23<>+24(SB)/8, $0x007fffff007fffff
+GLOBL kMant23<>(SB), RODATA|NOPTR, $32
+
+DATA kHalfMant<>+0(SB)/8, $0x0040000000400000
+DATA kHalfMant<>+8(SB)/8, $0x0040000000400000
+DATA kHalfMant<>+16(SB)/8, $0x0040000000400000
+DATA kHalfMant<>+24(SB)/8, $0x0040000000400000
+GLOBL kHalfMant<>(SB), RODATA|NOPTR, $32
+
+DATA kInt127<>+0(SB)/8, $0x0000007f0000007f
+DATA kInt127<>+8(SB)/8, $0x0000007f0000007f
+DATA kInt127<>+16(SB)/8, $0x0000007f0000007f
+DATA kInt127<>+24(SB)/8, $0x0000007f0000007f
+GLOBL kInt127<>(SB), RODATA|NOPTR, $32
+
+DATA kLowByte<>+0(SB)/8, $0x000000ff000000ff
+DATA kLowByte<>+8(SB)/8, $0x000000ff000000ff
+DATA kLowByte<>+16(SB)/8, $0x000000ff000000ff
+DATA kLowByte<>+24(SB)/8, $0x000000ff000000ff
+GLOBL kLowByte<>(SB), RODATA|NOPTR, $32
+
+DATA kPermQ8K<>+0(SB)/8, $0x0000000400000000
+DATA kPermQ8K<>+8(SB)/8, $0x0000000500000001
+DATA kPermQ8K<>+16(SB)/8, $0x0000000600000002
+DATA kPermQ8K<>+24(SB)/8, $0x0000000700000003
+GLOBL kPermQ8K<>(SB), RODATA|NOPTR, $32
+
+DATA kOnes8<>+0(SB)/8, $0x0101010101010101
+DATA kOnes8<>+8(SB)/8, $0x0101010101010101
+DATA kOnes8<>+16(SB)/8, $0x0101010101010101
+DATA kOnes8<>+24(SB)/8, $0x0101010101010101
+GLOBL kOnes8<>(SB), RODATA|NOPTR, $32
+
+DATA kOnes16<>+0(SB)/8, $0x0001000100010001
+DATA kOnes16<>+8(SB)/8, $0x0001000100010001
+DATA kOnes16<>+16(SB)/8, $0x0001000100010001
+DATA kOnes16<>+24(SB)/8, $0x0001000100010001
+GLOBL kOnes16<>(SB), RODATA|NOPTR, $32
+
+// Q8KROUND rounds the 8 floats at off(SI), scaled by the iscale in Y2, to
+// the low bytes of min(127, nearest_int(iscale·x)) in the dwords of Y.
+#define Q8KROUND(off, Y) \
+	VMULPS off(SI), Y2, Y; \
+	VADDPS kRoundMagic<>(SB), Y, Y; \
+	VPAND kMant23<>(SB), Y, Y; \
+	VPSUBD kHalfMant<>(SB), Y, Y; \
+	VPMINSD kInt127<>(SB), Y, Y; \
+	VPAND kLowByte<>(SB), Y, Y
+
+// Q8KCHUNK quantizes 32 floats at off(SI), stores the bytes at qo(DI) and
+// leaves in S the eight 4-byte sums (lanes 0-3: first 16 bytes, 4-7: next 16).
+#define Q8KCHUNK(off, qo, S) \
+	Q8KROUND(off, Y4); \
+	Q8KROUND(off+32, Y5); \
+	Q8KROUND(off+64, Y6); \
+	Q8KROUND(off+96, Y7); \
+	VPACKUSDW Y5, Y4, Y4; \
+	VPACKUSDW Y7, Y6, Y6; \
+	VPACKUSWB Y6, Y4, Y4; \
+	VPERMD Y4, Y14, Y4; \
+	VMOVDQU Y4, qo(DI); \
+	VPMADDUBSW Y4, Y13, S; \
+	VPMADDWD kOnes16<>(SB), S, S
+
+// Q8KSUMS turns the chunk sums a, b, c, d into the eight 16-element sums
+// in order, as dwords in dst.
+#define Q8KSUMS(a, b, c, d, dst) \
+	VPHADDD b, a, a; \
+	VPHADDD d, c, c; \
+	VPHADDD c, a, dst; \
+	VPERMD dst, Y14, dst
+
+// func quantizeQ8KAVX2(dst *byte, src *float32, nb int)
+//
+// Bit-identical to quantizeRowQ8K on nb > 0 blocks, for every input.
+TEXT ·quantizeQ8KAVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ nb+16(FP), CX
+	VMOVDQU kAbsMask<>(SB), Y15
+	VMOVDQU kPermQ8K<>(SB), Y14
+	VMOVDQU kOnes8<>(SB), Y13
+
+q8kloop:
+	// amax = max |x| over non-NaN x: VMAXPS returns its second source (the
+	// accumulator) when the new value is NaN.
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	XORQ AX, AX
+
+q8kmax:
+	VANDPS (SI)(AX*1), Y15, Y4
+	VANDPS 32(SI)(AX*1), Y15, Y5
+	VMAXPS Y0, Y4, Y0
+	VMAXPS Y1, Y5, Y1
+	ADDQ $64, AX
+	CMPQ AX, $1024
+	JNE  q8kmax
+	VMAXPS Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VMAXPS X1, X0, X0
+	VPERMILPS $0x4e, X0, X1
+	VMAXPS X1, X0, X0
+	VPERMILPS $0xb1, X0, X1
+	VMAXPS X1, X0, X0
+	VXORPS X1, X1, X1
+	VUCOMISS X1, X0
+	JEQ  q8kzero
+	VBROADCASTSS X0, Y0
+
+	// max = the first x with |x| == amax.
+	XORQ AX, AX
+
+q8kfind:
+	VANDPS (SI)(AX*1), Y15, Y4
+	VCMPPS $0, Y0, Y4, Y4
+	VMOVMSKPS Y4, BX
+	TESTL BX, BX
+	JNZ  q8kfound
+	ADDQ $32, AX
+	JMP  q8kfind
+
+q8kfound:
+	BSFL BX, BX
+	LEAQ (AX)(BX*4), AX
+	VMOVSS (SI)(AX*1), X1
+
+	// iscale = -127/max; d = 1/iscale.
+	MOVL $0xc2fe0000, AX
+	VMOVD AX, X2
+	VDIVSS X1, X2, X2
+	MOVL $0x3f800000, AX
+	VMOVD AX, X3
+	VDIVSS X2, X3, X3
+	VMOVSS X3, (DI)
+	VBROADCASTSS X2, Y2
+
+	Q8KCHUNK(0, 4, Y8)
+	Q8KCHUNK(128, 36, Y9)
+	Q8KCHUNK(256, 68, Y10)
+	Q8KCHUNK(384, 100, Y11)
+	Q8KSUMS(Y8, Y9, Y10, Y11, Y12)
+	Q8KCHUNK(512, 132, Y8)
+	Q8KCHUNK(640, 164, Y9)
+	Q8KCHUNK(768, 196, Y10)
+	Q8KCHUNK(896, 228, Y11)
+	Q8KSUMS(Y8, Y9, Y10, Y11, Y8)
+	VPACKSSDW Y8, Y12, Y12
+	VPERMQ $0xd8, Y12, Y12
+	VMOVDQU Y12, 260(DI)
+	JMP  q8knext
+
+q8kzero:
+	VPXOR Y4, Y4, Y4
+	VMOVDQU Y4, (DI)
+	VMOVDQU Y4, 32(DI)
+	VMOVDQU Y4, 64(DI)
+	VMOVDQU Y4, 96(DI)
+	VMOVDQU Y4, 128(DI)
+	VMOVDQU Y4, 160(DI)
+	VMOVDQU Y4, 192(DI)
+	VMOVDQU Y4, 224(DI)
+	VMOVDQU Y4, 256(DI)
+	MOVL $0, 288(DI)
+
+q8knext:
+	ADDQ $1024, SI
+	ADDQ $292, DI
+	DECQ CX
+	JNZ  q8kloop
+
+	VZEROUPPER
+	RET

@@ -45,7 +45,7 @@ const (
 )
 
 func init() {
-	registerAct(Q8_K, quantizeRowQ8K)
+	registerAct(Q8_K, quantizeQ8K)
 	registerKernel(Q4_K, Q8_K, dotQ4K)
 	registerKernel(Q6_K, Q8_K, dotQ6K)
 	registerDequant(Q4_K, dequantizeRowQ4K)

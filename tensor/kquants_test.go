@@ -423,7 +423,7 @@ func TestKQuantNoAllocs(t *testing.T) {
 	var sink float32
 	if a := testing.AllocsPerRun(20, func() {
 		sink += dotQ4K(w4, x, nb*qkK) + dotQ6K(w6, x, nb*qkK)
-		quantizeRowQ8K(x, f)
+		quantizeQ8K(x, f)
 		dequantizeRowQ4K(f, w4)
 		dequantizeRowQ6K(f, w6)
 	}); a != 0 {
@@ -473,15 +473,19 @@ func BenchmarkDotQ4_KRef(b *testing.B) { kBenchDot(b, q4KBytes, dotQ4KRef, kRand
 func BenchmarkDotQ6_K(b *testing.B)    { kBenchDot(b, q6KBytes, dotQ6K, kRandQ6K) }
 func BenchmarkDotQ6_KRef(b *testing.B) { kBenchDot(b, q6KBytes, dotQ6KRef, kRandQ6K) }
 
-func BenchmarkQuantizeQ8_K(b *testing.B) {
+func kBenchQ8K(b *testing.B, q ActQuant) {
 	r := rand.New(rand.NewPCG(11, 12))
 	x := kRandFloats(r, 4096)
 	dst := make([]byte, 16*q8KBytes)
 	b.SetBytes(4 * 4096)
 	for b.Loop() {
-		quantizeRowQ8K(dst, x)
+		q(dst, x)
 	}
 }
+
+// The Q8_K benchmarks report float32 input bytes.
+func BenchmarkQuantizeQ8_K(b *testing.B)    { kBenchQ8K(b, quantizeQ8K) }
+func BenchmarkQuantizeQ8_KRef(b *testing.B) { kBenchQ8K(b, quantizeRowQ8K) }
 
 // TestKQuantsGolden checks the Q8_K quantizer and the Q4_K/Q6_K dequantizers
 // bit for bit against llama.cpp's own functions, and the dots against its
@@ -527,7 +531,12 @@ func TestKQuantsGolden(t *testing.T) {
 
 	got := make([]byte, len(q8))
 	quantizeRowQ8K(got, x)
+	got2 := make([]byte, len(q8))
+	quantizeQ8K(got2, x)
 	for i := range got {
+		if got2[i] != q8[i] {
+			t.Fatalf("registered Q8_K converter: byte %d = %#x, llama.cpp %#x", i, got2[i], q8[i])
+		}
 		if got[i] != q8[i] {
 			t.Fatalf("Q8_K byte %d (block %d, offset %d) = %#x, llama.cpp %#x", i, i/q8KBytes, i%q8KBytes, got[i], q8[i])
 		}
@@ -618,4 +627,86 @@ func TestKQuantMatMul(t *testing.T) {
 			}
 		}
 	}
+}
+
+// kCheckQ8KFast compares the registered Q8_K converter with the reference
+// on x, byte for byte, writing into buffers prefilled with guard bytes.
+func kCheckQ8KFast(t *testing.T, name string, x []float32) {
+	t.Helper()
+	nb := len(x) / qkK
+	want := make([]byte, nb*q8KBytes)
+	quantizeRowQ8K(want, x)
+	got := make([]byte, nb*q8KBytes+8)
+	for i := range got {
+		got[i] = 0x5a
+	}
+	quantizeQ8K(got[:nb*q8KBytes], x)
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("%s: byte %d (block %d, offset %d) = %#x, reference %#x", name, i, i/q8KBytes, i%q8KBytes, got[i], want[i])
+		}
+	}
+	for i := nb * q8KBytes; i < len(got); i++ {
+		if got[i] != 0x5a {
+			t.Fatalf("%s: wrote past the end (byte %d)", name, i)
+		}
+	}
+}
+
+func TestQuantizeQ8KFastMatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 18))
+	nan := float32(math.NaN())
+	inf := float32(math.Inf(1))
+	special := func(vals ...float32) []float32 {
+		x := make([]float32, qkK)
+		for i := range x {
+			x[i] = vals[i%len(vals)]
+		}
+		return x
+	}
+	ties := make([]float32, qkK)
+	for i := range ties {
+		ties[i] = float32(i%64) - 31.5
+	}
+	ties[200] = -127
+	cases := map[string][]float32{
+		"random":   kRandFloats(r, 7*qkK),
+		"zero":     make([]float32, 3*qkK),
+		"ties":     ties,
+		"negzero":  special(float32(math.Copysign(0, -1))),
+		"firstmax": special(1, -2, 2, -2, 0.5),
+		"nan":      special(1, nan, -3),
+		"allnan":   special(nan),
+		"inf":      special(1, inf, -2),
+		"neginf":   special(float32(math.Inf(-1)), 5),
+		"tiny":     special(1e-40, -3e-41, 0),
+		"huge":     special(3e38, -1e38, 7),
+		"lastmax":  append(make([]float32, qkK-1), -4),
+	}
+	for name, x := range cases {
+		kCheckQ8KFast(t, name, x)
+	}
+	// NaNs with payloads, at random places.
+	x := kRandFloats(r, 4*qkK)
+	for i := 0; i < 40; i++ {
+		x[r.IntN(len(x))] = math.Float32frombits(0x7f800001 | r.Uint32()&0x807fffff)
+	}
+	kCheckQ8KFast(t, "payloads", x)
+}
+
+func FuzzQuantizeQ8_K(f *testing.F) {
+	f.Add([]byte{0, 0, 0x80, 0x3f, 0, 0, 0, 0xc0})
+	f.Add([]byte{0x01, 0x00, 0xc0, 0x7f, 0xff, 0xff, 0x7f, 0x7f})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) < 4 {
+			return
+		}
+		nb := len(data)/(4*qkK) + 1
+		x := make([]float32, nb*qkK)
+		for i := range x {
+			j := 4 * i % (len(data) - 3)
+			x[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[j:]) + uint32(i/(len(data)/4+1)))
+		}
+		kCheckQ8KFast(t, "fuzz", x)
+	})
 }
