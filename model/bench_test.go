@@ -60,7 +60,8 @@ func TestMain(m *testing.M) {
 
 // BenchmarkForward measures forward passes of 1 and 5 tokens (decode and
 // verification of 4 drafts) after a 64-token context, and a 64-token
-// prefill, per weight type and thread count. tok/s counts batch tokens.
+// prefill, per weight type and thread count. tok/s counts batch tokens per
+// second of wall time; cpu-tok/s (threads=1 only) per second of CPU time.
 func BenchmarkForward(b *testing.B) {
 	for _, typ := range []tensor.Type{tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.Q4_0} {
 		b.Run(typ.String(), func(b *testing.B) {
@@ -106,6 +107,7 @@ func benchForward(b *testing.B, m *Model, threads, n int) {
 		batch.Add(toks[start+i], int32(start+i), 0, n != ctx || i == n-1)
 	}
 	b.ResetTimer()
+	cpu0 := cpuTime()
 	for b.Loop() {
 		kv.SetLen(0, start)
 		if err := st.Forward(&batch, kv, logits); err != nil {
@@ -113,4 +115,9 @@ func benchForward(b *testing.B, m *Model, threads, n int) {
 		}
 	}
 	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "tok/s")
+	// CPU seconds per token: with threads=1 on a busy machine this is the
+	// speed the code would have with a core to itself.
+	if cpu := cpuTime() - cpu0; cpu > 0 && threads == 1 {
+		b.ReportMetric(float64(n*b.N)/cpu.Seconds(), "cpu-tok/s")
+	}
 }

@@ -157,25 +157,57 @@ func reduce4x8(acc *[32]float32) float32 {
 	return float32(t0+t1) + float32(t2+t3)
 }
 
-// dotF16 is ggml_vec_dot_f16(k, q) for key and query values that are
-// halves widened to float32. The product of two halves is exact in float32,
-// so the unfused multiply-add here equals the fused one of the C code.
-func dotF16(k, q []float32) float32 {
+// dotAttn is ggml_vec_dot_f16 / ggml_vec_dot_f32 (AVX2) of a key row and a
+// query: products fused into four 8-lane float32 accumulators over steps of
+// 32 elements (dot32), the GGML_F32x8_REDUCE tree, and a float64 tail for
+// the remaining n%32 elements. With half-valued inputs (an F16 cache) the
+// products are exact in float32, so fused and unfused agree.
+func dotAttn(k, q []float32) float32 {
 	n := len(q)
 	k = k[:n]
-	var acc [32]float32
 	np := n &^ 31
-	for i := 0; i < np; i += 32 {
-		kk, qq := k[i:i+32], q[i:i+32]
-		for l := range 32 {
-			acc[l] += kk[l] * qq[l]
-		}
-	}
-	sum := float64(reduce4x8(&acc))
+	sum := float64(dot32(k[:np], q[:np]))
 	for i := np; i < n; i++ {
 		sum += float64(k[i] * q[i])
 	}
 	return float32(sum)
+}
+
+// dot32Generic is the accumulator part of dotAttn, for len(q) a multiple
+// of 32 (0 gives 0).
+func dot32Generic(k, q []float32) float32 {
+	n := len(q)
+	k = k[:n]
+	var acc [32]float32
+	for i := 0; i+32 <= n; i += 32 {
+		kk, qq := k[i:i+32], q[i:i+32]
+		for l := range 32 {
+			acc[l] = fma32(kk[l], qq[l], acc[l])
+		}
+	}
+	return reduce4x8(&acc)
+}
+
+// madHalfGeneric is the body of ggml_vec_mad_f16 on widened halves:
+// acc[i] = half(fma(v[i], s, acc[i])).
+func madHalfGeneric(acc, v []float32, s float32) {
+	v = v[:len(acc)]
+	for i, a := range acc {
+		y := fma32(v[i], s, a)
+		if u := math.Float32bits(y); isNormalHalf(u) {
+			acc[i] = roundNormalHalf(u)
+		} else {
+			acc[i] = roundF16Rare(y)
+		}
+	}
+}
+
+// scaleHalfGeneric is ggml_vec_scale_f16 on widened halves:
+// acc[i] = half(acc[i] * s).
+func scaleHalfGeneric(acc []float32, s float32) {
+	for i, a := range acc {
+		acc[i] = roundF16(a * s)
+	}
 }
 
 // roundF16 rounds x to the nearest half-precision value (ties to even),
@@ -224,25 +256,6 @@ func roundF16Rare(x float32) float32 {
 	return math.Float32frombits(u)
 }
 
-// dotF32 is ggml_vec_dot_f32(k, q) for an F32 cache.
-func dotF32(k, q []float32) float32 {
-	n := len(q)
-	k = k[:n]
-	var acc [32]float32
-	np := n &^ 31
-	for i := 0; i < np; i += 32 {
-		kk, qq := k[i:i+32], q[i:i+32]
-		for l := range 32 {
-			acc[l] = fma32(kk[l], qq[l], acc[l])
-		}
-	}
-	sum := float64(reduce4x8(&acc))
-	for i := np; i < n; i++ {
-		sum += float64(float32(k[i] * q[i]))
-	}
-	return float32(sum)
-}
-
 // attnF16 computes one query head's attention over positions [0, npos) of
 // an F16 cache head, as ggml_compute_forward_flash_attn_ext_f16_one_chunk
 // with an F16 V: q rounded to half, K·q by dotF16, online softmax with
@@ -262,27 +275,18 @@ func attnF16(out, q, k, v []float32, npos int, scale float32, qh, acc []float32)
 	m := float32(math.Inf(-1))
 	var s float32
 	for p := range npos {
-		x := dotF16(k[p*d:(p+1)*d], qh) * scale
+		x := dotAttn(k[p*d:(p+1)*d], qh) * scale
 		ms, vs := float32(1), float32(1)
 		if x > m {
 			ms = float32(math.Exp(float64(m - x)))
 			m = x
-			for i, a := range acc { // ggml_vec_scale_f16
-				acc[i] = roundF16(a * ms)
-			}
+			scaleHalf(acc, ms) // ggml_vec_scale_f16
 		} else {
 			vs = float32(math.Exp(float64(x - m)))
 		}
 		vp := v[p*d : (p+1)*d]
-		for i, a := range acc[:d32] { // ggml_vec_mad_f16: FMA in 32-element steps
-			y := fma32(vp[i], vs, a)
-			if u := math.Float32bits(y); isNormalHalf(u) {
-				acc[i] = roundNormalHalf(u)
-			} else {
-				acc[i] = roundF16Rare(y)
-			}
-		}
-		for i := d32; i < d; i++ { // and an unfused tail
+		madHalf(acc[:d32], vp[:d32], vs) // ggml_vec_mad_f16: FMA in 32-element steps
+		for i := d32; i < d; i++ {       // and an unfused tail
 			acc[i] = roundF16(acc[i] + float32(vp[i]*vs))
 		}
 		s = fma32(s, ms, vs) // S = S*ms + vs, contracted by the C compiler
@@ -308,7 +312,7 @@ func attnF32(out []float32, q []float32, k, v []float32, npos int, scale float32
 	m := float32(math.Inf(-1))
 	var s float32
 	for p := range npos {
-		x := dotF32(k[p*d:(p+1)*d], q) * scale
+		x := dotAttn(k[p*d:(p+1)*d], q) * scale
 		ms, vs := float32(1), float32(1)
 		if x > m {
 			ms = float32(math.Exp(float64(m - x)))

@@ -234,3 +234,37 @@ func TestAttention(t *testing.T) {
 		}
 	}
 }
+
+// TestAttnKernels checks the dispatched attention loops (assembly where
+// available) against the generic ones bit for bit, over lengths with and
+// without tails, with guard values past the end.
+func TestAttnKernels(t *testing.T) {
+	x := xorshift(99)
+	rnd := func(scale float32) float32 { return float32(int64(x.next()%20001)-10000) / 10000 * scale }
+	for _, n := range []int{0, 8, 24, 32, 40, 64, 96, 128, 136} {
+		for trial := range 20 {
+			scale := []float32{1, 1e-4, 3e4, 1e-6}[trial%4]
+			k, q := make([]float32, n+8), make([]float32, n+8)
+			acc1, v := make([]float32, n+8), make([]float32, n+8)
+			for i := range n + 8 {
+				k[i], q[i] = roundF16(rnd(1)), roundF16(rnd(1))
+				acc1[i], v[i] = roundF16(rnd(scale)), roundF16(rnd(scale))
+			}
+			acc2 := append([]float32(nil), acc1...)
+			s := rnd(2)
+			n32 := n &^ 31
+			if a, b := dot32(k[:n32], q[:n32]), dot32Generic(k[:n32], q[:n32]); math.Float32bits(a) != math.Float32bits(b) {
+				t.Fatalf("n=%d: dot32 %v, generic %v", n, a, b)
+			}
+			madHalf(acc1[:n], v[:n], s)
+			madHalfGeneric(acc2[:n], v[:n], s)
+			scaleHalf(acc1[:n], s)
+			scaleHalfGeneric(acc2[:n], s)
+			for i := range acc1 {
+				if math.Float32bits(acc1[i]) != math.Float32bits(acc2[i]) {
+					t.Fatalf("n=%d scale=%g: acc[%d] = %v, generic %v", n, scale, i, acc1[i], acc2[i])
+				}
+			}
+		}
+	}
+}
