@@ -29,6 +29,21 @@ func f16Rows(w *byte, wstride, rows int, x *byte, n int, out *float32)
 //go:noescape
 func bf16Rows(w *byte, wstride, rows int, x *byte, n int, out *float32)
 
+// f32Rows4, f16Rows4 and bf16Rows4 compute their single-token kernel for
+// four activation rows at once, sharing each weight load:
+//
+//	for t := range 4 { for r := range rows {
+//		out[t*ostride+r] = <kind>Rows(w + r*wstride, x + t*xstride) } }
+//
+//go:noescape
+func f32Rows4(w *byte, wstride, rows int, x *byte, xstride, n int, out *float32, ostride int)
+
+//go:noescape
+func f16Rows4(w *byte, wstride, rows int, x *byte, xstride, n int, out *float32, ostride int)
+
+//go:noescape
+func bf16Rows4(w *byte, wstride, rows int, x *byte, xstride, n int, out *float32, ostride int)
+
 // q8_0Rows computes, over nb blocks,
 //
 //	for r := range rows { out[r] = dotQ8_0Generic(w[r*wstride:], x, 32*nb) }
@@ -70,11 +85,31 @@ func init() {
 	if !hasAVX2FMA {
 		return
 	}
-	dotF32 = func(w, x []byte, n int) float32 { return dot1(gemvF32, w, x, n) }
-	dotF16 = func(w, x []byte, n int) float32 { return dot1(gemvF16, w, x, n) }
-	dotBF16 = func(w, x []byte, n int) float32 { return dot1(gemvBF16, w, x, n) }
-	dotQ8_0 = func(w, x []byte, n int) float32 { return dot1(gemvQ8_0, w, x, n) }
-	dotQ4_0 = func(w, x []byte, n int) float32 { return dot1(gemvQ4_0, w, x, n) }
+	dotF32 = func(w, x []byte, n int) float32 {
+		var o [1]float32
+		gemvF32(w, 0, 1, x, 0, 1, n, o[:], 0)
+		return o[0]
+	}
+	dotF16 = func(w, x []byte, n int) float32 {
+		var o [1]float32
+		gemvF16(w, 0, 1, x, 0, 1, n, o[:], 0)
+		return o[0]
+	}
+	dotBF16 = func(w, x []byte, n int) float32 {
+		var o [1]float32
+		gemvBF16(w, 0, 1, x, 0, 1, n, o[:], 0)
+		return o[0]
+	}
+	dotQ8_0 = func(w, x []byte, n int) float32 {
+		var o [1]float32
+		gemvQ8_0(w, 0, 1, x, 0, 1, n, o[:], 0)
+		return o[0]
+	}
+	dotQ4_0 = func(w, x []byte, n int) float32 {
+		var o [1]float32
+		gemvQ4_0(w, 0, 1, x, 0, 1, n, o[:], 0)
+		return o[0]
+	}
 	f16ToF32sImpl = f16ToF32sFast
 	registerKernel(F32, F32, dotF32)
 	registerKernel(F16, F16, dotF16)
@@ -88,77 +123,86 @@ func init() {
 	registerGemv(Q4_0, gemvQ4_0)
 }
 
-// dot1 runs a gemv on one weight row and one activation row.
-func dot1(g gemv, w, x []byte, n int) float32 {
-	var o [1]float32
-	g(w, 0, 1, x, 0, 1, n, o[:], 0)
-	return o[0]
-}
-
 // ptr returns a pointer to b's first byte (nil-safe for empty b).
 func ptr(b []byte) *byte { return unsafe.SliceData(b) }
+
+// floatTails adds the n%32 tail elements, which the assembly leaves out, to
+// every output: tail(w row, x row, np, cols, sum) continues the sum.
+func floatTails(tail func(w, x []byte, from, to int, sum float32) float32, esize int,
+	w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
+	np := cols &^ 31
+	if np == cols {
+		return
+	}
+	for t := range ntok {
+		xt := x[t*xs : t*xs+esize*cols]
+		o := out[t*os : t*os+rows]
+		for r := range o {
+			o[r] = tail(w[r*ws:r*ws+esize*cols], xt, np, cols, o[r])
+		}
+	}
+}
+
+func tailF32(w, x []byte, from, to int, sum float32) float32 {
+	for i := from; i < to; i++ {
+		sum = fma32(f32at(w, i), f32at(x, i), sum)
+	}
+	return sum
+}
+
+func tailF16(w, x []byte, from, to int, sum float32) float32 {
+	s := float64(sum)
+	for i := from; i < to; i++ {
+		s += float64(float32(F16ToF32(le16(w[2*i:])) * F16ToF32(le16(x[2*i:]))))
+	}
+	return float32(s)
+}
+
+func tailBF16(w, x []byte, from, to int, sum float32) float32 {
+	s := float64(sum)
+	for i := from; i < to; i++ {
+		s += float64(float32(BF16ToF32(le16(w[2*i:])) * BF16ToF32(le16(x[2*i:]))))
+	}
+	return float32(s)
+}
 
 func gemvF32(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
 	checkGemv(len(w), ws, rows, 4*cols, len(x), xs, ntok, 4*cols, len(out), os)
 	np := cols &^ 31
-	for t := range ntok {
-		xt := x[t*xs : t*xs+4*cols]
-		o := out[t*os : t*os+rows]
-		f32Rows(ptr(w), ws, rows, ptr(xt), np, &o[0])
-		if np == cols {
-			continue
-		}
-		for r := range o {
-			wr := w[r*ws : r*ws+4*cols]
-			sum := o[r]
-			for i := np; i < cols; i++ {
-				sum = fma32(f32at(wr, i), f32at(xt, i), sum)
-			}
-			o[r] = sum
-		}
+	t := 0
+	for ; t+4 <= ntok; t += 4 {
+		f32Rows4(ptr(w), ws, rows, &x[t*xs], xs, np, &out[t*os], os)
 	}
+	for ; t < ntok; t++ {
+		f32Rows(ptr(w), ws, rows, &x[t*xs], np, &out[t*os])
+	}
+	floatTails(tailF32, 4, w, ws, rows, x, xs, ntok, cols, out, os)
 }
 
 func gemvF16(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
 	checkGemv(len(w), ws, rows, 2*cols, len(x), xs, ntok, 2*cols, len(out), os)
 	np := cols &^ 31
-	for t := range ntok {
-		xt := x[t*xs : t*xs+2*cols]
-		o := out[t*os : t*os+rows]
-		f16Rows(ptr(w), ws, rows, ptr(xt), np, &o[0])
-		if np == cols {
-			continue
-		}
-		for r := range o {
-			wr := w[r*ws : r*ws+2*cols]
-			sum := float64(o[r])
-			for i := np; i < cols; i++ {
-				sum += float64(float32(F16ToF32(le16(wr[2*i:])) * F16ToF32(le16(xt[2*i:]))))
-			}
-			o[r] = float32(sum)
-		}
+	t := 0
+	for ; t+4 <= ntok; t += 4 {
+		f16Rows4(ptr(w), ws, rows, &x[t*xs], xs, np, &out[t*os], os)
 	}
+	for ; t < ntok; t++ {
+		f16Rows(ptr(w), ws, rows, &x[t*xs], np, &out[t*os])
+	}
+	floatTails(tailF16, 2, w, ws, rows, x, xs, ntok, cols, out, os)
 }
 
 func gemvBF16(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
 	checkGemv(len(w), ws, rows, 2*cols, len(x), xs, ntok, 2*cols, len(out), os)
 	np := cols &^ 31
-	for t := range ntok {
-		xt := x[t*xs : t*xs+2*cols]
-		o := out[t*os : t*os+rows]
-		bf16Rows(ptr(w), ws, rows, ptr(xt), np, &o[0])
-		if np == cols {
-			continue
-		}
-		for r := range o {
-			wr := w[r*ws : r*ws+2*cols]
-			sum := float64(o[r])
-			for i := np; i < cols; i++ {
-				sum += float64(float32(BF16ToF32(le16(wr[2*i:])) * BF16ToF32(le16(xt[2*i:]))))
-			}
-			o[r] = float32(sum)
-		}
+	t := 0
+	for ; t+4 <= ntok; t += 4 {
+		bf16Rows4(ptr(w), ws, rows, &x[t*xs], xs, np, &out[t*os], os)
 	}
+	for ; t < ntok; t++ {
+		bf16Rows(ptr(w), ws, rows, &x[t*xs], np, &out[t*os])
+	}
+	floatTails(tailBF16, 2, w, ws, rows, x, xs, ntok, cols, out, os)
 }
 
 func gemvQ8_0(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {

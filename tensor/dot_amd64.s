@@ -128,6 +128,119 @@
 	VMULPS         256(SP), Y5, Y5 \
 	VFMADD231PS    Y5, Y4, ACC
 
+// Four-token float kernels run two passes over each weight row: the first
+// accumulates the elements 0-15 of every 32 (accumulators 0 and 1 of the
+// single-token kernel), the second elements 16-31 (accumulators 2 and 3),
+// so each token keeps the single-token kernel's four accumulators with 8
+// registers live per pass. The first pass's accumulators wait on the stack.
+
+#define zero8 \
+	VXORPS Y0, Y0, Y0 \
+	VXORPS Y1, Y1, Y1 \
+	VXORPS Y2, Y2, Y2 \
+	VXORPS Y3, Y3, Y3 \
+	VXORPS Y4, Y4, Y4 \
+	VXORPS Y5, Y5, Y5 \
+	VXORPS Y6, Y6, Y6 \
+	VXORPS Y7, Y7, Y7
+
+#define spill8 \
+	VMOVUPS Y0, 0(SP) \
+	VMOVUPS Y1, 32(SP) \
+	VMOVUPS Y2, 64(SP) \
+	VMOVUPS Y3, 96(SP) \
+	VMOVUPS Y4, 128(SP) \
+	VMOVUPS Y5, 160(SP) \
+	VMOVUPS Y6, 192(SP) \
+	VMOVUPS Y7, 224(SP)
+
+// fma4 accumulates the 16 weights in Y8, Y9 against 16 activations at
+// offset OFF of each of the four tokens into Y0-Y7 (two per token). DI is
+// token 0, R14 the token stride, R12 three strides.
+#define fma4(OFF, OFF2) \
+	VFMADD231PS OFF(DI), Y8, Y0 \
+	VFMADD231PS OFF2(DI), Y9, Y1 \
+	VFMADD231PS OFF(DI)(R14*1), Y8, Y2 \
+	VFMADD231PS OFF2(DI)(R14*1), Y9, Y3 \
+	VFMADD231PS OFF(DI)(R14*2), Y8, Y4 \
+	VFMADD231PS OFF2(DI)(R14*2), Y9, Y5 \
+	VFMADD231PS OFF(DI)(R12*1), Y8, Y6 \
+	VFMADD231PS OFF2(DI)(R12*1), Y9, Y7
+
+// cvtFma is one token's step of the F16 kernel: the 16 halves at A and B
+// widened and FMA'd with the weights in Y8, Y9 into ACCA, ACCB.
+#define cvtFma(A, B, ACCA, ACCB) \
+	VCVTPH2PS   A, Y10 \
+	VCVTPH2PS   B, Y11 \
+	VFMADD231PS Y10, Y8, ACCA \
+	VFMADD231PS Y11, Y9, ACCB
+
+// bf16Step is one token's step of the BF16 kernel: the 16 bfloat16s at A
+// and B widened, multiplied by the weights in Y8, Y9 and added (unfused)
+// into ACCA, ACCB.
+#define bf16Step(A, B, ACCA, ACCB) \
+	VPMOVZXWD A, Y10 \
+	VPMOVZXWD B, Y11 \
+	VPSLLD    $16, Y10, Y10 \
+	VPSLLD    $16, Y11, Y11 \
+	VMULPS    Y10, Y8, Y10 \
+	VMULPS    Y11, Y9, Y11 \
+	VADDPS    Y10, ACCA, ACCA \
+	VADDPS    Y11, ACCB, ACCB
+
+// red4 finishes one token: YA, YB hold its accumulators 2 and 3, OA, OB
+// the stack slots of 0 and 1; (s0+s2)+(s1+s3), halves, two horizontal adds
+// (GGML_F32x8_REDUCE), stored at DST.
+#define red4(YA, YB, XA, OA, OB, DST) \
+	VADDPS       OA, YA, YA \
+	VADDPS       OB, YB, YB \
+	VADDPS       YB, YA, YA \
+	VEXTRACTF128 $1, YA, X8 \
+	VADDPS       X8, XA, XA \
+	VHADDPS      XA, XA, XA \
+	VHADDPS      XA, XA, XA \
+	MOVSS        XA, DST
+
+// redBF16 is red4 with ggml_vec_dot_bf16's final steps (movehl, movehdup).
+#define redBF16(YA, YB, XA, OA, OB, DST) \
+	VADDPS       OA, YA, YA \
+	VADDPS       OB, YB, YB \
+	VADDPS       YB, YA, YA \
+	VEXTRACTF128 $1, YA, X8 \
+	VADDPS       X8, XA, XA \
+	VMOVHLPS     XA, XA, X8 \
+	VADDPS       X8, XA, XA \
+	VMOVSHDUP    XA, X8 \
+	VADDSS       X8, XA, XA \
+	MOVSS        XA, DST
+
+// rows4Prologue loads the arguments shared by the four-token float kernels.
+#define rows4Prologue \
+	MOVQ w+0(FP), SI \
+	MOVQ wstride+8(FP), DX \
+	MOVQ rows+16(FP), R9 \
+	MOVQ x+24(FP), R10 \
+	MOVQ xstride+32(FP), R14 \
+	MOVQ out+48(FP), R11 \
+	LEAQ (R14)(R14*2), R12
+
+// passStart resets the pointers, the counter (n/32 steps) and Y0-Y7 for
+// one pass over the current row; it jumps to DONE if n < 32.
+#define passStart(DONE) \
+	MOVQ  SI, R8 \
+	MOVQ  R10, DI \
+	MOVQ  n+40(FP), CX \
+	zero8 \
+	SHRQ  $5, CX \
+	JZ    DONE
+
+// outAddrs sets AX to the byte stride between tokens' outputs and BX to
+// token 2's output.
+#define outAddrs \
+	MOVQ ostride+56(FP), AX \
+	SHLQ $2, AX \
+	LEAQ (R11)(AX*2), BX
+
 // func f32Rows(w *byte, wstride, rows int, x *byte, n int, out *float32)
 TEXT ·f32Rows(SB), NOSPLIT, $0-48
 	MOVQ  w+0(FP), SI
@@ -280,6 +393,160 @@ bf16reduce:
 	JNZ    bf16row
 
 bf16done:
+	VZEROUPPER
+	RET
+
+// func f32Rows4(w *byte, wstride, rows int, x *byte, xstride, n int, out *float32, ostride int)
+TEXT ·f32Rows4(SB), NOSPLIT, $256-64
+	rows4Prologue
+	TESTQ R9, R9
+	JZ    f32x4done
+
+f32x4row:
+	passStart(f32x4a)
+
+f32x4loopa:
+	VMOVUPS (R8), Y8
+	VMOVUPS 32(R8), Y9
+	fma4(0, 32)
+	ADDQ    $128, R8
+	ADDQ    $128, DI
+	DECQ    CX
+	JNZ     f32x4loopa
+
+f32x4a:
+	spill8
+	passStart(f32x4b)
+
+f32x4loopb:
+	VMOVUPS 64(R8), Y8
+	VMOVUPS 96(R8), Y9
+	fma4(64, 96)
+	ADDQ    $128, R8
+	ADDQ    $128, DI
+	DECQ    CX
+	JNZ     f32x4loopb
+
+f32x4b:
+	outAddrs
+	red4(Y0, Y1, X0, 0(SP), 32(SP), (R11))
+	red4(Y2, Y3, X2, 64(SP), 96(SP), (R11)(AX*1))
+	red4(Y4, Y5, X4, 128(SP), 160(SP), (BX))
+	red4(Y6, Y7, X6, 192(SP), 224(SP), (BX)(AX*1))
+	ADDQ $4, R11
+	ADDQ DX, SI
+	DECQ R9
+	JNZ  f32x4row
+
+f32x4done:
+	VZEROUPPER
+	RET
+
+// func f16Rows4(w *byte, wstride, rows int, x *byte, xstride, n int, out *float32, ostride int)
+TEXT ·f16Rows4(SB), NOSPLIT, $256-64
+	rows4Prologue
+	TESTQ R9, R9
+	JZ    f16x4done
+
+f16x4row:
+	passStart(f16x4a)
+
+f16x4loopa:
+	VCVTPH2PS (R8), Y8
+	VCVTPH2PS 16(R8), Y9
+	cvtFma((DI), 16(DI), Y0, Y1)
+	cvtFma((DI)(R14*1), 16(DI)(R14*1), Y2, Y3)
+	cvtFma((DI)(R14*2), 16(DI)(R14*2), Y4, Y5)
+	cvtFma((DI)(R12*1), 16(DI)(R12*1), Y6, Y7)
+	ADDQ      $64, R8
+	ADDQ      $64, DI
+	DECQ      CX
+	JNZ       f16x4loopa
+
+f16x4a:
+	spill8
+	passStart(f16x4b)
+
+f16x4loopb:
+	VCVTPH2PS 32(R8), Y8
+	VCVTPH2PS 48(R8), Y9
+	cvtFma(32(DI), 48(DI), Y0, Y1)
+	cvtFma(32(DI)(R14*1), 48(DI)(R14*1), Y2, Y3)
+	cvtFma(32(DI)(R14*2), 48(DI)(R14*2), Y4, Y5)
+	cvtFma(32(DI)(R12*1), 48(DI)(R12*1), Y6, Y7)
+	ADDQ      $64, R8
+	ADDQ      $64, DI
+	DECQ      CX
+	JNZ       f16x4loopb
+
+f16x4b:
+	outAddrs
+	red4(Y0, Y1, X0, 0(SP), 32(SP), (R11))
+	red4(Y2, Y3, X2, 64(SP), 96(SP), (R11)(AX*1))
+	red4(Y4, Y5, X4, 128(SP), 160(SP), (BX))
+	red4(Y6, Y7, X6, 192(SP), 224(SP), (BX)(AX*1))
+	ADDQ $4, R11
+	ADDQ DX, SI
+	DECQ R9
+	JNZ  f16x4row
+
+f16x4done:
+	VZEROUPPER
+	RET
+
+// func bf16Rows4(w *byte, wstride, rows int, x *byte, xstride, n int, out *float32, ostride int)
+TEXT ·bf16Rows4(SB), NOSPLIT, $256-64
+	rows4Prologue
+	TESTQ R9, R9
+	JZ    bf16x4done
+
+bf16x4row:
+	passStart(bf16x4a)
+
+bf16x4loopa:
+	VPMOVZXWD (R8), Y8
+	VPMOVZXWD 16(R8), Y9
+	VPSLLD    $16, Y8, Y8
+	VPSLLD    $16, Y9, Y9
+	bf16Step((DI), 16(DI), Y0, Y1)
+	bf16Step((DI)(R14*1), 16(DI)(R14*1), Y2, Y3)
+	bf16Step((DI)(R14*2), 16(DI)(R14*2), Y4, Y5)
+	bf16Step((DI)(R12*1), 16(DI)(R12*1), Y6, Y7)
+	ADDQ      $64, R8
+	ADDQ      $64, DI
+	DECQ      CX
+	JNZ       bf16x4loopa
+
+bf16x4a:
+	spill8
+	passStart(bf16x4b)
+
+bf16x4loopb:
+	VPMOVZXWD 32(R8), Y8
+	VPMOVZXWD 48(R8), Y9
+	VPSLLD    $16, Y8, Y8
+	VPSLLD    $16, Y9, Y9
+	bf16Step(32(DI), 48(DI), Y0, Y1)
+	bf16Step(32(DI)(R14*1), 48(DI)(R14*1), Y2, Y3)
+	bf16Step(32(DI)(R14*2), 48(DI)(R14*2), Y4, Y5)
+	bf16Step(32(DI)(R12*1), 48(DI)(R12*1), Y6, Y7)
+	ADDQ      $64, R8
+	ADDQ      $64, DI
+	DECQ      CX
+	JNZ       bf16x4loopb
+
+bf16x4b:
+	outAddrs
+	redBF16(Y0, Y1, X0, 0(SP), 32(SP), (R11))
+	redBF16(Y2, Y3, X2, 64(SP), 96(SP), (R11)(AX*1))
+	redBF16(Y4, Y5, X4, 128(SP), 160(SP), (BX))
+	redBF16(Y6, Y7, X6, 192(SP), 224(SP), (BX)(AX*1))
+	ADDQ $4, R11
+	ADDQ DX, SI
+	DECQ R9
+	JNZ  bf16x4row
+
+bf16x4done:
 	VZEROUPPER
 	RET
 
