@@ -487,8 +487,8 @@ func kBenchQ8K(b *testing.B, q ActQuant) {
 func BenchmarkQuantizeQ8_K(b *testing.B)    { kBenchQ8K(b, quantizeQ8K) }
 func BenchmarkQuantizeQ8_KRef(b *testing.B) { kBenchQ8K(b, quantizeRowQ8K) }
 
-// TestKQuantsGolden checks the Q8_K quantizer and the Q4_K/Q6_K dequantizers
-// bit for bit against llama.cpp's own functions, and the dots against its
+// TestKQuantsGolden checks the Q8_K quantizer, the Q4_K/Q6_K weight
+// quantizers and dequantizers bit for bit against llama.cpp's own functions, and the dots against its
 // AVX2 kernels within float32 summation-order tolerance. The golden file is
 // made by testdata/kquants_golden.c (see there to regenerate it).
 func TestKQuantsGolden(t *testing.T) {
@@ -525,6 +525,7 @@ func TestKQuantsGolden(t *testing.T) {
 	deq6 := floats(take(4 * rows * n))
 	dot4 := floats(take(4 * rows))
 	dot6 := floats(take(4 * rows))
+	wf := floats(take(4 * rows * n))
 	if len(rest) != 0 {
 		t.Fatalf("testdata/kquants.golden: %d trailing bytes", len(rest))
 	}
@@ -543,6 +544,26 @@ func TestKQuantsGolden(t *testing.T) {
 	}
 	xf := make([]float32, n)
 	dequantizeRowQ8K(xf, q8)
+
+	for _, c := range []struct {
+		typ  Type
+		want []byte
+	}{{Q4_K, q4}, {Q6_K, q6}} {
+		rb := RowSize(c.typ, n)
+		got := make([]byte, rb)
+		for r := 0; r < rows; r++ {
+			if err := QuantizeRow(got, c.typ, wf[r*n:(r+1)*n]); err != nil {
+				t.Fatal(err)
+			}
+			want := c.want[r*rb : (r+1)*rb]
+			for i := range got {
+				if got[i] != want[i] {
+					bs := c.typ.TypeSize()
+					t.Fatalf("%v row %d: quantized byte %d (block %d, offset %d) = %#x, llama.cpp %#x", c.typ, r, i, i/bs, i%bs, got[i], want[i])
+				}
+			}
+		}
+	}
 
 	y := make([]float32, n)
 	for _, c := range []struct {
@@ -709,4 +730,46 @@ func FuzzQuantizeQ8_K(f *testing.F) {
 		}
 		kCheckQ8KFast(t, "fuzz", x)
 	})
+}
+
+// TestQuantizeKRoundTrip quantizes random rows to Q4_K and Q6_K through
+// QuantizeRow and checks the dequantized error against each format's
+// resolution: at most a few quantization steps of the block's scale.
+func TestQuantizeKRoundTrip(t *testing.T) {
+	r := rand.New(rand.NewPCG(19, 20))
+	const n = 4 * qkK
+	for _, c := range []struct {
+		typ Type
+		tol float64 // allowed RMS error relative to the row's RMS
+	}{{Q4_K, 0.15}, {Q6_K, 0.04}} {
+		x := kRandFloats(r, n)
+		for i := range x {
+			x[i] *= 0.02
+		}
+		b := make([]byte, RowSize(c.typ, n))
+		if err := QuantizeRow(b, c.typ, x); err != nil {
+			t.Fatal(err)
+		}
+		y := make([]float32, n)
+		DequantizeRow(y, c.typ, b)
+		var se, sx float64
+		for i := range x {
+			se += float64(y[i]-x[i]) * float64(y[i]-x[i])
+			sx += float64(x[i]) * float64(x[i])
+		}
+		if rel := math.Sqrt(se / sx); rel > c.tol || rel == 0 {
+			t.Errorf("%v: relative RMS error %.4f, want (0, %.2f]", c.typ, rel, c.tol)
+		}
+		// Zeros stay zeros.
+		z := make([]float32, qkK)
+		if err := QuantizeRow(b[:RowSize(c.typ, qkK)], c.typ, z); err != nil {
+			t.Fatal(err)
+		}
+		DequantizeRow(y[:qkK], c.typ, b[:RowSize(c.typ, qkK)])
+		for i, v := range y[:qkK] {
+			if v != 0 {
+				t.Fatalf("%v: zero row dequantizes to %v at %d", c.typ, v, i)
+			}
+		}
+	}
 }

@@ -17,6 +17,7 @@
 //   float32 [rows*nb*256]        dequantize_row_q6_K
 //   float32 [rows]               vec_dot q4_K·q8_K (AVX2 build)
 //   float32 [rows]               vec_dot q6_K·q8_K (AVX2 build)
+//   float32 w[rows*nb*256]       the weights quantized above
 #include "ggml.h"
 #include "ggml-cpu.h"
 
@@ -31,7 +32,7 @@ void quantize_row_q6_K_ref(const float *x, void *y, int64_t k);
 void dequantize_row_q4_K(const void *x, float *y, int64_t k);
 void dequantize_row_q6_K(const void *x, float *y, int64_t k);
 
-enum { NB = 4, ROWS = 3, QK = 256, N = NB * QK };
+enum { NB = 4, ROWS = 4, QK = 256, N = NB * QK };
 
 static uint64_t state = 0x9e3779b97f4a7c15ull;
 
@@ -77,6 +78,15 @@ int main(void) {
         }
     }
     memset(w[1] + QK, 0, QK * sizeof(float)); // an all-zero weight block
+    // Row 3: constant, tiny, one-signed and sparse sub-blocks.
+    for (int j = 0; j < 32; j++) {
+        w[3][j] = 0.25f;              // max == min
+        w[3][32 + j] = -0.5f;         // constant negative
+        w[3][64 + j] = 1e-20f * normal(); // below GROUP_MAX_EPS for Q6_K
+        w[3][96 + j] = fabsf(w[3][96 + j]) + 0.1f; // positive only (min > 0)
+        w[3][128 + j] = -fabsf(w[3][128 + j]);     // negative only
+        w[3][160 + j] = j == 7 ? 3.0f : 0;         // one spike
+    }
 
     memset(q8, 0, sizeof q8);
     t8->from_float(x, q8, N);
@@ -100,5 +110,6 @@ int main(void) {
     put(deq6, sizeof deq6);
     put(dot4, sizeof dot4);
     put(dot6, sizeof dot6);
+    put(w, sizeof w);
     return 0;
 }
