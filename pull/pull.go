@@ -61,6 +61,7 @@ type Options struct {
 	// Seams for tests.
 	openFile func(name string, flag int, perm os.FileMode) (writeFile, error)
 	backoff  func(retry int) time.Duration
+	free     func(dir string) (int64, bool)
 }
 
 // writeFile is what a download writes to.
@@ -109,6 +110,7 @@ func Pull(ctx context.Context, ref string, o Options) (string, error) {
 		client:  o.Client,
 		open:    o.openFile,
 		backoff: o.backoff,
+		free:    o.free,
 	}
 	d.partial = d.final + partialSuffix
 	d.etagFile = d.final + etagSuffix
@@ -117,6 +119,9 @@ func Pull(ctx context.Context, ref string, o Options) (string, error) {
 	}
 	if d.open == nil {
 		d.open = osOpenFile
+	}
+	if d.free == nil {
+		d.free = freeSpace
 	}
 	if d.backoff == nil {
 		d.backoff = func(retry int) time.Duration { return time.Duration(retry) * time.Second }
@@ -194,6 +199,7 @@ type download struct {
 	client   *http.Client
 	open     func(string, int, os.FileMode) (writeFile, error)
 	backoff  func(int) time.Duration
+	free     func(string) (int64, bool)
 }
 
 // linked holds what the Hugging Face resolve endpoint says about an LFS file
@@ -338,6 +344,21 @@ func (d *download) handle(ctx context.Context, resp *http.Response, lk linked, o
 		return false, fmt.Errorf("pull: GET %s: bad Content-Range %q", d.src.URL, resp.Header.Get("Content-Range"))
 	}
 
+	if total > start {
+		// Refuse at once rather than fail gigabytes in. The partial being
+		// replaced (start 0) frees its space when truncated.
+		need := total - start
+		if avail, ok := d.free(filepath.Dir(d.final)); ok {
+			if start == 0 {
+				if fi, err := os.Stat(d.partial); err == nil {
+					avail += fi.Size()
+				}
+			}
+			if avail < need {
+				return false, fmt.Errorf("%w: %s needs %s more but only %s is free in %s; free some space or use --dir", ErrDiskFull, filepath.Base(d.final), fmtBytes(need), fmtBytes(avail), filepath.Dir(d.final))
+			}
+		}
+	}
 	flag := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
 	if start > 0 {
 		flag = os.O_WRONLY | os.O_APPEND

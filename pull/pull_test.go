@@ -648,3 +648,29 @@ func TestConcurrentPullRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestNotEnoughSpace(t *testing.T) {
+	body := content(100_000, 19)
+	s := newServer(t, body)
+	dir := t.TempDir()
+	final := filepath.Join(dir, "org", "repo", "model.gguf")
+	os.MkdirAll(filepath.Dir(final), 0o755)
+	os.WriteFile(final+partialSuffix, body[:30_000], 0o644)
+	o := opts(s, dir)
+	var asked string
+	o.free = func(d string) (int64, bool) { asked = d; return 50_000, true }
+	_, err := Pull(context.Background(), ref, o)
+	if !errors.Is(err, ErrDiskFull) || !strings.Contains(err.Error(), "needs 68.4 KiB more but only 48.8 KiB is free") {
+		t.Fatalf("err %v, want a disk-full error before writing", err)
+	}
+	if asked != filepath.Dir(final) || partialSize(t, dir) != 30_000 {
+		t.Errorf("free space asked for %q; partial %d bytes, want it untouched", asked, partialSize(t, dir))
+	}
+	o.free = func(string) (int64, bool) { return 70_000, true }
+	if _, err := Pull(context.Background(), ref, o); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(readFinal(t, dir), body) {
+		t.Error("file differs")
+	}
+}
