@@ -66,9 +66,11 @@ func kBenchX4(b *testing.B, sz int, x4 func(w, x []byte, stride, n int, out *[4]
 	}
 	var out [4]float32
 	b.SetBytes(int64(nb * sz))
+	c0 := cpuNanos()
 	for b.Loop() {
 		x4(w, x, nb*q8KBytes, nb*qkK, &out)
 	}
+	reportCPU(b, c0, nb*sz)
 }
 
 // The x4 benchmarks report weight bytes per call (four tokens each).

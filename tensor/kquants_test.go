@@ -2,6 +2,7 @@ package tensor
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -462,9 +463,11 @@ func kBenchDot(b *testing.B, sz int, dot VecDot, gen func(*rand.Rand, int) []byt
 	w, x := gen(r, nb), kRandQ8K(r, nb)
 	b.SetBytes(int64(nb * sz))
 	var sink float32
+	c0 := cpuNanos()
 	for b.Loop() {
 		sink += dot(w, x, nb*qkK)
 	}
+	reportCPU(b, c0, nb*sz)
 	_ = sink
 }
 
@@ -478,9 +481,11 @@ func kBenchQ8K(b *testing.B, q ActQuant) {
 	x := kRandFloats(r, 4096)
 	dst := make([]byte, 16*q8KBytes)
 	b.SetBytes(4 * 4096)
+	c0 := cpuNanos()
 	for b.Loop() {
 		q(dst, x)
 	}
+	reportCPU(b, c0, 4*4096)
 }
 
 // The Q8_K benchmarks report float32 input bytes.
@@ -770,6 +775,37 @@ func TestQuantizeKRoundTrip(t *testing.T) {
 			if v != 0 {
 				t.Fatalf("%v: zero row dequantizes to %v at %d", c.typ, v, i)
 			}
+		}
+	}
+}
+
+// BenchmarkKQuantMatMul multiplies a 1536×512 Q4_K or Q6_K matrix (an FFN
+// up-projection of the reference model) by n tokens, weight bytes per op.
+func BenchmarkKQuantMatMul(b *testing.B) {
+	r := rand.New(rand.NewPCG(21, 22))
+	const rows, cols = 1536, 512
+	for _, typ := range []Type{Q4_K, Q6_K} {
+		m := &Matrix{Type: typ, Rows: rows, Cols: cols, Data: make([]byte, rows*RowSize(typ, cols))}
+		for i := range rows {
+			if err := QuantizeRow(m.Row(i), typ, kRandFloats(r, cols)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for _, threads := range []int{1, 2} {
+			p := NewPool(threads)
+			for _, n := range []int{1, 5} {
+				x := kRandFloats(r, n*cols)
+				out := make([]float32, n*rows)
+				b.Run(fmt.Sprintf("%v/threads=%d/n=%d", typ, threads, n), func(b *testing.B) {
+					b.SetBytes(int64(len(m.Data)))
+					c0 := cpuNanos()
+					for b.Loop() {
+						p.MatMul(out, m, x, n)
+					}
+					reportCPU(b, c0, len(m.Data))
+				})
+			}
+			p.Close()
 		}
 	}
 }
