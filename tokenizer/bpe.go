@@ -194,12 +194,17 @@ func (t *Tokenizer) encodeBPE(text string, out []int32) []int32 {
 		if word == "" {
 			continue
 		}
+		if ids, ok := t.cache.get(word); ok {
+			out = append(out, ids...)
+			continue
+		}
 		if t.ignoreMerges {
 			if id, ok := t.toID[word]; ok {
 				out = append(out, id)
 				continue
 			}
 		}
+		first := len(out)
 		syms = syms[:0]
 		ids = ids[:0]
 		for off := 0; off < len(word); {
@@ -256,6 +261,7 @@ func (t *Tokenizer) encodeBPE(text string, out []int32) []int32 {
 				}
 			}
 		}
+		t.cache.put(word, out[first:])
 	}
 	return out
 }

@@ -122,6 +122,10 @@ func (t *Tokenizer) encodeSPMSegment(text string, out []int32, sc *spmScratch) (
 	if text == "" {
 		return out, nil
 	}
+	if ids, ok := t.cache.get(text); ok {
+		return append(out, ids...), nil
+	}
+	first := len(out)
 	syms := sc.syms[:0]
 	for off := 0; off < len(text); {
 		_, n := utf8.DecodeRuneInString(text[off:])
@@ -181,5 +185,6 @@ func (t *Tokenizer) encodeSPMSegment(text string, out []int32, sc *spmScratch) (
 			out = append(out, id)
 		}
 	}
+	t.cache.put(text, out[first:])
 	return out, nil
 }

@@ -117,6 +117,8 @@ type Tokenizer struct {
 	byteTok [256]int32
 
 	chatTemplate string
+
+	cache wordCache
 }
 
 type mergePair struct{ a, b string }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 )
 
@@ -319,5 +320,50 @@ func TestTemplateByName(t *testing.T) {
 	}
 	if _, err := DetectTemplate("{% if x %}<start_of_turn>{% endif %}"); err == nil || !strings.Contains(err.Error(), "gemma") {
 		t.Errorf("gemma template: %v", err)
+	}
+}
+
+// TestConcurrentEncode encodes from several goroutines at once (sharing the
+// word cache) and checks every result against a fresh sequential encode.
+func TestConcurrentEncode(t *testing.T) {
+	tok := loadVocab(t, "qwen2")
+	inputs := []string{"Hello world, hello world!", "日本語 and English mixed 123456", "  spaces   and\ttabs\n", "I'm sure they're here"}
+	want := make([][]int32, len(inputs))
+	for i, s := range inputs {
+		ids, err := tok.Encode(s, true, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[i] = ids
+	}
+	tok.cache.reset()
+	const workers = 4
+	errs := make(chan error, workers)
+	for w := range workers {
+		go func() {
+			for rep := range 50 {
+				i := (w + rep) % len(inputs)
+				ids, err := tok.Encode(inputs[i], true, true)
+				if err == nil && !equalIDs(ids, want[i]) {
+					err = fmt.Errorf("Encode(%q) = %v, want %v", inputs[i], ids, want[i])
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	timeout := time.After(30 * time.Second)
+	for range workers {
+		select {
+		case err := <-errs:
+			if err != nil {
+				t.Error(err)
+			}
+		case <-timeout:
+			t.Fatal("workers did not finish in 30s")
+		}
 	}
 }
