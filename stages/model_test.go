@@ -118,6 +118,9 @@ func TestModelGreedyExactness(t *testing.T) {
 				if d.name == "shared" && k%3 != 2 {
 					continue // embedding sharing: k = 2, 5, 8 suffice
 				}
+				if (raceEnabled || testing.Short()) && (k%4 != 1 || seqs == 8) {
+					continue // k = 1, 5 and batches 1, 4 only
+				}
 				threads := 1 + (k+bi)%2
 				name := fmt.Sprintf("%s/k%d/b%d/t%d", d.name, k, seqs, threads)
 				t.Run(name, func(t *testing.T) {

@@ -431,9 +431,11 @@ func (p *Pipeline) draftStage(ctx context.Context, st *graph.Stage, fresh, loop,
 		}
 		var err error
 		t0 := time.Now()
-		p.overlap.enter(0)
-		p.serialize(func() { err = p.draft(s) })
-		p.overlap.leave(0)
+		p.serialize(func() {
+			p.overlap.enter(0)
+			err = p.draft(s)
+			p.overlap.leave(0)
+		})
 		st.AddBusy(time.Since(t0))
 		if err != nil {
 			return err
@@ -519,13 +521,13 @@ func (p *Pipeline) verifyStage(ctx context.Context, st *graph.Stage, in, out *gr
 		st.AddIn(len(batch))
 		var err error
 		t0 := time.Now()
-		p.overlap.enter(1)
 		p.serialize(func() {
 			p.device.Lock()
+			p.overlap.enter(1)
 			err = v.Verify(blocks)
+			p.overlap.leave(1)
 			p.device.Unlock()
 		})
-		p.overlap.leave(1)
 		st.AddBusy(time.Since(t0))
 		if err != nil {
 			return fmt.Errorf("stages: verify: %w", err)
