@@ -13,6 +13,27 @@ func xgetbv0() (eax, edx uint32)
 // kernels test it before installing their assembly versions.
 var hasAVX2FMA = detectAVX2FMA()
 
+// hasVNNI reports AVX-512 VNNI with the VL and BW extensions and OS support
+// for the AVX-512 state: the int8 kernels then use VPDPBUSD on 256-bit
+// vectors (and the 32 vector registers EVEX encoding gives), with exactly
+// the same integer sums.
+var hasVNNI = hasAVX2FMA && detectVNNI()
+
+func detectVNNI() bool {
+	_, ebx7, ecx7, _ := cpuid(7, 0)
+	const (
+		avx512f    = 1 << 16
+		avx512bw   = 1 << 30
+		avx512vl   = 1 << 31
+		avx512vnni = 1 << 11
+	)
+	if ebx7&(avx512f|avx512bw|avx512vl) != avx512f|avx512bw|avx512vl || ecx7&avx512vnni == 0 {
+		return false
+	}
+	xcr0, _ := xgetbv0()
+	return xcr0&0xe6 == 0xe6 // XMM, YMM, opmask, ZMM_Hi256, Hi16_ZMM state
+}
+
 func detectAVX2FMA() bool {
 	maxLeaf, _, _, _ := cpuid(0, 0)
 	if maxLeaf < 7 {

@@ -74,6 +74,19 @@ func q4_0Rows8(w *byte, wstride, groups int, x *byte, nb int, out *float32)
 //go:noescape
 func q4_0Rows8x4(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
 
+// q4_0Rows8VNNI and q4_0Rows8x4VNNI are q4_0Rows8 and q4_0Rows8x4 using
+// VPDPBUSD (AVX-512 VNNI, 256-bit vectors); same results.
+//
+//go:noescape
+func q4_0Rows8VNNI(w *byte, wstride, groups int, x *byte, nb int, out *float32)
+
+//go:noescape
+func q4_0Rows8x4VNNI(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+
+// useVNNI selects the VNNI forms of the int8 kernels (tests flip it to
+// check both forms on machines that have VNNI).
+var useVNNI = hasVNNI
+
 // f16ToF32sAVX2 converts the first n&^7 halves of src into dst:
 //
 //	for i := range n &^ 7 { dst[i] = F16ToF32(src[i]) }
@@ -224,12 +237,16 @@ func gemvQ4_0(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float3
 	t := 0
 	if groups > 0 {
 		for ; t+4 <= ntok; t += 4 {
-			q4_0Rows8x4(ptr(w), ws, groups, &x[t*xs], xs, nb, &out[t*os], os)
+			if useVNNI {
+				q4_0Rows8x4VNNI(ptr(w), ws, groups, &x[t*xs], xs, nb, &out[t*os], os)
+			} else {
+				q4_0Rows8x4(ptr(w), ws, groups, &x[t*xs], xs, nb, &out[t*os], os)
+			}
 		}
 	}
 	for ; t < ntok; t++ {
 		if groups > 0 {
-			q4_0Rows8(ptr(w), ws, groups, &x[t*xs], nb, &out[t*os])
+			q4_0Rows8Any(ptr(w), ws, groups, &x[t*xs], nb, &out[t*os])
 		}
 	}
 	for t := range ntok {
@@ -238,9 +255,18 @@ func gemvQ4_0(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float3
 			// A lone row runs as a group of eight copies of itself (stride
 			// 0): the same arithmetic, so it matches its grouped neighbours.
 			var o [8]float32
-			q4_0Rows8(&w[r*ws], 0, 1, xt, nb, &o[0])
+			q4_0Rows8Any(&w[r*ws], 0, 1, xt, nb, &o[0])
 			out[t*os+r] = o[0]
 		}
+	}
+}
+
+// q4_0Rows8Any runs the VNNI or the AVX2 form of q4_0Rows8.
+func q4_0Rows8Any(w *byte, wstride, groups int, x *byte, nb int, out *float32) {
+	if useVNNI {
+		q4_0Rows8VNNI(w, wstride, groups, x, nb, out)
+	} else {
+		q4_0Rows8(w, wstride, groups, x, nb, out)
 	}
 }
 

@@ -241,6 +241,71 @@
 	SHLQ $2, AX \
 	LEAQ (R11)(AX*2), BX
 
+// q4PairVNNI is q4Pair with VPDPBUSD: the nibbles of the two rows at P and
+// Q are split (unsigned) into Y16+K and Y17+K style registers LO and HI,
+// then YD = negS + Σ lo·y[0:16] + Σ hi·y[16:32] in 8 int32 lanes of 4
+// products: the same exact sums. Y3 holds -8·Σy per lane group.
+#define q4DecodeVNNI(P, Q, LO, HI) \
+	VMOVDQU     P, X4 \
+	VINSERTI128 $1, Q, Y4, Y4 \
+	VPSRLW      $4, Y4, Y5 \
+	VPANDD      Y15, Y4, LO \
+	VPANDD      Y15, Y5, HI
+
+#define q4DotVNNI(LO, HI, YD) \
+	VMOVDQA  Y3, YD \
+	VPDPBUSD Y1, LO, YD \
+	VPDPBUSD Y2, HI, YD
+
+// q4ActVNNI loads one activation block (quants at LO and HI) broadcast into
+// Y1, Y2 and sets Y3 = -8·(sums of y in groups of 4), the offset that turns
+// unsigned nibble products into (q-8)·y. Clobbers Y0.
+#define q4ActVNNI(LO, HI) \
+	VBROADCASTI128 LO, Y1 \
+	VBROADCASTI128 HI, Y2 \
+	VPXOR          Y0, Y0, Y0 \
+	VPDPBUSD       Y1, Y13, Y0 \
+	VPDPBUSD       Y2, Y13, Y0 \
+	VPXOR          Y3, Y3, Y3 \
+	VPSUBD         Y0, Y3, Y3
+
+// q4ScalesVNNI gathers the eight rows' F16 scales in lane order
+// [r0 r2 r4 r6 r1 r3 r5 r7] into Y12 as float32. Clobbers AX, X12.
+#define q4ScalesVNNI \
+	MOVWLZX   (R8), AX \
+	VMOVD     AX, X12 \
+	VPINSRW   $1, (R8)(DX*2), X12, X12 \
+	VPINSRW   $2, (R12), X12, X12 \
+	VPINSRW   $3, (R12)(DX*2), X12, X12 \
+	VPINSRW   $4, (R8)(DX*1), X12, X12 \
+	VPINSRW   $5, (R8)(BX*1), X12, X12 \
+	VPINSRW   $6, (R12)(DX*1), X12, X12 \
+	VPINSRW   $7, (R12)(BX*1), X12, X12 \
+	VCVTPH2PS X12, Y12
+
+// q4TokenVNNI accumulates one activation block (scale at S, quants at LO
+// and HI) against the decoded rows in Y16-Y23 into ACC.
+#define q4TokenVNNI(S, LO, HI, ACC) \
+	q4ActVNNI(LO, HI) \
+	q4DotVNNI(Y16, Y17, Y4) \
+	q4DotVNNI(Y18, Y19, Y5) \
+	q4DotVNNI(Y20, Y21, Y6) \
+	q4DotVNNI(Y22, Y23, Y7) \
+	VPHADDD      Y5, Y4, Y4 \
+	VPHADDD      Y7, Y6, Y6 \
+	VPHADDD      Y6, Y4, Y4 \
+	VCVTDQ2PS    Y4, Y4 \
+	MOVWLZX      S, AX \
+	VBROADCASTSS (R13)(AX*4), Y5 \
+	VMULPS       Y12, Y5, Y5 \
+	VFMADD231PS  Y5, Y4, ACC
+
+#define q4DecodeAllVNNI \
+	q4DecodeVNNI(2(R8), 2(R8)(DX*1), Y16, Y17) \
+	q4DecodeVNNI(2(R8)(DX*2), 2(R8)(BX*1), Y18, Y19) \
+	q4DecodeVNNI(2(R12), 2(R12)(DX*1), Y20, Y21) \
+	q4DecodeVNNI(2(R12)(DX*2), 2(R12)(BX*1), Y22, Y23)
+
 // func f32Rows(w *byte, wstride, rows int, x *byte, n int, out *float32)
 TEXT ·f32Rows(SB), NOSPLIT, $0-48
 	MOVQ  w+0(FP), SI
@@ -831,6 +896,133 @@ q4x4groupdone:
 	JNZ     q4x4group
 
 q4x4done:
+	VZEROUPPER
+	RET
+
+// func q4_0Rows8VNNI(w *byte, wstride, groups int, x *byte, nb int, out *float32)
+//
+// q4_0Rows8 with VPDPBUSD (AVX-512 VNNI on 256-bit vectors).
+TEXT ·q4_0Rows8VNNI(SB), NOSPLIT, $0-48
+	MOVQ         w+0(FP), SI
+	MOVQ         wstride+8(FP), DX
+	MOVQ         groups+16(FP), R9
+	MOVQ         x+24(FP), R10
+	MOVQ         out+40(FP), R11
+	MOVQ         ·f16Table(SB), R13
+	LEAQ         (DX)(DX*2), BX
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL         $0x08080808, AX
+	VMOVD        AX, X13
+	VPBROADCASTD X13, Y13
+	VMOVDQU      permL<>(SB), Y14
+	TESTQ        R9, R9
+	JZ           q4vdone
+
+q4vgroup:
+	MOVQ   SI, R8
+	LEAQ   (SI)(DX*4), R12
+	LEAQ   (SI)(DX*8), R14
+	MOVQ   R10, DI
+	MOVQ   nb+32(FP), CX
+	VXORPS Y8, Y8, Y8
+	TESTQ  CX, CX
+	JZ     q4vgroupdone
+
+q4vloop:
+	PREFETCHT0 (R14)
+	PREFETCHT0 64(R14)
+	PREFETCHT0 128(R14)
+	ADDQ       $192, R14
+	q4DecodeAllVNNI
+	q4ScalesVNNI
+	q4TokenVNNI((DI), 2(DI), 18(DI), Y8)
+	ADDQ       $18, R8
+	ADDQ       $18, R12
+	ADDQ       $34, DI
+	DECQ       CX
+	JNZ        q4vloop
+
+q4vgroupdone:
+	VPERMPS Y8, Y14, Y8
+	VMOVUPS Y8, (R11)
+	ADDQ    $32, R11
+	LEAQ    (SI)(DX*8), SI
+	DECQ    R9
+	JNZ     q4vgroup
+
+q4vdone:
+	VZEROUPPER
+	RET
+
+// func q4_0Rows8x4VNNI(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+//
+// q4_0Rows8x4 with VPDPBUSD; the decoded weights stay in Y16-Y23.
+TEXT ·q4_0Rows8x4VNNI(SB), NOSPLIT, $0-64
+	MOVQ         w+0(FP), SI
+	MOVQ         wstride+8(FP), DX
+	MOVQ         groups+16(FP), R9
+	MOVQ         x+24(FP), R10
+	MOVQ         xstride+32(FP), R14
+	MOVQ         out+48(FP), R11
+	MOVQ         ·f16Table(SB), R13
+	LEAQ         (DX)(DX*2), BX
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL         $0x08080808, AX
+	VMOVD        AX, X13
+	VPBROADCASTD X13, Y13
+	TESTQ        R9, R9
+	JZ           q4x4vdone
+
+q4x4vgroup:
+	MOVQ   SI, R8
+	LEAQ   (SI)(DX*4), R12
+	MOVQ   R10, DI
+	MOVQ   nb+40(FP), CX
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	TESTQ  CX, CX
+	JZ     q4x4vgroupdone
+
+q4x4vloop:
+	q4DecodeAllVNNI
+	q4ScalesVNNI
+	q4TokenVNNI((DI), 2(DI), 18(DI), Y8)
+	q4TokenVNNI((DI)(R14*1), 2(DI)(R14*1), 18(DI)(R14*1), Y9)
+	q4TokenVNNI((DI)(R14*2), 2(DI)(R14*2), 18(DI)(R14*2), Y10)
+	LEAQ (DI)(R14*2), AX
+	ADDQ R14, AX
+	q4TokenVNNI((AX), 2(AX), 18(AX), Y11)
+	ADDQ $18, R8
+	ADDQ $18, R12
+	ADDQ $34, DI
+	DECQ CX
+	JNZ  q4x4vloop
+
+q4x4vgroupdone:
+	MOVQ    ostride+56(FP), AX
+	SHLQ    $2, AX
+	VMOVDQU permL<>(SB), Y0
+	VPERMPS Y8, Y0, Y8
+	VMOVUPS Y8, (R11)
+	VPERMPS Y9, Y0, Y9
+	VMOVUPS Y9, (R11)(AX*1)
+	LEAQ    (R11)(AX*2), CX
+	VPERMPS Y10, Y0, Y10
+	VMOVUPS Y10, (CX)
+	VPERMPS Y11, Y0, Y11
+	VMOVUPS Y11, (CX)(AX*1)
+	ADDQ    $32, R11
+	LEAQ    (SI)(DX*8), SI
+	DECQ    R9
+	JNZ     q4x4vgroup
+
+q4x4vdone:
 	VZEROUPPER
 	RET
 

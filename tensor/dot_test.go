@@ -293,7 +293,9 @@ func BenchmarkDot(b *testing.B) {
 // kernel (bit for bit) and the reference (as TestDotFastMatchesReference),
 // over row and token counts that exercise every grouping, float tails, and
 // strides with gaps and guard bytes.
-func TestGemvMatchesDot(t *testing.T) {
+func TestGemvMatchesDot(t *testing.T) { checkGemvKernels(t) }
+
+func checkGemvKernels(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
 	for _, p := range dotPairs {
 		g := gemvs[p.weight]
