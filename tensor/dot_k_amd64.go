@@ -27,85 +27,86 @@ func kCPUID(eax, ecx uint32) (a, b, c, d uint32)
 // kXGETBV returns extended control register 0.
 func kXGETBV() (eax, edx uint32)
 
-// dotQ4KAVX2 computes the Q4_K × Q8_K dot product of nb > 0 blocks at w and
-// x (144 and 292 bytes each). It is bit-identical to dotQ4KRef:
+// q4KRows computes, for the rows weight rows at w + r·wstride (nb > 0 Q4_K
+// blocks each) and one Q8_K activation row x, bit for bit:
 //
-//	for i := 0; i < nb; i++ {
-//		sc, mn := q4KScaleMin(w.scales)
-//		isum := Σ_{s<8} sc[s] · Σ_{l<32} q4[32s+l]·q8[32s+l]
-//		imin := Σ_{j<16} bsums[j]·mn[j/2]
-//		d, dmin := x.d·f16(w.d), x.d·f16(w.dmin)
-//		sum += d·float32(isum)
-//		sum -= dmin·float32(imin)
-//	}
+//	for r := range rows { out[r] = dotQ4KRef(w[r*wstride:], x, 256*nb) }
+//
+// where per block dotQ4KRef does
+//
+//	sc, mn := q4KScaleMin(w.scales)
+//	isum := Σ_{s<8} sc[s] · Σ_{l<32} q4[32s+l]·q8[32s+l]
+//	imin := Σ_{j<16} bsums[j]·mn[j/2]
+//	d, dmin := x.d·f16(w.d), x.d·f16(w.dmin)
+//	sum += d·float32(isum)
+//	sum -= dmin·float32(imin)
 //
 //go:noescape
-func dotQ4KAVX2(w, x *byte, nb int) float32
+func q4KRows(w *byte, wstride, rows int, x *byte, nb int, out *float32)
 
-// dotQ6KAVX2 computes the Q6_K × Q8_K dot product of nb > 0 blocks at w and
-// x (210 and 292 bytes each). It is bit-identical to dotQ6KRef:
-//
-//	for i := 0; i < nb; i++ {
-//		isum := Σ_{s<16} sc[s]·Σ_{l<16} u[16s+l]·q8[16s+l] − 32·Σ_s sc[s]·bsums[s]
-//		sum += (x.d·f16(w.d))·float32(isum)
-//	}
+// q4KRows4 is q4KRows for the four activation rows at x + t·xstride,
+// writing out[t*ostride+r]; each weight block is decoded once for all four.
 //
 //go:noescape
-func dotQ6KAVX2(w, x *byte, nb int) float32
+func q4KRows4(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
 
-// dotQ4Kx4AVX2 computes out[r] = dotQ4KAVX2(w, x + r·stride, nb) for r in
-// [0, 4), bit for bit, decoding each weight block once.
+// q6KRows computes, for the rows weight rows at w + r·wstride (nb > 0 Q6_K
+// blocks each) and one Q8_K activation row x, bit for bit:
+//
+//	for r := range rows { out[r] = dotQ6KRef(w[r*wstride:], x, 256*nb) }
+//
+// where per block dotQ6KRef does
+//
+//	isum := Σ_{s<16} sc[s]·Σ_{l<16} u[16s+l]·q8[16s+l] − 32·Σ_s sc[s]·bsums[s]
+//	sum += (x.d·f16(w.d))·float32(isum)
 //
 //go:noescape
-func dotQ4Kx4AVX2(w, x *byte, stride, nb int, out *[4]float32)
+func q6KRows(w *byte, wstride, rows int, x *byte, nb int, out *float32)
 
-// dotQ6Kx4AVX2 computes out[r] = dotQ6KAVX2(w, x + r·stride, nb) for r in
-// [0, 4), bit for bit, decoding each weight block once.
+// q6KRows4 is q6KRows for the four activation rows at x + t·xstride,
+// writing out[t*ostride+r]; each weight block is decoded once for all four.
 //
 //go:noescape
-func dotQ6Kx4AVX2(w, x *byte, stride, nb int, out *[4]float32)
+func q6KRows4(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
 
 func init() {
 	if haveAVX2K {
-		registerKernel4(Q4_K, dotQ4Kx4)
-		registerKernel4(Q6_K, dotQ6Kx4)
+		registerGemv(Q4_K, gemvQ4K)
+		registerGemv(Q6_K, gemvQ6K)
 	}
 }
 
-// kX4Rows returns x cut to four activation rows of nb Q8_K blocks at
-// stride, panicking (like a slice bound) if x is shorter.
-func kX4Rows(x []byte, stride, nb int) []byte {
-	rb := nb * q8KBytes
-	if stride < rb {
-		panic("tensor: activation stride shorter than a Q8_K row")
-	}
-	return x[:3*stride+rb]
+// gemvQ4K is the Q4_K gemv (see the gemv type): groups of four tokens go
+// through q4KRows4, the rest through q4KRows. Bit-identical to dotQ4K on
+// every (row, token) pair.
+func gemvQ4K(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
+	kGemv(q4KRows, q4KRows4, q4KBytes, w, ws, rows, x, xs, ntok, cols, out, os)
 }
 
-// dotQ4Kx4 is the four-activation-row form of dotQ4K (registered only with
-// AVX2): out[r] = dotQ4K(w, x[r*stride:], n), bit for bit.
-func dotQ4Kx4(w, x []byte, stride, n int, out *[4]float32) {
-	nb := n / qkK
-	if nb <= 0 {
-		*out = [4]float32{}
+// gemvQ6K is the Q6_K gemv, as gemvQ4K.
+func gemvQ6K(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
+	kGemv(q6KRows, q6KRows4, q6KBytes, w, ws, rows, x, xs, ntok, cols, out, os)
+}
+
+// kGemv checks a K-quant gemv's operands (weight blocks of bs bytes) and
+// runs the one- and four-token row kernels over them.
+func kGemv(one func(*byte, int, int, *byte, int, *float32), four func(*byte, int, int, *byte, int, int, *float32, int),
+	bs int, w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
+	nb := cols / qkK
+	checkGemv(len(w), ws, rows, nb*bs, len(x), xs, ntok, nb*q8KBytes, len(out), os)
+	if nb == 0 {
+		for t := range ntok {
+			clear(out[t*os : t*os+rows])
+		}
 		return
 	}
-	_ = w[nb*q4KBytes-1]
-	x = kX4Rows(x, stride, nb)
-	dotQ4Kx4AVX2(&w[0], &x[0], stride, nb, out)
-}
-
-// dotQ6Kx4 is the four-activation-row form of dotQ6K (registered only with
-// AVX2): out[r] = dotQ6K(w, x[r*stride:], n), bit for bit.
-func dotQ6Kx4(w, x []byte, stride, n int, out *[4]float32) {
-	nb := n / qkK
-	if nb <= 0 {
-		*out = [4]float32{}
-		return
+	t := 0
+	for ; t+4 <= ntok; t += 4 {
+		four(&w[0], ws, rows, &x[t*xs], xs, nb, &out[t*os], os)
 	}
-	_ = w[nb*q6KBytes-1]
-	x = kX4Rows(x, stride, nb)
-	dotQ6Kx4AVX2(&w[0], &x[0], stride, nb, out)
+	for ; t < ntok; t++ {
+		one(&w[0], ws, rows, &x[t*xs], nb, &out[t*os])
+	}
 }
 
 // quantizeQ8KAVX2 converts nb > 0 blocks of 256 floats at src into Q8_K
@@ -136,7 +137,9 @@ func dotQ4K(w, x []byte, n int) float32 {
 	}
 	_ = w[nb*q4KBytes-1]
 	_ = x[nb*q8KBytes-1]
-	return dotQ4KAVX2(&w[0], &x[0], nb)
+	var out float32
+	q4KRows(&w[0], 0, 1, &x[0], nb, &out)
+	return out
 }
 
 // dotQ6K is the Q6_K × Q8_K kernel registered with MatMul: the AVX2 code
@@ -148,5 +151,7 @@ func dotQ6K(w, x []byte, n int) float32 {
 	}
 	_ = w[nb*q6KBytes-1]
 	_ = x[nb*q8KBytes-1]
-	return dotQ6KAVX2(&w[0], &x[0], nb)
+	var out float32
+	q6KRows(&w[0], 0, 1, &x[0], nb, &out)
+	return out
 }

@@ -97,16 +97,22 @@ TEXT ·kXGETBV(SB), NOSPLIT, $0-8
 	VPADDD Y5, Y4, Y4; \
 	VPADDD Y6, Y4, Y4
 
-// func dotQ4KAVX2(w, x *byte, nb int) float32
+// func q4KRows(w *byte, wstride, rows int, x *byte, nb int, out *float32)
 //
 // The frame holds the block's eight scales, each as a pair of equal words
-// (one dword per sub-block), for VPBROADCASTD.
-TEXT ·dotQ4KAVX2(SB), NOSPLIT, $32-28
-	MOVQ w+0(FP), SI
-	MOVQ x+8(FP), DI
-	MOVQ nb+16(FP), CX
-	VXORPS X0, X0, X0
+// (one dword per sub-block), for VPBROADCASTD. R11 walks the weight rows,
+// R12 the outputs, R13 counts rows.
+TEXT ·q4KRows(SB), NOSPLIT, $32-48
+	MOVQ w+0(FP), R11
+	MOVQ rows+16(FP), R13
+	MOVQ out+40(FP), R12
 	VMOVDQU kMask0F<>(SB), Y15
+
+q4row:
+	MOVQ R11, SI
+	MOVQ x+24(FP), DI
+	MOVQ nb+32(FP), CX
+	VXORPS X0, X0, X0
 
 q4loop:
 	// Unpack the 6-bit scales (X1 bytes 0-7) and mins (bytes 8-15).
@@ -180,8 +186,13 @@ q4loop:
 	DECQ CX
 	JNZ  q4loop
 
+	VMOVSS X0, (R12)
+	ADDQ $4, R12
+	ADDQ wstride+8(FP), R11
+	DECQ R13
+	JNZ  q4row
+
 	VZEROUPPER
-	MOVSS X0, ret+24(FP)
 	RET
 
 // Q6STEP handles 32 elements held as unsigned 6-bit values in Y6: it
@@ -222,14 +233,19 @@ q4loop:
 	VPOR Y7, Y6, Y6; \
 	Q6STEP(xo3, so3)
 
-// func dotQ6KAVX2(w, x *byte, nb int) float32
-TEXT ·dotQ6KAVX2(SB), NOSPLIT, $0-28
-	MOVQ w+0(FP), SI
-	MOVQ x+8(FP), DI
-	MOVQ nb+16(FP), CX
-	VXORPS X13, X13, X13
+// func q6KRows(w *byte, wstride, rows int, x *byte, nb int, out *float32)
+TEXT ·q6KRows(SB), NOSPLIT, $0-48
+	MOVQ w+0(FP), R11
+	MOVQ rows+16(FP), R13
+	MOVQ out+40(FP), R12
 	VMOVDQU kMask0F<>(SB), Y15
 	VMOVDQU kMask03<>(SB), Y14
+
+q6row:
+	MOVQ R11, SI
+	MOVQ x+24(FP), DI
+	MOVQ nb+32(FP), CX
+	VXORPS X13, X13, X13
 
 q6loop:
 	// Offset: 32·Σ scales[s]·bsums[s] as 8 int32 lanes in Y2.
@@ -264,8 +280,13 @@ q6loop:
 	DECQ CX
 	JNZ  q6loop
 
+	VMOVSS X13, (R12)
+	ADDQ $4, R12
+	ADDQ wstride+8(FP), R11
+	DECQ R13
+	JNZ  q6row
+
 	VZEROUPPER
-	MOVSS X13, ret+24(FP)
 	RET
 
 // Four activation rows at once: the weight block is decoded once and used
@@ -306,17 +327,28 @@ q6loop:
 	Q4X4ROW(R12, xo, xo2, Y10); \
 	Q4X4ROW(R13, xo, xo2, Y11)
 
-// func dotQ4Kx4AVX2(w, x *byte, stride, nb int, out *[4]float32)
-TEXT ·dotQ4Kx4AVX2(SB), NOSPLIT, $32-40
-	MOVQ w+0(FP), SI
-	MOVQ x+8(FP), DI
-	MOVQ stride+16(FP), R11
-	MOVQ nb+24(FP), CX
+// func q4KRows4(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+//
+// Frame: 0-31 the scales (as in q4KRows), 32 the weight row pointer, 40 the
+// rows left, 48 the output pointer.
+TEXT ·q4KRows4(SB), NOSPLIT, $56-64
+	MOVQ w+0(FP), AX
+	MOVQ AX, 32(SP)
+	MOVQ rows+16(FP), AX
+	MOVQ AX, 40(SP)
+	MOVQ out+48(FP), AX
+	MOVQ AX, 48(SP)
+	VMOVDQU kMask0F<>(SB), Y15
+
+q4x4row:
+	MOVQ 32(SP), SI
+	MOVQ x+24(FP), DI
+	MOVQ xstride+32(FP), R11
+	MOVQ nb+40(FP), CX
 	LEAQ (DI)(R11*2), R12
 	LEAQ (R12)(R11*1), R13
 	ADDQ DI, R11
 	VXORPS X0, X0, X0
-	VMOVDQU kMask0F<>(SB), Y15
 
 q4x4loop:
 	MOVL 4(SI), AX
@@ -400,8 +432,23 @@ q4x4loop:
 	DECQ CX
 	JNZ  q4x4loop
 
-	MOVQ out+32(FP), AX
-	VMOVUPS X0, (AX)
+	// out[r], out[ostride+r], out[2·ostride+r], out[3·ostride+r]
+	MOVQ 48(SP), AX
+	MOVQ ostride+56(FP), BX
+	SHLQ $2, BX
+	VMOVSS X0, (AX)
+	VEXTRACTPS $1, X0, (AX)(BX*1)
+	LEAQ (AX)(BX*2), DX
+	VEXTRACTPS $2, X0, (DX)
+	VEXTRACTPS $3, X0, (DX)(BX*1)
+	ADDQ $4, AX
+	MOVQ AX, 48(SP)
+	MOVQ 32(SP), AX
+	ADDQ wstride+8(FP), AX
+	MOVQ AX, 32(SP)
+	DECQ 40(SP)
+	JNZ  q4x4row
+
 	VZEROUPPER
 	RET
 
@@ -456,18 +503,29 @@ q4x4loop:
 	VPXOR acc, acc, acc; \
 	VPSUBD Y12, acc, acc
 
-// func dotQ6Kx4AVX2(w, x *byte, stride, nb int, out *[4]float32)
-TEXT ·dotQ6Kx4AVX2(SB), NOSPLIT, $0-40
-	MOVQ w+0(FP), SI
-	MOVQ x+8(FP), DI
-	MOVQ stride+16(FP), R11
-	MOVQ nb+24(FP), CX
+// func q6KRows4(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+//
+// Frame: 32 the weight row pointer, 40 the rows left, 48 the output pointer
+// (0-31 unused, to share the epilogue with q4KRows4).
+TEXT ·q6KRows4(SB), NOSPLIT, $56-64
+	MOVQ w+0(FP), AX
+	MOVQ AX, 32(SP)
+	MOVQ rows+16(FP), AX
+	MOVQ AX, 40(SP)
+	MOVQ out+48(FP), AX
+	MOVQ AX, 48(SP)
+	VMOVDQU kMask0F<>(SB), Y15
+	VMOVDQU kMask03<>(SB), Y14
+
+q6x4row:
+	MOVQ 32(SP), SI
+	MOVQ x+24(FP), DI
+	MOVQ xstride+32(FP), R11
+	MOVQ nb+40(FP), CX
 	LEAQ (DI)(R11*2), R12
 	LEAQ (R12)(R11*1), R13
 	ADDQ DI, R11
 	VXORPS X0, X0, X0
-	VMOVDQU kMask0F<>(SB), Y15
-	VMOVDQU kMask03<>(SB), Y14
 
 q6x4loop:
 	VMOVDQU 192(SI), X1
@@ -504,8 +562,23 @@ q6x4loop:
 	DECQ CX
 	JNZ  q6x4loop
 
-	MOVQ out+32(FP), AX
-	VMOVUPS X0, (AX)
+	// out[r], out[ostride+r], out[2·ostride+r], out[3·ostride+r]
+	MOVQ 48(SP), AX
+	MOVQ ostride+56(FP), BX
+	SHLQ $2, BX
+	VMOVSS X0, (AX)
+	VEXTRACTPS $1, X0, (AX)(BX*1)
+	LEAQ (AX)(BX*2), DX
+	VEXTRACTPS $2, X0, (DX)
+	VEXTRACTPS $3, X0, (DX)(BX*1)
+	ADDQ $4, AX
+	MOVQ AX, 48(SP)
+	MOVQ 32(SP), AX
+	ADDQ wstride+8(FP), AX
+	MOVQ AX, 32(SP)
+	DECQ 40(SP)
+	JNZ  q6x4row
+
 	VZEROUPPER
 	RET
 

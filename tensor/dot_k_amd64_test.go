@@ -3,31 +3,16 @@
 package tensor
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 )
 
-// kCheckX4 compares a four-row kernel with the single-row reference on rows
-// of nb blocks placed at stride, starting at byte offset off.
-func kCheckX4(t *testing.T, name string, x4 func(w, x []byte, stride, n int, out *[4]float32), ref VecDot, w []byte, rows [4][]byte, nb, stride, off int) {
-	t.Helper()
-	x := make([]byte, off+3*stride+nb*q8KBytes)
-	for i := range x {
-		x[i] = 0xa5 // guard and gap bytes must not matter
-	}
-	for r := range rows {
-		copy(x[off+r*stride:], rows[r])
-	}
-	var out [4]float32
-	x4(w, x[off:], stride, nb*qkK, &out)
-	for r := range rows {
-		if want := ref(w, rows[r], nb*qkK); !kSameBits(out[r], want) {
-			t.Fatalf("%s nb=%d stride=%d off=%d: row %d = %v, single-row %v", name, nb, stride, off, r, out[r], want)
-		}
-	}
-}
-
-func TestDotKx4MatchesSingle(t *testing.T) {
+// TestKQuantGemv runs the Q4_K and Q6_K gemv kernels over strided weight,
+// activation and output rows (gaps filled with guard values) and checks
+// every output against the single-row reference, bit for bit, and that no
+// gap was written.
+func TestKQuantGemv(t *testing.T) {
 	if !haveAVX2K {
 		t.Skip("no AVX2 on this CPU")
 	}
@@ -39,40 +24,88 @@ func TestDotKx4MatchesSingle(t *testing.T) {
 		}
 		return b
 	}
-	for _, nb := range []int{1, 2, 3, 16} {
-		for _, extra := range []int{0, 1, 37} {
-			stride := nb*q8KBytes + extra
-			off := extra % 5
-			var rows, rawRows [4][]byte
-			for i := range rows {
-				rows[i] = kRandQ8K(r, nb)
-				rawRows[i] = raw(nb * q8KBytes)
+	for _, c := range []struct {
+		name string
+		bs   int
+		gemv gemv
+		ref  VecDot
+		gen  func(*rand.Rand, int) []byte
+	}{
+		{"Q4_K", q4KBytes, gemvQ4K, dotQ4KRef, kRandQ4K},
+		{"Q6_K", q6KBytes, gemvQ6K, dotQ6KRef, kRandQ6K},
+	} {
+		for _, nb := range []int{1, 3} {
+			for _, rows := range []int{1, 2, 5} {
+				for ntok := 1; ntok <= 9; ntok++ {
+					for _, isRaw := range []bool{false, true} {
+						name := fmt.Sprintf("%s nb=%d rows=%d ntok=%d raw=%v", c.name, nb, rows, ntok, isRaw)
+						wrb, xrb := nb*c.bs, nb*q8KBytes
+						ws, xs, os := wrb+3, xrb+5, rows+2
+						w := raw(ws*rows + 7)
+						x := raw(xs*ntok + 9)
+						if !isRaw {
+							for i := range rows {
+								copy(w[i*ws:], c.gen(r, nb))
+							}
+							for i := range ntok {
+								copy(x[i*xs:], kRandQ8K(r, nb))
+							}
+						}
+						out := make([]float32, os*ntok)
+						for i := range out {
+							out[i] = -7
+						}
+						c.gemv(w, ws, rows, x, xs, ntok, nb*qkK, out, os)
+						for tok := range ntok {
+							for row := range rows {
+								want := c.ref(w[row*ws:row*ws+wrb], x[tok*xs:tok*xs+xrb], nb*qkK)
+								if got := out[tok*os+row]; !kSameBits(got, want) {
+									t.Fatalf("%s: out[tok %d, row %d] = %v, single-row %v", name, tok, row, got, want)
+								}
+							}
+							for i := rows; i < os; i++ {
+								if out[tok*os+i] != -7 {
+									t.Fatalf("%s: wrote the output gap at token %d, %d", name, tok, i)
+								}
+							}
+						}
+					}
+				}
 			}
-			kCheckX4(t, "Q4_K", dotQ4Kx4, dotQ4KRef, kRandQ4K(r, nb), rows, nb, stride, off)
-			kCheckX4(t, "Q6_K", dotQ6Kx4, dotQ6KRef, kRandQ6K(r, nb), rows, nb, stride, off)
-			kCheckX4(t, "Q4_K/raw", dotQ4Kx4, dotQ4KRef, raw(nb*q4KBytes), rawRows, nb, stride, off)
-			kCheckX4(t, "Q6_K/raw", dotQ6Kx4, dotQ6KRef, raw(nb*q6KBytes), rawRows, nb, stride, off)
 		}
 	}
 }
 
-func kBenchX4(b *testing.B, sz int, x4 func(w, x []byte, stride, n int, out *[4]float32), gen func(*rand.Rand, int) []byte) {
-	const nb = 16
+func kBenchGemv(b *testing.B, bs int, g gemv, gen func(*rand.Rand, int) []byte, rows, ntok int) {
+	const nb = 2 // 512 columns, as the reference model
 	r := rand.New(rand.NewPCG(9, 10))
-	w := gen(r, nb)
-	x := make([]byte, 0, 4*nb*q8KBytes)
-	for range 4 {
+	w := make([]byte, 0, rows*nb*bs)
+	for range rows {
+		w = append(w, gen(r, nb)...)
+	}
+	x := make([]byte, 0, ntok*nb*q8KBytes)
+	for range ntok {
 		x = append(x, kRandQ8K(r, nb)...)
 	}
-	var out [4]float32
-	b.SetBytes(int64(nb * sz))
+	out := make([]float32, rows*ntok)
+	b.SetBytes(int64(len(w)))
 	c0 := cpuNanos()
 	for b.Loop() {
-		x4(w, x, nb*q8KBytes, nb*qkK, &out)
+		g(w, nb*bs, rows, x, nb*q8KBytes, ntok, nb*qkK, out, rows)
 	}
-	reportCPU(b, c0, nb*sz)
+	reportCPU(b, c0, len(w))
 }
 
-// The x4 benchmarks report weight bytes per call (four tokens each).
-func BenchmarkDotQ4_Kx4(b *testing.B) { kBenchX4(b, q4KBytes, dotQ4Kx4, kRandQ4K) }
-func BenchmarkDotQ6_Kx4(b *testing.B) { kBenchX4(b, q6KBytes, dotQ6Kx4, kRandQ6K) }
+// The gemv benchmarks run 64 rows of 512 columns against ntok tokens and
+// report weight bytes per call.
+func BenchmarkGemvQ4_K(b *testing.B) {
+	for _, n := range []int{1, 4} {
+		b.Run(fmt.Sprintf("ntok=%d", n), func(b *testing.B) { kBenchGemv(b, q4KBytes, gemvQ4K, kRandQ4K, 64, n) })
+	}
+}
+
+func BenchmarkGemvQ6_K(b *testing.B) {
+	for _, n := range []int{1, 4} {
+		b.Run(fmt.Sprintf("ntok=%d", n), func(b *testing.B) { kBenchGemv(b, q6KBytes, gemvQ6K, kRandQ6K, 64, n) })
+	}
+}
