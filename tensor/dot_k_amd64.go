@@ -2,30 +2,9 @@
 
 package tensor
 
-// haveAVX2K reports whether the CPU and OS support the AVX2 and F16C
-// instructions the K-quant kernels use (YMM state enabled by the OS).
-var haveAVX2K = func() bool {
-	maxLeaf, _, _, _ := kCPUID(0, 0)
-	if maxLeaf < 7 {
-		return false
-	}
-	_, _, c1, _ := kCPUID(1, 0)
-	const osxsave, avx, f16c = 1 << 27, 1 << 28, 1 << 29
-	if c1&(osxsave|avx|f16c) != osxsave|avx|f16c {
-		return false
-	}
-	if xcr0, _ := kXGETBV(); xcr0&6 != 6 { // XMM and YMM state
-		return false
-	}
-	_, b7, _, _ := kCPUID(7, 0)
-	return b7&(1<<5) != 0
-}()
-
-// kCPUID executes CPUID with the given leaf and sub-leaf.
-func kCPUID(eax, ecx uint32) (a, b, c, d uint32)
-
-// kXGETBV returns extended control register 0.
-func kXGETBV() (eax, edx uint32)
+// haveAVX2K reports whether the K-quant assembly may run: it needs AVX2
+// and F16C, which the package's hasAVX2FMA check covers.
+var haveAVX2K = hasAVX2FMA
 
 // q4KRows computes, for the rows weight rows at w + r·wstride (nb > 0 Q4_K
 // blocks each) and one Q8_K activation row x, bit for bit:

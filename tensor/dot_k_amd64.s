@@ -60,25 +60,6 @@ DATA kQ6ScaleShuf<>+112(SB)/8, $0x0e0e0e0e0e0e0e0e
 DATA kQ6ScaleShuf<>+120(SB)/8, $0x0f0f0f0f0f0f0f0f
 GLOBL kQ6ScaleShuf<>(SB), RODATA|NOPTR, $128
 
-// func kCPUID(eax, ecx uint32) (a, b, c, d uint32)
-TEXT ·kCPUID(SB), NOSPLIT, $0-24
-	MOVL eax+0(FP), AX
-	MOVL ecx+4(FP), CX
-	CPUID
-	MOVL AX, a+8(FP)
-	MOVL BX, b+12(FP)
-	MOVL CX, c+16(FP)
-	MOVL DX, d+20(FP)
-	RET
-
-// func kXGETBV() (eax, edx uint32)
-TEXT ·kXGETBV(SB), NOSPLIT, $0-8
-	MOVL $0, CX
-	XGETBV
-	MOVL AX, eax+0(FP)
-	MOVL DX, edx+4(FP)
-	RET
-
 // Q4STEP handles 64 elements: 32 weight bytes at qo(SI), whose low nibbles
 // meet the activations at xo(DI) with the scale word pair at so(SP) and high
 // nibbles those at xo2(DI) with the pair at so2(SP). Products accumulate
