@@ -17,7 +17,7 @@ func init() {
 	registerKernel(F16, F16, dotF16)
 	registerKernel(BF16, BF16, dotBF16)
 	registerAct(F32, quantizeF32)
-	registerAct(F16, quantizeF16)
+	registerAct(F16, quantizeF16Act)
 	registerAct(BF16, quantizeBF16)
 	registerDequant(F32, dequantizeF32)
 	registerDequant(F16, dequantizeF16)
@@ -33,6 +33,8 @@ var (
 	dotF32  VecDot = dotF32Generic
 	dotF16  VecDot = dotF16Generic
 	dotBF16 VecDot = dotBF16Generic
+
+	quantizeF16Act ActQuant = quantizeF16
 )
 
 func le16(b []byte) uint16 { return binary.LittleEndian.Uint16(b) }

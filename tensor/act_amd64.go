@@ -1,0 +1,45 @@
+//go:build amd64 && !noasm
+
+package tensor
+
+import "unsafe"
+
+// quantizeQ8_0AVX2 converts nb blocks of 32 floats to Q8_0 exactly as
+// quantizeQ8_0ActGeneric does (non-NaN input).
+//
+//go:noescape
+func quantizeQ8_0AVX2(dst *byte, src *float32, nb int)
+
+// f32ToF16sAVX2 converts the first n&^7 floats to halves as F32ToF16 does
+// for every non-NaN value (NaNs stay NaN, with the hardware's payload).
+//
+//go:noescape
+func f32ToF16sAVX2(dst *uint16, src *float32, n int)
+
+func init() {
+	if !hasAVX2FMA {
+		return
+	}
+	quantizeQ8_0Act = quantizeQ8_0ActFast
+	quantizeF16Act = quantizeF16Fast
+	registerAct(Q8_0, quantizeQ8_0Act)
+	registerAct(F16, quantizeF16Act)
+}
+
+func quantizeQ8_0ActFast(dst []byte, src []float32) {
+	nb := len(src) / qk
+	if nb == 0 {
+		return
+	}
+	dst = dst[:nb*q8_0Size]
+	quantizeQ8_0AVX2(&dst[0], &src[0], nb)
+}
+
+func quantizeF16Fast(dst []byte, src []float32) {
+	dst = dst[:2*len(src)]
+	n8 := len(src) &^ 7
+	if n8 > 0 {
+		f32ToF16sAVX2((*uint16)(unsafe.Pointer(&dst[0])), &src[0], n8)
+	}
+	quantizeF16(dst[2*n8:], src[n8:])
+}
