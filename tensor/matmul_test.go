@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 )
 
 func randMatrix(t testing.TB, r *rand.Rand, typ Type, rows, cols int) *Matrix {
@@ -259,6 +260,49 @@ func BenchmarkMatMulStream(b *testing.B) {
 				})
 			}
 			p.Close()
+		}
+	}
+}
+
+// TestPoolsConcurrent runs two pools at once from two goroutines (as the
+// draft and the target do) on a shared matrix and checks every result.
+func TestPoolsConcurrent(t *testing.T) {
+	r := rand.New(rand.NewPCG(37, 38))
+	m := randMatrix(t, r, Q8_0, 96, 64)
+	x := randFloats(r, 3*64, 1)
+	want := make([]float32, 3*96)
+	ref := NewPool(1)
+	ref.MatMul(want, m, x, 3)
+	ref.Close()
+
+	errs := make(chan error, 2)
+	for g := range 2 {
+		go func() {
+			p := NewPool(2)
+			defer p.Close()
+			out := make([]float32, 3*96)
+			for it := range 200 {
+				clear(out)
+				p.MatMul(out, m, x, 3)
+				for i := range out {
+					if out[i] != want[i] {
+						errs <- fmt.Errorf("goroutine %d, iteration %d: out[%d] = %g, want %g", g, it, i, out[i], want[i])
+						return
+					}
+				}
+			}
+			errs <- nil
+		}()
+	}
+	timeout := time.After(30 * time.Second)
+	for range 2 {
+		select {
+		case err := <-errs:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-timeout:
+			t.Fatal("pools did not finish within 30 s")
 		}
 	}
 }
