@@ -2,11 +2,13 @@
 
 #include "textflag.h"
 
-// AVX2 kernels for K-quant dot products (see dot_k_amd64.go for the
-// reference loops they reproduce). Each block's quants are summed in int32
-// vector lanes (VPMADDUBSW never saturates here: |u|·|q8| pairs stay below
-// 2^15), the lanes are reduced to one int32 per block, and the float work is
-// the reference's: d = xd·wd, sum += d·float32(isum), one rounding per op.
+// AVX2 kernels for K-quants: Q4_K and Q6_K rows against one or four Q8_K
+// activation rows, and the float32 → Q8_K activation quantizer (see
+// dot_k_amd64.go and kquants.go for the reference loops they reproduce).
+// Each block's quants are summed in int32 vector lanes (VPMADDUBSW never
+// saturates here: |u|·|q8| pairs stay below 2^15), the lanes are reduced to
+// one int32 per block, and the float work is the reference's: d = xd·wd,
+// sum += d·float32(isum), one rounding per op, blocks in order.
 
 DATA kMask0F<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
 DATA kMask0F<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
@@ -271,7 +273,7 @@ q6loop:
 	RET
 
 // Four activation rows at once: the weight block is decoded once and used
-// for the rows at DI, R11, R12 and R13 (x + r·stride). The per-row integer
+// for the rows at DI, R11, R12 and R13 (x + t·xstride). The per-row integer
 // sums are reduced into one vector [row0, row1, row2, row3] and the float
 // work runs lane-wise, each lane doing exactly the single-row operations,
 // so out[r] is bit-identical to the single-row kernel on row r.
@@ -487,7 +489,7 @@ q4x4loop:
 // func q6KRows4(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
 //
 // Frame: 32 the weight row pointer, 40 the rows left, 48 the output pointer
-// (0-31 unused, to share the epilogue with q4KRows4).
+// (the layout of q4KRows4, whose epilogue it repeats; 0-31 unused).
 TEXT ·q6KRows4(SB), NOSPLIT, $56-64
 	MOVQ w+0(FP), AX
 	MOVQ AX, 32(SP)
