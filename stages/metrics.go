@@ -53,6 +53,7 @@ type Snapshot struct {
 	Passes           int   // target forward passes in verify
 	PassTokens       int   // tokens in those passes
 	Drafts           int   // blocks with draft tokens
+	FullAccepts      int   // drafts accepted in full
 	DraftTokens      int   // draft tokens proposed
 	Accepted         int   // draft tokens accepted
 	AcceptedAt       []int // per draft position
@@ -85,6 +86,9 @@ func (m *Metrics) block(k, accepted int) {
 		m.m.Drafts++
 		m.m.DraftTokens += k
 		m.m.Accepted += accepted
+		if accepted == k {
+			m.m.FullAccepts++
+		}
 		for i := 0; i < accepted && i < len(m.m.AcceptedAt); i++ {
 			m.m.AcceptedAt[i]++
 		}
@@ -146,12 +150,22 @@ func (s Snapshot) MeanAcceptedLength() float64 {
 	return 1 + float64(s.Accepted)/float64(s.Drafts)
 }
 
+// PreDraftBound is the most wall time pre-drafting could save: drafting
+// step n+1 while step n verifies only helps when step n is accepted in
+// full, so at best it hides the draft time of those steps.
+func (s Snapshot) PreDraftBound() time.Duration {
+	if s.Drafts == 0 {
+		return 0
+	}
+	return time.Duration(float64(s.DraftBusy) * float64(s.FullAccepts) / float64(s.Drafts))
+}
+
 // Write prints the metrics as a few lines of text.
 func (s Snapshot) Write(w io.Writer) {
 	fmt.Fprintf(w, "requests %d (failed %d), generated %d tokens in %v (%.1f tok/s)\n",
 		s.Requests, s.Failed, s.Generated, s.Wall.Round(time.Millisecond), float64(s.Generated)/max(s.Wall.Seconds(), 1e-9))
-	fmt.Fprintf(w, "steps %d, drafts %d, draft tokens %d, accepted %d (%.1f%%), mean accepted length %.2f\n",
-		s.Steps, s.Drafts, s.DraftTokens, s.Accepted, 100*s.Acceptance(), s.MeanAcceptedLength())
+	fmt.Fprintf(w, "steps %d, drafts %d (%d accepted in full), draft tokens %d, accepted %d (%.1f%%), mean accepted length %.2f\n",
+		s.Steps, s.Drafts, s.FullAccepts, s.DraftTokens, s.Accepted, 100*s.Acceptance(), s.MeanAcceptedLength())
 	if len(s.AcceptedAt) > 0 && s.Drafts > 0 {
 		fmt.Fprint(w, "accepted per draft position:")
 		for i, n := range s.AcceptedAt {

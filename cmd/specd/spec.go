@@ -500,6 +500,10 @@ func runSpecBench(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		alpha, spec.MeanAcceptedLength(), pred)
 	fmt.Fprintf(stdout, "  (the prediction assumes a (k+1)-token pass costs one 1-token pass; measured %.2fx)\n", ttk.Seconds()/tt1.Seconds())
 	spec.Write(prefixWriter{stdout, "  "})
+	if b := spec.PreDraftBound(); spec.Wall > 0 {
+		fmt.Fprintf(stdout, "pre-drafting (draft step n+1 during verification of n) could save at most %v of %v (%.1f%%): %d of %d drafts accepted in full\n",
+			b.Round(time.Microsecond), spec.Wall.Round(time.Millisecond), 100*b.Seconds()/spec.Wall.Seconds(), spec.FullAccepts, spec.Drafts)
+	}
 
 	if *seqs > 0 {
 		conc, _, err := run(s, *seqs, false, vt)
