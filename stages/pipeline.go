@@ -604,7 +604,9 @@ func (p *Pipeline) accept(s *seq) Chunk {
 		s.gen++
 		c.Tokens = append(c.Tokens, t)
 	}
-	if s.gen >= s.req.MaxTokens && !s.done {
+	if !s.done && (s.gen >= s.req.MaxTokens || len(s.tokens) >= p.cfg.MaxPos) {
+		// Enough tokens, or the context is full: the next block would
+		// need position MaxPos.
 		s.done, s.reason = true, "length"
 	}
 	if len(c.Tokens) > 0 {

@@ -366,3 +366,22 @@ func TestSamplingDistribution(t *testing.T) {
 		t.Errorf("acceptance %d of %d: want partial", m.Accepted, m.DraftTokens)
 	}
 }
+
+// TestContextFull ends sequences whose context fills before MaxTokens, for
+// every draft length, without a pipeline error.
+func TestContextFull(t *testing.T) {
+	ref := verifytest.NewFake(vocab, 1, 512, 512, 4)
+	for k := 1; k <= 6; k++ {
+		const maxPos = 20
+		target := verifytest.NewFake(vocab, 2, maxPos, 64, 4)
+		dr := draft.NewModel(verifytest.NewFake(vocab, 2, maxPos, 64, 4), 0)
+		cfg := stages.Config{Target: target, Drafter: dr, Policy: draft.Policy{K: k}, Slots: 2, MaxPos: maxPos}
+		prompt := []int32{1, 2, 3, 4, 5}
+		res, _ := runPipeline(t, cfg, []stages.Request{{ID: "a", PromptIDs: prompt, MaxTokens: 100}})
+		want, _ := ref.Greedy(0, prompt, maxPos-len(prompt))
+		r := res["a"]
+		if r.final.Reason != "length" || fmt.Sprint(r.tokens) != fmt.Sprint(want) {
+			t.Fatalf("k=%d: reason %q, tokens %v, want %v", k, r.final.Reason, r.tokens, want)
+		}
+	}
+}
