@@ -1,11 +1,11 @@
 """train.py: trains specd's bundled default model pair on the Brown corpus.
 
     python3 tools/train/train.py all        # data, target, draft, export, eval
-    python3 tools/train/train.py <stage>    # one stage: data|target|draft|export|eval
+    python3 tools/train/train.py <stage>    # one stage: data|target|draft|export|golden|eval
 
 Stages communicate through .cache/train/ (tokenizer, token streams,
 checkpoints); the products go to models/: specd-target.gguf,
-specd-draft.gguf, train.log (appended) and eval.json. Everything is seeded and
+specd-draft.gguf, train.log (appended), eval.json and testdata/golden.json. Everything is seeded and
 runs on one CPU thread, so a rerun on the same machine and torch build gives
 the same files.
 """
@@ -514,7 +514,66 @@ def stage_eval(args):
     log("eval: done in %.0fs" % (time.time() - t0))
 
 
-STAGES = {"data": stage_data, "target": stage_target, "draft": stage_draft, "export": stage_export, "eval": stage_eval}
+GOLDEN_PROMPTS = [
+    "The jury said it did find that many of the registration laws",
+    "She looked at him for a long time, and then she said: \"I don't know.\"",
+    "In 1961, the company's sales rose 12.5% to $3,400,000 --",
+]
+GOLDEN_GEN = 16
+
+# AWKWARD are strings that exercise the pre-tokenizer's corners.
+AWKWARD = [
+    "Hello world",
+    " leading space",
+    "two  spaces and   three",
+    "trailing spaces   ",
+    "line one\nline two\n\n\nafter blank lines",
+    "tabs\tand\t\ttabs",
+    "I'm sure you'll see they've done it, 'cause we'd've",
+    "DON'T SHOUT'S",
+    "3.14159 and 1,000,000 and 2026-11-29",
+    "$100.00 (50%) -- [see below]; x/y: a+b=c",
+    "caf\u00e9 na\u00efve \u00fcber \u2014 \u201cquoted\u201d \u00bd \u2167 \u65e5\u672c\u8a9e",
+    "emoji \U0001F600 and \u00a0nbsp\u3000ideographic space",
+    "",
+]
+GOLDEN_PARAGRAPHS = 40
+
+
+@torch.no_grad()
+def stage_golden(args):
+    """Writes models/testdata/golden.json: for a few prompts, the token ids
+    (BOS first), each model's logits at the last prompt position, and the
+    target's greedy continuation, all from the F16-rounded weights. The Go
+    tests in models/ compare specd's tokenizer and forward pass with it."""
+    tok = load_tokenizer()
+    target, draft = load_pair()
+    bos = tok.special_id(EOT)
+    cases = []
+    for text in GOLDEN_PROMPTS:
+        ids = [bos] + tok.encode(text)
+        x = torch.tensor([ids], dtype=torch.int64)
+        seq = greedy_generate(target, x, GOLDEN_GEN)[0, len(ids):].tolist()
+        cases.append({
+            "prompt": text,
+            "ids": ids,
+            "target_logits": [round(v, 5) for v in target(x)[0, -1].tolist()],
+            "draft_logits": [round(v, 5) for v in draft(x)[0, -1].tolist()],
+            "target_greedy": seq,
+            "target_greedy_text": tok.decode(seq),
+        })
+    _, held_docs = corpus.load(args.corpus)
+    paras = [p for _, t in held_docs for p in t.split("\n")][::50][:GOLDEN_PARAGRAPHS]
+    texts = [{"text": t, "ids": [bos] + tok.encode(t)} for t in AWKWARD + paras]
+    os.makedirs(os.path.join(OUT, "testdata"), exist_ok=True)
+    path = os.path.join(OUT, "testdata", "golden.json")
+    with open(path, "w") as f:
+        json.dump({"cases": cases, "texts": texts}, f)
+    log("golden: wrote %s (%d prompts)" % (os.path.relpath(path, ROOT), len(cases)))
+
+
+STAGES = {"data": stage_data, "target": stage_target, "draft": stage_draft, "export": stage_export,
+          "golden": stage_golden, "eval": stage_eval}
 
 
 def main():
