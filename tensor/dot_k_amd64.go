@@ -23,11 +23,12 @@ var haveAVX2K = hasAVX2FMA
 //go:noescape
 func q4KRows(w *byte, wstride, rows int, x *byte, nb int, out *float32)
 
-// q4KRows4 is q4KRows for the four activation rows at x + t·xstride,
-// writing out[t*ostride+r]; each weight block is decoded once for all four.
+// q4KRows4 is q4KRows for the four activation rows x[t], writing
+// out[t][r]; each weight block is decoded once for all four. Entries may
+// repeat (a token given twice computes and writes the same values twice).
 //
 //go:noescape
-func q4KRows4(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+func q4KRows4(w *byte, wstride, rows int, x *[4]*byte, nb int, out *[4]*float32)
 
 // q6KRows computes, for the rows weight rows at w + r·wstride (nb > 0 Q6_K
 // blocks each) and one Q8_K activation row x, bit for bit:
@@ -42,11 +43,10 @@ func q4KRows4(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32
 //go:noescape
 func q6KRows(w *byte, wstride, rows int, x *byte, nb int, out *float32)
 
-// q6KRows4 is q6KRows for the four activation rows at x + t·xstride,
-// writing out[t*ostride+r]; each weight block is decoded once for all four.
+// q6KRows4 is q6KRows for four activation rows, as q4KRows4.
 //
 //go:noescape
-func q6KRows4(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+func q6KRows4(w *byte, wstride, rows int, x *[4]*byte, nb int, out *[4]*float32)
 
 func init() {
 	if haveAVX2K {
@@ -55,36 +55,66 @@ func init() {
 	}
 }
 
-// gemvQ4K is the Q4_K gemv (see the gemv type): groups of four tokens go
-// through q4KRows4, the rest through q4KRows. Bit-identical to dotQ4K on
-// every (row, token) pair.
+// gemvQ4K is the Q4_K gemv (see the gemv type): tokens go through
+// q4KRows4 four at a time, a remainder of three as four with the last
+// repeated, and the rest through q4KRows. Bit-identical to dotQ4K on every
+// (row, token) pair.
 func gemvQ4K(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
-	kGemv(q4KRows, q4KRows4, q4KBytes, w, ws, rows, x, xs, ntok, cols, out, os)
+	nb := cols / qkK
+	checkGemv(len(w), ws, rows, nb*q4KBytes, len(x), xs, ntok, nb*q8KBytes, len(out), os)
+	if nb == 0 {
+		kClearOut(out, rows, ntok, os)
+		return
+	}
+	var xp [4]*byte
+	var op [4]*float32
+	t := 0
+	for ntok-t >= 3 {
+		m := kTokens(&xp, &op, x, xs, out, os, t, ntok)
+		q4KRows4(&w[0], ws, rows, &xp, nb, &op)
+		t += m
+	}
+	for ; t < ntok; t++ {
+		q4KRows(&w[0], ws, rows, &x[t*xs], nb, &out[t*os])
+	}
 }
 
 // gemvQ6K is the Q6_K gemv, as gemvQ4K.
 func gemvQ6K(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
-	kGemv(q6KRows, q6KRows4, q6KBytes, w, ws, rows, x, xs, ntok, cols, out, os)
-}
-
-// kGemv checks a K-quant gemv's operands (weight blocks of bs bytes) and
-// runs the one- and four-token row kernels over them.
-func kGemv(one func(*byte, int, int, *byte, int, *float32), four func(*byte, int, int, *byte, int, int, *float32, int),
-	bs int, w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
 	nb := cols / qkK
-	checkGemv(len(w), ws, rows, nb*bs, len(x), xs, ntok, nb*q8KBytes, len(out), os)
+	checkGemv(len(w), ws, rows, nb*q6KBytes, len(x), xs, ntok, nb*q8KBytes, len(out), os)
 	if nb == 0 {
-		for t := range ntok {
-			clear(out[t*os : t*os+rows])
-		}
+		kClearOut(out, rows, ntok, os)
 		return
 	}
+	var xp [4]*byte
+	var op [4]*float32
 	t := 0
-	for ; t+4 <= ntok; t += 4 {
-		four(&w[0], ws, rows, &x[t*xs], xs, nb, &out[t*os], os)
+	for ntok-t >= 3 {
+		m := kTokens(&xp, &op, x, xs, out, os, t, ntok)
+		q6KRows4(&w[0], ws, rows, &xp, nb, &op)
+		t += m
 	}
 	for ; t < ntok; t++ {
-		one(&w[0], ws, rows, &x[t*xs], nb, &out[t*os])
+		q6KRows(&w[0], ws, rows, &x[t*xs], nb, &out[t*os])
+	}
+}
+
+// kTokens points xp and op at tokens t, t+1, ... (up to four, at least
+// three left), repeating the last when only three remain, and returns how
+// many distinct tokens it took.
+func kTokens(xp *[4]*byte, op *[4]*float32, x []byte, xs int, out []float32, os, t, ntok int) int {
+	m := min(4, ntok-t)
+	for k := range 4 {
+		u := t + min(k, m-1)
+		xp[k], op[k] = &x[u*xs], &out[u*os]
+	}
+	return m
+}
+
+func kClearOut(out []float32, rows, ntok, os int) {
+	for t := range ntok {
+		clear(out[t*os : t*os+rows])
 	}
 }
 

@@ -273,7 +273,7 @@ q6loop:
 	RET
 
 // Four activation rows at once: the weight block is decoded once and used
-// for the rows at DI, R11, R12 and R13 (x + t·xstride). The per-row integer
+// for the activation rows at DI, R11, R12 and R13. The per-row integer
 // sums are reduced into one vector [row0, row1, row2, row3] and the float
 // work runs lane-wise, each lane doing exactly the single-row operations,
 // so out[r] is bit-identical to the single-row kernel on row r.
@@ -310,27 +310,26 @@ q6loop:
 	Q4X4ROW(R12, xo, xo2, Y10); \
 	Q4X4ROW(R13, xo, xo2, Y11)
 
-// func q4KRows4(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+// func q4KRows4(w *byte, wstride, rows int, x *[4]*byte, nb int, out *[4]*float32)
 //
 // Frame: 0-31 the scales (as in q4KRows), 32 the weight row pointer, 40 the
-// rows left, 48 the output pointer.
-TEXT ·q4KRows4(SB), NOSPLIT, $56-64
+// rows left, 48 the output byte offset of the row.
+TEXT ·q4KRows4(SB), NOSPLIT, $56-48
 	MOVQ w+0(FP), AX
 	MOVQ AX, 32(SP)
 	MOVQ rows+16(FP), AX
 	MOVQ AX, 40(SP)
-	MOVQ out+48(FP), AX
-	MOVQ AX, 48(SP)
+	MOVQ $0, 48(SP)
 	VMOVDQU kMask0F<>(SB), Y15
 
 q4x4row:
 	MOVQ 32(SP), SI
-	MOVQ x+24(FP), DI
-	MOVQ xstride+32(FP), R11
-	MOVQ nb+40(FP), CX
-	LEAQ (DI)(R11*2), R12
-	LEAQ (R12)(R11*1), R13
-	ADDQ DI, R11
+	MOVQ x+24(FP), AX
+	MOVQ 0(AX), DI
+	MOVQ 8(AX), R11
+	MOVQ 16(AX), R12
+	MOVQ 24(AX), R13
+	MOVQ nb+32(FP), CX
 	VXORPS X0, X0, X0
 
 q4x4loop:
@@ -415,17 +414,19 @@ q4x4loop:
 	DECQ CX
 	JNZ  q4x4loop
 
-	// out[r], out[ostride+r], out[2·ostride+r], out[3·ostride+r]
-	MOVQ 48(SP), AX
-	MOVQ ostride+56(FP), BX
-	SHLQ $2, BX
-	VMOVSS X0, (AX)
-	VEXTRACTPS $1, X0, (AX)(BX*1)
-	LEAQ (AX)(BX*2), DX
-	VEXTRACTPS $2, X0, (DX)
+	// out[t][r] for the four tokens; 48(SP) is r·4.
+	MOVQ out+40(FP), AX
+	MOVQ 48(SP), BX
+	MOVQ 0(AX), DX
+	VMOVSS X0, (DX)(BX*1)
+	MOVQ 8(AX), DX
+	VEXTRACTPS $1, X0, (DX)(BX*1)
+	MOVQ 16(AX), DX
+	VEXTRACTPS $2, X0, (DX)(BX*1)
+	MOVQ 24(AX), DX
 	VEXTRACTPS $3, X0, (DX)(BX*1)
-	ADDQ $4, AX
-	MOVQ AX, 48(SP)
+	ADDQ $4, BX
+	MOVQ BX, 48(SP)
 	MOVQ 32(SP), AX
 	ADDQ wstride+8(FP), AX
 	MOVQ AX, 32(SP)
@@ -486,28 +487,28 @@ q4x4loop:
 	VPXOR acc, acc, acc; \
 	VPSUBD Y12, acc, acc
 
-// func q6KRows4(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+// func q6KRows4(w *byte, wstride, rows int, x *[4]*byte, nb int, out *[4]*float32)
 //
-// Frame: 32 the weight row pointer, 40 the rows left, 48 the output pointer
-// (the layout of q4KRows4, whose epilogue it repeats; 0-31 unused).
-TEXT ·q6KRows4(SB), NOSPLIT, $56-64
+// Frame: 32 the weight row pointer, 40 the rows left, 48 the output byte
+// offset of the row (the layout of q4KRows4, whose epilogue it repeats;
+// 0-31 unused).
+TEXT ·q6KRows4(SB), NOSPLIT, $56-48
 	MOVQ w+0(FP), AX
 	MOVQ AX, 32(SP)
 	MOVQ rows+16(FP), AX
 	MOVQ AX, 40(SP)
-	MOVQ out+48(FP), AX
-	MOVQ AX, 48(SP)
+	MOVQ $0, 48(SP)
 	VMOVDQU kMask0F<>(SB), Y15
 	VMOVDQU kMask03<>(SB), Y14
 
 q6x4row:
 	MOVQ 32(SP), SI
-	MOVQ x+24(FP), DI
-	MOVQ xstride+32(FP), R11
-	MOVQ nb+40(FP), CX
-	LEAQ (DI)(R11*2), R12
-	LEAQ (R12)(R11*1), R13
-	ADDQ DI, R11
+	MOVQ x+24(FP), AX
+	MOVQ 0(AX), DI
+	MOVQ 8(AX), R11
+	MOVQ 16(AX), R12
+	MOVQ 24(AX), R13
+	MOVQ nb+32(FP), CX
 	VXORPS X0, X0, X0
 
 q6x4loop:
@@ -545,17 +546,19 @@ q6x4loop:
 	DECQ CX
 	JNZ  q6x4loop
 
-	// out[r], out[ostride+r], out[2·ostride+r], out[3·ostride+r]
-	MOVQ 48(SP), AX
-	MOVQ ostride+56(FP), BX
-	SHLQ $2, BX
-	VMOVSS X0, (AX)
-	VEXTRACTPS $1, X0, (AX)(BX*1)
-	LEAQ (AX)(BX*2), DX
-	VEXTRACTPS $2, X0, (DX)
+	// out[t][r] for the four tokens; 48(SP) is r·4.
+	MOVQ out+40(FP), AX
+	MOVQ 48(SP), BX
+	MOVQ 0(AX), DX
+	VMOVSS X0, (DX)(BX*1)
+	MOVQ 8(AX), DX
+	VEXTRACTPS $1, X0, (DX)(BX*1)
+	MOVQ 16(AX), DX
+	VEXTRACTPS $2, X0, (DX)(BX*1)
+	MOVQ 24(AX), DX
 	VEXTRACTPS $3, X0, (DX)(BX*1)
-	ADDQ $4, AX
-	MOVQ AX, 48(SP)
+	ADDQ $4, BX
+	MOVQ BX, 48(SP)
 	MOVQ 32(SP), AX
 	ADDQ wstride+8(FP), AX
 	MOVQ AX, 32(SP)

@@ -99,13 +99,13 @@ func kBenchGemv(b *testing.B, bs int, g gemv, gen func(*rand.Rand, int) []byte, 
 // The gemv benchmarks run 64 rows of 512 columns against ntok tokens and
 // report weight bytes per call.
 func BenchmarkGemvQ4_K(b *testing.B) {
-	for _, n := range []int{1, 4} {
+	for _, n := range []int{1, 3, 4, 7} {
 		b.Run(fmt.Sprintf("ntok=%d", n), func(b *testing.B) { kBenchGemv(b, q4KBytes, gemvQ4K, kRandQ4K, 64, n) })
 	}
 }
 
 func BenchmarkGemvQ6_K(b *testing.B) {
-	for _, n := range []int{1, 4} {
+	for _, n := range []int{1, 3, 4, 7} {
 		b.Run(fmt.Sprintf("ntok=%d", n), func(b *testing.B) { kBenchGemv(b, q6KBytes, gemvQ6K, kRandQ6K, 64, n) })
 	}
 }

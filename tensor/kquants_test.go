@@ -431,6 +431,24 @@ func TestKQuantNoAllocs(t *testing.T) {
 		t.Errorf("%v allocations per run, want 0", a)
 	}
 	_ = sink
+
+	// MatMul over K-quant matrices with one to seven tokens (gemv paths
+	// for one, three and four tokens), after a warm-up call.
+	p := NewPool(2)
+	defer p.Close()
+	for _, m := range []*Matrix{
+		{Type: Q4_K, Rows: 8, Cols: nb * qkK, Data: kRandQ4K(r, 8*nb)},
+		{Type: Q6_K, Rows: 8, Cols: nb * qkK, Data: kRandQ6K(r, 8*nb)},
+	} {
+		xs := kRandFloats(r, 7*m.Cols)
+		out := make([]float32, 7*m.Rows)
+		p.MatMul(out, m, xs, 7)
+		for _, n := range []int{1, 3, 7} {
+			if a := testing.AllocsPerRun(10, func() { p.MatMul(out, m, xs, n) }); a != 0 {
+				t.Errorf("%v MatMul with %d tokens: %v allocations per run, want 0", m.Type, n, a)
+			}
+		}
+	}
 }
 
 // kFuzzBlocks fills nb blocks of size sz by repeating data (or zeros).
