@@ -144,15 +144,33 @@ func checkConformance(t *testing.T, peer *modeltest.Peer, path string, prompt []
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("llama.cpp with ggml's %s CPU code (SPECD_PEER_CPU)", peer.CPU)
 	for _, line := range strings.Split(ref.Info, "\n") {
 		if strings.Contains(line, "flash_attn") || strings.Contains(line, "Flash Attention") {
 			t.Logf("%s", line)
 		}
 	}
 
-	ids, tops, first, err := greedy(m, prompt, confSteps, confThreads)
+	ids, tops, atRef, first, err := greedyTrace(m, prompt, confSteps, confThreads, ref.Top)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// drift reports, over the steps up to and including step last (where
+	// both engines had the same context), the largest difference between the
+	// engines' logits for llama.cpp's top two ids, and the first step at which
+	// it exceeded 1e-3 of the logit std.
+	drift := func(last int, std float64) string {
+		worst, at, first := 0.0, 0, -1
+		for i := 0; i <= last; i++ {
+			d := max(math.Abs(float64(atRef[i].Logit1-ref.Top[i].Logit1)), math.Abs(float64(atRef[i].Logit2-ref.Top[i].Logit2)))
+			if d > worst {
+				worst, at = d, i
+			}
+			if first < 0 && d > 1e-3*std {
+				first = i
+			}
+		}
+		return fmt.Sprintf("top-2 logit drift over steps 0..%d: max %.3g at step %d, first above 1e-3·std at step %d", last, worst, at, first)
 	}
 
 	// First-step logits.
@@ -188,23 +206,32 @@ func checkConformance(t *testing.T, peer *modeltest.Peer, path string, prompt []
 			t.Fatalf("greedy ids diverge at step %d of %d: specd %d, llama.cpp %d\n"+
 				"  specd     top-2 %d (%.6g) %d (%.6g), margin %.4g\n"+
 				"  llama.cpp top-2 %d (%.6g) %d (%.6g), margin %.4g\n"+
+				"  %s\n"+
 				"  common prefix %v",
 				i, confSteps, ids[i], ref.IDs[i],
 				s.ID1, s.Logit1, s.ID2, s.Logit2, s.Margin(),
 				r.ID1, r.Logit1, r.ID2, r.Logit2, r.Margin(),
-				ids[:i])
+				drift(i, std), ids[:i])
 		}
 	}
-	t.Logf("%d greedy ids identical: %v", confSteps, ids)
+	t.Logf("%d greedy ids identical; %s: %v", confSteps, drift(confSteps-1, std), ids)
 }
 
 // greedy runs specd: the prompt in one batch, then one token per step, each
 // the argmax (lowest id on ties) of the previous step's logits. It returns
 // the ids, each step's top two, and the first step's logits.
-func greedy(m *model.Model, prompt []int32, n, threads int) ([]int32, []modeltest.Top2, []float32, error) {
+func greedy(m *model.Model, prompt []int32, n, threads int) (ids []int32, tops []modeltest.Top2, first []float32, err error) {
+	ids, tops, _, first, err = greedyTrace(m, prompt, n, threads, nil)
+	return ids, tops, first, err
+}
+
+// greedyTrace is greedy that also returns, at each step, specd's logits for
+// the two ids that ref (llama.cpp's top two per step, may be nil) names, to
+// show how far the engines drift apart while their contexts are the same.
+func greedyTrace(m *model.Model, prompt []int32, n, threads int, ref []modeltest.Top2) (ids []int32, tops, atRef []modeltest.Top2, first []float32, err error) {
 	kv, err := m.NewCache(1, len(prompt)+n, false)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	pool := tensor.NewPool(threads)
 	defer pool.Close()
@@ -215,25 +242,27 @@ func greedy(m *model.Model, prompt []int32, n, threads int) ([]int32, []modeltes
 		b.Add(id, int32(i), 0, i == len(prompt)-1)
 	}
 	if err := st.Forward(&b, kv, logits); err != nil {
-		return nil, nil, nil, fmt.Errorf("prompt: %w", err)
+		return nil, nil, nil, nil, fmt.Errorf("prompt: %w", err)
 	}
-	first := append([]float32(nil), logits...)
-	ids := make([]int32, 0, n)
-	tops := make([]modeltest.Top2, 0, n)
+	first = append([]float32(nil), logits...)
 	for step := 0; step < n; step++ {
 		top := modeltest.TopTwo(logits)
 		ids = append(ids, top.ID1)
 		tops = append(tops, top)
+		if step < len(ref) {
+			r := ref[step]
+			atRef = append(atRef, modeltest.Top2{ID1: r.ID1, ID2: r.ID2, Logit1: logits[r.ID1], Logit2: logits[r.ID2]})
+		}
 		if step+1 == n {
 			break
 		}
 		b.Reset()
 		b.Add(top.ID1, int32(len(prompt)+step), 0, true)
 		if err := st.Forward(&b, kv, logits); err != nil {
-			return nil, nil, nil, fmt.Errorf("step %d: %w", step+1, err)
+			return nil, nil, nil, nil, fmt.Errorf("step %d: %w", step+1, err)
 		}
 	}
-	return ids, tops, first, nil
+	return ids, tops, atRef, first, nil
 }
 
 // checkOwnQuantizer encodes the model with specd's quantizer in type ty and

@@ -23,6 +23,12 @@ type Peer struct {
 	Src    string // llama.cpp source tree
 	Bin    string // built tools
 	Models string // llama.cpp's models/ (vocabulary GGUFs)
+
+	// CPU is the ggml CPU code llamaref runs with: "native" (the build's
+	// own, for this machine) or "avx2" (SPECD_PEER_CPU=avx2: the AVX2-only
+	// library that build.sh then builds, found first on LD_LIBRARY_PATH).
+	CPU    string
+	cpuLib string // directory of the AVX2 library when CPU is "avx2"
 }
 
 // peerTools are the binaries a Peer must have.
@@ -54,6 +60,18 @@ func FindPeer() (*Peer, error) {
 			return nil, fmt.Errorf("%w: %s missing", ErrNoPeer, filepath.Join(p.Bin, t))
 		}
 	}
+	switch p.CPU = os.Getenv("SPECD_PEER_CPU"); p.CPU {
+	case "", "native":
+		p.CPU = "native"
+	case "avx2":
+		p.cpuLib = filepath.Join(src, "build-avx2", "bin")
+		if _, err := os.Stat(filepath.Join(p.cpuLib, "libggml-cpu.so")); err != nil {
+			return nil, fmt.Errorf("%w: SPECD_PEER_CPU=avx2 but %s missing (run it with that variable set)",
+				ErrNoPeer, filepath.Join(p.cpuLib, "libggml-cpu.so"))
+		}
+	default:
+		return nil, fmt.Errorf("modeltest: SPECD_PEER_CPU=%q, want native or avx2", p.CPU)
+	}
 	return p, nil
 }
 
@@ -82,6 +100,9 @@ func (p *Peer) run(timeout time.Duration, tool string, args ...string) (stdout, 
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(p.Bin, tool), args...)
+	if p.cpuLib != "" {
+		cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+p.cpuLib)
+	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {

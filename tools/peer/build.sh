@@ -7,6 +7,12 @@
 # It runs fetch.sh first, installs cmake and ninja with apt-get if missing,
 # and is quick when everything is already built. JOBS (default 2) sets the
 # build parallelism.
+#
+# The tools use ggml's CPU code for this machine (GGML_NATIVE: AVX-512 where
+# the CPU has it). With SPECD_PEER_CPU=avx2 it also builds ggml's CPU library
+# for AVX2/FMA/F16C only (no AVX-512) into .cache/llama.cpp/build-avx2/bin;
+# the conformance test then runs llamaref against that library instead
+# (same llama.cpp, the other set of SIMD kernels and their summation orders).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 src="$root/.cache/llama.cpp"
@@ -58,5 +64,19 @@ if [[ ! -x "$bin/llamaref" || "$ref" -nt "$bin/llamaref" || "$bin/libllama.so" -
     -I"$src/include" -I"$src/ggml/include" \
     -L"$bin" -lllama -lggml -lggml-base -lm \
     -Wl,-rpath,"$bin"
+fi
+if [[ ${SPECD_PEER_CPU:-native} == avx2 ]]; then
+  avx2="$src/build-avx2"
+  if [[ ! -f "$avx2/build.ninja" ]]; then
+    echo "peer: configuring ggml's CPU library for AVX2 (no AVX-512)" >&2
+    cmake -S "$src" -B "$avx2" -G Ninja \
+      -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=ON -DGGML_NATIVE=OFF \
+      -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON \
+      -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_SERVER=OFF \
+      -DLLAMA_BUILD_APP=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
+      -Wno-dev >&2
+  fi
+  cmake --build "$avx2" -j "$jobs" --target ggml-cpu >&2
+  echo "peer: AVX2 ggml CPU library in $avx2/bin" >&2
 fi
 echo "peer: llama.cpp tools in $bin" >&2
