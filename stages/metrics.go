@@ -54,6 +54,8 @@ type Snapshot struct {
 	PassTokens       int   // tokens in those passes
 	Drafts           int   // blocks with draft tokens
 	FullAccepts      int   // drafts accepted in full
+	PreDrafts        int   // pre-drafts made (Config.PreDraft)
+	PreDraftHits     int   // pre-drafts used as the next draft
 	DraftTokens      int   // draft tokens proposed
 	Accepted         int   // draft tokens accepted
 	AcceptedAt       []int // per draft position
@@ -92,6 +94,16 @@ func (m *Metrics) block(k, accepted int) {
 		for i := 0; i < accepted && i < len(m.m.AcceptedAt); i++ {
 			m.m.AcceptedAt[i]++
 		}
+	}
+	m.mu.Unlock()
+}
+
+func (m *Metrics) preDraft(hit bool) {
+	m.mu.Lock()
+	if hit {
+		m.m.PreDraftHits++
+	} else {
+		m.m.PreDrafts++
 	}
 	m.mu.Unlock()
 }
@@ -179,6 +191,9 @@ func (s Snapshot) Write(w io.Writer) {
 	}
 	fmt.Fprintf(w, "verify passes %d (%.1f tokens each), mean TTFT %v\n",
 		s.Passes, float64(s.PassTokens)/max(float64(s.Passes), 1), ttft.Round(time.Microsecond))
+	if s.PreDrafts > 0 {
+		fmt.Fprintf(w, "pre-drafts %d, used %d\n", s.PreDrafts, s.PreDraftHits)
+	}
 	fmt.Fprintf(w, "busy: draft %v, verify %v, prefill %v, draft∥verify overlap %v\n",
 		s.DraftBusy.Round(time.Millisecond), s.VerifyBusy.Round(time.Millisecond),
 		s.PrefillBusy.Round(time.Millisecond), s.Overlap.Round(time.Millisecond))

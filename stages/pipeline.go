@@ -25,6 +25,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -97,6 +98,13 @@ type Config struct {
 	// Serial runs the busy part of every stage under one lock, so stages
 	// never overlap: the baseline for measuring what concurrency gains.
 	Serial bool
+
+	// PreDraft lets the draft stage, when no other sequence is waiting,
+	// draft step n+1 of a sequence while step n is being verified, on the
+	// assumption that step n is accepted in full and the bonus token is
+	// the draft's own next token. A miss costs only draft time (the draft
+	// cache is cut back as usual); a hit skips the draft step.
+	PreDraft bool
 }
 
 // Errors.
@@ -389,6 +397,7 @@ func (p *Pipeline) prefill(s *seq) {
 func (p *Pipeline) draftStage(ctx context.Context, st *graph.Stage, fresh, loop, out *graph.Pipe[*seq]) error {
 	inflight, freshOpen := 0, true
 	freshC := fresh.Chan()
+	pre := make([]preDraft, p.cfg.Slots) // per slot, owned by this stage
 	for freshOpen || inflight > 0 {
 		var s *seq
 		select {
@@ -408,6 +417,7 @@ func (p *Pipeline) draftStage(ctx context.Context, st *graph.Stage, fresh, loop,
 				}
 				continue
 			}
+			pre[s.slot].valid = false
 			if p.cfg.Drafter != nil {
 				if err := p.cfg.Drafter.Reset(s.slot); err != nil {
 					return fmt.Errorf("stages: draft reset: %w", err)
@@ -426,30 +436,74 @@ func (p *Pipeline) draftStage(ctx context.Context, st *graph.Stage, fresh, loop,
 		if s.done {
 			// Finished: the slot becomes free for intake.
 			inflight--
+			pre[s.slot].valid = false
 			p.slots.Release(s.slot)
 			continue
 		}
 		var err error
+		pr := &pre[s.slot]
 		t0 := time.Now()
 		p.serialize(func() {
 			p.overlap.enter(0)
-			err = p.draft(s)
+			err = p.draft(s, pr)
 			p.overlap.leave(0)
 		})
 		st.AddBusy(time.Since(t0))
 		if err != nil {
 			return err
 		}
+		// Remember what step n+1 would start from if step n is accepted in
+		// full; s belongs to verify once sent.
+		k := len(s.block.Draft)
+		canPre := p.cfg.PreDraft && p.cfg.Drafter != nil && k > 0 && s.gen+k+2 < s.req.MaxTokens
+		if canPre {
+			pr.base = len(s.tokens)
+			pr.tokens = append(append(pr.tokens[:0], s.tokens...), s.block.Draft...)
+			pr.req.Slot, pr.req.Sampler, pr.req.K = s.slot, s.dsample, k+1
+		}
 		if err := out.Send(ctx, s); err != nil {
 			return err
 		}
 		st.AddOut(1)
+		if canPre && len(loop.Chan()) == 0 && (freshC == nil || len(freshC) == 0) {
+			t0 := time.Now()
+			p.serialize(func() {
+				p.overlap.enter(0)
+				err = p.preDraft(pr)
+				p.overlap.leave(0)
+			})
+			st.AddBusy(time.Since(t0))
+			if err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
 
-// draft fills s.block for the next verification.
-func (p *Pipeline) draft(s *seq) error {
+// preDraft is a speculative draft of step n+1 (see Config.PreDraft).
+type preDraft struct {
+	valid  bool
+	base   int     // committed tokens when step n was drafted
+	tokens []int32 // those tokens and step n's draft
+	req    draft.Request
+}
+
+// preDraft drafts k+1 tokens after step n's draft: a guess of the bonus
+// token and then step n+1's draft.
+func (p *Pipeline) preDraft(pr *preDraft) error {
+	pr.req.Tokens = pr.tokens
+	if err := p.cfg.Drafter.Draft(&pr.req); err != nil {
+		return fmt.Errorf("stages: pre-draft: %w", err)
+	}
+	pr.valid = len(pr.req.Out) > 0
+	p.metrics.preDraft(false)
+	return nil
+}
+
+// draft fills s.block for the next verification, from the pre-draft pr
+// if it guessed right.
+func (p *Pipeline) draft(s *seq, pr *preDraft) error {
 	n := len(s.tokens)
 	b := &s.block
 	b.Pos, b.Last = int32(n-1), s.tokens[n-1]
@@ -457,6 +511,27 @@ func (p *Pipeline) draft(s *seq) error {
 	d := p.cfg.Drafter
 	if d == nil {
 		return nil
+	}
+	if pr.valid {
+		pr.valid = false
+		k := len(pr.tokens) - pr.base
+		if n == pr.base+k+1 && slices.Equal(s.tokens[pr.base:n-1], pr.tokens[pr.base:]) && s.tokens[n-1] == pr.req.Out[0] {
+			// Step n was accepted in full and the bonus token guessed:
+			// the draft cache already holds what drafting would feed.
+			kk := min(len(pr.req.Out)-1, s.req.MaxTokens-s.gen-1, p.cfg.MaxPos-n-1)
+			if kk > 0 {
+				b.Draft = append(b.Draft, pr.req.Out[1:1+kk]...)
+				if pr.req.Q != nil {
+					// Copied: the next pre-draft reuses pr's buffer while
+					// this block is being verified.
+					v := p.cfg.Target.Vocab()
+					s.dreq.Q = append(s.dreq.Q[:0], pr.req.Q[v:(1+kk)*v]...)
+					b.Q = s.dreq.Q
+				}
+			}
+			p.metrics.preDraft(true)
+			return nil
+		}
 	}
 	// The draft cache keeps only the accepted prefix (kvsync rule).
 	if err := d.Accept(s.slot, n); err != nil {

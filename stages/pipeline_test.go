@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -129,53 +130,61 @@ func TestGreedyExactness(t *testing.T) {
 	for _, d := range drafters {
 		for k := 1; k <= 8; k++ {
 			for _, seqs := range []int{1, 3, 8} {
-				if d.name == "none" && k > 1 {
-					continue
+				for _, preDraft := range []bool{false, true} {
+					if d.name == "none" && (k > 1 || preDraft) {
+						continue
+					}
+					t.Run(fmt.Sprintf("%s/k%d/b%d/pre=%v", d.name, k, seqs, preDraft), func(t *testing.T) {
+						target := verifytest.NewFake(vocab, seqs, 512, 72, 4)
+						cfg := stages.Config{
+							Target: target, Drafter: d.make(seqs), Policy: draft.Policy{K: k},
+							Slots: seqs, MaxPos: 512, PreDraft: preDraft,
+						}
+						ps := prompts(seqs + 2) // more requests than slots: joins and leaves
+						var reqs []stages.Request
+						for i, pr := range ps {
+							reqs = append(reqs, stages.Request{ID: fmt.Sprint(i), PromptIDs: pr, MaxTokens: gen - i})
+						}
+						res, p := runPipeline(t, cfg, reqs)
+						for i, pr := range ps {
+							want, err := ref.Greedy(0, pr, gen-i)
+							if err != nil {
+								t.Fatal(err)
+							}
+							r := res[fmt.Sprint(i)]
+							if r.final.Err != nil || r.final.Reason != "length" {
+								t.Fatalf("request %d: final %+v", i, r.final)
+							}
+							if fmt.Sprint(r.tokens) != fmt.Sprint(want) {
+								t.Fatalf("request %d:\n got  %v\n want %v", i, r.tokens, want)
+							}
+						}
+						m := p.Metrics().Snapshot()
+						if m.Requests != len(ps) || m.Generated != sumGen(ps, gen) {
+							t.Errorf("metrics: %d requests, %d tokens", m.Requests, m.Generated)
+						}
+						switch d.name {
+						case "self":
+							if m.Accepted != m.DraftTokens || m.DraftTokens == 0 {
+								t.Errorf("self-draft accepted %d of %d", m.Accepted, m.DraftTokens)
+							}
+						case "noisy":
+							if m.Accepted == m.DraftTokens || m.Accepted == 0 {
+								t.Errorf("noisy draft accepted %d of %d, want partial", m.Accepted, m.DraftTokens)
+							}
+						case "none":
+							if m.DraftTokens != 0 {
+								t.Errorf("no drafter but %d draft tokens", m.DraftTokens)
+							}
+						}
+						if preDraft && d.name == "self" && seqs == 1 && (m.PreDrafts == 0 || m.PreDraftHits == 0) {
+							t.Errorf("self-draft, one sequence: %d pre-drafts, %d used", m.PreDrafts, m.PreDraftHits)
+						}
+						if !preDraft && m.PreDrafts != 0 {
+							t.Errorf("%d pre-drafts with PreDraft off", m.PreDrafts)
+						}
+					})
 				}
-				t.Run(fmt.Sprintf("%s/k%d/b%d", d.name, k, seqs), func(t *testing.T) {
-					target := verifytest.NewFake(vocab, seqs, 512, 72, 4)
-					cfg := stages.Config{
-						Target: target, Drafter: d.make(seqs), Policy: draft.Policy{K: k},
-						Slots: seqs, MaxPos: 512,
-					}
-					ps := prompts(seqs + 2) // more requests than slots: joins and leaves
-					var reqs []stages.Request
-					for i, pr := range ps {
-						reqs = append(reqs, stages.Request{ID: fmt.Sprint(i), PromptIDs: pr, MaxTokens: gen - i})
-					}
-					res, p := runPipeline(t, cfg, reqs)
-					for i, pr := range ps {
-						want, err := ref.Greedy(0, pr, gen-i)
-						if err != nil {
-							t.Fatal(err)
-						}
-						r := res[fmt.Sprint(i)]
-						if r.final.Err != nil || r.final.Reason != "length" {
-							t.Fatalf("request %d: final %+v", i, r.final)
-						}
-						if fmt.Sprint(r.tokens) != fmt.Sprint(want) {
-							t.Fatalf("request %d:\n got  %v\n want %v", i, r.tokens, want)
-						}
-					}
-					m := p.Metrics().Snapshot()
-					if m.Requests != len(ps) || m.Generated != sumGen(ps, gen) {
-						t.Errorf("metrics: %d requests, %d tokens", m.Requests, m.Generated)
-					}
-					switch d.name {
-					case "self":
-						if m.Accepted != m.DraftTokens || m.DraftTokens == 0 {
-							t.Errorf("self-draft accepted %d of %d", m.Accepted, m.DraftTokens)
-						}
-					case "noisy":
-						if m.Accepted == m.DraftTokens || m.Accepted == 0 {
-							t.Errorf("noisy draft accepted %d of %d, want partial", m.Accepted, m.DraftTokens)
-						}
-					case "none":
-						if m.DraftTokens != 0 {
-							t.Errorf("no drafter but %d draft tokens", m.DraftTokens)
-						}
-					}
-				})
 			}
 		}
 	}
@@ -317,54 +326,96 @@ func TestSerialSameOutput(t *testing.T) {
 	}
 }
 
-// TestSamplingDistribution: with sampling, the first generated token of
-// many requests (different seeds, same prompt) follows the target's
-// distribution, with a noisy draft proposing it.
+// TestSamplingDistribution: with sampling, the tokens generated with a
+// noisy draft follow the target's distribution. The fake target sees only
+// the last token (a Markov chain), so every transition a → b in the output,
+// wherever it falls in a block (accepted draft, correction, bonus, or a
+// pre-drafted block), must follow p(b | a): checked by chi-square over all
+// 16 rows at once, with and without pre-drafting.
 func TestSamplingDistribution(t *testing.T) {
-	const n = 3000
-	const temp = 1.3
-	prompt := []int32{5, 9}
-	// p at the prompt.
-	tf := verifytest.NewFake(vocab, 1, 8, 8, 4)
-	var b verify.Batch
-	b.Add(5, 0, 0, false)
-	b.Add(9, 1, 0, true)
-	lg := make([]float32, vocab)
-	if err := tf.Forward(&b, lg); err != nil {
-		t.Fatal(err)
+	for _, pre := range []bool{false, true} {
+		t.Run(fmt.Sprintf("pre=%v", pre), func(t *testing.T) { testSamplingDistribution(t, pre) })
 	}
-	pd := make([]float32, vocab)
-	(&verifytest.Softmax{Temp: temp}).Probs(pd, lg)
+}
 
-	target := verifytest.NewFake(vocab, 8, 64, 64, 4)
-	dr := draft.NewModel(verifytest.NewFake(vocab, 8, 64, 64, 4, verifytest.Term{Seed: 1, Scale: 1}, verifytest.Term{Seed: 3, Scale: 1}), 0)
+func testSamplingDistribution(t *testing.T, preDraft bool) {
+	const n, gen = 1500, 16
+	const temp = 0.8
+	// p(· | a) for every last token a.
+	sharp := verifytest.Term{Seed: 1, Scale: 3}
+	tf := verifytest.NewFake(vocab, 1, 8, 8, 1, sharp)
+	pd := make([][]float32, vocab)
+	lg := make([]float32, vocab)
+	for a := range pd {
+		var b verify.Batch
+		b.Add(int32(a), 0, 0, true)
+		if err := tf.Rollback(0, 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := tf.Forward(&b, lg); err != nil {
+			t.Fatal(err)
+		}
+		pd[a] = make([]float32, vocab)
+		(&verifytest.Softmax{Temp: temp}).Probs(pd[a], lg)
+	}
+
+	target := verifytest.NewFake(vocab, 2, 64, 64, 1, sharp)
+	dr := draft.NewModel(verifytest.NewFake(vocab, 2, 64, 64, 1, sharp, verifytest.Term{Seed: 3, Scale: 1}), 0)
 	cfg := stages.Config{
-		Target: target, Drafter: dr, Policy: draft.Policy{K: 3}, Slots: 8, MaxPos: 64,
+		Target: target, Drafter: dr, Policy: draft.Policy{K: 3}, Slots: 2, MaxPos: 64, PreDraft: preDraft,
 		NewSampler: func(p stages.Params, stream uint64) verify.Sampler {
 			return &verifytest.Softmax{State: p.Seed*2 + stream, Temp: p.Temp}
 		},
 	}
+	prompt := []int32{5, 9}
 	var reqs []stages.Request
 	for i := 0; i < n; i++ {
-		reqs = append(reqs, stages.Request{ID: fmt.Sprint(i), PromptIDs: prompt, MaxTokens: 4, Params: stages.Params{Temp: temp, Seed: uint64(i) * 7919}})
+		reqs = append(reqs, stages.Request{ID: fmt.Sprint(i), PromptIDs: prompt, MaxTokens: gen, Params: stages.Params{Temp: temp, Seed: uint64(i) * 7919}})
 	}
 	res, p := runPipeline(t, cfg, reqs)
-	counts := make([]float64, vocab)
+	counts := make([][]float64, vocab)
+	for a := range counts {
+		counts[a] = make([]float64, vocab)
+	}
 	for _, r := range res {
-		counts[r.tokens[0]]++
+		prev := prompt[len(prompt)-1]
+		for _, tok := range r.tokens {
+			counts[prev][tok]++
+			prev = tok
+		}
 	}
 	var x float64
-	for i := range counts {
-		e := float64(pd[i]) * n
-		x += (counts[i] - e) * (counts[i] - e) / e
+	df := 0
+	for a := range counts {
+		var na float64
+		for _, c := range counts[a] {
+			na += c
+		}
+		if na == 0 {
+			continue
+		}
+		df += vocab - 1
+		for b, c := range counts[a] {
+			e := float64(pd[a][b]) * na
+			x += (c - e) * (c - e) / e
+		}
 	}
-	// 0.999 quantile of chi-square with 15 degrees of freedom.
-	if x > 37.7 {
-		t.Errorf("chi-square %.1f > 37.7: counts %v, p %v", x, counts, pd)
+	// 0.999 quantile of chi-square with df degrees of freedom (Wilson-
+	// Hilferty approximation).
+	z := 3.09
+	h := 2 / (9 * float64(df))
+	crit := float64(df) * math.Pow(1-h+z*math.Sqrt(h), 3)
+	if x > crit {
+		t.Errorf("chi-square %.1f > %.1f (df %d)", x, crit, df)
 	}
-	if m := p.Metrics().Snapshot(); m.Accepted == 0 || m.Accepted == m.DraftTokens {
+	m := p.Metrics().Snapshot()
+	if m.Accepted == 0 || m.Accepted == m.DraftTokens {
 		t.Errorf("acceptance %d of %d: want partial", m.Accepted, m.DraftTokens)
 	}
+	if preDraft && m.PreDraftHits == 0 {
+		t.Errorf("no pre-draft was used (%d made)", m.PreDrafts)
+	}
+	t.Logf("chi-square %.1f, df %d, bound %.1f; acceptance %.2f; pre-drafts %d, used %d", x, df, crit, m.Acceptance(), m.PreDrafts, m.PreDraftHits)
 }
 
 // TestContextFull ends sequences whose context fills before MaxTokens, for
@@ -382,6 +433,32 @@ func TestContextFull(t *testing.T) {
 		r := res["a"]
 		if r.final.Reason != "length" || fmt.Sprint(r.tokens) != fmt.Sprint(want) {
 			t.Fatalf("k=%d: reason %q, tokens %v, want %v", k, r.final.Reason, r.tokens, want)
+		}
+	}
+}
+
+// TestPreDraftSelfSampling: with the target as its own draft and sampling,
+// q equals p, so every draft token must be accepted, including those of
+// pre-drafted blocks (whose q rows are carried over from the pre-draft).
+func TestPreDraftSelfSampling(t *testing.T) {
+	sharp := verifytest.Term{Seed: 1, Scale: 3}
+	for _, k := range []int{1, 2, 4} {
+		target := verifytest.NewFake(vocab, 1, 128, 64, 2, sharp)
+		dr := draft.NewModel(verifytest.NewFake(vocab, 1, 128, 64, 2, sharp), 0)
+		cfg := stages.Config{
+			Target: target, Drafter: dr, Policy: draft.Policy{K: k}, Slots: 1, MaxPos: 128, PreDraft: true,
+			NewSampler: func(p stages.Params, stream uint64) verify.Sampler {
+				return &verifytest.Softmax{State: p.Seed*2 + stream, Temp: p.Temp}
+			},
+		}
+		var reqs []stages.Request
+		for i := 0; i < 20; i++ {
+			reqs = append(reqs, stages.Request{ID: fmt.Sprint(i), PromptIDs: []int32{int32(i % vocab)}, MaxTokens: 60, Params: stages.Params{Temp: 0.8, Seed: uint64(i)}})
+		}
+		_, p := runPipeline(t, cfg, reqs)
+		m := p.Metrics().Snapshot()
+		if m.Accepted != m.DraftTokens || m.PreDraftHits == 0 {
+			t.Errorf("k=%d: accepted %d of %d draft tokens; %d pre-drafts used", k, m.Accepted, m.DraftTokens, m.PreDraftHits)
 		}
 	}
 }
