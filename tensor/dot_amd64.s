@@ -471,8 +471,13 @@ f32x4row:
 	passStart(f32x4a)
 
 f32x4loopa:
-	VMOVUPS (R8), Y8
-	VMOVUPS 32(R8), Y9
+	// Pass A reads the even cache lines of the row; fetch the odd ones
+	// for pass B, and the next row, while streaming.
+	PREFETCHT0 64(R8)
+	PREFETCHT0 (R8)(DX*1)
+	PREFETCHT0 64(R8)(DX*1)
+	VMOVUPS    (R8), Y8
+	VMOVUPS    32(R8), Y9
 	fma4(0, 32)
 	ADDQ    $128, R8
 	ADDQ    $128, DI
@@ -517,7 +522,8 @@ f16x4row:
 	passStart(f16x4a)
 
 f16x4loopa:
-	VCVTPH2PS (R8), Y8
+	PREFETCHT0 (R8)(DX*1)
+	VCVTPH2PS  (R8), Y8
 	VCVTPH2PS 16(R8), Y9
 	cvtFma((DI), 16(DI), Y0, Y1)
 	cvtFma((DI)(R14*1), 16(DI)(R14*1), Y2, Y3)
@@ -569,7 +575,8 @@ bf16x4row:
 	passStart(bf16x4a)
 
 bf16x4loopa:
-	VPMOVZXWD (R8), Y8
+	PREFETCHT0 (R8)(DX*1)
+	VPMOVZXWD  (R8), Y8
 	VPMOVZXWD 16(R8), Y9
 	VPSLLD    $16, Y8, Y8
 	VPSLLD    $16, Y9, Y9
@@ -817,7 +824,7 @@ q4done:
 // q4_0Rows8 for four activation rows (x + t·xstride) at once, writing
 // out[t·ostride + r]: each weight block is decoded once (onto the stack)
 // for the four tokens. Per output the arithmetic is q4_0Rows8's.
-TEXT ·q4_0Rows8x4(SB), NOSPLIT, $288-64
+TEXT ·q4_0Rows8x4(SB), NOSPLIT, $296-64
 	MOVQ         w+0(FP), SI
 	MOVQ         wstride+8(FP), DX
 	MOVQ         groups+16(FP), R9
@@ -840,6 +847,8 @@ TEXT ·q4_0Rows8x4(SB), NOSPLIT, $288-64
 q4x4group:
 	MOVQ   SI, R8
 	LEAQ   (SI)(DX*4), R12
+	LEAQ   (SI)(DX*8), AX
+	MOVQ   AX, 288(SP)
 	MOVQ   R10, DI
 	MOVQ   nb+40(FP), CX
 	VXORPS Y8, Y8, Y8
@@ -850,6 +859,14 @@ q4x4group:
 	JZ     q4x4groupdone
 
 q4x4loop:
+	// Prefetch the next row group as q4_0Rows8 does; the pointer lives on
+	// the stack for want of a register.
+	MOVQ       288(SP), AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	ADDQ       $192, AX
+	MOVQ       AX, 288(SP)
 	q4Decode(2(R8), 2(R8)(DX*1), 0(SP), 32(SP))
 	q4Decode(2(R8)(DX*2), 2(R8)(BX*1), 64(SP), 96(SP))
 	q4Decode(2(R12), 2(R12)(DX*1), 128(SP), 160(SP))
@@ -959,7 +976,7 @@ q4vdone:
 // func q4_0Rows8x4VNNI(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
 //
 // q4_0Rows8x4 with VPDPBUSD; the decoded weights stay in Y16-Y23.
-TEXT ·q4_0Rows8x4VNNI(SB), NOSPLIT, $0-64
+TEXT ·q4_0Rows8x4VNNI(SB), NOSPLIT, $8-64
 	MOVQ         w+0(FP), SI
 	MOVQ         wstride+8(FP), DX
 	MOVQ         groups+16(FP), R9
@@ -980,6 +997,8 @@ TEXT ·q4_0Rows8x4VNNI(SB), NOSPLIT, $0-64
 q4x4vgroup:
 	MOVQ   SI, R8
 	LEAQ   (SI)(DX*4), R12
+	LEAQ   (SI)(DX*8), AX
+	MOVQ   AX, 0(SP)
 	MOVQ   R10, DI
 	MOVQ   nb+40(FP), CX
 	VXORPS Y8, Y8, Y8
@@ -990,6 +1009,12 @@ q4x4vgroup:
 	JZ     q4x4vgroupdone
 
 q4x4vloop:
+	MOVQ       0(SP), AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	ADDQ       $192, AX
+	MOVQ       AX, 0(SP)
 	q4DecodeAllVNNI
 	q4ScalesVNNI
 	q4TokenVNNI((DI), 2(DI), 18(DI), Y8)
