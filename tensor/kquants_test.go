@@ -623,8 +623,8 @@ func TestKQuantsGolden(t *testing.T) {
 }
 
 // TestKQuantMatMul runs Q4_K and Q6_K matrices through MatMul (Q8_K
-// activation conversion, the four-token kernels where present, 1-3
-// threads) and checks every output against the single dot, bit for bit.
+// activation conversion, the gemv kernels where present, 1-3 threads, 1-12
+// tokens) and checks every output against the reference dot, bit for bit.
 func TestKQuantMatMul(t *testing.T) {
 	r := rand.New(rand.NewPCG(15, 16))
 	pools := []*Pool{NewPool(1), NewPool(2), NewPool(3)}
@@ -633,11 +633,13 @@ func TestKQuantMatMul(t *testing.T) {
 			p.Close()
 		}
 	}()
-	const rows, cols, maxN = 19, 2 * qkK, 9
+	const rows, maxN = 67, 12
 	for _, c := range []struct {
-		typ Type
-		gen func(*rand.Rand, int) []byte
-	}{{Q4_K, kRandQ4K}, {Q6_K, kRandQ6K}} {
+		typ  Type
+		cols int
+		gen  func(*rand.Rand, int) []byte
+	}{{Q4_K, qkK, kRandQ4K}, {Q6_K, qkK, kRandQ6K}, {Q4_K, 3 * qkK, kRandQ4K}, {Q6_K, 2 * qkK, kRandQ6K}} {
+		cols := c.cols
 		m := &Matrix{Type: c.typ, Rows: rows, Cols: cols, Data: c.gen(r, rows*cols/qkK)}
 		if err := m.Check(); err != nil {
 			t.Fatal(err)
