@@ -5,7 +5,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
-	"unsafe"
 )
 
 // dotPair is a fast kernel and the reference it must agree with.
@@ -253,10 +252,6 @@ func FuzzDotF16(f *testing.F)  { fuzzDot(f, F16) }
 func FuzzDotBF16(f *testing.F) { fuzzDot(f, BF16) }
 func FuzzDotQ8_0(f *testing.F) { fuzzDot(f, Q8_0) }
 func FuzzDotQ4_0(f *testing.F) { fuzzDot(f, Q4_0) }
-
-func f32bytes(v []float32) []byte {
-	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), 4*len(v))
-}
 
 // BenchmarkDot reports each kernel's speed in bytes of weights per second
 // over a 4096-element row (kept in cache: this is compute speed).

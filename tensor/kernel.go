@@ -24,21 +24,13 @@ type ActQuant func(dst []byte, src []float32)
 // VecDot.
 type gemv func(w []byte, wstride, rows int, x []byte, xstride, ntok, cols int, out []float32, ostride int)
 
-// vecDot4 computes four dot products of one weight row w with the
-// activation rows at x[0:], x[stride:], x[2*stride:] and x[3*stride:],
-// decoding the weights once. Each out[r] must be bit-identical to the weight
-// type's VecDot on row r: MatMul mixes both and promises batch invariance.
-// MatMul uses a type's gemv in preference to its vecDot4.
-type vecDot4 func(w, x []byte, stride, n int, out *[4]float32)
-
 // maxType bounds the type ids the registry tables hold (ggml ids are small).
 const maxType = 64
 
 type kernel struct {
 	act  Type
 	dot  VecDot
-	dot4 vecDot4 // nil if the type has no four-activation-row form
-	gemv gemv    // nil if the type has no multi-row form
+	gemv gemv // nil if the type has no multi-row form
 }
 
 var (
@@ -47,7 +39,6 @@ var (
 	dequants   [maxType]func(dst []float32, src []byte)
 	quantizers [maxType]func(dst []byte, src []float32)
 	gemvs      [maxType]gemv
-	kernels4   [maxType]vecDot4
 )
 
 // registerKernel records dot as the kernel for weights of type weight with
@@ -55,9 +46,6 @@ var (
 func registerKernel(weight, act Type, dot VecDot) {
 	kernels[weight] = kernel{act: act, dot: dot}
 }
-
-// registerKernel4 records f as the four-activation-row form of weight's kernel.
-func registerKernel4(weight Type, f vecDot4) { kernels4[weight] = f }
 
 // registerGemv records f as the multi-row form of weight's kernel.
 func registerGemv(weight Type, f gemv) { gemvs[weight] = f }
@@ -87,7 +75,6 @@ func kernelFor(t Type) (kernel, bool) {
 		return kernel{}, false
 	}
 	k := kernels[t]
-	k.dot4 = kernels4[t]
 	k.gemv = gemvs[t]
 	return k, true
 }

@@ -56,8 +56,7 @@ type Pool struct {
 	closed  bool
 
 	job     job
-	scratch []byte       // activation rows converted for the current job
-	quad    [][4]float32 // per-thread results of four-row kernels
+	scratch []byte // activation rows converted for the current job
 }
 
 // job is the description of the running MatMul, shared by all threads.
@@ -71,7 +70,6 @@ type job struct {
 	aRow    int // bytes per activation row
 	n       int
 	dot     VecDot
-	dot4    vecDot4
 	gemv    gemv
 	chunk   int          // rows per work item
 	next    atomic.Int64 // next unclaimed work item
@@ -82,12 +80,12 @@ type job struct {
 // goroutines are started, which wait until Close.
 func NewPool(threads int) *Pool {
 	threads = max(threads, 1)
-	p := &Pool{threads: threads, wake: make([]chan struct{}, threads-1), quad: make([][4]float32, threads)}
+	p := &Pool{threads: threads, wake: make([]chan struct{}, threads-1)}
 	for i := range p.wake {
 		c := make(chan struct{})
 		p.wake[i] = c
 		p.exited.Add(1)
-		go p.helper(c, &p.quad[i+1])
+		go p.helper(c)
 	}
 	return p
 }
@@ -108,10 +106,10 @@ func (p *Pool) Close() {
 	p.exited.Wait()
 }
 
-func (p *Pool) helper(wake <-chan struct{}, quad *[4]float32) {
+func (p *Pool) helper(wake <-chan struct{}) {
 	defer p.exited.Done()
 	for range wake {
-		p.job.work(quad)
+		p.job.work()
 		p.wg.Done()
 	}
 }
@@ -119,9 +117,8 @@ func (p *Pool) helper(wake <-chan struct{}, quad *[4]float32) {
 // work claims chunks of rows until none are left. Every output element is
 // computed exactly as the type's VecDot computes it (gemv kernels promise
 // this), so the result does not depend on which thread computes which chunk
-// or on how many tokens share the call. quad is the calling thread's own
-// result buffer for four-row kernels.
-func (j *job) work(quad *[4]float32) {
+// or on how many tokens share the call.
+func (j *job) work() {
 	for {
 		c := int(j.next.Add(1) - 1)
 		if c >= j.nChunks {
@@ -135,16 +132,7 @@ func (j *job) work(quad *[4]float32) {
 		}
 		for r := r0; r < r1; r++ {
 			w := j.w[r*j.wRow : (r+1)*j.wRow]
-			t := 0
-			if j.dot4 != nil {
-				for ; t+4 <= j.n; t += 4 {
-					j.dot4(w, j.act[t*j.aRow:(t+4)*j.aRow], j.aRow, j.cols, quad)
-					for k, v := range quad {
-						j.out[(t+k)*j.rows+r] = v
-					}
-				}
-			}
-			for ; t < j.n; t++ {
+			for t := range j.n {
 				j.out[t*j.rows+r] = j.dot(w, j.act[t*j.aRow:(t+1)*j.aRow], j.cols)
 			}
 		}
@@ -238,7 +226,7 @@ func (p *Pool) run(out []float32, m *Matrix, act []byte, aRow, n int, k kernel) 
 	j.out = out[:n*m.Rows]
 	j.w = m.Data[:m.Rows*wRow]
 	j.wRow, j.rows, j.cols = wRow, m.Rows, m.Cols
-	j.act, j.aRow, j.n, j.dot, j.dot4, j.gemv = act, aRow, n, k.dot, k.dot4, k.gemv
+	j.act, j.aRow, j.n, j.dot, j.gemv = act, aRow, n, k.dot, k.gemv
 	threads := p.threads
 	if m.Rows < 2*threads {
 		threads = 1
@@ -253,11 +241,11 @@ func (p *Pool) run(out []float32, m *Matrix, act []byte, aRow, n int, k kernel) 
 			c <- struct{}{}
 		}
 	}
-	j.work(&p.quad[0])
+	j.work()
 	if threads > 1 {
 		p.wg.Wait()
 	}
-	j.out, j.w, j.act, j.dot, j.dot4, j.gemv = nil, nil, nil, nil, nil, nil
+	j.out, j.w, j.act, j.dot, j.gemv = nil, nil, nil, nil, nil
 }
 
 // DequantizeRow converts len(dst) elements of type t from src to float32

@@ -190,40 +190,6 @@ func BenchmarkPoolOverhead(b *testing.B) {
 	}
 }
 
-// TestMatMulFourRowPath runs MatMul through the four-activation-row kernel
-// path (used by types without a gemv) by installing one for F32 built from
-// its single dot, and checks it against that dot.
-func TestMatMulFourRowPath(t *testing.T) {
-	savedGemv, savedDot4 := gemvs[F32], kernels4[F32]
-	defer func() { gemvs[F32], kernels4[F32] = savedGemv, savedDot4 }()
-	calls := 0
-	gemvs[F32] = nil
-	kernels4[F32] = func(w, x []byte, stride, n int, out *[4]float32) {
-		calls++
-		for i := range out {
-			out[i] = dotF32(w, x[i*stride:], n)
-		}
-	}
-	r := rand.New(rand.NewPCG(23, 24))
-	m := randMatrix(t, r, F32, 11, 40)
-	x := randFloats(r, 7*40, 1)
-	p := NewPool(1)
-	defer p.Close()
-	out := make([]float32, 7*11)
-	p.MatMul(out, m, x, 7)
-	if calls != 11 {
-		t.Errorf("four-row kernel called %d times, want 11 (once per row)", calls)
-	}
-	for tok := range 7 {
-		for row := range 11 {
-			want := dotF32(m.Row(row), f32bytes(x[tok*40:(tok+1)*40]), 40)
-			if got := out[tok*11+row]; got != want {
-				t.Fatalf("out[%d,%d] = %g, want %g", tok, row, got, want)
-			}
-		}
-	}
-}
-
 // BenchmarkMatMulStream is BenchmarkMatMul with the weights streamed from
 // memory: it cycles through copies of the matrix totalling 128 MiB, four
 // times the last-level cache, as a decode step does through a model's
