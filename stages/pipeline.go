@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/specd-dev/specd/draft"
@@ -105,6 +106,13 @@ type Config struct {
 	// the draft's own next token. A miss costs only draft time (the draft
 	// cache is cut back as usual); a hit skips the draft step.
 	PreDraft bool
+
+	// VerifyBatch makes verify wait until it holds the blocks of this many
+	// sequences (or of all in flight, if fewer) before a pass: larger
+	// passes amortise the target's weights over more tokens, at the cost
+	// of less overlap between draft and verify. 0 or 1: verify whatever is
+	// ready.
+	VerifyBatch int
 }
 
 // Errors.
@@ -122,6 +130,12 @@ type Pipeline struct {
 	metrics *Metrics
 	graph   *graph.Graph
 	overlap overlap
+
+	// inflight counts admitted sequences not yet finished; the draft stage
+	// keeps it and signals inflightDown (capacity 1) when it drops, so a
+	// verify stage waiting for a fuller batch re-checks.
+	inflight     atomic.Int64
+	inflightDown chan struct{}
 }
 
 // New validates cfg and returns a pipeline.
@@ -141,7 +155,7 @@ func New(cfg Config) (*Pipeline, error) {
 	if need := cfg.Policy.K + 1; cfg.Target.MaxBatch() < need {
 		return nil, fmt.Errorf("%w: target batch %d is smaller than k+1 = %d", ErrConfig, cfg.Target.MaxBatch(), need)
 	}
-	return &Pipeline{cfg: cfg, slots: kvsync.NewSlots(cfg.Slots), metrics: newMetrics(cfg.Policy.K)}, nil
+	return &Pipeline{cfg: cfg, slots: kvsync.NewSlots(cfg.Slots), metrics: newMetrics(cfg.Policy.K), inflightDown: make(chan struct{}, 1)}, nil
 }
 
 // Metrics returns the pipeline's global metrics (safe while running).
@@ -408,6 +422,7 @@ func (p *Pipeline) draftStage(ctx context.Context, st *graph.Stage, fresh, loop,
 			}
 			fresh.Took()
 			inflight++
+			p.inflight.Add(1)
 			s = x
 			if s.done {
 				// Failed before decoding: accept publishes its final
@@ -436,6 +451,11 @@ func (p *Pipeline) draftStage(ctx context.Context, st *graph.Stage, fresh, loop,
 		if s.done {
 			// Finished: the slot becomes free for intake.
 			inflight--
+			p.inflight.Add(-1)
+			select {
+			case p.inflightDown <- struct{}{}:
+			default:
+			}
 			pre[s.slot].valid = false
 			p.slots.Release(s.slot)
 			continue
@@ -561,37 +581,63 @@ func (p *Pipeline) verifyStage(ctx context.Context, st *graph.Stage, in, out *gr
 	batch := make([]*seq, 0, p.cfg.Slots)
 	blocks := make([]*verify.Block, 0, p.cfg.Slots)
 	var pending *seq
-	for {
+	closed := false
+	for !closed {
 		batch, blocks = batch[:0], blocks[:0]
 		tokens := 0
-		if pending == nil {
-			s, ok, err := in.Recv(ctx)
-			if err != nil || !ok {
-				return err
+		for {
+			if pending == nil {
+				if s, ok, c := in.TryRecv(); ok {
+					pending = s
+				} else if c {
+					closed = true
+					break
+				}
 			}
-			pending = s
-		}
-		if pending.done {
-			// Nothing to verify: pass it on for its final chunk.
-			s := pending
-			pending = nil
-			if err := out.Send(ctx, s); err != nil {
-				return err
+			if pending != nil {
+				if pending.done {
+					// Nothing to verify: pass it on for its final chunk.
+					s := pending
+					pending = nil
+					if err := out.Send(ctx, s); err != nil {
+						return err
+					}
+					continue
+				}
+				need := len(pending.block.Draft) + 1
+				if tokens+need > maxBatch {
+					break // full: pending opens the next batch
+				}
+				batch = append(batch, pending)
+				blocks = append(blocks, &pending.block)
+				tokens += need
+				pending = nil
+				continue
 			}
-			continue
-		}
-		for pending != nil && !pending.done {
-			need := len(pending.block.Draft) + 1
-			if tokens+need > maxBatch {
+			// Nothing queued: verify now, or wait for more sequences
+			// (Config.VerifyBatch) as long as enough are in flight.
+			want := max(1, min(p.cfg.VerifyBatch, int(p.inflight.Load())))
+			if len(batch) >= want {
 				break
 			}
-			batch = append(batch, pending)
-			blocks = append(blocks, &pending.block)
-			tokens += need
-			pending = nil
-			if s, ok, _ := in.TryRecv(); ok {
+			select {
+			case s, ok := <-in.Chan():
+				if !ok {
+					closed = true
+					break
+				}
+				in.Took()
 				pending = s
+			case <-p.inflightDown:
+			case <-ctx.Done():
+				return ctx.Err()
 			}
+			if closed {
+				break
+			}
+		}
+		if len(batch) == 0 {
+			continue
 		}
 		st.AddIn(len(batch))
 		var err error
@@ -615,6 +661,7 @@ func (p *Pipeline) verifyStage(ctx context.Context, st *graph.Stage, in, out *gr
 			st.AddOut(1)
 		}
 	}
+	return nil
 }
 
 // acceptStage commits each verified block, publishes it as a chunk and

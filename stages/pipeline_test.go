@@ -140,6 +140,9 @@ func TestGreedyExactness(t *testing.T) {
 							Target: target, Drafter: d.make(seqs), Policy: draft.Policy{K: k},
 							Slots: seqs, MaxPos: 512, PreDraft: preDraft,
 						}
+						if k%2 == 1 {
+							cfg.VerifyBatch = seqs // wait for every sequence in flight
+						}
 						ps := prompts(seqs + 2) // more requests than slots: joins and leaves
 						var reqs []stages.Request
 						for i, pr := range ps {
@@ -179,6 +182,11 @@ func TestGreedyExactness(t *testing.T) {
 						}
 						if preDraft && d.name == "self" && seqs == 1 && (m.PreDrafts == 0 || m.PreDraftHits == 0) {
 							t.Errorf("self-draft, one sequence: %d pre-drafts, %d used", m.PreDrafts, m.PreDraftHits)
+						}
+						// With 8 slots almost every pass should hold several
+						// blocks (fewer only at the start and the tail).
+						if cfg.VerifyBatch == 8 && float64(m.Steps) < 2*float64(m.Passes) {
+							t.Errorf("VerifyBatch %d: %d blocks in %d passes", cfg.VerifyBatch, m.Steps, m.Passes)
 						}
 						if !preDraft && m.PreDrafts != 0 {
 							t.Errorf("%d pre-drafts with PreDraft off", m.PreDrafts)

@@ -35,6 +35,8 @@ type specOpts struct {
 	verifyThreads int
 	noShare       bool
 	stats         bool
+	preDraft      bool
+	verifyBatch   int
 }
 
 // addSpecFlags registers the speculative flags on fs.
@@ -51,6 +53,8 @@ func addSpecFlags(fs *flag.FlagSet) *specOpts {
 	fs.IntVar(&s.verifyThreads, "verify-threads", 0, "threads of the target model (0: --threads)")
 	fs.BoolVar(&s.noShare, "no-share-embd", false, "do not let the draft use the target's token embeddings")
 	fs.BoolVar(&s.stats, "spec-stats", true, "print speculative-decoding statistics to stderr")
+	fs.BoolVar(&s.preDraft, "pre-draft", false, "draft step n+1 while step n is verified, assuming full acceptance")
+	fs.IntVar(&s.verifyBatch, "verify-batch", 0, "wait for the blocks of `n` sequences (or all in flight) before a verification pass; 0 verifies what is ready")
 	return s
 }
 
@@ -162,8 +166,10 @@ func (su *specSetup) pipelineConfig(s *specOpts, seqs, maxPos, batch, verifyThre
 	}
 	cfg := stages.Config{
 		Target: tb, Slots: seqs, MaxPos: maxPos,
-		Policy:     draft.Policy{K: k, Adaptive: s.adaptive, Cost: s.cost},
-		NewSampler: stages.NewSampler,
+		Policy:      draft.Policy{K: k, Adaptive: s.adaptive, Cost: s.cost},
+		NewSampler:  stages.NewSampler,
+		PreDraft:    s.preDraft,
+		VerifyBatch: s.verifyBatch,
 	}
 	switch {
 	case !s.enabled():
@@ -500,13 +506,32 @@ func runSpecBench(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		alpha, spec.MeanAcceptedLength(), pred)
 	fmt.Fprintf(stdout, "  (the prediction assumes a (k+1)-token pass costs one 1-token pass; measured %.2fx)\n", ttk.Seconds()/tt1.Seconds())
 	spec.Write(prefixWriter{stdout, "  "})
-	if b := spec.PreDraftBound(); spec.Wall > 0 {
+	if b := spec.PreDraftBound(); spec.Wall > 0 && !s.preDraft {
 		fmt.Fprintf(stdout, "pre-drafting (draft step n+1 during verification of n) could save at most %v of %v (%.1f%%): %d of %d drafts accepted in full\n",
 			b.Round(time.Microsecond), spec.Wall.Round(time.Millisecond), 100*b.Seconds()/spec.Wall.Seconds(), spec.FullAccepts, spec.Drafts)
+		preOpts := *s
+		preOpts.preDraft = true
+		pre, _, err := run(&preOpts, 1, false, vt)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "speculative with pre-drafting: %7.1f tok/s (%.2fx without; %d pre-drafts, %d used, overlap %v)\n",
+			tps(pre), tps(pre)/tps(spec), pre.PreDrafts, pre.PreDraftHits, pre.Overlap.Round(time.Microsecond))
 	}
 
 	if *seqs > 0 {
+		line := func(name string, m stages.Snapshot) {
+			fmt.Fprintf(stdout, "%d sequences, %-34s %7.1f tok/s (%.1f blocks per pass, draft busy %v, verify busy %v, overlap %v)\n",
+				*seqs, name+":", tps(m), float64(m.Steps)/max(float64(m.Passes), 1), m.DraftBusy.Round(time.Millisecond),
+				m.VerifyBusy.Round(time.Millisecond), m.Overlap.Round(time.Millisecond))
+		}
 		conc, _, err := run(s, *seqs, false, vt)
+		if err != nil {
+			return err
+		}
+		gathered := *s
+		gathered.verifyBatch = *seqs
+		gath, _, err := run(&gathered, *seqs, false, vt)
 		if err != nil {
 			return err
 		}
@@ -514,11 +539,11 @@ func runSpecBench(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "%d sequences, concurrent pipeline: %7.1f tok/s (draft busy %v, verify busy %v, overlap %v)\n",
-			*seqs, tps(conc), conc.DraftBusy.Round(time.Millisecond), conc.VerifyBusy.Round(time.Millisecond), conc.Overlap.Round(time.Millisecond))
-		fmt.Fprintf(stdout, "%d sequences, one stage at a time:  %7.1f tok/s (draft busy %v, verify busy %v)\n",
-			*seqs, tps(ser), ser.DraftBusy.Round(time.Millisecond), ser.VerifyBusy.Round(time.Millisecond))
-		fmt.Fprintf(stdout, "concurrency gain %.2fx\n", tps(conc)/tps(ser))
+		line(fmt.Sprintf("concurrent (verify-batch %d)", s.verifyBatch), conc)
+		line(fmt.Sprintf("concurrent (verify-batch %d)", *seqs), gath)
+		line("one stage at a time", ser)
+		fmt.Fprintf(stdout, "concurrency gain %.2fx (verify-batch %d), %.2fx (verify-batch %d)\n",
+			tps(conc)/tps(ser), s.verifyBatch, tps(gath)/tps(ser), *seqs)
 	}
 	return nil
 }
