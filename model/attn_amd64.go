@@ -20,14 +20,49 @@ func madHalfAVX2(acc, v *float32, s float32, n int)
 //go:noescape
 func scaleHalfAVX2(acc *float32, s float32, n int)
 
-// dot32AVX2 is the 4×8-lane FMA part of dotF16/dotF32 over n (a multiple of
-// 32) elements, reduced as reduce4x8.
+// dot32AVX2 is dot32Generic (four 8-lane accumulators, reduce4x8) over n
+// (a multiple of 32) elements.
 //
 //go:noescape
 func dot32AVX2(k, q *float32, n int) float32
 
+// dot64AVX2 is dot64Generic (four 16-lane accumulators, each in two
+// registers, reduce4x16) over n (a multiple of 64) elements.
+//
+//go:noescape
+func dot64AVX2(k, q *float32, n int) float32
+
 func cpuidAttn(leaf, sub uint32) (eax, ebx, ecx, edx uint32)
 func xgetbvAttn() (eax, edx uint32)
+
+// ggmlLanes is 16 where the CPU and OS support AVX-512F (a native ggml
+// build then uses 512-bit vectors), else 8.
+var ggmlLanes = func() int {
+	maxLeaf, _, _, _ := cpuidAttn(0, 0)
+	if maxLeaf < 7 {
+		return 8
+	}
+	_, _, ecx1, _ := cpuidAttn(1, 0)
+	if ecx1&(1<<27) == 0 { // OSXSAVE
+		return 8
+	}
+	_, ebx7, _, _ := cpuidAttn(7, 0)
+	// XCR0: SSE, AVX, opmask, ZMM upper halves, upper ZMM registers.
+	if xcr0, _ := xgetbvAttn(); ebx7&(1<<16) != 0 && xcr0&0xe6 == 0xe6 {
+		return 16
+	}
+	return 8
+}()
+
+// ggmlSilu16 is whether ggml's SwiGLU uses its AVX-512 vector expf
+// (AVX-512F and DQ), as a native build on this CPU does.
+var ggmlSilu16 = func() bool {
+	if ggmlLanes != 16 {
+		return false
+	}
+	_, ebx7, _, _ := cpuidAttn(7, 0)
+	return ebx7&(1<<17) != 0
+}()
 
 // useAttnAsm reports whether the CPU and OS support AVX2, FMA and F16C.
 var useAttnAsm = func() bool {
@@ -66,6 +101,15 @@ func scaleHalf(acc []float32, s float32) {
 		return
 	}
 	scaleHalfGeneric(acc, s)
+}
+
+func dot64(k, q []float32) float32 {
+	n := len(q)
+	k = k[:n]
+	if useAttnAsm && n >= 64 {
+		return dot64AVX2(&k[0], &q[0], n)
+	}
+	return dot64Generic(k, q)
 }
 
 func dot32(k, q []float32) float32 {

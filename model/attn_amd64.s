@@ -105,3 +105,64 @@ TEXT ·xgetbvAttn(SB), NOSPLIT, $0-8
 	MOVL   AX, eax+0(FP)
 	MOVL   DX, edx+4(FP)
 	RET
+
+// func dot64AVX2(k, q *float32, n int) float32
+// Accumulator j (0..3) has lanes 0-7 in Y(2j) and lanes 8-15 in Y(2j+1).
+TEXT ·dot64AVX2(SB), NOSPLIT, $0-28
+	MOVQ   k+0(FP), SI
+	MOVQ   q+8(FP), DI
+	MOVQ   n+16(FP), CX
+	SHRQ   $6, CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	TESTQ  CX, CX
+	JZ     d64reduce
+
+d64loop:
+	VMOVUPS     (SI), Y8
+	VFMADD231PS (DI), Y8, Y0
+	VMOVUPS     32(SI), Y9
+	VFMADD231PS 32(DI), Y9, Y1
+	VMOVUPS     64(SI), Y10
+	VFMADD231PS 64(DI), Y10, Y2
+	VMOVUPS     96(SI), Y11
+	VFMADD231PS 96(DI), Y11, Y3
+	VMOVUPS     128(SI), Y12
+	VFMADD231PS 128(DI), Y12, Y4
+	VMOVUPS     160(SI), Y13
+	VFMADD231PS 160(DI), Y13, Y5
+	VMOVUPS     192(SI), Y14
+	VFMADD231PS 192(DI), Y14, Y6
+	VMOVUPS     224(SI), Y15
+	VFMADD231PS 224(DI), Y15, Y7
+	ADDQ        $256, SI
+	ADDQ        $256, DI
+	DECQ        CX
+	JNZ         d64loop
+
+d64reduce:
+	// GGML_F32x16_REDUCE: x0 += x2, x1 += x3, x0 += x1 (16 lanes each).
+	VADDPS Y4, Y0, Y0
+	VADDPS Y5, Y1, Y1
+	VADDPS Y6, Y2, Y2
+	VADDPS Y7, Y3, Y3
+	VADDPS Y2, Y0, Y0
+	VADDPS Y3, Y1, Y1
+	// _mm512_reduce_add_ps (gcc): 256-bit halves, 128-bit halves, lanes
+	// two apart, then the last pair.
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0x4e, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+	VZEROUPPER
+	MOVSS        X0, ret+24(FP)
+	RET

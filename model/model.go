@@ -12,11 +12,14 @@
 // once over all tokens of the batch (weights are streamed once per batch);
 // attention is per token and head over the token's own sequence.
 //
-// Arithmetic follows llama.cpp's CPU backend (ggml, AVX2 build) at each
-// rounding point: RMSNorm with a float64 sum of squares, RoPE angles by a
-// running float32 product, SiLU through ggml's vector expf, and flash
-// attention with Q rounded to F16, F16 K·Q dots, an online softmax and an
-// F16 value accumulator (F32 with an F32 cache). Every token's result
+// Arithmetic follows llama.cpp's CPU backend (ggml as built natively for
+// the CPU, and glibc's libm) at each rounding point: RMSNorm with a float64
+// sum of squares, RoPE angles by a running float32 product through glibc's
+// cosf/sinf, SiLU through ggml's vector expf, and flash attention with Q
+// rounded to F16, F16 K·Q dots in ggml's SIMD summation order, an online
+// softmax with glibc's expf and an F16 value accumulator (F32 with an F32
+// cache). Against llama.cpp on this machine, prefill logits of Q8_0/Q4_0
+// models are bit-identical (matrix products by package tensor). Every token's result
 // depends only on its own inputs and cache contents, so logits are bit-for-
 // bit the same whatever the batch composition and thread count.
 package model

@@ -3,8 +3,10 @@ package model
 import "math"
 
 // The per-token kernels of the forward pass, each mirroring the rounding
-// points of the ggml CPU op named in its comment (AVX2 build, as the tensor
-// package's dots). They do not allocate.
+// points of the ggml CPU op named in its comment, as a native llama.cpp
+// build on the same CPU computes them (AVX-512 layouts where the CPU has
+// AVX-512, AVX2 otherwise; see ggmlLanes), with glibc's expf/sinf/cosf
+// (libm.go). They do not allocate.
 
 // fma32 is a float32 fused multiply-add: a*b is exact in float64, so the
 // float64 FMA rounded to float32 equals the fused float32 result except in
@@ -34,17 +36,18 @@ func rmsnorm(out, x, w []float32, eps float32) {
 // ropeAngles fills cs with (cos θ_i, sin θ_i) pairs for position pos, as
 // ggml_rope_cache_init: θ_0 = pos and θ_{i+1} = θ_i * base^(-2/d), a running
 // float32 product (not pos*base^(-2i/d) computed afresh), cos and sin of the
-// float32 angle.
+// float32 angle as glibc's cosf and sinf round them.
 func ropeAngles(cs []float32, pos int32, thetaScale float32) {
 	theta := float32(pos)
 	for i := 0; i+1 < len(cs); i += 2 {
-		s, c := math.Sincos(float64(theta))
-		cs[i], cs[i+1] = float32(c), float32(s)
+		cs[i], cs[i+1] = cosf(theta), sinf(theta)
 		theta = float32(theta * thetaScale)
 	}
 }
 
 // ropeThetaScale is base^(-2/d) in float32, as powf(freq_base, -2.0f/n_dims).
+// (The correctly rounded value equals glibc's powf for common bases and
+// head sizes; checked for bases 1e3–8e6 and sizes 16–256.)
 func ropeThetaScale(base float32, headDim int) float32 {
 	e := float32(-2) / float32(headDim)
 	return float32(math.Pow(float64(base), float64(e)))
@@ -73,10 +76,23 @@ func rope(x, cs []float32, mode ropeMode) {
 	}
 }
 
-// swiglu writes g[i] = silu(g[i]) * u[i], as ggml_vec_swiglu_f32: runs of 8
-// through ggml's vector expf (ggml_v_silu), the tail through expf.
+// swiglu writes g[i] = silu(g[i]) * u[i], as ggml_vec_swiglu_f32: runs of
+// vector lanes through ggml's vector expf (ggml_v_silu; 16 lanes with
+// AVX-512F+DQ, else 8), the tail through expf.
 func swiglu(g, u []float32) {
 	u = u[:len(g)]
+	if ggmlSilu16 {
+		n16 := len(g) &^ 15
+		for i := 0; i < n16; i++ {
+			x := g[i]
+			g[i] = float32(x/(1+vexpf512(-x))) * u[i]
+		}
+		for i := n16; i < len(g); i++ {
+			x := g[i]
+			g[i] = float32(x/(1+expf(-x))) * u[i]
+		}
+		return
+	}
 	n8 := len(g) &^ 7
 	for i := 0; i < n8; i++ {
 		x := g[i]
@@ -84,8 +100,7 @@ func swiglu(g, u []float32) {
 	}
 	for i := n8; i < len(g); i++ {
 		x := g[i]
-		e := float32(math.Exp(float64(-x)))
-		g[i] = float32(x/(1+e)) * u[i]
+		g[i] = float32(x/(1+expf(-x))) * u[i]
 	}
 }
 
@@ -129,6 +144,36 @@ func vexpf(x float32) float32 {
 	return fma32(s2, j, s2) * s1
 }
 
+// vexpf512 is one lane of ggml_v_expf for AVX-512: the same reduction and
+// polynomial as vexpf, but with 1 folded into the polynomial and 2^n
+// applied by scaling (VSCALEFPS), and saturation for |n| > 192 only.
+// Bit-identical to ggml (see TestVexpf).
+func vexpf512(x float32) float32 {
+	const (
+		shift = 0x1.8p23
+		log2e = 0x1.715476p+0
+		ln2hi = 0x1.62e4p-1
+		ln2lo = 0x1.7f7d1cp-20
+		p0    = 0x1.0e4020p-7
+		p1    = 0x1.573e2ep-5
+		p2    = 0x1.555e66p-3
+		p3    = 0x1.fffdb6p-2
+		p4    = 0x1.ffffecp-1
+	)
+	z := fma32(x, log2e, shift)
+	n := z - shift
+	b := fma32(-n, ln2lo, fma32(-n, ln2hi, x))
+	if math.Abs(float64(n)) > 192 {
+		if n <= 0 {
+			return 0
+		}
+		return float32(math.Inf(1))
+	}
+	u := b * b
+	j := fma32(fma32(fma32(p0, b, p1), u, fma32(p2, b, p3)), u, fma32(p4, b, 1))
+	return float32(math.Ldexp(float64(j), int(n)))
+}
+
 // addTo adds b to a element-wise (ggml_add: a residual or a bias).
 func addTo(a, b []float32) {
 	b = b[:len(a)]
@@ -137,10 +182,15 @@ func addTo(a, b []float32) {
 	}
 }
 
-// The attention dot products follow ggml_vec_dot_f16 / ggml_vec_dot_f32
-// (AVX2): products fused into four 8-lane float32 accumulators over steps
-// of 32 elements, the fixed reduction tree of GGML_F32x8_REDUCE, and a
-// float64 tail for the remaining n%32 elements.
+// The attention dot products follow ggml_vec_dot_f16 / ggml_vec_dot_f32,
+// whose summation order depends on the SIMD width ggml was built for (a
+// native llama.cpp build uses the widest the CPU has): products fused into
+// four accumulators of ggmlLanes float32 lanes over steps of 4*ggmlLanes
+// elements, a fixed reduction tree (GGML_F32x8_REDUCE for AVX2,
+// GGML_F32x16_REDUCE with gcc's _mm512_reduce_add_ps for AVX-512), and a
+// float64 tail for the remaining elements. ggmlLanes is 16 on CPUs with
+// AVX-512F and 8 otherwise (attn_amd64.go); the arithmetic per element is
+// the same, only the order of the additions differs.
 
 // reduce4x8 folds four 8-lane accumulators (acc[8*j+l] is lane l of
 // accumulator j) as GGML_F32x8_REDUCE: (a0+a2)+(a1+a3) per lane, then the
@@ -157,24 +207,46 @@ func reduce4x8(acc *[32]float32) float32 {
 	return float32(t0+t1) + float32(t2+t3)
 }
 
-// dotAttn is ggml_vec_dot_f16 / ggml_vec_dot_f32 (AVX2) of a key row and a
-// query: products fused into four 8-lane float32 accumulators over steps of
-// 32 elements (dot32), the GGML_F32x8_REDUCE tree, and a float64 tail for
-// the remaining n%32 elements. With half-valued inputs (an F16 cache) the
-// products are exact in float32, so fused and unfused agree.
+// reduce4x16 folds four 16-lane accumulators (acc[16*j+l]) as
+// GGML_F32x16_REDUCE: (a0+a2)+(a1+a3) per lane, then _mm512_reduce_add_ps
+// as gcc implements it: 256-bit halves, 128-bit halves, pairs two apart,
+// and the last two.
+func reduce4x16(acc *[64]float32) float32 {
+	var v [16]float32
+	for l := range 16 {
+		v[l] = float32(acc[l]+acc[32+l]) + float32(acc[16+l]+acc[48+l])
+	}
+	var a [8]float32
+	for i := range 8 {
+		a[i] = v[i] + v[i+8]
+	}
+	b0, b1, b2, b3 := a[0]+a[4], a[1]+a[5], a[2]+a[6], a[3]+a[7]
+	return float32(b0+b2) + float32(b1+b3)
+}
+
+// dotAttn is ggml_vec_dot_f16 / ggml_vec_dot_f32 of a key row and a query
+// (see above). With half-valued inputs (an F16 cache) the products are
+// exact in float32, so fused and unfused multiply-adds agree.
 func dotAttn(k, q []float32) float32 {
 	n := len(q)
 	k = k[:n]
-	np := n &^ 31
-	sum := float64(dot32(k[:np], q[:np]))
+	var sum float64
+	var np int
+	if ggmlLanes == 16 {
+		np = n &^ 63
+		sum = float64(dot64(k[:np], q[:np]))
+	} else {
+		np = n &^ 31
+		sum = float64(dot32(k[:np], q[:np]))
+	}
 	for i := np; i < n; i++ {
 		sum += float64(k[i] * q[i])
 	}
 	return float32(sum)
 }
 
-// dot32Generic is the accumulator part of dotAttn, for len(q) a multiple
-// of 32 (0 gives 0).
+// dot32Generic is the accumulator part of dotAttn with 8 lanes, for
+// len(q) a multiple of 32 (0 gives 0).
 func dot32Generic(k, q []float32) float32 {
 	n := len(q)
 	k = k[:n]
@@ -188,8 +260,24 @@ func dot32Generic(k, q []float32) float32 {
 	return reduce4x8(&acc)
 }
 
-// madHalfGeneric is the body of ggml_vec_mad_f16 on widened halves:
-// acc[i] = half(fma(v[i], s, acc[i])).
+// dot64Generic is the accumulator part of dotAttn with 16 lanes, for
+// len(q) a multiple of 64 (0 gives 0).
+func dot64Generic(k, q []float32) float32 {
+	n := len(q)
+	k = k[:n]
+	var acc [64]float32
+	for i := 0; i+64 <= n; i += 64 {
+		kk, qq := k[i:i+64], q[i:i+64]
+		for l := range 64 {
+			acc[l] = fma32(kk[l], qq[l], acc[l])
+		}
+	}
+	return reduce4x16(&acc)
+}
+
+// madHalfGeneric is ggml_vec_mad_f16 on widened halves:
+// acc[i] = half(fma(v[i], s, acc[i])). The vector body fuses the
+// multiply-add, and the compiler contracts the scalar tail to an FMA too.
 func madHalfGeneric(acc, v []float32, s float32) {
 	v = v[:len(acc)]
 	for i, a := range acc {
@@ -258,7 +346,7 @@ func roundF16Rare(x float32) float32 {
 
 // attnF16 computes one query head's attention over positions [0, npos) of
 // an F16 cache head, as ggml_compute_forward_flash_attn_ext_f16_one_chunk
-// with an F16 V: q rounded to half, K·q by dotF16, online softmax with
+// with an F16 V: q rounded to half, K·q by dotAttn, online softmax with
 // running maximum M and sum S, values accumulated in a half-precision buffer
 // (rounded to half after every scale and every multiply-add), and
 // out = acc * (1/S). k and v are the head's keys and values already widened
@@ -266,7 +354,6 @@ func roundF16Rare(x float32) float32 {
 // len(q). Values held in acc are always exact halves.
 func attnF16(out, q, k, v []float32, npos int, scale float32, qh, acc []float32) {
 	d := len(q)
-	d32 := d &^ 31
 	qh, acc = qh[:d], acc[:d]
 	for i, x := range q {
 		qh[i] = roundF16(x)
@@ -278,17 +365,14 @@ func attnF16(out, q, k, v []float32, npos int, scale float32, qh, acc []float32)
 		x := dotAttn(k[p*d:(p+1)*d], qh) * scale
 		ms, vs := float32(1), float32(1)
 		if x > m {
-			ms = float32(math.Exp(float64(m - x)))
+			ms = expf(m - x)
 			m = x
 			scaleHalf(acc, ms) // ggml_vec_scale_f16
 		} else {
-			vs = float32(math.Exp(float64(x - m)))
+			vs = expf(x - m)
 		}
 		vp := v[p*d : (p+1)*d]
-		madHalf(acc[:d32], vp[:d32], vs) // ggml_vec_mad_f16: FMA in 32-element steps
-		for i := d32; i < d; i++ {       // and an unfused tail
-			acc[i] = roundF16(acc[i] + float32(vp[i]*vs))
-		}
+		madHalf(acc, vp, vs) // ggml_vec_mad_f16
 		s = fma32(s, ms, vs) // S = S*ms + vs, contracted by the C compiler
 	}
 	inv := float32(0)
@@ -315,13 +399,13 @@ func attnF32(out []float32, q []float32, k, v []float32, npos int, scale float32
 		x := dotAttn(k[p*d:(p+1)*d], q) * scale
 		ms, vs := float32(1), float32(1)
 		if x > m {
-			ms = float32(math.Exp(float64(m - x)))
+			ms = expf(m - x)
 			m = x
 			for i := range acc {
 				acc[i] *= ms
 			}
 		} else {
-			vs = float32(math.Exp(float64(x - m)))
+			vs = expf(x - m)
 		}
 		vp := v[p*d : (p+1)*d]
 		for i := range acc {

@@ -1,7 +1,11 @@
 package model
 
 import (
+	"fmt"
 	"math"
+	"os"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/specd-dev/specd/tensor"
@@ -98,11 +102,86 @@ var vexpfGolden = [][2]uint32{
 	{0x42bf45a1, 0x7f800000},
 }
 
+// vexpf512Golden is vexpfGolden for ggml_v_expf's AVX-512 version
+// (gcc -O2 -mavx512f -mavx512dq), over the same inputs and a few more.
+var vexpf512Golden = [][2]uint32{
+	{0xc2dc0000, 0x00000000},
+	{0xc2d30395, 0x00000000},
+	{0xc2ca072b, 0x0000000a},
+	{0xc2c1c7ae, 0x00000253},
+	{0xc2b8cb44, 0x0000cfd6},
+	{0xc2afced9, 0x0048925e},
+	{0xc2a78f5c, 0x030c2af5},
+	{0xc29e92f2, 0x0643c5c5},
+	{0xc2959687, 0x0988b80a},
+	{0xc28d570a, 0x0c840832},
+	{0xc2845aa0, 0x0fb868c7},
+	{0xc276bc6b, 0x1300c867},
+	{0xc2663d71, 0x15f8bc6a},
+	{0xc254449c, 0x192db4a2},
+	{0xc2424bc7, 0x1c729d9f},
+	{0xc231cccd, 0x1f6a4c6f},
+	{0xc21fd3f8, 0x22a39f88},
+	{0xc20ddb24, 0x25e4885c},
+	{0xc1fab853, 0x28dcb2de},
+	{0xc1d6c6a9, 0x2c1a202a},
+	{0xc1b2d4ff, 0x2f5744af},
+	{0xc191d70c, 0x324fe365},
+	{0xc15bcac3, 0x35912df8},
+	{0xc113e76f, 0x38cac5f5},
+	{0xc0a3d710, 0x3bc3d261},
+	{0xbf208342, 0x3f08c0b5},
+	{0x40776c7f, 0x423f00e2},
+	{0x40ffae0e, 0x4538749c},
+	{0x4147ba5b, 0x4880d0a9},
+	{0x4187ced7, 0x4bb3eaac},
+	{0x41a8cccb, 0x4eadbfbc},
+	{0x41ccbe75, 0x51f2ad21},
+	{0x41f0b01f, 0x55297949},
+	{0x4208d709, 0x5823a9e9},
+	{0x421acfde, 0x5b649713},
+	{0x422cc8b3, 0x5e9fa2fc},
+	{0x423d47ad, 0x619a2a04},
+	{0x424f4082, 0x64d75271},
+	{0x42613957, 0x68165eef},
+	{0x4271b851, 0x6b113749},
+	{0x4281d893, 0x6e4ad2f6},
+	{0x428ad4fe, 0x718da4b4},
+	{0x4293147a, 0x7488c961},
+	{0x429c10e5, 0x77bf0d31},
+	{0x42a50d50, 0x7b056c06},
+	{0x42ad4ccc, 0x7e00d8dd},
+	{0x42b64937, 0x7f800000},
+	{0x42bf45a1, 0x7f800000},
+	{0xc2ab92e4, 0x0196b6d0},
+	{0x00000000, 0x3f800000},
+	{0xbf800000, 0x3ebc5ab3},
+	{0x3f800000, 0x402df855},
+	{0x41280000, 0x470ddb80},
+	{0xc2490000, 0x1b35981c},
+	{0x42b00000, 0x7ef882b7},
+	{0xc2c80000, 0x0000001b},
+	{0xc2ce0000, 0x00000001},
+	{0x42af0000, 0x7e96bab2},
+	{0x3dfcb924, 0x3f90cfa5},
+	{0xbf46e979, 0x3eeb68b7},
+	{0x40533333, 0x41d8e6ae},
+	{0xc1a00000, 0x310da432},
+	{0x42700000, 0x6abcede6},
+	{0xc2b40000, 0x0008ec28},
+}
+
 func TestVexpf(t *testing.T) {
 	for _, g := range vexpfGolden {
 		x := math.Float32frombits(g[0])
 		if got := math.Float32bits(vexpf(x)); got != g[1] {
 			t.Errorf("vexpf(%g) = %#08x, ggml gives %#08x", x, got, g[1])
+		}
+	}
+	for _, g := range vexpf512Golden {
+		x := math.Float32frombits(g[0])
+		if got := math.Float32bits(vexpf512(x)); got != g[1] {
+			t.Errorf("vexpf512(%g) = %#08x, ggml gives %#08x", x, got, g[1])
 		}
 	}
 	// Accuracy against exp over the normal range: a few ulp (the
@@ -154,7 +233,7 @@ func TestRopeAngles(t *testing.T) {
 	ropeAngles(cs, 37, scale)
 	theta := float32(37)
 	for i := 0; i < d/2; i++ {
-		if cs[2*i] != float32(math.Cos(float64(theta))) || cs[2*i+1] != float32(math.Sin(float64(theta))) {
+		if cs[2*i] != cosf(theta) || cs[2*i+1] != sinf(theta) {
 			t.Fatalf("pair %d: (%v, %v) for θ=%v", i, cs[2*i], cs[2*i+1], theta)
 		}
 		theta *= scale
@@ -241,7 +320,7 @@ func TestAttention(t *testing.T) {
 func TestAttnKernels(t *testing.T) {
 	x := xorshift(99)
 	rnd := func(scale float32) float32 { return float32(int64(x.next()%20001)-10000) / 10000 * scale }
-	for _, n := range []int{0, 8, 24, 32, 40, 64, 96, 128, 136} {
+	for _, n := range []int{0, 8, 24, 32, 40, 64, 96, 128, 136, 192, 200} {
 		for trial := range 20 {
 			scale := []float32{1, 1e-4, 3e4, 1e-6}[trial%4]
 			k, q := make([]float32, n+8), make([]float32, n+8)
@@ -256,6 +335,10 @@ func TestAttnKernels(t *testing.T) {
 			if a, b := dot32(k[:n32], q[:n32]), dot32Generic(k[:n32], q[:n32]); math.Float32bits(a) != math.Float32bits(b) {
 				t.Fatalf("n=%d: dot32 %v, generic %v", n, a, b)
 			}
+			n64 := n &^ 63
+			if a, b := dot64(k[:n64], q[:n64]), dot64Generic(k[:n64], q[:n64]); math.Float32bits(a) != math.Float32bits(b) {
+				t.Fatalf("n=%d: dot64 %v, generic %v", n, a, b)
+			}
 			madHalf(acc1[:n], v[:n], s)
 			madHalfGeneric(acc2[:n], v[:n], s)
 			scaleHalf(acc1[:n], s)
@@ -264,6 +347,60 @@ func TestAttnKernels(t *testing.T) {
 				if math.Float32bits(acc1[i]) != math.Float32bits(acc2[i]) {
 					t.Fatalf("n=%d scale=%g: acc[%d] = %v, generic %v", n, scale, i, acc1[i], acc2[i])
 				}
+			}
+		}
+	}
+}
+
+// TestFlashAttnGolden runs attnF16 with ggml's AVX-512 layout on inputs
+// whose outputs were recorded from ggml_flash_attn_ext (F16 K and V, one
+// thread, llama.cpp built with -march=native on an AVX-512 CPU), in
+// testdata/flash_attn_avx512.golden: per case a line "D NPOS", a line of q
+// (float32 bits) then K and V (half bits), and a line of the D outputs.
+// Head sizes 32–128 (80 has a tail), up to 48 positions, and magnitudes
+// that exercise half-precision overflow in the value accumulator.
+func TestFlashAttnGolden(t *testing.T) {
+	raw, err := os.ReadFile("testdata/flash_attn_avx512.golden")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
+	if len(lines)%3 != 0 || len(lines) == 0 {
+		t.Fatalf("golden file has %d lines", len(lines))
+	}
+	defer func(l int) { ggmlLanes = l }(ggmlLanes)
+	ggmlLanes = 16
+	hex := func(s string) uint32 {
+		v, err := strconv.ParseUint(s, 16, 32)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return uint32(v)
+	}
+	for c := 0; c < len(lines); c += 3 {
+		var d, npos int
+		if _, err := fmt.Sscanf(lines[c], "%d %d", &d, &npos); err != nil {
+			t.Fatal(err)
+		}
+		in, want := strings.Fields(lines[c+1]), strings.Fields(lines[c+2])
+		if len(in) != d+2*d*npos || len(want) != d {
+			t.Fatalf("case %d: %d inputs, %d outputs", c/3, len(in), len(want))
+		}
+		q, k, v := make([]float32, d), make([]float32, d*npos), make([]float32, d*npos)
+		for i := range q {
+			q[i] = math.Float32frombits(hex(in[i]))
+		}
+		for i := range k {
+			k[i] = tensor.F16ToF32(uint16(hex(in[d+i])))
+			v[i] = tensor.F16ToF32(uint16(hex(in[d+d*npos+i])))
+		}
+		out := make([]float32, d)
+		attnF16(out, q, k, v, npos, 1/float32(math.Sqrt(float64(d))), make([]float32, d), make([]float32, d))
+		for i := range out {
+			w := hex(want[i])
+			if math.Float32bits(out[i]) != w && !(out[i] != out[i] && math.Float32frombits(w) != math.Float32frombits(w)) {
+				t.Errorf("case %d (d=%d, npos=%d): out[%d] = %#08x, ggml %#08x", c/3, d, npos, i, math.Float32bits(out[i]), w)
+				break
 			}
 		}
 	}
