@@ -90,7 +90,8 @@ func modelPrompts(n int) [][]int32 {
 // k = 1..8, batches of 1, 4 and 8 sequences with different prompts, 1 and
 // 2 threads, with a random draft model (low acceptance), the target itself
 // as draft (full acceptance, asserted), the draft sharing the target's
-// embeddings (k = 2, 5, 8), and prompt lookup; even k with pre-drafting. Each run has one request
+// embeddings (k = 2, 5, 8), and prompt lookup; even k with pre-drafting,
+// k = 3 and 6 with verification waiting for every sequence in flight. Each run has one request
 // more than slots, so sequences join and leave mid-run.
 func TestModelGreedyExactness(t *testing.T) {
 	target := loadModel(t, "target", targetOpts)
@@ -132,6 +133,9 @@ func TestModelGreedyExactness(t *testing.T) {
 					}
 					// Even k also pre-drafts (step n+1 during step n).
 					cfg := stages.Config{Target: tb, Drafter: dr, Policy: draft.Policy{K: k}, Slots: seqs, MaxPos: maxPos, PreDraft: k%2 == 0}
+					if k%3 == 0 {
+						cfg.VerifyBatch = seqs // k = 3, 6: verify all sequences together
+					}
 					n := min(len(ps), seqs+1) // one more than slots: joins and leaves
 					var reqs []stages.Request
 					for i := 0; i < n; i++ {
