@@ -7,6 +7,16 @@ package model_test
 // tolerance. Needs the peer tools (tools/peer/build.sh, or
 // scripts/conformance.sh which builds them and runs this test); skipped
 // without them unless SPECD_REQUIRE_PEER=1.
+//
+// How close is close enough was measured on llama.cpp itself: the same
+// llama.cpp with ggml's AVX-512 kernels and with its AVX2 kernels
+// (SPECD_PEER_CPU) differs on these models' first-step logits by up to
+// 1e-3 (F32), 2.7e-3 (F16) and 1.4e-2 (BF16) of the logits' standard
+// deviation, and not at all for Q8_0, Q4_0 and Q4_K_M prompts; its two
+// builds' greedy ids part at steps where the best two logits are within
+// 1.7e-3–3.7e-3 of the std (quantized models: rounding of re-quantized
+// activations amplifies summation-order differences over the decode).
+// The tolerances below are about twice those figures.
 
 import (
 	"fmt"
@@ -24,6 +34,12 @@ import (
 
 const (
 	confSteps = 64 // greedy steps compared
+	// confTieTol: a step whose llama.cpp top-2 margin is below
+	// confTieTol·std(first-step logits) is a near-tie that llama.cpp's own
+	// builds do not decide alike; if the ids part there, the comparison
+	// stops and passes (reported in the log), unless
+	// SPECD_CONFORMANCE_STRICT=1 demands all confSteps ids regardless.
+	confTieTol = 5e-3
 	// specd runs on 2 threads (its results do not depend on the count);
 	// llama.cpp on 1, because ggml's spinning thread barrier slows to a
 	// crawl when the machine's cores are busy with other work.
@@ -66,13 +82,13 @@ var confTypes = []struct {
 	optional bool
 	tol      float64
 }{
-	{name: "F32", own: tensor.F32, tol: 1e-4},
-	{name: "F16", own: tensor.F16, tol: 1e-3},
-	{name: "Q8_0", quantize: "Q8_0", tol: 1e-3},
-	{name: "Q4_0", quantize: "Q4_0", optional: true, tol: 2e-3},
-	{name: "Q4_0-own", own: tensor.Q4_0, optional: true, tol: 2e-3},
-	{name: "BF16-own", own: tensor.BF16, optional: true, tol: 1e-3},
-	{name: "Q4_K_M", quantize: "Q4_K_M", optional: true, tol: 2e-3},
+	{name: "F32", own: tensor.F32, tol: 2e-3},
+	{name: "F16", own: tensor.F16, tol: 6e-3},
+	{name: "Q8_0", quantize: "Q8_0", tol: 1e-4},
+	{name: "Q4_0", quantize: "Q4_0", optional: true, tol: 1e-4},
+	{name: "Q4_0-own", own: tensor.Q4_0, optional: true, tol: 1e-4},
+	{name: "BF16-own", own: tensor.BF16, optional: true, tol: 3e-2},
+	{name: "Q4_K_M", quantize: "Q4_K_M", optional: true, tol: 1e-4},
 }
 
 func TestConformanceLlamaCpp(t *testing.T) {
@@ -200,9 +216,15 @@ func checkConformance(t *testing.T, peer *modeltest.Peer, path string, prompt []
 	}
 
 	// Greedy ids.
+	strict := os.Getenv("SPECD_CONFORMANCE_STRICT") == "1"
 	for i := range ref.IDs {
 		if ids[i] != ref.IDs[i] {
 			r, s := ref.Top[i], tops[i]
+			if float64(r.Margin()) < confTieTol*std && !strict {
+				t.Logf("greedy ids identical for %d of %d steps, then part at a near-tie: specd %d, llama.cpp %d, llama.cpp's margin %.4g < %.0e·std; %s",
+					i, confSteps, ids[i], ref.IDs[i], r.Margin(), confTieTol, drift(i, std))
+				return
+			}
 			t.Fatalf("greedy ids diverge at step %d of %d: specd %d, llama.cpp %d\n"+
 				"  specd     top-2 %d (%.6g) %d (%.6g), margin %.4g\n"+
 				"  llama.cpp top-2 %d (%.6g) %d (%.6g), margin %.4g\n"+

@@ -241,6 +241,47 @@ func TestWeightScales(t *testing.T) {
 	}
 }
 
+// TestSpread checks that Spread varies the output rows' scales log-normally:
+// the standard deviation of log(row RMS) is about Spread, and 0 keeps rows
+// at one scale.
+func TestSpread(t *testing.T) {
+	for _, tc := range []struct {
+		tied   bool
+		name   string
+		spread float64
+	}{
+		{false, "output.weight", 0},
+		{false, "output.weight", 0.5},
+		{false, "output.weight", 1},
+	} {
+		o := Options{Dim: 256, Layers: 1, Heads: 8, FFN: 256, Vocab: 2000, Seed: 5, Tied: tc.tied, Spread: tc.spread}
+		f, err := gguf.Parse(encode(t, o))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ti, _ := f.Tensor(tc.name)
+		row := make([]float32, 256)
+		var s, s2 float64
+		rows := len(ti.Data) / (4 * 256)
+		for i := 0; i < rows; i++ {
+			tensor.DequantizeRow(row, tensor.F32, ti.Data[i*1024:(i+1)*1024])
+			var ss float64
+			for _, x := range row {
+				ss += float64(x) * float64(x)
+			}
+			l := 0.5 * math.Log(ss/256)
+			s += l
+			s2 += l * l
+		}
+		sd := math.Sqrt(s2/float64(rows) - (s/float64(rows))*(s/float64(rows)))
+		// Sampling noise of a 256-element RMS adds ~1/sqrt(2·256) ≈ 0.044.
+		want := math.Sqrt(tc.spread*tc.spread + 1.0/512)
+		if math.Abs(sd-want) > 0.1*want+0.005 {
+			t.Errorf("%s spread %g: std of log row RMS %.4f, want %.4f", tc.name, tc.spread, sd, want)
+		}
+	}
+}
+
 func TestWriteRejectsBadOptions(t *testing.T) {
 	for _, tc := range []struct {
 		mod  func(*Options)
@@ -256,6 +297,8 @@ func TestWriteRejectsBadOptions(t *testing.T) {
 		{func(o *Options) { o.Dim = 1 << 20 }, "too large"},
 		{func(o *Options) { o.Dim, o.Heads = 66, 66 }, "odd"},
 		{func(o *Options) { o.VocabFrom = "/nonexistent/vocab.gguf" }, "vocabulary"},
+		{func(o *Options) { o.Spread = -1 }, "Spread"},
+		{func(o *Options) { o.Spread, o.Tied = 0.5, true }, "untied"},
 	} {
 		o := small()
 		tc.mod(&o)
