@@ -1,5 +1,18 @@
 package tensor
 
+// Design of MatMul. A weight matrix is split by output rows into chunks
+// (several per thread, a multiple of 8 rows) that the threads of a Pool
+// claim from an atomic counter, so late or slow threads still finish
+// together. The activations are converted once per call into the pool's
+// grow-only scratch (or viewed in place for F32). Each chunk is handed to
+// the weight type's gemv kernel, which loops over its rows and the batch's
+// tokens in assembly: several tokens share each weight load (four at a time)
+// and, for Q4_0, eight rows share each activation block. Every output is
+// computed with the same operations in the same order as the type's single
+// VecDot, so a token's logits do not depend on the batch it is in, the
+// chunking or the thread count. Helpers sleep on a channel between calls;
+// the caller computes a share itself and waits on a WaitGroup.
+
 import (
 	"fmt"
 	"sync"
