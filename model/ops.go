@@ -54,7 +54,9 @@ func ropeThetaScale(base float32, headDim int) float32 {
 }
 
 // rope rotates one head vector x (len = headDim) in place by the angles cs
-// (from ropeAngles), pairing elements per mode (ggml rotate_pairs).
+// (from ropeAngles), pairing elements per mode (ggml rotate_pairs). The C
+// compiler contracts x0*cos - x1*sin into fma(x0, cos, -(x1*sin)) and
+// x0*sin + x1*cos into fma(x0, sin, x1*cos); so does this.
 func rope(x, cs []float32, mode ropeMode) {
 	d := len(x)
 	switch mode {
@@ -62,16 +64,16 @@ func rope(x, cs []float32, mode ropeMode) {
 		for i := 0; i+1 < d; i += 2 {
 			c, s := cs[i], cs[i+1]
 			x0, x1 := x[i], x[i+1]
-			x[i] = float32(x0*c) - float32(x1*s)
-			x[i+1] = float32(x0*s) + float32(x1*c)
+			x[i] = fma32(x0, c, -float32(x1*s))
+			x[i+1] = fma32(x0, s, float32(x1*c))
 		}
 	case ropeNeox:
 		h := d / 2
 		for i := range h {
 			c, s := cs[2*i], cs[2*i+1]
 			x0, x1 := x[i], x[i+h]
-			x[i] = float32(x0*c) - float32(x1*s)
-			x[i+h] = float32(x0*s) + float32(x1*c)
+			x[i] = fma32(x0, c, -float32(x1*s))
+			x[i+h] = fma32(x0, s, float32(x1*c))
 		}
 	}
 }

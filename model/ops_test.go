@@ -405,3 +405,52 @@ func TestFlashAttnGolden(t *testing.T) {
 		}
 	}
 }
+
+// TestRopeGolden compares ropeAngles+rope with ggml_rope_ext (llama.cpp's
+// CPU backend, one thread) on recorded inputs, testdata/rope.golden: per
+// case a line "MODE HEADDIM HEADS POS BASE" (mode 0 = NORM, 2 = NEOX; base
+// as float32 bits), a line of inputs and one of outputs (float32 bits),
+// positions up to 4097 (glibc's large-argument range reduction).
+func TestRopeGolden(t *testing.T) {
+	raw, err := os.ReadFile("testdata/rope.golden")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
+	if len(lines)%3 != 0 || len(lines) == 0 {
+		t.Fatalf("golden file has %d lines", len(lines))
+	}
+	for c := 0; c < len(lines); c += 3 {
+		var gmode, d, heads int
+		var pos int32
+		var baseBits uint32
+		if _, err := fmt.Sscanf(lines[c], "%d %d %d %d %x", &gmode, &d, &heads, &pos, &baseBits); err != nil {
+			t.Fatal(err)
+		}
+		mode := ropeNorm
+		if gmode == 2 {
+			mode = ropeNeox
+		}
+		in, want := strings.Fields(lines[c+1]), strings.Fields(lines[c+2])
+		if len(in) != d*heads || len(want) != d*heads {
+			t.Fatalf("case %d: %d inputs, %d outputs", c/3, len(in), len(want))
+		}
+		x := make([]float32, d*heads)
+		for i := range x {
+			v, _ := strconv.ParseUint(in[i], 16, 32)
+			x[i] = math.Float32frombits(uint32(v))
+		}
+		cs := make([]float32, d)
+		ropeAngles(cs, pos, ropeThetaScale(math.Float32frombits(baseBits), d))
+		for h := range heads {
+			rope(x[h*d:(h+1)*d], cs, mode)
+		}
+		for i := range x {
+			w, _ := strconv.ParseUint(want[i], 16, 32)
+			if math.Float32bits(x[i]) != uint32(w) {
+				t.Errorf("case %d (mode %d, d=%d, pos %d): out[%d] = %v, ggml %v", c/3, gmode, d, pos, i, x[i], math.Float32frombits(uint32(w)))
+				break
+			}
+		}
+	}
+}
