@@ -10,8 +10,7 @@ import "unsafe"
 //go:noescape
 func quantizeQ8_0AVX2(dst *byte, src *float32, nb int)
 
-// f32ToF16sAVX2 converts the first n&^7 floats to halves as F32ToF16 does
-// for every non-NaN value (NaNs stay NaN, with the hardware's payload).
+// f32ToF16sAVX2 converts the first n&^7 floats to halves as F32ToF16Hw.
 //
 //go:noescape
 func f32ToF16sAVX2(dst *uint16, src *float32, n int)
@@ -22,6 +21,7 @@ func init() {
 	}
 	quantizeQ8_0Act = quantizeQ8_0ActFast
 	quantizeF16Act = quantizeF16Fast
+	f32ToF16sImpl = f32ToF16sFast
 	registerAct(Q8_0, quantizeQ8_0Act)
 	registerAct(F16, quantizeF16Act)
 }
@@ -41,5 +41,13 @@ func quantizeF16Fast(dst []byte, src []float32) {
 	if n8 > 0 {
 		f32ToF16sAVX2((*uint16)(unsafe.Pointer(&dst[0])), &src[0], n8)
 	}
-	quantizeF16(dst[2*n8:], src[n8:])
+	quantizeF16ActGeneric(dst[2*n8:], src[n8:])
+}
+
+func f32ToF16sFast(dst []uint16, src []float32) {
+	n8 := len(src) &^ 7
+	if n8 > 0 {
+		f32ToF16sAVX2(&dst[0], &src[0], n8)
+	}
+	f32ToF16sGeneric(dst[n8:], src[n8:])
 }

@@ -38,7 +38,7 @@ func TestActQuantizers(t *testing.T) {
 		got16 := make([]byte, 2*n+2)
 		want16 := make([]byte, 2*n+2)
 		quantizeF16Act(got16, src[:n])
-		quantizeF16(want16, src[:n])
+		quantizeF16ActGeneric(want16, src[:n])
 		if !bytes.Equal(got16, want16) {
 			t.Fatalf("trial %d: F16 activations differ from the reference", trial)
 		}
@@ -59,5 +59,39 @@ func BenchmarkQuantizeQ8_0Act(b *testing.B) {
 				impl.f(dst, src)
 			}
 		})
+	}
+}
+
+// TestF32ToF16s checks the bulk converter against F32ToF16Hw on random bit
+// patterns (NaNs included) over odd lengths, and F32ToF16Hw against
+// F32ToF16 away from NaNs.
+func TestF32ToF16s(t *testing.T) {
+	r := rand.New(rand.NewPCG(41, 42))
+	src := make([]float32, 1037)
+	for i := range src {
+		src[i] = math.Float32frombits(r.Uint32())
+	}
+	src[5] = float32(math.NaN())
+	src[6] = math.Float32frombits(0xffbfffff) // negative signalling NaN
+	for _, n := range []int{0, 1, 7, 8, 9, 100, len(src)} {
+		dst := make([]uint16, n+1)
+		dst[n] = 0xbeef
+		F32ToF16s(dst, src[:n])
+		for i, v := range src[:n] {
+			if want := F32ToF16Hw(v); dst[i] != want {
+				t.Fatalf("n=%d: F32ToF16s(%#08x) = %#04x, want %#04x", n, math.Float32bits(v), dst[i], want)
+			}
+		}
+		if dst[n] != 0xbeef {
+			t.Fatalf("n=%d: wrote past the end", n)
+		}
+	}
+	for _, v := range src {
+		if v == v && F32ToF16Hw(v) != F32ToF16(v) {
+			t.Fatalf("F32ToF16Hw(%g) = %#04x, F32ToF16 %#04x", v, F32ToF16Hw(v), F32ToF16(v))
+		}
+	}
+	if got := F32ToF16Hw(math.Float32frombits(0xffbfffff)); got != 0xffff {
+		t.Errorf("F32ToF16Hw(sNaN 0xffbfffff) = %#04x, want 0xffff", got)
 	}
 }

@@ -82,13 +82,37 @@ func F16ToF32s(dst []float32, src []uint16) {
 	f16ToF32sImpl(dst, src)
 }
 
-// F32ToF16s converts len(src) floats into dst[:len(src)] as F32ToF16.
+// F32ToF16s converts len(src) floats into dst[:len(src)] as F32ToF16 does,
+// except NaNs: they become quiet NaNs keeping the top bits of their payload,
+// which is what the F16C instruction (and so llama.cpp's CPU backend when it
+// converts activations or writes an F16 KV cache) produces. dst must be at
+// least as long as src.
 func F32ToF16s(dst []uint16, src []float32) {
 	dst = dst[:len(src)]
+	f32ToF16sImpl(dst, src)
+}
+
+// F32ToF16Hw converts f as the F16C instruction VCVTPS2PH does with
+// round-to-nearest-even: F32ToF16 for every non-NaN value, and a quiet NaN
+// keeping the top 9 payload bits for a NaN.
+func F32ToF16Hw(f float32) uint16 {
+	u := math.Float32bits(f)
+	if u&0x7fffffff > 0x7f800000 {
+		return uint16(u>>16)&0x8000 | 0x7e00 | uint16(u>>13)&0x1ff
+	}
+	return F32ToF16(f)
+}
+
+func f32ToF16sGeneric(dst []uint16, src []float32) {
+	dst = dst[:len(src)]
 	for i, v := range src {
-		dst[i] = F32ToF16(v)
+		dst[i] = F32ToF16Hw(v)
 	}
 }
+
+// f32ToF16sImpl is the bulk converter in use; an assembly version replaces
+// it at init where the CPU supports one.
+var f32ToF16sImpl = f32ToF16sGeneric
 
 // f16Table maps every half to its float32 value; it makes the pure-Go bulk
 // conversion a table lookup (256 KiB, built once).

@@ -34,7 +34,7 @@ var (
 	dotF16  VecDot = dotF16Generic
 	dotBF16 VecDot = dotBF16Generic
 
-	quantizeF16Act ActQuant = quantizeF16
+	quantizeF16Act ActQuant = quantizeF16ActGeneric
 )
 
 func le16(b []byte) uint16 { return binary.LittleEndian.Uint16(b) }
@@ -146,6 +146,15 @@ func quantizeF16(dst []byte, src []float32) {
 	dst = dst[:2*len(src)]
 	for i, v := range src {
 		binary.LittleEndian.PutUint16(dst[2*i:], F32ToF16(v))
+	}
+}
+
+// quantizeF16ActGeneric converts activations to F16 as llama.cpp's CPU
+// backend does on x86 (F16C): F32ToF16Hw.
+func quantizeF16ActGeneric(dst []byte, src []float32) {
+	dst = dst[:2*len(src)]
+	for i, v := range src {
+		binary.LittleEndian.PutUint16(dst[2*i:], F32ToF16Hw(v))
 	}
 }
 
