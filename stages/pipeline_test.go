@@ -183,11 +183,6 @@ func TestGreedyExactness(t *testing.T) {
 						if preDraft && d.name == "self" && seqs == 1 && (m.PreDrafts == 0 || m.PreDraftHits == 0) {
 							t.Errorf("self-draft, one sequence: %d pre-drafts, %d used", m.PreDrafts, m.PreDraftHits)
 						}
-						// With 8 slots almost every pass should hold several
-						// blocks (fewer only at the start and the tail).
-						if cfg.VerifyBatch == 8 && float64(m.Steps) < 2*float64(m.Passes) {
-							t.Errorf("VerifyBatch %d: %d blocks in %d passes", cfg.VerifyBatch, m.Steps, m.Passes)
-						}
 						if !preDraft && m.PreDrafts != 0 {
 							t.Errorf("%d pre-drafts with PreDraft off", m.PreDrafts)
 						}
@@ -468,5 +463,36 @@ func TestPreDraftSelfSampling(t *testing.T) {
 		if m.Accepted != m.DraftTokens || m.PreDraftHits == 0 {
 			t.Errorf("k=%d: accepted %d of %d draft tokens; %d pre-drafts used", k, m.Accepted, m.DraftTokens, m.PreDraftHits)
 		}
+	}
+}
+
+// TestVerifyBatchGathers: with VerifyBatch equal to the number of slots and
+// long sequences that all stay in flight, almost every pass verifies every
+// sequence; without it the pipeline may verify fewer at a time. Output is
+// the same either way.
+func TestVerifyBatchGathers(t *testing.T) {
+	ref := verifytest.NewFake(vocab, 1, 512, 512, 4)
+	const seqs, gen = 6, 120
+	target := verifytest.NewFake(vocab, seqs, 512, 64, 4)
+	dr := draft.NewModel(verifytest.NewFake(vocab, seqs, 512, 64, 4, verifytest.Term{Seed: 1, Scale: 1}, verifytest.Term{Seed: 3, Scale: 1}), 0)
+	cfg := stages.Config{Target: target, Drafter: dr, Policy: draft.Policy{K: 2}, Slots: seqs, MaxPos: 512, VerifyBatch: seqs}
+	ps := prompts(seqs)
+	var reqs []stages.Request
+	for i, pr := range ps {
+		reqs = append(reqs, stages.Request{ID: fmt.Sprint(i), PromptIDs: pr, MaxTokens: gen})
+	}
+	res, p := runPipeline(t, cfg, reqs)
+	for i, pr := range ps {
+		want, _ := ref.Greedy(0, pr, gen)
+		if got := res[fmt.Sprint(i)].tokens; fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("request %d differs", i)
+		}
+	}
+	m := p.Metrics().Snapshot()
+	// Sequences may join a few passes apart at the start and leave apart
+	// at the end; in between each pass holds all of them.
+	t.Logf("%d blocks in %d passes", m.Steps, m.Passes)
+	if per := float64(m.Steps) / float64(m.Passes); per < seqs-1 {
+		t.Errorf("%.2f blocks per pass (%d in %d), want about %d", per, m.Steps, m.Passes, seqs)
 	}
 }
