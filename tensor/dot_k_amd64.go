@@ -16,9 +16,10 @@ var haveAVX2K = hasAVX2FMA
 //	sc, mn := q4KScaleMin(w.scales)
 //	isum := Σ_{s<8} sc[s] · Σ_{l<32} q4[32s+l]·q8[32s+l]
 //	imin := Σ_{j<16} bsums[j]·mn[j/2]
-//	d, dmin := x.d·f16(w.d), x.d·f16(w.dmin)
-//	sum += d·float32(isum)
-//	sum -= dmin·float32(imin)
+//	acc  = fma(float32(isum), f16(w.d)·x.d, acc)
+//	accm = fma(float32(imin), f16(w.dmin)·x.d, accm)
+//
+// and returns acc − accm.
 //
 //go:noescape
 func q4KRows(w *byte, wstride, rows int, x *byte, nb int, out *float32)
@@ -37,8 +38,10 @@ func q4KRows4(w *byte, wstride, rows int, x *[4]*byte, nb int, out *[4]*float32)
 //
 // where per block dotQ6KRef does
 //
-//	isum := Σ_{s<16} sc[s]·Σ_{l<16} u[16s+l]·q8[16s+l] − 32·Σ_s sc[s]·bsums[s]
-//	sum += (x.d·f16(w.d))·float32(isum)
+//	lane := q6KLanes(block)      // eight int32 lanes, as ggml's AVX2 kernel
+//	acc[L] = fma(x.d·f16(w.d), float32(lane[L]), acc[L])
+//
+// and returns kHsum8(acc).
 //
 //go:noescape
 func q6KRows(w *byte, wstride, rows int, x *byte, nb int, out *float32)

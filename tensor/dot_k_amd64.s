@@ -6,9 +6,10 @@
 // activation rows, and the float32 → Q8_K activation quantizer (see
 // dot_k_amd64.go and kquants.go for the reference loops they reproduce).
 // Each block's quants are summed in int32 vector lanes (VPMADDUBSW never
-// saturates here: |u|·|q8| pairs stay below 2^15), the lanes are reduced to
-// one int32 per block, and the float work is the reference's: d = xd·wd,
-// sum += d·float32(isum), one rounding per op, blocks in order.
+// saturates here: |u|·|q8| pairs stay below 2^15). Q4_K reduces the lanes to
+// one int32 per block and accumulates with fused multiply-adds; Q6_K keeps
+// ggml's eight lanes, fuses into eight float lanes and adds them up at the
+// end as hsum_float_8 does: the float work of the reference loops, op for op.
 
 DATA kMask0F<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
 DATA kMask0F<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
@@ -153,22 +154,22 @@ q4loop:
 	VPHADDD X4, X4, X4
 	VCVTDQ2PS X4, X4
 
-	// [d, dmin] = xd·[wd, wdmin]; sum += d·isum; sum -= dmin·imin.
+	// [d, dmin] = [wd, wdmin]·xd; X0 = [acc, accm] += [isum·d, imin·dmin] fused.
 	MOVL (SI), AX
 	VMOVD AX, X5
 	VCVTPH2PS X5, X5
 	VBROADCASTSS (DI), X6
 	VMULPS X6, X5, X5
-	VMULPS X5, X4, X4
-	VADDSS X4, X0, X0
-	VMOVSHDUP X4, X4
-	VSUBSS X4, X0, X0
+	VFMADD231PS X5, X4, X0
 
 	ADDQ $144, SI
 	ADDQ $292, DI
 	DECQ CX
 	JNZ  q4loop
 
+	// out = acc − accm
+	VMOVSHDUP X0, X1
+	VSUBSS X1, X0, X0
 	VMOVSS X0, (R12)
 	ADDQ $4, R12
 	ADDQ wstride+8(FP), R11
@@ -216,6 +217,17 @@ q4loop:
 	VPOR Y7, Y6, Y6; \
 	Q6STEP(xo3, so3)
 
+// KHSUM8 adds the eight lanes of acc as ggml's hsum_float_8 does (upper
+// half plus lower half, then lanes 0+2 and 1+3, then those two), leaving
+// the sum in lane 0 of t; u is clobbered.
+#define KHSUM8(acc, accx, t, u) \
+	VEXTRACTF128 $1, acc, t; \
+	VADDPS accx, t, t; \
+	VMOVHLPS t, t, u; \
+	VADDPS u, t, t; \
+	VMOVSHDUP t, u; \
+	VADDSS u, t, t
+
 // func q6KRows(w *byte, wstride, rows int, x *byte, nb int, out *float32)
 TEXT ·q6KRows(SB), NOSPLIT, $0-48
 	MOVQ w+0(FP), R11
@@ -228,7 +240,7 @@ q6row:
 	MOVQ R11, SI
 	MOVQ x+24(FP), DI
 	MOVQ nb+32(FP), CX
-	VXORPS X13, X13, X13
+	VXORPS Y13, Y13, Y13
 
 q6loop:
 	// Offset: 32·Σ scales[s]·bsums[s] as 8 int32 lanes in Y2.
@@ -241,29 +253,23 @@ q6loop:
 	Q6HALF(0, 32, 128, 4, 36, 68, 100, 0, 16, 32, 48)
 	Q6HALF(64, 96, 160, 132, 164, 196, 228, 64, 80, 96, 112)
 	VPSUBD Y2, Y0, Y0
+	VCVTDQ2PS Y0, Y0
 
-	VEXTRACTI128 $1, Y0, X3
-	VPADDD X3, X0, X0
-	VPSHUFD $0x4e, X0, X3
-	VPADDD X3, X0, X0
-	VPSHUFD $0xb1, X0, X3
-	VPADDD X3, X0, X0
-	VCVTDQ2PS X0, X0
-
-	// sum += (xd·wd)·isum
+	// acc[L] = fma(xd·wd, float32(lane[L]), acc[L]) in Y13.
 	MOVWLZX 208(SI), AX
 	VMOVD AX, X3
 	VCVTPH2PS X3, X3
 	VMULSS (DI), X3, X3
-	VMULSS X3, X0, X0
-	VADDSS X0, X13, X13
+	VBROADCASTSS X3, Y3
+	VFMADD231PS Y3, Y0, Y13
 
 	ADDQ $210, SI
 	ADDQ $292, DI
 	DECQ CX
 	JNZ  q6loop
 
-	VMOVSS X13, (R12)
+	KHSUM8(Y13, X13, X3, X4)
+	VMOVSS X3, (R12)
 	ADDQ $4, R12
 	ADDQ wstride+8(FP), R11
 	DECQ R13
@@ -331,6 +337,7 @@ q4x4row:
 	MOVQ 24(AX), R13
 	MOVQ nb+32(FP), CX
 	VXORPS X0, X0, X0
+	VXORPS X13, X13, X13
 
 q4x4loop:
 	MOVL 4(SI), AX
@@ -388,7 +395,8 @@ q4x4loop:
 	VCVTDQ2PS X8, X8
 	VCVTDQ2PS X1, X1
 
-	// X5 = xd per row; d = xd·wd, dmin = xd·wdmin lane-wise.
+	// X5 = xd per row; d = wd·xd, dmin = wdmin·xd lane-wise; X0 = acc and
+	// X13 = accm per row, each updated with one fused multiply-add.
 	VMOVSS (DI), X5
 	VINSERTPS $0x10, (R11), X5, X5
 	VINSERTPS $0x20, (R12), X5, X5
@@ -401,10 +409,8 @@ q4x4loop:
 	VBROADCASTSS X6, X6
 	VMULPS X5, X7, X7
 	VMULPS X5, X6, X6
-	VMULPS X7, X8, X8
-	VMULPS X6, X1, X1
-	VADDPS X8, X0, X0
-	VSUBPS X1, X0, X0
+	VFMADD231PS X7, X8, X0
+	VFMADD231PS X6, X1, X13
 
 	ADDQ $144, SI
 	ADDQ $292, DI
@@ -413,6 +419,8 @@ q4x4loop:
 	ADDQ $292, R13
 	DECQ CX
 	JNZ  q4x4loop
+
+	VSUBPS X13, X0, X0
 
 	// out[t][r] for the four tokens; 48(SP) is r·4.
 	MOVQ out+40(FP), AX
@@ -459,7 +467,7 @@ q4x4loop:
 	VMOVDQU lo2(SI), Y4; \
 	VMOVDQU ho(SI), Y5; \
 	VPAND Y15, Y3, Y6; \
-	VPAND Y14, Y5, Y7; \
+	VPAND kMask03<>(SB), Y5, Y7; \
 	VPSLLW $4, Y7, Y7; \
 	VPOR Y7, Y6, Y6; \
 	Q6X4Q(xo0, so0); \
@@ -487,6 +495,15 @@ q4x4loop:
 	VPXOR acc, acc, acc; \
 	VPSUBD Y12, acc, acc
 
+// Q6X4ACC folds one token's int32 lanes ilanes (activations at R) into its
+// float accumulator facc: facc = fma(xd·wd, float32(ilanes), facc), with wd
+// broadcast in Y5.
+#define Q6X4ACC(R, ilanes, facc) \
+	VBROADCASTSS (R), Y6; \
+	VMULPS Y5, Y6, Y6; \
+	VCVTDQ2PS ilanes, ilanes; \
+	VFMADD231PS Y6, ilanes, facc
+
 // func q6KRows4(w *byte, wstride, rows int, x *[4]*byte, nb int, out *[4]*float32)
 //
 // Frame: 32 the weight row pointer, 40 the rows left, 48 the output byte
@@ -499,7 +516,6 @@ TEXT ·q6KRows4(SB), NOSPLIT, $56-48
 	MOVQ AX, 40(SP)
 	MOVQ $0, 48(SP)
 	VMOVDQU kMask0F<>(SB), Y15
-	VMOVDQU kMask03<>(SB), Y14
 
 q6x4row:
 	MOVQ 32(SP), SI
@@ -509,7 +525,10 @@ q6x4row:
 	MOVQ 16(AX), R12
 	MOVQ 24(AX), R13
 	MOVQ nb+32(FP), CX
-	VXORPS X0, X0, X0
+	VXORPS Y0, Y0, Y0
+	VXORPS Y2, Y2, Y2
+	VXORPS Y13, Y13, Y13
+	VXORPS Y14, Y14, Y14
 
 q6x4loop:
 	VMOVDQU 192(SI), X1
@@ -522,21 +541,16 @@ q6x4loop:
 	Q6X4HALF(0, 32, 128, 4, 36, 68, 100, 0, 16, 32, 48)
 	Q6X4HALF(64, 96, 160, 132, 164, 196, 228, 64, 80, 96, 112)
 
-	KREDUCE4(Y8, Y9, Y10, Y11, Y8, Y10, X8, Y8)
-	VCVTDQ2PS X8, X8
-
-	// d = xd·wd lane-wise; sum += d·isum.
-	VMOVSS (DI), X5
-	VINSERTPS $0x10, (R11), X5, X5
-	VINSERTPS $0x20, (R12), X5, X5
-	VINSERTPS $0x30, (R13), X5, X5
+	// acc_t[L] = fma(xd_t·wd, float32(lane_t[L]), acc_t[L]) for the four
+	// tokens' accumulators Y0, Y2, Y13, Y14.
 	MOVWLZX 208(SI), AX
-	VMOVD AX, X6
-	VCVTPH2PS X6, X6
-	VBROADCASTSS X6, X6
-	VMULPS X5, X6, X6
-	VMULPS X6, X8, X8
-	VADDPS X8, X0, X0
+	VMOVD AX, X5
+	VCVTPH2PS X5, X5
+	VBROADCASTSS X5, Y5
+	Q6X4ACC(DI, Y8, Y0)
+	Q6X4ACC(R11, Y9, Y2)
+	Q6X4ACC(R12, Y10, Y13)
+	Q6X4ACC(R13, Y11, Y14)
 
 	ADDQ $210, SI
 	ADDQ $292, DI
@@ -549,14 +563,18 @@ q6x4loop:
 	// out[t][r] for the four tokens; 48(SP) is r·4.
 	MOVQ out+40(FP), AX
 	MOVQ 48(SP), BX
+	KHSUM8(Y0, X0, X3, X4)
 	MOVQ 0(AX), DX
-	VMOVSS X0, (DX)(BX*1)
+	VMOVSS X3, (DX)(BX*1)
+	KHSUM8(Y2, X2, X3, X4)
 	MOVQ 8(AX), DX
-	VEXTRACTPS $1, X0, (DX)(BX*1)
+	VMOVSS X3, (DX)(BX*1)
+	KHSUM8(Y13, X13, X3, X4)
 	MOVQ 16(AX), DX
-	VEXTRACTPS $2, X0, (DX)(BX*1)
+	VMOVSS X3, (DX)(BX*1)
+	KHSUM8(Y14, X14, X3, X4)
 	MOVQ 24(AX), DX
-	VEXTRACTPS $3, X0, (DX)(BX*1)
+	VMOVSS X3, (DX)(BX*1)
 	ADDQ $4, BX
 	MOVQ BX, 48(SP)
 	MOVQ 32(SP), AX

@@ -11,13 +11,17 @@ package tensor
 //	block_q6_K (210 bytes): ql [128]u8 @0, qh [64]u8 @128, scales [16]i8 @192, d f16 @208
 //	block_q8_K (292 bytes): d f32 @0, qs [256]i8 @4, bsums [16]i16 @260
 //
-// The dot products sum each block's quants in exact integer arithmetic (as
-// ggml's AVX2 kernels do: Q4_K mins and the Q6_K -32 offset go through the
-// activation's bsums), then accumulate the blocks in float32 in block order
-// with one rounding per operation and no fused multiply-add. The reference
-// loops here and the assembly in dot_k_amd64.s perform the same float
-// operations in the same order, so they return bit-identical results on
-// every input, valid or not.
+// The dot products sum each block's quants in exact integer arithmetic, then
+// accumulate in float32 exactly as llama.cpp's x86 kernels do, so that a
+// K-quant model computes the same bits as llama.cpp: Q6_K as
+// ggml_vec_dot_q6_K_q8_K (eight lanes, fused multiply-add per block, ggml's
+// horizontal sum), Q4_K as the repacked gemv llama.cpp uses for Q4_K weights
+// (one fused multiply-add per block for the scales and one for the mins).
+// llama.cpp's four-token Q4_K gemm rounds per 64 elements instead; specd
+// uses the gemv order for every token, because its results must not depend
+// on the batch. The reference loops here and the assembly in dot_k_amd64.s
+// perform the same float operations in the same order, so they return
+// bit-identical results on every input, valid or not.
 
 import (
 	"encoding/binary"
@@ -193,19 +197,21 @@ func dequantizeRowQ6K(dst []float32, src []byte) {
 }
 
 // dotQ4KRef is the reference Q4_K × Q8_K dot product of n elements (a
-// multiple of 256). Per block, with q8 the activation quants, bs its bsums
-// and sc/mn the unpacked scales and mins:
+// multiple of 256), with the float arithmetic of llama.cpp's x86 Q4_K
+// kernels (the repacked AVX2/AVX-512 gemv and gemm). Per block, with q8 the
+// activation quants, bs its bsums and sc/mn the unpacked scales and mins:
 //
 //	isum := Σ_s sc[s] · Σ_{l<32} q4[32s+l]·q8[32s+l]   (int32, wrapping)
 //	imin := Σ_{j<16} bs[j] · mn[j/2]
-//	sum  += (xd·wd)·float32(isum);  sum -= (xd·wdmin)·float32(imin)
+//	acc  = fma(float32(isum), wd·xd, acc)
+//	accm = fma(float32(imin), wdmin·xd, accm)
 //
-// where every float operation rounds to float32 (no fusion).
+// and the result is acc − accm (fma rounds once; products round to float32).
 func dotQ4KRef(w, x []byte, n int) float32 {
 	nb := n / qkK
 	_ = w[nb*q4KBytes-1]
 	_ = x[nb*q8KBytes-1]
-	var sum float32
+	var acc, accm float32
 	for i := 0; i < nb; i++ {
 		wb := w[i*q4KBytes : (i+1)*q4KBytes]
 		xb := x[i*q8KBytes : (i+1)*q8KBytes]
@@ -228,47 +234,97 @@ func dotQ4KRef(w, x []byte, n int) float32 {
 			imin += int32(bs) * int32(mn[j/2])
 		}
 		xd := math.Float32frombits(binary.LittleEndian.Uint32(xb))
-		d := float32(xd * F16ToF32(binary.LittleEndian.Uint16(wb)))
-		dmin := float32(xd * F16ToF32(binary.LittleEndian.Uint16(wb[2:])))
-		sum += float32(d * float32(isum))
-		sum -= float32(dmin * float32(imin))
+		d := float32(F16ToF32(binary.LittleEndian.Uint16(wb)) * xd)
+		dmin := float32(F16ToF32(binary.LittleEndian.Uint16(wb[2:])) * xd)
+		acc = kFMA32(float32(isum), d, acc)
+		accm = kFMA32(float32(imin), dmin, accm)
 	}
-	return sum
+	return acc - accm
+}
+
+// q6KLanes computes the eight int32 lane sums of one Q6_K × Q8_K block as
+// llama.cpp's AVX2 kernel holds them: lane L gathers, from each group of 32
+// elements, the 4 elements 4L..4L+3 times the scale of their 16-element
+// sub-block, less 32·(bs[2L]·sc[2L] + bs[2L+1]·sc[2L+1]); u are the unsigned
+// 6-bit quants. The lanes add up to Σ sc·(u−32)·q8 when bsums match the quants.
+func q6KLanes(lane *[8]int32, a *[qkK]uint8, wb, xb []byte) {
+	q8 := xb[q8KQs : q8KQs+qkK]
+	*lane = [8]int32{}
+	for g := 0; g < 8; g++ {
+		for L := 0; L < 8; L++ {
+			sc := int32(int8(wb[q6KScales+2*g+L>>2]))
+			var p int32
+			for e := 32*g + 4*L; e < 32*g+4*L+4; e++ {
+				p += int32(a[e]) * int32(int8(q8[e]))
+			}
+			lane[L] += sc * p
+		}
+	}
+	for L := 0; L < 8; L++ {
+		s0 := int32(int8(wb[q6KScales+2*L])) * int32(int16(binary.LittleEndian.Uint16(xb[q8KBsums+4*L:])))
+		s1 := int32(int8(wb[q6KScales+2*L+1])) * int32(int16(binary.LittleEndian.Uint16(xb[q8KBsums+4*L+2:])))
+		lane[L] -= (s0 + s1) << 5
+	}
+}
+
+// kHsum8 adds eight lanes in the order of ggml's hsum_float_8.
+func kHsum8(v *[8]float32) float32 {
+	r0, r1 := v[4]+v[0], v[5]+v[1]
+	r2, r3 := v[6]+v[2], v[7]+v[3]
+	return float32(r0+r2) + float32(r1+r3)
 }
 
 // dotQ6KRef is the reference Q6_K × Q8_K dot product of n elements (a
-// multiple of 256). With u the unsigned 6-bit quants (value + 32), q8 the
-// activation quants, bs its bsums and sc the int8 scales, per block:
-//
-//	isum := Σ_s sc[s] · (Σ_{l<16} u[16s+l]·q8[16s+l]) − 32·Σ_s sc[s]·bs[s]   (int32, wrapping)
-//	sum  += (xd·wd)·float32(isum)
-//
-// which equals Σ sc·(u−32)·q8 whenever bsums match the quants.
+// multiple of 256), with the float arithmetic of llama.cpp's AVX2
+// ggml_vec_dot_q6_K_q8_K: per block, acc[L] = fma(xd·wd, float32(lane[L]),
+// acc[L]) for the eight lanes of q6KLanes; the result is kHsum8(acc).
 func dotQ6KRef(w, x []byte, n int) float32 {
 	nb := n / qkK
 	_ = w[nb*q6KBytes-1]
 	_ = x[nb*q8KBytes-1]
-	var sum float32
-	var a [qkK]uint8
+	var (
+		acc  [8]float32
+		lane [8]int32
+		a    [qkK]uint8
+	)
 	for i := 0; i < nb; i++ {
 		wb := w[i*q6KBytes : (i+1)*q6KBytes]
 		xb := x[i*q8KBytes : (i+1)*q8KBytes]
 		q6KValues(&a, wb)
-		q8 := xb[q8KQs : q8KQs+qkK]
-		var isum, ioff int32
-		for s := 0; s < 16; s++ {
-			sc := int32(int8(wb[q6KScales+s]))
-			var p int32
-			for l := 16 * s; l < 16*s+16; l++ {
-				p += int32(a[l]) * int32(int8(q8[l]))
-			}
-			isum += sc * p
-			ioff += sc * int32(int16(binary.LittleEndian.Uint16(xb[q8KBsums+2*s:])))
-		}
-		isum -= ioff << 5
+		q6KLanes(&lane, &a, wb, xb)
 		xd := math.Float32frombits(binary.LittleEndian.Uint32(xb))
 		d := float32(xd * F16ToF32(binary.LittleEndian.Uint16(wb[q6KD:])))
-		sum += float32(d * float32(isum))
+		for L := range acc {
+			acc[L] = kFMA32(d, float32(lane[L]), acc[L])
+		}
 	}
-	return sum
+	return kHsum8(&acc)
+}
+
+// kFMA32 returns a·b + c rounded once to float32, as a fused multiply-add
+// instruction computes it. a·b is exact in float64; the float64 sum is
+// corrected when rounding it to float32 would round twice across a tie.
+func kFMA32(a, b, c float32) float32 {
+	p := float64(a) * float64(b)
+	s := p + float64(c)
+	r := float32(s)
+	if float64(r) == s || math.IsInf(s, 0) || s != s {
+		return r
+	}
+	// The rounding error of s (TwoSum), exact.
+	bv := s - p
+	e := (p - (s - bv)) + (float64(c) - bv)
+	if e == 0 {
+		return r
+	}
+	// s lies strictly between two float32s; only a tie can round wrongly.
+	o := math.Nextafter32(r, float32(math.Copysign(math.Inf(1), s-float64(r))))
+	if s-float64(r) != float64(o)-s {
+		return r
+	}
+	// A tie in float64 that is not one exactly: the true value is s + e.
+	if (e > 0) == (float64(o) > float64(r)) {
+		return o
+	}
+	return r
 }

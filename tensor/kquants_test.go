@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"os"
 	"testing"
@@ -549,6 +550,8 @@ func TestKQuantsGolden(t *testing.T) {
 	dot4 := floats(take(4 * rows))
 	dot6 := floats(take(4 * rows))
 	wf := floats(take(4 * rows * n))
+	gemv4 := floats(take(4 * rows))
+	gemm4 := floats(take(4 * rows))
 	if len(rest) != 0 {
 		t.Fatalf("testdata/kquants.golden: %d trailing bytes", len(rest))
 	}
@@ -616,7 +619,23 @@ func TestKQuantsGolden(t *testing.T) {
 			}
 			got := c.dot(w, q8, n)
 			if d := math.Abs(float64(got) - float64(c.dots[r])); d > 1e-6*mag {
-				t.Errorf("%s row %d: dot %v, llama.cpp %v (|diff| %g, scale %g)", c.name, r, got, c.dots[r], d, mag)
+				t.Errorf("%s row %d: dot %v, llama.cpp vec_dot %v (|diff| %g, scale %g)", c.name, r, got, c.dots[r], d, mag)
+			}
+			// Bit for bit: Q6_K against ggml_vec_dot_q6_K_q8_K (x86 does not
+			// repack Q6_K), Q4_K against the repacked gemv llama.cpp runs for
+			// Q4_K weights. Its gemm (four tokens at once) rounds after each
+			// 64 elements instead of each block, so one token's result would
+			// depend on its batch; specd follows the gemv for every token and
+			// the gemm agrees only to rounding.
+			exact := c.dots[r]
+			if c.name == "Q4_K" {
+				exact = gemv4[r]
+				if d := math.Abs(float64(got) - float64(gemm4[r])); d > 1e-6*mag {
+					t.Errorf("Q4_K row %d: dot %v, llama.cpp gemm %v (|diff| %g, scale %g)", r, got, gemm4[r], d, mag)
+				}
+			}
+			if math.Float32bits(got) != math.Float32bits(exact) {
+				t.Errorf("%s row %d: dot %v (%#x), llama.cpp %v (%#x)", c.name, r, got, math.Float32bits(got), exact, math.Float32bits(exact))
 			}
 		}
 	}
@@ -828,4 +847,42 @@ func BenchmarkKQuantMatMul(b *testing.B) {
 			p.Close()
 		}
 	}
+}
+
+// TestKFMA32 checks kFMA32 against a·b+c computed exactly with big.Float and
+// rounded once, on random operands and on ties that a float64 FMA followed
+// by a float32 conversion would round twice.
+func TestKFMA32(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 24))
+	exact := func(a, b, c float32) float32 {
+		x := new(big.Float).SetPrec(400).SetFloat64(float64(a))
+		x.Mul(x, new(big.Float).SetPrec(400).SetFloat64(float64(b)))
+		x.Add(x, new(big.Float).SetPrec(400).SetFloat64(float64(c)))
+		f, _ := x.Float32()
+		return f
+	}
+	check := func(a, b, c float32) {
+		if got, want := kFMA32(a, b, c), exact(a, b, c); math.Float32bits(got) != math.Float32bits(want) {
+			t.Fatalf("kFMA32(%g, %g, %g) = %g (%#x), exact %g (%#x)", a, b, c, got, math.Float32bits(got), want, math.Float32bits(want))
+		}
+	}
+	for i := 0; i < 20000; i++ {
+		a := float32(r.NormFloat64()) * float32(math.Ldexp(1, r.IntN(40)-20))
+		b := float32(r.NormFloat64()) * float32(math.Ldexp(1, r.IntN(40)-20))
+		c := float32(r.NormFloat64()) * float32(math.Ldexp(1, r.IntN(60)-30))
+		check(a, b, c)
+		check(a, b, -c)
+		check(float32(int32(r.Uint32()>>8)), b, c)
+	}
+	// a·b = -2^-24 + 2^-70 and c = 1 + 2^-23: the exact sum 1 + 2^-24 +
+	// 2^-70 rounds up to 1 + 2^-23, but its float64 rounding is the tie
+	// 1 + 2^-24, which rounds to even (1).
+	a := float32(math.Ldexp(1+math.Ldexp(1, -23), -12))
+	b := float32(-math.Ldexp(1-math.Ldexp(1, -23), -12))
+	c := float32(1 + math.Ldexp(1, -23))
+	if naive := float32(math.FMA(float64(a), float64(b), float64(c))); naive == exact(a, b, c) {
+		t.Fatalf("the tie case does not trap a float64 FMA (%v)", naive)
+	}
+	check(a, b, c)
+	check(-a, b, -c)
 }
