@@ -35,10 +35,7 @@ type State struct {
 	hb2 []float32 // (maxBatch, ffn) up
 	cs  []float32 // (maxBatch, headDim) RoPE (cos, sin) pairs per token
 
-	qh  []float32 // (headDim) query rounded to F16
-	acc []float32 // (headDim) value accumulator
-	kf  []float32 // (cache positions, headDim) one F16 cache head's keys widened
-	vf  []float32 // (cache positions, headDim) and its values
+	attn *attnWorkers // attention on the pool's threads, with their scratch
 
 	seqEnd []int  // (cache slots) scratch for batch validation
 	act    []byte // activations converted once for matrices sharing an input
@@ -57,7 +54,7 @@ func (m *Model) NewState(maxBatch int, pool *tensor.Pool) *State {
 	c := m.Config
 	qDim, kvDim := c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
 	f := func(n int) []float32 { return make([]float32, maxBatch*n) }
-	return &State{
+	st := &State{
 		m:          m,
 		pool:       pool,
 		maxBatch:   maxBatch,
@@ -73,9 +70,9 @@ func (m *Model) NewState(maxBatch int, pool *tensor.Pool) *State {
 		hb:         f(c.FFN),
 		hb2:        f(c.FFN),
 		cs:         f(c.HeadDim),
-		qh:         make([]float32, c.HeadDim),
-		acc:        make([]float32, c.HeadDim),
 	}
+	st.startAttnWorkers()
+	return st
 }
 
 // MaxBatch is the largest batch Forward accepts.
@@ -105,7 +102,6 @@ func (st *State) Forward(b *Batch, kv *kvsync.Cache, logits []float32) error {
 	w := &st.m.w
 	dim, hd, ffn := c.Dim, c.HeadDim, c.FFN
 	qDim, kvDim := c.Heads*hd, c.KVHeads*hd
-	group := c.Heads / c.KVHeads
 	mode := st.m.arch.rope
 	f32 := kv.IsF32()
 
@@ -157,38 +153,9 @@ func (st *State) Forward(b *Batch, kv *kvsync.Cache, logits []float32) error {
 			}
 		}
 
-		// Causal attention of each token and query head over its sequence.
-		// An F16 cache head is widened to float32 once per batch for all
-		// the batch's tokens of that sequence (up to its furthest
-		// position) and all the query heads sharing it.
-		for g := range c.KVHeads {
-			wSeq := -1
-			for t := range n {
-				seq, npos := int(b.Seq[t]), int(b.Pos[t])+1
-				var kc, vc []float32
-				if f32 {
-					kc, vc = kv.Head32(l, seq, g)
-				} else {
-					if seq != wSeq {
-						k16, v16 := kv.Head16(l, seq, g)
-						end := st.seqEnd[seq] * hd
-						tensor.F16ToF32s(st.kf[:end], k16[:end])
-						tensor.F16ToF32s(st.vf[:end], v16[:end])
-						wSeq = seq
-					}
-					kc, vc = st.kf, st.vf
-				}
-				for h := g * group; h < (g+1)*group; h++ {
-					qt := st.q[t*qDim+h*hd : t*qDim+(h+1)*hd]
-					out := st.att[t*qDim+h*hd : t*qDim+(h+1)*hd]
-					if f32 {
-						attnF32(out, qt, kc, vc, npos, st.kqScale, st.acc)
-					} else {
-						attnF16(out, qt, kc, vc, npos, st.kqScale, st.qh, st.acc)
-					}
-				}
-			}
-		}
+		// Causal attention of each token and query head over its sequence,
+		// shared among the pool's threads.
+		st.attn.run(l, b, kv, st.q, st.att, st.seqEnd, &c, st.kqScale)
 
 		// After the last layer's attention only the rows that want logits
 		// matter (their keys and values are written): keep those, in order.
@@ -288,9 +255,8 @@ func (st *State) validate(b *Batch, kv *kvsync.Cache, logits []float32) (int, er
 	if len(st.seqEnd) < kc.Seqs {
 		st.seqEnd = make([]int, kc.Seqs)
 	}
-	if !kc.F32 && len(st.kf) < kc.MaxPos*kc.HeadDim {
-		st.kf = make([]float32, kc.MaxPos*kc.HeadDim)
-		st.vf = make([]float32, kc.MaxPos*kc.HeadDim)
+	if !kc.F32 {
+		st.attn.reserve(kc.MaxPos * kc.HeadDim)
 	}
 	for s := range kc.Seqs {
 		st.seqEnd[s] = kv.Len(s)

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/specd-dev/specd/kvsync"
 	"github.com/specd-dev/specd/model/gguf"
@@ -515,5 +517,34 @@ func TestTiedOutput(t *testing.T) {
 		if d := math.Abs(float64(got[3*V+i]) - want[3][i]); d > 1e-3 {
 			t.Fatalf("logit %d: got %v want %v", i, got[3*V+i], want[3][i])
 		}
+	}
+}
+
+// TestStateHelpersStop checks that a State's attention helpers end once
+// the State is unreachable (no Close needed).
+func TestStateHelpersStop(t *testing.T) {
+	m := writeModel(t, tiny)
+	pool := tensor.NewPool(3)
+	defer pool.Close()
+	before := runtime.NumGoroutine()
+	func() {
+		st := m.NewState(4, pool)
+		kv, _ := m.NewCache(1, 8, false)
+		var b Batch
+		b.Add(1, 0, 0, true)
+		if err := st.Forward(&b, kv, make([]float32, m.Config.Vocab)); err != nil {
+			t.Fatal(err)
+		}
+		if n := runtime.NumGoroutine(); n != before+2 {
+			t.Errorf("%d goroutines with a 3-thread State, want %d", n, before+2)
+		}
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d goroutines 5s after the State was dropped, want %d", runtime.NumGoroutine(), before)
+		}
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
 	}
 }
