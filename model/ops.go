@@ -173,7 +173,12 @@ func vexpf512(x float32) float32 {
 	}
 	u := b * b
 	j := fma32(fma32(fma32(p0, b, p1), u, fma32(p2, b, p3)), u, fma32(p4, b, 1))
-	return float32(math.Ldexp(float64(j), int(n)))
+	if ni := int32(n); ni >= -125 && ni <= 126 {
+		// j is within [0.7, 1.5], so j·2^n is normal: the product by the
+		// power of two is exact, as the scaling instruction's.
+		return j * math.Float32frombits(uint32(ni+127)<<23)
+	}
+	return float32(math.Ldexp(float64(j), int(n))) // one rounding, to a subnormal or Inf
 }
 
 // addTo adds b to a element-wise (ggml_add: a residual or a bias).
