@@ -119,6 +119,7 @@ type Config struct {
 var (
 	ErrConfig  = errors.New("stages: invalid configuration")
 	ErrRequest = errors.New("stages: invalid request")
+	ErrRan     = errors.New("stages: pipeline already run")
 )
 
 // Pipeline runs requests through the stages. Run it once.
@@ -128,8 +129,9 @@ type Pipeline struct {
 	device  sync.Mutex // the target backend: prefill and verify
 	serial  sync.Mutex // Config.Serial
 	metrics *Metrics
-	graph   *graph.Graph
+	graph   atomic.Pointer[graph.Graph]
 	overlap overlap
+	ran     atomic.Bool
 
 	// inflight counts admitted sequences not yet finished; the draft stage
 	// keeps it and signals inflightDown (capacity 1) when it drops, so a
@@ -163,7 +165,7 @@ func (p *Pipeline) Metrics() *Metrics { return p.metrics }
 
 // Graph returns the running graph (for its per-stage counters), or nil
 // before Run.
-func (p *Pipeline) Graph() *graph.Graph { return p.graph }
+func (p *Pipeline) Graph() *graph.Graph { return p.graph.Load() }
 
 // seq is one sequence in flight. It is owned by one stage at a time (it
 // travels through the pipes), so it needs no lock.
@@ -196,9 +198,12 @@ type seq struct {
 // the first stage error (a request's own errors end only that request).
 // out is not closed.
 func (p *Pipeline) Run(ctx context.Context, in <-chan Request, out chan<- Chunk) error {
+	if !p.ran.CompareAndSwap(false, true) {
+		return ErrRan
+	}
 	cfg := p.cfg
 	g := graph.New()
-	p.graph = g
+	p.graph.Store(g)
 	n := cfg.Slots
 	admitted := graph.NewPipe[*seq](g, "admitted", n)
 	tokenized := graph.NewPipe[*seq](g, "tokenized", n)
@@ -321,6 +326,10 @@ func (s *seq) fail(err error) {
 
 func (p *Pipeline) tokenize(s *seq) {
 	r := &s.req
+	if err := s.ctx.Err(); err != nil {
+		s.fail(err) // cancelled while waiting for a slot
+		return
+	}
 	ids := r.PromptIDs
 	if len(ids) == 0 {
 		if r.Prompt == "" {
