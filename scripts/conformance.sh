@@ -13,6 +13,12 @@
 # llama.cpp's, and the first step's logits must agree within the tolerance
 # the test prints. SPECD_REQUIRE_PEER=1 is set, so a missing peer fails
 # rather than skips.
+#
+#   SPECD_PEER_CPU=avx2 scripts/conformance.sh     # compare with llama.cpp's AVX2 kernels
+#                                                  # (default: its kernels for this CPU)
+#   SPECD_CONFORMANCE_STRICT=1 scripts/conformance.sh  # all 64 ids, even past near-ties
+#
+# Generated models are cached in .cache/conformance/ (delete it to redraw).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/peer/build.sh

@@ -39,6 +39,8 @@ for f in "${formats[@]}"; do
   mv "$out.tmp" "$out"
 done
 
+load() { cut -d' ' -f1-3 /proc/loadavg; }
+echo "speed: load average before: $(load) on $(nproc) cores" >&2
 results="$dir/results.txt"
 : >"$results"
 for f in "${formats[@]}"; do
@@ -52,6 +54,8 @@ for f in "${formats[@]}"; do
     echo "speed: specd could not run $f: $(tail -1 "$dir/specd-$f.err")" >&2
   fi
 done
+
+echo "speed: load average after: $(load) (figures are only comparable on an otherwise idle machine)" >&2
 
 # One row per (format, test, threads): llama.cpp, specd, ratio.
 awk '
