@@ -6,7 +6,6 @@ import (
 	"sync/atomic"
 
 	"github.com/specd-dev/specd/kvsync"
-	"github.com/specd-dev/specd/tensor"
 )
 
 // attnWorkers computes one layer's attention for a batch on the calling
@@ -26,7 +25,6 @@ type attnWorkers struct {
 
 // attnScratch is one goroutine's buffers.
 type attnScratch struct {
-	kf, vf  []float32 // (cache positions, headDim) one F16 head widened
 	qh, acc []float32 // (headDim)
 }
 
@@ -37,7 +35,6 @@ type attnJob struct {
 	b                  *Batch
 	kv                 *kvsync.Cache
 	q, att             []float32
-	seqEnd             []int
 	heads, kvHeads, hd int
 	scale              float32
 	chunk, chunks      int // tokens per item, items per KV head
@@ -46,8 +43,8 @@ type attnJob struct {
 }
 
 // attnChunk is the number of tokens per work item: small enough to share
-// a decode batch of a few sequences among threads, large enough that a
-// prefill widens each cache head only a few times.
+// a decode batch of a few sequences among threads, large enough to keep
+// the hand-out cheap.
 const attnChunk = 8
 
 func newAttnWorkers(helpers, headDim int) *attnWorkers {
@@ -77,22 +74,11 @@ func (w *attnWorkers) helper(wake <-chan struct{}, sc *attnScratch) {
 	}
 }
 
-// reserve makes every goroutine's widening buffers hold n floats. It
-// allocates only when n grows.
-func (w *attnWorkers) reserve(n int) {
-	for i := range w.scratch {
-		if len(w.scratch[i].kf) < n {
-			w.scratch[i].kf = make([]float32, n)
-			w.scratch[i].vf = make([]float32, n)
-		}
-	}
-}
-
 // run computes att for every token of b in layer l.
-func (w *attnWorkers) run(l int, b *Batch, kv *kvsync.Cache, q, att []float32, seqEnd []int, c *Config, scale float32) {
+func (w *attnWorkers) run(l int, b *Batch, kv *kvsync.Cache, q, att []float32, c *Config, scale float32) {
 	n := len(b.Tokens)
 	j := &w.job
-	j.l, j.b, j.kv, j.q, j.att, j.seqEnd = l, b, kv, q, att, seqEnd
+	j.l, j.b, j.kv, j.q, j.att = l, b, kv, q, att
 	j.heads, j.kvHeads, j.hd, j.scale = c.Heads, c.KVHeads, c.HeadDim, scale
 	j.chunk = attnChunk
 	j.chunks = (n + attnChunk - 1) / attnChunk
@@ -105,7 +91,7 @@ func (w *attnWorkers) run(l int, b *Batch, kv *kvsync.Cache, q, att []float32, s
 	}
 	w.work(&w.scratch[0])
 	w.wg.Wait()
-	j.b, j.kv, j.q, j.att, j.seqEnd = nil, nil, nil, nil, nil
+	j.b, j.kv, j.q, j.att = nil, nil, nil, nil
 }
 
 // work takes items until none are left.
@@ -123,30 +109,16 @@ func (w *attnWorkers) work(sc *attnScratch) {
 		g := i / j.chunks
 		t0 := (i % j.chunks) * j.chunk
 		t1 := min(t0+j.chunk, n)
-		wSeq := -1
 		for t := t0; t < t1; t++ {
 			seq, npos := int(j.b.Seq[t]), int(j.b.Pos[t])+1
-			var kc, vc []float32
-			if f32 {
-				kc, vc = j.kv.Head32(j.l, seq, g)
-			} else {
-				if seq != wSeq {
-					// Widen the head once for all the item's tokens of
-					// this sequence, up to its furthest position.
-					k16, v16 := j.kv.Head16(j.l, seq, g)
-					end := j.seqEnd[seq] * hd
-					tensor.F16ToF32s(sc.kf[:end], k16[:end])
-					tensor.F16ToF32s(sc.vf[:end], v16[:end])
-					wSeq = seq
-				}
-				kc, vc = sc.kf, sc.vf
-			}
 			for h := g * group; h < (g+1)*group; h++ {
 				qt := j.q[t*qDim+h*hd : t*qDim+(h+1)*hd]
 				out := j.att[t*qDim+h*hd : t*qDim+(h+1)*hd]
 				if f32 {
+					kc, vc := j.kv.Head32(j.l, seq, g)
 					attnF32(out, qt, kc, vc, npos, j.scale, sc.acc)
 				} else {
+					kc, vc := j.kv.Head16(j.l, seq, g)
 					attnF16(out, qt, kc, vc, npos, j.scale, sc.qh, sc.acc)
 				}
 			}

@@ -6,13 +6,6 @@ package model
 // performs exactly the operations of its generic counterpart in ops.go, in
 // the same order, so results are bit-identical (TestAttnKernels).
 
-// madHalfAVX2 is madHalfGeneric for n a multiple of 8:
-//
-//	for i := range n { acc[i] = roundF16(fma32(v[i], s, acc[i])) }
-//
-//go:noescape
-func madHalfAVX2(acc, v *float32, s float32, n int)
-
 // scaleHalfAVX2 is, for n a multiple of 8:
 //
 //	for i := range n { acc[i] = roundF16(acc[i] * s) }
@@ -31,6 +24,22 @@ func dot32AVX2(k, q *float32, n int) float32
 //
 //go:noescape
 func dot64AVX2(k, q *float32, n int) float32
+
+// dot32F16AVX2 and dot64F16AVX2 are dot32AVX2 and dot64AVX2 with the
+// keys read as halves (widened exactly, as VCVTPH2PS does in ggml).
+//
+//go:noescape
+func dot32F16AVX2(k *uint16, q *float32, n int) float32
+
+//go:noescape
+func dot64F16AVX2(k *uint16, q *float32, n int) float32
+
+// madHalfF16AVX2 is, for n a multiple of 8 and v read as halves:
+//
+//	for i := range n { acc[i] = roundF16(fma32(v[i], s, acc[i])) }
+//
+//go:noescape
+func madHalfF16AVX2(acc *float32, v *uint16, s float32, n int)
 
 func cpuidAttn(leaf, sub uint32) (eax, ebx, ecx, edx uint32)
 func xgetbvAttn() (eax, edx uint32)
@@ -82,17 +91,6 @@ var useAttnAsm = func() bool {
 	return ebx7&(1<<5) != 0 // AVX2
 }()
 
-func madHalf(acc, v []float32, s float32) {
-	n := len(acc)
-	v = v[:n]
-	if n8 := n &^ 7; useAttnAsm && n8 > 0 {
-		madHalfAVX2(&acc[0], &v[0], s, n8)
-		madHalfGeneric(acc[n8:], v[n8:], s)
-		return
-	}
-	madHalfGeneric(acc, v, s)
-}
-
 func scaleHalf(acc []float32, s float32) {
 	n := len(acc)
 	if n8 := n &^ 7; useAttnAsm && n8 > 0 {
@@ -119,4 +117,33 @@ func dot32(k, q []float32) float32 {
 		return dot32AVX2(&k[0], &q[0], n)
 	}
 	return dot32Generic(k, q)
+}
+
+func dot32F16(k []uint16, q []float32) float32 {
+	n := len(q)
+	k = k[:n]
+	if useAttnAsm && n >= 32 {
+		return dot32F16AVX2(&k[0], &q[0], n)
+	}
+	return dot32F16Generic(k, q)
+}
+
+func dot64F16(k []uint16, q []float32) float32 {
+	n := len(q)
+	k = k[:n]
+	if useAttnAsm && n >= 64 {
+		return dot64F16AVX2(&k[0], &q[0], n)
+	}
+	return dot64F16Generic(k, q)
+}
+
+func madHalfF16(acc []float32, v []uint16, s float32) {
+	n := len(acc)
+	v = v[:n]
+	if n8 := n &^ 7; useAttnAsm && n8 > 0 {
+		madHalfF16AVX2(&acc[0], &v[0], s, n8)
+		madHalfF16Generic(acc[n8:], v[n8:], s)
+		return
+	}
+	madHalfF16Generic(acc, v, s)
 }

@@ -2,30 +2,6 @@
 
 #include "textflag.h"
 
-// func madHalfAVX2(acc, v *float32, s float32, n int)
-TEXT ·madHalfAVX2(SB), NOSPLIT, $0-32
-	MOVQ         acc+0(FP), DI
-	MOVQ         v+8(FP), SI
-	VBROADCASTSS s+16(FP), Y0
-	MOVQ         n+24(FP), CX
-	SHRQ         $3, CX
-	JZ           maddone
-
-madloop:
-	VMOVUPS     (DI), Y1
-	VFMADD231PS (SI), Y0, Y1 // Y1 += v*s, fused
-	VCVTPS2PH   $0, Y1, X2   // round to half, nearest even
-	VCVTPH2PS   X2, Y1
-	VMOVUPS     Y1, (DI)
-	ADDQ        $32, DI
-	ADDQ        $32, SI
-	DECQ        CX
-	JNZ         madloop
-
-maddone:
-	VZEROUPPER
-	RET
-
 // func scaleHalfAVX2(acc *float32, s float32, n int)
 TEXT ·scaleHalfAVX2(SB), NOSPLIT, $0-24
 	MOVQ         acc+0(FP), DI
@@ -165,4 +141,125 @@ d64reduce:
 	VADDSS       X1, X0, X0
 	VZEROUPPER
 	MOVSS        X0, ret+24(FP)
+	RET
+
+// func dot32F16AVX2(k *uint16, q *float32, n int) float32
+TEXT ·dot32F16AVX2(SB), NOSPLIT, $0-28
+	MOVQ   k+0(FP), SI
+	MOVQ   q+8(FP), DI
+	MOVQ   n+16(FP), CX
+	SHRQ   $5, CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	TESTQ  CX, CX
+	JZ     h32reduce
+
+h32loop:
+	VCVTPH2PS   (SI), Y4
+	VFMADD231PS (DI), Y4, Y0
+	VCVTPH2PS   16(SI), Y5
+	VFMADD231PS 32(DI), Y5, Y1
+	VCVTPH2PS   32(SI), Y6
+	VFMADD231PS 64(DI), Y6, Y2
+	VCVTPH2PS   48(SI), Y7
+	VFMADD231PS 96(DI), Y7, Y3
+	ADDQ        $64, SI
+	ADDQ        $128, DI
+	DECQ        CX
+	JNZ         h32loop
+
+h32reduce:
+	VADDPS       Y2, Y0, Y0
+	VADDPS       Y3, Y1, Y1
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS       X1, X0, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	VZEROUPPER
+	MOVSS        X0, ret+24(FP)
+	RET
+
+// func dot64F16AVX2(k *uint16, q *float32, n int) float32
+TEXT ·dot64F16AVX2(SB), NOSPLIT, $0-28
+	MOVQ   k+0(FP), SI
+	MOVQ   q+8(FP), DI
+	MOVQ   n+16(FP), CX
+	SHRQ   $6, CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	TESTQ  CX, CX
+	JZ     h64reduce
+
+h64loop:
+	VCVTPH2PS   (SI), Y8
+	VFMADD231PS (DI), Y8, Y0
+	VCVTPH2PS   16(SI), Y9
+	VFMADD231PS 32(DI), Y9, Y1
+	VCVTPH2PS   32(SI), Y10
+	VFMADD231PS 64(DI), Y10, Y2
+	VCVTPH2PS   48(SI), Y11
+	VFMADD231PS 96(DI), Y11, Y3
+	VCVTPH2PS   64(SI), Y12
+	VFMADD231PS 128(DI), Y12, Y4
+	VCVTPH2PS   80(SI), Y13
+	VFMADD231PS 160(DI), Y13, Y5
+	VCVTPH2PS   96(SI), Y14
+	VFMADD231PS 192(DI), Y14, Y6
+	VCVTPH2PS   112(SI), Y15
+	VFMADD231PS 224(DI), Y15, Y7
+	ADDQ        $128, SI
+	ADDQ        $256, DI
+	DECQ        CX
+	JNZ         h64loop
+
+h64reduce:
+	VADDPS       Y4, Y0, Y0
+	VADDPS       Y5, Y1, Y1
+	VADDPS       Y6, Y2, Y2
+	VADDPS       Y7, Y3, Y3
+	VADDPS       Y2, Y0, Y0
+	VADDPS       Y3, Y1, Y1
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0x4e, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+	VZEROUPPER
+	MOVSS        X0, ret+24(FP)
+	RET
+
+// func madHalfF16AVX2(acc *float32, v *uint16, s float32, n int)
+TEXT ·madHalfF16AVX2(SB), NOSPLIT, $0-32
+	MOVQ         acc+0(FP), DI
+	MOVQ         v+8(FP), SI
+	VBROADCASTSS s+16(FP), Y0
+	MOVQ         n+24(FP), CX
+	SHRQ         $3, CX
+	JZ           hmaddone
+
+hmadloop:
+	VCVTPH2PS   (SI), Y2
+	VMOVUPS     (DI), Y1
+	VFMADD231PS Y2, Y0, Y1
+	VCVTPS2PH   $0, Y1, X2
+	VCVTPH2PS   X2, Y1
+	VMOVUPS     Y1, (DI)
+	ADDQ        $32, DI
+	ADDQ        $16, SI
+	DECQ        CX
+	JNZ         hmadloop
+
+hmaddone:
+	VZEROUPPER
 	RET

@@ -2,8 +2,6 @@
 
 package model
 
-func madHalf(acc, v []float32, s float32) { madHalfGeneric(acc, v, s) }
-
 func scaleHalf(acc []float32, s float32) { scaleHalfGeneric(acc, s) }
 
 func dot32(k, q []float32) float32 { return dot32Generic(k, q) }
@@ -15,3 +13,9 @@ var ggmlLanes = 8
 
 // ggmlSilu16: SwiGLU as ggml's AVX2 build.
 var ggmlSilu16 = false
+
+func dot32F16(k []uint16, q []float32) float32 { return dot32F16Generic(k, q) }
+
+func dot64F16(k []uint16, q []float32) float32 { return dot64F16Generic(k, q) }
+
+func madHalfF16(acc []float32, v []uint16, s float32) { madHalfF16Generic(acc, v, s) }

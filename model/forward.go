@@ -155,7 +155,7 @@ func (st *State) Forward(b *Batch, kv *kvsync.Cache, logits []float32) error {
 
 		// Causal attention of each token and query head over its sequence,
 		// shared among the pool's threads.
-		st.attn.run(l, b, kv, st.q, st.att, st.seqEnd, &c, st.kqScale)
+		st.attn.run(l, b, kv, st.q, st.att, &c, st.kqScale)
 
 		// After the last layer's attention only the rows that want logits
 		// matter (their keys and values are written): keep those, in order.
@@ -229,8 +229,7 @@ func (st *State) project(x []float32, n int, o1 []float32, m1 *tensor.Matrix, o2
 }
 
 // validate checks b against the state, the model and kv, and returns the
-// number of tokens that want logits. It leaves in st.seqEnd[s] the length
-// of slot s once the batch is written. It allocates only on error (and for
+// number of tokens that want logits. It allocates only on error (and for
 // the per-slot table the first time a cache with more slots is seen).
 func (st *State) validate(b *Batch, kv *kvsync.Cache, logits []float32) (int, error) {
 	n := len(b.Tokens)
@@ -254,9 +253,6 @@ func (st *State) validate(b *Batch, kv *kvsync.Cache, logits []float32) (int, er
 	}
 	if len(st.seqEnd) < kc.Seqs {
 		st.seqEnd = make([]int, kc.Seqs)
-	}
-	if !kc.F32 {
-		st.attn.reserve(kc.MaxPos * kc.HeadDim)
 	}
 	for s := range kc.Seqs {
 		st.seqEnd[s] = kv.Len(s)

@@ -1,6 +1,10 @@
 package model
 
-import "math"
+import (
+	"math"
+
+	"github.com/specd-dev/specd/tensor"
+)
 
 // The per-token kernels of the forward pass, each mirroring the rounding
 // points of the ggml CPU op named in its comment, as a native llama.cpp
@@ -282,6 +286,66 @@ func dot64Generic(k, q []float32) float32 {
 	return reduce4x16(&acc)
 }
 
+// dotAttnF16 is dotAttn for a key row stored as halves (an F16 cache).
+func dotAttnF16(k []uint16, q []float32) float32 {
+	n := len(q)
+	k = k[:n]
+	var sum float64
+	var np int
+	if ggmlLanes == 16 {
+		np = n &^ 63
+		sum = float64(dot64F16(k[:np], q[:np]))
+	} else {
+		np = n &^ 31
+		sum = float64(dot32F16(k[:np], q[:np]))
+	}
+	for i := np; i < n; i++ {
+		sum += float64(tensor.F16ToF32(k[i]) * q[i])
+	}
+	return float32(sum)
+}
+
+// dot32F16Generic is dot32Generic with halves for keys.
+func dot32F16Generic(k []uint16, q []float32) float32 {
+	n := len(q)
+	k = k[:n]
+	var acc [32]float32
+	for i := 0; i+32 <= n; i += 32 {
+		kk, qq := k[i:i+32], q[i:i+32]
+		for l := range 32 {
+			acc[l] = fma32(tensor.F16ToF32(kk[l]), qq[l], acc[l])
+		}
+	}
+	return reduce4x8(&acc)
+}
+
+// dot64F16Generic is dot64Generic with halves for keys.
+func dot64F16Generic(k []uint16, q []float32) float32 {
+	n := len(q)
+	k = k[:n]
+	var acc [64]float32
+	for i := 0; i+64 <= n; i += 64 {
+		kk, qq := k[i:i+64], q[i:i+64]
+		for l := range 64 {
+			acc[l] = fma32(tensor.F16ToF32(kk[l]), qq[l], acc[l])
+		}
+	}
+	return reduce4x16(&acc)
+}
+
+// madHalfF16Generic is madHalfGeneric with halves for values.
+func madHalfF16Generic(acc []float32, v []uint16, s float32) {
+	v = v[:len(acc)]
+	for i, a := range acc {
+		y := fma32(tensor.F16ToF32(v[i]), s, a)
+		if u := math.Float32bits(y); isNormalHalf(u) {
+			acc[i] = roundNormalHalf(u)
+		} else {
+			acc[i] = roundF16Rare(y)
+		}
+	}
+}
+
 // madHalfGeneric is ggml_vec_mad_f16 on widened halves:
 // acc[i] = half(fma(v[i], s, acc[i])). The vector body fuses the
 // multiply-add, and the compiler contracts the scalar tail to an FMA too.
@@ -353,13 +417,13 @@ func roundF16Rare(x float32) float32 {
 
 // attnF16 computes one query head's attention over positions [0, npos) of
 // an F16 cache head, as ggml_compute_forward_flash_attn_ext_f16_one_chunk
-// with an F16 V: q rounded to half, K·q by dotAttn, online softmax with
+// with an F16 V: q rounded to half, K·q by dotAttnF16, online softmax with
 // running maximum M and sum S, values accumulated in a half-precision buffer
 // (rounded to half after every scale and every multiply-add), and
-// out = acc * (1/S). k and v are the head's keys and values already widened
-// to float32 (position-major, len(q) each); qh and acc are scratch of
-// len(q). Values held in acc are always exact halves.
-func attnF16(out, q, k, v []float32, npos int, scale float32, qh, acc []float32) {
+// out = acc * (1/S). k and v are the head's keys and values (halves,
+// position-major, len(q) each); qh and acc are scratch of len(q). Values
+// held in acc are always exact halves.
+func attnF16(out, q []float32, k, v []uint16, npos int, scale float32, qh, acc []float32) {
 	d := len(q)
 	qh, acc = qh[:d], acc[:d]
 	for i, x := range q {
@@ -369,7 +433,7 @@ func attnF16(out, q, k, v []float32, npos int, scale float32, qh, acc []float32)
 	m := float32(math.Inf(-1))
 	var s float32
 	for p := range npos {
-		x := dotAttn(k[p*d:(p+1)*d], qh) * scale
+		x := dotAttnF16(k[p*d:(p+1)*d], qh) * scale
 		ms, vs := float32(1), float32(1)
 		if x > m {
 			ms = expf(m - x)
@@ -379,8 +443,8 @@ func attnF16(out, q, k, v []float32, npos int, scale float32, qh, acc []float32)
 			vs = expf(x - m)
 		}
 		vp := v[p*d : (p+1)*d]
-		madHalf(acc, vp, vs) // ggml_vec_mad_f16
-		s = fma32(s, ms, vs) // S = S*ms + vs, contracted by the C compiler
+		madHalfF16(acc, vp, vs) // ggml_vec_mad_f16
+		s = fma32(s, ms, vs)    // S = S*ms + vs, contracted by the C compiler
 	}
 	inv := float32(0)
 	if s != 0 {

@@ -1,13 +1,17 @@
 package model
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/specd-dev/specd/tensor"
+)
 
 func BenchmarkAttnF16(b *testing.B) {
 	const d, npos = 64, 65
-	k, v := make([]float32, npos*d), make([]float32, npos*d)
+	k, v := make([]uint16, npos*d), make([]uint16, npos*d)
 	for i := range k {
-		k[i] = roundF16(float32(i%17) * 0.03)
-		v[i] = roundF16(float32(i%13) * 0.05)
+		k[i] = tensor.F32ToF16(float32(i%17) * 0.03)
+		v[i] = tensor.F32ToF16(float32(i%13) * 0.05)
 	}
 	q, out, qh, acc := make([]float32, d), make([]float32, d), make([]float32, d), make([]float32, d)
 	for i := range q {

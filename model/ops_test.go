@@ -300,7 +300,7 @@ func TestAttention(t *testing.T) {
 			}
 		}
 		out16, out32 := make([]float32, d), make([]float32, d)
-		attnF16(out16, q, k, v, npos, scale, make([]float32, d), make([]float32, d))
+		attnF16(out16, q, halves(k), halves(v), npos, scale, make([]float32, d), make([]float32, d))
 		attnF32(out32, q, k, v, npos, scale, make([]float32, d))
 		for i := range d {
 			if e := math.Abs(float64(out16[i]) - want[i]); e > 5e-3 {
@@ -339,8 +339,30 @@ func TestAttnKernels(t *testing.T) {
 			if a, b := dot64(k[:n64], q[:n64]), dot64Generic(k[:n64], q[:n64]); math.Float32bits(a) != math.Float32bits(b) {
 				t.Fatalf("n=%d: dot64 %v, generic %v", n, a, b)
 			}
-			madHalf(acc1[:n], v[:n], s)
+			k16, v16 := halves(k), halves(v)
+			if a, b := dot32F16(k16[:n32], q[:n32]), dot32Generic(k[:n32], q[:n32]); math.Float32bits(a) != math.Float32bits(b) {
+				t.Fatalf("n=%d: dot32F16 %v, generic %v", n, a, b)
+			}
+			if a, b := dot64F16(k16[:n64], q[:n64]), dot64Generic(k[:n64], q[:n64]); math.Float32bits(a) != math.Float32bits(b) {
+				t.Fatalf("n=%d: dot64F16 %v, generic %v", n, a, b)
+			}
+			if a, b := dot32F16Generic(k16[:n32], q[:n32]), dot32Generic(k[:n32], q[:n32]); math.Float32bits(a) != math.Float32bits(b) {
+				t.Fatalf("n=%d: dot32F16Generic %v, generic %v", n, a, b)
+			}
+			if a, b := dot64F16Generic(k16[:n64], q[:n64]), dot64Generic(k[:n64], q[:n64]); math.Float32bits(a) != math.Float32bits(b) {
+				t.Fatalf("n=%d: dot64F16Generic %v, generic %v", n, a, b)
+			}
+			acc3 := append([]float32(nil), acc1...)
+			acc4 := append([]float32(nil), acc1...)
+			madHalfF16(acc3[:n], v16[:n], s)
+			madHalfF16Generic(acc4[:n], v16[:n], s)
+			madHalfGeneric(acc1[:n], v[:n], s)
 			madHalfGeneric(acc2[:n], v[:n], s)
+			for i := range acc1 {
+				if math.Float32bits(acc1[i]) != math.Float32bits(acc3[i]) || math.Float32bits(acc1[i]) != math.Float32bits(acc4[i]) {
+					t.Fatalf("n=%d: madHalfF16 acc[%d] = %v / %v, float version %v", n, i, acc3[i], acc4[i], acc1[i])
+				}
+			}
 			scaleHalf(acc1[:n], s)
 			scaleHalfGeneric(acc2[:n], s)
 			for i := range acc1 {
@@ -386,13 +408,13 @@ func TestFlashAttnGolden(t *testing.T) {
 		if len(in) != d+2*d*npos || len(want) != d {
 			t.Fatalf("case %d: %d inputs, %d outputs", c/3, len(in), len(want))
 		}
-		q, k, v := make([]float32, d), make([]float32, d*npos), make([]float32, d*npos)
+		q, k, v := make([]float32, d), make([]uint16, d*npos), make([]uint16, d*npos)
 		for i := range q {
 			q[i] = math.Float32frombits(hex(in[i]))
 		}
 		for i := range k {
-			k[i] = tensor.F16ToF32(uint16(hex(in[d+i])))
-			v[i] = tensor.F16ToF32(uint16(hex(in[d+d*npos+i])))
+			k[i] = uint16(hex(in[d+i]))
+			v[i] = uint16(hex(in[d+d*npos+i]))
 		}
 		out := make([]float32, d)
 		attnF16(out, q, k, v, npos, 1/float32(math.Sqrt(float64(d))), make([]float32, d), make([]float32, d))
@@ -453,4 +475,11 @@ func TestRopeGolden(t *testing.T) {
 			}
 		}
 	}
+}
+
+// halves converts float32 values that are exact halves to their bits.
+func halves(x []float32) []uint16 {
+	h := make([]uint16, len(x))
+	tensor.F32ToF16s(h, x)
+	return h
 }
