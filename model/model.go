@@ -18,8 +18,9 @@
 // cosf/sinf, SiLU through ggml's vector expf, and flash attention with Q
 // rounded to F16, F16 K·Q dots in ggml's SIMD summation order, an online
 // softmax with glibc's expf and an F16 value accumulator (F32 with an F32
-// cache). Against llama.cpp on this machine, prefill logits of Q8_0/Q4_0
-// models are bit-identical (matrix products by package tensor). Every token's result
+// cache). Against llama.cpp built natively on the same machine, logits of
+// Q8_0 and Q4_0 models are bit-identical step for step (prefill and
+// decode; the matrix products come from package tensor). Every token's result
 // depends only on its own inputs and cache contents, so logits are bit-for-
 // bit the same whatever the batch composition and thread count.
 package model
