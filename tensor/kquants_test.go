@@ -886,3 +886,47 @@ func TestKFMA32(t *testing.T) {
 	check(a, b, c)
 	check(-a, b, -c)
 }
+
+// BenchmarkKQuantMatMulStream is BenchmarkKQuantMatMul with the weights
+// cycled through 128 MiB of copies (four times the L3), so they come from
+// memory as in a decode step through a model's layers.
+func BenchmarkKQuantMatMulStream(b *testing.B) {
+	r := rand.New(rand.NewPCG(27, 28))
+	const rows, cols = 1536, 512
+	for _, typ := range []Type{Q4_K, Q6_K} {
+		rb := RowSize(typ, cols)
+		one := make([]byte, rows*rb)
+		for i := range rows {
+			if err := QuantizeRow(one[i*rb:(i+1)*rb], typ, kRandFloats(r, cols)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		copies := max(2, (128<<20)/len(one))
+		data := make([]byte, copies*len(one))
+		ms := make([]Matrix, copies)
+		for i := range ms {
+			copy(data[i*len(one):], one)
+			ms[i] = Matrix{Type: typ, Rows: rows, Cols: cols, Data: data[i*len(one) : (i+1)*len(one)]}
+		}
+		for _, threads := range []int{1, 2} {
+			p := NewPool(threads)
+			for _, n := range []int{1, 5} {
+				x := kRandFloats(r, n*cols)
+				out := make([]float32, n*rows)
+				b.Run(fmt.Sprintf("%v/threads=%d/n=%d", typ, threads, n), func(b *testing.B) {
+					b.SetBytes(int64(len(one)))
+					c0 := cpuNanos()
+					i := 0
+					for b.Loop() {
+						p.MatMul(out, &ms[i], x, n)
+						if i++; i == len(ms) {
+							i = 0
+						}
+					}
+					reportCPU(b, c0, len(one))
+				})
+			}
+			p.Close()
+		}
+	}
+}
