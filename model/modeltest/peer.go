@@ -76,12 +76,13 @@ func FindPeer() (*Peer, error) {
 }
 
 // RequirePeer returns the Peer, or skips tb when the peer tools are not
-// built, unless SPECD_REQUIRE_PEER=1, in which case it fails tb.
+// built, unless SPECD_REQUIRE_PEER=1, in which case it fails tb. Other
+// errors (a bad SPECD_PEER_CPU) always fail tb.
 func RequirePeer(tb testing.TB) *Peer {
 	tb.Helper()
 	p, err := FindPeer()
 	if err != nil {
-		if os.Getenv("SPECD_REQUIRE_PEER") == "1" {
+		if os.Getenv("SPECD_REQUIRE_PEER") == "1" || !errors.Is(err, ErrNoPeer) {
 			tb.Fatalf("%v (SPECD_REQUIRE_PEER=1)", err)
 		}
 		tb.Skipf("%v", err)
