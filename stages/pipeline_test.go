@@ -25,7 +25,7 @@ type result struct {
 
 // runPipeline serves reqs and collects every request's output, checking
 // that chunks are numbered without gaps and end in exactly one final.
-func runPipeline(t *testing.T, cfg stages.Config, reqs []stages.Request) (map[string]*result, *stages.Pipeline) {
+func runPipeline(t testing.TB, cfg stages.Config, reqs []stages.Request) (map[string]*result, *stages.Pipeline) {
 	t.Helper()
 	p, err := stages.New(cfg)
 	if err != nil {

@@ -449,7 +449,12 @@ func runSpecBench(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	// One sequence: plain, then speculative.
 	plainOpts := *s
 	plainOpts.draft = "none"
+	// lastCPU is the process CPU time of the latest run: tokens per
+	// CPU-second stay meaningful on a machine busy with other work.
+	var lastCPU time.Duration
 	run := func(so *specOpts, n int, serial bool, threads int) (stages.Snapshot, []runResult, error) {
+		c0 := cpuTime()
+		defer func() { lastCPU = cpuTime() - c0 }()
 		cfg, err := su.pipelineConfig(so, n, maxPos, len(prompt), threads, false)
 		if err != nil {
 			return stages.Snapshot{}, nil, err
@@ -485,10 +490,13 @@ func runSpecBench(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
+	plainCPU := lastCPU
 	spec, specRes, err := run(s, 1, false, vt)
 	if err != nil {
 		return err
 	}
+	specCPU := lastCPU
+	perCPU := func(m stages.Snapshot, c time.Duration) float64 { return float64(m.Generated) / max(c.Seconds(), 1e-9) }
 	same := ""
 	if o.params.Temp == 0 {
 		same = ", output identical to plain decoding"
@@ -500,8 +508,9 @@ func runSpecBench(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	alpha := spec.Acceptance()
 	pred := draft.Speedup(alpha, s.k, c)
 	fmt.Fprintf(stdout, "plain decoding (loop):      %7.1f tok/s\n", plainTok.tps)
-	fmt.Fprintf(stdout, "plain decoding (pipeline):  %7.1f tok/s\n", tps(plain))
-	fmt.Fprintf(stdout, "speculative (pipeline):     %7.1f tok/s  speedup %.2fx over the loop%s\n", tps(spec), tps(spec)/plainTok.tps, same)
+	fmt.Fprintf(stdout, "plain decoding (pipeline):  %7.1f tok/s, %7.1f tok per CPU-second\n", tps(plain), perCPU(plain, plainCPU))
+	fmt.Fprintf(stdout, "speculative (pipeline):     %7.1f tok/s, %7.1f tok per CPU-second; speedup %.2fx over the loop, %.2fx over the plain pipeline%s\n",
+		tps(spec), perCPU(spec, specCPU), tps(spec)/plainTok.tps, tps(spec)/tps(plain), same)
 	fmt.Fprintf(stdout, "alpha %.3f, mean accepted length %.2f, predicted speedup (1-a^(k+1))/((1-a)(kc+1)) = %.2fx\n",
 		alpha, spec.MeanAcceptedLength(), pred)
 	fmt.Fprintf(stdout, "  (the prediction assumes a (k+1)-token pass costs one 1-token pass; measured %.2fx)\n", ttk.Seconds()/tt1.Seconds())
@@ -520,28 +529,30 @@ func runSpecBench(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 
 	if *seqs > 0 {
-		line := func(name string, m stages.Snapshot) {
-			fmt.Fprintf(stdout, "%d sequences, %-34s %7.1f tok/s (%.1f blocks per pass, draft busy %v, verify busy %v, overlap %v)\n",
-				*seqs, name+":", tps(m), float64(m.Steps)/max(float64(m.Passes), 1), m.DraftBusy.Round(time.Millisecond),
+		line := func(name string, m stages.Snapshot, c time.Duration) {
+			fmt.Fprintf(stdout, "%d sequences, %-34s %7.1f tok/s, %7.1f per CPU-s (alpha %.2f, %.1f blocks per pass, draft busy %v, verify busy %v, overlap %v)\n",
+				*seqs, name+":", tps(m), perCPU(m, c), m.Acceptance(), float64(m.Steps)/max(float64(m.Passes), 1), m.DraftBusy.Round(time.Millisecond),
 				m.VerifyBusy.Round(time.Millisecond), m.Overlap.Round(time.Millisecond))
 		}
 		conc, _, err := run(s, *seqs, false, vt)
 		if err != nil {
 			return err
 		}
+		concCPU := lastCPU
 		gathered := *s
 		gathered.verifyBatch = *seqs
 		gath, _, err := run(&gathered, *seqs, false, vt)
 		if err != nil {
 			return err
 		}
+		gathCPU := lastCPU
 		ser, _, err := run(s, *seqs, true, vt)
 		if err != nil {
 			return err
 		}
-		line(fmt.Sprintf("concurrent (verify-batch %d)", s.verifyBatch), conc)
-		line(fmt.Sprintf("concurrent (verify-batch %d)", *seqs), gath)
-		line("one stage at a time", ser)
+		line(fmt.Sprintf("concurrent (verify-batch %d)", s.verifyBatch), conc, concCPU)
+		line(fmt.Sprintf("concurrent (verify-batch %d)", *seqs), gath, gathCPU)
+		line("one stage at a time", ser, lastCPU)
 		fmt.Fprintf(stdout, "concurrency gain %.2fx (verify-batch %d), %.2fx (verify-batch %d)\n",
 			tps(conc)/tps(ser), s.verifyBatch, tps(gath)/tps(ser), *seqs)
 	}
