@@ -63,6 +63,8 @@ type Snapshot struct {
 
 	TTFTSum time.Duration // over requests
 	TTFTN   int
+	ITLSum  time.Duration // gaps between a request's blocks after its first
+	ITLN    int           // tokens those gaps delivered
 
 	Wall, DraftBusy, VerifyBusy, PrefillBusy, Overlap time.Duration
 }
@@ -125,9 +127,13 @@ func (m *Metrics) tokens(n int, first bool, sinceStart time.Duration) {
 	m.mu.Unlock()
 }
 
-func (m *Metrics) finish(failed bool) {
+func (m *Metrics) finish(failed bool, st *RequestStats) {
 	m.mu.Lock()
 	m.m.Requests++
+	if st.Generated > 1 {
+		m.m.ITLSum += st.ITLSum
+		m.m.ITLN += st.Generated - 1
+	}
 	if failed {
 		m.m.Failed++
 	}
@@ -189,8 +195,12 @@ func (s Snapshot) Write(w io.Writer) {
 	if s.TTFTN > 0 {
 		ttft = s.TTFTSum / time.Duration(s.TTFTN)
 	}
-	fmt.Fprintf(w, "verify passes %d (%.1f tokens each), mean TTFT %v\n",
-		s.Passes, float64(s.PassTokens)/max(float64(s.Passes), 1), ttft.Round(time.Microsecond))
+	itl := time.Duration(0)
+	if s.ITLN > 0 {
+		itl = s.ITLSum / time.Duration(s.ITLN)
+	}
+	fmt.Fprintf(w, "verify passes %d (%.1f tokens each), mean TTFT %v, mean inter-token latency %v\n",
+		s.Passes, float64(s.PassTokens)/max(float64(s.Passes), 1), ttft.Round(time.Microsecond), itl.Round(time.Microsecond))
 	if s.PreDrafts > 0 {
 		fmt.Fprintf(w, "pre-drafts %d, used %d\n", s.PreDrafts, s.PreDraftHits)
 	}

@@ -766,6 +766,6 @@ func (p *Pipeline) final(ctx context.Context, s *seq, chunks *graph.Pipe[Chunk])
 	s.stats.Duration = time.Since(s.start)
 	st := s.stats
 	c.Stats = &st
-	p.metrics.finish(s.err != nil)
+	p.metrics.finish(s.err != nil, &st)
 	return chunks.Send(ctx, c)
 }

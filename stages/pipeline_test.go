@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -528,4 +529,52 @@ func (d slowDrafter) Draft(r *draft.Request) error {
 	for time.Since(t0) < 100*time.Microsecond {
 	}
 	return err
+}
+
+// TestMetrics checks that per-request and global figures agree.
+func TestMetrics(t *testing.T) {
+	target := verifytest.NewFake(vocab, 2, 256, 64, 4)
+	dr := draft.NewModel(verifytest.NewFake(vocab, 2, 256, 64, 4), 0)
+	cfg := stages.Config{Target: target, Drafter: dr, Policy: draft.Policy{K: 3}, Slots: 2, MaxPos: 256}
+	reqs := []stages.Request{{ID: "a", PromptIDs: []int32{1, 2}, MaxTokens: 17}, {ID: "b", PromptIDs: []int32{3}, MaxTokens: 9}, {ID: "c", PromptIDs: []int32{4, 5, 6}, MaxTokens: 1}}
+	res, p := runPipeline(t, cfg, reqs)
+	m := p.Metrics().Snapshot()
+	var steps, drafts, dtoks, acc, gen, itlN int
+	for _, r := range res {
+		st := r.final.Stats
+		if st == nil {
+			t.Fatal("final chunk without stats")
+		}
+		if st.Generated != len(r.tokens) {
+			t.Errorf("%s: stats say %d tokens, %d published", r.final.ID, st.Generated, len(r.tokens))
+		}
+		if st.TTFT <= 0 || st.Duration < st.TTFT {
+			t.Errorf("%s: TTFT %v, duration %v", r.final.ID, st.TTFT, st.Duration)
+		}
+		if want := 1 + float64(st.Accepted)/float64(max(st.Drafts, 1)); st.Drafts > 0 && st.MeanAcceptedLength() != want {
+			t.Errorf("%s: mean accepted length %v, want %v", r.final.ID, st.MeanAcceptedLength(), want)
+		}
+		steps, drafts, dtoks, acc, gen = steps+st.Steps, drafts+st.Drafts, dtoks+st.DraftTokens, acc+st.Accepted, gen+st.Generated
+		if st.Generated > 1 {
+			itlN += st.Generated - 1
+		}
+	}
+	if m.Steps != steps || m.Drafts != drafts || m.DraftTokens != dtoks || m.Accepted != acc || m.Generated != gen || m.ITLN != itlN {
+		t.Errorf("global %+v disagrees with the requests' sums (steps %d drafts %d draft tokens %d accepted %d generated %d itl %d)",
+			m, steps, drafts, dtoks, acc, gen, itlN)
+	}
+	// The target is its own draft: everything is accepted.
+	if m.Accepted != m.DraftTokens || m.FullAccepts != m.Drafts || m.AcceptedAt[0] != m.Drafts {
+		t.Errorf("self-draft metrics %+v", m)
+	}
+	if gen != 17+9+1 || m.Requests != 3 || m.Failed != 0 {
+		t.Errorf("generated %d, requests %d, failed %d", gen, m.Requests, m.Failed)
+	}
+	var buf strings.Builder
+	m.Write(&buf)
+	for _, want := range []string{"mean accepted length", "accepted per draft position", "overlap", "inter-token latency"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, buf.String())
+		}
+	}
 }
