@@ -513,7 +513,9 @@ func runSpecBench(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		tps(spec), perCPU(spec, specCPU), tps(spec)/plainTok.tps, tps(spec)/tps(plain), same)
 	fmt.Fprintf(stdout, "alpha %.3f, mean accepted length %.2f, predicted speedup (1-a^(k+1))/((1-a)(kc+1)) = %.2fx\n",
 		alpha, spec.MeanAcceptedLength(), pred)
-	fmt.Fprintf(stdout, "  (the prediction assumes a (k+1)-token pass costs one 1-token pass; measured %.2fx)\n", ttk.Seconds()/tt1.Seconds())
+	r := ttk.Seconds() / tt1.Seconds()
+	fmt.Fprintf(stdout, "  (that assumes a (k+1)-token pass costs one 1-token pass; measured %.2fx, which predicts %.2fx: E/(kc+r) with E = %.2f tokens per step)\n",
+		r, draft.Speedup(alpha, s.k, 0)/(float64(s.k)*c+r), draft.Speedup(alpha, s.k, 0))
 	spec.Write(prefixWriter{stdout, "  "})
 	if b := spec.PreDraftBound(); spec.Wall > 0 && !s.preDraft {
 		fmt.Fprintf(stdout, "pre-drafting (draft step n+1 during verification of n) could save at most %v of %v (%.1f%%): %d of %d drafts accepted in full\n",
