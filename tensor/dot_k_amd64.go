@@ -2,8 +2,8 @@
 
 package tensor
 
-// haveAVX2K reports whether the K-quant assembly may run: it needs AVX2
-// and F16C, which the package's hasAVX2FMA check covers.
+// haveAVX2K reports whether the K-quant assembly may run: it needs AVX2,
+// FMA and F16C, which the package's hasAVX2FMA check covers.
 var haveAVX2K = hasAVX2FMA
 
 // q4KRows computes, for the rows weight rows at w + r·wstride (nb > 0 Q4_K
