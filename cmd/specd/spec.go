@@ -482,10 +482,12 @@ func runSpecBench(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 		return p.Metrics().Snapshot(), res, nil
 	}
+	c0 := cpuTime()
 	plainTok, err := su.plainDecode(ctx, prompt, o.n, o.threads, o.params)
 	if err != nil {
 		return err
 	}
+	loopCPU := cpuTime() - c0
 	plain, _, err := run(&plainOpts, 1, false, o.threads)
 	if err != nil {
 		return err
@@ -507,7 +509,7 @@ func runSpecBench(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	tps := func(m stages.Snapshot) float64 { return float64(m.Generated) / m.Wall.Seconds() }
 	alpha := spec.Acceptance()
 	pred := draft.Speedup(alpha, s.k, c)
-	fmt.Fprintf(stdout, "plain decoding (loop):      %7.1f tok/s\n", plainTok.tps)
+	fmt.Fprintf(stdout, "plain decoding (loop):      %7.1f tok/s, %7.1f tok per CPU-second\n", plainTok.tps, float64(o.n)/max(loopCPU.Seconds(), 1e-9))
 	fmt.Fprintf(stdout, "plain decoding (pipeline):  %7.1f tok/s, %7.1f tok per CPU-second\n", tps(plain), perCPU(plain, plainCPU))
 	fmt.Fprintf(stdout, "speculative (pipeline):     %7.1f tok/s, %7.1f tok per CPU-second; speedup %.2fx over the loop, %.2fx over the plain pipeline%s\n",
 		tps(spec), perCPU(spec, specCPU), tps(spec)/plainTok.tps, tps(spec)/tps(plain), same)
@@ -526,8 +528,8 @@ func runSpecBench(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "speculative with pre-drafting: %7.1f tok/s (%.2fx without; %d pre-drafts, %d used, overlap %v)\n",
-			tps(pre), tps(pre)/tps(spec), pre.PreDrafts, pre.PreDraftHits, pre.Overlap.Round(time.Microsecond))
+		fmt.Fprintf(stdout, "speculative with pre-drafting: %7.1f tok/s, %7.1f tok per CPU-second (%.2fx without; %d pre-drafts, %d used, overlap %v)\n",
+			tps(pre), perCPU(pre, lastCPU), tps(pre)/tps(spec), pre.PreDrafts, pre.PreDraftHits, pre.Overlap.Round(time.Microsecond))
 	}
 
 	if *seqs > 0 {
