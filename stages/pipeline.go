@@ -392,27 +392,37 @@ func (p *Pipeline) prefill(s *seq) {
 	if s.done {
 		return
 	}
-	p.device.Lock()
-	defer p.device.Unlock()
 	be := p.cfg.Target
-	if err := be.Rollback(s.slot, 0); err != nil {
+	p.device.Lock()
+	err := be.Rollback(s.slot, 0)
+	p.device.Unlock()
+	if err != nil {
 		s.fail(err)
 		return
 	}
+	// One chunk per turn on the device, so that a long prompt does not
+	// hold up the verification of sequences already decoding.
+	chunk := min(be.MaxBatch(), prefillChunk)
 	var b verify.Batch
 	for have := 0; have < s.nPrompt-1; {
 		b.Reset()
-		end := min(s.nPrompt-1, have+be.MaxBatch())
+		end := min(s.nPrompt-1, have+chunk)
 		for i := have; i < end; i++ {
 			b.Add(s.tokens[i], int32(i), int32(s.slot), false)
 		}
-		if err := be.Forward(&b, nil); err != nil {
+		p.device.Lock()
+		err := be.Forward(&b, nil)
+		p.device.Unlock()
+		if err != nil {
 			s.fail(fmt.Errorf("stages: prefill: %w", err))
 			return
 		}
 		have = end
 	}
 }
+
+// prefillChunk is the most prompt tokens prefill runs in one pass.
+const prefillChunk = 64
 
 // draftStage merges new sequences and sequences coming back from accept,
 // drafts k tokens for each and sends it to verify. It owns the drafter and

@@ -578,3 +578,30 @@ func TestMetrics(t *testing.T) {
 		}
 	}
 }
+
+// TestLongPrompt prefills prompts longer than one prefill chunk and the
+// target's batch, with a fake whose logits hash the whole cached prefix, so
+// any position written wrongly changes the output.
+func TestLongPrompt(t *testing.T) {
+	ref := verifytest.NewFake(vocab, 1, 512, 512, 0)
+	target := verifytest.NewFake(vocab, 2, 512, 40, 0)
+	dr := draft.NewModel(verifytest.NewFake(vocab, 2, 512, 16, 0), 0)
+	cfg := stages.Config{Target: target, Drafter: dr, Policy: draft.Policy{K: 3}, Slots: 2, MaxPos: 512}
+	var reqs []stages.Request
+	var ps [][]int32
+	for i, n := range []int{150, 41, 64} {
+		p := make([]int32, n)
+		for j := range p {
+			p[j] = int32((j*7 + i) % vocab)
+		}
+		ps = append(ps, p)
+		reqs = append(reqs, stages.Request{ID: fmt.Sprint(i), PromptIDs: p, MaxTokens: 20})
+	}
+	res, _ := runPipeline(t, cfg, reqs)
+	for i, p := range ps {
+		want, _ := ref.Greedy(0, p, 20)
+		if got := res[fmt.Sprint(i)].tokens; fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("prompt of %d tokens:\n got  %v\n want %v", len(p), got, want)
+		}
+	}
+}
