@@ -86,7 +86,7 @@ type Detokenizer interface {
 // Config configures a Pipeline.
 type Config struct {
 	Target  verify.Backend // the target model on its own thread pool
-	Drafter draft.Drafter  // nil: plain decoding (k = 0)
+	Drafter draft.Drafter  // nil: plain decoding (k = 0); a model draft's cache needs Slots slots of MaxPos
 	Policy  draft.Policy
 	Slots   int // sequences decoded at once (KV cache slots of both models)
 	MaxPos  int // positions per slot
@@ -494,7 +494,9 @@ func (p *Pipeline) draftStage(ctx context.Context, st *graph.Stage, fresh, loop,
 		// Remember what step n+1 would start from if step n is accepted in
 		// full; s belongs to verify once sent.
 		k := len(s.block.Draft)
-		canPre := p.cfg.PreDraft && p.cfg.Drafter != nil && k > 0 && s.gen+k+2 < s.req.MaxTokens
+		// A pre-draft feeds the draft cache up to position n+2k-1.
+		canPre := p.cfg.PreDraft && p.cfg.Drafter != nil && k > 0 && s.gen+k+2 < s.req.MaxTokens &&
+			len(s.tokens)+2*k+1 < p.cfg.MaxPos
 		if canPre {
 			pr.base = len(s.tokens)
 			pr.tokens = append(append(pr.tokens[:0], s.tokens...), s.block.Draft...)

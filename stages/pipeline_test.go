@@ -439,14 +439,16 @@ func testSamplingDistribution(t *testing.T, preDraft bool) {
 }
 
 // TestContextFull ends sequences whose context fills before MaxTokens, for
-// every draft length, without a pipeline error.
+// every draft length (pre-drafting from k = 7, with k-1 meaning the same
+// as without), without a pipeline error.
 func TestContextFull(t *testing.T) {
 	ref := verifytest.NewFake(vocab, 1, 512, 512, 4)
-	for k := 1; k <= 6; k++ {
+	for kk := 1; kk <= 12; kk++ {
+		k := (kk-1)%6 + 1
 		const maxPos = 20
 		target := verifytest.NewFake(vocab, 2, maxPos, 64, 4)
 		dr := draft.NewModel(verifytest.NewFake(vocab, 2, maxPos, 64, 4), 0)
-		cfg := stages.Config{Target: target, Drafter: dr, Policy: draft.Policy{K: k}, Slots: 2, MaxPos: maxPos}
+		cfg := stages.Config{Target: target, Drafter: dr, Policy: draft.Policy{K: k}, Slots: 2, MaxPos: maxPos, PreDraft: kk > 6}
 		prompt := []int32{1, 2, 3, 4, 5}
 		res, _ := runPipeline(t, cfg, []stages.Request{{ID: "a", PromptIDs: prompt, MaxTokens: 100}})
 		want, _ := ref.Greedy(0, prompt, maxPos-len(prompt))
