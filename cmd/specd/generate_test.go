@@ -200,3 +200,43 @@ func TestInspect(t *testing.T) {
 		t.Errorf("no argument: exit %d, want 2", code)
 	}
 }
+
+// TestGenerateMatchesLlamaCpp checks that greedy generate --ids prints the
+// ids llama.cpp decodes (llamaref, tools/peer) for a random Q8_0 model with
+// a real SentencePiece vocabulary; BOS is added by both. Needs the peer
+// tools; skipped without them unless SPECD_REQUIRE_PEER=1.
+func TestGenerateMatchesLlamaCpp(t *testing.T) {
+	peer := modeltest.RequirePeer(t)
+	path := filepath.Join(t.TempDir(), "spm.gguf")
+	o := modeltest.Options{Dim: 128, Layers: 2, Heads: 4, KVHeads: 2, FFN: 256, Seed: 5, Type: tensor.Q8_0,
+		VocabFrom: peer.Vocab("llama-spm")}
+	if err := modeltest.Write(path, o); err != nil {
+		t.Fatal(err)
+	}
+	prompt := []int32{450, 4996, 17354, 1701, 29916, 432, 17204, 975}
+	ids := make([]string, len(prompt))
+	for i, id := range prompt {
+		ids[i] = strconv.Itoa(int(id))
+	}
+	const n = 32
+	code, out, errOut := runCmd("generate", "-m", path, "--prompt-ids", strings.Join(ids, ","), "-n", strconv.Itoa(n), "--ids", "--threads", "2")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	ref, err := peer.Ref(path, append([]int32{1}, prompt...), n, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Fields(out)
+	for i, id := range ref.IDs {
+		if id == 2 { // llama.cpp ran past EOS; generate stops there
+			got = append(got, "2")
+		}
+		if i >= len(got) || got[i] != strconv.Itoa(int(id)) {
+			t.Fatalf("step %d: specd %v, llama.cpp %v", i, got, ref.IDs)
+		}
+		if id == 2 {
+			break
+		}
+	}
+}
