@@ -31,6 +31,13 @@ func q4KRows(w *byte, wstride, rows int, x *byte, nb int, out *float32)
 //go:noescape
 func q4KRows4(w *byte, wstride, rows int, x *[4]*byte, nb int, out *[4]*float32)
 
+// q4KRows8 is q4KRows for groups·8 rows, eight at a time: the eight rows'
+// integer sums are gathered into one vector and their float accumulation
+// runs on eight lanes at once, each lane doing its row's q4KRows operations.
+//
+//go:noescape
+func q4KRows8(w *byte, wstride, groups int, x *byte, nb int, out *float32)
+
 // q6KRows computes, for the rows weight rows at w + r·wstride (nb > 0 Q6_K
 // blocks each) and one Q8_K activation row x, bit for bit:
 //
@@ -60,7 +67,8 @@ func init() {
 
 // gemvQ4K is the Q4_K gemv (see the gemv type): tokens go through
 // q4KRows4 four at a time, a remainder of three as four with the last
-// repeated, and the rest through q4KRows. Bit-identical to dotQ4K on every
+// repeated, and the rest one at a time through q4KRows8 (rows in eights)
+// and q4KRows (the leftover rows). Bit-identical to dotQ4K on every
 // (row, token) pair.
 func gemvQ4K(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
 	nb := cols / qkK
@@ -77,8 +85,14 @@ func gemvQ4K(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32
 		q4KRows4(&w[0], ws, rows, &xp, nb, &op)
 		t += m
 	}
+	g := rows / 8
 	for ; t < ntok; t++ {
-		q4KRows(&w[0], ws, rows, &x[t*xs], nb, &out[t*os])
+		if g > 0 {
+			q4KRows8(&w[0], ws, g, &x[t*xs], nb, &out[t*os])
+		}
+		if rows > 8*g {
+			q4KRows(&w[8*g*ws], ws, rows-8*g, &x[t*xs], nb, &out[t*os+8*g])
+		}
 	}
 }
 

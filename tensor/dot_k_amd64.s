@@ -444,6 +444,177 @@ q4x4loop:
 	VZEROUPPER
 	RET
 
+// Eight weight rows, one token: each row's block is computed as in q4KRows,
+// but the per-row integer sums are gathered into one vector of eight (a
+// VPHADDD tree) and the float accumulation runs on eight lanes at once, lane
+// r doing exactly row r's single-row operations.
+
+// Q4R8DECODE unpacks the scales and mins of the Q4_K block at R9 into X3
+// (as q4KScaleMin: bytes 0-7 scales, 8-15 mins); clobbers AX, BX, DX, R10,
+// R12, R13.
+#define Q4R8DECODE \
+	MOVL 4(R9), AX; \
+	MOVL 8(R9), BX; \
+	MOVL 12(R9), DX; \
+	MOVL AX, R12; \
+	ANDL $0x3f3f3f3f, R12; \
+	MOVL DX, R13; \
+	ANDL $0x0f0f0f0f, R13; \
+	MOVL AX, R10; \
+	SHRL $6, R10; \
+	ANDL $0x03030303, R10; \
+	SHLL $4, R10; \
+	ORL  R10, R13; \
+	SHLQ $32, R13; \
+	ORQ  R13, R12; \
+	MOVL BX, R10; \
+	ANDL $0x3f3f3f3f, R10; \
+	SHRL $4, DX; \
+	ANDL $0x0f0f0f0f, DX; \
+	SHRL $6, BX; \
+	ANDL $0x03030303, BX; \
+	SHLL $4, BX; \
+	ORL  BX, DX; \
+	SHLQ $32, DX; \
+	ORQ  DX, R10; \
+	VMOVQ R12, X3; \
+	VPINSRQ $1, R10, X3, X3
+
+// Q4R8STEP is Q4STEP on the row at R9.
+#define Q4R8STEP(qo, xo, xo2, so, so2) \
+	VMOVDQU qo(R9), Y5; \
+	VPSRLW $4, Y5, Y6; \
+	VPAND Y15, Y5, Y5; \
+	VPAND Y15, Y6, Y6; \
+	VPMADDUBSW xo(DI), Y5, Y5; \
+	VPMADDUBSW xo2(DI), Y6, Y6; \
+	VPBROADCASTD so(SP), Y7; \
+	VPBROADCASTD so2(SP), Y8; \
+	VPMADDWD Y7, Y5, Y5; \
+	VPMADDWD Y8, Y6, Y6; \
+	VPADDD Y5, Y4, Y4; \
+	VPADDD Y6, Y4, Y4
+
+// Q4R8ROW computes the block of the row at R9: its isum lanes in Y4 and its
+// imin lanes in Y2, and stores its d and dmin halves at do(SP) and mo(SP).
+#define Q4R8ROW(do, mo) \
+	Q4R8DECODE; \
+	VPSHUFB kQ4MinShuf<>(SB), X3, X2; \
+	VPMOVZXBW X2, Y2; \
+	VPMADDWD 260(DI), Y2, Y2; \
+	VPMOVZXBW X3, X3; \
+	VPUNPCKLWD X3, X3, X5; \
+	VPUNPCKHWD X3, X3, X6; \
+	VMOVDQU X5, 0(SP); \
+	VMOVDQU X6, 16(SP); \
+	VPXOR Y4, Y4, Y4; \
+	Q4R8STEP(16, 4, 36, 0, 4); \
+	Q4R8STEP(48, 68, 100, 8, 12); \
+	Q4R8STEP(80, 132, 164, 16, 20); \
+	Q4R8STEP(112, 196, 228, 24, 28); \
+	MOVL (R9), AX; \
+	MOVW AX, do(SP); \
+	SHRL $16, AX; \
+	MOVW AX, mo(SP); \
+	ADDQ R8, R9
+
+// func q4KRows8(w *byte, wstride, groups int, x *byte, nb int, out *float32)
+//
+// For each of groups groups of eight rows at w + r·wstride, writes
+// out[8g+r] = dotQ4KRef(row, x, 256·nb), bit for bit.
+//
+// Frame: 0-31 the current row's scales (as in q4KRows), 32-47 the eight
+// rows' d and 48-63 their dmin (F16), 64 the output pointer, 72 the groups
+// left, 80 the group's first row. Registers: SI row 0 of the current block,
+// R9 the current row, R8 wstride, DI the activation block, CX blocks left;
+// Y12/Y0 (isum) and Y11/Y1 (imin) hold the partial VPHADDD trees, Y10/Y9 the
+// current pair; Y14 and Y13 the eight rows' acc and accm.
+TEXT ·q4KRows8(SB), NOSPLIT, $88-48
+	MOVQ w+0(FP), AX
+	MOVQ AX, 80(SP)
+	MOVQ groups+16(FP), AX
+	MOVQ AX, 72(SP)
+	MOVQ out+40(FP), AX
+	MOVQ AX, 64(SP)
+	MOVQ wstride+8(FP), R8
+	VMOVDQU kMask0F<>(SB), Y15
+
+q4r8group:
+	MOVQ 80(SP), SI
+	MOVQ x+24(FP), DI
+	MOVQ nb+32(FP), CX
+	VXORPS Y14, Y14, Y14
+	VXORPS Y13, Y13, Y13
+
+q4r8loop:
+	MOVQ SI, R9
+	Q4R8ROW(32, 48)
+	VMOVDQA Y4, Y10
+	VMOVDQA Y2, Y9
+	Q4R8ROW(34, 50)
+	VPHADDD Y4, Y10, Y12
+	VPHADDD Y2, Y9, Y11
+	Q4R8ROW(36, 52)
+	VMOVDQA Y4, Y10
+	VMOVDQA Y2, Y9
+	Q4R8ROW(38, 54)
+	VPHADDD Y4, Y10, Y10
+	VPHADDD Y2, Y9, Y9
+	VPHADDD Y10, Y12, Y12
+	VPHADDD Y9, Y11, Y11
+	Q4R8ROW(40, 56)
+	VMOVDQA Y4, Y10
+	VMOVDQA Y2, Y9
+	Q4R8ROW(42, 58)
+	VPHADDD Y4, Y10, Y0
+	VPHADDD Y2, Y9, Y1
+	Q4R8ROW(44, 60)
+	VMOVDQA Y4, Y10
+	VMOVDQA Y2, Y9
+	Q4R8ROW(46, 62)
+	VPHADDD Y4, Y10, Y10
+	VPHADDD Y2, Y9, Y9
+	VPHADDD Y10, Y0, Y0
+	VPHADDD Y9, Y1, Y1
+
+	// [isum_0..7] in Y5, [imin_0..7] in Y6.
+	VPERM2I128 $0x20, Y0, Y12, Y5
+	VPERM2I128 $0x31, Y0, Y12, Y6
+	VPADDD Y6, Y5, Y5
+	VPERM2I128 $0x20, Y1, Y11, Y6
+	VPERM2I128 $0x31, Y1, Y11, Y7
+	VPADDD Y7, Y6, Y6
+	VCVTDQ2PS Y5, Y5
+	VCVTDQ2PS Y6, Y6
+
+	// acc = fma(isum, wd·xd, acc); accm = fma(imin, wdmin·xd, accm).
+	VCVTPH2PS 32(SP), Y7
+	VCVTPH2PS 48(SP), Y8
+	VBROADCASTSS (DI), Y2
+	VMULPS Y2, Y7, Y7
+	VMULPS Y2, Y8, Y8
+	VFMADD231PS Y7, Y5, Y14
+	VFMADD231PS Y8, Y6, Y13
+
+	ADDQ $144, SI
+	ADDQ $292, DI
+	DECQ CX
+	JNZ  q4r8loop
+
+	VSUBPS Y13, Y14, Y14
+	MOVQ 64(SP), AX
+	VMOVUPS Y14, (AX)
+	ADDQ $32, AX
+	MOVQ AX, 64(SP)
+	MOVQ 80(SP), AX
+	LEAQ (AX)(R8*8), AX
+	MOVQ AX, 80(SP)
+	DECQ 72(SP)
+	JNZ  q4r8group
+
+	VZEROUPPER
+	RET
+
 // Q6X4Q applies the 32 six-bit values in Y6 to the four rows' activations at
 // offset xo with scale mask so.
 #define Q6X4Q(xo, so) \
@@ -774,3 +945,4 @@ q8knext:
 
 	VZEROUPPER
 	RET
+
