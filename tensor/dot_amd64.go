@@ -74,14 +74,20 @@ func q4_0Rows8(w *byte, wstride, groups int, x *byte, nb int, out *float32)
 //go:noescape
 func q4_0Rows8x4(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
 
-// q4_0Rows8VNNI and q4_0Rows8x4VNNI are q4_0Rows8 and q4_0Rows8x4 using
-// VPDPBUSD (AVX-512 VNNI, 256-bit vectors); same results.
+// q4_0Rows8VNNI is q4_0Rows8 using VPDPBUSD (AVX-512 VNNI on 256-bit
+// vectors); same results.
 //
 //go:noescape
 func q4_0Rows8VNNI(w *byte, wstride, groups int, x *byte, nb int, out *float32)
 
+// q4_0Rows8xTVNNI computes q4_0Rows8VNNI for ntok (1 to 8) activation rows
+// in one pass over the weights:
+//
+//	for t := range ntok { for r := range 8*groups {
+//		out[t*ostride+r] = dotQ4_0Generic(w[r*wstride:], x[t*xstride:], 32*nb) } }
+//
 //go:noescape
-func q4_0Rows8x4VNNI(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+func q4_0Rows8xTVNNI(w *byte, wstride, groups int, x *byte, xstride, ntok, nb int, out *float32, ostride int)
 
 // useVNNI selects the VNNI forms of the int8 kernels (tests flip it to
 // check both forms on machines that have VNNI).
@@ -235,13 +241,15 @@ func gemvQ4_0(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float3
 	checkGemv(len(w), ws, rows, nb*q4_0Size, len(x), xs, ntok, nb*q8_0Size, len(out), os)
 	groups := rows / 8
 	t := 0
-	if groups > 0 {
+	if groups > 0 && useVNNI {
+		// Up to eight tokens per pass over the weights.
+		for ; t+1 < ntok; t += 8 {
+			q4_0Rows8xTVNNI(ptr(w), ws, groups, &x[t*xs], xs, min(8, ntok-t), nb, &out[t*os], os)
+		}
+	}
+	if groups > 0 && !useVNNI {
 		for ; t+4 <= ntok; t += 4 {
-			if useVNNI {
-				q4_0Rows8x4VNNI(ptr(w), ws, groups, &x[t*xs], xs, nb, &out[t*os], os)
-			} else {
-				q4_0Rows8x4(ptr(w), ws, groups, &x[t*xs], xs, nb, &out[t*os], os)
-			}
+			q4_0Rows8x4(ptr(w), ws, groups, &x[t*xs], xs, nb, &out[t*os], os)
 		}
 	}
 	for ; t < ntok; t++ {

@@ -973,16 +973,20 @@ q4vdone:
 	VZEROUPPER
 	RET
 
-// func q4_0Rows8x4VNNI(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+// func q4_0Rows8xTVNNI(w *byte, wstride, groups int, x *byte, xstride, ntok, nb int, out *float32, ostride int)
 //
-// q4_0Rows8x4 with VPDPBUSD; the decoded weights stay in Y16-Y23.
-TEXT ·q4_0Rows8x4VNNI(SB), NOSPLIT, $8-64
+// q4_0Rows8VNNI for 1 to 8 activation rows (x + t·xstride, t < ntok) in
+// one pass over the weights: each block of eight rows is decoded once into
+// Y16-Y23 and dotted with every token, whose accumulators are Y24-Y31. The
+// group counter and the prefetch pointer live on the stack.
+TEXT ·q4_0Rows8xTVNNI(SB), NOSPLIT, $16-72
 	MOVQ         w+0(FP), SI
 	MOVQ         wstride+8(FP), DX
-	MOVQ         groups+16(FP), R9
+	MOVQ         groups+16(FP), AX
+	MOVQ         AX, 0(SP)
 	MOVQ         x+24(FP), R10
 	MOVQ         xstride+32(FP), R14
-	MOVQ         out+48(FP), R11
+	MOVQ         out+56(FP), R11
 	MOVQ         ·f16Table(SB), R13
 	LEAQ         (DX)(DX*2), BX
 	MOVL         $0x0f0f0f0f, AX
@@ -991,63 +995,124 @@ TEXT ·q4_0Rows8x4VNNI(SB), NOSPLIT, $8-64
 	MOVL         $0x08080808, AX
 	VMOVD        AX, X13
 	VPBROADCASTD X13, Y13
-	TESTQ        R9, R9
-	JZ           q4x4vdone
+	CMPQ         0(SP), $0
+	JLE          q4xtvdone
 
-q4x4vgroup:
-	MOVQ   SI, R8
-	LEAQ   (SI)(DX*4), R12
-	LEAQ   (SI)(DX*8), AX
-	MOVQ   AX, 0(SP)
-	MOVQ   R10, DI
-	MOVQ   nb+40(FP), CX
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-	TESTQ  CX, CX
-	JZ     q4x4vgroupdone
+q4xtvgroup:
+	MOVQ  SI, R8
+	LEAQ  (SI)(DX*4), R12
+	LEAQ  (SI)(DX*8), AX
+	MOVQ  AX, 8(SP)
+	MOVQ  R10, DI
+	MOVQ  nb+48(FP), CX
+	VPXORD Y24, Y24, Y24
+	VPXORD Y25, Y25, Y25
+	VPXORD Y26, Y26, Y26
+	VPXORD Y27, Y27, Y27
+	VPXORD Y28, Y28, Y28
+	VPXORD Y29, Y29, Y29
+	VPXORD Y30, Y30, Y30
+	VPXORD Y31, Y31, Y31
+	TESTQ CX, CX
+	JZ    q4xtvgroupdone
 
-q4x4vloop:
-	MOVQ       0(SP), AX
+q4xtvloop:
+	MOVQ       8(SP), AX
 	PREFETCHT0 (AX)
 	PREFETCHT0 64(AX)
 	PREFETCHT0 128(AX)
 	ADDQ       $192, AX
-	MOVQ       AX, 0(SP)
+	MOVQ       AX, 8(SP)
 	q4DecodeAllVNNI
 	q4ScalesVNNI
-	q4TokenVNNI((DI), 2(DI), 18(DI), Y8)
-	q4TokenVNNI((DI)(R14*1), 2(DI)(R14*1), 18(DI)(R14*1), Y9)
-	q4TokenVNNI((DI)(R14*2), 2(DI)(R14*2), 18(DI)(R14*2), Y10)
-	LEAQ (DI)(R14*2), AX
-	ADDQ R14, AX
-	q4TokenVNNI((AX), 2(AX), 18(AX), Y11)
+	MOVQ       DI, R9
+	q4TokenVNNI((R9), 2(R9), 18(R9), Y24)
+	CMPQ ntok+40(FP), $1
+	JLE  q4xtvtokdone
+	ADDQ R14, R9
+	q4TokenVNNI((R9), 2(R9), 18(R9), Y25)
+	CMPQ ntok+40(FP), $2
+	JLE  q4xtvtokdone
+	ADDQ R14, R9
+	q4TokenVNNI((R9), 2(R9), 18(R9), Y26)
+	CMPQ ntok+40(FP), $3
+	JLE  q4xtvtokdone
+	ADDQ R14, R9
+	q4TokenVNNI((R9), 2(R9), 18(R9), Y27)
+	CMPQ ntok+40(FP), $4
+	JLE  q4xtvtokdone
+	ADDQ R14, R9
+	q4TokenVNNI((R9), 2(R9), 18(R9), Y28)
+	CMPQ ntok+40(FP), $5
+	JLE  q4xtvtokdone
+	ADDQ R14, R9
+	q4TokenVNNI((R9), 2(R9), 18(R9), Y29)
+	CMPQ ntok+40(FP), $6
+	JLE  q4xtvtokdone
+	ADDQ R14, R9
+	q4TokenVNNI((R9), 2(R9), 18(R9), Y30)
+	CMPQ ntok+40(FP), $7
+	JLE  q4xtvtokdone
+	ADDQ R14, R9
+	q4TokenVNNI((R9), 2(R9), 18(R9), Y31)
+
+q4xtvtokdone:
 	ADDQ $18, R8
 	ADDQ $18, R12
 	ADDQ $34, DI
 	DECQ CX
-	JNZ  q4x4vloop
+	JNZ  q4xtvloop
 
-q4x4vgroupdone:
-	MOVQ    ostride+56(FP), AX
+q4xtvgroupdone:
+	MOVQ    ostride+64(FP), AX
 	SHLQ    $2, AX
 	VMOVDQU permL<>(SB), Y0
-	VPERMPS Y8, Y0, Y8
-	VMOVUPS Y8, (R11)
-	VPERMPS Y9, Y0, Y9
-	VMOVUPS Y9, (R11)(AX*1)
-	LEAQ    (R11)(AX*2), CX
-	VPERMPS Y10, Y0, Y10
-	VMOVUPS Y10, (CX)
-	VPERMPS Y11, Y0, Y11
-	VMOVUPS Y11, (CX)(AX*1)
-	ADDQ    $32, R11
-	LEAQ    (SI)(DX*8), SI
-	DECQ    R9
-	JNZ     q4x4vgroup
+	MOVQ    R11, R9
+	VPERMPS Y24, Y0, Y1
+	VMOVUPS Y1, (R9)
+	CMPQ    ntok+40(FP), $1
+	JLE     q4xtvstored
+	ADDQ    AX, R9
+	VPERMPS Y25, Y0, Y1
+	VMOVUPS Y1, (R9)
+	CMPQ    ntok+40(FP), $2
+	JLE     q4xtvstored
+	ADDQ    AX, R9
+	VPERMPS Y26, Y0, Y1
+	VMOVUPS Y1, (R9)
+	CMPQ    ntok+40(FP), $3
+	JLE     q4xtvstored
+	ADDQ    AX, R9
+	VPERMPS Y27, Y0, Y1
+	VMOVUPS Y1, (R9)
+	CMPQ    ntok+40(FP), $4
+	JLE     q4xtvstored
+	ADDQ    AX, R9
+	VPERMPS Y28, Y0, Y1
+	VMOVUPS Y1, (R9)
+	CMPQ    ntok+40(FP), $5
+	JLE     q4xtvstored
+	ADDQ    AX, R9
+	VPERMPS Y29, Y0, Y1
+	VMOVUPS Y1, (R9)
+	CMPQ    ntok+40(FP), $6
+	JLE     q4xtvstored
+	ADDQ    AX, R9
+	VPERMPS Y30, Y0, Y1
+	VMOVUPS Y1, (R9)
+	CMPQ    ntok+40(FP), $7
+	JLE     q4xtvstored
+	ADDQ    AX, R9
+	VPERMPS Y31, Y0, Y1
+	VMOVUPS Y1, (R9)
 
-q4x4vdone:
+q4xtvstored:
+	ADDQ $32, R11
+	LEAQ (SI)(DX*8), SI
+	DECQ 0(SP)
+	JNZ  q4xtvgroup
+
+q4xtvdone:
 	VZEROUPPER
 	RET
 
