@@ -59,6 +59,15 @@ func q8_0Rows(w *byte, wstride, rows int, x *byte, nb int, out *float32)
 //go:noescape
 func q8_0Rows4(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
 
+// q8_0RowsxT computes q8_0Rows for ntok (1 to 8) activation rows in one
+// pass over the weights (AVX-512 VL registers; used where hasVNNI):
+//
+//	for t := range ntok { for r := range rows {
+//		out[t*ostride+r] = dotQ8_0Generic(w[r*wstride:], x[t*xstride:], 32*nb) } }
+//
+//go:noescape
+func q8_0RowsxT(w *byte, wstride, rows int, x *byte, xstride, ntok, nb int, out *float32, ostride int)
+
 // q4_0Rows8 computes, over nb blocks, for groups of eight weight rows,
 //
 //	for r := range 8*groups { out[r] = dotQ4_0Generic(w[r*wstride:], x, 32*nb) }
@@ -228,6 +237,12 @@ func gemvQ8_0(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float3
 	nb := cols / qk
 	checkGemv(len(w), ws, rows, nb*q8_0Size, len(x), xs, ntok, nb*q8_0Size, len(out), os)
 	t := 0
+	if useVNNI {
+		// Up to eight tokens per pass over the weights.
+		for ; t+1 < ntok; t += 8 {
+			q8_0RowsxT(ptr(w), ws, rows, &x[t*xs], xs, min(8, ntok-t), nb, &out[t*os], os)
+		}
+	}
 	for ; t+4 <= ntok; t += 4 {
 		q8_0Rows4(ptr(w), ws, rows, &x[t*xs], xs, nb, &out[t*os], os)
 	}

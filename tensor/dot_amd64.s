@@ -719,6 +719,130 @@ q8x4done:
 	VZEROUPPER
 	RET
 
+// func q8_0RowsxT(w *byte, wstride, rows int, x *byte, xstride, ntok, nb int, out *float32, ostride int)
+//
+// q8_0Rows for 1 to 8 activation rows (x + t·xstride, t < ntok) in one pass
+// over the weights, out[t·ostride + r]; token t accumulates in Y24+t (the
+// AVX-512 registers, so this needs AVX-512 VL).
+TEXT ·q8_0RowsxT(SB), NOSPLIT, $0-72
+	MOVQ     w+0(FP), SI
+	MOVQ     wstride+8(FP), DX
+	MOVQ     rows+16(FP), R12
+	MOVQ     x+24(FP), R10
+	MOVQ     xstride+32(FP), R14
+	MOVQ     out+56(FP), R11
+	MOVQ     ·f16Table(SB), R13
+	VPCMPEQW Y15, Y15, Y15
+	VPSRLW   $15, Y15, Y15
+	TESTQ    R12, R12
+	JZ       q8xtdone
+
+q8xtrow:
+	MOVQ  SI, R8
+	MOVQ  R10, DI
+	MOVQ  nb+48(FP), CX
+	VPXORD Y24, Y24, Y24
+	VPXORD Y25, Y25, Y25
+	VPXORD Y26, Y26, Y26
+	VPXORD Y27, Y27, Y27
+	VPXORD Y28, Y28, Y28
+	VPXORD Y29, Y29, Y29
+	VPXORD Y30, Y30, Y30
+	VPXORD Y31, Y31, Y31
+	TESTQ CX, CX
+	JZ    q8xtrowdone
+
+q8xtloop:
+	q8Weights
+	MOVQ DI, R9
+	q8Block((R9), 2(R9), Y24)
+	CMPQ ntok+40(FP), $1
+	JLE  q8xttokdone
+	ADDQ R14, R9
+	q8Block((R9), 2(R9), Y25)
+	CMPQ ntok+40(FP), $2
+	JLE  q8xttokdone
+	ADDQ R14, R9
+	q8Block((R9), 2(R9), Y26)
+	CMPQ ntok+40(FP), $3
+	JLE  q8xttokdone
+	ADDQ R14, R9
+	q8Block((R9), 2(R9), Y27)
+	CMPQ ntok+40(FP), $4
+	JLE  q8xttokdone
+	ADDQ R14, R9
+	q8Block((R9), 2(R9), Y28)
+	CMPQ ntok+40(FP), $5
+	JLE  q8xttokdone
+	ADDQ R14, R9
+	q8Block((R9), 2(R9), Y29)
+	CMPQ ntok+40(FP), $6
+	JLE  q8xttokdone
+	ADDQ R14, R9
+	q8Block((R9), 2(R9), Y30)
+	CMPQ ntok+40(FP), $7
+	JLE  q8xttokdone
+	ADDQ R14, R9
+	q8Block((R9), 2(R9), Y31)
+
+q8xttokdone:
+	ADDQ $34, R8
+	ADDQ $34, DI
+	DECQ CX
+	JNZ  q8xtloop
+
+q8xtrowdone:
+	MOVQ ostride+64(FP), AX
+	SHLQ $2, AX
+	MOVQ R11, R9
+	VMOVAPS Y24, Y0
+	hsumStore(Y0, X0, (R9))
+	CMPQ    ntok+40(FP), $1
+	JLE     q8xtstored
+	ADDQ    AX, R9
+	VMOVAPS Y25, Y0
+	hsumStore(Y0, X0, (R9))
+	CMPQ    ntok+40(FP), $2
+	JLE     q8xtstored
+	ADDQ    AX, R9
+	VMOVAPS Y26, Y0
+	hsumStore(Y0, X0, (R9))
+	CMPQ    ntok+40(FP), $3
+	JLE     q8xtstored
+	ADDQ    AX, R9
+	VMOVAPS Y27, Y0
+	hsumStore(Y0, X0, (R9))
+	CMPQ    ntok+40(FP), $4
+	JLE     q8xtstored
+	ADDQ    AX, R9
+	VMOVAPS Y28, Y0
+	hsumStore(Y0, X0, (R9))
+	CMPQ    ntok+40(FP), $5
+	JLE     q8xtstored
+	ADDQ    AX, R9
+	VMOVAPS Y29, Y0
+	hsumStore(Y0, X0, (R9))
+	CMPQ    ntok+40(FP), $6
+	JLE     q8xtstored
+	ADDQ    AX, R9
+	VMOVAPS Y30, Y0
+	hsumStore(Y0, X0, (R9))
+	CMPQ    ntok+40(FP), $7
+	JLE     q8xtstored
+	ADDQ    AX, R9
+	VMOVAPS Y31, Y0
+	hsumStore(Y0, X0, (R9))
+
+q8xtstored:
+	ADDQ $4, R11
+	ADDQ DX, SI
+	DECQ R12
+	JNZ  q8xtrow
+
+q8xtdone:
+	VZEROUPPER
+	RET
+
 // permL puts lanes ordered [r0 r2 r4 r6 r1 r3 r5 r7] back in row order.
 DATA permL<>+0(SB)/4, $0
 DATA permL<>+4(SB)/4, $4
