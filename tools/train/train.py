@@ -1,7 +1,7 @@
 """train.py: trains specd's bundled default model pair on the Brown corpus.
 
     python3 tools/train/train.py all        # data, target, draft, export, eval
-    python3 tools/train/train.py <stage>    # one stage: data|target|draft|export|golden|eval
+    python3 tools/train/train.py <stage>    # one stage: data|target|target2|draft|export|golden|eval
 
 Stages communicate through .cache/train/ (tokenizer, token streams,
 checkpoints); the products go to models/: specd-target.gguf,
@@ -20,6 +20,7 @@ import argparse
 import hashlib
 import json
 import math
+import shutil
 import sys
 import time
 
@@ -53,6 +54,8 @@ DRAFT = dict(dim=256, layers=1, heads=8, kv_heads=4, ffn=768, ctx=CTX)
 # Training schedules. Steps are fixed (not time-bounded) so runs repeat.
 TARGET_STEPS = 1500  # upper bound until planned from the budget
 TARGET_BUDGET_MIN = 45
+TARGET2_LR = 1e-3
+TARGET2_BUDGET_MIN = 25
 TARGET_BATCH = 8
 TARGET_LR = 2e-3
 DRAFT_STEPS = 500
@@ -199,29 +202,45 @@ def param_groups(model, wd):
 
 
 def stage_target(args):
+    """Phase 1: trains the target from scratch."""
+    train_target(args, "target", None, SEED, TARGET_LR, TARGET_BUDGET_MIN)
+
+
+def stage_target2(args):
+    """Phase 2: continues the phase-1 target (.cache/train/target-phase1.pt)
+    with a second, lower warm-up + cosine cycle (a warm restart) and a fresh
+    optimizer."""
+    init = os.path.join(CACHE, "target-phase1.pt")
+    train_target(args, "target2", init, SEED + 2, TARGET2_LR, TARGET2_BUDGET_MIN)
+
+
+def train_target(args, who, init, seed, peak_lr, budget_min):
     train, held, _ = load_data()
-    torch.manual_seed(SEED)
-    rng = np.random.RandomState(SEED)
+    torch.manual_seed(seed)
+    rng = np.random.RandomState(seed)
     cfg = Config(VOCAB, **TARGET)
     model = Llama(cfg)
+    if init:
+        model.load_state_dict(torch.load(init)["state"])
     n_params = sum(p.numel() for p in model.parameters())
     steps = args.steps or TARGET_STEPS
     planned = bool(args.steps)
-    log("target: %d parameters, config %s, batches of %d x %d tokens, %s, peak lr %g" % (
-        n_params, TARGET, TARGET_BATCH, CTX,
-        "%d steps" % steps if planned else "steps planned from a %g-minute budget" % (args.budget or TARGET_BUDGET_MIN),
-        TARGET_LR))
-    opt = torch.optim.AdamW(param_groups(model, 0.1), lr=TARGET_LR, betas=(0.9, 0.95), eps=1e-8)
+    log("%s: %d parameters, config %s, %s, batches of %d x %d tokens, %s, peak lr %g" % (
+        who, n_params, TARGET, "continuing %s" % os.path.relpath(init, ROOT) if init else "from scratch",
+        TARGET_BATCH, CTX,
+        "%d steps" % steps if planned else "steps planned from a %g-minute budget" % (args.budget or budget_min),
+        peak_lr))
+    opt = torch.optim.AdamW(param_groups(model, 0.1), lr=peak_lr, betas=(0.9, 0.95), eps=1e-8)
     t0 = time.time()
     run_loss, run_n, t_last = 0.0, 0, time.time()
     step, done = -1, 0
     while step + 1 < steps:
         step += 1
-        steps, planned, stop = schedule(args, "target", TARGET_BUDGET_MIN, t0, step, steps, planned)
+        steps, planned, stop = schedule(args, who, budget_min, t0, step, steps, planned)
         if stop:
             break
         for g in opt.param_groups:
-            g["lr"] = lr_at(step, steps, TARGET_LR)
+            g["lr"] = lr_at(step, steps, peak_lr)
         x = batch(train, rng, TARGET_BATCH, CTX)
         logits = model(x[:, :-1])
         loss = F.cross_entropy(logits.reshape(-1, VOCAB), x[:, 1:].reshape(-1))
@@ -234,20 +253,22 @@ def stage_target(args):
         run_n += 1
         if (step + 1) % 25 == 0:
             dt = time.time() - t_last
-            log("target: step %d/%d loss %.4f lr %.2e %.0f tok/s elapsed %.0fs" % (
-                step + 1, steps, run_loss / run_n, opt.param_groups[0]["lr"],
+            log("%s: step %d/%d loss %.4f lr %.2e %.0f tok/s elapsed %.0fs" % (
+                who, step + 1, steps, run_loss / run_n, opt.param_groups[0]["lr"],
                 run_n * TARGET_BATCH * CTX / dt, time.time() - t0))
             run_loss, run_n, t_last = 0.0, 0, time.time()
         if (step + 1) % 250 == 0 or step + 1 == steps:
             te = time.time()
             tot, cnt = held_nll(model, held, CTX, limit=24)
-            log("target: step %d held-out sample loss %.4f (ppl %.2f, %d tokens)" % (
-                step + 1, tot / cnt, math.exp(tot / cnt), cnt))
+            log("%s: step %d held-out sample loss %.4f (ppl %.2f, %d tokens)" % (
+                who, step + 1, tot / cnt, math.exp(tot / cnt), cnt))
             torch.save({"cfg": TARGET, "state": model.state_dict(), "step": step + 1},
                        os.path.join(CACHE, "target.pt"))
             t_last += time.time() - te
     torch.save({"cfg": TARGET, "state": model.state_dict(), "step": done}, os.path.join(CACHE, "target.pt"))
-    log("target: trained %d steps in %.0fs" % (done, time.time() - t0))
+    if not init:
+        shutil.copyfile(os.path.join(CACHE, "target.pt"), os.path.join(CACHE, "target-phase1.pt"))
+    log("%s: trained %d steps in %.0fs" % (who, done, time.time() - t0))
 
 
 def load_model(name, cfgd, embd=None):
@@ -572,7 +593,7 @@ def stage_golden(args):
     log("golden: wrote %s (%d prompts)" % (os.path.relpath(path, ROOT), len(cases)))
 
 
-STAGES = {"data": stage_data, "target": stage_target, "draft": stage_draft, "export": stage_export,
+STAGES = {"data": stage_data, "target": stage_target, "target2": stage_target2, "draft": stage_draft, "export": stage_export,
           "golden": stage_golden, "eval": stage_eval}
 
 
