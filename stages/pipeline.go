@@ -50,6 +50,7 @@ type Request struct {
 	Prompt    string  // tokenized by Config.Tokenizer unless PromptIDs is set
 	PromptIDs []int32 // prompt token ids
 	MaxTokens int     // tokens to generate (> 0)
+	K         int     // if > 0, at most K draft tokens per step (the pipeline's policy caps it too)
 	Params    Params
 	// Ctx, if set, cancels this request alone: it ends with its error.
 	Ctx context.Context
@@ -579,6 +580,9 @@ func (p *Pipeline) draft(s *seq, pr *preDraft) error {
 		return fmt.Errorf("stages: draft rollback: %w", err)
 	}
 	k := p.cfg.Policy.Next(&s.policy)
+	if s.req.K > 0 {
+		k = min(k, s.req.K)
+	}
 	// Do not draft past the tokens still wanted or the cache.
 	k = min(k, s.req.MaxTokens-s.gen-1, p.cfg.MaxPos-n-1)
 	if k <= 0 {

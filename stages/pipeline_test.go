@@ -147,7 +147,9 @@ func TestGreedyExactness(t *testing.T) {
 						ps := prompts(seqs + 2) // more requests than slots: joins and leaves
 						var reqs []stages.Request
 						for i, pr := range ps {
-							reqs = append(reqs, stages.Request{ID: fmt.Sprint(i), PromptIDs: pr, MaxTokens: gen - i})
+							// Every third request drafts fewer tokens than the
+						// others: ragged blocks in one pass.
+						reqs = append(reqs, stages.Request{ID: fmt.Sprint(i), PromptIDs: pr, MaxTokens: gen - i, K: (i % 3) * k / 2})
 						}
 						res, p := runPipeline(t, cfg, reqs)
 						for i, pr := range ps {
