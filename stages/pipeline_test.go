@@ -148,8 +148,8 @@ func TestGreedyExactness(t *testing.T) {
 						var reqs []stages.Request
 						for i, pr := range ps {
 							// Every third request drafts fewer tokens than the
-						// others: ragged blocks in one pass.
-						reqs = append(reqs, stages.Request{ID: fmt.Sprint(i), PromptIDs: pr, MaxTokens: gen - i, K: (i % 3) * k / 2})
+							// others: ragged blocks in one pass.
+							reqs = append(reqs, stages.Request{ID: fmt.Sprint(i), PromptIDs: pr, MaxTokens: gen - i, K: (i % 3) * k / 2})
 						}
 						res, p := runPipeline(t, cfg, reqs)
 						for i, pr := range ps {
