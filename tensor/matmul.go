@@ -11,7 +11,8 @@ package tensor
 // computed with the same operations in the same order as the type's single
 // VecDot, so a token's logits do not depend on the batch it is in, the
 // chunking or the thread count. Helpers sleep on a channel between calls;
-// the caller computes a share itself and waits on a WaitGroup.
+// the caller computes a share itself, then closes the job and waits only for
+// helpers that joined it, so a helper the OS runs late costs nothing.
 
 import (
 	"fmt"
@@ -63,8 +64,8 @@ func (m *Matrix) Check() error {
 // warm-up.
 type Pool struct {
 	threads int
-	wake    []chan struct{} // one per helper goroutine (threads-1)
-	wg      sync.WaitGroup  // counts helpers still busy with the current job
+	wake    []chan struct{} // one per helper goroutine (threads-1), capacity 1
+	done    chan struct{}   // the last helper to leave a closed job signals here
 	exited  sync.WaitGroup  // counts helper goroutines still running
 	closed  bool
 
@@ -87,15 +88,23 @@ type job struct {
 	chunk   int          // rows per work item
 	next    atomic.Int64 // next unclaimed work item
 	nChunks int
+
+	// state is jobClosed while no job is open (helpers must not touch the
+	// fields above) plus the number of helpers working on the open job.
+	state atomic.Int64
 }
+
+// jobClosed marks job.state when the job takes no more helpers.
+const jobClosed = 1 << 62
 
 // NewPool starts a pool of threads (≥ 1) computing threads; threads-1 helper
 // goroutines are started, which wait until Close.
 func NewPool(threads int) *Pool {
 	threads = max(threads, 1)
-	p := &Pool{threads: threads, wake: make([]chan struct{}, threads-1)}
+	p := &Pool{threads: threads, wake: make([]chan struct{}, threads-1), done: make(chan struct{}, 1)}
+	p.job.state.Store(jobClosed)
 	for i := range p.wake {
-		c := make(chan struct{})
+		c := make(chan struct{}, 1)
 		p.wake[i] = c
 		p.exited.Add(1)
 		go p.helper(c)
@@ -119,11 +128,27 @@ func (p *Pool) Close() {
 	p.exited.Wait()
 }
 
+// helper joins the open job each time it is woken, if the job is still
+// open by the time it gets to run: a helper that the OS schedules late
+// finds the job closed (the caller did all the work) and the caller never
+// waits for it. Only helpers that joined are waited for.
 func (p *Pool) helper(wake <-chan struct{}) {
 	defer p.exited.Done()
+	j := &p.job
 	for range wake {
-		p.job.work()
-		p.wg.Done()
+		for {
+			s := j.state.Load()
+			if s&jobClosed != 0 {
+				break
+			}
+			if j.state.CompareAndSwap(s, s+1) {
+				j.work()
+				if j.state.Add(-1) == jobClosed {
+					p.done <- struct{}{}
+				}
+				break
+			}
+		}
 	}
 }
 
@@ -249,14 +274,19 @@ func (p *Pool) run(out []float32, m *Matrix, act []byte, aRow, n int, k kernel) 
 	j.nChunks = (m.Rows + j.chunk - 1) / j.chunk
 	j.next.Store(0)
 	if threads > 1 {
-		p.wg.Add(threads - 1)
+		j.state.Store(0) // open: publishes the fields above to joining helpers
 		for _, c := range p.wake[:threads-1] {
-			c <- struct{}{}
+			select {
+			case c <- struct{}{}:
+			default: // already woken, not yet running: it will see this job
+			}
 		}
 	}
 	j.work()
 	if threads > 1 {
-		p.wg.Wait()
+		if prev := j.state.Or(jobClosed); prev != 0 {
+			<-p.done // helpers still inside; the last one out signals
+		}
 	}
 	j.out, j.w, j.act, j.dot, j.gemv = nil, nil, nil, nil, nil
 }
