@@ -44,6 +44,19 @@ func f16Rows4(w *byte, wstride, rows int, x *byte, xstride, n int, out *float32,
 //go:noescape
 func bf16Rows4(w *byte, wstride, rows int, x *byte, xstride, n int, out *float32, ostride int)
 
+// f32RowsxT and f16RowsxT compute f32Rows4 and f16Rows4 for ntok (1 to 8)
+// activation rows in one pass pair over the weights (AVX-512 VL registers;
+// used where hasVNNI):
+//
+//	for t := range ntok { for r := range rows {
+//		out[t*ostride+r] = <kind>Rows(w + r*wstride, x + t*xstride) } }
+//
+//go:noescape
+func f32RowsxT(w *byte, wstride, rows int, x *byte, xstride, ntok, n int, out *float32, ostride int)
+
+//go:noescape
+func f16RowsxT(w *byte, wstride, rows int, x *byte, xstride, ntok, n int, out *float32, ostride int)
+
 // q8_0Rows computes, over nb blocks,
 //
 //	for r := range rows { out[r] = dotQ8_0Generic(w[r*wstride:], x, 32*nb) }
@@ -198,6 +211,11 @@ func gemvF32(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32
 	checkGemv(len(w), ws, rows, 4*cols, len(x), xs, ntok, 4*cols, len(out), os)
 	np := cols &^ 31
 	t := 0
+	if useVNNI && np > 0 {
+		for ; t+1 < ntok; t += 8 {
+			f32RowsxT(ptr(w), ws, rows, &x[t*xs], xs, min(8, ntok-t), np, &out[t*os], os)
+		}
+	}
 	for ; t+4 <= ntok; t += 4 {
 		f32Rows4(ptr(w), ws, rows, &x[t*xs], xs, np, &out[t*os], os)
 	}
@@ -211,6 +229,11 @@ func gemvF16(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32
 	checkGemv(len(w), ws, rows, 2*cols, len(x), xs, ntok, 2*cols, len(out), os)
 	np := cols &^ 31
 	t := 0
+	if useVNNI && np > 0 {
+		for ; t+1 < ntok; t += 8 {
+			f16RowsxT(ptr(w), ws, rows, &x[t*xs], xs, min(8, ntok-t), np, &out[t*os], os)
+		}
+	}
 	for ; t+4 <= ntok; t += 4 {
 		f16Rows4(ptr(w), ws, rows, &x[t*xs], xs, np, &out[t*os], os)
 	}

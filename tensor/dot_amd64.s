@@ -622,6 +622,462 @@ bf16x4done:
 	VZEROUPPER
 	RET
 
+// func f32RowsxT(w *byte, wstride, rows int, x *byte, xstride, ntok, n int, out *float32, ostride int)
+//
+// The four-token two-pass scheme for 1 to 8 tokens (x + t·xstride, t <
+// ntok) in one pass pair over each weight row, out[t·ostride + r]; token t
+// accumulates in Y16+2t and Y17+2t (AVX-512 VL registers). n is a multiple
+// of 32.
+TEXT ·f32RowsxT(SB), NOSPLIT, $512-72
+	MOVQ  w+0(FP), SI
+	MOVQ  wstride+8(FP), DX
+	MOVQ  rows+16(FP), R12
+	MOVQ  x+24(FP), R10
+	MOVQ  xstride+32(FP), R14
+	MOVQ  out+56(FP), R11
+	TESTQ R12, R12
+	JZ    f32xtdone
+
+f32xtrow:
+	MOVQ  SI, R8
+	MOVQ  R10, DI
+	MOVQ  n+48(FP), CX
+	VPXORD Y16, Y16, Y16
+	VPXORD Y17, Y17, Y17
+	VPXORD Y18, Y18, Y18
+	VPXORD Y19, Y19, Y19
+	VPXORD Y20, Y20, Y20
+	VPXORD Y21, Y21, Y21
+	VPXORD Y22, Y22, Y22
+	VPXORD Y23, Y23, Y23
+	VPXORD Y24, Y24, Y24
+	VPXORD Y25, Y25, Y25
+	VPXORD Y26, Y26, Y26
+	VPXORD Y27, Y27, Y27
+	VPXORD Y28, Y28, Y28
+	VPXORD Y29, Y29, Y29
+	VPXORD Y30, Y30, Y30
+	VPXORD Y31, Y31, Y31
+	SHRQ  $5, CX
+	JZ    f32xta
+
+f32xtloopa:
+	PREFETCHT0 64(R8)
+	PREFETCHT0 (R8)(DX*1)
+	PREFETCHT0 64(R8)(DX*1)
+	VMOVUPS (R8), Y8
+	VMOVUPS 32(R8), Y9
+	MOVQ DI, R9
+	VFMADD231PS (R9), Y8, Y16
+	VFMADD231PS 32(R9), Y9, Y17
+	CMPQ ntok+40(FP), $1
+	JLE  f32xtatok
+	ADDQ R14, R9
+	VFMADD231PS (R9), Y8, Y18
+	VFMADD231PS 32(R9), Y9, Y19
+	CMPQ ntok+40(FP), $2
+	JLE  f32xtatok
+	ADDQ R14, R9
+	VFMADD231PS (R9), Y8, Y20
+	VFMADD231PS 32(R9), Y9, Y21
+	CMPQ ntok+40(FP), $3
+	JLE  f32xtatok
+	ADDQ R14, R9
+	VFMADD231PS (R9), Y8, Y22
+	VFMADD231PS 32(R9), Y9, Y23
+	CMPQ ntok+40(FP), $4
+	JLE  f32xtatok
+	ADDQ R14, R9
+	VFMADD231PS (R9), Y8, Y24
+	VFMADD231PS 32(R9), Y9, Y25
+	CMPQ ntok+40(FP), $5
+	JLE  f32xtatok
+	ADDQ R14, R9
+	VFMADD231PS (R9), Y8, Y26
+	VFMADD231PS 32(R9), Y9, Y27
+	CMPQ ntok+40(FP), $6
+	JLE  f32xtatok
+	ADDQ R14, R9
+	VFMADD231PS (R9), Y8, Y28
+	VFMADD231PS 32(R9), Y9, Y29
+	CMPQ ntok+40(FP), $7
+	JLE  f32xtatok
+	ADDQ R14, R9
+	VFMADD231PS (R9), Y8, Y30
+	VFMADD231PS 32(R9), Y9, Y31
+
+f32xtatok:
+	ADDQ  $128, R8
+	ADDQ  $128, DI
+	DECQ  CX
+	JNZ   f32xtloopa
+
+f32xta:
+	VMOVUPS Y16, 0(SP)
+	VMOVUPS Y17, 32(SP)
+	VMOVUPS Y18, 64(SP)
+	VMOVUPS Y19, 96(SP)
+	VMOVUPS Y20, 128(SP)
+	VMOVUPS Y21, 160(SP)
+	VMOVUPS Y22, 192(SP)
+	VMOVUPS Y23, 224(SP)
+	VMOVUPS Y24, 256(SP)
+	VMOVUPS Y25, 288(SP)
+	VMOVUPS Y26, 320(SP)
+	VMOVUPS Y27, 352(SP)
+	VMOVUPS Y28, 384(SP)
+	VMOVUPS Y29, 416(SP)
+	VMOVUPS Y30, 448(SP)
+	VMOVUPS Y31, 480(SP)
+	MOVQ  SI, R8
+	MOVQ  R10, DI
+	MOVQ  n+48(FP), CX
+	VPXORD Y16, Y16, Y16
+	VPXORD Y17, Y17, Y17
+	VPXORD Y18, Y18, Y18
+	VPXORD Y19, Y19, Y19
+	VPXORD Y20, Y20, Y20
+	VPXORD Y21, Y21, Y21
+	VPXORD Y22, Y22, Y22
+	VPXORD Y23, Y23, Y23
+	VPXORD Y24, Y24, Y24
+	VPXORD Y25, Y25, Y25
+	VPXORD Y26, Y26, Y26
+	VPXORD Y27, Y27, Y27
+	VPXORD Y28, Y28, Y28
+	VPXORD Y29, Y29, Y29
+	VPXORD Y30, Y30, Y30
+	VPXORD Y31, Y31, Y31
+	SHRQ  $5, CX
+	JZ    f32xtb
+
+f32xtloopb:
+	VMOVUPS 64(R8), Y8
+	VMOVUPS 96(R8), Y9
+	MOVQ DI, R9
+	VFMADD231PS 64(R9), Y8, Y16
+	VFMADD231PS 96(R9), Y9, Y17
+	CMPQ ntok+40(FP), $1
+	JLE  f32xtbtok
+	ADDQ R14, R9
+	VFMADD231PS 64(R9), Y8, Y18
+	VFMADD231PS 96(R9), Y9, Y19
+	CMPQ ntok+40(FP), $2
+	JLE  f32xtbtok
+	ADDQ R14, R9
+	VFMADD231PS 64(R9), Y8, Y20
+	VFMADD231PS 96(R9), Y9, Y21
+	CMPQ ntok+40(FP), $3
+	JLE  f32xtbtok
+	ADDQ R14, R9
+	VFMADD231PS 64(R9), Y8, Y22
+	VFMADD231PS 96(R9), Y9, Y23
+	CMPQ ntok+40(FP), $4
+	JLE  f32xtbtok
+	ADDQ R14, R9
+	VFMADD231PS 64(R9), Y8, Y24
+	VFMADD231PS 96(R9), Y9, Y25
+	CMPQ ntok+40(FP), $5
+	JLE  f32xtbtok
+	ADDQ R14, R9
+	VFMADD231PS 64(R9), Y8, Y26
+	VFMADD231PS 96(R9), Y9, Y27
+	CMPQ ntok+40(FP), $6
+	JLE  f32xtbtok
+	ADDQ R14, R9
+	VFMADD231PS 64(R9), Y8, Y28
+	VFMADD231PS 96(R9), Y9, Y29
+	CMPQ ntok+40(FP), $7
+	JLE  f32xtbtok
+	ADDQ R14, R9
+	VFMADD231PS 64(R9), Y8, Y30
+	VFMADD231PS 96(R9), Y9, Y31
+
+f32xtbtok:
+	ADDQ  $128, R8
+	ADDQ  $128, DI
+	DECQ  CX
+	JNZ   f32xtloopb
+
+f32xtb:
+	MOVQ ostride+64(FP), AX
+	SHLQ $2, AX
+	MOVQ R11, R9
+	VMOVAPS Y16, Y0
+	VMOVAPS Y17, Y1
+	red4(Y0, Y1, X0, 0(SP), 32(SP), (R9))
+	CMPQ ntok+40(FP), $1
+	JLE  f32xtstored
+	ADDQ AX, R9
+	VMOVAPS Y18, Y0
+	VMOVAPS Y19, Y1
+	red4(Y0, Y1, X0, 64(SP), 96(SP), (R9))
+	CMPQ ntok+40(FP), $2
+	JLE  f32xtstored
+	ADDQ AX, R9
+	VMOVAPS Y20, Y0
+	VMOVAPS Y21, Y1
+	red4(Y0, Y1, X0, 128(SP), 160(SP), (R9))
+	CMPQ ntok+40(FP), $3
+	JLE  f32xtstored
+	ADDQ AX, R9
+	VMOVAPS Y22, Y0
+	VMOVAPS Y23, Y1
+	red4(Y0, Y1, X0, 192(SP), 224(SP), (R9))
+	CMPQ ntok+40(FP), $4
+	JLE  f32xtstored
+	ADDQ AX, R9
+	VMOVAPS Y24, Y0
+	VMOVAPS Y25, Y1
+	red4(Y0, Y1, X0, 256(SP), 288(SP), (R9))
+	CMPQ ntok+40(FP), $5
+	JLE  f32xtstored
+	ADDQ AX, R9
+	VMOVAPS Y26, Y0
+	VMOVAPS Y27, Y1
+	red4(Y0, Y1, X0, 320(SP), 352(SP), (R9))
+	CMPQ ntok+40(FP), $6
+	JLE  f32xtstored
+	ADDQ AX, R9
+	VMOVAPS Y28, Y0
+	VMOVAPS Y29, Y1
+	red4(Y0, Y1, X0, 384(SP), 416(SP), (R9))
+	CMPQ ntok+40(FP), $7
+	JLE  f32xtstored
+	ADDQ AX, R9
+	VMOVAPS Y30, Y0
+	VMOVAPS Y31, Y1
+	red4(Y0, Y1, X0, 448(SP), 480(SP), (R9))
+
+f32xtstored:
+	ADDQ $4, R11
+	ADDQ DX, SI
+	DECQ R12
+	JNZ  f32xtrow
+
+f32xtdone:
+	VZEROUPPER
+	RET
+
+// func f16RowsxT(w *byte, wstride, rows int, x *byte, xstride, ntok, n int, out *float32, ostride int)
+//
+// The four-token two-pass scheme for 1 to 8 tokens (x + t·xstride, t <
+// ntok) in one pass pair over each weight row, out[t·ostride + r]; token t
+// accumulates in Y16+2t and Y17+2t (AVX-512 VL registers). n is a multiple
+// of 32.
+TEXT ·f16RowsxT(SB), NOSPLIT, $512-72
+	MOVQ  w+0(FP), SI
+	MOVQ  wstride+8(FP), DX
+	MOVQ  rows+16(FP), R12
+	MOVQ  x+24(FP), R10
+	MOVQ  xstride+32(FP), R14
+	MOVQ  out+56(FP), R11
+	TESTQ R12, R12
+	JZ    f16xtdone
+
+f16xtrow:
+	MOVQ  SI, R8
+	MOVQ  R10, DI
+	MOVQ  n+48(FP), CX
+	VPXORD Y16, Y16, Y16
+	VPXORD Y17, Y17, Y17
+	VPXORD Y18, Y18, Y18
+	VPXORD Y19, Y19, Y19
+	VPXORD Y20, Y20, Y20
+	VPXORD Y21, Y21, Y21
+	VPXORD Y22, Y22, Y22
+	VPXORD Y23, Y23, Y23
+	VPXORD Y24, Y24, Y24
+	VPXORD Y25, Y25, Y25
+	VPXORD Y26, Y26, Y26
+	VPXORD Y27, Y27, Y27
+	VPXORD Y28, Y28, Y28
+	VPXORD Y29, Y29, Y29
+	VPXORD Y30, Y30, Y30
+	VPXORD Y31, Y31, Y31
+	SHRQ  $5, CX
+	JZ    f16xta
+
+f16xtloopa:
+	PREFETCHT0 (R8)(DX*1)
+	VCVTPH2PS (R8), Y8
+	VCVTPH2PS 16(R8), Y9
+	MOVQ DI, R9
+	cvtFma((R9), 16(R9), Y16, Y17)
+	CMPQ ntok+40(FP), $1
+	JLE  f16xtatok
+	ADDQ R14, R9
+	cvtFma((R9), 16(R9), Y18, Y19)
+	CMPQ ntok+40(FP), $2
+	JLE  f16xtatok
+	ADDQ R14, R9
+	cvtFma((R9), 16(R9), Y20, Y21)
+	CMPQ ntok+40(FP), $3
+	JLE  f16xtatok
+	ADDQ R14, R9
+	cvtFma((R9), 16(R9), Y22, Y23)
+	CMPQ ntok+40(FP), $4
+	JLE  f16xtatok
+	ADDQ R14, R9
+	cvtFma((R9), 16(R9), Y24, Y25)
+	CMPQ ntok+40(FP), $5
+	JLE  f16xtatok
+	ADDQ R14, R9
+	cvtFma((R9), 16(R9), Y26, Y27)
+	CMPQ ntok+40(FP), $6
+	JLE  f16xtatok
+	ADDQ R14, R9
+	cvtFma((R9), 16(R9), Y28, Y29)
+	CMPQ ntok+40(FP), $7
+	JLE  f16xtatok
+	ADDQ R14, R9
+	cvtFma((R9), 16(R9), Y30, Y31)
+
+f16xtatok:
+	ADDQ  $64, R8
+	ADDQ  $64, DI
+	DECQ  CX
+	JNZ   f16xtloopa
+
+f16xta:
+	VMOVUPS Y16, 0(SP)
+	VMOVUPS Y17, 32(SP)
+	VMOVUPS Y18, 64(SP)
+	VMOVUPS Y19, 96(SP)
+	VMOVUPS Y20, 128(SP)
+	VMOVUPS Y21, 160(SP)
+	VMOVUPS Y22, 192(SP)
+	VMOVUPS Y23, 224(SP)
+	VMOVUPS Y24, 256(SP)
+	VMOVUPS Y25, 288(SP)
+	VMOVUPS Y26, 320(SP)
+	VMOVUPS Y27, 352(SP)
+	VMOVUPS Y28, 384(SP)
+	VMOVUPS Y29, 416(SP)
+	VMOVUPS Y30, 448(SP)
+	VMOVUPS Y31, 480(SP)
+	MOVQ  SI, R8
+	MOVQ  R10, DI
+	MOVQ  n+48(FP), CX
+	VPXORD Y16, Y16, Y16
+	VPXORD Y17, Y17, Y17
+	VPXORD Y18, Y18, Y18
+	VPXORD Y19, Y19, Y19
+	VPXORD Y20, Y20, Y20
+	VPXORD Y21, Y21, Y21
+	VPXORD Y22, Y22, Y22
+	VPXORD Y23, Y23, Y23
+	VPXORD Y24, Y24, Y24
+	VPXORD Y25, Y25, Y25
+	VPXORD Y26, Y26, Y26
+	VPXORD Y27, Y27, Y27
+	VPXORD Y28, Y28, Y28
+	VPXORD Y29, Y29, Y29
+	VPXORD Y30, Y30, Y30
+	VPXORD Y31, Y31, Y31
+	SHRQ  $5, CX
+	JZ    f16xtb
+
+f16xtloopb:
+	VCVTPH2PS 32(R8), Y8
+	VCVTPH2PS 48(R8), Y9
+	MOVQ DI, R9
+	cvtFma(32(R9), 48(R9), Y16, Y17)
+	CMPQ ntok+40(FP), $1
+	JLE  f16xtbtok
+	ADDQ R14, R9
+	cvtFma(32(R9), 48(R9), Y18, Y19)
+	CMPQ ntok+40(FP), $2
+	JLE  f16xtbtok
+	ADDQ R14, R9
+	cvtFma(32(R9), 48(R9), Y20, Y21)
+	CMPQ ntok+40(FP), $3
+	JLE  f16xtbtok
+	ADDQ R14, R9
+	cvtFma(32(R9), 48(R9), Y22, Y23)
+	CMPQ ntok+40(FP), $4
+	JLE  f16xtbtok
+	ADDQ R14, R9
+	cvtFma(32(R9), 48(R9), Y24, Y25)
+	CMPQ ntok+40(FP), $5
+	JLE  f16xtbtok
+	ADDQ R14, R9
+	cvtFma(32(R9), 48(R9), Y26, Y27)
+	CMPQ ntok+40(FP), $6
+	JLE  f16xtbtok
+	ADDQ R14, R9
+	cvtFma(32(R9), 48(R9), Y28, Y29)
+	CMPQ ntok+40(FP), $7
+	JLE  f16xtbtok
+	ADDQ R14, R9
+	cvtFma(32(R9), 48(R9), Y30, Y31)
+
+f16xtbtok:
+	ADDQ  $64, R8
+	ADDQ  $64, DI
+	DECQ  CX
+	JNZ   f16xtloopb
+
+f16xtb:
+	MOVQ ostride+64(FP), AX
+	SHLQ $2, AX
+	MOVQ R11, R9
+	VMOVAPS Y16, Y0
+	VMOVAPS Y17, Y1
+	red4(Y0, Y1, X0, 0(SP), 32(SP), (R9))
+	CMPQ ntok+40(FP), $1
+	JLE  f16xtstored
+	ADDQ AX, R9
+	VMOVAPS Y18, Y0
+	VMOVAPS Y19, Y1
+	red4(Y0, Y1, X0, 64(SP), 96(SP), (R9))
+	CMPQ ntok+40(FP), $2
+	JLE  f16xtstored
+	ADDQ AX, R9
+	VMOVAPS Y20, Y0
+	VMOVAPS Y21, Y1
+	red4(Y0, Y1, X0, 128(SP), 160(SP), (R9))
+	CMPQ ntok+40(FP), $3
+	JLE  f16xtstored
+	ADDQ AX, R9
+	VMOVAPS Y22, Y0
+	VMOVAPS Y23, Y1
+	red4(Y0, Y1, X0, 192(SP), 224(SP), (R9))
+	CMPQ ntok+40(FP), $4
+	JLE  f16xtstored
+	ADDQ AX, R9
+	VMOVAPS Y24, Y0
+	VMOVAPS Y25, Y1
+	red4(Y0, Y1, X0, 256(SP), 288(SP), (R9))
+	CMPQ ntok+40(FP), $5
+	JLE  f16xtstored
+	ADDQ AX, R9
+	VMOVAPS Y26, Y0
+	VMOVAPS Y27, Y1
+	red4(Y0, Y1, X0, 320(SP), 352(SP), (R9))
+	CMPQ ntok+40(FP), $6
+	JLE  f16xtstored
+	ADDQ AX, R9
+	VMOVAPS Y28, Y0
+	VMOVAPS Y29, Y1
+	red4(Y0, Y1, X0, 384(SP), 416(SP), (R9))
+	CMPQ ntok+40(FP), $7
+	JLE  f16xtstored
+	ADDQ AX, R9
+	VMOVAPS Y30, Y0
+	VMOVAPS Y31, Y1
+	red4(Y0, Y1, X0, 448(SP), 480(SP), (R9))
+
+f16xtstored:
+	ADDQ $4, R11
+	ADDQ DX, SI
+	DECQ R12
+	JNZ  f16xtrow
+
+f16xtdone:
+	VZEROUPPER
+	RET
+
 // func q8_0Rows(w *byte, wstride, rows int, x *byte, nb int, out *float32)
 TEXT ·q8_0Rows(SB), NOSPLIT, $0-48
 	MOVQ     w+0(FP), SI
