@@ -90,18 +90,21 @@ func dotF32Generic(w, x []byte, n int) float32 {
 func dotF16Generic(w, x []byte, n int) float32 {
 	w = w[:2*n]
 	x = x[:2*n]
+	t := f16Table // exact conversions, one load each instead of branches
 	var acc [32]float32
 	np := n &^ 31
 	for i := 0; i < np; i += 32 {
+		wb := (*[64]byte)(w[2*i:])
+		xb := (*[64]byte)(x[2*i:])
 		for k := range 32 {
-			a := F16ToF32(le16(w[2*(i+k):]))
-			b := F16ToF32(le16(x[2*(i+k):]))
+			a := t[binary.LittleEndian.Uint16(wb[2*k:])]
+			b := t[binary.LittleEndian.Uint16(xb[2*k:])]
 			acc[k] = fma32(a, b, acc[k])
 		}
 	}
 	sum := float64(reduce32(&acc))
 	for i := np; i < n; i++ {
-		sum += float64(float32(F16ToF32(le16(w[2*i:])) * F16ToF32(le16(x[2*i:]))))
+		sum += float64(float32(t[le16(w[2*i:])] * t[le16(x[2*i:])]))
 	}
 	return float32(sum)
 }
@@ -174,8 +177,9 @@ func dequantizeF32(dst []float32, src []byte) {
 
 func dequantizeF16(dst []float32, src []byte) {
 	src = src[:2*len(dst)]
+	t := f16Table
 	for i := range dst {
-		dst[i] = F16ToF32(le16(src[2*i:]))
+		dst[i] = t[le16(src[2*i:])]
 	}
 }
 
