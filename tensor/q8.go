@@ -57,17 +57,16 @@ func dotQ8_0Generic(w, x []byte, n int) float32 {
 	nb := n / qk
 	w = w[:nb*q8_0Size]
 	x = x[:nb*q8_0Size]
+	t := f16Table
 	var acc [8]float32
 	for i := range nb {
-		wb := w[i*q8_0Size : (i+1)*q8_0Size]
-		xb := x[i*q8_0Size : (i+1)*q8_0Size]
-		d := float32(F16ToF32(le16(wb)) * F16ToF32(le16(xb)))
-		wq, xq := wb[2:34], xb[2:34]
+		wb := (*[q8_0Size]byte)(w[i*q8_0Size:])
+		xb := (*[q8_0Size]byte)(x[i*q8_0Size:])
+		d := float32(t[le16(wb[:])] * t[le16(xb[:])])
 		for l := range 8 {
-			var s int32
-			for k := 4 * l; k < 4*l+4; k++ {
-				s += int32(int8(wq[k])) * int32(int8(xq[k]))
-			}
+			k := 2 + 4*l
+			s := int32(int8(wb[k]))*int32(int8(xb[k])) + int32(int8(wb[k+1]))*int32(int8(xb[k+1])) +
+				int32(int8(wb[k+2]))*int32(int8(xb[k+2])) + int32(int8(wb[k+3]))*int32(int8(xb[k+3]))
 			acc[l] = fma32(d, float32(s), acc[l])
 		}
 	}
@@ -83,15 +82,16 @@ func dotQ4_0Generic(w, x []byte, n int) float32 {
 	nb := n / qk
 	w = w[:nb*q4_0Size]
 	x = x[:nb*q8_0Size]
+	t := f16Table
 	var acc float32
 	for i := range nb {
-		wb := w[i*q4_0Size : (i+1)*q4_0Size]
-		xb := x[i*q8_0Size : (i+1)*q8_0Size]
-		d := float32(F16ToF32(le16(wb)) * F16ToF32(le16(xb)))
-		wq, xq := wb[2:18], xb[2:34]
+		wb := (*[q4_0Size]byte)(w[i*q4_0Size:])
+		xb := (*[q8_0Size]byte)(x[i*q8_0Size:])
+		d := float32(t[le16(wb[:])] * t[le16(xb[:])])
 		var s int32
 		for k := range 16 {
-			s += (int32(wq[k]&15)-8)*int32(int8(xq[k])) + (int32(wq[k]>>4)-8)*int32(int8(xq[k+16]))
+			q := wb[2+k]
+			s += (int32(q&15)-8)*int32(int8(xb[2+k])) + (int32(q>>4)-8)*int32(int8(xb[18+k]))
 		}
 		acc = fma32(float32(s), d, acc)
 	}
