@@ -57,6 +57,15 @@ func f32RowsxT(w *byte, wstride, rows int, x *byte, xstride, ntok, n int, out *f
 //go:noescape
 func f16RowsxT(w *byte, wstride, rows int, x *byte, xstride, ntok, n int, out *float32, ostride int)
 
+// minXTF32 and minXTF16 are the token counts from which the eight-token
+// float kernels beat the four-token and single-token ones with weights
+// streamed from memory (measured on the development machine; fewer tokens
+// stream better through the one-pass kernels).
+const (
+	minXTF32 = 3
+	minXTF16 = 2
+)
+
 // q8_0Rows computes, over nb blocks,
 //
 //	for r := range rows { out[r] = dotQ8_0Generic(w[r*wstride:], x, 32*nb) }
@@ -211,7 +220,7 @@ func gemvF32(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32
 	checkGemv(len(w), ws, rows, 4*cols, len(x), xs, ntok, 4*cols, len(out), os)
 	np := cols &^ 31
 	t := 0
-	if useVNNI && np > 0 {
+	if useVNNI && np > 0 && ntok >= minXTF32 {
 		for ; t+1 < ntok; t += 8 {
 			f32RowsxT(ptr(w), ws, rows, &x[t*xs], xs, min(8, ntok-t), np, &out[t*os], os)
 		}
@@ -229,7 +238,7 @@ func gemvF16(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32
 	checkGemv(len(w), ws, rows, 2*cols, len(x), xs, ntok, 2*cols, len(out), os)
 	np := cols &^ 31
 	t := 0
-	if useVNNI && np > 0 {
+	if useVNNI && np > 0 && ntok >= minXTF16 {
 		for ; t+1 < ntok; t += 8 {
 			f16RowsxT(ptr(w), ws, rows, &x[t*xs], xs, min(8, ntok-t), np, &out[t*os], os)
 		}

@@ -627,14 +627,16 @@ bf16x4done:
 // The four-token two-pass scheme for 1 to 8 tokens (x + t·xstride, t <
 // ntok) in one pass pair over each weight row, out[t·ostride + r]; token t
 // accumulates in Y16+2t and Y17+2t (AVX-512 VL registers). n is a multiple
-// of 32.
+// of 32. BX holds ntok, R13 three token strides, R9 token 4's row.
 TEXT ·f32RowsxT(SB), NOSPLIT, $512-72
 	MOVQ  w+0(FP), SI
 	MOVQ  wstride+8(FP), DX
 	MOVQ  rows+16(FP), R12
 	MOVQ  x+24(FP), R10
 	MOVQ  xstride+32(FP), R14
+	MOVQ  ntok+40(FP), BX
 	MOVQ  out+56(FP), R11
+	LEAQ  (R14)(R14*2), R13
 	TESTQ R12, R12
 	JZ    f32xtdone
 
@@ -667,44 +669,37 @@ f32xtloopa:
 	PREFETCHT0 64(R8)(DX*1)
 	VMOVUPS (R8), Y8
 	VMOVUPS 32(R8), Y9
-	MOVQ DI, R9
-	VFMADD231PS (R9), Y8, Y16
-	VFMADD231PS 32(R9), Y9, Y17
-	CMPQ ntok+40(FP), $1
+	LEAQ (DI)(R14*4), R9
+	VFMADD231PS (DI), Y8, Y16
+	VFMADD231PS 32(DI), Y9, Y17
+	CMPQ BX, $1
 	JLE  f32xtatok
-	ADDQ R14, R9
-	VFMADD231PS (R9), Y8, Y18
-	VFMADD231PS 32(R9), Y9, Y19
-	CMPQ ntok+40(FP), $2
+	VFMADD231PS (DI)(R14*1), Y8, Y18
+	VFMADD231PS 32(DI)(R14*1), Y9, Y19
+	CMPQ BX, $2
 	JLE  f32xtatok
-	ADDQ R14, R9
-	VFMADD231PS (R9), Y8, Y20
-	VFMADD231PS 32(R9), Y9, Y21
-	CMPQ ntok+40(FP), $3
+	VFMADD231PS (DI)(R14*2), Y8, Y20
+	VFMADD231PS 32(DI)(R14*2), Y9, Y21
+	CMPQ BX, $3
 	JLE  f32xtatok
-	ADDQ R14, R9
-	VFMADD231PS (R9), Y8, Y22
-	VFMADD231PS 32(R9), Y9, Y23
-	CMPQ ntok+40(FP), $4
+	VFMADD231PS (DI)(R13*1), Y8, Y22
+	VFMADD231PS 32(DI)(R13*1), Y9, Y23
+	CMPQ BX, $4
 	JLE  f32xtatok
-	ADDQ R14, R9
 	VFMADD231PS (R9), Y8, Y24
 	VFMADD231PS 32(R9), Y9, Y25
-	CMPQ ntok+40(FP), $5
+	CMPQ BX, $5
 	JLE  f32xtatok
-	ADDQ R14, R9
-	VFMADD231PS (R9), Y8, Y26
-	VFMADD231PS 32(R9), Y9, Y27
-	CMPQ ntok+40(FP), $6
+	VFMADD231PS (R9)(R14*1), Y8, Y26
+	VFMADD231PS 32(R9)(R14*1), Y9, Y27
+	CMPQ BX, $6
 	JLE  f32xtatok
-	ADDQ R14, R9
-	VFMADD231PS (R9), Y8, Y28
-	VFMADD231PS 32(R9), Y9, Y29
-	CMPQ ntok+40(FP), $7
+	VFMADD231PS (R9)(R14*2), Y8, Y28
+	VFMADD231PS 32(R9)(R14*2), Y9, Y29
+	CMPQ BX, $7
 	JLE  f32xtatok
-	ADDQ R14, R9
-	VFMADD231PS (R9), Y8, Y30
-	VFMADD231PS 32(R9), Y9, Y31
+	VFMADD231PS (R9)(R13*1), Y8, Y30
+	VFMADD231PS 32(R9)(R13*1), Y9, Y31
 
 f32xtatok:
 	ADDQ  $128, R8
@@ -754,44 +749,37 @@ f32xta:
 f32xtloopb:
 	VMOVUPS 64(R8), Y8
 	VMOVUPS 96(R8), Y9
-	MOVQ DI, R9
-	VFMADD231PS 64(R9), Y8, Y16
-	VFMADD231PS 96(R9), Y9, Y17
-	CMPQ ntok+40(FP), $1
+	LEAQ (DI)(R14*4), R9
+	VFMADD231PS 64(DI), Y8, Y16
+	VFMADD231PS 96(DI), Y9, Y17
+	CMPQ BX, $1
 	JLE  f32xtbtok
-	ADDQ R14, R9
-	VFMADD231PS 64(R9), Y8, Y18
-	VFMADD231PS 96(R9), Y9, Y19
-	CMPQ ntok+40(FP), $2
+	VFMADD231PS 64(DI)(R14*1), Y8, Y18
+	VFMADD231PS 96(DI)(R14*1), Y9, Y19
+	CMPQ BX, $2
 	JLE  f32xtbtok
-	ADDQ R14, R9
-	VFMADD231PS 64(R9), Y8, Y20
-	VFMADD231PS 96(R9), Y9, Y21
-	CMPQ ntok+40(FP), $3
+	VFMADD231PS 64(DI)(R14*2), Y8, Y20
+	VFMADD231PS 96(DI)(R14*2), Y9, Y21
+	CMPQ BX, $3
 	JLE  f32xtbtok
-	ADDQ R14, R9
-	VFMADD231PS 64(R9), Y8, Y22
-	VFMADD231PS 96(R9), Y9, Y23
-	CMPQ ntok+40(FP), $4
+	VFMADD231PS 64(DI)(R13*1), Y8, Y22
+	VFMADD231PS 96(DI)(R13*1), Y9, Y23
+	CMPQ BX, $4
 	JLE  f32xtbtok
-	ADDQ R14, R9
 	VFMADD231PS 64(R9), Y8, Y24
 	VFMADD231PS 96(R9), Y9, Y25
-	CMPQ ntok+40(FP), $5
+	CMPQ BX, $5
 	JLE  f32xtbtok
-	ADDQ R14, R9
-	VFMADD231PS 64(R9), Y8, Y26
-	VFMADD231PS 96(R9), Y9, Y27
-	CMPQ ntok+40(FP), $6
+	VFMADD231PS 64(R9)(R14*1), Y8, Y26
+	VFMADD231PS 96(R9)(R14*1), Y9, Y27
+	CMPQ BX, $6
 	JLE  f32xtbtok
-	ADDQ R14, R9
-	VFMADD231PS 64(R9), Y8, Y28
-	VFMADD231PS 96(R9), Y9, Y29
-	CMPQ ntok+40(FP), $7
+	VFMADD231PS 64(R9)(R14*2), Y8, Y28
+	VFMADD231PS 96(R9)(R14*2), Y9, Y29
+	CMPQ BX, $7
 	JLE  f32xtbtok
-	ADDQ R14, R9
-	VFMADD231PS 64(R9), Y8, Y30
-	VFMADD231PS 96(R9), Y9, Y31
+	VFMADD231PS 64(R9)(R13*1), Y8, Y30
+	VFMADD231PS 96(R9)(R13*1), Y9, Y31
 
 f32xtbtok:
 	ADDQ  $128, R8
@@ -806,43 +794,43 @@ f32xtb:
 	VMOVAPS Y16, Y0
 	VMOVAPS Y17, Y1
 	red4(Y0, Y1, X0, 0(SP), 32(SP), (R9))
-	CMPQ ntok+40(FP), $1
+	CMPQ BX, $1
 	JLE  f32xtstored
 	ADDQ AX, R9
 	VMOVAPS Y18, Y0
 	VMOVAPS Y19, Y1
 	red4(Y0, Y1, X0, 64(SP), 96(SP), (R9))
-	CMPQ ntok+40(FP), $2
+	CMPQ BX, $2
 	JLE  f32xtstored
 	ADDQ AX, R9
 	VMOVAPS Y20, Y0
 	VMOVAPS Y21, Y1
 	red4(Y0, Y1, X0, 128(SP), 160(SP), (R9))
-	CMPQ ntok+40(FP), $3
+	CMPQ BX, $3
 	JLE  f32xtstored
 	ADDQ AX, R9
 	VMOVAPS Y22, Y0
 	VMOVAPS Y23, Y1
 	red4(Y0, Y1, X0, 192(SP), 224(SP), (R9))
-	CMPQ ntok+40(FP), $4
+	CMPQ BX, $4
 	JLE  f32xtstored
 	ADDQ AX, R9
 	VMOVAPS Y24, Y0
 	VMOVAPS Y25, Y1
 	red4(Y0, Y1, X0, 256(SP), 288(SP), (R9))
-	CMPQ ntok+40(FP), $5
+	CMPQ BX, $5
 	JLE  f32xtstored
 	ADDQ AX, R9
 	VMOVAPS Y26, Y0
 	VMOVAPS Y27, Y1
 	red4(Y0, Y1, X0, 320(SP), 352(SP), (R9))
-	CMPQ ntok+40(FP), $6
+	CMPQ BX, $6
 	JLE  f32xtstored
 	ADDQ AX, R9
 	VMOVAPS Y28, Y0
 	VMOVAPS Y29, Y1
 	red4(Y0, Y1, X0, 384(SP), 416(SP), (R9))
-	CMPQ ntok+40(FP), $7
+	CMPQ BX, $7
 	JLE  f32xtstored
 	ADDQ AX, R9
 	VMOVAPS Y30, Y0
@@ -864,14 +852,16 @@ f32xtdone:
 // The four-token two-pass scheme for 1 to 8 tokens (x + t·xstride, t <
 // ntok) in one pass pair over each weight row, out[t·ostride + r]; token t
 // accumulates in Y16+2t and Y17+2t (AVX-512 VL registers). n is a multiple
-// of 32.
+// of 32. BX holds ntok, R13 three token strides, R9 token 4's row.
 TEXT ·f16RowsxT(SB), NOSPLIT, $512-72
 	MOVQ  w+0(FP), SI
 	MOVQ  wstride+8(FP), DX
 	MOVQ  rows+16(FP), R12
 	MOVQ  x+24(FP), R10
 	MOVQ  xstride+32(FP), R14
+	MOVQ  ntok+40(FP), BX
 	MOVQ  out+56(FP), R11
+	LEAQ  (R14)(R14*2), R13
 	TESTQ R12, R12
 	JZ    f16xtdone
 
@@ -902,36 +892,29 @@ f16xtloopa:
 	PREFETCHT0 (R8)(DX*1)
 	VCVTPH2PS (R8), Y8
 	VCVTPH2PS 16(R8), Y9
-	MOVQ DI, R9
-	cvtFma((R9), 16(R9), Y16, Y17)
-	CMPQ ntok+40(FP), $1
+	LEAQ (DI)(R14*4), R9
+	cvtFma((DI), 16(DI), Y16, Y17)
+	CMPQ BX, $1
 	JLE  f16xtatok
-	ADDQ R14, R9
-	cvtFma((R9), 16(R9), Y18, Y19)
-	CMPQ ntok+40(FP), $2
+	cvtFma((DI)(R14*1), 16(DI)(R14*1), Y18, Y19)
+	CMPQ BX, $2
 	JLE  f16xtatok
-	ADDQ R14, R9
-	cvtFma((R9), 16(R9), Y20, Y21)
-	CMPQ ntok+40(FP), $3
+	cvtFma((DI)(R14*2), 16(DI)(R14*2), Y20, Y21)
+	CMPQ BX, $3
 	JLE  f16xtatok
-	ADDQ R14, R9
-	cvtFma((R9), 16(R9), Y22, Y23)
-	CMPQ ntok+40(FP), $4
+	cvtFma((DI)(R13*1), 16(DI)(R13*1), Y22, Y23)
+	CMPQ BX, $4
 	JLE  f16xtatok
-	ADDQ R14, R9
 	cvtFma((R9), 16(R9), Y24, Y25)
-	CMPQ ntok+40(FP), $5
+	CMPQ BX, $5
 	JLE  f16xtatok
-	ADDQ R14, R9
-	cvtFma((R9), 16(R9), Y26, Y27)
-	CMPQ ntok+40(FP), $6
+	cvtFma((R9)(R14*1), 16(R9)(R14*1), Y26, Y27)
+	CMPQ BX, $6
 	JLE  f16xtatok
-	ADDQ R14, R9
-	cvtFma((R9), 16(R9), Y28, Y29)
-	CMPQ ntok+40(FP), $7
+	cvtFma((R9)(R14*2), 16(R9)(R14*2), Y28, Y29)
+	CMPQ BX, $7
 	JLE  f16xtatok
-	ADDQ R14, R9
-	cvtFma((R9), 16(R9), Y30, Y31)
+	cvtFma((R9)(R13*1), 16(R9)(R13*1), Y30, Y31)
 
 f16xtatok:
 	ADDQ  $64, R8
@@ -981,36 +964,29 @@ f16xta:
 f16xtloopb:
 	VCVTPH2PS 32(R8), Y8
 	VCVTPH2PS 48(R8), Y9
-	MOVQ DI, R9
-	cvtFma(32(R9), 48(R9), Y16, Y17)
-	CMPQ ntok+40(FP), $1
+	LEAQ (DI)(R14*4), R9
+	cvtFma(32(DI), 48(DI), Y16, Y17)
+	CMPQ BX, $1
 	JLE  f16xtbtok
-	ADDQ R14, R9
-	cvtFma(32(R9), 48(R9), Y18, Y19)
-	CMPQ ntok+40(FP), $2
+	cvtFma(32(DI)(R14*1), 48(DI)(R14*1), Y18, Y19)
+	CMPQ BX, $2
 	JLE  f16xtbtok
-	ADDQ R14, R9
-	cvtFma(32(R9), 48(R9), Y20, Y21)
-	CMPQ ntok+40(FP), $3
+	cvtFma(32(DI)(R14*2), 48(DI)(R14*2), Y20, Y21)
+	CMPQ BX, $3
 	JLE  f16xtbtok
-	ADDQ R14, R9
-	cvtFma(32(R9), 48(R9), Y22, Y23)
-	CMPQ ntok+40(FP), $4
+	cvtFma(32(DI)(R13*1), 48(DI)(R13*1), Y22, Y23)
+	CMPQ BX, $4
 	JLE  f16xtbtok
-	ADDQ R14, R9
 	cvtFma(32(R9), 48(R9), Y24, Y25)
-	CMPQ ntok+40(FP), $5
+	CMPQ BX, $5
 	JLE  f16xtbtok
-	ADDQ R14, R9
-	cvtFma(32(R9), 48(R9), Y26, Y27)
-	CMPQ ntok+40(FP), $6
+	cvtFma(32(R9)(R14*1), 48(R9)(R14*1), Y26, Y27)
+	CMPQ BX, $6
 	JLE  f16xtbtok
-	ADDQ R14, R9
-	cvtFma(32(R9), 48(R9), Y28, Y29)
-	CMPQ ntok+40(FP), $7
+	cvtFma(32(R9)(R14*2), 48(R9)(R14*2), Y28, Y29)
+	CMPQ BX, $7
 	JLE  f16xtbtok
-	ADDQ R14, R9
-	cvtFma(32(R9), 48(R9), Y30, Y31)
+	cvtFma(32(R9)(R13*1), 48(R9)(R13*1), Y30, Y31)
 
 f16xtbtok:
 	ADDQ  $64, R8
@@ -1025,43 +1001,43 @@ f16xtb:
 	VMOVAPS Y16, Y0
 	VMOVAPS Y17, Y1
 	red4(Y0, Y1, X0, 0(SP), 32(SP), (R9))
-	CMPQ ntok+40(FP), $1
+	CMPQ BX, $1
 	JLE  f16xtstored
 	ADDQ AX, R9
 	VMOVAPS Y18, Y0
 	VMOVAPS Y19, Y1
 	red4(Y0, Y1, X0, 64(SP), 96(SP), (R9))
-	CMPQ ntok+40(FP), $2
+	CMPQ BX, $2
 	JLE  f16xtstored
 	ADDQ AX, R9
 	VMOVAPS Y20, Y0
 	VMOVAPS Y21, Y1
 	red4(Y0, Y1, X0, 128(SP), 160(SP), (R9))
-	CMPQ ntok+40(FP), $3
+	CMPQ BX, $3
 	JLE  f16xtstored
 	ADDQ AX, R9
 	VMOVAPS Y22, Y0
 	VMOVAPS Y23, Y1
 	red4(Y0, Y1, X0, 192(SP), 224(SP), (R9))
-	CMPQ ntok+40(FP), $4
+	CMPQ BX, $4
 	JLE  f16xtstored
 	ADDQ AX, R9
 	VMOVAPS Y24, Y0
 	VMOVAPS Y25, Y1
 	red4(Y0, Y1, X0, 256(SP), 288(SP), (R9))
-	CMPQ ntok+40(FP), $5
+	CMPQ BX, $5
 	JLE  f16xtstored
 	ADDQ AX, R9
 	VMOVAPS Y26, Y0
 	VMOVAPS Y27, Y1
 	red4(Y0, Y1, X0, 320(SP), 352(SP), (R9))
-	CMPQ ntok+40(FP), $6
+	CMPQ BX, $6
 	JLE  f16xtstored
 	ADDQ AX, R9
 	VMOVAPS Y28, Y0
 	VMOVAPS Y29, Y1
 	red4(Y0, Y1, X0, 384(SP), 416(SP), (R9))
-	CMPQ ntok+40(FP), $7
+	CMPQ BX, $7
 	JLE  f16xtstored
 	ADDQ AX, R9
 	VMOVAPS Y30, Y0
