@@ -120,8 +120,10 @@ func q4_0Rows8VNNI(w *byte, wstride, groups int, x *byte, nb int, out *float32)
 //go:noescape
 func q4_0Rows8xTVNNI(w *byte, wstride, groups int, x *byte, xstride, ntok, nb int, out *float32, ostride int)
 
-// useVNNI selects the VNNI forms of the int8 kernels (tests flip it to
-// check both forms on machines that have VNNI).
+// useVNNI selects the AVX-512 forms of the kernels where hasVNNI: VPDPBUSD
+// for Q4_0, and the eight-token kernels that need the 32 vector registers
+// (Q4_0, Q8_0, F32, F16). Tests flip it to check both forms on machines
+// that have them; both give the same bits.
 var useVNNI = hasVNNI
 
 // f16ToF32sAVX2 converts the first n&^7 halves of src into dst:
