@@ -35,8 +35,12 @@ func TestMatMulBatchInvariant(t *testing.T) {
 			p.Close()
 		}
 	}()
-	const rows, cols, maxN = 37, 96, 9
+	const rows, maxN = 37, 9
 	for _, typ := range matmulTypes {
+		cols := 96
+		if typ.BlockSize() == 1 {
+			cols = 100 // a float tail after the 32-element steps
+		}
 		m := randMatrix(t, r, typ, rows, cols)
 		x := randFloats(r, maxN*cols, 1)
 		k, _ := kernelFor(typ)
