@@ -41,6 +41,10 @@ done
 
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 echo "speed: load average before: $(load) on $(nproc) cores" >&2
+if awk -v l="$(cut -d' ' -f1 /proc/loadavg)" 'BEGIN { exit !(l > 0.5) }'; then
+  echo "speed: WARNING: the machine is busy; llama.cpp's spinning threads suffer most when" >&2
+  echo "speed: fewer cores are free than threads asked for, so multi-thread ratios will mislead" >&2
+fi
 results="$dir/results.txt"
 : >"$results"
 for f in "${formats[@]}"; do
