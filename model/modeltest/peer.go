@@ -143,6 +143,13 @@ type RefResult struct {
 // Ref runs llamaref: prompt ids decoded in one batch, then n greedy steps
 // with the given thread count (0: llama.cpp's default).
 func (p *Peer) Ref(model string, prompt []int32, n, threads int) (*RefResult, error) {
+	return p.RefUbatch(model, prompt, n, threads, 0)
+}
+
+// RefUbatch is Ref with llama.cpp's n_ubatch set to ubatch (0: its default).
+// With 1, llama.cpp processes the prompt token by token through its decode
+// kernels.
+func (p *Peer) RefUbatch(model string, prompt []int32, n, threads, ubatch int) (*RefResult, error) {
 	dir, err := os.MkdirTemp("", "llamaref")
 	if err != nil {
 		return nil, fmt.Errorf("modeltest: %w", err)
@@ -157,6 +164,9 @@ func (p *Peer) Ref(model string, prompt []int32, n, threads int) (*RefResult, er
 		"--logits", logitsPath, "--top2", topPath}
 	if threads > 0 {
 		args = append(args, "--threads", strconv.Itoa(threads))
+	}
+	if ubatch > 0 {
+		args = append(args, "--ubatch", strconv.Itoa(ubatch))
 	}
 	out, stderr, err := p.run(5*time.Minute, "llamaref", args...)
 	if err != nil {

@@ -1,7 +1,7 @@
 // llamaref: greedy reference decoding through llama.cpp's public llama.h API,
 // for specd's conformance test.
 //
-//   llamaref -m MODEL.gguf --ids 1,2,3 -n 64 [--threads N] [--logits FILE] [--top2 FILE]
+//   llamaref -m MODEL.gguf --ids 1,2,3 -n 64 [--threads N] [--logits FILE] [--top2 FILE] [--ubatch N]
 //
 // Loads MODEL on the CPU with llama.cpp's default model and context parameters
 // (so flash attention and the KV cache types are llama.cpp's defaults; the ones
@@ -12,6 +12,9 @@
 // writes the first step's logits (after the prompt) as little-endian float32.
 // With --top2, writes one line per step: "id1 logit1 id2 logit2", the two
 // best tokens and their logits, so a caller can see each step's margin.
+// --ubatch sets llama.cpp's n_ubatch: with 1, the prompt goes through the
+// one-token (decode) kernels instead of the batched prompt kernels, whose
+// rounding for repacked Q4_K weights depends on the batch size.
 #include "llama.h"
 
 #include <stdio.h>
@@ -19,7 +22,7 @@
 #include <string.h>
 
 static void usage(void) {
-    fprintf(stderr, "usage: llamaref -m MODEL.gguf --ids 1,2,3 -n 64 [--threads N] [--logits FILE] [--top2 FILE]\n");
+    fprintf(stderr, "usage: llamaref -m MODEL.gguf --ids 1,2,3 -n 64 [--threads N] [--logits FILE] [--top2 FILE] [--ubatch N]\n");
     exit(2);
 }
 
@@ -82,7 +85,7 @@ static llama_token top2(const float *logits, int n, llama_token *second) {
 
 int main(int argc, char **argv) {
     const char *model_path = NULL, *ids_arg = NULL, *logits_path = NULL, *top2_path = NULL;
-    int n_gen = 64, threads = 0;
+    int n_gen = 64, threads = 0, ubatch = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (i + 1 >= argc) {
@@ -100,6 +103,8 @@ int main(int argc, char **argv) {
             logits_path = argv[++i];
         } else if (!strcmp(a, "--top2")) {
             top2_path = argv[++i];
+        } else if (!strcmp(a, "--ubatch")) {
+            ubatch = atoi(argv[++i]);
         } else {
             usage();
         }
@@ -142,6 +147,9 @@ int main(int argc, char **argv) {
     cp.n_ctx = (need + 255) / 256 * 256;
     if (cp.n_batch < (uint32_t)n_prompt) {
         cp.n_batch = (uint32_t)n_prompt;
+    }
+    if (ubatch > 0) {
+        cp.n_ubatch = (uint32_t)ubatch;
     }
     if (threads > 0) {
         cp.n_threads = threads;
