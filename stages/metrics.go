@@ -66,6 +66,10 @@ type Snapshot struct {
 	ITLSum  time.Duration // gaps between a request's blocks after its first
 	ITLN    int           // tokens those gaps delivered
 
+	// Wall is the pipeline's run time; DraftBusy and VerifyBusy the time
+	// those stages computed (lock waits excluded); PrefillBusy includes
+	// waiting for the target device; Overlap is the time draft and verify
+	// computed at once.
 	Wall, DraftBusy, VerifyBusy, PrefillBusy, Overlap time.Duration
 }
 

@@ -299,13 +299,16 @@ func (p *Pipeline) Run(ctx context.Context, in <-chan Request, out chan<- Chunk)
 	return err
 }
 
-// serialize runs f, under the global lock in Serial mode.
-func (p *Pipeline) serialize(f func()) {
+// serialize runs f, under the global lock in Serial mode, and returns how
+// long f ran (not counting the wait for the lock).
+func (p *Pipeline) serialize(f func()) time.Duration {
 	if p.cfg.Serial {
 		p.serial.Lock()
 		defer p.serial.Unlock()
 	}
+	t0 := time.Now()
 	f()
+	return time.Since(t0)
 }
 
 func (p *Pipeline) newSeq(r Request, slot int, key uint64) *seq {
@@ -482,13 +485,11 @@ func (p *Pipeline) draftStage(ctx context.Context, st *graph.Stage, fresh, loop,
 		}
 		var err error
 		pr := &pre[s.slot]
-		t0 := time.Now()
-		p.serialize(func() {
+		st.AddBusy(p.serialize(func() {
 			p.overlap.enter(0)
 			err = p.draft(s, pr)
 			p.overlap.leave(0)
-		})
-		st.AddBusy(time.Since(t0))
+		}))
 		if err != nil {
 			return err
 		}
@@ -508,13 +509,11 @@ func (p *Pipeline) draftStage(ctx context.Context, st *graph.Stage, fresh, loop,
 		}
 		st.AddOut(1)
 		if canPre && len(loop.Chan()) == 0 && (freshC == nil || len(freshC) == 0) {
-			t0 := time.Now()
-			p.serialize(func() {
+			st.AddBusy(p.serialize(func() {
 				p.overlap.enter(0)
 				err = p.preDraft(pr)
 				p.overlap.leave(0)
-			})
-			st.AddBusy(time.Since(t0))
+			}))
 			if err != nil {
 				return err
 			}
@@ -666,15 +665,17 @@ func (p *Pipeline) verifyStage(ctx context.Context, st *graph.Stage, in, out *gr
 		}
 		st.AddIn(len(batch))
 		var err error
-		t0 := time.Now()
+		var busy time.Duration
 		p.serialize(func() {
 			p.device.Lock()
+			t0 := time.Now()
 			p.overlap.enter(1)
 			err = v.Verify(blocks)
 			p.overlap.leave(1)
+			busy = time.Since(t0)
 			p.device.Unlock()
 		})
-		st.AddBusy(time.Since(t0))
+		st.AddBusy(busy)
 		if err != nil {
 			return fmt.Errorf("stages: verify: %w", err)
 		}
@@ -700,9 +701,7 @@ func (p *Pipeline) acceptStage(ctx context.Context, st *graph.Stage, in, loop *g
 		st.AddIn(1)
 		if !s.done {
 			var c Chunk
-			t0 := time.Now()
-			p.serialize(func() { c = p.accept(s) })
-			st.AddBusy(time.Since(t0))
+			st.AddBusy(p.serialize(func() { c = p.accept(s) }))
 			if len(c.Tokens) > 0 {
 				if err := chunks.Send(ctx, c); err != nil {
 					return err
