@@ -9,6 +9,7 @@ specd-draft.gguf, train.log (appended), eval.json and testdata/golden.json.
 Everything is seeded and runs on one CPU thread with fixed step counts, so a
 rerun on the same machine and torch build repeats the committed run.
 """
+
 import os
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
