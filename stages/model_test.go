@@ -7,7 +7,9 @@ import (
 
 	"github.com/specd-dev/specd/draft"
 	"github.com/specd-dev/specd/model"
+	"github.com/specd-dev/specd/model/gguf"
 	"github.com/specd-dev/specd/model/modeltest"
+	"github.com/specd-dev/specd/models"
 	"github.com/specd-dev/specd/sample"
 	"github.com/specd-dev/specd/stages"
 	"github.com/specd-dev/specd/tensor"
@@ -186,6 +188,60 @@ func TestModelSampling(t *testing.T) {
 	for id, r := range a {
 		if fmt.Sprint(r.tokens) != fmt.Sprint(b[id].tokens) || len(r.tokens) != 20 {
 			t.Fatalf("request %s: %v alone, %v batched", id, r.tokens, b[id].tokens)
+		}
+	}
+}
+
+// TestBundledPairExactness runs the trained bundled pair (realistic,
+// partial acceptance) through the pipeline: greedy output equals plain
+// target decoding for several k, with 1 and 4 sequences.
+func TestBundledPairExactness(t *testing.T) {
+	load := func(b []byte) *model.Model {
+		f, err := gguf.Parse(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := model.New(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	tb, _ := models.Target()
+	db, _ := models.Draft()
+	target, small := load(tb), load(db)
+	if !small.ShareEmbeddings(target) {
+		t.Fatal("the bundled draft cannot share the target's embeddings")
+	}
+	// Prompts: token ids of ordinary text in the bundled vocabulary.
+	ps := [][]int32{{4095, 464, 2067, 343, 1087}, {4095, 275, 260, 1208}, {4095, 1000, 2000, 300, 40, 5}, {4095, 77}}
+	const gen = 40
+	want := make([][]int32, len(ps))
+	for i, p := range ps {
+		want[i] = plainGreedy(t, target, p, gen)
+	}
+	for _, k := range []int{1, 3, 6} {
+		for _, seqs := range []int{1, 4} {
+			t.Run(fmt.Sprintf("k%d/b%d", k, seqs), func(t *testing.T) {
+				tbk := cpuBackend(t, target, seqs, 64, seqs*(k+1), 1)
+				dr := draft.NewModel(cpuBackend(t, small, seqs, 64, 8, 1), 0)
+				cfg := stages.Config{Target: tbk, Drafter: dr, Policy: draft.Policy{K: k}, Slots: seqs, MaxPos: 64}
+				var reqs []stages.Request
+				for i, p := range ps {
+					reqs = append(reqs, stages.Request{ID: fmt.Sprint(i), PromptIDs: p, MaxTokens: gen})
+				}
+				res, p := runPipeline(t, cfg, reqs)
+				for i := range ps {
+					if got := res[fmt.Sprint(i)].tokens; fmt.Sprint(got) != fmt.Sprint(want[i]) {
+						t.Fatalf("request %d:\n got  %v\n want %v", i, got, want[i])
+					}
+				}
+				m := p.Metrics().Snapshot()
+				if m.Accepted == 0 || m.Accepted == m.DraftTokens {
+					t.Errorf("acceptance %d of %d: a trained pair should accept some but not all", m.Accepted, m.DraftTokens)
+				}
+				t.Logf("acceptance %.2f, mean accepted length %.2f", m.Acceptance(), m.MeanAcceptedLength())
+			})
 		}
 	}
 }
