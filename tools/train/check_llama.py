@@ -8,7 +8,9 @@
    same ids as tools/train/bpe.py (BOS first).
 2. Forward pass: llamaref's greedy ids for the prompts in
    models/testdata/golden.json must equal the PyTorch model's.
-3. Speculative decoding: llama-speculative-simple, greedy, draft length 4, on
+3. Generation: llama-completion (greedy, 24 tokens) loads each file and
+   continues "The jury said"; the texts are recorded.
+4. Speculative decoding: llama-speculative-simple, greedy, draft length 4, on
    the acceptance prompts of train.py's eval stage (BOS + the first 31 tokens
    of each held-out file, 64 tokens); sums n_drafted and n_accept.
 
@@ -74,6 +76,18 @@ def check_greedy():
     return out
 
 
+def check_completion():
+    out = {}
+    for path in (TARGET, DRAFT):
+        r = run([os.path.join(BIN, "llama-completion"), "-m", path, "-p", "The jury said", "-n", "24", "--temp", "0",
+                 "-t", "1", "-c", "256", "--no-warmup"], stdin=subprocess.DEVNULL)
+        text = r.stdout.strip()
+        if r.returncode != 0 or not text.startswith("The jury said") or len(text) <= len("The jury said"):
+            raise SystemExit("check: llama-completion on %s failed (rc %d): %s" % (path, r.returncode, (r.stdout + r.stderr)[-2000:]))
+        out[os.path.basename(path)] = text
+    return out
+
+
 def check_speculative(tok, held, held_starts):
     drafted = accepted = 0
     runs = 0
@@ -96,7 +110,7 @@ def check_speculative(tok, held, held_starts):
 
 
 def main():
-    for b in ("llama-tokenize", "llamaref", "llama-speculative-simple"):
+    for b in ("llama-tokenize", "llamaref", "llama-completion", "llama-speculative-simple"):
         if not os.access(os.path.join(BIN, b), os.X_OK):
             raise SystemExit("check: %s missing; run: bash tools/peer/build.sh" % os.path.join(BIN, b))
     t0 = time.time()
@@ -116,6 +130,9 @@ def main():
     res["greedy"] = g
     train.log("llama.cpp: llamaref greedy ids equal PyTorch's on %d of %d golden prompts" % (
         sum(c["equal"] for c in g), len(g)))
+    res["completion"] = check_completion()
+    for name, text in res["completion"].items():
+        train.log("llama.cpp: llama-completion %s: %r" % (name, text))
     runs, d, a = check_speculative(tok, held, held_starts)
     res["speculative"] = {"runs": runs, "n_drafted": d, "n_accept": a, "accept": a / max(1, d),
                           "setup": "llama-speculative-simple --spec-type draft-simple --temp 0 --top-k 1 --spec-draft-n-max %d -n %d, %d held-out prompts" % (
