@@ -52,6 +52,7 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.IntVar(&o.ctx, "ctx", 0, "context size in tokens, prompt included; 0 means the model's training context")
 	fs.IntVar(&o.batch, "batch", 512, "maximum tokens per forward pass while processing the prompt")
 	fs.BoolVar(&o.f32Cache, "f32-cache", false, "keep the KV cache in F32 instead of F16")
+	spec := addSpecFlags(fs) // speculative decoding (spec.go)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: specd generate -m MODEL.gguf (-p TEXT | --prompt-ids 1,2,3) [-n N] [flags]")
 		fmt.Fprintln(stderr, "\nPlain autoregressive completion with one model. The completion goes to stdout;")
@@ -82,6 +83,9 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return fmt.Errorf("--ctx %d: must not be negative", o.ctx)
 	case *temp < 0 || *topP < 0 || *topP > 1:
 		return fmt.Errorf("--temp %g --top-p %g: temperature must be >= 0 and top-p in [0, 1]", *temp, *topP)
+	}
+	if spec.enabled() {
+		return generateSpec(ctx, o, spec, stdout, stderr)
 	}
 	return generate(ctx, o, stdout, stderr)
 }

@@ -129,3 +129,32 @@ func TestSpecBench(t *testing.T) {
 		}
 	}
 }
+
+// TestGenerateDraftFlag runs specd generate with and without a draft: the
+// greedy ids must be the same.
+func TestGenerateDraftFlag(t *testing.T) {
+	target, dr := specModels(t)
+	base := []string{"generate", "-m", target, "--prompt-ids", "3,14,15,92,65", "-n", "24", "--ids", "--no-bos", "--threads", "1"}
+	run := func(extra ...string) (string, string) {
+		var out, errb bytes.Buffer
+		if code := runMain(context.Background(), append(append([]string{}, base...), extra...), &out, &errb); code != 0 {
+			t.Fatalf("%v: exit %d: %s", extra, code, errb.String())
+		}
+		return out.String(), errb.String()
+	}
+	plain, _ := run()
+	for _, extra := range [][]string{
+		{"-d", dr, "-k", "3"},
+		{"--draft", "ngram", "-k", "5", "--adaptive"},
+		{"-d", target, "-k", "4", "--pre-draft", "--draft-threads", "1", "--verify-threads", "2"},
+		{"-d", "none"},
+	} {
+		got, stats := run(extra...)
+		if got != plain {
+			t.Errorf("%v: ids\n%s want\n%s", extra, got, plain)
+		}
+		if extra[1] != "none" && !strings.Contains(stats, "mean accepted length") {
+			t.Errorf("%v: no statistics on stderr:\n%s", extra, stats)
+		}
+	}
+}
