@@ -12,7 +12,11 @@
 // draft and target share their embeddings without comparing the tensors.
 package models
 
-import _ "embed"
+import (
+	_ "embed"
+
+	"github.com/specd-dev/specd/model"
+)
 
 // TargetName and DraftName are the bundled files' names.
 const (
@@ -21,8 +25,9 @@ const (
 )
 
 // SharedEmbdKey is the metadata key (a hex string) that records the SHA-256
-// of token_embd.weight's data; the draft's value equals the target's.
-const SharedEmbdKey = "specd.shared_embd_sha256"
+// of token_embd.weight's data; the draft's value equals the target's, so
+// model.ShareEmbeddings shares the table without reading the draft's copy.
+const SharedEmbdKey = model.SharedEmbdKey
 
 //go:embed specd-target.gguf
 var target []byte
