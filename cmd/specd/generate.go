@@ -17,7 +17,7 @@ import (
 )
 
 func init() {
-	register(command{name: "generate", summary: "complete a prompt with one model, without speculation", run: runGenerate})
+	register(command{name: "generate", summary: "complete a prompt, by default with speculative decoding on the bundled model pair", run: runGenerate})
 }
 
 // generateOpts are the flags of specd generate.
@@ -38,10 +38,10 @@ type generateOpts struct {
 func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var o generateOpts
 	fs := newFlagSet("generate", stderr)
-	fs.StringVar(&o.model, "m", "", "model `file` (GGUF, llama or qwen2 architecture); required")
+	fs.StringVar(&o.model, "m", "", "target model `file` (GGUF, llama or qwen2 architecture); default: the bundled target, drafted for by the bundled draft unless -d says otherwise")
 	fs.StringVar(&o.prompt, "p", "", "prompt `text`, tokenized with the model's vocabulary")
 	fs.StringVar(&o.promptIDs, "prompt-ids", "", "prompt as comma-separated token `ids` instead of -p")
-	fs.IntVar(&o.n, "n", 32, "maximum number of tokens to generate (stops earlier at end of generation)")
+	fs.IntVar(&o.n, "n", 64, "maximum number of tokens to generate (stops earlier at end of generation)")
 	temp := fs.Float64("temp", 0, "sampling temperature; 0 is greedy (argmax)")
 	fs.IntVar(&o.params.TopK, "top-k", 0, "keep only the `k` most likely tokens; 0 keeps all")
 	topP := fs.Float64("top-p", 1, "keep the smallest set of tokens with probability >= `p`; 1 keeps all")
@@ -54,9 +54,11 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.BoolVar(&o.f32Cache, "f32-cache", false, "keep the KV cache in F32 instead of F16")
 	spec := addSpecFlags(fs) // speculative decoding (spec.go)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: specd generate -m MODEL.gguf (-p TEXT | --prompt-ids 1,2,3) [-n N] [flags]")
-		fmt.Fprintln(stderr, "\nPlain autoregressive completion with one model. The completion goes to stdout;")
-		fmt.Fprintln(stderr, "prefill and decode speeds go to stderr.\n\nflags:")
+		fmt.Fprintln(stderr, "usage: specd generate [-m MODEL.gguf] [-d DRAFT] (-p TEXT | --prompt-ids 1,2,3) [-n N] [flags]")
+		fmt.Fprintln(stderr, "\nCompletes a prompt. Without -m: speculative decoding with the bundled target and")
+		fmt.Fprintln(stderr, "draft (built into specd; -d none for plain decoding, -d ngram for prompt lookup).")
+		fmt.Fprintln(stderr, "With -m: plain decoding with that model, speculative when -d names a draft.")
+		fmt.Fprintln(stderr, "The completion goes to stdout; the models in use, speeds and statistics to stderr.\n\nflags:")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -68,11 +70,11 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return errUsage
 	}
 	o.params.Temp, o.params.TopP, o.params.Seed = float32(*temp), float32(*topP), *seed
+	defaultModels(&o, spec)
+	if err := o.checkPrompt(); err != nil {
+		return err
+	}
 	switch {
-	case o.model == "":
-		return errors.New("-m MODEL is required")
-	case (o.prompt == "") == (o.promptIDs == ""):
-		return errors.New("give exactly one of -p TEXT and --prompt-ids IDS")
 	case o.n < 0:
 		return fmt.Errorf("-n %d: must not be negative", o.n)
 	case o.threads < 1:
@@ -90,12 +92,25 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	return generate(ctx, o, stdout, stderr)
 }
 
+// checkPrompt checks that exactly one of -p and --prompt-ids was given.
+func (o *generateOpts) checkPrompt() error {
+	switch {
+	case o.prompt == "" && o.promptIDs == "":
+		return errors.New("a prompt is required: give -p TEXT or --prompt-ids IDS")
+	case o.prompt != "" && o.promptIDs != "":
+		return errors.New("give exactly one of -p TEXT and --prompt-ids IDS, not both")
+	}
+	return nil
+}
+
+// generate is plain decoding: one token per forward pass of one model.
 func generate(ctx context.Context, o generateOpts, stdout, stderr io.Writer) error {
-	m, err := model.Load(o.model)
+	m, name, err := openModel(o.model)
 	if err != nil {
 		return err
 	}
 	defer m.Close()
+	fmt.Fprintf(stderr, "models: %s, no draft (plain decoding)\n", name)
 	c := m.Config
 	tok, tokErr := tokenizer.New(m.File)
 	if tokErr == nil && tok.VocabSize() != c.Vocab {

@@ -134,9 +134,11 @@ func TestGenerateErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--prompt-ids", "1"}, "-m MODEL is required"},
-		{[]string{"-m", path}, "exactly one of"},
+		{[]string{}, "a prompt is required: give -p TEXT or --prompt-ids IDS"},
+		{[]string{"-m", path}, "a prompt is required"},
+		{[]string{"-n", "4"}, "a prompt is required"},
 		{[]string{"-m", path, "-p", "x", "--prompt-ids", "1"}, "exactly one of"},
+		{[]string{"-p", "x", "--prompt-ids", "1"}, "not both"},
 		{[]string{"-m", path, "--prompt-ids", "1,x"}, `item 2 ("x") is not a token id`},
 		{[]string{"-m", path, "--prompt-ids", "1,400"}, "id 400 is outside the vocabulary"},
 		{[]string{"-m", path, "--prompt-ids", "-3"}, "outside the vocabulary"},

@@ -43,7 +43,7 @@ type specOpts struct {
 func addSpecFlags(fs *flag.FlagSet) *specOpts {
 	s := &specOpts{}
 	for _, n := range []string{"d", "draft"} {
-		fs.StringVar(&s.draft, n, "", "speculative draft: a GGUF model `file`, \"ngram\" (prompt lookup) or \"none\"")
+		fs.StringVar(&s.draft, n, "", "speculative draft: a GGUF model `file`, \"bundled\" (the bundled draft), \"ngram\" (prompt lookup) or \"none\"; default: the bundled draft when -m is absent, none otherwise")
 	}
 	fs.IntVar(&s.k, "k", 4, "draft tokens per step (the largest with --adaptive)")
 	fs.Float64Var(&s.pmin, "p-min", 0, "stop a model draft early when its top token's probability is below `p`")
@@ -82,8 +82,11 @@ type specSetup struct {
 	target, draft *model.Model
 	tok           *tokenizer.Tokenizer // nil if the target has none
 	tokErr        error
-	shared        bool
+	shared        bool          // the draft uses the target's token embeddings
+	sharing       model.Sharing // what ShareEmbeddings decided, and why
 	pools         []*tensor.Pool
+
+	targetName, draftName string // as shown to the user
 }
 
 func (su *specSetup) Close() {
@@ -99,11 +102,13 @@ func (su *specSetup) Close() {
 }
 
 // loadSpec loads the target model, its tokenizer and the draft model (if
-// the draft is a file), checking that their vocabularies agree.
+// the draft is a model), checking that their vocabularies agree. An empty
+// targetPath is the bundled target, a draft of bundledDraft the bundled
+// draft.
 func loadSpec(targetPath string, s *specOpts) (*specSetup, error) {
 	su := &specSetup{}
 	var err error
-	if su.target, err = model.Load(targetPath); err != nil {
+	if su.target, su.targetName, err = openModel(targetPath); err != nil {
 		return nil, err
 	}
 	su.tok, su.tokErr = tokenizer.New(su.target.File)
@@ -117,7 +122,7 @@ func loadSpec(targetPath string, s *specOpts) (*specSetup, error) {
 		su.draft = su.target
 		return su, nil
 	}
-	if su.draft, err = model.Load(s.draft); err != nil {
+	if su.draft, su.draftName, err = openModel(s.draft); err != nil {
 		su.Close()
 		return nil, fmt.Errorf("draft: %w", err)
 	}
@@ -134,7 +139,8 @@ func loadSpec(targetPath string, s *specOpts) (*specSetup, error) {
 		}
 	}
 	if !s.noShare {
-		su.shared = su.draft.ShareEmbeddings(su.target)
+		su.sharing = su.draft.Share(su.target)
+		su.shared = su.sharing.Embd
 	}
 	return su, nil
 }
@@ -230,6 +236,7 @@ func generateSpec(ctx context.Context, o generateOpts, s *specOpts, stdout, stde
 		return err
 	}
 	defer su.Close()
+	fmt.Fprintln(stderr, su.modelsLine(s))
 	prompt, err := su.prompt(o)
 	if err != nil {
 		return err
@@ -375,7 +382,7 @@ func init() {
 func runSpecBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var o generateOpts
 	fs := newFlagSet("specbench", stderr)
-	fs.StringVar(&o.model, "m", "", "target model `file`; required")
+	fs.StringVar(&o.model, "m", "", "target model `file`; default: the bundled target (and then the bundled draft)")
 	fs.StringVar(&o.prompt, "p", "", "prompt `text`")
 	fs.StringVar(&o.promptIDs, "prompt-ids", "", "prompt as comma-separated token `ids`")
 	fs.IntVar(&o.n, "n", 128, "tokens to generate per sequence")
@@ -389,13 +396,13 @@ func runSpecBench(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return err
 	}
 	o.params.Temp, o.params.Seed, o.batch = float32(*temp), *seed, 512
+	defaultModels(&o, s)
+	if err := o.checkPrompt(); err != nil {
+		return err
+	}
 	switch {
-	case o.model == "":
-		return errors.New("-m MODEL is required")
-	case (o.prompt == "") == (o.promptIDs == ""):
-		return errors.New("give exactly one of -p TEXT and --prompt-ids IDS")
 	case !s.enabled():
-		return errors.New("-d DRAFT is required (a GGUF file or ngram)")
+		return errors.New("-d DRAFT is required with -m (a GGUF file, bundled or ngram)")
 	case o.n < 1 || o.threads < 1 || *seqs < 0 || *reps < 1:
 		return errors.New("-n, --threads and --reps must be positive, --seqs not negative")
 	}
@@ -407,6 +414,7 @@ func runSpecBench(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return err
 	}
 	defer su.Close()
+	fmt.Fprintln(stderr, su.modelsLine(s))
 	prompt, err := su.prompt(o)
 	if err != nil {
 		return err
@@ -421,7 +429,7 @@ func runSpecBench(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	params := stages.Params{Temp: o.params.Temp, Seed: o.params.Seed}
 	fmt.Fprintf(stdout, "target %s (%d layers, dim %d, vocab %d), draft %s (shared embeddings %v), k %d, prompt %d tokens, %d generated, verify threads %d, draft threads %d\n",
-		o.model, su.target.Config.Layers, su.target.Config.Dim, su.target.Config.Vocab, s.draft, su.shared, s.k, len(prompt), o.n, vt, s.draftThreads)
+		su.targetName, su.target.Config.Layers, su.target.Config.Dim, su.target.Config.Vocab, s.draft, su.shared, s.k, len(prompt), o.n, vt, s.draftThreads)
 
 	// Per-token costs: one-token forward passes of target and draft, and a
 	// target pass over k+1 tokens (the verification shape).
