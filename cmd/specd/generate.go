@@ -33,6 +33,7 @@ type generateOpts struct {
 	ctx       int
 	batch     int
 	f32Cache  bool
+	memStats  bool
 }
 
 func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -52,6 +53,7 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.IntVar(&o.ctx, "ctx", 0, "context size in tokens, prompt included; 0 means the model's training context")
 	fs.IntVar(&o.batch, "batch", 512, "maximum tokens per forward pass while processing the prompt")
 	fs.BoolVar(&o.f32Cache, "f32-cache", false, "keep the KV cache in F32 instead of F16")
+	fs.BoolVar(&o.memStats, "mem-stats", false, "print peak and current resident memory at the end, and how much of the draft's own embedding table is resident (Linux)")
 	spec := addSpecFlags(fs) // speculative decoding (spec.go)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: specd generate [-m MODEL.gguf] [-d DRAFT] (-p TEXT | --prompt-ids 1,2,3) [-n N] [flags]")
@@ -230,6 +232,9 @@ func generate(ctx context.Context, o generateOpts, stdout, stderr io.Writer) err
 	fmt.Fprintf(stderr, "decode: %d tokens, %.1f tok/s\n", decoded, rate(decoded, decode))
 	if stop != "" {
 		fmt.Fprintf(stderr, "stopped: %s\n", stop)
+	}
+	if o.memStats {
+		memReport(stderr, nil)
 	}
 	return nil
 }

@@ -306,6 +306,15 @@ func generateSpec(ctx context.Context, o generateOpts, s *specOpts, stdout, stde
 			fmt.Fprintln(stderr, "stopped: end of generation")
 		}
 	}
+	if o.memStats {
+		var emb []byte
+		if su.draft != nil && su.draft != su.target {
+			if ti, ok := su.draft.File.Tensor("token_embd.weight"); ok {
+				emb = ti.Data
+			}
+		}
+		memReport(stderr, emb)
+	}
 	return nil
 }
 
