@@ -1,35 +1,30 @@
 package model
 
 import (
-	"runtime"
-	"sync"
 	"sync/atomic"
 
 	"github.com/specd-dev/specd/kvsync"
+	"github.com/specd-dev/specd/tensor"
 )
 
-// attnWorkers computes one layer's attention for a batch on the calling
-// goroutine and helpers (as many as the tensor pool has, which are idle
-// while attention runs). Work items are (KV head, run of tokens); each
-// (token, query head) result is computed by the same code whichever
-// goroutine takes it, so results do not depend on the thread count.
-//
-// The helpers hold no reference to the State: a cleanup registered on the
-// State stops them when it becomes unreachable, so States need no Close.
+// attnWorkers computes one layer's attention for a batch on the threads of
+// the tensor pool (tensor.Pool.Parallel), which are otherwise idle while
+// attention runs. Work items are (KV head, run of tokens); each (token,
+// query head) result is computed by the same code whichever thread takes
+// it, so results do not depend on the thread count.
 type attnWorkers struct {
-	wake    []chan struct{} // one per helper; closed to stop it
-	wg      sync.WaitGroup
+	pool    *tensor.Pool
 	job     attnJob
-	scratch []attnScratch // [0] is the caller's
+	scratch []attnScratch // per pool thread
 }
 
-// attnScratch is one goroutine's buffers.
+// attnScratch is one thread's buffers.
 type attnScratch struct {
 	qh, acc []float32 // (headDim)
 }
 
-// attnJob describes the layer being computed; set by run before waking the
-// helpers and cleared after they finish.
+// attnJob describes the layer being computed; set by run and cleared after
+// the threads finish.
 type attnJob struct {
 	l                  int
 	b                  *Batch
@@ -47,31 +42,13 @@ type attnJob struct {
 // the hand-out cheap.
 const attnChunk = 8
 
-func newAttnWorkers(helpers, headDim int) *attnWorkers {
-	w := &attnWorkers{wake: make([]chan struct{}, helpers), scratch: make([]attnScratch, helpers+1)}
+func newAttnWorkers(pool *tensor.Pool, headDim int) *attnWorkers {
+	w := &attnWorkers{pool: pool, scratch: make([]attnScratch, pool.Threads())}
 	for i := range w.scratch {
 		w.scratch[i].qh = make([]float32, headDim)
 		w.scratch[i].acc = make([]float32, headDim)
 	}
-	for i := range w.wake {
-		w.wake[i] = make(chan struct{})
-		go w.helper(w.wake[i], &w.scratch[i+1])
-	}
 	return w
-}
-
-// stop ends the helpers.
-func (w *attnWorkers) stop() {
-	for _, c := range w.wake {
-		close(c)
-	}
-}
-
-func (w *attnWorkers) helper(wake <-chan struct{}, sc *attnScratch) {
-	for range wake {
-		w.work(sc)
-		w.wg.Done()
-	}
 }
 
 // run computes att for every token of b in layer l.
@@ -84,15 +61,12 @@ func (w *attnWorkers) run(l int, b *Batch, kv *kvsync.Cache, q, att []float32, c
 	j.chunks = (n + attnChunk - 1) / attnChunk
 	j.items = c.KVHeads * j.chunks
 	j.next.Store(0)
-	helpers := min(len(w.wake), j.items-1)
-	w.wg.Add(helpers)
-	for _, c := range w.wake[:helpers] {
-		c <- struct{}{}
-	}
-	w.work(&w.scratch[0])
-	w.wg.Wait()
+	w.pool.Parallel(w, j.items)
 	j.b, j.kv, j.q, j.att = nil, nil, nil, nil
 }
+
+// Run takes items as pool thread thread until none are left.
+func (w *attnWorkers) Run(thread int) { w.work(&w.scratch[thread]) }
 
 // work takes items until none are left.
 func (w *attnWorkers) work(sc *attnScratch) {
@@ -126,11 +100,8 @@ func (w *attnWorkers) work(sc *attnScratch) {
 	}
 }
 
-// startAttnWorkers gives st its attention workers, with one helper per
-// extra pool thread, stopped by a cleanup when st is collected.
+// startAttnWorkers gives st its attention workers, one scratch per pool
+// thread.
 func (st *State) startAttnWorkers() {
-	st.attn = newAttnWorkers(st.pool.Threads()-1, st.m.Config.HeadDim)
-	if len(st.attn.wake) > 0 {
-		runtime.AddCleanup(st, func(w *attnWorkers) { w.stop() }, st.attn)
-	}
+	st.attn = newAttnWorkers(st.pool, st.m.Config.HeadDim)
 }

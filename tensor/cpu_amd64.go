@@ -56,3 +56,7 @@ func detectAVX2FMA() bool {
 	const avx2 = 1 << 5
 	return ebx7&avx2 != 0
 }
+
+// spinPause executes n (≥ 1) PAUSE instructions: the polite way to wait a
+// few dozen nanoseconds in a spin loop.
+func spinPause(n int)

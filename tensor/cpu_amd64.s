@@ -20,3 +20,12 @@ TEXT ·xgetbv0(SB), NOSPLIT, $0-8
 	MOVL AX, eax+0(FP)
 	MOVL DX, edx+4(FP)
 	RET
+
+// func spinPause(n int)
+TEXT ·spinPause(SB), NOSPLIT, $0-8
+	MOVQ n+0(FP), CX
+loop:
+	PAUSE
+	DECQ CX
+	JNZ  loop
+	RET

@@ -10,14 +10,10 @@ package tensor
 // and, for Q4_0, eight rows share each activation block. Every output is
 // computed with the same operations in the same order as the type's single
 // VecDot, so a token's logits do not depend on the batch it is in, the
-// chunking or the thread count. Helpers sleep on a channel between calls;
-// the caller computes a share itself, then closes the job and waits only for
-// helpers that joined it, so a helper the OS runs late costs nothing.
+// chunking or the thread count. How the threads meet is in pool.go.
 
 import (
 	"fmt"
-	"sync"
-	"sync/atomic"
 	"unsafe"
 )
 
@@ -55,101 +51,6 @@ func (m *Matrix) Check() error {
 		return fmt.Errorf("tensor: %v matrix %d×%d needs %d bytes, has %d", m.Type, m.Rows, m.Cols, rb*m.Rows, len(m.Data))
 	}
 	return nil
-}
-
-// Pool is a set of worker goroutines that split matrix multiplications by
-// output rows. A Pool is used by one goroutine at a time; the calling
-// goroutine works as one of the threads. Its scratch buffers grow to the
-// largest call seen and are then reused, so MatMul does not allocate after
-// warm-up.
-type Pool struct {
-	threads int
-	wake    []chan struct{} // one per helper goroutine (threads-1), capacity 1
-	done    chan struct{}   // the last helper to leave a closed job signals here
-	exited  sync.WaitGroup  // counts helper goroutines still running
-	closed  bool
-
-	job     job
-	scratch []byte // activation rows converted for the current job
-}
-
-// job is the description of the running MatMul, shared by all threads.
-type job struct {
-	out     []float32
-	w       []byte
-	wRow    int // bytes per weight row
-	rows    int
-	cols    int
-	act     []byte
-	aRow    int // bytes per activation row
-	n       int
-	dot     VecDot
-	gemv    gemv
-	chunk   int          // rows per work item
-	next    atomic.Int64 // next unclaimed work item
-	nChunks int
-
-	// state is jobClosed while no job is open (helpers must not touch the
-	// fields above) plus the number of helpers working on the open job.
-	state atomic.Int64
-}
-
-// jobClosed marks job.state when the job takes no more helpers.
-const jobClosed = 1 << 62
-
-// NewPool starts a pool of threads (≥ 1) computing threads; threads-1 helper
-// goroutines are started, which wait until Close.
-func NewPool(threads int) *Pool {
-	threads = max(threads, 1)
-	p := &Pool{threads: threads, wake: make([]chan struct{}, threads-1), done: make(chan struct{}, 1)}
-	p.job.state.Store(jobClosed)
-	for i := range p.wake {
-		c := make(chan struct{}, 1)
-		p.wake[i] = c
-		p.exited.Add(1)
-		go p.helper(c)
-	}
-	return p
-}
-
-// Threads returns the number of threads the pool computes with.
-func (p *Pool) Threads() int { return p.threads }
-
-// Close stops the helper goroutines and waits for them to exit. The pool
-// must not be used afterwards.
-func (p *Pool) Close() {
-	if p.closed {
-		return
-	}
-	p.closed = true
-	for _, c := range p.wake {
-		close(c)
-	}
-	p.exited.Wait()
-}
-
-// helper joins the open job each time it is woken, if the job is still
-// open by the time it gets to run: a helper that the OS schedules late
-// finds the job closed (the caller did all the work) and the caller never
-// waits for it. Only helpers that joined are waited for.
-func (p *Pool) helper(wake <-chan struct{}) {
-	defer p.exited.Done()
-	j := &p.job
-	for range wake {
-		for {
-			s := j.state.Load()
-			if s&jobClosed != 0 {
-				break
-			}
-			if j.state.CompareAndSwap(s, s+1) {
-				j.work()
-				if j.state.Add(-1) == jobClosed {
-					p.done <- struct{}{}
-				}
-				break
-			}
-		}
-	}
 }
 
 // work claims chunks of rows until none are left. Every output element is
@@ -273,21 +174,7 @@ func (p *Pool) run(out []float32, m *Matrix, act []byte, aRow, n int, k kernel) 
 	j.chunk = (j.chunk + 7) &^ 7 // whole groups for eight-row kernels
 	j.nChunks = (m.Rows + j.chunk - 1) / j.chunk
 	j.next.Store(0)
-	if threads > 1 {
-		j.state.Store(0) // open: publishes the fields above to joining helpers
-		for _, c := range p.wake[:threads-1] {
-			select {
-			case c <- struct{}{}:
-			default: // already woken, not yet running: it will see this job
-			}
-		}
-	}
-	j.work()
-	if threads > 1 {
-		if prev := j.state.Or(jobClosed); prev != 0 {
-			<-p.done // helpers still inside; the last one out signals
-		}
-	}
+	p.dispatch(threads - 1)
 	j.out, j.w, j.act, j.dot, j.gemv = nil, nil, nil, nil, nil
 }
 
