@@ -113,51 +113,14 @@ func (t *Tokenizer) addBPEBigram(word string, syms []symbol, ids []int32, q *bpe
 
 // bpeQueue is a binary min-heap of bigrams: lowest rank first, ties
 // leftmost first (llama.cpp's llm_bigram_bpe::comparator).
-type bpeQueue []bpeBigram
+type bpeQueue = bigramQueue[bpeBigram]
 
-func (q bpeQueue) less(i, j int) bool {
-	if q[i].rank != q[j].rank {
-		return q[i].rank < q[j].rank
+// before orders the queue (see bpeQueue).
+func (a bpeBigram) before(b bpeBigram) bool {
+	if a.rank != b.rank {
+		return a.rank < b.rank
 	}
-	return q[i].left < q[j].left
-}
-
-func (q *bpeQueue) push(b bpeBigram) {
-	*q = append(*q, b)
-	h := *q
-	for i := len(h) - 1; i > 0; {
-		p := (i - 1) / 2
-		if !h.less(i, p) {
-			break
-		}
-		h[i], h[p] = h[p], h[i]
-		i = p
-	}
-}
-
-func (q *bpeQueue) pop() bpeBigram {
-	h := *q
-	top := h[0]
-	n := len(h) - 1
-	h[0] = h[n]
-	h = h[:n]
-	for i := 0; ; {
-		l := 2*i + 1
-		if l >= n {
-			break
-		}
-		m := l
-		if r := l + 1; r < n && h.less(r, l) {
-			m = r
-		}
-		if !h.less(m, i) {
-			break
-		}
-		h[i], h[m] = h[m], h[i]
-		i = m
-	}
-	*q = h
-	return top
+	return a.left < b.left
 }
 
 // encodeBPE appends the tokens of one text fragment.

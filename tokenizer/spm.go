@@ -24,51 +24,14 @@ type spmBigram struct {
 
 // spmQueue is a binary max-heap of bigrams: highest score first, ties
 // leftmost first (llama.cpp's llm_bigram_spm::comparator).
-type spmQueue []spmBigram
+type spmQueue = bigramQueue[spmBigram]
 
-func (q spmQueue) less(i, j int) bool {
-	if q[i].score != q[j].score {
-		return q[i].score > q[j].score
+// before orders the queue (see spmQueue).
+func (a spmBigram) before(b spmBigram) bool {
+	if a.score != b.score {
+		return a.score > b.score
 	}
-	return q[i].left < q[j].left
-}
-
-func (q *spmQueue) push(b spmBigram) {
-	*q = append(*q, b)
-	h := *q
-	for i := len(h) - 1; i > 0; {
-		p := (i - 1) / 2
-		if !h.less(i, p) {
-			break
-		}
-		h[i], h[p] = h[p], h[i]
-		i = p
-	}
-}
-
-func (q *spmQueue) pop() spmBigram {
-	h := *q
-	top := h[0]
-	n := len(h) - 1
-	h[0] = h[n]
-	h = h[:n]
-	for i := 0; ; {
-		l := 2*i + 1
-		if l >= n {
-			break
-		}
-		m := l
-		if r := l + 1; r < n && h.less(r, l) {
-			m = r
-		}
-		if !h.less(m, i) {
-			break
-		}
-		h[i], h[m] = h[m], h[i]
-		i = m
-	}
-	*q = h
-	return top
+	return a.left < b.left
 }
 
 // spmScratch holds buffers reused across the segments of one Encode call.
