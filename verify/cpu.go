@@ -11,7 +11,6 @@ import (
 type CPU struct {
 	st *model.State
 	kv *kvsync.Cache
-	mb model.Batch
 }
 
 // NewCPU returns a backend running st over kv.
@@ -25,8 +24,7 @@ func (c *CPU) MaxBatch() int { return c.st.MaxBatch() }
 
 // Forward implements Backend. It does not allocate.
 func (c *CPU) Forward(b *Batch, logits []float32) error {
-	c.mb.Tokens, c.mb.Pos, c.mb.Seq, c.mb.Logits = b.Tokens, b.Pos, b.Seq, b.Logits
-	return c.st.Forward(&c.mb, c.kv, logits)
+	return c.st.Forward(b, c.kv, logits)
 }
 
 // Len implements Backend.

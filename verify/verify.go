@@ -11,32 +11,14 @@ package verify
 import (
 	"errors"
 	"fmt"
+
+	"github.com/specd-dev/specd/model"
 )
 
-// Batch is the input of one forward pass: token i is Tokens[i] at position
-// Pos[i] of sequence slot Seq[i]; its logits are produced iff Logits[i].
-type Batch struct {
-	Tokens []int32
-	Pos    []int32
-	Seq    []int32
-	Logits []bool
-}
-
-// Reset empties b, keeping its capacity.
-func (b *Batch) Reset() {
-	b.Tokens, b.Pos, b.Seq, b.Logits = b.Tokens[:0], b.Pos[:0], b.Seq[:0], b.Logits[:0]
-}
-
-// Add appends one token.
-func (b *Batch) Add(tok, pos, seq int32, logits bool) {
-	b.Tokens = append(b.Tokens, tok)
-	b.Pos = append(b.Pos, pos)
-	b.Seq = append(b.Seq, seq)
-	b.Logits = append(b.Logits, logits)
-}
-
-// Len is the number of tokens in b.
-func (b *Batch) Len() int { return len(b.Tokens) }
+// Batch is the input of one forward pass, the model package's: token i is
+// Tokens[i] at position Pos[i] of sequence slot Seq[i], with logits iff
+// Logits[i]. A Backend for another device reads the same four slices.
+type Batch = model.Batch
 
 // Backend runs a model's forward pass over its own KV cache. It is used by
 // one goroutine at a time.
