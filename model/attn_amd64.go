@@ -147,3 +147,26 @@ func madHalfF16(acc []float32, v []uint16, s float32) {
 	}
 	madHalfF16Generic(acc, v, s)
 }
+
+// swiglu16AVX512 sets g[i] = silu(g[i])·u[i] (g at gp, u at up) for i < n (a multiple of 16)
+// with AVX-512F, each lane computing exactly what the scalar loop of
+// swiglu computes with vexpf512:
+//
+//	for i := range n {
+//		x := g[i]
+//		g[i] = float32(x/(1+vexpf512(-x))) * u[i]
+//	}
+func swiglu16AVX512(gp, up *float32, n int)
+
+// swigluVec applies SwiGLU to the longest prefix of g (a multiple of 16
+// elements) it has a vector kernel for, where ggmlSilu16, and returns its
+// length.
+func swigluVec(g, u []float32) int {
+	n16 := len(g) &^ 15
+	if !ggmlSilu16 || n16 == 0 {
+		return 0
+	}
+	u = u[:n16]
+	swiglu16AVX512(&g[0], &u[0], n16)
+	return n16
+}

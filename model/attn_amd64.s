@@ -263,3 +263,79 @@ hmadloop:
 hmaddone:
 	VZEROUPPER
 	RET
+
+// func swiglu16AVX512(gp, up *float32, n int)
+// g[i] = silu(g[i]) * u[i] for i < n (a multiple of 16), lane for lane
+// the arithmetic of vexpf512 and swiglu's scalar loop.
+TEXT ·swiglu16AVX512(SB), NOSPLIT, $0-24
+	MOVQ gp+0(FP), DI
+	MOVQ up+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $4, CX
+	JZ   swdone
+	MOVL $0x4b400000, AX // shift 0x1.8p23
+	VPBROADCASTD AX, Z16
+	MOVL $0x3fb8aa3b, AX // log2e
+	VPBROADCASTD AX, Z17
+	MOVL $0x3f317200, AX // ln2hi
+	VPBROADCASTD AX, Z18
+	MOVL $0x35bfbe8e, AX // ln2lo
+	VPBROADCASTD AX, Z19
+	MOVL $0x3c072010, AX // p0
+	VPBROADCASTD AX, Z20
+	MOVL $0x3d2b9f17, AX // p1
+	VPBROADCASTD AX, Z21
+	MOVL $0x3e2aaf33, AX // p2
+	VPBROADCASTD AX, Z22
+	MOVL $0x3efffedb, AX // p3
+	VPBROADCASTD AX, Z23
+	MOVL $0x3f7ffff6, AX // p4
+	VPBROADCASTD AX, Z24
+	MOVL $0x3f800000, AX // 1
+	VPBROADCASTD AX, Z25
+	MOVL $0x43400000, AX // 192
+	VPBROADCASTD AX, Z26
+	MOVL $0x7fffffff, AX // abs mask
+	VPBROADCASTD AX, Z27
+	MOVL $0x7f800000, AX // +Inf
+	VPBROADCASTD AX, Z28
+	MOVL $0x80000000, AX // sign bit
+	VPBROADCASTD AX, Z29
+	VPXORD       Z30, Z30, Z30 // 0
+
+swloop:
+	VMOVUPS      (DI), Z0        // x
+	VPXORD       Z29, Z0, Z1     // -x
+	VMOVAPS      Z16, Z2
+	VFMADD231PS  Z17, Z1, Z2     // z = -x·log2e + shift
+	VSUBPS       Z16, Z2, Z3     // n = z - shift
+	VMOVAPS      Z1, Z4
+	VFNMADD231PS Z18, Z3, Z4     // b = -n·ln2hi + -x
+	VFNMADD231PS Z19, Z3, Z4     // b = -n·ln2lo + b
+	VMULPS       Z4, Z4, Z5      // u = b·b
+	VMOVAPS      Z21, Z6
+	VFMADD231PS  Z20, Z4, Z6     // p0·b + p1
+	VMOVAPS      Z23, Z7
+	VFMADD231PS  Z22, Z4, Z7     // p2·b + p3
+	VMOVAPS      Z25, Z8
+	VFMADD231PS  Z24, Z4, Z8     // p4·b + 1
+	VFMADD231PS  Z5, Z6, Z7      // (p0·b + p1)·u + (p2·b + p3)
+	VFMADD231PS  Z5, Z7, Z8      // j
+	VSCALEFPS    Z3, Z8, Z9      // j·2^n
+	VPANDD       Z27, Z3, Z10    // |n|
+	VCMPPS       $0x1e, Z26, Z10, K1 // |n| > 192
+	VCMPPS       $0x1e, Z30, Z3, K2  // n > 0
+	VBLENDMPS    Z28, Z30, K2, Z11   // n > 0 ? +Inf : 0
+	VBLENDMPS    Z11, Z9, K1, Z9
+	VADDPS       Z25, Z9, Z9     // 1 + e^-x
+	VDIVPS       Z9, Z0, Z12     // x / (1 + e^-x)
+	VMULPS       (SI), Z12, Z12
+	VMOVUPS      Z12, (DI)
+	ADDQ         $64, DI
+	ADDQ         $64, SI
+	DECQ         CX
+	JNZ          swloop
+	VZEROUPPER
+
+swdone:
+	RET

@@ -19,3 +19,6 @@ func dot32F16(k []uint16, q []float32) float32 { return dot32F16Generic(k, q) }
 func dot64F16(k []uint16, q []float32) float32 { return dot64F16Generic(k, q) }
 
 func madHalfF16(acc []float32, v []uint16, s float32) { madHalfF16Generic(acc, v, s) }
+
+// swigluVec has no vector kernel here: swiglu computes every element.
+func swigluVec(g, u []float32) int { return 0 }

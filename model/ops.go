@@ -89,7 +89,7 @@ func swiglu(g, u []float32) {
 	u = u[:len(g)]
 	if ggmlSilu16 {
 		n16 := len(g) &^ 15
-		for i := 0; i < n16; i++ {
+		for i := swigluVec(g, u); i < n16; i++ {
 			x := g[i]
 			g[i] = float32(x/(1+vexpf512(-x))) * u[i]
 		}

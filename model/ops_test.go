@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"strconv"
 	"strings"
@@ -482,4 +483,48 @@ func halves(x []float32) []uint16 {
 	h := make([]uint16, len(x))
 	tensor.F32ToF16s(h, x)
 	return h
+}
+
+// TestSwigluVec checks the vector SwiGLU kernel (where the CPU has one)
+// bit for bit against the scalar loop over ordinary, huge, tiny and special
+// gate values, on lengths with and without a scalar tail.
+func TestSwigluVec(t *testing.T) {
+	if !ggmlSilu16 {
+		t.Skip("no AVX-512 SwiGLU on this CPU")
+	}
+	r := rand.New(rand.NewPCG(41, 42))
+	specials := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()),
+		87, 88, 89, 100, 103, 104, 105, 150, 192, 193, -87, -88, -89, -100, -150, -192, -193, 1e-40, -1e-40, 1e30, -1e30}
+	for _, n := range []int{16, 48, 1536, 1541} {
+		for _, scale := range []float64{1, 10, 100, 1000} {
+			g := make([]float32, n)
+			u := make([]float32, n)
+			for i := range g {
+				g[i] = float32(r.NormFloat64() * scale)
+				u[i] = float32(r.NormFloat64())
+			}
+			copy(g, specials[:min(len(specials), n)])
+			want := make([]float32, n)
+			for i, x := range g {
+				want[i] = float32(x/(1+vexpf512(-x))) * u[i]
+			}
+			got := append([]float32(nil), g...)
+			m := swigluVec(got, u)
+			if m != n&^15 {
+				t.Fatalf("n=%d: vector kernel took %d elements, want %d", n, m, n&^15)
+			}
+			for i := range m {
+				a, b := got[i], want[i]
+				if math.Float32bits(a) != math.Float32bits(b) && !(a != a && b != b) {
+					t.Fatalf("n=%d scale=%g: element %d (gate %g): got %g (%#08x), want %g (%#08x)",
+						n, scale, i, g[i], a, math.Float32bits(a), b, math.Float32bits(b))
+				}
+			}
+			for i := m; i < n; i++ {
+				if math.Float32bits(got[i]) != math.Float32bits(g[i]) {
+					t.Fatalf("n=%d: element %d past the vector part changed", n, i)
+				}
+			}
+		}
+	}
 }
