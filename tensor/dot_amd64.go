@@ -82,7 +82,7 @@ func q8_0Rows(w *byte, wstride, rows int, x *byte, nb int, out *float32)
 func q8_0Rows4(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
 
 // q8_0RowsxT computes q8_0Rows for ntok (1 to 8) activation rows in one
-// pass over the weights (AVX-512 VL registers; used where hasVNNI):
+// pass over the weights (AVX-512 VL registers and VNNI; used where hasVNNI):
 //
 //	for t := range ntok { for r := range rows {
 //		out[t*ostride+r] = dotQ8_0Generic(w[r*wstride:], x[t*xstride:], 32*nb) } }

@@ -66,6 +66,31 @@
 	VMOVDQU      2(R8), Y2 \
 	VPSIGNB      Y2, Y2, Y4
 
+// q8WeightsVNNI decodes the weight block at R8 for q8BlockVNNI: Y9 = its
+// scale broadcast, Y2 = its quants, Y4 = -128·(sums of the quants in
+// groups of 4) as int32. Y14 holds 0x80 bytes. Clobbers AX, Y5.
+#define q8WeightsVNNI \
+	MOVWLZX      (R8), AX \
+	VBROADCASTSS (R13)(AX*4), Y9 \
+	VMOVDQU      2(R8), Y2 \
+	VPXORD       Y4, Y4, Y4 \
+	VPDPBUSD     Y2, Y14, Y4 \
+	VPXORD       Y5, Y5, Y5 \
+	VPSUBD       Y4, Y5, Y4
+
+// q8BlockVNNI is q8Block with VPDPBUSD: the activation quants, flipped to
+// unsigned (x+128), times the weight quants, summed in 8 int32 lanes of 4
+// onto Y4 = -128·Σw: exactly Σ x·w per lane group, the sums of q8Block.
+// Clobbers BX, Y1, Y3, Y5.
+#define q8BlockVNNI(S, Q, ACC) \
+	MOVWLZX      S, BX \
+	VMULPS.BCST  (R13)(BX*4), Y9, Y1 \
+	VPXORD       Q, Y14, Y3 \
+	VMOVDQA      Y4, Y5 \
+	VPDPBUSD     Y2, Y3, Y5 \
+	VCVTDQ2PS    Y5, Y5 \
+	VFMADD231PS  Y5, Y1, ACC
+
 // q4Pair computes the exact integer dots of two Q4_0 block rows, whose
 // quants are at P and Q, with the activation block (Y1 = y[0:16] twice,
 // Y2 = y[16:32] twice, Y3 = 8·(y pair sums) as int16), leaving 4 int32
@@ -1155,7 +1180,8 @@ q8x4done:
 //
 // q8_0Rows for 1 to 8 activation rows (x + t·xstride, t < ntok) in one pass
 // over the weights, out[t·ostride + r]; token t accumulates in Y24+t (the
-// AVX-512 registers, so this needs AVX-512 VL).
+// AVX-512 registers, so this needs AVX-512 VL). The block sums use VPDPBUSD
+// (q8BlockVNNI, AVX-512 VNNI), exactly the integers of q8Block.
 TEXT ·q8_0RowsxT(SB), NOSPLIT, $0-72
 	MOVQ     w+0(FP), SI
 	MOVQ     wstride+8(FP), DX
@@ -1164,8 +1190,9 @@ TEXT ·q8_0RowsxT(SB), NOSPLIT, $0-72
 	MOVQ     xstride+32(FP), R14
 	MOVQ     out+56(FP), R11
 	MOVQ     ·f16Table(SB), R13
-	VPCMPEQW Y15, Y15, Y15
-	VPSRLW   $15, Y15, Y15
+	MOVL     $0x80808080, AX
+	VMOVD    AX, X14
+	VPBROADCASTD X14, Y14
 	TESTQ    R12, R12
 	JZ       q8xtdone
 
@@ -1185,37 +1212,37 @@ q8xtrow:
 	JZ    q8xtrowdone
 
 q8xtloop:
-	q8Weights
+	q8WeightsVNNI
 	MOVQ DI, R9
-	q8Block((R9), 2(R9), Y24)
+	q8BlockVNNI((R9), 2(R9), Y24)
 	CMPQ ntok+40(FP), $1
 	JLE  q8xttokdone
 	ADDQ R14, R9
-	q8Block((R9), 2(R9), Y25)
+	q8BlockVNNI((R9), 2(R9), Y25)
 	CMPQ ntok+40(FP), $2
 	JLE  q8xttokdone
 	ADDQ R14, R9
-	q8Block((R9), 2(R9), Y26)
+	q8BlockVNNI((R9), 2(R9), Y26)
 	CMPQ ntok+40(FP), $3
 	JLE  q8xttokdone
 	ADDQ R14, R9
-	q8Block((R9), 2(R9), Y27)
+	q8BlockVNNI((R9), 2(R9), Y27)
 	CMPQ ntok+40(FP), $4
 	JLE  q8xttokdone
 	ADDQ R14, R9
-	q8Block((R9), 2(R9), Y28)
+	q8BlockVNNI((R9), 2(R9), Y28)
 	CMPQ ntok+40(FP), $5
 	JLE  q8xttokdone
 	ADDQ R14, R9
-	q8Block((R9), 2(R9), Y29)
+	q8BlockVNNI((R9), 2(R9), Y29)
 	CMPQ ntok+40(FP), $6
 	JLE  q8xttokdone
 	ADDQ R14, R9
-	q8Block((R9), 2(R9), Y30)
+	q8BlockVNNI((R9), 2(R9), Y30)
 	CMPQ ntok+40(FP), $7
 	JLE  q8xttokdone
 	ADDQ R14, R9
-	q8Block((R9), 2(R9), Y31)
+	q8BlockVNNI((R9), 2(R9), Y31)
 
 q8xttokdone:
 	ADDQ $34, R8

@@ -25,8 +25,8 @@ func TestVNNIAndAVX2Forms(t *testing.T) {
 	}
 }
 
-// BenchmarkVNNI compares the AVX-512 forms of the gemv kernels (useVNNI: VNNI for Q4_0,
-// eight tokens per pass for Q4_0, Q8_0, F32 and F16) with the AVX2 ones
+// BenchmarkVNNI compares the AVX-512 forms of the gemv kernels (useVNNI: VNNI for Q4_0
+// and for Q8_0 from two tokens, eight tokens per pass for Q4_0, Q8_0, F32 and F16) with the AVX2 ones
 // on the 1536×512 matrix of BenchmarkMatMul, in CPU time.
 func BenchmarkVNNI(b *testing.B) {
 	if !hasVNNI {
@@ -53,5 +53,52 @@ func BenchmarkVNNI(b *testing.B) {
 			}
 		}
 		p.Close()
+	}
+}
+
+// TestQ8_0ExtremeQuants checks the Q8_0 multi-token kernels on blocks of
+// extreme quants (±127, and -128 in the weights, which llama.cpp's
+// quantizer never writes but a file may hold), where an int16 or int8
+// intermediate would saturate or wrap. Scales are 1 and the sums are
+// integers below 2^24, so every result is exact and must equal the exact
+// integer dot.
+func TestQ8_0ExtremeQuants(t *testing.T) {
+	defer func(v bool) { useVNNI = v }(useVNNI)
+	const cols, rows, ntok = 512, 9, 5
+	nb := cols / qk
+	one := F32ToF16(1)
+	wv := []int8{127, -127, -128, 127, -128, 0}
+	xv := []int8{127, -127, 127, -127, 1}
+	w := make([]byte, rows*nb*q8_0Size)
+	x := make([]byte, ntok*nb*q8_0Size)
+	fill := func(b []byte, i int, vals []int8, k int) {
+		blk := b[i*q8_0Size : (i+1)*q8_0Size]
+		blk[0], blk[1] = byte(one), byte(one>>8)
+		for j := range qk {
+			blk[2+j] = byte(vals[(k+j/8)%len(vals)])
+		}
+	}
+	for i := range rows * nb {
+		fill(w, i, wv, i%3)
+	}
+	for i := range ntok * nb {
+		fill(x, i, xv, i%2)
+	}
+	for _, v := range []bool{false, true} {
+		useVNNI = v && hasVNNI
+		out := make([]float32, ntok*rows)
+		gemvs[Q8_0](w, nb*q8_0Size, rows, x, nb*q8_0Size, ntok, cols, out, rows)
+		for ti := range ntok {
+			for r := range rows {
+				var want int64
+				for j := range cols {
+					b, k := j/qk, 2+j%qk
+					want += int64(int8(w[(r*nb+b)*q8_0Size+k])) * int64(int8(x[(ti*nb+b)*q8_0Size+k]))
+				}
+				if got := out[ti*rows+r]; got != float32(want) {
+					t.Fatalf("vnni=%v: out[%d,%d] = %g, exact dot %d", useVNNI, ti, r, got, want)
+				}
+			}
+		}
 	}
 }
