@@ -205,20 +205,33 @@ func runWhile(c []rune, i int, ok func(rune) bool) int {
 	return i
 }
 
+// runPlus matches [class]+ at i: the end of the run, or -1 when c[i] is
+// not in the class.
+func runPlus(c []rune, i int, in func(rune) bool) int {
+	if e := runWhile(c, i, in); e != i {
+		return e
+	}
+	return -1
+}
+
+// optSpaceThen matches \s?[class]+ at i, the class given by in.
+func optSpaceThen(c []rune, i int, in func(rune) bool) int {
+	if cpFlags(c[i])&fSpace != 0 && i+1 < len(c) && in(c[i+1]) {
+		return runWhile(c, i+1, in)
+	}
+	return runPlus(c, i, in)
+}
+
 // punctRun returns a matcher for [\p{P}<extra>]+.
 func punctRun(extra string) func(c []rune, i int) int {
 	return func(c []rune, i int) int {
-		e := runWhile(c, i, func(r rune) bool {
+		return runPlus(c, i, func(r rune) bool {
 			if r < 0x80 && strings.IndexByte(extra, byte(r)) >= 0 {
 				return true
 			}
 			f := cpFlags(r)
 			return f&fPunct != 0 && f&fSpace == 0
 		})
-		if e == i {
-			return -1
-		}
-		return e
 	}
 }
 
@@ -231,14 +244,7 @@ var matchPunctRunBacktick = punctRun("$+<=>^~|`")
 // optSpaceThenFlags matches \s?[class]+ where class is code points with
 // one of the flags in mask (and not whitespace).
 func optSpaceThenFlags(c []rune, i int, mask uint8) int {
-	in := func(r rune) bool { f := cpFlags(r); return f&mask != 0 && f&fSpace == 0 }
-	if cpFlags(c[i])&fSpace != 0 && i+1 < len(c) && in(c[i+1]) {
-		return runWhile(c, i+1, in)
-	}
-	if in(c[i]) {
-		return runWhile(c, i, in)
-	}
-	return -1
+	return optSpaceThen(c, i, func(r rune) bool { f := cpFlags(r); return f&mask != 0 && f&fSpace == 0 })
 }
 
 // matchSpaceLetters: \s?\p{L}+
@@ -249,11 +255,7 @@ func matchSpacePunct(c []rune, i int) int { return optSpaceThenFlags(c, i, fPunc
 
 // matchNumberRun: \p{N}+
 func matchNumberRun(c []rune, i int) int {
-	e := runWhile(c, i, func(r rune) bool { return cpFlags(r)&fNumber != 0 })
-	if e == i {
-		return -1
-	}
-	return e
+	return runPlus(c, i, func(r rune) bool { return cpFlags(r)&fNumber != 0 })
 }
 
 // matchOneNumber: \p{N}
@@ -326,14 +328,7 @@ var (
 
 // optSpaceThenRun matches \s?[class]+ on the code points std::wregex sees.
 func optSpaceThenRun(c []rune, i int, class []runeRange) int {
-	in := func(r rune) bool { return inRanges(wideRune(r), class) }
-	if cpFlags(c[i])&fSpace != 0 && i+1 < len(c) && in(c[i+1]) {
-		return runWhile(c, i+1, in)
-	}
-	if in(c[i]) {
-		return runWhile(c, i, in)
-	}
-	return -1
+	return optSpaceThen(c, i, func(r rune) bool { return inRanges(wideRune(r), class) })
 }
 
 // matchDeepseekLetters: \s?[A-Za-zµÀ-Ö...]+
@@ -344,11 +339,7 @@ func matchDeepseekPunct(c []rune, i int) int { return optSpaceThenRun(c, i, deep
 
 // matchDeepseekCJK: [一-龥ࠀ-一가-퟿]+
 func matchDeepseekCJK(c []rune, i int) int {
-	e := runWhile(c, i, func(r rune) bool { return inRanges(wideRune(r), deepseekCJK) })
-	if e == i {
-		return -1
-	}
-	return e
+	return runPlus(c, i, func(r rune) bool { return inRanges(wideRune(r), deepseekCJK) })
 }
 
 // matchTrailingSpace: \s+$
