@@ -1,5 +1,7 @@
 package verify
 
+import "github.com/specd-dev/specd/sample"
+
 // Acceptance rules. Both take the target's view of the k+1 positions of
 // one block (position i predicts the token after draft token i; position 0
 // follows the last committed token) and return how many of the k draft
@@ -20,16 +22,9 @@ type Sampler interface {
 }
 
 // Argmax returns the index of the largest value, the first one on ties
-// (llama.cpp's greedy sampler; NaNs are never chosen over a number).
-func Argmax(v []float32) int {
-	best := 0
-	for i := 1; i < len(v); i++ {
-		if v[i] > v[best] || (v[best] != v[best] && v[i] == v[i]) {
-			best = i
-		}
-	}
-	return best
-}
+// (llama.cpp's greedy sampler; NaNs are never chosen over a number). It is
+// sample.Greedy; v must not be empty.
+func Argmax(v []float32) int { return sample.Greedy(v) }
 
 // AcceptGreedy applies the greedy rule: draft token i is accepted while it
 // equals the target's argmax at position i; the target's argmax at the
