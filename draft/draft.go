@@ -69,13 +69,9 @@ type Model struct {
 // the most likely next token has probability below pmin (after the
 // request's filter when sampling, else the plain softmax).
 func NewModel(be verify.Backend, pmin float32) *Model {
-	n := be.MaxBatch()
 	return &Model{
 		be: be, vocab: be.Vocab(), pmin: pmin,
-		batch: verify.Batch{
-			Tokens: make([]int32, 0, n), Pos: make([]int32, 0, n),
-			Seq: make([]int32, 0, n), Logits: make([]bool, 0, n),
-		},
+		batch:  verify.NewBatch(be.MaxBatch()),
 		logits: make([]float32, be.Vocab()),
 		prob:   make([]float32, be.Vocab()),
 	}

@@ -20,6 +20,15 @@ import (
 // Logits[i]. A Backend for another device reads the same four slices.
 type Batch = model.Batch
 
+// NewBatch returns an empty Batch with room for n tokens, so that adding
+// up to n tokens does not allocate.
+func NewBatch(n int) Batch {
+	return Batch{
+		Tokens: make([]int32, 0, n), Pos: make([]int32, 0, n),
+		Seq: make([]int32, 0, n), Logits: make([]bool, 0, n),
+	}
+}
+
 // Backend runs a model's forward pass over its own KV cache. It is used by
 // one goroutine at a time.
 type Backend interface {
@@ -77,12 +86,9 @@ type Verifier struct {
 func New(be Backend) *Verifier {
 	n, v := be.MaxBatch(), be.Vocab()
 	return &Verifier{
-		be:    be,
-		vocab: v,
-		batch: Batch{
-			Tokens: make([]int32, 0, n), Pos: make([]int32, 0, n),
-			Seq: make([]int32, 0, n), Logits: make([]bool, 0, n),
-		},
+		be:     be,
+		vocab:  v,
+		batch:  NewBatch(n),
 		logits: make([]float32, n*v),
 		p:      make([]float32, v),
 		r:      make([]float32, v),
