@@ -12,10 +12,7 @@ package tensor
 // VecDot, so a token's logits do not depend on the batch it is in, the
 // chunking or the thread count. How the threads meet is in pool.go.
 
-import (
-	"fmt"
-	"unsafe"
-)
+import "fmt"
 
 // Matrix is a row-major weight matrix as stored in a GGUF file: Rows rows of
 // Cols elements (ne1 = Rows, ne0 = Cols), each row RowSize(Type, Cols) bytes.
@@ -103,13 +100,10 @@ func (p *Pool) MatMul(out []float32, m *Matrix, x []float32, n int) {
 	}
 	var act []byte
 	if k.act == F32 {
-		act = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(x))), 4*len(x))
+		act = f32sBytes(x)
 	} else {
-		act = p.grow(n * aRow)
-		q := actQuants[k.act]
-		for t := range n {
-			q(act[t*aRow:(t+1)*aRow], x[t*m.Cols:(t+1)*m.Cols])
-		}
+		p.scratch = PrepareActivations(p.scratch, k.act, x, m.Cols, n)
+		act = p.scratch
 	}
 	p.run(out, m, act, aRow, n, k)
 }
@@ -146,13 +140,6 @@ func PrepareActivations(dst []byte, act Type, x []float32, cols, n int) []byte {
 		q(dst[t*aRow:(t+1)*aRow], x[t*cols:(t+1)*cols])
 	}
 	return dst
-}
-
-func (p *Pool) grow(size int) []byte {
-	if cap(p.scratch) < size {
-		p.scratch = make([]byte, size)
-	}
-	return p.scratch[:size]
 }
 
 // chunksPerThread sets how finely rows are split so that threads that start
