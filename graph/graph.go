@@ -81,8 +81,7 @@ func (s *Stage) AddOut(n int) { s.out.Add(int64(n)) }
 func (s *Stage) Busy(f func() error) error {
 	t := time.Now()
 	err := f()
-	s.busy.Add(int64(time.Since(t)))
-	s.calls.Add(1)
+	s.AddBusy(time.Since(t))
 	return err
 }
 
@@ -381,7 +380,7 @@ func (g *Graph) Stats() ([]StageStats, []PipeStats) {
 	g.mu.Unlock()
 	ss := make([]StageStats, len(stages))
 	for i, s := range stages {
-		ss[i] = StageStats{Name: s.name, In: s.in.Load(), Out: s.out.Load(), Calls: s.calls.Load(), Busy: time.Duration(s.busy.Load())}
+		ss[i] = s.Stats()
 	}
 	ps := make([]PipeStats, len(pipes))
 	for i, p := range pipes {
