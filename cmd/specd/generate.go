@@ -107,39 +107,13 @@ func (o *generateOpts) checkPrompt() error {
 
 // generate is plain decoding: one token per forward pass of one model.
 func generate(ctx context.Context, o generateOpts, stdout, stderr io.Writer) error {
-	m, name, err := openModel(o.model)
+	su, prompt, err := openSpec(o, &specOpts{}, stderr)
 	if err != nil {
 		return err
 	}
-	defer m.Close()
-	fmt.Fprintf(stderr, "models: %s, no draft (plain decoding)\n", name)
+	defer su.Close()
+	m, tok, tokErr := su.target, su.tok, su.tokErr
 	c := m.Config
-	tok, tokErr := tokenizer.New(m.File)
-	if tokErr == nil && tok.VocabSize() != c.Vocab {
-		tokErr = fmt.Errorf("vocabulary has %d tokens, the model %d", tok.VocabSize(), c.Vocab)
-	}
-
-	var prompt []int32
-	if o.prompt != "" {
-		if tokErr != nil {
-			return fmt.Errorf("-p needs the model's tokenizer: %w (use --prompt-ids)", tokErr)
-		}
-		prompt, err = tok.Encode(o.prompt, !o.noBOS, false)
-		if err != nil {
-			return err
-		}
-	} else {
-		prompt, err = parseIDs(o.promptIDs, c.Vocab)
-		if err != nil {
-			return err
-		}
-		if tokErr == nil && !o.noBOS && tok.AddBOS() && tok.BOS() >= 0 && prompt[0] != tok.BOS() {
-			prompt = append([]int32{tok.BOS()}, prompt...)
-		}
-	}
-	if len(prompt) == 0 {
-		return errors.New("the prompt is empty")
-	}
 	if !o.ids && tokErr != nil {
 		return fmt.Errorf("cannot print text: %w (use --ids)", tokErr)
 	}

@@ -200,6 +200,23 @@ func (su *specSetup) pipelineConfig(s *specOpts, seqs, maxPos, batch, verifyThre
 	return cfg, nil
 }
 
+// openSpec loads the models of o and s (loadSpec), names them on stderr
+// and returns the prompt ids of o. Without a draft in s it loads the target
+// alone, for plain decoding.
+func openSpec(o generateOpts, s *specOpts, stderr io.Writer) (*specSetup, []int32, error) {
+	su, err := loadSpec(o.model, s)
+	if err != nil {
+		return nil, nil, err
+	}
+	fmt.Fprintln(stderr, su.modelsLine(s))
+	prompt, err := su.prompt(o)
+	if err != nil {
+		su.Close()
+		return nil, nil, err
+	}
+	return su, prompt, nil
+}
+
 // prompt returns the prompt ids of generate's -p / --prompt-ids.
 func (su *specSetup) prompt(o generateOpts) ([]int32, error) {
 	var prompt []int32
@@ -231,16 +248,11 @@ func generateSpec(ctx context.Context, o generateOpts, s *specOpts, stdout, stde
 	if err := s.check(); err != nil {
 		return err
 	}
-	su, err := loadSpec(o.model, s)
+	su, prompt, err := openSpec(o, s, stderr)
 	if err != nil {
 		return err
 	}
 	defer su.Close()
-	fmt.Fprintln(stderr, su.modelsLine(s))
-	prompt, err := su.prompt(o)
-	if err != nil {
-		return err
-	}
 	if !o.ids && su.tokErr != nil {
 		return fmt.Errorf("cannot print text: %w (use --ids)", su.tokErr)
 	}
@@ -418,16 +430,11 @@ func runSpecBench(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err := s.check(); err != nil {
 		return err
 	}
-	su, err := loadSpec(o.model, s)
+	su, prompt, err := openSpec(o, s, stderr)
 	if err != nil {
 		return err
 	}
 	defer su.Close()
-	fmt.Fprintln(stderr, su.modelsLine(s))
-	prompt, err := su.prompt(o)
-	if err != nil {
-		return err
-	}
 	vt := s.verifyThreads
 	if vt == 0 {
 		vt = o.threads
