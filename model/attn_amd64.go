@@ -2,6 +2,8 @@
 
 package model
 
+import "github.com/specd-dev/specd/tensor"
+
 // Assembly versions of the attention inner loops (AVX2, FMA, F16C). Each
 // performs exactly the operations of its generic counterpart in ops.go, in
 // the same order, so results are bit-identical (TestAttnKernels).
@@ -41,54 +43,17 @@ func dot64F16AVX2(k *uint16, q *float32, n int) float32
 //go:noescape
 func madHalfF16AVX2(acc *float32, v *uint16, s float32, n int)
 
-func cpuidAttn(leaf, sub uint32) (eax, ebx, ecx, edx uint32)
-func xgetbvAttn() (eax, edx uint32)
-
-// ggmlLanes is 16 where the CPU and OS support AVX-512F (a native ggml
-// build then uses 512-bit vectors), else 8.
-var ggmlLanes = func() int {
-	maxLeaf, _, _, _ := cpuidAttn(0, 0)
-	if maxLeaf < 7 {
-		return 8
+// useAttnAsm reports whether the CPU and OS support AVX2, FMA and F16C;
+// ggmlLanes is 16 where they support AVX-512F (a native ggml build then uses
+// 512-bit vectors), else 8; ggmlSilu16 is whether ggml's SwiGLU uses its
+// AVX-512 vector expf (AVX-512F and DQ), as a native build on this CPU does.
+var useAttnAsm, ggmlLanes, ggmlSilu16 = func() (bool, int, bool) {
+	avx2FMA, avx512F, avx512DQ := tensor.X86Features()
+	lanes := 8
+	if avx512F {
+		lanes = 16
 	}
-	_, _, ecx1, _ := cpuidAttn(1, 0)
-	if ecx1&(1<<27) == 0 { // OSXSAVE
-		return 8
-	}
-	_, ebx7, _, _ := cpuidAttn(7, 0)
-	// XCR0: SSE, AVX, opmask, ZMM upper halves, upper ZMM registers.
-	if xcr0, _ := xgetbvAttn(); ebx7&(1<<16) != 0 && xcr0&0xe6 == 0xe6 {
-		return 16
-	}
-	return 8
-}()
-
-// ggmlSilu16 is whether ggml's SwiGLU uses its AVX-512 vector expf
-// (AVX-512F and DQ), as a native build on this CPU does.
-var ggmlSilu16 = func() bool {
-	if ggmlLanes != 16 {
-		return false
-	}
-	_, ebx7, _, _ := cpuidAttn(7, 0)
-	return ebx7&(1<<17) != 0
-}()
-
-// useAttnAsm reports whether the CPU and OS support AVX2, FMA and F16C.
-var useAttnAsm = func() bool {
-	maxLeaf, _, _, _ := cpuidAttn(0, 0)
-	if maxLeaf < 7 {
-		return false
-	}
-	_, _, ecx1, _ := cpuidAttn(1, 0)
-	const fma, osxsave, avx, f16c = 1 << 12, 1 << 27, 1 << 28, 1 << 29
-	if ecx1&(fma|osxsave|avx|f16c) != fma|osxsave|avx|f16c {
-		return false
-	}
-	if xcr0, _ := xgetbvAttn(); xcr0&6 != 6 {
-		return false
-	}
-	_, ebx7, _, _ := cpuidAttn(7, 0)
-	return ebx7&(1<<5) != 0 // AVX2
+	return avx2FMA, lanes, avx512DQ
 }()
 
 func scaleHalf(acc []float32, s float32) {

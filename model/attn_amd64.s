@@ -63,25 +63,6 @@ dotreduce:
 	MOVSS        X0, ret+24(FP)
 	RET
 
-// func cpuidAttn(leaf, sub uint32) (eax, ebx, ecx, edx uint32)
-TEXT ·cpuidAttn(SB), NOSPLIT, $0-24
-	MOVL leaf+0(FP), AX
-	MOVL sub+4(FP), CX
-	CPUID
-	MOVL AX, eax+8(FP)
-	MOVL BX, ebx+12(FP)
-	MOVL CX, ecx+16(FP)
-	MOVL DX, edx+20(FP)
-	RET
-
-// func xgetbvAttn() (eax, edx uint32)
-TEXT ·xgetbvAttn(SB), NOSPLIT, $0-8
-	MOVL   $0, CX
-	XGETBV
-	MOVL   AX, eax+0(FP)
-	MOVL   DX, edx+4(FP)
-	RET
-
 // func dot64AVX2(k, q *float32, n int) float32
 // Accumulator j (0..3) has lanes 0-7 in Y(2j) and lanes 8-15 in Y(2j+1).
 TEXT ·dot64AVX2(SB), NOSPLIT, $0-28
