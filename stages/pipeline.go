@@ -178,11 +178,10 @@ type seq struct {
 	nPrompt int
 	gen     int // generated tokens published
 
-	policy  draft.Acceptance
-	dreq    draft.Request
-	block   verify.Block
-	dsample verify.Sampler // the draft's sampler (own random stream)
-	key     uint64
+	policy draft.Acceptance
+	dreq   draft.Request
+	block  verify.Block
+	key    uint64
 
 	done   bool
 	reason string
@@ -382,10 +381,9 @@ func (p *Pipeline) tokenize(s *seq) {
 			return
 		}
 		s.block.Sampler = p.cfg.NewSampler(r.Params, 0)
-		s.dsample = p.cfg.NewSampler(r.Params, 1)
-		s.dreq.Sampler = s.dsample
-		if v := p.cfg.Target.Vocab(); k > 0 {
-			s.dreq.Q = make([]float32, 0, k*v)
+		s.dreq.Sampler = p.cfg.NewSampler(r.Params, 1) // the draft's own random stream
+		if k > 0 {
+			s.dreq.Q = make([]float32, 0, k*vocab)
 		}
 	}
 }
@@ -502,7 +500,7 @@ func (p *Pipeline) draftStage(ctx context.Context, st *graph.Stage, fresh, loop,
 		if canPre {
 			pr.base = len(s.tokens)
 			pr.tokens = append(append(pr.tokens[:0], s.tokens...), s.block.Draft...)
-			pr.req.Slot, pr.req.Sampler, pr.req.K = s.slot, s.dsample, k+1
+			pr.req.Slot, pr.req.Sampler, pr.req.K = s.slot, s.dreq.Sampler, k+1
 		}
 		if err := out.Send(ctx, s); err != nil {
 			return err
