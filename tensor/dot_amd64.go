@@ -289,20 +289,19 @@ func gemvQ4_0(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float3
 	nb := cols / qk
 	checkGemv(len(w), ws, rows, nb*q4_0Size, len(x), xs, ntok, nb*q8_0Size, len(out), os)
 	groups := rows / 8
-	t := 0
-	if groups > 0 && useVNNI {
-		// Up to eight tokens per pass over the weights.
-		for ; t+1 < ntok; t += 8 {
-			q4_0Rows8xTVNNI(ptr(w), ws, groups, &x[t*xs], xs, min(8, ntok-t), nb, &out[t*os], os)
+	if groups > 0 {
+		t := 0
+		if useVNNI {
+			// Up to eight tokens per pass over the weights.
+			for ; t+1 < ntok; t += 8 {
+				q4_0Rows8xTVNNI(ptr(w), ws, groups, &x[t*xs], xs, min(8, ntok-t), nb, &out[t*os], os)
+			}
+		} else {
+			for ; t+4 <= ntok; t += 4 {
+				q4_0Rows8x4(ptr(w), ws, groups, &x[t*xs], xs, nb, &out[t*os], os)
+			}
 		}
-	}
-	if groups > 0 && !useVNNI {
-		for ; t+4 <= ntok; t += 4 {
-			q4_0Rows8x4(ptr(w), ws, groups, &x[t*xs], xs, nb, &out[t*os], os)
-		}
-	}
-	for ; t < ntok; t++ {
-		if groups > 0 {
+		for ; t < ntok; t++ {
 			q4_0Rows8Any(ptr(w), ws, groups, &x[t*xs], nb, &out[t*os])
 		}
 	}
