@@ -110,30 +110,41 @@ func swiglu(g, u []float32) {
 	}
 }
 
+// The constants of ggml_v_expf: the rounding shift, log2(e), ln2 split in
+// a high and a low part, and the polynomial's coefficients.
+const (
+	expfShift = 0x1.8p23
+	expfLog2e = 0x1.715476p+0
+	expfLn2hi = 0x1.62e4p-1
+	expfLn2lo = 0x1.7f7d1cp-20
+	expfP0    = 0x1.0e4020p-7
+	expfP1    = 0x1.573e2ep-5
+	expfP2    = 0x1.555e66p-3
+	expfP3    = 0x1.fffdb6p-2
+	expfP4    = 0x1.ffffecp-1
+)
+
+// expfReduce is ggml_v_expf's range reduction, shared by both widths:
+// z = x·log2(e) + shift (n in its low mantissa bits), n = round(x/ln2) and
+// b = x - n·ln2 in two fused steps.
+func expfReduce(x float32) (z, n, b float32) {
+	z = fma32(x, expfLog2e, expfShift)
+	n = z - expfShift
+	b = fma32(-n, expfLn2lo, fma32(-n, expfLn2hi, x))
+	return z, n, b
+}
+
 // vexpf is one lane of ggml_v_expf (AVX2+FMA): e^x by range reduction
 // x = n·ln2 + b with n = round(x/ln2), a degree-5 polynomial in b and
 // scaling by 2^n through the exponent bits, with special scaling for
 // |n| > 126 so that results overflow to +Inf and underflow to 0 gracefully.
 // Bit-identical to ggml (see TestVexpf); within a few ulp of e^x.
 func vexpf(x float32) float32 {
-	const (
-		shift = 0x1.8p23
-		log2e = 0x1.715476p+0
-		ln2hi = 0x1.62e4p-1
-		ln2lo = 0x1.7f7d1cp-20
-		p0    = 0x1.0e4020p-7
-		p1    = 0x1.573e2ep-5
-		p2    = 0x1.555e66p-3
-		p3    = 0x1.fffdb6p-2
-		p4    = 0x1.ffffecp-1
-	)
-	z := fma32(x, log2e, shift)
-	n := z - shift
-	b := fma32(-n, ln2lo, fma32(-n, ln2hi, x))
+	z, n, b := expfReduce(x)
 	e := math.Float32bits(z) << 23
 	k := math.Float32frombits(e + math.Float32bits(1))
 	u := b * b
-	j := fma32(fma32(fma32(p0, b, p1), u, fma32(p2, b, p3)), u, float32(p4*b))
+	j := fma32(fma32(fma32(expfP0, b, expfP1), u, fma32(expfP2, b, expfP3)), u, float32(expfP4*b))
 	an := float32(math.Abs(float64(n)))
 	if !(an > 126) {
 		return fma32(k, j, k)
@@ -155,20 +166,7 @@ func vexpf(x float32) float32 {
 // applied by scaling (VSCALEFPS), and saturation for |n| > 192 only.
 // Bit-identical to ggml (see TestVexpf).
 func vexpf512(x float32) float32 {
-	const (
-		shift = 0x1.8p23
-		log2e = 0x1.715476p+0
-		ln2hi = 0x1.62e4p-1
-		ln2lo = 0x1.7f7d1cp-20
-		p0    = 0x1.0e4020p-7
-		p1    = 0x1.573e2ep-5
-		p2    = 0x1.555e66p-3
-		p3    = 0x1.fffdb6p-2
-		p4    = 0x1.ffffecp-1
-	)
-	z := fma32(x, log2e, shift)
-	n := z - shift
-	b := fma32(-n, ln2lo, fma32(-n, ln2hi, x))
+	_, n, b := expfReduce(x)
 	if math.Abs(float64(n)) > 192 {
 		if n <= 0 {
 			return 0
@@ -176,7 +174,7 @@ func vexpf512(x float32) float32 {
 		return float32(math.Inf(1))
 	}
 	u := b * b
-	j := fma32(fma32(fma32(p0, b, p1), u, fma32(p2, b, p3)), u, fma32(p4, b, 1))
+	j := fma32(fma32(fma32(expfP0, b, expfP1), u, fma32(expfP2, b, expfP3)), u, fma32(expfP4, b, 1))
 	if ni := int32(n); ni >= -125 && ni <= 126 {
 		// j is within [0.7, 1.5], so j·2^n is normal: the product by the
 		// power of two is exact, as the scaling instruction's.
