@@ -42,8 +42,6 @@ func (s *RequestStats) ITL() time.Duration {
 type Metrics struct {
 	mu sync.Mutex
 	m  Snapshot
-
-	draftBusy, verifyBusy, prefillBusy time.Duration
 }
 
 // Snapshot is a copy of the global metrics.
@@ -83,7 +81,6 @@ func (m *Metrics) Snapshot() Snapshot {
 	defer m.mu.Unlock()
 	s := m.m
 	s.AcceptedAt = append([]int(nil), m.m.AcceptedAt...)
-	s.DraftBusy, s.VerifyBusy, s.PrefillBusy = m.draftBusy, m.verifyBusy, m.prefillBusy
 	return s
 }
 
@@ -144,9 +141,9 @@ func (m *Metrics) finish(failed bool, st *RequestStats) {
 	m.mu.Unlock()
 }
 
-func (m *Metrics) setBusy(d *time.Duration, v time.Duration) {
+func (m *Metrics) setBusy(draft, verify, prefill time.Duration) {
 	m.mu.Lock()
-	*d = v
+	m.m.DraftBusy, m.m.VerifyBusy, m.m.PrefillBusy = draft, verify, prefill
 	m.mu.Unlock()
 }
 

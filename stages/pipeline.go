@@ -284,17 +284,8 @@ func (p *Pipeline) Run(ctx context.Context, in <-chan Request, out chan<- Chunk)
 	start := time.Now()
 	err := g.Run(ctx)
 	p.metrics.setWall(time.Since(start), p.overlap.both())
-	ss, _ := g.Stats()
-	for _, s := range ss {
-		switch s.Name {
-		case "draft":
-			p.metrics.setBusy(&p.metrics.draftBusy, s.Busy)
-		case "verify":
-			p.metrics.setBusy(&p.metrics.verifyBusy, s.Busy)
-		case "prefill":
-			p.metrics.setBusy(&p.metrics.prefillBusy, s.Busy)
-		}
-	}
+	busy := func(name string) time.Duration { return g.Stage(name).Stats().Busy }
+	p.metrics.setBusy(busy("draft"), busy("verify"), busy("prefill"))
 	return err
 }
 
