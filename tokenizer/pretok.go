@@ -351,6 +351,20 @@ func matchTrailingSpace(c []rune, i int) int {
 	return e
 }
 
+// afterSpaces ends the scanners' last two alternatives, \s+(?!\S)|\s+,
+// for a run of nws whitespace code points at pos in a text of n: all but
+// the last when a non-space follows, else all of them. With no whitespace
+// the scanners take one code point.
+func afterSpaces(pos, nws, n int) int {
+	switch {
+	case nws > 1 && pos+nws < n:
+		return pos + nws - 1
+	case nws > 0:
+		return pos + nws
+	}
+	return pos + 1
+}
+
 // splitGPT2 is llama.cpp's scanner for
 // 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)
 func splitGPT2(c []rune, out []int) []int {
@@ -421,17 +435,7 @@ func splitGPT2(c []rune, out []int) []int {
 		for flagsAt(c, pos+nws)&fSpace != 0 {
 			nws++
 		}
-		if nws > 1 && pos+nws < n {
-			pos += nws - 1
-			emit(pos)
-			continue
-		}
-		if nws > 0 {
-			pos += nws
-			emit(pos)
-			continue
-		}
-		pos++
+		pos = afterSpaces(pos, nws, n)
 		emit(pos)
 	}
 	return out
@@ -534,17 +538,7 @@ func splitLlamaLike(c []rune, out []int, digits int, marks bool) []int {
 			emit(pos)
 			continue
 		}
-		if nws > 1 && pos+nws < n {
-			pos += nws - 1
-			emit(pos)
-			continue
-		}
-		if nws > 0 {
-			pos += nws
-			emit(pos)
-			continue
-		}
-		pos++
+		pos = afterSpaces(pos, nws, n)
 		emit(pos)
 	}
 	return out
