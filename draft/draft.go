@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/specd-dev/specd/verify"
 )
@@ -210,7 +211,7 @@ func (g *NGram) Draft(r *Request) error {
 		tail := t[len(t)-n:]
 		// Latest start i < len(t)-n with t[i:i+n] == tail.
 		for i := len(t) - n - 1; i >= 0; i-- {
-			if !equal(t[i:i+n], tail) {
+			if !slices.Equal(t[i:i+n], tail) {
 				continue
 			}
 			// Copy what followed; past the end, keep copying the copy
@@ -226,13 +227,4 @@ func (g *NGram) Draft(r *Request) error {
 		}
 	}
 	return nil
-}
-
-func equal(a, b []int32) bool {
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
