@@ -830,22 +830,7 @@ func BenchmarkKQuantMatMul(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		for _, threads := range []int{1, 2} {
-			p := NewPool(threads)
-			for _, n := range []int{1, 5} {
-				x := kRandFloats(r, n*cols)
-				out := make([]float32, n*rows)
-				b.Run(fmt.Sprintf("%v/threads=%d/n=%d", typ, threads, n), func(b *testing.B) {
-					b.SetBytes(int64(len(m.Data)))
-					c0 := cpuNanos()
-					for b.Loop() {
-						p.MatMul(out, m, x, n)
-					}
-					reportCPU(b, c0, len(m.Data))
-				})
-			}
-			p.Close()
-		}
+		benchMatMulPools(b, m, func(n int) []float32 { return kRandFloats(r, n*cols) })
 	}
 }
 

@@ -143,22 +143,29 @@ func BenchmarkMatMul(b *testing.B) {
 	r := rand.New(rand.NewPCG(17, 18))
 	for _, typ := range matmulTypes {
 		m := randMatrix(b, r, typ, 1536, 512)
-		for _, threads := range []int{1, 2} {
-			p := NewPool(threads)
-			for _, n := range []int{1, 5} {
-				x := randFloats(r, n*512, 1)
-				out := make([]float32, n*1536)
-				b.Run(fmt.Sprintf("%v/threads=%d/n=%d", typ, threads, n), func(b *testing.B) {
-					b.SetBytes(int64(len(m.Data)))
-					c0 := cpuNanos()
-					for b.Loop() {
-						p.MatMul(out, m, x, n)
-					}
-					reportCPU(b, c0, len(m.Data))
-				})
-			}
-			p.Close()
+		benchMatMulPools(b, m, func(n int) []float32 { return randFloats(r, n*512, 1) })
+	}
+}
+
+// benchMatMulPools runs MatMul on m with pools of one and two threads and
+// batches of one and five tokens, xs(n) giving the n tokens' activations,
+// as sub-benchmarks named type/threads=T/n=N.
+func benchMatMulPools(b *testing.B, m *Matrix, xs func(n int) []float32) {
+	for _, threads := range []int{1, 2} {
+		p := NewPool(threads)
+		for _, n := range []int{1, 5} {
+			x := xs(n)
+			out := make([]float32, n*m.Rows)
+			b.Run(fmt.Sprintf("%v/threads=%d/n=%d", m.Type, threads, n), func(b *testing.B) {
+				b.SetBytes(int64(len(m.Data)))
+				c0 := cpuNanos()
+				for b.Loop() {
+					p.MatMul(out, m, x, n)
+				}
+				reportCPU(b, c0, len(m.Data))
+			})
 		}
+		p.Close()
 	}
 }
 
