@@ -6,7 +6,7 @@ package model_test
 // same token ids; the first step's logits must agree within a stated
 // tolerance. Needs the peer tools (tools/peer/build.sh, or
 // scripts/conformance.sh which builds them and runs this test); skipped
-// without them unless SPECD_REQUIRE_PEER=1.
+// without them only under -short (see internal/peertest).
 //
 // How close is close enough was measured on llama.cpp itself: the same
 // llama.cpp with ggml's AVX-512 kernels and with its AVX2 kernels

@@ -8,11 +8,10 @@
 # then a CPU build of llama.cpp's tools and of tools/peer/llamaref.c into
 # .cache/, several minutes the first time), then runs
 # model.TestConformanceLlamaCpp verbosely. For random llama and qwen2 models
-# with llama.cpp's llama-spm and qwen2 vocabularies, in F32, F16, Q8_0 (and
-# Q4_0, Q4_K_M once specd loads them), specd's 64 greedy tokens must equal
+# with llama.cpp's llama-spm and qwen2 vocabularies, in F32, F16, BF16, Q8_0,
+# Q4_0 and Q4_K_M, specd's 64 greedy tokens must equal
 # llama.cpp's, and the first step's logits must agree within the tolerance
-# the test prints. SPECD_REQUIRE_PEER=1 is set, so a missing peer fails
-# rather than skips.
+# the test prints. A missing peer fails the test (internal/peertest).
 #
 #   SPECD_PEER_CPU=avx2 scripts/conformance.sh     # compare with llama.cpp's AVX2 kernels
 #                                                  # (default: its kernels for this CPU)
@@ -22,7 +21,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/peer/build.sh
-export SPECD_REQUIRE_PEER=1
 run='TestConformanceLlamaCpp'
 [[ $# -gt 0 ]] && run="$run/$1"
 exec go test -count=1 -p 1 -v -timeout 20m -run "$run" ./model/

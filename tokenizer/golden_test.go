@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/specd-dev/specd/internal/peertest"
 )
 
 // The golden files in testdata were produced by llama.cpp itself (libllama
@@ -139,14 +141,7 @@ func TestChatGolden(t *testing.T) {
 		}
 		text := g.Template
 		if strings.HasPrefix(g.Template, "templates/") {
-			path := filepath.Join(peerModels(), g.Template)
-			if _, err := os.Stat(path); err != nil {
-				if os.Getenv("SPECD_REQUIRE_PEER") == "1" {
-					t.Fatalf("peer template missing: %v", err)
-				}
-				return
-			}
-			b, err := os.ReadFile(path)
+			b, err := os.ReadFile(peertest.File(t, filepath.Join(peerModels(), g.Template)))
 			if err != nil {
 				t.Fatal(err)
 			}

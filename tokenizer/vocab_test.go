@@ -3,32 +3,23 @@ package tokenizer
 import (
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/specd-dev/specd/internal/peertest"
 	"github.com/specd-dev/specd/model/gguf"
 )
 
 // peerModels is where tools/peer/fetch.sh puts llama.cpp's vocabulary files
 // and tokenizer test vectors.
-func peerModels() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", ".cache", "llama.cpp", "models")
-}
+func peerModels() string { return peertest.Models() }
 
-// skipNoPeer skips the test when the peer files are absent, unless
-// SPECD_REQUIRE_PEER=1 makes that a failure.
+// skipNoPeer ends the test under peertest's rule when path is absent.
 func skipNoPeer(t testing.TB, path string) {
 	t.Helper()
-	if _, err := os.Stat(path); err != nil {
-		if os.Getenv("SPECD_REQUIRE_PEER") == "1" {
-			t.Fatalf("peer file missing (SPECD_REQUIRE_PEER=1): %v; run tools/peer/fetch.sh", err)
-		}
-		t.Skipf("peer file missing: %v; run tools/peer/fetch.sh", err)
-	}
+	peertest.File(t, path)
 }
 
 var vocabCache sync.Map // name -> *Tokenizer

@@ -206,7 +206,7 @@ func TestInspect(t *testing.T) {
 // TestGenerateMatchesLlamaCpp checks that greedy generate --ids prints the
 // ids llama.cpp decodes (llamaref, tools/peer) for a random Q8_0 model with
 // a real SentencePiece vocabulary; BOS is added by both. Needs the peer
-// tools; skipped without them unless SPECD_REQUIRE_PEER=1.
+// tools (see internal/peertest).
 func TestGenerateMatchesLlamaCpp(t *testing.T) {
 	peer := modeltest.RequirePeer(t)
 	path := filepath.Join(t.TempDir(), "spm.gguf")

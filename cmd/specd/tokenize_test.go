@@ -3,22 +3,15 @@ package main
 import (
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/specd-dev/specd/internal/peertest"
 )
 
 func peerVocabPath(t *testing.T, name string) string {
 	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	p := filepath.Join(filepath.Dir(file), "..", "..", ".cache", "llama.cpp", "models", "ggml-vocab-"+name+".gguf")
-	if _, err := os.Stat(p); err != nil {
-		if os.Getenv("SPECD_REQUIRE_PEER") == "1" {
-			t.Fatalf("peer vocabulary missing: %v", err)
-		}
-		t.Skipf("peer vocabulary missing: %v", err)
-	}
-	return p
+	return peertest.File(t, filepath.Join(peertest.Models(), "ggml-vocab-"+name+".gguf"))
 }
 
 func TestTokenizeCommand(t *testing.T) {

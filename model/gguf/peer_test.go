@@ -10,23 +10,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/specd-dev/specd/internal/peertest"
 	"github.com/specd-dev/specd/tensor"
 )
 
-const peerModels = "../../.cache/llama.cpp/models"
+var peerModels = peertest.Models()
 
-// peerFile returns the path of a llama.cpp vocabulary file, skipping the
-// test when the peer checkout is absent unless SPECD_REQUIRE_PEER=1.
+// peerFile returns the path of a llama.cpp vocabulary file (see peertest
+// for what happens when it is missing).
 func peerFile(t *testing.T, name string) string {
 	t.Helper()
-	p := filepath.Join(peerModels, name)
-	if _, err := os.Stat(p); err != nil {
-		if os.Getenv("SPECD_REQUIRE_PEER") == "1" {
-			t.Fatalf("peer file missing (run bash tools/peer/fetch.sh): %v", err)
-		}
-		t.Skipf("peer file missing (run bash tools/peer/fetch.sh): %v", err)
-	}
-	return p
+	return peertest.File(t, filepath.Join(peerModels, name))
 }
 
 func TestVocabLlamaSPM(t *testing.T) {
@@ -87,7 +81,8 @@ func TestVocabFilesRewrite(t *testing.T) {
 				t.Fatal(err)
 			}
 			if len(f.Tensors) != 0 {
-				t.Skipf("%d tensors: not a metadata-only file", len(f.Tensors))
+				// Vocabulary files are metadata only; this comparison rewrites metadata.
+				t.Fatalf("%d tensors in a vocabulary file", len(f.Tensors))
 			}
 			if f.Version == 2 {
 				// The writer makes v3, whose little-endian layout is v2's.
@@ -125,18 +120,12 @@ func BenchmarkOpenVocab(b *testing.B) {
 }
 
 // peerTool compiles testdata/ggufpeer.c against the peer's libggml-base,
-// skipping (or failing under SPECD_REQUIRE_PEER=1) when the library or a
-// C compiler is missing.
+// ending the test under peertest's rule when the library or a C compiler
+// is missing.
 func peerTool(t *testing.T) string {
 	t.Helper()
-	root, _ := filepath.Abs("../../.cache/llama.cpp")
-	lib := filepath.Join(root, "build", "bin")
-	missing := func(why string) {
-		if os.Getenv("SPECD_REQUIRE_PEER") == "1" {
-			t.Fatalf("%s (run bash tools/peer/fetch.sh and tools/peer/build.sh)", why)
-		}
-		t.Skipf("%s (run bash tools/peer/fetch.sh and tools/peer/build.sh)", why)
-	}
+	root, lib := peertest.Src(), peertest.Bin()
+	missing := func(why string) { peertest.Missing(t, why) }
 	if _, err := os.Stat(filepath.Join(lib, "libggml-base.so")); err != nil {
 		missing("peer libggml-base.so missing")
 	}

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/specd-dev/specd/internal/peertest"
 )
 
 // Peer locates llama.cpp's source tree and the tools tools/peer/build.sh
@@ -34,27 +36,15 @@ type Peer struct {
 // peerTools are the binaries a Peer must have.
 var peerTools = []string{"llamaref", "llama-quantize", "llama-bench"}
 
-// FindPeer finds the repository root above the working directory and checks
-// that the peer tools are built there. It returns an error wrapping ErrNoPeer
+// FindPeer locates the peer (see peertest) and checks that its tools are
+// built. It returns an error wrapping ErrNoPeer
 // when they are not.
-func FindPeer() (*Peer, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return nil, fmt.Errorf("modeltest: %w", err)
-	}
-	for {
-		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil &&
-			bytes.Contains(b, []byte("module github.com/specd-dev/specd\n")) {
-			break
-		}
-		up := filepath.Dir(dir)
-		if up == dir {
-			return nil, errors.New("modeltest: repository root (go.mod of specd) not found above the working directory")
-		}
-		dir = up
-	}
-	src := filepath.Join(dir, ".cache", "llama.cpp")
-	p := &Peer{Root: dir, Src: src, Bin: filepath.Join(src, "build", "bin"), Models: filepath.Join(src, "models")}
+func FindPeer() (*Peer, error) { return findPeerAt(peertest.Root()) }
+
+// findPeerAt is FindPeer for the checkout at root.
+func findPeerAt(root string) (*Peer, error) {
+	src := filepath.Join(root, ".cache", "llama.cpp")
+	p := &Peer{Root: root, Src: src, Bin: filepath.Join(src, "build", "bin"), Models: filepath.Join(src, "models")}
 	for _, t := range peerTools {
 		if _, err := os.Stat(filepath.Join(p.Bin, t)); err != nil {
 			return nil, fmt.Errorf("%w: %s missing", ErrNoPeer, filepath.Join(p.Bin, t))
@@ -75,17 +65,17 @@ func FindPeer() (*Peer, error) {
 	return p, nil
 }
 
-// RequirePeer returns the Peer, or skips tb when the peer tools are not
-// built, unless SPECD_REQUIRE_PEER=1, in which case it fails tb. Other
-// errors (a bad SPECD_PEER_CPU) always fail tb.
+// RequirePeer returns the Peer. When the peer tools are not built it ends
+// tb under peertest's rule (a failure, or a skip with -short); other errors
+// (a bad SPECD_PEER_CPU) always fail tb.
 func RequirePeer(tb testing.TB) *Peer {
 	tb.Helper()
 	p, err := FindPeer()
 	if err != nil {
-		if os.Getenv("SPECD_REQUIRE_PEER") == "1" || !errors.Is(err, ErrNoPeer) {
-			tb.Fatalf("%v (SPECD_REQUIRE_PEER=1)", err)
+		if !errors.Is(err, ErrNoPeer) {
+			tb.Fatal(err)
 		}
-		tb.Skipf("%v", err)
+		peertest.Missing(tb, err.Error())
 	}
 	return p
 }
