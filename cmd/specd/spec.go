@@ -200,10 +200,15 @@ func (su *specSetup) pipelineConfig(s *specOpts, seqs, maxPos, batch, verifyThre
 	return cfg, nil
 }
 
-// openSpec loads the models of o and s (loadSpec), names them on stderr
-// and returns the prompt ids of o. Without a draft in s it loads the target
-// alone, for plain decoding.
+// openSpec checks the speculative flags of s when a draft is given, loads
+// the models (loadSpec), names them on stderr and returns the prompt ids of
+// o. Without a draft in s it loads the target alone, for plain decoding.
 func openSpec(o generateOpts, s *specOpts, stderr io.Writer) (*specSetup, []int32, error) {
+	if s.enabled() {
+		if err := s.check(); err != nil {
+			return nil, nil, err
+		}
+	}
 	su, err := loadSpec(o.model, s)
 	if err != nil {
 		return nil, nil, err
@@ -245,9 +250,6 @@ func (su *specSetup) prompt(o generateOpts) ([]int32, error) {
 // generateSpec is specd generate with a draft: the completion streams to
 // stdout block by block, statistics go to stderr.
 func generateSpec(ctx context.Context, o generateOpts, s *specOpts, stdout, stderr io.Writer) error {
-	if err := s.check(); err != nil {
-		return err
-	}
 	su, prompt, err := openSpec(o, s, stderr)
 	if err != nil {
 		return err
@@ -426,9 +428,6 @@ func runSpecBench(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return errors.New("-d DRAFT is required with -m (a GGUF file, bundled or ngram)")
 	case o.n < 1 || o.threads < 1 || *seqs < 0 || *reps < 1:
 		return errors.New("-n, --threads and --reps must be positive, --seqs not negative")
-	}
-	if err := s.check(); err != nil {
-		return err
 	}
 	su, prompt, err := openSpec(o, s, stderr)
 	if err != nil {
