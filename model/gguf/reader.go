@@ -454,70 +454,35 @@ func (d *decoder) array(depth int) (Value, error) {
 		d.off += n
 		return Value{typ: TypeArray, elem: TypeBool, x: bs}, nil
 	}
-	p := d.buf[d.off : d.off+n*minSize]
-	d.off += n * minSize
-	le := binary.LittleEndian
 	var x any
 	switch elem {
 	case TypeUint8:
-		s := make([]uint8, n)
-		copy(s, p)
-		x = s
+		x = make([]uint8, n)
 	case TypeInt8:
-		s := make([]int8, n)
-		for i := range s {
-			s[i] = int8(p[i])
-		}
-		x = s
+		x = make([]int8, n)
 	case TypeUint16:
-		s := make([]uint16, n)
-		for i := range s {
-			s[i] = le.Uint16(p[2*i:])
-		}
-		x = s
+		x = make([]uint16, n)
 	case TypeInt16:
-		s := make([]int16, n)
-		for i := range s {
-			s[i] = int16(le.Uint16(p[2*i:]))
-		}
-		x = s
+		x = make([]int16, n)
 	case TypeUint32:
-		s := make([]uint32, n)
-		for i := range s {
-			s[i] = le.Uint32(p[4*i:])
-		}
-		x = s
+		x = make([]uint32, n)
 	case TypeInt32:
-		s := make([]int32, n)
-		for i := range s {
-			s[i] = int32(le.Uint32(p[4*i:]))
-		}
-		x = s
+		x = make([]int32, n)
 	case TypeFloat32:
-		s := make([]float32, n)
-		for i := range s {
-			s[i] = math.Float32frombits(le.Uint32(p[4*i:]))
-		}
-		x = s
+		x = make([]float32, n)
 	case TypeUint64:
-		s := make([]uint64, n)
-		for i := range s {
-			s[i] = le.Uint64(p[8*i:])
-		}
-		x = s
+		x = make([]uint64, n)
 	case TypeInt64:
-		s := make([]int64, n)
-		for i := range s {
-			s[i] = int64(le.Uint64(p[8*i:]))
-		}
-		x = s
+		x = make([]int64, n)
 	case TypeFloat64:
-		s := make([]float64, n)
-		for i := range s {
-			s[i] = math.Float64frombits(le.Uint64(p[8*i:]))
-		}
-		x = s
+		x = make([]float64, n)
 	}
+	// n elements of minSize bytes each fit (count checked it), so Decode,
+	// which reads fixed-size slices little-endian, cannot fail.
+	if _, err := binary.Decode(d.buf[d.off:d.off+n*minSize], binary.LittleEndian, x); err != nil {
+		return Value{}, d.fail(ErrInvalid, "array of %v: %v", elem, err)
+	}
+	d.off += n * minSize
 	return Value{typ: TypeArray, elem: elem, x: x}, nil
 }
 
