@@ -35,13 +35,10 @@ func quantizeQ8_0ActFast(dst []byte, src []float32) {
 	quantizeQ8_0AVX2(&dst[0], &src[0], nb)
 }
 
+// quantizeF16Fast is f32ToF16sFast writing into dst viewed as halves.
 func quantizeF16Fast(dst []byte, src []float32) {
 	dst = dst[:2*len(src)]
-	n8 := len(src) &^ 7
-	if n8 > 0 {
-		f32ToF16sAVX2((*uint16)(unsafe.Pointer(&dst[0])), &src[0], n8)
-	}
-	quantizeF16ActGeneric(dst[2*n8:], src[n8:])
+	f32ToF16sFast(unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(dst))), len(src)), src)
 }
 
 func f32ToF16sFast(dst []uint16, src []float32) {
