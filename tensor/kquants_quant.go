@@ -33,44 +33,44 @@ func kAbs32(v float32) float32 { return math.Float32frombits(math.Float32bits(v)
 // It writes L and returns scale and -min.
 func makeQKX2Quants(nmax int32, x, w []float32, l, laux []uint8, rmin, rdelta float32, nstep int) (scale, negMin float32) {
 	n := len(x)
-	min, max := x[0], x[0]
+	xmin, xmax := x[0], x[0]
 	sumW := w[0]
 	sumX := float32(sumW * x[0])
 	for i := 1; i < n; i++ {
-		if x[i] < min {
-			min = x[i]
+		if x[i] < xmin {
+			xmin = x[i]
 		}
-		if x[i] > max {
-			max = x[i]
+		if x[i] > xmax {
+			xmax = x[i]
 		}
 		sumW += w[i]
 		sumX += float32(w[i] * x[i])
 	}
-	if min > 0 {
-		min = 0
+	if xmin > 0 {
+		xmin = 0
 	}
-	if max == min {
+	if xmax == xmin {
 		clear(l[:n])
-		return 0, -min
+		return 0, -xmin
 	}
 	fmax := float32(nmax)
-	iscale := fmax / (max - min)
+	iscale := fmax / (xmax - xmin)
 	scale = 1 / iscale
 	var bestError float32
 	for i := 0; i < n; i++ {
-		q := max32i(0, min32i(nmax, nearestInt(float32(iscale*(x[i]-min)))))
+		q := max(0, min(nmax, nearestInt(float32(iscale*(x[i]-xmin)))))
 		l[i] = uint8(q)
-		diff := float32(float32(scale*float32(l[i]))+min) - x[i]
+		diff := float32(float32(scale*float32(l[i]))+xmin) - x[i]
 		bestError += float32(w[i] * float32(diff*diff))
 	}
 	if nstep < 1 {
-		return scale, -min
+		return scale, -xmin
 	}
 	for is := 0; is <= nstep; is++ {
-		iscale = float32(float32(rmin+float32(rdelta*float32(is)))+fmax) / (max - min)
+		iscale = float32(float32(rmin+float32(rdelta*float32(is)))+fmax) / (xmax - xmin)
 		var sumL, sumL2, sumXL float32
 		for i := 0; i < n; i++ {
-			q := max32i(0, min32i(nmax, nearestInt(float32(iscale*(x[i]-min)))))
+			q := max(0, min(nmax, nearestInt(float32(iscale*(x[i]-xmin)))))
 			laux[i] = uint8(q)
 			fl := float32(q)
 			sumL += float32(w[i] * fl)
@@ -94,25 +94,11 @@ func makeQKX2Quants(nmax int32, x, w []float32, l, laux []uint8, rmin, rdelta fl
 				copy(l[:n], laux[:n])
 				bestError = curError
 				scale = thisScale
-				min = thisMin
+				xmin = thisMin
 			}
 		}
 	}
-	return scale, -min
-}
-
-func min32i(a, b int32) int32 {
-	if a < b {
-		return a
-	}
-	return b
-}
-
-func max32i(a, b int32) int32 {
-	if a > b {
-		return a
-	}
-	return b
+	return scale, -xmin
 }
 
 // quantizeRowQ4K converts len(src) floats (a multiple of 256) into Q4_K
@@ -185,7 +171,7 @@ func quantizeRowQ4K(dst []byte, src []float32) {
 			dm := float32(fm * float32(mns[j]))
 			for k := 0; k < 32; k++ {
 				q := nearestInt(float32(x[32*j+k]+dm) / d)
-				l[32*j+k] = uint8(max32i(0, min32i(15, q)))
+				l[32*j+k] = uint8(max(0, min(15, q)))
 			}
 		}
 		q := b[q4KQs : q4KQs+128]
@@ -202,10 +188,10 @@ func quantizeRowQ4K(dst []byte, src []float32) {
 // scale chosen among 19 candidates to minimise Σ x²·(x − scale·l)². It
 // writes L (offset by nmax) and returns the scale.
 func makeQXQuants(nmax int32, x []float32, l []int8) float32 {
-	var max, amax float32
+	var vmax, amax float32
 	for _, v := range x {
 		if ax := kAbs32(v); ax > amax {
-			amax, max = ax, v
+			amax, vmax = ax, v
 		}
 	}
 	if amax < groupMaxEps {
@@ -213,10 +199,10 @@ func makeQXQuants(nmax int32, x []float32, l []int8) float32 {
 		return 0
 	}
 	fmax := float32(nmax)
-	iscale := -fmax / max
+	iscale := -fmax / vmax
 	var sumLX, sumL2 float32
 	for i, v := range x {
-		q := max32i(-nmax, min32i(nmax-1, nearestInt(float32(iscale*v))))
+		q := max(-nmax, min(nmax-1, nearestInt(float32(iscale*v))))
 		l[i] = int8(q + nmax)
 		w := float32(v * v)
 		fl := float32(q)
@@ -232,10 +218,10 @@ func makeQXQuants(nmax int32, x []float32, l []int8) float32 {
 		if is == 0 {
 			continue
 		}
-		iscale = -float32(fmax+float32(0.1*float32(is))) / max
+		iscale = -float32(fmax+float32(0.1*float32(is))) / vmax
 		sumLX, sumL2 = 0, 0
 		for _, v := range x {
-			q := max32i(-nmax, min32i(nmax-1, nearestInt(float32(iscale*v))))
+			q := max(-nmax, min(nmax-1, nearestInt(float32(iscale*v))))
 			w := float32(v * v)
 			fl := float32(q)
 			sumLX += float32(float32(w*v) * fl)
@@ -243,7 +229,7 @@ func makeQXQuants(nmax int32, x []float32, l []int8) float32 {
 		}
 		if sumL2 > 0 && float32(sumLX*sumLX) > float32(best*sumL2) {
 			for i, v := range x {
-				q := max32i(-nmax, min32i(nmax-1, nearestInt(float32(iscale*v))))
+				q := max(-nmax, min(nmax-1, nearestInt(float32(iscale*v))))
 				l[i] = int8(q + nmax)
 			}
 			scale = sumLX / sumL2
@@ -283,7 +269,7 @@ func quantizeRowQ6K(dst []byte, src []float32) {
 		hd := F32ToF16(1 / iscale)
 		binary.LittleEndian.PutUint16(b[q6KD:], hd)
 		for ib := 0; ib < 16; ib++ {
-			b[q6KScales+ib] = byte(int8(min32i(127, nearestInt(float32(iscale*scales[ib])))))
+			b[q6KScales+ib] = byte(int8(min(127, nearestInt(float32(iscale*scales[ib])))))
 		}
 		fd := F16ToF32(hd)
 		for j := 0; j < 16; j++ {
@@ -292,7 +278,7 @@ func quantizeRowQ6K(dst []byte, src []float32) {
 				continue
 			}
 			for k := 0; k < 16; k++ {
-				q := max32i(-32, min32i(31, nearestInt(x[16*j+k]/d)))
+				q := max(-32, min(31, nearestInt(x[16*j+k]/d)))
 				l[16*j+k] = int8(q + 32)
 			}
 		}
