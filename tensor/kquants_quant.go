@@ -24,8 +24,6 @@ func init() {
 // below it is treated as all zeros.
 const groupMaxEps = 1e-15
 
-func kAbs32(v float32) float32 { return math.Float32frombits(math.Float32bits(v) &^ (1 << 31)) }
-
 // makeQKX2Quants is ggml's make_qkx2_quants for one group x with weights w:
 // it picks a scale and a non-positive offset min so that
 // x ≈ scale·L + min with L in [0, nmax], trying nstep+1 scales around
@@ -128,7 +126,7 @@ func quantizeRowQ4K(dst []byte, src []float32) {
 			}
 			avX := float32(math.Sqrt(float64(sumX2 / 32)))
 			for k, v := range xs {
-				weights[k] = avX + kAbs32(v)
+				weights[k] = avX + abs32(v)
 			}
 			scales[j], mins[j] = makeQKX2Quants(15, xs, weights[:], l[32*j:32*j+32], laux[:], -1, 0.1, 20)
 			if scales[j] > maxScale {
@@ -190,7 +188,7 @@ func quantizeRowQ4K(dst []byte, src []float32) {
 func makeQXQuants(nmax int32, x []float32, l []int8) float32 {
 	var vmax, amax float32
 	for _, v := range x {
-		if ax := kAbs32(v); ax > amax {
+		if ax := abs32(v); ax > amax {
 			amax, vmax = ax, v
 		}
 	}
@@ -257,7 +255,7 @@ func quantizeRowQ6K(dst []byte, src []float32) {
 		for ib := 0; ib < 16; ib++ {
 			s := makeQXQuants(32, x[16*ib:16*ib+16], l[16*ib:16*ib+16])
 			scales[ib] = s
-			if as := kAbs32(s); as > maxAbsScale {
+			if as := abs32(s); as > maxAbsScale {
 				maxAbsScale, maxScale = as, s
 			}
 		}
