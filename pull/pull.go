@@ -102,30 +102,21 @@ func Pull(ctx context.Context, ref string, o Options) (string, error) {
 			return "", err
 		}
 	}
-	d := &download{
-		o:       o,
-		src:     src,
-		final:   src.Path(dir),
-		want:    want,
-		client:  o.Client,
-		open:    o.openFile,
-		backoff: o.backoff,
-		free:    o.free,
+	if o.Client == nil {
+		o.Client = http.DefaultClient
 	}
+	if o.openFile == nil {
+		o.openFile = osOpenFile
+	}
+	if o.free == nil {
+		o.free = freeSpace
+	}
+	if o.backoff == nil {
+		o.backoff = func(retry int) time.Duration { return time.Duration(retry) * time.Second }
+	}
+	d := &download{o: o, src: src, final: src.Path(dir), want: want}
 	d.partial = d.final + partialSuffix
 	d.etagFile = d.final + etagSuffix
-	if d.client == nil {
-		d.client = http.DefaultClient
-	}
-	if d.open == nil {
-		d.open = osOpenFile
-	}
-	if d.free == nil {
-		d.free = freeSpace
-	}
-	if d.backoff == nil {
-		d.backoff = func(retry int) time.Duration { return time.Duration(retry) * time.Second }
-	}
 
 	if fi, err := os.Stat(d.final); err == nil && !o.Force {
 		if !fi.Mode().IsRegular() {
@@ -166,7 +157,7 @@ func Pull(ctx context.Context, ref string, o Options) (string, error) {
 		if o.Progress != nil {
 			o.Progress.Note(fmt.Sprintf("%v; retrying", unwrapRetryable(err)))
 		}
-		t := time.NewTimer(d.backoff(retry + 1))
+		t := time.NewTimer(o.backoff(retry + 1))
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -190,16 +181,12 @@ func unwrapRetryable(err error) error {
 }
 
 type download struct {
-	o        Options
+	o        Options // with the defaults filled in
 	src      Source
 	final    string
 	partial  string
 	etagFile string
 	want     string // --sha256, lower case
-	client   *http.Client
-	open     func(string, int, os.FileMode) (writeFile, error)
-	backoff  func(int) time.Duration
-	free     func(string) (int64, bool)
 }
 
 // linked holds what the Hugging Face resolve endpoint says about an LFS file
@@ -258,7 +245,7 @@ func (d *download) get(ctx context.Context, off int64, validator string) (*http.
 		}
 	}
 	var lk linked
-	c := *d.client
+	c := *d.o.Client
 	prev := c.CheckRedirect
 	c.CheckRedirect = func(r *http.Request, via []*http.Request) error {
 		if r.Response != nil {
@@ -348,7 +335,7 @@ func (d *download) handle(ctx context.Context, resp *http.Response, lk linked, o
 		// Refuse at once rather than fail gigabytes in. The partial being
 		// replaced (start 0) frees its space when truncated.
 		need := total - start
-		if avail, ok := d.free(filepath.Dir(d.final)); ok {
+		if avail, ok := d.o.free(filepath.Dir(d.final)); ok {
 			if start == 0 {
 				if fi, err := os.Stat(d.partial); err == nil {
 					avail += fi.Size()
@@ -365,7 +352,7 @@ func (d *download) handle(ctx context.Context, resp *http.Response, lk linked, o
 	} else {
 		os.Remove(d.etagFile)
 	}
-	f, err := d.open(d.partial, flag, 0o644)
+	f, err := d.o.openFile(d.partial, flag, 0o644)
 	if err != nil {
 		return false, fmt.Errorf("pull: %w", err)
 	}
