@@ -48,7 +48,7 @@ func q4KRows8(w *byte, wstride, groups int, x *byte, nb int, out *float32)
 //	lane := q6KLanes(block)      // eight int32 lanes, as ggml's AVX2 kernel
 //	acc[L] = fma(x.d·f16(w.d), float32(lane[L]), acc[L])
 //
-// and returns kHsum8(acc).
+// and returns hsum8(acc).
 //
 //go:noescape
 func q6KRows(w *byte, wstride, rows int, x *byte, nb int, out *float32)

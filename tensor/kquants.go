@@ -267,17 +267,10 @@ func q6KLanes(lane *[8]int32, a *[qkK]uint8, wb, xb []byte) {
 	}
 }
 
-// kHsum8 adds eight lanes in the order of ggml's hsum_float_8.
-func kHsum8(v *[8]float32) float32 {
-	r0, r1 := v[4]+v[0], v[5]+v[1]
-	r2, r3 := v[6]+v[2], v[7]+v[3]
-	return float32(r0+r2) + float32(r1+r3)
-}
-
 // dotQ6KRef is the reference Q6_K × Q8_K dot product of n elements (a
 // multiple of 256), with the float arithmetic of llama.cpp's AVX2
 // ggml_vec_dot_q6_K_q8_K: per block, acc[L] = fma(xd·wd, float32(lane[L]),
-// acc[L]) for the eight lanes of q6KLanes; the result is kHsum8(acc).
+// acc[L]) for the eight lanes of q6KLanes; the result is hsum8(acc).
 func dotQ6KRef(w, x []byte, n int) float32 {
 	nb := n / qkK
 	_ = w[nb*q6KBytes-1]
@@ -298,7 +291,7 @@ func dotQ6KRef(w, x []byte, n int) float32 {
 			acc[L] = kFMA32(d, float32(lane[L]), acc[L])
 		}
 	}
-	return kHsum8(&acc)
+	return hsum8(&acc)
 }
 
 // kFMA32 returns a·b + c rounded once to float32, as a fused multiply-add
