@@ -2,6 +2,36 @@
 
 #include "textflag.h"
 
+// REDUCE4X8 folds the four 8-lane accumulators Y0-Y3 into X0 as
+// GGML_F32x8_REDUCE: (a0+a2)+(a1+a3), halves, two horizontal adds.
+#define REDUCE4X8 \
+	VADDPS       Y2, Y0, Y0 \
+	VADDPS       Y3, Y1, Y1 \
+	VADDPS       Y1, Y0, Y0 \
+	VEXTRACTF128 $1, Y0, X1 \
+	VADDPS       X1, X0, X0 \
+	VHADDPS      X0, X0, X0 \
+	VHADDPS      X0, X0, X0
+
+// REDUCE4X16 folds the four 16-lane accumulators (accumulator j in
+// Y(2j), Y(2j+1)) into X0 as GGML_F32x16_REDUCE: x0 += x2, x1 += x3,
+// x0 += x1; then _mm512_reduce_add_ps as gcc implements it: 256-bit
+// halves, 128-bit halves, lanes two apart, then the last pair.
+#define REDUCE4X16 \
+	VADDPS       Y4, Y0, Y0 \
+	VADDPS       Y5, Y1, Y1 \
+	VADDPS       Y6, Y2, Y2 \
+	VADDPS       Y7, Y3, Y3 \
+	VADDPS       Y2, Y0, Y0 \
+	VADDPS       Y3, Y1, Y1 \
+	VADDPS       Y1, Y0, Y0 \
+	VEXTRACTF128 $1, Y0, X1 \
+	VADDPS       X1, X0, X0 \
+	VPERMILPS    $0x4e, X0, X1 \
+	VADDPS       X1, X0, X0 \
+	VMOVSHDUP    X0, X1 \
+	VADDSS       X1, X0, X0
+
 // func scaleHalfAVX2(acc *float32, s float32, n int)
 TEXT ·scaleHalfAVX2(SB), NOSPLIT, $0-24
 	MOVQ         acc+0(FP), DI
@@ -51,14 +81,7 @@ dotloop:
 	JNZ         dotloop
 
 dotreduce:
-	// GGML_F32x8_REDUCE: (a0+a2)+(a1+a3), halves, two horizontal adds.
-	VADDPS       Y2, Y0, Y0
-	VADDPS       Y3, Y1, Y1
-	VADDPS       Y1, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS       X1, X0, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
+	REDUCE4X8
 	VZEROUPPER
 	MOVSS        X0, ret+24(FP)
 	RET
@@ -104,22 +127,7 @@ d64loop:
 	JNZ         d64loop
 
 d64reduce:
-	// GGML_F32x16_REDUCE: x0 += x2, x1 += x3, x0 += x1 (16 lanes each).
-	VADDPS Y4, Y0, Y0
-	VADDPS Y5, Y1, Y1
-	VADDPS Y6, Y2, Y2
-	VADDPS Y7, Y3, Y3
-	VADDPS Y2, Y0, Y0
-	VADDPS Y3, Y1, Y1
-	// _mm512_reduce_add_ps (gcc): 256-bit halves, 128-bit halves, lanes
-	// two apart, then the last pair.
-	VADDPS       Y1, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS       X1, X0, X0
-	VPERMILPS    $0x4e, X0, X1
-	VADDPS       X1, X0, X0
-	VMOVSHDUP    X0, X1
-	VADDSS       X1, X0, X0
+	REDUCE4X16
 	VZEROUPPER
 	MOVSS        X0, ret+24(FP)
 	RET
@@ -152,13 +160,7 @@ h32loop:
 	JNZ         h32loop
 
 h32reduce:
-	VADDPS       Y2, Y0, Y0
-	VADDPS       Y3, Y1, Y1
-	VADDPS       Y1, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS       X1, X0, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
+	REDUCE4X8
 	VZEROUPPER
 	MOVSS        X0, ret+24(FP)
 	RET
@@ -203,19 +205,7 @@ h64loop:
 	JNZ         h64loop
 
 h64reduce:
-	VADDPS       Y4, Y0, Y0
-	VADDPS       Y5, Y1, Y1
-	VADDPS       Y6, Y2, Y2
-	VADDPS       Y7, Y3, Y3
-	VADDPS       Y2, Y0, Y0
-	VADDPS       Y3, Y1, Y1
-	VADDPS       Y1, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS       X1, X0, X0
-	VPERMILPS    $0x4e, X0, X1
-	VADDPS       X1, X0, X0
-	VMOVSHDUP    X0, X1
-	VADDSS       X1, X0, X0
+	REDUCE4X16
 	VZEROUPPER
 	MOVSS        X0, ret+24(FP)
 	RET
