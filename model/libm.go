@@ -165,52 +165,32 @@ var (
 )
 
 // sinf returns sin(y) as glibc's sinf.
-func sinf(y float32) float32 {
-	x := float64(y)
-	p := &sincosfTab[0]
-	switch a := abstop12(y); {
-	case a < abstopPio4:
-		if a < abstopTiny {
-			return y
-		}
-		return sinfPoly(x, x*x, p, 0)
-	case a < abstop120:
-		x, n := reduceFast(x)
-		s := p.sign[n&3]
-		if n&2 != 0 {
-			p = &sincosfTab[1]
-		}
-		return sinfPoly(x*s, x*x, p, n)
-	case a < abstopInf:
-		xi := math.Float32bits(y)
-		sign := int(xi >> 31)
-		x, n := reduceLarge(xi)
-		s := p.sign[(n+sign)&3]
-		if (n+sign)&2 != 0 {
-			p = &sincosfTab[1]
-		}
-		return sinfPoly(x*s, x*x, p, n)
-	}
-	return float32(math.NaN())
-}
+func sinf(y float32) float32 { return sinCosf(y, 0) }
 
 // cosf returns cos(y) as glibc's cosf.
-func cosf(y float32) float32 {
+func cosf(y float32) float32 { return sinCosf(y, 1) }
+
+// sinCosf is glibc's sinf (q = 0) or cosf (q = 1): the two share the range
+// reduction and the sign, and cos evaluates the polynomial one quadrant on.
+func sinCosf(y float32, q int) float32 {
 	x := float64(y)
 	p := &sincosfTab[0]
 	switch a := abstop12(y); {
 	case a < abstopPio4:
 		if a < abstopTiny {
+			if q == 0 {
+				return y
+			}
 			return 1
 		}
-		return sinfPoly(x, x*x, p, 1)
+		return sinfPoly(x, x*x, p, q)
 	case a < abstop120:
 		x, n := reduceFast(x)
 		s := p.sign[n&3]
 		if n&2 != 0 {
 			p = &sincosfTab[1]
 		}
-		return sinfPoly(x*s, x*x, p, n^1)
+		return sinfPoly(x*s, x*x, p, n^q)
 	case a < abstopInf:
 		xi := math.Float32bits(y)
 		sign := int(xi >> 31)
@@ -219,7 +199,7 @@ func cosf(y float32) float32 {
 		if (n+sign)&2 != 0 {
 			p = &sincosfTab[1]
 		}
-		return sinfPoly(x*s, x*x, p, n^1)
+		return sinfPoly(x*s, x*x, p, n^q)
 	}
 	return float32(math.NaN())
 }
