@@ -12,7 +12,12 @@ func init() {
 }
 
 // bindLlama binds llama's GGUF tensor names.
-func bindLlama(b *binder, c Config) weights {
+func bindLlama(b *binder, c Config) weights { return bindBlocks(b, c, false) }
+
+// bindBlocks binds the GGUF tensor names llama and its relatives share,
+// with biases on the Q, K and V projections where qkvBias (each right after
+// its matrix).
+func bindBlocks(b *binder, c Config, qkvBias bool) weights {
 	qDim, kvDim := c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
 	var w weights
 	w.tokEmbd = b.embedding("token_embd.weight", c.Vocab, c.Dim) // (vocab, dim)
@@ -22,10 +27,19 @@ func bindLlama(b *binder, c Config) weights {
 	for i := range w.layers {
 		p := "blk." + strconv.Itoa(i) + "."
 		l := &w.layers[i]
-		l.attnNorm = b.vector(p+"attn_norm.weight", c.Dim)   // (dim)
-		l.wq = b.matrix(p+"attn_q.weight", qDim, c.Dim)      // (heads*headDim, dim)
-		l.wk = b.matrix(p+"attn_k.weight", kvDim, c.Dim)     // (kvHeads*headDim, dim)
-		l.wv = b.matrix(p+"attn_v.weight", kvDim, c.Dim)     // (kvHeads*headDim, dim)
+		l.attnNorm = b.vector(p+"attn_norm.weight", c.Dim) // (dim)
+		l.wq = b.matrix(p+"attn_q.weight", qDim, c.Dim)    // (heads*headDim, dim)
+		if qkvBias {
+			l.bq = b.vector(p+"attn_q.bias", qDim) // (heads*headDim)
+		}
+		l.wk = b.matrix(p+"attn_k.weight", kvDim, c.Dim) // (kvHeads*headDim, dim)
+		if qkvBias {
+			l.bk = b.vector(p+"attn_k.bias", kvDim) // (kvHeads*headDim)
+		}
+		l.wv = b.matrix(p+"attn_v.weight", kvDim, c.Dim) // (kvHeads*headDim, dim)
+		if qkvBias {
+			l.bv = b.vector(p+"attn_v.bias", kvDim) // (kvHeads*headDim)
+		}
 		l.wo = b.matrix(p+"attn_output.weight", c.Dim, qDim) // (dim, heads*headDim)
 		l.ffnNorm = b.vector(p+"ffn_norm.weight", c.Dim)     // (dim)
 		l.gate = b.matrix(p+"ffn_gate.weight", c.FFN, c.Dim) // (ffn, dim)
