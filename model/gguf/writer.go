@@ -286,69 +286,33 @@ func appendString(b []byte, s string) []byte {
 	return append(b, s...)
 }
 
-// appendValue appends the encoding of v without its type tag.
+// appendValue appends the encoding of v without its type tag: numbers and
+// bools (alone or in arrays) little-endian as encoding/binary writes them,
+// strings with their length, arrays after their element type and count.
 func appendValue(b []byte, v Value) []byte {
 	le := binary.LittleEndian
-	switch x := v.x.(type) {
-	case uint8:
-		return append(b, x)
-	case int8:
-		return append(b, byte(x))
-	case bool:
-		if x {
-			return append(b, 1)
-		}
-		return append(b, 0)
-	case uint16:
-		return le.AppendUint16(b, x)
-	case int16:
-		return le.AppendUint16(b, uint16(x))
-	case uint32:
-		return le.AppendUint32(b, x)
-	case int32:
-		return le.AppendUint32(b, uint32(x))
-	case float32:
-		return le.AppendUint32(b, math.Float32bits(x))
-	case uint64:
-		return le.AppendUint64(b, x)
-	case int64:
-		return le.AppendUint64(b, uint64(x))
-	case float64:
-		return le.AppendUint64(b, math.Float64bits(x))
-	case string:
-		return appendString(b, x)
+	if s, ok := v.x.(string); ok {
+		return appendString(b, s)
 	}
-	// An array: element type, count, elements.
-	b = le.AppendUint32(b, uint32(v.elem))
-	n := v.Len()
-	b = le.AppendUint64(b, uint64(n))
-	switch s := v.x.(type) {
-	case []uint8:
-		return append(b, s...)
-	case []string:
-		for _, e := range s {
-			b = appendString(b, e)
+	if v.typ == TypeArray {
+		b = le.AppendUint32(b, uint32(v.elem))
+		b = le.AppendUint64(b, uint64(v.Len()))
+		switch s := v.x.(type) {
+		case []string:
+			for _, e := range s {
+				b = appendString(b, e)
+			}
+			return b
+		case []Value:
+			for _, e := range s {
+				b = appendValue(b, e) // no per-element type tag
+			}
+			return b
 		}
-		return b
-	case []float32:
-		for _, e := range s {
-			b = le.AppendUint32(b, math.Float32bits(e))
-		}
-		return b
-	case []int32:
-		for _, e := range s {
-			b = le.AppendUint32(b, uint32(e))
-		}
-		return b
-	case []Value:
-		for _, e := range s {
-			b = appendValue(b, e) // no per-element type tag
-		}
-		return b
 	}
-	for i := range n {
-		b = appendValue(b, v.Index(i))
-	}
+	// Every other Value holds a fixed-size number, bool or slice of them,
+	// which Append cannot refuse.
+	b, _ = binary.Append(b, le, v.x)
 	return b
 }
 
