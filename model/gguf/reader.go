@@ -454,35 +454,70 @@ func (d *decoder) array(depth int) (Value, error) {
 		d.off += n
 		return Value{typ: TypeArray, elem: TypeBool, x: bs}, nil
 	}
+	p := d.buf[d.off : d.off+n*minSize]
+	d.off += n * minSize
+	le := binary.LittleEndian
 	var x any
 	switch elem {
 	case TypeUint8:
-		x = make([]uint8, n)
+		s := make([]uint8, n)
+		copy(s, p)
+		x = s
 	case TypeInt8:
-		x = make([]int8, n)
+		s := make([]int8, n)
+		for i := range s {
+			s[i] = int8(p[i])
+		}
+		x = s
 	case TypeUint16:
-		x = make([]uint16, n)
+		s := make([]uint16, n)
+		for i := range s {
+			s[i] = le.Uint16(p[2*i:])
+		}
+		x = s
 	case TypeInt16:
-		x = make([]int16, n)
+		s := make([]int16, n)
+		for i := range s {
+			s[i] = int16(le.Uint16(p[2*i:]))
+		}
+		x = s
 	case TypeUint32:
-		x = make([]uint32, n)
+		s := make([]uint32, n)
+		for i := range s {
+			s[i] = le.Uint32(p[4*i:])
+		}
+		x = s
 	case TypeInt32:
-		x = make([]int32, n)
+		s := make([]int32, n)
+		for i := range s {
+			s[i] = int32(le.Uint32(p[4*i:]))
+		}
+		x = s
 	case TypeFloat32:
-		x = make([]float32, n)
+		s := make([]float32, n)
+		for i := range s {
+			s[i] = math.Float32frombits(le.Uint32(p[4*i:]))
+		}
+		x = s
 	case TypeUint64:
-		x = make([]uint64, n)
+		s := make([]uint64, n)
+		for i := range s {
+			s[i] = le.Uint64(p[8*i:])
+		}
+		x = s
 	case TypeInt64:
-		x = make([]int64, n)
+		s := make([]int64, n)
+		for i := range s {
+			s[i] = int64(le.Uint64(p[8*i:]))
+		}
+		x = s
 	case TypeFloat64:
-		x = make([]float64, n)
+		s := make([]float64, n)
+		for i := range s {
+			s[i] = math.Float64frombits(le.Uint64(p[8*i:]))
+		}
+		x = s
 	}
-	// n elements of minSize bytes each fit (count checked it), so Decode,
-	// which reads fixed-size slices little-endian, cannot fail.
-	if _, err := binary.Decode(d.buf[d.off:d.off+n*minSize], binary.LittleEndian, x); err != nil {
-		return Value{}, d.fail(ErrInvalid, "array of %v: %v", elem, err)
-	}
-	d.off += n * minSize
 	return Value{typ: TypeArray, elem: elem, x: x}, nil
 }
 
