@@ -12,9 +12,11 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/specd-dev/specd/model/gguf"
@@ -36,6 +38,13 @@ type Options struct {
 	// norms and biases stay F32. One of F32, F16, BF16, Q8_0, Q4_0 (K-quants
 	// come from llama-quantize, see Quantize). The zero value is F32.
 	Type tensor.Type
+
+	// TensorTypes overrides Type for the named matrices ("token_embd.weight",
+	// "output.weight", "blk.0.attn_q.weight", ...). A quantized draft that
+	// shares the F16 target's embeddings is the target's options with Type
+	// Q8_0 and TensorTypes{"token_embd.weight": F16}: every tensor is drawn
+	// from its own stream, so equal names give equal values.
+	TensorTypes map[string]tensor.Type
 
 	Seed uint64
 
@@ -127,8 +136,13 @@ func (o Options) normalize() (Options, error) {
 	if _, err := FileType(o.Type); err != nil {
 		return o, err
 	}
-	if bs := o.Type.BlockSize(); o.Dim%bs != 0 || o.FFN%bs != 0 {
-		return o, fmt.Errorf("modeltest: %v needs Dim (%d) and FFN (%d) to be multiples of %d", o.Type, o.Dim, o.FFN, bs)
+	for _, t := range append([]tensor.Type{o.Type}, slices.Collect(maps.Values(o.TensorTypes))...) {
+		if _, err := FileType(t); err != nil {
+			return o, err
+		}
+		if bs := t.BlockSize(); o.Dim%bs != 0 || o.FFN%bs != 0 {
+			return o, fmt.Errorf("modeltest: %v needs Dim (%d) and FFN (%d) to be multiples of %d", t, o.Dim, o.FFN, bs)
+		}
 	}
 	if o.Spread < 0 || o.Spread > 3 {
 		return o, fmt.Errorf("modeltest: Spread %g outside [0, 3]", o.Spread)
@@ -263,6 +277,10 @@ func build(o Options) (*gguf.Writer, error) {
 	if g.err != nil {
 		return nil, g.err
 	}
+	if g.overridden != len(o.TensorTypes) {
+		names := slices.Sorted(maps.Keys(o.TensorTypes))
+		return nil, fmt.Errorf("modeltest: TensorTypes names a tensor the model does not have (%s)", strings.Join(names, ", "))
+	}
 	return w, nil
 }
 
@@ -352,6 +370,8 @@ type gen struct {
 	w   *gguf.Writer
 	err error
 	buf []float32
+
+	overridden int // matrices whose type came from o.TensorTypes
 }
 
 // stream returns the random stream of the tensor called name.
@@ -382,6 +402,10 @@ func (g *gen) matrixSpread(name string, rows, cols int, std, spread float64) {
 	}
 	r := g.stream(name)
 	t := g.o.Type
+	if tt, ok := g.o.TensorTypes[name]; ok {
+		t = tt
+		g.overridden++
+	}
 	rowBytes := tensor.RowSize(t, cols)
 	data := make([]byte, rows*rowBytes)
 	if cap(g.buf) < cols {

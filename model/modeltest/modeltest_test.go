@@ -413,3 +413,57 @@ func TestTopTwo(t *testing.T) {
 		}
 	}
 }
+
+// TestTensorTypes checks that a quantized copy of a model keeps the
+// overridden tensors byte for byte (a draft sharing the target's
+// embeddings), quantizes the rest, and that a name the model lacks is an
+// error rather than silently ignored.
+func TestTensorTypes(t *testing.T) {
+	target := small()
+	target.Type = tensor.F16
+	draft := target
+	draft.Type = tensor.Q8_0
+	draft.TensorTypes = map[string]tensor.Type{"token_embd.weight": tensor.F16}
+	tf, err := gguf.Parse(encode(t, target))
+	if err != nil {
+		t.Fatal(err)
+	}
+	df, err := gguf.Parse(encode(t, draft))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"token_embd.weight", "output.weight", "blk.1.ffn_down.weight"} {
+		ti, _ := tf.Tensor(name)
+		di, ok := df.Tensor(name)
+		if !ok {
+			t.Fatalf("draft lacks %s", name)
+		}
+		same := bytes.Equal(ti.Data, di.Data)
+		if name == "token_embd.weight" {
+			if di.Type != tensor.F16 || !same {
+				t.Errorf("%s: draft type %v, bytes equal to the target's %v; want F16 and equal", name, di.Type, same)
+			}
+			continue
+		}
+		if di.Type != tensor.Q8_0 {
+			t.Errorf("%s: draft type %v, want Q8_0", name, di.Type)
+		}
+		// The quantized values are the target's, within Q8_0's error.
+		cols := int(ti.Dims[0])
+		tv, dv := make([]float32, cols), make([]float32, cols)
+		tensor.DequantizeRow(tv, tensor.F16, ti.Data[:tensor.RowSize(tensor.F16, cols)])
+		tensor.DequantizeRow(dv, tensor.Q8_0, di.Data[:tensor.RowSize(tensor.Q8_0, cols)])
+		var amax, maxErr float64
+		for i := range tv {
+			amax = max(amax, math.Abs(float64(tv[i])))
+			maxErr = max(maxErr, math.Abs(float64(tv[i]-dv[i])))
+		}
+		if maxErr > amax/100 {
+			t.Errorf("%s: first row differs from the target's by %g (|max| %g): not a quantized copy", name, maxErr, amax)
+		}
+	}
+	draft.TensorTypes = map[string]tensor.Type{"token_embed.weight": tensor.F16}
+	if _, err := Encode(draft); err == nil || !strings.Contains(err.Error(), "token_embed.weight") {
+		t.Errorf("misspelt tensor name: err %v, want an error naming it", err)
+	}
+}

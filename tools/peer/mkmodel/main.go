@@ -4,6 +4,10 @@
 //
 //	go run ./tools/peer/mkmodel -o /tmp/m.gguf -dim 512 -layers 8 -heads 8 -kv-heads 4 -ffn 1536 -vocab 32000 -type F16
 //
+// Every tensor is drawn from its own seeded stream, so the same options with
+// -type Q8_0 -embd-type F16 give a quantized copy of that model that shares
+// its token embeddings byte for byte (a draft for speculative decoding).
+//
 // K-quant files are made from an F32 or F16 one with llama-quantize.
 package main
 
@@ -39,6 +43,8 @@ func run(args []string) error {
 	fs.Uint64Var(&o.Seed, "seed", 1, "random seed")
 	fs.StringVar(&o.VocabFrom, "vocab-from", "", "GGUF file whose tokenizer.* metadata to copy")
 	fs.BoolVar(&o.Tied, "tied", false, "tie the output projection to token_embd")
+	embdType := fs.String("embd-type", "", "weight type of token_embd.weight (default: -type)")
+	outType := fs.String("output-type", "", "weight type of output.weight (default: -type)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -46,11 +52,33 @@ func run(args []string) error {
 		fs.Usage()
 		return fmt.Errorf("need -o and no positional arguments")
 	}
-	t, ok := map[string]tensor.Type{"F32": tensor.F32, "F16": tensor.F16, "BF16": tensor.BF16,
-		"Q8_0": tensor.Q8_0, "Q4_0": tensor.Q4_0}[*typ]
-	if !ok {
-		return fmt.Errorf("unknown -type %q (F32, F16, BF16, Q8_0, Q4_0)", *typ)
+	parse := func(flag, name string) (tensor.Type, error) {
+		t, ok := map[string]tensor.Type{"F32": tensor.F32, "F16": tensor.F16, "BF16": tensor.BF16,
+			"Q8_0": tensor.Q8_0, "Q4_0": tensor.Q4_0}[name]
+		if !ok {
+			return 0, fmt.Errorf("unknown %s %q (F32, F16, BF16, Q8_0, Q4_0)", flag, name)
+		}
+		return t, nil
 	}
-	o.Type = t
+	var err error
+	if o.Type, err = parse("-type", *typ); err != nil {
+		return err
+	}
+	for _, f := range []struct{ flag, value, tensor string }{
+		{"-embd-type", *embdType, "token_embd.weight"},
+		{"-output-type", *outType, "output.weight"},
+	} {
+		if f.value == "" {
+			continue
+		}
+		t, err := parse(f.flag, f.value)
+		if err != nil {
+			return err
+		}
+		if o.TensorTypes == nil {
+			o.TensorTypes = map[string]tensor.Type{}
+		}
+		o.TensorTypes[f.tensor] = t
+	}
 	return modeltest.Write(*out, o)
 }
