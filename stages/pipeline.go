@@ -25,6 +25,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -108,6 +109,14 @@ type Config struct {
 	// cache is cut back as usual); a hit skips the draft step.
 	PreDraft bool
 
+	// PreDraftMin, with PreDraft, pre-drafts a sequence only while the
+	// chance that its pre-draft is used, estimated as α^(k+1) from its
+	// recent acceptance α (k draft tokens accepted and the bonus token
+	// guessed), is at least this. 0 pre-drafts every step. A pre-draft that
+	// misses still occupies the draft's threads when the next real draft is
+	// due, so with low acceptance it slows decoding down.
+	PreDraftMin float64
+
 	// VerifyBatch makes verify wait until it holds the blocks of this many
 	// sequences (or of all in flight, if fewer) before a pass: larger
 	// passes amortise the target's weights over more tokens, at the cost
@@ -151,6 +160,9 @@ func New(cfg Config) (*Pipeline, error) {
 	}
 	if cfg.Policy.K < 0 {
 		return nil, fmt.Errorf("%w: negative draft length %d", ErrConfig, cfg.Policy.K)
+	}
+	if !(cfg.PreDraftMin >= 0 && cfg.PreDraftMin <= 1) {
+		return nil, fmt.Errorf("%w: pre-draft threshold %g outside [0, 1]", ErrConfig, cfg.PreDraftMin)
 	}
 	if v := cfg.Drafter; v != nil && v.Vocab() != 0 && v.Vocab() != cfg.Target.Vocab() {
 		return nil, fmt.Errorf("%w: draft vocabulary %d differs from target's %d", ErrConfig, v.Vocab(), cfg.Target.Vocab())
@@ -487,7 +499,8 @@ func (p *Pipeline) draftStage(ctx context.Context, st *graph.Stage, fresh, loop,
 		k := len(s.block.Draft)
 		// A pre-draft feeds the draft cache up to position n+2k-1.
 		canPre := p.cfg.PreDraft && p.cfg.Drafter != nil && k > 0 && s.gen+k+2 < s.req.MaxTokens &&
-			len(s.tokens)+2*k+1 < p.cfg.MaxPos
+			len(s.tokens)+2*k+1 < p.cfg.MaxPos &&
+			(p.cfg.PreDraftMin <= 0 || math.Pow(s.policy.Alpha(), float64(k+1)) >= p.cfg.PreDraftMin)
 		if canPre {
 			pr.base = len(s.tokens)
 			pr.tokens = append(append(pr.tokens[:0], s.tokens...), s.block.Draft...)

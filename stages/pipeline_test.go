@@ -647,3 +647,49 @@ func TestLongPrompt(t *testing.T) {
 		}
 	}
 }
+
+// TestPreDraftThreshold checks PreDraftMin: a draft that is always right
+// (the target itself) is pre-drafted once its acceptance estimate is high
+// and the pre-drafts are used; a draft that is almost never right is not
+// pre-drafted at all, although it is with a threshold of 0. Output stays
+// the target's in every case.
+func TestPreDraftThreshold(t *testing.T) {
+	ref := verifytest.NewFake(vocab, 1, 512, 512, 4)
+	for _, tc := range []struct {
+		name    string
+		terms   []verifytest.Term // the draft's; none: the target's own
+		min     float64
+		wantPre bool
+	}{
+		{"self/0.5", nil, 0.5, true},
+		{"wrong/0.5", []verifytest.Term{{Seed: 9, Scale: 1}}, 0.5, false},
+		{"wrong/0", []verifytest.Term{{Seed: 9, Scale: 1}}, 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := stages.Config{
+				Target:  verifytest.NewFake(vocab, 1, 512, 72, 4),
+				Drafter: draft.NewModel(verifytest.NewFake(vocab, 1, 512, 64, 4, tc.terms...), 0),
+				Policy:  draft.Policy{K: 3}, Slots: 1, MaxPos: 512, PreDraft: true, PreDraftMin: tc.min,
+			}
+			pr := []int32{1, 2, 3}
+			res, p := runPipeline(t, cfg, []stages.Request{{ID: "a", PromptIDs: pr, MaxTokens: 40}})
+			want, err := ref.Greedy(0, pr, 40)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := res["a"].tokens; fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("tokens\n got  %v\n want %v", got, want)
+			}
+			m := p.Metrics().Snapshot()
+			if (m.PreDrafts > 0) != tc.wantPre {
+				t.Errorf("%d pre-drafts (%d used) at acceptance %.2f; want pre-drafts: %v", m.PreDrafts, m.PreDraftHits, m.Acceptance(), tc.wantPre)
+			}
+			if tc.terms == nil && m.PreDraftHits == 0 {
+				t.Errorf("self-draft: %d pre-drafts, none used", m.PreDrafts)
+			}
+		})
+	}
+	if _, err := stages.New(stages.Config{Target: ref, Slots: 1, MaxPos: 8, PreDraftMin: 1.5}); !errors.Is(err, stages.ErrConfig) {
+		t.Errorf("PreDraftMin 1.5: err %v, want ErrConfig", err)
+	}
+}
