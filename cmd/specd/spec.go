@@ -11,6 +11,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -36,6 +37,7 @@ type specOpts struct {
 	noShare       bool
 	stats         bool
 	preDraft      bool
+	preDraftMin   float64
 	verifyBatch   int
 }
 
@@ -53,7 +55,8 @@ func addSpecFlags(fs *flag.FlagSet) *specOpts {
 	fs.IntVar(&s.verifyThreads, "verify-threads", 0, "threads of the target model (0: --threads)")
 	fs.BoolVar(&s.noShare, "no-share-embd", false, "do not let the draft use the target's token embeddings")
 	fs.BoolVar(&s.stats, "spec-stats", true, "print speculative-decoding statistics to stderr")
-	fs.BoolVar(&s.preDraft, "pre-draft", false, "draft step n+1 while step n is verified, assuming full acceptance")
+	fs.BoolVar(&s.preDraft, "pre-draft", true, "draft step n+1 while step n is verified, assuming full acceptance (see --pre-draft-min)")
+	fs.Float64Var(&s.preDraftMin, "pre-draft-min", 0.5, "pre-draft a sequence only while the chance its pre-draft is used, α^(k+1) from its recent acceptance α, is at least `p` (0: every step)")
 	fs.IntVar(&s.verifyBatch, "verify-batch", 0, "wait for the blocks of `n` sequences (or all in flight) before a verification pass; 0 verifies what is ready")
 	return s
 }
@@ -73,6 +76,8 @@ func (s *specOpts) check() error {
 		return fmt.Errorf("--verify-threads %d: must not be negative", s.verifyThreads)
 	case s.cost < 0:
 		return fmt.Errorf("--draft-cost %g: must not be negative", s.cost)
+	case !(s.preDraftMin >= 0 && s.preDraftMin <= 1):
+		return fmt.Errorf("--pre-draft-min %g: must be in [0, 1]", s.preDraftMin)
 	}
 	return nil
 }
@@ -175,6 +180,7 @@ func (su *specSetup) pipelineConfig(s *specOpts, seqs, maxPos, batch, verifyThre
 		Policy:      draft.Policy{K: k, Adaptive: s.adaptive, Cost: s.cost},
 		NewSampler:  stages.NewSampler,
 		PreDraft:    s.preDraft,
+		PreDraftMin: s.preDraftMin,
 		VerifyBatch: s.verifyBatch,
 	}
 	switch {
@@ -399,9 +405,9 @@ func init() {
 
 // runSpecBench measures, in one run on one target: plain decoding and
 // speculative decoding of one sequence (tok/s, acceptance α, cost ratio c,
-// predicted and measured speedup), then a batch of sequences through the
-// concurrent pipeline and through the same pipeline run one stage at a
-// time.
+// predicted and measured speedup) for each draft length of --ks, with and
+// without pre-drafting, then a batch of sequences through the concurrent
+// pipeline and through the same pipeline run one stage at a time.
 func runSpecBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var o generateOpts
 	fs := newFlagSet("specbench", stderr)
@@ -414,6 +420,7 @@ func runSpecBench(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	temp := fs.Float64("temp", 0, "sampling temperature; 0 is greedy")
 	seed := fs.Uint64("seed", 1, "random seed")
 	reps := fs.Int("reps", 3, "runs of each configuration; the fastest is reported (the machine may be shared)")
+	ksFlag := fs.String("ks", "", "comma-separated draft `lengths` to measure one after another, with a summary table (default: -k)")
 	s := addSpecFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -422,6 +429,19 @@ func runSpecBench(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	defaultModels(&o, s)
 	if err := o.checkPrompt(); err != nil {
 		return err
+	}
+	ks := []int{s.k}
+	if *ksFlag != "" {
+		var err error
+		if ks, err = parseInts(*ksFlag); err != nil {
+			return fmt.Errorf("--ks: %w", err)
+		}
+		for _, k := range ks {
+			if k < 1 || k > 64 {
+				return fmt.Errorf("--ks: draft length %d not in [1, 64]", k)
+			}
+		}
+		s.k = slices.Max(ks)
 	}
 	switch {
 	case !s.enabled():
@@ -434,185 +454,286 @@ func runSpecBench(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return err
 	}
 	defer su.Close()
-	vt := s.verifyThreads
-	if vt == 0 {
-		vt = o.threads
+	b := &specBench{su: su, o: o, s: *s, prompt: prompt, reps: *reps, out: stdout,
+		params: stages.Params{Temp: o.params.Temp, Seed: o.params.Seed}}
+	b.vt = s.verifyThreads
+	if b.vt == 0 {
+		b.vt = o.threads
 	}
-	maxPos := len(prompt) + o.n + s.k + 2
-	if maxPos > su.target.Config.CtxLen {
-		return fmt.Errorf("prompt and -n need %d positions, the model has %d", maxPos, su.target.Config.CtxLen)
+	b.maxPos = len(prompt) + o.n + s.k + 2
+	if b.maxPos > su.target.Config.CtxLen {
+		return fmt.Errorf("prompt and -n need %d positions, the model has %d", b.maxPos, su.target.Config.CtxLen)
 	}
-	params := stages.Params{Temp: o.params.Temp, Seed: o.params.Seed}
-	fmt.Fprintf(stdout, "target %s (%d layers, dim %d, vocab %d), draft %s (shared embeddings %v), k %d, prompt %d tokens, %d generated, verify threads %d, draft threads %d\n",
-		su.targetName, su.target.Config.Layers, su.target.Config.Dim, su.target.Config.Vocab, s.draft, su.shared, s.k, len(prompt), o.n, vt, s.draftThreads)
-
-	// Per-token costs: one-token forward passes of target and draft, and a
-	// target pass over k+1 tokens (the verification shape).
-	tt1, err := su.forwardCost(su.target, vt, 1, len(prompt)+o.n)
-	if err != nil {
+	fmt.Fprintf(stdout, "target %s (%d layers, dim %d, vocab %d), draft %s (shared embeddings %v), prompt %d tokens, %d generated, verify threads %d, draft threads %d\n",
+		su.targetName, su.target.Config.Layers, su.target.Config.Dim, su.target.Config.Vocab, s.draft, su.shared, len(prompt), o.n, b.vt, s.draftThreads)
+	if err := b.costs(); err != nil {
 		return err
 	}
-	ttk, err := su.forwardCost(su.target, vt, s.k+1, len(prompt)+o.n)
-	if err != nil {
+	if err := b.plain(ctx); err != nil {
 		return err
 	}
-	c := 0.0
-	if su.draft != nil {
-		td1, err := su.forwardCost(su.draft, s.draftThreads, 1, len(prompt)+o.n)
+	var rows []kRow
+	for _, k := range ks {
+		r, err := b.speculative(ctx, k)
 		if err != nil {
 			return err
 		}
-		c = td1.Seconds() / tt1.Seconds()
-		fmt.Fprintf(stdout, "cost: target 1 token %v, target %d tokens %v (%.2fx one), draft 1 token %v: c = %.3f\n",
-			tt1.Round(time.Microsecond), s.k+1, ttk.Round(time.Microsecond), ttk.Seconds()/tt1.Seconds(), td1.Round(time.Microsecond), c)
-	} else {
-		fmt.Fprintf(stdout, "cost: target 1 token %v, target %d tokens %v (%.2fx one), n-gram draft: c = 0\n",
-			tt1.Round(time.Microsecond), s.k+1, ttk.Round(time.Microsecond), ttk.Seconds()/tt1.Seconds())
+		rows = append(rows, r)
 	}
+	if len(rows) > 1 {
+		b.summary(rows)
+	}
+	if *seqs > 0 {
+		return b.batch(ctx, *seqs)
+	}
+	return nil
+}
 
-	// One sequence: plain, then speculative.
-	plainOpts := *s
-	plainOpts.draft = "none"
-	// lastCPU is the process CPU time of the latest run: tokens per
-	// CPU-second stay meaningful on a machine busy with other work.
-	var lastCPU time.Duration
-	var runOnce func(so *specOpts, n int, serial bool, threads int) (stages.Snapshot, []runResult, error)
-	// run repeats a configuration --reps times and keeps the fastest run
-	// by wall time (and the least CPU time, separately).
-	run := func(so *specOpts, n int, serial bool, threads int) (best stages.Snapshot, bestRes []runResult, err error) {
-		bestCPU := time.Duration(-1)
-		for r := 0; r < *reps; r++ {
-			c0 := cpuTime()
-			m, res, err := runOnce(so, n, serial, threads)
-			c := cpuTime() - c0
-			if err != nil {
-				return m, res, err
-			}
-			if r == 0 || m.Wall < best.Wall {
-				best, bestRes = m, res
-			}
-			if bestCPU < 0 || c < bestCPU {
-				bestCPU = c
-			}
-		}
-		lastCPU = bestCPU
-		return best, bestRes, nil
+// specBench holds one specbench run's models, options and shared figures.
+type specBench struct {
+	su     *specSetup
+	o      generateOpts
+	s      specOpts // as given; each draft length runs a copy with its own k
+	prompt []int32
+	params stages.Params
+	reps   int
+	vt     int // verify threads
+	maxPos int
+	out    io.Writer
+
+	tt1, td1 time.Duration // 1-token forward passes of target and draft
+	c        float64       // td1 / tt1 (0 for the n-gram draft)
+	plainTok plainResult   // the plain loop, fastest of reps
+	loopCPU  time.Duration
+	lastCPU  time.Duration // CPU time of the latest run (least of its reps)
+}
+
+// kRow is one draft length's figures for the summary table.
+type kRow struct {
+	k                    int
+	alpha, r, pred, meas float64
+	predR                float64 // prediction with the measured (k+1)-token pass cost
+	pre                  float64 // speedup with pre-drafting (0: not measured)
+}
+
+// costs measures the 1-token forward passes of target and draft.
+func (b *specBench) costs() error {
+	var err error
+	if b.tt1, err = b.su.forwardCost(b.su.target, b.vt, 1, len(b.prompt)+b.o.n); err != nil {
+		return err
 	}
-	runOnce = func(so *specOpts, n int, serial bool, threads int) (stages.Snapshot, []runResult, error) {
-		cfg, err := su.pipelineConfig(so, n, maxPos, len(prompt), threads, false)
-		if err != nil {
-			return stages.Snapshot{}, nil, err
-		}
-		cfg.Serial = serial
-		cfg.Stop = nil // fixed lengths for comparable figures
-		p, err := stages.New(cfg)
-		if err != nil {
-			return stages.Snapshot{}, nil, err
-		}
-		var reqs []stages.Request
-		for i := 0; i < n; i++ {
-			pr := params
-			pr.Seed += uint64(i)
-			reqs = append(reqs, stages.Request{ID: fmt.Sprint(i), PromptIDs: rotate(prompt, i), MaxTokens: o.n, Params: pr})
-		}
-		res, err := runMany(ctx, p, reqs, nil)
-		if err != nil {
-			return stages.Snapshot{}, nil, err
-		}
-		for _, r := range res {
-			if r.final.Err != nil {
-				return stages.Snapshot{}, nil, r.final.Err
-			}
-		}
-		return p.Metrics().Snapshot(), res, nil
+	if b.su.draft == nil {
+		fmt.Fprintf(b.out, "cost: target 1 token %v, n-gram draft: c = 0\n", b.tt1.Round(time.Microsecond))
+		return nil
 	}
-	var plainTok plainResult
-	loopCPU := time.Duration(-1)
-	for r := 0; r < *reps; r++ {
+	if b.td1, err = b.su.forwardCost(b.su.draft, b.s.draftThreads, 1, len(b.prompt)+b.o.n); err != nil {
+		return err
+	}
+	b.c = b.td1.Seconds() / b.tt1.Seconds()
+	fmt.Fprintf(b.out, "cost: target 1 token %v, draft 1 token %v: c = %.3f\n",
+		b.tt1.Round(time.Microsecond), b.td1.Round(time.Microsecond), b.c)
+	return nil
+}
+
+// run repeats a pipeline configuration b.reps times and keeps the fastest
+// run by wall time (and the least CPU time, separately, in b.lastCPU).
+func (b *specBench) run(ctx context.Context, so *specOpts, n int, serial bool) (best stages.Snapshot, bestRes []runResult, err error) {
+	bestCPU := time.Duration(-1)
+	for r := 0; r < b.reps; r++ {
 		c0 := cpuTime()
-		pt, err := su.plainDecode(ctx, prompt, o.n, o.threads, o.params)
+		m, res, err := b.runOnce(ctx, so, n, serial)
+		c := cpuTime() - c0
+		if err != nil {
+			return m, res, err
+		}
+		if r == 0 || m.Wall < best.Wall {
+			best, bestRes = m, res
+		}
+		if bestCPU < 0 || c < bestCPU {
+			bestCPU = c
+		}
+	}
+	b.lastCPU = bestCPU
+	return best, bestRes, nil
+}
+
+func (b *specBench) runOnce(ctx context.Context, so *specOpts, n int, serial bool) (stages.Snapshot, []runResult, error) {
+	cfg, err := b.su.pipelineConfig(so, n, b.maxPos, len(b.prompt), b.vt, false)
+	if err != nil {
+		return stages.Snapshot{}, nil, err
+	}
+	cfg.Serial = serial
+	cfg.Stop = nil // fixed lengths for comparable figures
+	p, err := stages.New(cfg)
+	if err != nil {
+		return stages.Snapshot{}, nil, err
+	}
+	var reqs []stages.Request
+	for i := 0; i < n; i++ {
+		pr := b.params
+		pr.Seed += uint64(i)
+		reqs = append(reqs, stages.Request{ID: fmt.Sprint(i), PromptIDs: rotate(b.prompt, i), MaxTokens: b.o.n, Params: pr})
+	}
+	res, err := runMany(ctx, p, reqs, nil)
+	if err != nil {
+		return stages.Snapshot{}, nil, err
+	}
+	for _, r := range res {
+		if r.final.Err != nil {
+			return stages.Snapshot{}, nil, r.final.Err
+		}
+	}
+	return p.Metrics().Snapshot(), res, nil
+}
+
+func tps(m stages.Snapshot) float64 { return float64(m.Generated) / m.Wall.Seconds() }
+
+func perCPU(m stages.Snapshot, c time.Duration) float64 {
+	return float64(m.Generated) / max(c.Seconds(), 1e-9)
+}
+
+// plain measures plain decoding of one sequence: the loop of specd
+// generate (the baseline of every speedup) and the same through the
+// pipeline.
+func (b *specBench) plain(ctx context.Context) error {
+	b.loopCPU = -1
+	for r := 0; r < b.reps; r++ {
+		c0 := cpuTime()
+		pt, err := b.su.plainDecode(ctx, b.prompt, b.o.n, b.o.threads, b.o.params)
 		if err != nil {
 			return err
 		}
-		if c := cpuTime() - c0; loopCPU < 0 || c < loopCPU {
-			loopCPU = c
+		if c := cpuTime() - c0; b.loopCPU < 0 || c < b.loopCPU {
+			b.loopCPU = c
 		}
-		if pt.tps > plainTok.tps {
-			plainTok = pt
+		if pt.tps > b.plainTok.tps {
+			b.plainTok = pt
 		}
 	}
-	plain, _, err := run(&plainOpts, 1, false, o.threads)
+	plainOpts := b.s
+	plainOpts.draft = "none"
+	plain, _, err := b.run(ctx, &plainOpts, 1, false)
 	if err != nil {
 		return err
 	}
-	plainCPU := lastCPU
-	spec, specRes, err := run(s, 1, false, vt)
+	fmt.Fprintf(b.out, "plain decoding (loop):      %7.1f tok/s, %7.1f tok per CPU-second\n", b.plainTok.tps, float64(b.o.n)/max(b.loopCPU.Seconds(), 1e-9))
+	fmt.Fprintf(b.out, "plain decoding (pipeline):  %7.1f tok/s, %7.1f tok per CPU-second\n", tps(plain), perCPU(plain, b.lastCPU))
+	return nil
+}
+
+// speculative measures one sequence decoded speculatively with draft
+// length k without pre-drafting, then (unless --pre-draft=false) with it.
+func (b *specBench) speculative(ctx context.Context, k int) (kRow, error) {
+	so := b.s
+	so.k = k
+	row := kRow{k: k}
+	ttk, err := b.su.forwardCost(b.su.target, b.vt, k+1, len(b.prompt)+b.o.n)
 	if err != nil {
-		return err
+		return row, err
 	}
-	specCPU := lastCPU
-	perCPU := func(m stages.Snapshot, c time.Duration) float64 { return float64(m.Generated) / max(c.Seconds(), 1e-9) }
+	row.r = ttk.Seconds() / b.tt1.Seconds()
+	preOpts := so
+	so.preDraft = false
+	spec, specRes, err := b.run(ctx, &so, 1, false)
+	if err != nil {
+		return row, err
+	}
+	specCPU := b.lastCPU
 	same := ""
-	if o.params.Temp == 0 {
+	if b.o.params.Temp == 0 {
 		same = ", output identical to plain decoding"
-		if fmt.Sprint(specRes[0].tokens) != fmt.Sprint(plainTok.tokens) {
+		if fmt.Sprint(specRes[0].tokens) != fmt.Sprint(b.plainTok.tokens) {
 			same = ", OUTPUT DIFFERS FROM PLAIN DECODING"
 		}
 	}
-	tps := func(m stages.Snapshot) float64 { return float64(m.Generated) / m.Wall.Seconds() }
-	alpha := spec.Acceptance()
-	pred := draft.Speedup(alpha, s.k, c)
-	fmt.Fprintf(stdout, "plain decoding (loop):      %7.1f tok/s, %7.1f tok per CPU-second\n", plainTok.tps, float64(o.n)/max(loopCPU.Seconds(), 1e-9))
-	fmt.Fprintf(stdout, "plain decoding (pipeline):  %7.1f tok/s, %7.1f tok per CPU-second\n", tps(plain), perCPU(plain, plainCPU))
-	fmt.Fprintf(stdout, "speculative (pipeline):     %7.1f tok/s, %7.1f tok per CPU-second; speedup %.2fx over the loop, %.2fx over the plain pipeline%s\n",
-		tps(spec), perCPU(spec, specCPU), tps(spec)/plainTok.tps, tps(spec)/tps(plain), same)
-	fmt.Fprintf(stdout, "alpha %.3f, mean accepted length %.2f, predicted speedup (1-a^(k+1))/((1-a)(kc+1)) = %.2fx\n",
-		alpha, spec.MeanAcceptedLength(), pred)
-	r := ttk.Seconds() / tt1.Seconds()
-	fmt.Fprintf(stdout, "  (that assumes a (k+1)-token pass costs one 1-token pass; measured %.2fx, which predicts %.2fx: E/(kc+r) with E = %.2f tokens per step)\n",
-		r, draft.Speedup(alpha, s.k, 0)/(float64(s.k)*c+r), draft.Speedup(alpha, s.k, 0))
-	spec.Write(prefixWriter{stdout, "  "})
-	if b := spec.PreDraftBound(); spec.Wall > 0 && !s.preDraft {
-		fmt.Fprintf(stdout, "pre-drafting (draft step n+1 during verification of n) could save at most %v of %v (%.1f%%): %d of %d drafts accepted in full\n",
-			b.Round(time.Microsecond), spec.Wall.Round(time.Millisecond), 100*b.Seconds()/spec.Wall.Seconds(), spec.FullAccepts, spec.Drafts)
-		preOpts := *s
-		preOpts.preDraft = true
-		pre, _, err := run(&preOpts, 1, false, vt)
+	row.alpha = spec.Acceptance()
+	row.pred = draft.Speedup(row.alpha, k, b.c)
+	row.meas = tps(spec) / b.plainTok.tps
+	e := draft.Speedup(row.alpha, k, 0)
+	row.predR = e / (float64(k)*b.c + row.r)
+	fmt.Fprintf(b.out, "k %d: target %d-token pass %v (%.2fx a 1-token pass)\n", k, k+1, ttk.Round(time.Microsecond), row.r)
+	fmt.Fprintf(b.out, "speculative (pipeline):     %7.1f tok/s, %7.1f tok per CPU-second; speedup %.2fx over the loop%s\n",
+		tps(spec), perCPU(spec, specCPU), row.meas, same)
+	fmt.Fprintf(b.out, "alpha %.3f, mean accepted length %.2f, predicted speedup (1-a^(k+1))/((1-a)(kc+1)) = %.2fx; measured/predicted %.0f%%\n",
+		row.alpha, spec.MeanAcceptedLength(), row.pred, 100*row.meas/row.pred)
+	fmt.Fprintf(b.out, "  (that assumes a (k+1)-token pass costs one 1-token pass; with the measured %.2fx it predicts %.2fx: E/(kc+r) with E = %.2f tokens per step)\n",
+		row.r, row.predR, e)
+	spec.Write(prefixWriter{b.out, "  "})
+	if bound := spec.PreDraftBound(); spec.Wall > 0 && preOpts.preDraft && b.su.draft != nil {
+		fmt.Fprintf(b.out, "pre-drafting (draft step n+1 during verification of n) could save at most %v of %v (%.1f%%): %d of %d drafts accepted in full\n",
+			bound.Round(time.Microsecond), spec.Wall.Round(time.Millisecond), 100*bound.Seconds()/spec.Wall.Seconds(), spec.FullAccepts, spec.Drafts)
+		pre, _, err := b.run(ctx, &preOpts, 1, false)
 		if err != nil {
-			return err
+			return row, err
 		}
-		fmt.Fprintf(stdout, "speculative with pre-drafting: %7.1f tok/s, %7.1f tok per CPU-second (%.2fx without; %d pre-drafts, %d used, overlap %v)\n",
-			tps(pre), perCPU(pre, lastCPU), tps(pre)/tps(spec), pre.PreDrafts, pre.PreDraftHits, pre.Overlap.Round(time.Microsecond))
+		row.pre = tps(pre) / b.plainTok.tps
+		fmt.Fprintf(b.out, "speculative with pre-drafting (--pre-draft-min %g): %7.1f tok/s, %7.1f tok per CPU-second; speedup %.2fx over the loop (%.2fx without; %d pre-drafts, %d used, overlap %v)\n",
+			preOpts.preDraftMin, tps(pre), perCPU(pre, b.lastCPU), row.pre, tps(pre)/tps(spec), pre.PreDrafts, pre.PreDraftHits, pre.Overlap.Round(time.Microsecond))
 	}
+	return row, nil
+}
 
-	if *seqs > 0 {
-		line := func(name string, m stages.Snapshot, c time.Duration) {
-			fmt.Fprintf(stdout, "%d sequences, %-34s %7.1f tok/s, %7.1f per CPU-s (alpha %.2f, %.1f blocks per pass, draft busy %v, verify busy %v, overlap %v)\n",
-				*seqs, name+":", tps(m), perCPU(m, c), m.Acceptance(), float64(m.Steps)/max(float64(m.Passes), 1), m.DraftBusy.Round(time.Millisecond),
-				m.VerifyBusy.Round(time.Millisecond), m.Overlap.Round(time.Millisecond))
+// summary prints one row per draft length and names the best k by the
+// predicted speedup (the draft length Leviathan et al.'s formula picks)
+// and by the measured one.
+func (b *specBench) summary(rows []kRow) {
+	bestPred, bestMeas := 0, 0
+	for i, r := range rows {
+		if r.pred > rows[bestPred].pred {
+			bestPred = i
 		}
-		conc, _, err := run(s, *seqs, false, vt)
-		if err != nil {
-			return err
+		if max(r.meas, r.pre) > max(rows[bestMeas].meas, rows[bestMeas].pre) {
+			bestMeas = i
 		}
-		concCPU := lastCPU
-		gathered := *s
-		gathered.verifyBatch = *seqs
-		gath, _, err := run(&gathered, *seqs, false, vt)
-		if err != nil {
-			return err
-		}
-		gathCPU := lastCPU
-		ser, _, err := run(s, *seqs, true, vt)
-		if err != nil {
-			return err
-		}
-		line(fmt.Sprintf("concurrent (verify-batch %d)", s.verifyBatch), conc, concCPU)
-		line(fmt.Sprintf("concurrent (verify-batch %d)", *seqs), gath, gathCPU)
-		line("one stage at a time", ser, lastCPU)
-		fmt.Fprintf(stdout, "concurrency gain %.2fx (verify-batch %d), %.2fx (verify-batch %d)\n",
-			tps(conc)/tps(ser), s.verifyBatch, tps(gath)/tps(ser), *seqs)
 	}
+	fmt.Fprintf(b.out, "\nsummary (c = %.3f; speedups over the plain loop at %.1f tok/s):\n", b.c, b.plainTok.tps)
+	fmt.Fprintf(b.out, "| k | alpha | (k+1)-pass / 1-pass | predicted | measured | measured / predicted | with pre-drafting | / predicted |\n|---|---|---|---|---|---|---|---|\n")
+	for i, r := range rows {
+		mark := ""
+		if i == bestPred {
+			mark = " (best predicted)"
+		}
+		pre, preRatio := "n/a", "n/a"
+		if r.pre > 0 {
+			pre, preRatio = fmt.Sprintf("%.2fx", r.pre), fmt.Sprintf("%.0f%%", 100*r.pre/r.pred)
+		}
+		fmt.Fprintf(b.out, "| %d%s | %.3f | %.2f | %.2fx | %.2fx | %.0f%% | %s | %s |\n",
+			r.k, mark, r.alpha, r.r, r.pred, r.meas, 100*r.meas/r.pred, pre, preRatio)
+	}
+	fmt.Fprintf(b.out, "fastest measured: k %d\n", rows[bestMeas].k)
+}
+
+// batch runs seqs sequences through the concurrent pipeline (verifying
+// what is ready, and gathering every sequence per pass) and one stage at a
+// time, with the largest draft length given.
+func (b *specBench) batch(ctx context.Context, seqs int) error {
+	line := func(name string, m stages.Snapshot, c time.Duration) {
+		fmt.Fprintf(b.out, "%d sequences, %-34s %7.1f tok/s, %7.1f per CPU-s (alpha %.2f, %.1f blocks per pass, draft busy %v, verify busy %v, overlap %v)\n",
+			seqs, name+":", tps(m), perCPU(m, c), m.Acceptance(), float64(m.Steps)/max(float64(m.Passes), 1), m.DraftBusy.Round(time.Millisecond),
+			m.VerifyBusy.Round(time.Millisecond), m.Overlap.Round(time.Millisecond))
+	}
+	conc, _, err := b.run(ctx, &b.s, seqs, false)
+	if err != nil {
+		return err
+	}
+	concCPU := b.lastCPU
+	gathered := b.s
+	gathered.verifyBatch = seqs
+	gath, _, err := b.run(ctx, &gathered, seqs, false)
+	if err != nil {
+		return err
+	}
+	gathCPU := b.lastCPU
+	ser, _, err := b.run(ctx, &b.s, seqs, true)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(b.out, "k %d:\n", b.s.k)
+	line(fmt.Sprintf("concurrent (verify-batch %d)", b.s.verifyBatch), conc, concCPU)
+	line(fmt.Sprintf("concurrent (verify-batch %d)", seqs), gath, gathCPU)
+	line("one stage at a time", ser, b.lastCPU)
+	fmt.Fprintf(b.out, "concurrency gain %.2fx (verify-batch %d), %.2fx (verify-batch %d)\n",
+		tps(conc)/tps(ser), b.s.verifyBatch, tps(gath)/tps(ser), seqs)
 	return nil
 }
 
@@ -731,4 +852,17 @@ func (p prefixWriter) Write(b []byte) (int, error) {
 		}
 	}
 	return len(b), nil
+}
+
+// parseInts parses a comma-separated list of integers.
+func parseInts(s string) ([]int, error) {
+	var out []int
+	for i, f := range strings.Split(s, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			return nil, fmt.Errorf("item %d (%q) is not an integer", i+1, f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }
