@@ -6,6 +6,18 @@
 // the values) of positions 0..MaxPos-1 are contiguous, position-major,
 // HeadDim elements each, so attention for one head streams one block of
 // memory. Storage is F16 (default) or F32.
+//
+// Sliding window. With Config.Window = W > 0 a token at position p attends
+// to positions [p-W+1, p] only, and a slot's storage of MaxPos positions
+// holds a moving range of them: position p lives at index p - Base(s).
+// Reserve, called before a forward pass writes new positions, slides the
+// range forward when it would overflow, copying the W-1 positions the
+// pass's tokens can still see to the front (amortised O(W / (MaxPos-W))
+// copies per token). Rollback stays O(1): the pass's positions are never
+// needed by a token before them, and the copy keeps every position the
+// first token of the pass can see, so cutting back to any length reached
+// since then leaves the window of the next token intact. A sequence is
+// then bounded by the model's context, not by MaxPos.
 package kvsync
 
 import (
@@ -26,8 +38,13 @@ type Config struct {
 	KVHeads int
 	HeadDim int
 	Seqs    int  // number of sequence slots
-	MaxPos  int  // positions per slot (context length)
+	MaxPos  int  // positions stored per slot (the context length without Window)
 	F32     bool // store F32 instead of F16
+
+	// Window, if > 0, limits attention to the last Window positions and
+	// lets a slot's positions run past MaxPos (see the package comment).
+	// It must leave room for a pass: Window < MaxPos.
+	Window int
 }
 
 // Cache is the KV arena of one model. It is not safe for concurrent use
@@ -39,6 +56,7 @@ type Cache struct {
 	k32  []float32
 	v32  []float32
 	lens []int
+	base []int // per slot, the position stored at index 0 (0 without Window)
 }
 
 // New allocates the whole arena up front; no method allocates afterwards.
@@ -46,11 +64,14 @@ func New(cfg Config) (*Cache, error) {
 	if cfg.Layers <= 0 || cfg.KVHeads <= 0 || cfg.HeadDim <= 0 || cfg.Seqs <= 0 || cfg.MaxPos <= 0 {
 		return nil, fmt.Errorf("kvsync: invalid config %+v", cfg)
 	}
+	if cfg.Window < 0 || (cfg.Window > 0 && cfg.Window >= cfg.MaxPos) {
+		return nil, fmt.Errorf("kvsync: window of %d positions needs a cache of more than %d positions, has %d", cfg.Window, cfg.Window, cfg.MaxPos)
+	}
 	n := cfg.Layers * cfg.Seqs * cfg.KVHeads * cfg.MaxPos * cfg.HeadDim
 	if n/cfg.Layers/cfg.Seqs/cfg.KVHeads/cfg.MaxPos != cfg.HeadDim || n > 1<<34 {
 		return nil, fmt.Errorf("kvsync: cache of %d elements is too large", n)
 	}
-	c := &Cache{cfg: cfg, lens: make([]int, cfg.Seqs)}
+	c := &Cache{cfg: cfg, lens: make([]int, cfg.Seqs), base: make([]int, cfg.Seqs)}
 	if cfg.F32 {
 		c.k32, c.v32 = make([]float32, n), make([]float32, n)
 	} else {
@@ -70,15 +91,87 @@ func (c *Cache) Len(s int) int { return c.lens[s] }
 
 // SetLen sets the number of valid positions of slot s: shrinking is a
 // rollback (O(1), no copying); growing marks positions written by a forward
-// pass as committed. It fails for n outside [0, MaxPos].
+// pass as committed. It fails for n outside [0, MaxPos] (with a window:
+// outside the stored range).
 func (c *Cache) SetLen(s, n int) error {
 	if s < 0 || s >= c.cfg.Seqs {
 		return ErrBadSeq
 	}
-	if n < 0 || n > c.cfg.MaxPos {
+	if n == 0 {
+		c.lens[s], c.base[s] = 0, 0
+		return nil
+	}
+	if n < c.base[s] || n-c.base[s] > c.cfg.MaxPos {
 		return ErrBadLength
 	}
 	c.lens[s] = n
+	return nil
+}
+
+// Base is the position stored at index 0 of slot s: 0 until a sliding
+// window has moved.
+func (c *Cache) Base(s int) int { return c.base[s] }
+
+// Index is the storage index of position pos of slot s (in HeadDim units
+// of Head16 and Head32), pos - Base(s).
+func (c *Cache) Index(s, pos int) int { return pos - c.base[s] }
+
+// Visible is the first position a token at pos attends to: pos-Window+1
+// with a window, else 0.
+func (c *Cache) Visible(pos int) int {
+	if c.cfg.Window > 0 {
+		return max(0, pos-c.cfg.Window+1)
+	}
+	return 0
+}
+
+// Reserve makes room in slot s for a forward pass whose tokens sit at
+// positions [from, end): from must not exceed Len(s). Without a window it
+// only checks that end fits (ErrFull). With one it slides the stored range
+// so that it starts at Visible(from), if it would otherwise overflow,
+// copying the positions kept to the front; ErrFull if the pass needs more
+// than MaxPos positions even so, ErrBadLength if from is before the stored
+// range (a rollback further back than the window allows).
+func (c *Cache) Reserve(s, from, end int) error {
+	if s < 0 || s >= c.cfg.Seqs {
+		return &SeqError{Op: "reserve", Seq: s, Len: -1, Want: end, Err: ErrBadSeq}
+	}
+	if from < 0 || from > c.lens[s] || end < from {
+		return &SeqError{Op: "reserve", Seq: s, Len: c.lens[s], Want: end, Err: ErrBadLength}
+	}
+	b := c.base[s]
+	if end-b <= c.cfg.MaxPos {
+		if c.Visible(from) < b {
+			return &SeqError{Op: "reserve", Seq: s, Len: c.lens[s], Want: end, Err: ErrBadLength}
+		}
+		return nil
+	}
+	nb := c.Visible(from)
+	if c.cfg.Window == 0 || end-nb > c.cfg.MaxPos {
+		return &SeqError{Op: "reserve", Seq: s, Len: c.lens[s], Want: end, Err: ErrFull}
+	}
+	if nb < b {
+		return &SeqError{Op: "reserve", Seq: s, Len: c.lens[s], Want: end, Err: ErrBadLength}
+	}
+	// Keep positions [nb, from): the ones the pass's tokens see that it
+	// does not write itself.
+	hd := c.cfg.HeadDim
+	lo, hi := (nb-b)*hd, (from-b)*hd
+	for l := range c.cfg.Layers {
+		for h := range c.cfg.KVHeads {
+			if c.cfg.F32 {
+				k, v := c.Head32(l, s, h)
+				copy(k, k[lo:hi])
+				copy(v, v[lo:hi])
+			} else {
+				k, v := c.Head16(l, s, h)
+				copy(k, k[lo:hi])
+				copy(v, v[lo:hi])
+			}
+		}
+	}
+	c.base[s] = nb
+	c.lens[s] = from
 	return nil
 }
 
@@ -108,8 +201,13 @@ func (c *Cache) Grow(s, n int) error {
 	if s < 0 || s >= c.cfg.Seqs {
 		return &SeqError{Op: "grow", Seq: s, Len: -1, Want: n, Err: ErrBadSeq}
 	}
-	if n < 0 || c.lens[s]+n > c.cfg.MaxPos {
-		return &SeqError{Op: "grow", Seq: s, Len: c.lens[s], Want: c.lens[s] + n, Err: ErrFull}
+	if n < 0 {
+		return &SeqError{Op: "grow", Seq: s, Len: c.lens[s], Want: c.lens[s] + n, Err: ErrBadLength}
+	}
+	if err := c.Reserve(s, c.lens[s], c.lens[s]+n); err != nil {
+		e := err.(*SeqError)
+		e.Op = "grow"
+		return e
 	}
 	return nil
 }
@@ -121,7 +219,7 @@ func (c *Cache) Commit(s, n int) error {
 	if s < 0 || s >= c.cfg.Seqs {
 		return &SeqError{Op: "commit", Seq: s, Len: -1, Want: n, Err: ErrBadSeq}
 	}
-	if n > c.cfg.MaxPos {
+	if n-c.base[s] > c.cfg.MaxPos {
 		return &SeqError{Op: "commit", Seq: s, Len: c.lens[s], Want: n, Err: ErrFull}
 	}
 	if n < c.lens[s] {
@@ -142,6 +240,9 @@ func (c *Cache) Rollback(s, n int) error {
 		return &SeqError{Op: "rollback", Seq: s, Len: c.lens[s], Want: n, Err: ErrBadLength}
 	}
 	c.lens[s] = n
+	if n == 0 {
+		c.base[s] = 0 // an empty slot starts over (a new sequence)
+	}
 	return nil
 }
 
@@ -150,7 +251,7 @@ func (c *Cache) Reset(s int) error { return c.Rollback(s, 0) }
 
 // SeqError reports a failed length change of one sequence slot.
 type SeqError struct {
-	Op   string // "grow", "commit", "rollback", "sync"
+	Op   string // "grow", "reserve", "commit", "rollback", "sync"
 	Seq  int
 	Len  int // length before the operation; -1 if the slot is invalid
 	Want int // length asked for

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/specd-dev/specd/tensor"
 )
 
 func newTestCache(t *testing.T, seqs, maxPos int) *Cache {
@@ -238,5 +240,124 @@ func TestSlots(t *testing.T) {
 	ccancel()
 	if _, err := s.Acquire(cctx); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Acquire on cancelled = %v", err)
+	}
+}
+
+// TestSlidingWindow runs speculative-shaped passes (write positions
+// [n-1, n+k), keep a random accepted prefix) far past MaxPos in a windowed
+// cache, and checks after every Reserve that every position the pass's
+// tokens can see is stored, with its own values, at Index(pos), in F16 and
+// F32 storage; Reserve must not allocate.
+func TestSlidingWindow(t *testing.T) {
+	for _, f32 := range []bool{true, false} {
+		const window, maxPos, k = 7, 12, 4
+		c, err := New(Config{Layers: 2, KVHeads: 2, HeadDim: 3, Seqs: 2, MaxPos: maxPos, Window: window, F32: f32})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// val is what position pos holds in element e of (layer, head).
+		val := func(pos, e int) float32 { return float32(pos%256) + float32(e)/4 } // exact in F16
+		put := func(s, pos int) {
+			for l := range 2 {
+				for h := range 2 {
+					for e := range 3 {
+						i := c.Index(s, pos)*3 + e
+						x := val(pos, l*6+h*3+e)
+						if f32 {
+							kk, vv := c.Head32(l, s, h)
+							kk[i], vv[i] = x, -x
+						} else {
+							kk, vv := c.Head16(l, s, h)
+							kk[i], vv[i] = tensor.F32ToF16(x), tensor.F32ToF16(-x)
+						}
+					}
+				}
+			}
+		}
+		check := func(s, from, end int) {
+			t.Helper()
+			for pos := c.Visible(from); pos < from; pos++ {
+				for l := range 2 {
+					for h := range 2 {
+						for e := range 3 {
+							i := c.Index(s, pos)*3 + e
+							want := val(pos, l*6+h*3+e)
+							var gk, gv float32
+							if f32 {
+								kk, vv := c.Head32(l, s, h)
+								gk, gv = kk[i], vv[i]
+							} else {
+								kk, vv := c.Head16(l, s, h)
+								gk, gv = tensor.F16ToF32(kk[i]), tensor.F16ToF32(vv[i])
+							}
+							if gk != want || gv != -want {
+								t.Fatalf("f32=%v: pass [%d, %d): position %d (index %d) holds %v/%v, want %v", f32, from, end, pos, c.Index(s, pos), gk, gv, want)
+							}
+						}
+					}
+				}
+			}
+		}
+		s := 1
+		n := 1 // committed tokens; the cache holds n-1 positions
+		slides := 0
+		for step := 0; n < 200; step++ {
+			from, end := n-1, n+k
+			b := c.Base(s)
+			if err := c.Reserve(s, from, end); err != nil {
+				t.Fatalf("step %d: reserve [%d, %d): %v", step, from, end, err)
+			}
+			if c.Base(s) != b {
+				slides++
+				if c.Base(s) != c.Visible(from) || c.Len(s) != from {
+					t.Fatalf("slide: base %d len %d, want %d, %d", c.Base(s), c.Len(s), c.Visible(from), from)
+				}
+			}
+			check(s, from, end)
+			for pos := from; pos < end; pos++ {
+				put(s, pos)
+			}
+			if err := c.Commit(s, end); err != nil {
+				t.Fatal(err)
+			}
+			a := (step * 7) % (k + 1) // accepted draft tokens
+			n += a + 1
+			if err := c.Rollback(s, n-1); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if slides < 10 {
+			t.Errorf("only %d slides over 200 positions", slides)
+		}
+		if a := testing.AllocsPerRun(20, func() {
+			c.Rollback(s, c.Len(s)-1)
+			c.Reserve(s, c.Len(s), c.Len(s)+k+1)
+			c.Commit(s, c.Len(s)+k+1)
+		}); a != 0 {
+			t.Errorf("%v allocations per reserve", a)
+		}
+
+		// A pass larger than the storage allows, a rollback past the stored
+		// range, and an empty slot starting over.
+		if err := c.Reserve(s, c.Len(s), c.Len(s)+maxPos); !errors.Is(err, ErrFull) {
+			t.Errorf("pass of %d positions: %v, want ErrFull", maxPos, err)
+		}
+		c.Rollback(s, c.Base(s)+1)
+		if err := c.Reserve(s, c.Len(s), c.Len(s)+1); !errors.Is(err, ErrBadLength) {
+			t.Errorf("rollback past the window: %v, want ErrBadLength", err)
+		}
+		if err := c.Reset(s); err != nil || c.Base(s) != 0 {
+			t.Fatalf("reset: %v, base %d", err, c.Base(s))
+		}
+		if err := c.Reserve(s, 0, maxPos); err != nil {
+			t.Errorf("full pass on an empty slot: %v", err)
+		}
+	}
+	if _, err := New(Config{Layers: 1, KVHeads: 1, HeadDim: 1, Seqs: 1, MaxPos: 8, Window: 8}); err == nil {
+		t.Error("window as large as the cache accepted")
+	}
+	c := newTestCache(t, 1, 8)
+	if err := c.Reserve(0, 0, 9); !errors.Is(err, ErrFull) {
+		t.Errorf("no window, 9 positions in 8: %v, want ErrFull", err)
 	}
 }
