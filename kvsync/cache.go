@@ -129,9 +129,10 @@ func (c *Cache) Visible(pos int) int {
 // positions [from, end): from must not exceed Len(s). Without a window it
 // only checks that end fits (ErrFull). With one it slides the stored range
 // so that it starts at Visible(from), if it would otherwise overflow,
-// copying the positions kept to the front; ErrFull if the pass needs more
-// than MaxPos positions even so, ErrBadLength if from is before the stored
-// range (a rollback further back than the window allows).
+// copying the positions kept, [Visible(from), Len(s)), to the front;
+// ErrFull if the pass needs more than MaxPos positions even so,
+// ErrBadLength if Visible(from) is before the stored range (a rollback
+// further back than the window allows).
 func (c *Cache) Reserve(s, from, end int) error {
 	if s < 0 || s >= c.cfg.Seqs {
 		return &SeqError{Op: "reserve", Seq: s, Len: -1, Want: end, Err: ErrBadSeq}
@@ -140,23 +141,24 @@ func (c *Cache) Reserve(s, from, end int) error {
 		return &SeqError{Op: "reserve", Seq: s, Len: c.lens[s], Want: end, Err: ErrBadLength}
 	}
 	b := c.base[s]
-	if end-b <= c.cfg.MaxPos {
+	top := max(end, c.lens[s]) // the stored range must reach here
+	if top-b <= c.cfg.MaxPos {
 		if c.Visible(from) < b {
 			return &SeqError{Op: "reserve", Seq: s, Len: c.lens[s], Want: end, Err: ErrBadLength}
 		}
 		return nil
 	}
 	nb := c.Visible(from)
-	if c.cfg.Window == 0 || end-nb > c.cfg.MaxPos {
+	if c.cfg.Window == 0 || top-nb > c.cfg.MaxPos {
 		return &SeqError{Op: "reserve", Seq: s, Len: c.lens[s], Want: end, Err: ErrFull}
 	}
 	if nb < b {
 		return &SeqError{Op: "reserve", Seq: s, Len: c.lens[s], Want: end, Err: ErrBadLength}
 	}
-	// Keep positions [nb, from): the ones the pass's tokens see that it
-	// does not write itself.
+	// Keep positions [nb, Len): the ones the pass's tokens can see, and
+	// any the pass overwrites only in part.
 	hd := c.cfg.HeadDim
-	lo, hi := (nb-b)*hd, (from-b)*hd
+	lo, hi := (nb-b)*hd, (c.lens[s]-b)*hd
 	for l := range c.cfg.Layers {
 		for h := range c.cfg.KVHeads {
 			if c.cfg.F32 {
@@ -171,7 +173,6 @@ func (c *Cache) Reserve(s, from, end int) error {
 		}
 	}
 	c.base[s] = nb
-	c.lens[s] = from
 	return nil
 }
 

@@ -310,7 +310,7 @@ func TestSlidingWindow(t *testing.T) {
 			if c.Base(s) != b {
 				slides++
 				if c.Base(s) != c.Visible(from) || c.Len(s) != from {
-					t.Fatalf("slide: base %d len %d, want %d, %d", c.Base(s), c.Len(s), c.Visible(from), from)
+					t.Fatalf("slide: base %d len %d, want %d and the length unchanged, %d", c.Base(s), c.Len(s), c.Visible(from), from)
 				}
 			}
 			check(s, from, end)
