@@ -1,6 +1,7 @@
 package model
 
 import (
+	"math"
 	"sync/atomic"
 
 	"github.com/specd-dev/specd/kvsync"
@@ -21,7 +22,13 @@ type attnWorkers struct {
 // attnScratch is one thread's buffers.
 type attnScratch struct {
 	qh, acc []float32 // (headDim)
+	sc, ms  []float32 // (attnBlock) scores, then weights; rescale factors
 }
+
+// attnBlock is the number of positions attnF16Blocked scores before it
+// accumulates their values: its keys and values (16 KiB each at head size
+// 64) stay in the L1 cache between the passes.
+const attnBlock = 128
 
 // attnJob describes the layer being computed; set by run and cleared after
 // the threads finish.
@@ -47,6 +54,8 @@ func newAttnWorkers(pool *tensor.Pool, headDim int) *attnWorkers {
 	for i := range w.scratch {
 		w.scratch[i].qh = make([]float32, headDim)
 		w.scratch[i].acc = make([]float32, headDim)
+		w.scratch[i].sc = make([]float32, attnBlock)
+		w.scratch[i].ms = make([]float32, attnBlock)
 	}
 	return w
 }
@@ -93,7 +102,7 @@ func (w *attnWorkers) work(sc *attnScratch) {
 					attnF32(out, qt, kc, vc, npos, j.scale, sc.acc)
 				} else {
 					kc, vc := j.kv.Head16(j.l, seq, g)
-					attnF16(out, qt, kc, vc, npos, j.scale, sc.qh, sc.acc)
+					attnF16Blocked(out, qt, kc, vc, npos, j.scale, sc)
 				}
 			}
 		}
@@ -104,4 +113,87 @@ func (w *attnWorkers) work(sc *attnScratch) {
 // thread.
 func (st *State) startAttnWorkers() {
 	st.attn = newAttnWorkers(st.pool, st.m.Config.HeadDim)
+}
+
+// attnF16Blocked is attnF16 with its position loop split into three passes
+// over blocks of attnBlock positions: every key's score (dotRowsF16, the
+// rows independent, so their reductions overlap), then the online softmax
+// in scalar code, recording per position the factor ms by which the
+// accumulator is rescaled (1: not at all) and the weight vs of the value,
+// then the values (madRowsF16, the accumulator held in registers across
+// positions). Each output element sees the same operations in the same
+// order as in attnF16 (scaling by exactly 1 leaves a half unchanged, so
+// skipping it is exact); TestAttnBlocked checks it bit for bit.
+func attnF16Blocked(out, q []float32, k, v []uint16, npos int, scale float32, sc *attnScratch) {
+	d := len(q)
+	qh, acc := sc.qh[:d], sc.acc[:d]
+	for i, x := range q {
+		qh[i] = roundF16(x)
+		acc[i] = 0
+	}
+	m := float32(math.Inf(-1))
+	var s float32
+	for p0 := 0; p0 < npos; p0 += attnBlock {
+		nb := min(attnBlock, npos-p0)
+		ws, ms := sc.sc[:nb], sc.ms[:nb]
+		dotRowsF16(ws, k[p0*d:(p0+nb)*d], qh)
+		for i, dot := range ws {
+			x := dot * scale
+			f, w := float32(1), float32(1)
+			if x > m {
+				f = expf(m - x)
+				m = x
+			} else {
+				w = expf(x - m)
+			}
+			ws[i], ms[i] = w, f
+			s = fma32(s, f, w) // S = S*ms + vs
+		}
+		madRowsF16(acc, v[p0*d:(p0+nb)*d], ws, ms)
+	}
+	inv := float32(0)
+	if s != 0 {
+		inv = 1 / s
+	}
+	out = out[:d]
+	for i, a := range acc {
+		out[i] = a * inv
+	}
+}
+
+// dotRowsF16Generic sets out[r] to dotAttnF16 of key row r of k (rows of
+// len(q) halves) and q.
+func dotRowsF16Generic(out []float32, k []uint16, q []float32) {
+	d := len(q)
+	for r := range out {
+		out[r] = dotAttnF16(k[r*d:(r+1)*d], q)
+	}
+}
+
+// dotRowsTailF16 finishes dotAttnF16 for rows whose first np elements are
+// summed in out: the remaining products added in float64.
+func dotRowsTailF16(out []float32, k []uint16, q []float32, np int) {
+	d := len(q)
+	for r, dot := range out {
+		kr := k[r*d : (r+1)*d]
+		sum := float64(dot)
+		for i := np; i < d; i++ {
+			sum += float64(tensor.F16ToF32(kr[i]) * q[i])
+		}
+		out[r] = float32(sum)
+	}
+}
+
+// madRowsF16Generic accumulates the value rows of v (stride halves apart,
+// len(acc) used) into acc as attnF16 does: per row p, acc rescaled by
+// ms[p] unless it is 1, then ggml_vec_mad_f16 with weight vs[p].
+func madRowsF16Generic(acc []float32, v []uint16, vs, ms []float32, stride int) {
+	d := len(acc)
+	ms = ms[:len(vs)]
+	for p, w := range vs {
+		if ms[p] != 1 {
+			scaleHalfGeneric(acc, ms[p])
+		}
+		madHalfF16Generic(acc, v[p*stride:p*stride+d], w)
+	}
 }

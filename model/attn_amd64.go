@@ -43,6 +43,24 @@ func dot64F16AVX2(k *uint16, q *float32, n int) float32
 //go:noescape
 func madHalfF16AVX2(acc *float32, v *uint16, s float32, n int)
 
+// dot64F16RowsAVX2 is, for n > 0 and d64 a positive multiple of 64:
+//
+//	for r := range n { out[r] = dot64F16AVX2(k[r*stride:], q, d64) }
+//
+//go:noescape
+func dot64F16RowsAVX2(out *float32, k *uint16, q *float32, n, d64, stride int)
+
+// madRowsF16AVX2 is, for n > 0 and d8 a positive multiple of 8, with rows
+// of v stride halves apart:
+//
+//	for p := range n {
+//		if ms[p] != 1 { scaleHalfAVX2(acc, ms[p], d8) }
+//		madHalfF16AVX2(acc, v[p*stride:], vs[p], d8)
+//	}
+//
+//go:noescape
+func madRowsF16AVX2(acc *float32, v *uint16, vs, ms *float32, n, d8, stride int)
+
 // useAttnAsm reports whether the CPU and OS support AVX2, FMA and F16C;
 // ggmlLanes is 16 where they support AVX-512F (a native ggml build then uses
 // 512-bit vectors), else 8; ggmlSilu16 is whether ggml's SwiGLU uses its
@@ -111,6 +129,33 @@ func madHalfF16(acc []float32, v []uint16, s float32) {
 		return
 	}
 	madHalfF16Generic(acc, v, s)
+}
+
+func dotRowsF16(out []float32, k []uint16, q []float32) {
+	n, d := len(out), len(q)
+	if useAttnAsm && ggmlLanes == 16 && n > 0 && d >= 64 {
+		k = k[:n*d]
+		d64 := d &^ 63
+		dot64F16RowsAVX2(&out[0], &k[0], &q[0], n, d64, d)
+		if d64 < d {
+			dotRowsTailF16(out, k, q, d64)
+		}
+		return
+	}
+	dotRowsF16Generic(out, k, q)
+}
+
+func madRowsF16(acc []float32, v []uint16, vs, ms []float32) {
+	n, d := len(vs), len(acc)
+	d8 := 0
+	if useAttnAsm && n > 0 && d >= 8 {
+		d8 = d &^ 7
+		ms, v = ms[:n], v[:(n-1)*d+d]
+		madRowsF16AVX2(&acc[0], &v[0], &vs[0], &ms[0], n, d8, d)
+	}
+	if d8 < d {
+		madRowsF16Generic(acc[d8:], v[d8:], vs, ms, d)
+	}
 }
 
 // swiglu16AVX512 sets g[i] = silu(g[i])·u[i] (g at gp, u at up) for i < n (a multiple of 16)

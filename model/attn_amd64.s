@@ -310,3 +310,192 @@ swloop:
 
 swdone:
 	RET
+
+// func dot64F16RowsAVX2(out *float32, k *uint16, q *float32, n, d64, stride int)
+// out[r] = dot64F16AVX2(k + r*stride, q, d64) for r < n (n, d64 > 0; d64 a
+// multiple of 64; stride in halves). Rows are independent, so their
+// reductions overlap.
+TEXT ·dot64F16RowsAVX2(SB), NOSPLIT, $0-48
+	MOVQ out+0(FP), DX
+	MOVQ k+8(FP), R8
+	MOVQ q+16(FP), R9
+	MOVQ n+24(FP), BX
+	MOVQ d64+32(FP), R10
+	SHRQ $6, R10
+	MOVQ stride+40(FP), R11
+	SHLQ $1, R11
+
+h64rows:
+	MOVQ   R8, SI
+	MOVQ   R9, DI
+	MOVQ   R10, CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+h64rowloop:
+	VCVTPH2PS   (SI), Y8
+	VFMADD231PS (DI), Y8, Y0
+	VCVTPH2PS   16(SI), Y9
+	VFMADD231PS 32(DI), Y9, Y1
+	VCVTPH2PS   32(SI), Y10
+	VFMADD231PS 64(DI), Y10, Y2
+	VCVTPH2PS   48(SI), Y11
+	VFMADD231PS 96(DI), Y11, Y3
+	VCVTPH2PS   64(SI), Y12
+	VFMADD231PS 128(DI), Y12, Y4
+	VCVTPH2PS   80(SI), Y13
+	VFMADD231PS 160(DI), Y13, Y5
+	VCVTPH2PS   96(SI), Y14
+	VFMADD231PS 192(DI), Y14, Y6
+	VCVTPH2PS   112(SI), Y15
+	VFMADD231PS 224(DI), Y15, Y7
+	ADDQ        $128, SI
+	ADDQ        $256, DI
+	DECQ        CX
+	JNZ         h64rowloop
+
+	REDUCE4X16
+	MOVSS X0, (DX)
+	ADDQ  $4, DX
+	ADDQ  R11, R8
+	DECQ  BX
+	JNZ   h64rows
+	VZEROUPPER
+	RET
+
+// HALFMAD is acc = half(fma(the 8 halves at off(SI), Y8, acc)).
+#define HALFMAD(off, acc) \
+	VCVTPH2PS   off(SI), Y10 \
+	VFMADD231PS Y10, Y8, acc \
+	VCVTPS2PH   $0, acc, X10 \
+	VCVTPH2PS   X10, acc
+
+// HALFSCALE is acc = half(acc * Y9).
+#define HALFSCALE(acc) \
+	VMULPS    Y9, acc, acc \
+	VCVTPS2PH $0, acc, X10 \
+	VCVTPH2PS X10, acc
+
+// func madRowsF16AVX2(acc *float32, v *uint16, vs, ms *float32, n, d8, stride int)
+// For each row p < n (n > 0): if ms[p] != 1, acc[i] = half(acc[i]*ms[p]);
+// then acc[i] = half(fma(v[p*stride+i], vs[p], acc[i])), for i < d8 (a
+// positive multiple of 8; stride in halves) — scaleHalfAVX2 and
+// madHalfF16AVX2 per row. Columns go in blocks of 64 held in Y0-Y7 over
+// all rows (then blocks of 8 in Y0), so acc stays in registers.
+TEXT ·madRowsF16AVX2(SB), NOSPLIT, $0-56
+	MOVQ  acc+0(FP), DI
+	MOVQ  v+8(FP), R8
+	MOVQ  n+32(FP), BX
+	MOVQ  d8+40(FP), R10
+	MOVQ  stride+48(FP), R11
+	SHLQ  $1, R11
+	MOVL  $0x3f800000, AX // 1.0
+	VMOVD AX, X11
+
+mad64cols:
+	CMPQ    R10, $64
+	JLT     mad8cols
+	VMOVUPS (DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+	VMOVUPS 128(DI), Y4
+	VMOVUPS 160(DI), Y5
+	VMOVUPS 192(DI), Y6
+	VMOVUPS 224(DI), Y7
+	MOVQ    R8, SI
+	MOVQ    vs+16(FP), R12
+	MOVQ    ms+24(FP), R13
+	MOVQ    BX, CX
+
+mad64rows:
+	VMOVSS   (R13), X9
+	VUCOMISS X11, X9
+	JNE      mad64scale
+	JPS      mad64scale
+
+mad64mad:
+	VBROADCASTSS (R12), Y8
+	HALFMAD(0, Y0)
+	HALFMAD(16, Y1)
+	HALFMAD(32, Y2)
+	HALFMAD(48, Y3)
+	HALFMAD(64, Y4)
+	HALFMAD(80, Y5)
+	HALFMAD(96, Y6)
+	HALFMAD(112, Y7)
+	ADDQ         $4, R12
+	ADDQ         $4, R13
+	ADDQ         R11, SI
+	DECQ         CX
+	JNZ          mad64rows
+
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	VMOVUPS Y4, 128(DI)
+	VMOVUPS Y5, 160(DI)
+	VMOVUPS Y6, 192(DI)
+	VMOVUPS Y7, 224(DI)
+	ADDQ    $256, DI
+	ADDQ    $128, R8
+	SUBQ    $64, R10
+	JMP     mad64cols
+
+mad64scale:
+	VBROADCASTSS X9, Y9
+	HALFSCALE(Y0)
+	HALFSCALE(Y1)
+	HALFSCALE(Y2)
+	HALFSCALE(Y3)
+	HALFSCALE(Y4)
+	HALFSCALE(Y5)
+	HALFSCALE(Y6)
+	HALFSCALE(Y7)
+	JMP          mad64mad
+
+mad8cols:
+	TESTQ   R10, R10
+	JZ      maddone
+	VMOVUPS (DI), Y0
+	MOVQ    R8, SI
+	MOVQ    vs+16(FP), R12
+	MOVQ    ms+24(FP), R13
+	MOVQ    BX, CX
+
+mad8rows:
+	VMOVSS   (R13), X9
+	VUCOMISS X11, X9
+	JNE      mad8scale
+	JPS      mad8scale
+
+mad8mad:
+	VBROADCASTSS (R12), Y8
+	HALFMAD(0, Y0)
+	ADDQ         $4, R12
+	ADDQ         $4, R13
+	ADDQ         R11, SI
+	DECQ         CX
+	JNZ          mad8rows
+
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, DI
+	ADDQ    $16, R8
+	SUBQ    $8, R10
+	JMP     mad8cols
+
+mad8scale:
+	VBROADCASTSS X9, Y9
+	HALFSCALE(Y0)
+	JMP          mad8mad
+
+maddone:
+	VZEROUPPER
+	RET

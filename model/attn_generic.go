@@ -20,5 +20,11 @@ func dot64F16(k []uint16, q []float32) float32 { return dot64F16Generic(k, q) }
 
 func madHalfF16(acc []float32, v []uint16, s float32) { madHalfF16Generic(acc, v, s) }
 
+func dotRowsF16(out []float32, k []uint16, q []float32) { dotRowsF16Generic(out, k, q) }
+
+func madRowsF16(acc []float32, v []uint16, vs, ms []float32) {
+	madRowsF16Generic(acc, v, vs, ms, len(acc))
+}
+
 // swigluVec has no vector kernel here: swiglu computes every element.
 func swigluVec(g, u []float32) int { return 0 }
