@@ -15,9 +15,9 @@ import "unsafe"
 //go:noescape
 func f32Rows(w *byte, wstride, rows int, x *byte, n int, out *float32)
 
-// f16Rows computes, for n a multiple of 32,
+// f16Rows computes, for n a multiple of 32 and x widened (f16Wide),
 //
-//	for r := range rows { out[r] = dotF16Generic(w[r*wstride:], x, n) }
+//	for r := range rows { out[r] = dotF16WideGeneric(w[r*wstride:], x, n) }
 //
 //go:noescape
 func f16Rows(w *byte, wstride, rows int, x *byte, n int, out *float32)
@@ -30,7 +30,8 @@ func f16Rows(w *byte, wstride, rows int, x *byte, n int, out *float32)
 func bf16Rows(w *byte, wstride, rows int, x *byte, n int, out *float32)
 
 // f32Rows4, f16Rows4 and bf16Rows4 compute their single-token kernel for
-// four activation rows at once, sharing each weight load:
+// four activation rows at once, sharing each weight load (and its
+// conversion, for F16: the activations are already widened):
 //
 //	for t := range 4 { for r := range rows {
 //		out[t*ostride+r] = <kind>Rows(w + r*wstride, x + t*xstride) } }
@@ -81,15 +82,6 @@ func q8_0Rows(w *byte, wstride, rows int, x *byte, nb int, out *float32)
 //go:noescape
 func q8_0Rows4(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
 
-// q8_0RowsxT computes q8_0Rows for ntok (1 to 8) activation rows in one
-// pass over the weights (AVX-512 VL registers and VNNI; used where hasVNNI):
-//
-//	for t := range ntok { for r := range rows {
-//		out[t*ostride+r] = dotQ8_0Generic(w[r*wstride:], x[t*xstride:], 32*nb) } }
-//
-//go:noescape
-func q8_0RowsxT(w *byte, wstride, rows int, x *byte, xstride, ntok, nb int, out *float32, ostride int)
-
 // q4_0Rows8 computes, over nb blocks, for groups of eight weight rows,
 //
 //	for r := range 8*groups { out[r] = dotQ4_0Generic(w[r*wstride:], x, 32*nb) }
@@ -105,25 +97,11 @@ func q4_0Rows8(w *byte, wstride, groups int, x *byte, nb int, out *float32)
 //go:noescape
 func q4_0Rows8x4(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
 
-// q4_0Rows8VNNI is q4_0Rows8 using VPDPBUSD (AVX-512 VNNI on 256-bit
-// vectors); same results.
-//
-//go:noescape
-func q4_0Rows8VNNI(w *byte, wstride, groups int, x *byte, nb int, out *float32)
-
-// q4_0Rows8xTVNNI computes q4_0Rows8VNNI for ntok (1 to 8) activation rows
-// in one pass over the weights:
-//
-//	for t := range ntok { for r := range 8*groups {
-//		out[t*ostride+r] = dotQ4_0Generic(w[r*wstride:], x[t*xstride:], 32*nb) } }
-//
-//go:noescape
-func q4_0Rows8xTVNNI(w *byte, wstride, groups int, x *byte, xstride, ntok, nb int, out *float32, ostride int)
-
-// useVNNI selects the AVX-512 forms of the kernels where hasVNNI: VPDPBUSD
-// for Q4_0, and the eight-token kernels that need the 32 vector registers
-// (Q4_0, Q8_0, F32, F16). Tests flip it to check both forms on machines
-// that have them; both give the same bits.
+// useVNNI selects the AVX-512 forms of the kernels where hasVNNI: the
+// eight-token F32 and F16 kernels that need the 32 vector registers, and
+// the VNNI Q8_0 and Q4_0 kernels with their activation layout
+// (dotq_amd64.go). Tests flip it with setVNNI to check both forms on
+// machines that have them; both give the same bits.
 var useVNNI = hasVNNI
 
 // f16ToF32sAVX2 converts the first n&^7 halves of src into dst:
@@ -142,6 +120,7 @@ func init() {
 		gemvF32(w, 0, 1, x, 0, 1, n, o[:], 0)
 		return o[0]
 	}
+	// F16 weights take widened activations (f16Act is f16Wide).
 	dotF16 = func(w, x []byte, n int) float32 {
 		var o [1]float32
 		gemvF16(w, 0, 1, x, 0, 1, n, o[:], 0)
@@ -164,7 +143,7 @@ func init() {
 	}
 	f16ToF32sImpl = f16ToF32sFast
 	registerKernel(F32, F32, dotF32)
-	registerKernel(F16, F16, dotF16)
+	registerKernel(F16, f16Act, dotF16)
 	registerKernel(BF16, BF16, dotBF16)
 	registerKernel(Q8_0, Q8_0, dotQ8_0)
 	registerKernel(Q4_0, Q8_0, dotQ4_0)
@@ -179,18 +158,19 @@ func init() {
 func ptr(b []byte) *byte { return unsafe.SliceData(b) }
 
 // floatTails adds the n%32 tail elements, which the assembly leaves out, to
-// every output: tail(w row, x row, np, cols, sum) continues the sum.
-func floatTails(tail func(w, x []byte, from, to int, sum float32) float32, esize int,
+// every output: tail(w row, x row, np, cols, sum) continues the sum. wsize
+// and xsize are the bytes per weight and per activation.
+func floatTails(tail func(w, x []byte, from, to int, sum float32) float32, wsize, xsize int,
 	w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
 	np := cols &^ 31
 	if np == cols {
 		return
 	}
 	for t := range ntok {
-		xt := x[t*xs : t*xs+esize*cols]
+		xt := x[t*xs : t*xs+xsize*cols]
 		o := out[t*os : t*os+rows]
 		for r := range o {
-			o[r] = tail(w[r*ws:r*ws+esize*cols], xt, np, cols, o[r])
+			o[r] = tail(w[r*ws:r*ws+wsize*cols], xt, np, cols, o[r])
 		}
 	}
 }
@@ -200,14 +180,6 @@ func tailF32(w, x []byte, from, to int, sum float32) float32 {
 		sum = fma32(f32at(w, i), f32at(x, i), sum)
 	}
 	return sum
-}
-
-func tailF16(w, x []byte, from, to int, sum float32) float32 {
-	s := float64(sum)
-	for i := from; i < to; i++ {
-		s += float64(float32(F16ToF32(le16(w[2*i:])) * F16ToF32(le16(x[2*i:]))))
-	}
-	return float32(s)
 }
 
 func tailBF16(w, x []byte, from, to int, sum float32) float32 {
@@ -233,11 +205,12 @@ func gemvF32(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32
 	for ; t < ntok; t++ {
 		f32Rows(ptr(w), ws, rows, &x[t*xs], np, &out[t*os])
 	}
-	floatTails(tailF32, 4, w, ws, rows, x, xs, ntok, cols, out, os)
+	floatTails(tailF32, 4, 4, w, ws, rows, x, xs, ntok, cols, out, os)
 }
 
+// gemvF16 takes widened activations (f16Wide, 4 bytes each).
 func gemvF16(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
-	checkGemv(len(w), ws, rows, 2*cols, len(x), xs, ntok, 2*cols, len(out), os)
+	checkGemv(len(w), ws, rows, 2*cols, len(x), xs, ntok, 4*cols, len(out), os)
 	np := cols &^ 31
 	t := 0
 	if useVNNI && np > 0 && ntok >= minXTF16 {
@@ -251,7 +224,7 @@ func gemvF16(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32
 	for ; t < ntok; t++ {
 		f16Rows(ptr(w), ws, rows, &x[t*xs], np, &out[t*os])
 	}
-	floatTails(tailF16, 2, w, ws, rows, x, xs, ntok, cols, out, os)
+	floatTails(tailF16Wide, 2, 4, w, ws, rows, x, xs, ntok, cols, out, os)
 }
 
 func gemvBF16(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
@@ -264,19 +237,13 @@ func gemvBF16(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float3
 	for ; t < ntok; t++ {
 		bf16Rows(ptr(w), ws, rows, &x[t*xs], np, &out[t*os])
 	}
-	floatTails(tailBF16, 2, w, ws, rows, x, xs, ntok, cols, out, os)
+	floatTails(tailBF16, 2, 2, w, ws, rows, x, xs, ntok, cols, out, os)
 }
 
 func gemvQ8_0(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
 	nb := cols / qk
 	checkGemv(len(w), ws, rows, nb*q8_0Size, len(x), xs, ntok, nb*q8_0Size, len(out), os)
 	t := 0
-	if useVNNI {
-		// Up to eight tokens per pass over the weights.
-		for ; t+1 < ntok; t += 8 {
-			q8_0RowsxT(ptr(w), ws, rows, &x[t*xs], xs, min(8, ntok-t), nb, &out[t*os], os)
-		}
-	}
 	for ; t+4 <= ntok; t += 4 {
 		q8_0Rows4(ptr(w), ws, rows, &x[t*xs], xs, nb, &out[t*os], os)
 	}
@@ -291,18 +258,11 @@ func gemvQ4_0(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float3
 	groups := rows / 8
 	if groups > 0 {
 		t := 0
-		if useVNNI {
-			// Up to eight tokens per pass over the weights.
-			for ; t+1 < ntok; t += 8 {
-				q4_0Rows8xTVNNI(ptr(w), ws, groups, &x[t*xs], xs, min(8, ntok-t), nb, &out[t*os], os)
-			}
-		} else {
-			for ; t+4 <= ntok; t += 4 {
-				q4_0Rows8x4(ptr(w), ws, groups, &x[t*xs], xs, nb, &out[t*os], os)
-			}
+		for ; t+4 <= ntok; t += 4 {
+			q4_0Rows8x4(ptr(w), ws, groups, &x[t*xs], xs, nb, &out[t*os], os)
 		}
 		for ; t < ntok; t++ {
-			q4_0Rows8Any(ptr(w), ws, groups, &x[t*xs], nb, &out[t*os])
+			q4_0Rows8(ptr(w), ws, groups, &x[t*xs], nb, &out[t*os])
 		}
 	}
 	for t := range ntok {
@@ -311,18 +271,9 @@ func gemvQ4_0(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float3
 			// A lone row runs as a group of eight copies of itself (stride
 			// 0): the same arithmetic, so it matches its grouped neighbours.
 			var o [8]float32
-			q4_0Rows8Any(&w[r*ws], 0, 1, xt, nb, &o[0])
+			q4_0Rows8(&w[r*ws], 0, 1, xt, nb, &o[0])
 			out[t*os+r] = o[0]
 		}
-	}
-}
-
-// q4_0Rows8Any runs the VNNI or the AVX2 form of q4_0Rows8.
-func q4_0Rows8Any(w *byte, wstride, groups int, x *byte, nb int, out *float32) {
-	if useVNNI {
-		q4_0Rows8VNNI(w, wstride, groups, x, nb, out)
-	} else {
-		q4_0Rows8(w, wstride, groups, x, nb, out)
 	}
 }
 

@@ -66,31 +66,6 @@
 	VMOVDQU      2(R8), Y2 \
 	VPSIGNB      Y2, Y2, Y4
 
-// q8WeightsVNNI decodes the weight block at R8 for q8BlockVNNI: Y9 = its
-// scale broadcast, Y2 = its quants, Y4 = -128·(sums of the quants in
-// groups of 4) as int32. Y14 holds 0x80 bytes. Clobbers AX, Y5.
-#define q8WeightsVNNI \
-	MOVWLZX      (R8), AX \
-	VBROADCASTSS (R13)(AX*4), Y9 \
-	VMOVDQU      2(R8), Y2 \
-	VPXORD       Y4, Y4, Y4 \
-	VPDPBUSD     Y2, Y14, Y4 \
-	VPXORD       Y5, Y5, Y5 \
-	VPSUBD       Y4, Y5, Y4
-
-// q8BlockVNNI is q8Block with VPDPBUSD: the activation quants, flipped to
-// unsigned (x+128), times the weight quants, summed in 8 int32 lanes of 4
-// onto Y4 = -128·Σw: exactly Σ x·w per lane group, the sums of q8Block.
-// Clobbers BX, Y1, Y3, Y5.
-#define q8BlockVNNI(S, Q, ACC) \
-	MOVWLZX      S, BX \
-	VMULPS.BCST  (R13)(BX*4), Y9, Y1 \
-	VPXORD       Q, Y14, Y3 \
-	VMOVDQA      Y4, Y5 \
-	VPDPBUSD     Y2, Y3, Y5 \
-	VCVTDQ2PS    Y5, Y5 \
-	VFMADD231PS  Y5, Y1, ACC
-
 // q4Pair computes the exact integer dots of two Q4_0 block rows, whose
 // quants are at P and Q, with the activation block (Y1 = y[0:16] twice,
 // Y2 = y[16:32] twice, Y3 = 8·(y pair sums) as int16), leaving 4 int32
@@ -192,13 +167,11 @@
 	VFMADD231PS OFF(DI)(R12*1), Y8, Y6 \
 	VFMADD231PS OFF2(DI)(R12*1), Y9, Y7
 
-// cvtFma is one token's step of the F16 kernel: the 16 halves at A and B
-// widened and FMA'd with the weights in Y8, Y9 into ACCA, ACCB.
-#define cvtFma(A, B, ACCA, ACCB) \
-	VCVTPH2PS   A, Y10 \
-	VCVTPH2PS   B, Y11 \
-	VFMADD231PS Y10, Y8, ACCA \
-	VFMADD231PS Y11, Y9, ACCB
+// wFma is one token's step of the F16 kernel: the 16 widened activations
+// at A and B (f16Wide) FMA'd with the weights in Y8, Y9 into ACCA, ACCB.
+#define wFma(A, B, ACCA, ACCB) \
+	VFMADD231PS A, Y8, ACCA \
+	VFMADD231PS B, Y9, ACCB
 
 // bf16Step is one token's step of the BF16 kernel: the 16 bfloat16s at A
 // and B widened, multiplied by the weights in Y8, Y9 and added (unfused)
@@ -266,71 +239,6 @@
 	SHLQ $2, AX \
 	LEAQ (R11)(AX*2), BX
 
-// q4PairVNNI is q4Pair with VPDPBUSD: the nibbles of the two rows at P and
-// Q are split (unsigned) into Y16+K and Y17+K style registers LO and HI,
-// then YD = negS + Σ lo·y[0:16] + Σ hi·y[16:32] in 8 int32 lanes of 4
-// products: the same exact sums. Y3 holds -8·Σy per lane group.
-#define q4DecodeVNNI(P, Q, LO, HI) \
-	VMOVDQU     P, X4 \
-	VINSERTI128 $1, Q, Y4, Y4 \
-	VPSRLW      $4, Y4, Y5 \
-	VPANDD      Y15, Y4, LO \
-	VPANDD      Y15, Y5, HI
-
-#define q4DotVNNI(LO, HI, YD) \
-	VMOVDQA  Y3, YD \
-	VPDPBUSD Y1, LO, YD \
-	VPDPBUSD Y2, HI, YD
-
-// q4ActVNNI loads one activation block (quants at LO and HI) broadcast into
-// Y1, Y2 and sets Y3 = -8·(sums of y in groups of 4), the offset that turns
-// unsigned nibble products into (q-8)·y. Clobbers Y0.
-#define q4ActVNNI(LO, HI) \
-	VBROADCASTI128 LO, Y1 \
-	VBROADCASTI128 HI, Y2 \
-	VPXOR          Y0, Y0, Y0 \
-	VPDPBUSD       Y1, Y13, Y0 \
-	VPDPBUSD       Y2, Y13, Y0 \
-	VPXOR          Y3, Y3, Y3 \
-	VPSUBD         Y0, Y3, Y3
-
-// q4ScalesVNNI gathers the eight rows' F16 scales in lane order
-// [r0 r2 r4 r6 r1 r3 r5 r7] into Y12 as float32. Clobbers AX, X12.
-#define q4ScalesVNNI \
-	MOVWLZX   (R8), AX \
-	VMOVD     AX, X12 \
-	VPINSRW   $1, (R8)(DX*2), X12, X12 \
-	VPINSRW   $2, (R12), X12, X12 \
-	VPINSRW   $3, (R12)(DX*2), X12, X12 \
-	VPINSRW   $4, (R8)(DX*1), X12, X12 \
-	VPINSRW   $5, (R8)(BX*1), X12, X12 \
-	VPINSRW   $6, (R12)(DX*1), X12, X12 \
-	VPINSRW   $7, (R12)(BX*1), X12, X12 \
-	VCVTPH2PS X12, Y12
-
-// q4TokenVNNI accumulates one activation block (scale at S, quants at LO
-// and HI) against the decoded rows in Y16-Y23 into ACC.
-#define q4TokenVNNI(S, LO, HI, ACC) \
-	q4ActVNNI(LO, HI) \
-	q4DotVNNI(Y16, Y17, Y4) \
-	q4DotVNNI(Y18, Y19, Y5) \
-	q4DotVNNI(Y20, Y21, Y6) \
-	q4DotVNNI(Y22, Y23, Y7) \
-	VPHADDD      Y5, Y4, Y4 \
-	VPHADDD      Y7, Y6, Y6 \
-	VPHADDD      Y6, Y4, Y4 \
-	VCVTDQ2PS    Y4, Y4 \
-	MOVWLZX      S, AX \
-	VBROADCASTSS (R13)(AX*4), Y5 \
-	VMULPS       Y12, Y5, Y5 \
-	VFMADD231PS  Y5, Y4, ACC
-
-#define q4DecodeAllVNNI \
-	q4DecodeVNNI(2(R8), 2(R8)(DX*1), Y16, Y17) \
-	q4DecodeVNNI(2(R8)(DX*2), 2(R8)(BX*1), Y18, Y19) \
-	q4DecodeVNNI(2(R12), 2(R12)(DX*1), Y20, Y21) \
-	q4DecodeVNNI(2(R12)(DX*2), 2(R12)(BX*1), Y22, Y23)
-
 // func f32Rows(w *byte, wstride, rows int, x *byte, n int, out *float32)
 TEXT ·f32Rows(SB), NOSPLIT, $0-48
 	MOVQ  w+0(FP), SI
@@ -376,6 +284,9 @@ f32done:
 	RET
 
 // func f16Rows(w *byte, wstride, rows int, x *byte, n int, out *float32)
+//
+// x holds widened activations (f16Wide: n float32s, each exactly a half), so
+// only the weights are converted.
 TEXT ·f16Rows(SB), NOSPLIT, $0-48
 	MOVQ  w+0(FP), SI
 	MOVQ  wstride+8(FP), DX
@@ -398,16 +309,12 @@ f16loop:
 	VCVTPH2PS   16(R8), Y5
 	VCVTPH2PS   32(R8), Y6
 	VCVTPH2PS   48(R8), Y7
-	VCVTPH2PS   (DI), Y8
-	VCVTPH2PS   16(DI), Y9
-	VCVTPH2PS   32(DI), Y10
-	VCVTPH2PS   48(DI), Y11
-	VFMADD231PS Y8, Y4, Y0
-	VFMADD231PS Y9, Y5, Y1
-	VFMADD231PS Y10, Y6, Y2
-	VFMADD231PS Y11, Y7, Y3
+	VFMADD231PS (DI), Y4, Y0
+	VFMADD231PS 32(DI), Y5, Y1
+	VFMADD231PS 64(DI), Y6, Y2
+	VFMADD231PS 96(DI), Y7, Y3
 	ADDQ        $64, R8
-	ADDQ        $64, DI
+	ADDQ        $128, DI
 	DECQ        CX
 	JNZ         f16loop
 
@@ -550,12 +457,9 @@ f16x4loopa:
 	PREFETCHT0 (R8)(DX*1)
 	VCVTPH2PS  (R8), Y8
 	VCVTPH2PS 16(R8), Y9
-	cvtFma((DI), 16(DI), Y0, Y1)
-	cvtFma((DI)(R14*1), 16(DI)(R14*1), Y2, Y3)
-	cvtFma((DI)(R14*2), 16(DI)(R14*2), Y4, Y5)
-	cvtFma((DI)(R12*1), 16(DI)(R12*1), Y6, Y7)
+	fma4(0, 32)
 	ADDQ      $64, R8
-	ADDQ      $64, DI
+	ADDQ      $128, DI
 	DECQ      CX
 	JNZ       f16x4loopa
 
@@ -566,12 +470,9 @@ f16x4a:
 f16x4loopb:
 	VCVTPH2PS 32(R8), Y8
 	VCVTPH2PS 48(R8), Y9
-	cvtFma(32(DI), 48(DI), Y0, Y1)
-	cvtFma(32(DI)(R14*1), 48(DI)(R14*1), Y2, Y3)
-	cvtFma(32(DI)(R14*2), 48(DI)(R14*2), Y4, Y5)
-	cvtFma(32(DI)(R12*1), 48(DI)(R12*1), Y6, Y7)
+	fma4(64, 96)
 	ADDQ      $64, R8
-	ADDQ      $64, DI
+	ADDQ      $128, DI
 	DECQ      CX
 	JNZ       f16x4loopb
 
@@ -918,32 +819,32 @@ f16xtloopa:
 	VCVTPH2PS (R8), Y8
 	VCVTPH2PS 16(R8), Y9
 	LEAQ (DI)(R14*4), R9
-	cvtFma((DI), 16(DI), Y16, Y17)
+	wFma((DI), 32(DI), Y16, Y17)
 	CMPQ BX, $1
 	JLE  f16xtatok
-	cvtFma((DI)(R14*1), 16(DI)(R14*1), Y18, Y19)
+	wFma((DI)(R14*1), 32(DI)(R14*1), Y18, Y19)
 	CMPQ BX, $2
 	JLE  f16xtatok
-	cvtFma((DI)(R14*2), 16(DI)(R14*2), Y20, Y21)
+	wFma((DI)(R14*2), 32(DI)(R14*2), Y20, Y21)
 	CMPQ BX, $3
 	JLE  f16xtatok
-	cvtFma((DI)(R13*1), 16(DI)(R13*1), Y22, Y23)
+	wFma((DI)(R13*1), 32(DI)(R13*1), Y22, Y23)
 	CMPQ BX, $4
 	JLE  f16xtatok
-	cvtFma((R9), 16(R9), Y24, Y25)
+	wFma((R9), 32(R9), Y24, Y25)
 	CMPQ BX, $5
 	JLE  f16xtatok
-	cvtFma((R9)(R14*1), 16(R9)(R14*1), Y26, Y27)
+	wFma((R9)(R14*1), 32(R9)(R14*1), Y26, Y27)
 	CMPQ BX, $6
 	JLE  f16xtatok
-	cvtFma((R9)(R14*2), 16(R9)(R14*2), Y28, Y29)
+	wFma((R9)(R14*2), 32(R9)(R14*2), Y28, Y29)
 	CMPQ BX, $7
 	JLE  f16xtatok
-	cvtFma((R9)(R13*1), 16(R9)(R13*1), Y30, Y31)
+	wFma((R9)(R13*1), 32(R9)(R13*1), Y30, Y31)
 
 f16xtatok:
 	ADDQ  $64, R8
-	ADDQ  $64, DI
+	ADDQ  $128, DI
 	DECQ  CX
 	JNZ   f16xtloopa
 
@@ -990,32 +891,32 @@ f16xtloopb:
 	VCVTPH2PS 32(R8), Y8
 	VCVTPH2PS 48(R8), Y9
 	LEAQ (DI)(R14*4), R9
-	cvtFma(32(DI), 48(DI), Y16, Y17)
+	wFma(64(DI), 96(DI), Y16, Y17)
 	CMPQ BX, $1
 	JLE  f16xtbtok
-	cvtFma(32(DI)(R14*1), 48(DI)(R14*1), Y18, Y19)
+	wFma(64(DI)(R14*1), 96(DI)(R14*1), Y18, Y19)
 	CMPQ BX, $2
 	JLE  f16xtbtok
-	cvtFma(32(DI)(R14*2), 48(DI)(R14*2), Y20, Y21)
+	wFma(64(DI)(R14*2), 96(DI)(R14*2), Y20, Y21)
 	CMPQ BX, $3
 	JLE  f16xtbtok
-	cvtFma(32(DI)(R13*1), 48(DI)(R13*1), Y22, Y23)
+	wFma(64(DI)(R13*1), 96(DI)(R13*1), Y22, Y23)
 	CMPQ BX, $4
 	JLE  f16xtbtok
-	cvtFma(32(R9), 48(R9), Y24, Y25)
+	wFma(64(R9), 96(R9), Y24, Y25)
 	CMPQ BX, $5
 	JLE  f16xtbtok
-	cvtFma(32(R9)(R14*1), 48(R9)(R14*1), Y26, Y27)
+	wFma(64(R9)(R14*1), 96(R9)(R14*1), Y26, Y27)
 	CMPQ BX, $6
 	JLE  f16xtbtok
-	cvtFma(32(R9)(R14*2), 48(R9)(R14*2), Y28, Y29)
+	wFma(64(R9)(R14*2), 96(R9)(R14*2), Y28, Y29)
 	CMPQ BX, $7
 	JLE  f16xtbtok
-	cvtFma(32(R9)(R13*1), 48(R9)(R13*1), Y30, Y31)
+	wFma(64(R9)(R13*1), 96(R9)(R13*1), Y30, Y31)
 
 f16xtbtok:
 	ADDQ  $64, R8
-	ADDQ  $64, DI
+	ADDQ  $128, DI
 	DECQ  CX
 	JNZ   f16xtloopb
 
@@ -1173,132 +1074,6 @@ q8x4rowdone:
 	JNZ  q8x4row
 
 q8x4done:
-	VZEROUPPER
-	RET
-
-// func q8_0RowsxT(w *byte, wstride, rows int, x *byte, xstride, ntok, nb int, out *float32, ostride int)
-//
-// q8_0Rows for 1 to 8 activation rows (x + t·xstride, t < ntok) in one pass
-// over the weights, out[t·ostride + r]; token t accumulates in Y24+t (the
-// AVX-512 registers, so this needs AVX-512 VL). The block sums use VPDPBUSD
-// (q8BlockVNNI, AVX-512 VNNI), exactly the integers of q8Block.
-TEXT ·q8_0RowsxT(SB), NOSPLIT, $0-72
-	MOVQ     w+0(FP), SI
-	MOVQ     wstride+8(FP), DX
-	MOVQ     rows+16(FP), R12
-	MOVQ     x+24(FP), R10
-	MOVQ     xstride+32(FP), R14
-	MOVQ     out+56(FP), R11
-	MOVQ     ·f16Table(SB), R13
-	MOVL     $0x80808080, AX
-	VMOVD    AX, X14
-	VPBROADCASTD X14, Y14
-	TESTQ    R12, R12
-	JZ       q8xtdone
-
-q8xtrow:
-	MOVQ  SI, R8
-	MOVQ  R10, DI
-	MOVQ  nb+48(FP), CX
-	VPXORD Y24, Y24, Y24
-	VPXORD Y25, Y25, Y25
-	VPXORD Y26, Y26, Y26
-	VPXORD Y27, Y27, Y27
-	VPXORD Y28, Y28, Y28
-	VPXORD Y29, Y29, Y29
-	VPXORD Y30, Y30, Y30
-	VPXORD Y31, Y31, Y31
-	TESTQ CX, CX
-	JZ    q8xtrowdone
-
-q8xtloop:
-	q8WeightsVNNI
-	MOVQ DI, R9
-	q8BlockVNNI((R9), 2(R9), Y24)
-	CMPQ ntok+40(FP), $1
-	JLE  q8xttokdone
-	ADDQ R14, R9
-	q8BlockVNNI((R9), 2(R9), Y25)
-	CMPQ ntok+40(FP), $2
-	JLE  q8xttokdone
-	ADDQ R14, R9
-	q8BlockVNNI((R9), 2(R9), Y26)
-	CMPQ ntok+40(FP), $3
-	JLE  q8xttokdone
-	ADDQ R14, R9
-	q8BlockVNNI((R9), 2(R9), Y27)
-	CMPQ ntok+40(FP), $4
-	JLE  q8xttokdone
-	ADDQ R14, R9
-	q8BlockVNNI((R9), 2(R9), Y28)
-	CMPQ ntok+40(FP), $5
-	JLE  q8xttokdone
-	ADDQ R14, R9
-	q8BlockVNNI((R9), 2(R9), Y29)
-	CMPQ ntok+40(FP), $6
-	JLE  q8xttokdone
-	ADDQ R14, R9
-	q8BlockVNNI((R9), 2(R9), Y30)
-	CMPQ ntok+40(FP), $7
-	JLE  q8xttokdone
-	ADDQ R14, R9
-	q8BlockVNNI((R9), 2(R9), Y31)
-
-q8xttokdone:
-	ADDQ $34, R8
-	ADDQ $34, DI
-	DECQ CX
-	JNZ  q8xtloop
-
-q8xtrowdone:
-	MOVQ ostride+64(FP), AX
-	SHLQ $2, AX
-	MOVQ R11, R9
-	VMOVAPS Y24, Y0
-	hsumStore(Y0, X0, (R9))
-	CMPQ    ntok+40(FP), $1
-	JLE     q8xtstored
-	ADDQ    AX, R9
-	VMOVAPS Y25, Y0
-	hsumStore(Y0, X0, (R9))
-	CMPQ    ntok+40(FP), $2
-	JLE     q8xtstored
-	ADDQ    AX, R9
-	VMOVAPS Y26, Y0
-	hsumStore(Y0, X0, (R9))
-	CMPQ    ntok+40(FP), $3
-	JLE     q8xtstored
-	ADDQ    AX, R9
-	VMOVAPS Y27, Y0
-	hsumStore(Y0, X0, (R9))
-	CMPQ    ntok+40(FP), $4
-	JLE     q8xtstored
-	ADDQ    AX, R9
-	VMOVAPS Y28, Y0
-	hsumStore(Y0, X0, (R9))
-	CMPQ    ntok+40(FP), $5
-	JLE     q8xtstored
-	ADDQ    AX, R9
-	VMOVAPS Y29, Y0
-	hsumStore(Y0, X0, (R9))
-	CMPQ    ntok+40(FP), $6
-	JLE     q8xtstored
-	ADDQ    AX, R9
-	VMOVAPS Y30, Y0
-	hsumStore(Y0, X0, (R9))
-	CMPQ    ntok+40(FP), $7
-	JLE     q8xtstored
-	ADDQ    AX, R9
-	VMOVAPS Y31, Y0
-	hsumStore(Y0, X0, (R9))
-
-q8xtstored:
-	ADDQ $4, R11
-	ADDQ DX, SI
-	DECQ R12
-	JNZ  q8xtrow
-
-q8xtdone:
 	VZEROUPPER
 	RET
 
@@ -1496,206 +1271,6 @@ q4x4groupdone:
 	JNZ     q4x4group
 
 q4x4done:
-	VZEROUPPER
-	RET
-
-// func q4_0Rows8VNNI(w *byte, wstride, groups int, x *byte, nb int, out *float32)
-//
-// q4_0Rows8 with VPDPBUSD (AVX-512 VNNI on 256-bit vectors).
-TEXT ·q4_0Rows8VNNI(SB), NOSPLIT, $0-48
-	MOVQ         w+0(FP), SI
-	MOVQ         wstride+8(FP), DX
-	MOVQ         groups+16(FP), R9
-	MOVQ         x+24(FP), R10
-	MOVQ         out+40(FP), R11
-	MOVQ         ·f16Table(SB), R13
-	LEAQ         (DX)(DX*2), BX
-	MOVL         $0x0f0f0f0f, AX
-	VMOVD        AX, X15
-	VPBROADCASTD X15, Y15
-	MOVL         $0x08080808, AX
-	VMOVD        AX, X13
-	VPBROADCASTD X13, Y13
-	VMOVDQU      permL<>(SB), Y14
-	TESTQ        R9, R9
-	JZ           q4vdone
-
-q4vgroup:
-	MOVQ   SI, R8
-	LEAQ   (SI)(DX*4), R12
-	LEAQ   (SI)(DX*8), R14
-	MOVQ   R10, DI
-	MOVQ   nb+32(FP), CX
-	VXORPS Y8, Y8, Y8
-	TESTQ  CX, CX
-	JZ     q4vgroupdone
-
-q4vloop:
-	PREFETCHT0 (R14)
-	PREFETCHT0 64(R14)
-	PREFETCHT0 128(R14)
-	ADDQ       $192, R14
-	q4DecodeAllVNNI
-	q4ScalesVNNI
-	q4TokenVNNI((DI), 2(DI), 18(DI), Y8)
-	ADDQ       $18, R8
-	ADDQ       $18, R12
-	ADDQ       $34, DI
-	DECQ       CX
-	JNZ        q4vloop
-
-q4vgroupdone:
-	VPERMPS Y8, Y14, Y8
-	VMOVUPS Y8, (R11)
-	ADDQ    $32, R11
-	LEAQ    (SI)(DX*8), SI
-	DECQ    R9
-	JNZ     q4vgroup
-
-q4vdone:
-	VZEROUPPER
-	RET
-
-// func q4_0Rows8xTVNNI(w *byte, wstride, groups int, x *byte, xstride, ntok, nb int, out *float32, ostride int)
-//
-// q4_0Rows8VNNI for 1 to 8 activation rows (x + t·xstride, t < ntok) in
-// one pass over the weights: each block of eight rows is decoded once into
-// Y16-Y23 and dotted with every token, whose accumulators are Y24-Y31. The
-// group counter and the prefetch pointer live on the stack.
-TEXT ·q4_0Rows8xTVNNI(SB), NOSPLIT, $16-72
-	MOVQ         w+0(FP), SI
-	MOVQ         wstride+8(FP), DX
-	MOVQ         groups+16(FP), AX
-	MOVQ         AX, 0(SP)
-	MOVQ         x+24(FP), R10
-	MOVQ         xstride+32(FP), R14
-	MOVQ         out+56(FP), R11
-	MOVQ         ·f16Table(SB), R13
-	LEAQ         (DX)(DX*2), BX
-	MOVL         $0x0f0f0f0f, AX
-	VMOVD        AX, X15
-	VPBROADCASTD X15, Y15
-	MOVL         $0x08080808, AX
-	VMOVD        AX, X13
-	VPBROADCASTD X13, Y13
-	CMPQ         0(SP), $0
-	JLE          q4xtvdone
-
-q4xtvgroup:
-	MOVQ  SI, R8
-	LEAQ  (SI)(DX*4), R12
-	LEAQ  (SI)(DX*8), AX
-	MOVQ  AX, 8(SP)
-	MOVQ  R10, DI
-	MOVQ  nb+48(FP), CX
-	VPXORD Y24, Y24, Y24
-	VPXORD Y25, Y25, Y25
-	VPXORD Y26, Y26, Y26
-	VPXORD Y27, Y27, Y27
-	VPXORD Y28, Y28, Y28
-	VPXORD Y29, Y29, Y29
-	VPXORD Y30, Y30, Y30
-	VPXORD Y31, Y31, Y31
-	TESTQ CX, CX
-	JZ    q4xtvgroupdone
-
-q4xtvloop:
-	MOVQ       8(SP), AX
-	PREFETCHT0 (AX)
-	PREFETCHT0 64(AX)
-	PREFETCHT0 128(AX)
-	ADDQ       $192, AX
-	MOVQ       AX, 8(SP)
-	q4DecodeAllVNNI
-	q4ScalesVNNI
-	MOVQ       DI, R9
-	q4TokenVNNI((R9), 2(R9), 18(R9), Y24)
-	CMPQ ntok+40(FP), $1
-	JLE  q4xtvtokdone
-	ADDQ R14, R9
-	q4TokenVNNI((R9), 2(R9), 18(R9), Y25)
-	CMPQ ntok+40(FP), $2
-	JLE  q4xtvtokdone
-	ADDQ R14, R9
-	q4TokenVNNI((R9), 2(R9), 18(R9), Y26)
-	CMPQ ntok+40(FP), $3
-	JLE  q4xtvtokdone
-	ADDQ R14, R9
-	q4TokenVNNI((R9), 2(R9), 18(R9), Y27)
-	CMPQ ntok+40(FP), $4
-	JLE  q4xtvtokdone
-	ADDQ R14, R9
-	q4TokenVNNI((R9), 2(R9), 18(R9), Y28)
-	CMPQ ntok+40(FP), $5
-	JLE  q4xtvtokdone
-	ADDQ R14, R9
-	q4TokenVNNI((R9), 2(R9), 18(R9), Y29)
-	CMPQ ntok+40(FP), $6
-	JLE  q4xtvtokdone
-	ADDQ R14, R9
-	q4TokenVNNI((R9), 2(R9), 18(R9), Y30)
-	CMPQ ntok+40(FP), $7
-	JLE  q4xtvtokdone
-	ADDQ R14, R9
-	q4TokenVNNI((R9), 2(R9), 18(R9), Y31)
-
-q4xtvtokdone:
-	ADDQ $18, R8
-	ADDQ $18, R12
-	ADDQ $34, DI
-	DECQ CX
-	JNZ  q4xtvloop
-
-q4xtvgroupdone:
-	MOVQ    ostride+64(FP), AX
-	SHLQ    $2, AX
-	VMOVDQU permL<>(SB), Y0
-	MOVQ    R11, R9
-	VPERMPS Y24, Y0, Y1
-	VMOVUPS Y1, (R9)
-	CMPQ    ntok+40(FP), $1
-	JLE     q4xtvstored
-	ADDQ    AX, R9
-	VPERMPS Y25, Y0, Y1
-	VMOVUPS Y1, (R9)
-	CMPQ    ntok+40(FP), $2
-	JLE     q4xtvstored
-	ADDQ    AX, R9
-	VPERMPS Y26, Y0, Y1
-	VMOVUPS Y1, (R9)
-	CMPQ    ntok+40(FP), $3
-	JLE     q4xtvstored
-	ADDQ    AX, R9
-	VPERMPS Y27, Y0, Y1
-	VMOVUPS Y1, (R9)
-	CMPQ    ntok+40(FP), $4
-	JLE     q4xtvstored
-	ADDQ    AX, R9
-	VPERMPS Y28, Y0, Y1
-	VMOVUPS Y1, (R9)
-	CMPQ    ntok+40(FP), $5
-	JLE     q4xtvstored
-	ADDQ    AX, R9
-	VPERMPS Y29, Y0, Y1
-	VMOVUPS Y1, (R9)
-	CMPQ    ntok+40(FP), $6
-	JLE     q4xtvstored
-	ADDQ    AX, R9
-	VPERMPS Y30, Y0, Y1
-	VMOVUPS Y1, (R9)
-	CMPQ    ntok+40(FP), $7
-	JLE     q4xtvstored
-	ADDQ    AX, R9
-	VPERMPS Y31, Y0, Y1
-	VMOVUPS Y1, (R9)
-
-q4xtvstored:
-	ADDQ $32, R11
-	LEAQ (SI)(DX*8), SI
-	DECQ 0(SP)
-	JNZ  q4xtvgroup
-
-q4xtvdone:
 	VZEROUPPER
 	RET
 

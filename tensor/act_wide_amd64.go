@@ -1,0 +1,40 @@
+//go:build amd64 && !noasm
+
+package tensor
+
+// f16Act is the activation type of F16 weights: f16Wide where the AVX2
+// kernels run (they FMA straight from the widened activations), F16
+// otherwise. It is set before any init function runs, so every
+// registration of F16's kernel agrees on it.
+var f16Act = func() Type {
+	if hasAVX2FMA {
+		return f16Wide
+	}
+	return F16
+}()
+
+// f16WidenAVX2 widens the first n&^7 floats of src into dst as
+// quantizeF16WideGeneric does (VCVTPS2PH rounding to nearest even, then
+// VCVTPH2PS):
+//
+//	for i := range n &^ 7 { dst[i] = F16ToF32(F32ToF16Hw(src[i])) }
+//
+//go:noescape
+func f16WidenAVX2(dst *byte, src *float32, n int)
+
+func init() {
+	if !hasAVX2FMA {
+		return
+	}
+	quantizeF16Wide = quantizeF16WideFast
+	registerAct(f16Wide, quantizeF16Wide)
+}
+
+func quantizeF16WideFast(dst []byte, src []float32) {
+	n8 := len(src) &^ 7
+	dst = dst[:4*len(src)]
+	if n8 > 0 {
+		f16WidenAVX2(&dst[0], &src[0], n8)
+	}
+	quantizeF16WideGeneric(dst[4*n8:], src[n8:])
+}
