@@ -5,28 +5,48 @@ import (
 	"math"
 )
 
-// Widened F16 activations. llama.cpp converts the activations of F16
-// weights to half precision, and its dot widens both operands back to
-// float32 before every FMA. The widening of a half is exact, so storing the
-// activations as the float32 values of their halves (f16Wide) gives the
-// same products and sums bit for bit, and lets the multi-token kernels FMA
-// straight from memory instead of converting each token's halves again for
-// every weight row. f16Wide is internal: no GGUF file holds it.
+// Widened F16 and BF16 activations. llama.cpp converts the activations of
+// F16 (BF16) weights to half precision (bfloat16), and its dot widens both
+// operands back to float32 before every multiply. The widening is exact, so
+// storing the activations as the float32 values of their halves (f16Wide,
+// bf16Wide) gives the same products and sums bit for bit, and lets the
+// multi-token kernels multiply straight from memory instead of converting
+// each token's activations again for every weight row. Both types are
+// internal: no GGUF file holds them.
 
 // f16Wide is the activation type of F16 weights where the assembly kernels
 // run: 4 bytes per element, each F16ToF32(F32ToF16Hw(x)). Its id is one
 // ggml does not use.
 const f16Wide Type = 60
 
+// bf16Wide is the activation type of BF16 weights where the assembly
+// kernels run: 4 bytes per element, each BF16ToF32(F32ToBF16(x)).
+const bf16Wide Type = 62
+
 func init() {
 	types[f16Wide] = typeInfo{"F16 (widened to F32)", 1, 4, false}
+	types[bf16Wide] = typeInfo{"BF16 (widened to F32)", 1, 4, false}
 	registerAct(f16Wide, quantizeF16Wide)
+	registerAct(bf16Wide, quantizeBF16Wide)
 	registerDequant(f16Wide, dequantizeF32)
+	registerDequant(bf16Wide, dequantizeF32)
 }
 
-// quantizeF16Wide is the widening converter in use; an assembly version
-// replaces it at init where the CPU supports one.
-var quantizeF16Wide ActQuant = quantizeF16WideGeneric
+// quantizeF16Wide and quantizeBF16Wide are the widening converters in use;
+// assembly versions replace them at init where the CPU supports them.
+var (
+	quantizeF16Wide  ActQuant = quantizeF16WideGeneric
+	quantizeBF16Wide ActQuant = quantizeBF16WideGeneric
+)
+
+// quantizeBF16WideGeneric rounds each activation to bfloat16 as llama.cpp
+// does (F32ToBF16) and stores its exact float32 value.
+func quantizeBF16WideGeneric(dst []byte, src []float32) {
+	dst = dst[:4*len(src)]
+	for i, v := range src {
+		binary.LittleEndian.PutUint32(dst[4*i:], uint32(F32ToBF16(v))<<16)
+	}
+}
 
 // quantizeF16WideGeneric rounds each activation to half precision as
 // llama.cpp does on x86 (F32ToF16Hw) and stores the half's exact float32
@@ -64,6 +84,42 @@ func tailF16Wide(w, x []byte, from, to int, sum float32) float32 {
 	s := float64(sum)
 	for i := from; i < to; i++ {
 		s += float64(float32(F16ToF32(le16(w[2*i:])) * f32at(x, i)))
+	}
+	return float32(s)
+}
+
+// dotBF16WideGeneric is dotBF16Generic with the activations already widened
+// (x holds n float32 values, each exactly a bfloat16): the same unfused
+// multiply-adds into four 8-lane accumulators, the same reduction and
+// float64 tail, so the same bits as dotBF16Generic on the bfloat16s.
+func dotBF16WideGeneric(w, x []byte, n int) float32 {
+	w = w[:2*n]
+	x = x[:4*n]
+	var acc [32]float32
+	np := n &^ 31
+	for i := 0; i < np; i += 32 {
+		for k := range 32 {
+			acc[k] = float32(BF16ToF32(le16(w[2*(i+k):]))*f32at(x, i+k)) + acc[k]
+		}
+	}
+	var v [8]float32
+	for l := range 8 {
+		v[l] = float32(acc[l]+acc[16+l]) + float32(acc[8+l]+acc[24+l])
+	}
+	g0 := float32(v[0] + v[4])
+	g1 := float32(v[1] + v[5])
+	g2 := float32(v[2] + v[6])
+	g3 := float32(v[3] + v[7])
+	return tailBF16Wide(w, x, np, n, float32(g0+g2)+float32(g1+g3))
+}
+
+// tailBF16Wide adds the elements from..to of a BF16 weight row times
+// widened activations to sum as ggml_vec_dot_bf16's scalar tail does (in
+// float64).
+func tailBF16Wide(w, x []byte, from, to int, sum float32) float32 {
+	s := float64(sum)
+	for i := from; i < to; i++ {
+		s += float64(float32(BF16ToF32(le16(w[2*i:])) * f32at(x, i)))
 	}
 	return float32(s)
 }

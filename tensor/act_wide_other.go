@@ -2,5 +2,9 @@
 
 package tensor
 
-// f16Act is the activation type of F16 weights: F16 for the pure-Go kernels.
-var f16Act = F16
+// f16Act and bf16Act are the activation types of F16 and BF16 weights: F16
+// and BF16 for the pure-Go kernels.
+var (
+	f16Act  = F16
+	bf16Act = BF16
+)

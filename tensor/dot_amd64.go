@@ -22,16 +22,16 @@ func f32Rows(w *byte, wstride, rows int, x *byte, n int, out *float32)
 //go:noescape
 func f16Rows(w *byte, wstride, rows int, x *byte, n int, out *float32)
 
-// bf16Rows computes, for n a multiple of 32,
+// bf16Rows computes, for n a multiple of 32 and x widened (bf16Wide),
 //
-//	for r := range rows { out[r] = dotBF16Generic(w[r*wstride:], x, n) }
+//	for r := range rows { out[r] = dotBF16WideGeneric(w[r*wstride:], x, n) }
 //
 //go:noescape
 func bf16Rows(w *byte, wstride, rows int, x *byte, n int, out *float32)
 
 // f32Rows4, f16Rows4 and bf16Rows4 compute their single-token kernel for
 // four activation rows at once, sharing each weight load (and its
-// conversion, for F16: the activations are already widened):
+// conversion, for F16 and BF16: the activations are already widened):
 //
 //	for t := range 4 { for r := range rows {
 //		out[t*ostride+r] = <kind>Rows(w + r*wstride, x + t*xstride) } }
@@ -45,9 +45,9 @@ func f16Rows4(w *byte, wstride, rows int, x *byte, xstride, n int, out *float32,
 //go:noescape
 func bf16Rows4(w *byte, wstride, rows int, x *byte, xstride, n int, out *float32, ostride int)
 
-// f32RowsxT and f16RowsxT compute f32Rows4 and f16Rows4 for ntok (1 to 8)
-// activation rows in one pass pair over the weights (AVX-512 VL registers;
-// used where hasVNNI):
+// f32RowsxT, f16RowsxT and bf16RowsxT compute f32Rows4, f16Rows4 and
+// bf16Rows4 for ntok (1 to 8) activation rows in one pass pair over the
+// weights (AVX-512 VL registers; used where hasVNNI):
 //
 //	for t := range ntok { for r := range rows {
 //		out[t*ostride+r] = <kind>Rows(w + r*wstride, x + t*xstride) } }
@@ -58,13 +58,17 @@ func f32RowsxT(w *byte, wstride, rows int, x *byte, xstride, ntok, n int, out *f
 //go:noescape
 func f16RowsxT(w *byte, wstride, rows int, x *byte, xstride, ntok, n int, out *float32, ostride int)
 
-// minXTF32 and minXTF16 are the token counts from which the eight-token
+//go:noescape
+func bf16RowsxT(w *byte, wstride, rows int, x *byte, xstride, ntok, n int, out *float32, ostride int)
+
+// minXTF32, minXTF16 and minXTBF16 are the token counts from which the eight-token
 // float kernels beat the four-token and single-token ones with weights
 // streamed from memory (measured on the development machine; fewer tokens
 // stream better through the one-pass kernels).
 const (
-	minXTF32 = 3
-	minXTF16 = 2
+	minXTF32  = 3
+	minXTF16  = 2
+	minXTBF16 = 2
 )
 
 // q8_0Rows computes, over nb blocks,
@@ -120,7 +124,8 @@ func init() {
 		gemvF32(w, 0, 1, x, 0, 1, n, o[:], 0)
 		return o[0]
 	}
-	// F16 weights take widened activations (f16Act is f16Wide).
+	// F16 and BF16 weights take widened activations (f16Act is f16Wide,
+	// bf16Act bf16Wide).
 	dotF16 = func(w, x []byte, n int) float32 {
 		var o [1]float32
 		gemvF16(w, 0, 1, x, 0, 1, n, o[:], 0)
@@ -144,7 +149,7 @@ func init() {
 	f16ToF32sImpl = f16ToF32sFast
 	registerKernel(F32, F32, dotF32)
 	registerKernel(F16, f16Act, dotF16)
-	registerKernel(BF16, BF16, dotBF16)
+	registerKernel(BF16, bf16Act, dotBF16)
 	registerKernel(Q8_0, Q8_0, dotQ8_0)
 	registerKernel(Q4_0, Q8_0, dotQ4_0)
 	registerGemv(F32, gemvF32)
@@ -180,14 +185,6 @@ func tailF32(w, x []byte, from, to int, sum float32) float32 {
 		sum = fma32(f32at(w, i), f32at(x, i), sum)
 	}
 	return sum
-}
-
-func tailBF16(w, x []byte, from, to int, sum float32) float32 {
-	s := float64(sum)
-	for i := from; i < to; i++ {
-		s += float64(float32(BF16ToF32(le16(w[2*i:])) * BF16ToF32(le16(x[2*i:]))))
-	}
-	return float32(s)
 }
 
 func gemvF32(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
@@ -227,17 +224,23 @@ func gemvF16(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32
 	floatTails(tailF16Wide, 2, 4, w, ws, rows, x, xs, ntok, cols, out, os)
 }
 
+// gemvBF16 takes widened activations (bf16Wide, 4 bytes each).
 func gemvBF16(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
-	checkGemv(len(w), ws, rows, 2*cols, len(x), xs, ntok, 2*cols, len(out), os)
+	checkGemv(len(w), ws, rows, 2*cols, len(x), xs, ntok, 4*cols, len(out), os)
 	np := cols &^ 31
 	t := 0
+	if useVNNI && np > 0 && ntok >= minXTBF16 {
+		for ; t+1 < ntok; t += 8 {
+			bf16RowsxT(ptr(w), ws, rows, &x[t*xs], xs, min(8, ntok-t), np, &out[t*os], os)
+		}
+	}
 	for ; t+4 <= ntok; t += 4 {
 		bf16Rows4(ptr(w), ws, rows, &x[t*xs], xs, np, &out[t*os], os)
 	}
 	for ; t < ntok; t++ {
 		bf16Rows(ptr(w), ws, rows, &x[t*xs], np, &out[t*os])
 	}
-	floatTails(tailBF16, 2, 2, w, ws, rows, x, xs, ntok, cols, out, os)
+	floatTails(tailBF16Wide, 2, 4, w, ws, rows, x, xs, ntok, cols, out, os)
 }
 
 func gemvQ8_0(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {

@@ -173,18 +173,21 @@
 	VFMADD231PS A, Y8, ACCA \
 	VFMADD231PS B, Y9, ACCB
 
-// bf16Step is one token's step of the BF16 kernel: the 16 bfloat16s at A
-// and B widened, multiplied by the weights in Y8, Y9 and added (unfused)
-// into ACCA, ACCB.
+// bf16Step is one token's step of the BF16 kernel: the 16 widened
+// activations at A and B (bf16Wide) multiplied by the weights in Y8, Y9 and
+// added (unfused) into ACCA, ACCB.
 #define bf16Step(A, B, ACCA, ACCB) \
-	VPMOVZXWD A, Y10 \
-	VPMOVZXWD B, Y11 \
-	VPSLLD    $16, Y10, Y10 \
-	VPSLLD    $16, Y11, Y11 \
-	VMULPS    Y10, Y8, Y10 \
-	VMULPS    Y11, Y9, Y11 \
-	VADDPS    Y10, ACCA, ACCA \
-	VADDPS    Y11, ACCB, ACCB
+	VMULPS A, Y8, Y10 \
+	VMULPS B, Y9, Y11 \
+	VADDPS Y10, ACCA, ACCA \
+	VADDPS Y11, ACCB, ACCB
+
+// bf16Weights widens the 16 bfloat16 weights at A and B into Y8, Y9.
+#define bf16Weights(A, B) \
+	VPMOVZXWD A, Y8 \
+	VPMOVZXWD B, Y9 \
+	VPSLLD    $16, Y8, Y8 \
+	VPSLLD    $16, Y9, Y9
 
 // red4 finishes one token: YA, YB hold its accumulators 2 and 3, OA, OB
 // the stack slots of 0 and 1; (s0+s2)+(s1+s3), halves, two horizontal adds
@@ -331,6 +334,9 @@ f16done:
 	RET
 
 // func bf16Rows(w *byte, wstride, rows int, x *byte, n int, out *float32)
+//
+// x holds widened activations (bf16Wide: n float32s, each exactly a
+// bfloat16), so only the weights are converted.
 TEXT ·bf16Rows(SB), NOSPLIT, $0-48
 	MOVQ  w+0(FP), SI
 	MOVQ  wstride+8(FP), DX
@@ -353,28 +359,20 @@ bf16loop:
 	VPMOVZXWD 16(R8), Y5
 	VPMOVZXWD 32(R8), Y6
 	VPMOVZXWD 48(R8), Y7
-	VPMOVZXWD (DI), Y8
-	VPMOVZXWD 16(DI), Y9
-	VPMOVZXWD 32(DI), Y10
-	VPMOVZXWD 48(DI), Y11
 	VPSLLD    $16, Y4, Y4
 	VPSLLD    $16, Y5, Y5
 	VPSLLD    $16, Y6, Y6
 	VPSLLD    $16, Y7, Y7
-	VPSLLD    $16, Y8, Y8
-	VPSLLD    $16, Y9, Y9
-	VPSLLD    $16, Y10, Y10
-	VPSLLD    $16, Y11, Y11
-	VMULPS    Y8, Y4, Y4
-	VMULPS    Y9, Y5, Y5
-	VMULPS    Y10, Y6, Y6
-	VMULPS    Y11, Y7, Y7
+	VMULPS    (DI), Y4, Y4
+	VMULPS    32(DI), Y5, Y5
+	VMULPS    64(DI), Y6, Y6
+	VMULPS    96(DI), Y7, Y7
 	VADDPS    Y4, Y0, Y0
 	VADDPS    Y5, Y1, Y1
 	VADDPS    Y6, Y2, Y2
 	VADDPS    Y7, Y3, Y3
 	ADDQ      $64, R8
-	ADDQ      $64, DI
+	ADDQ      $128, DI
 	DECQ      CX
 	JNZ       bf16loop
 
@@ -502,16 +500,13 @@ bf16x4row:
 
 bf16x4loopa:
 	PREFETCHT0 (R8)(DX*1)
-	VPMOVZXWD  (R8), Y8
-	VPMOVZXWD 16(R8), Y9
-	VPSLLD    $16, Y8, Y8
-	VPSLLD    $16, Y9, Y9
-	bf16Step((DI), 16(DI), Y0, Y1)
-	bf16Step((DI)(R14*1), 16(DI)(R14*1), Y2, Y3)
-	bf16Step((DI)(R14*2), 16(DI)(R14*2), Y4, Y5)
-	bf16Step((DI)(R12*1), 16(DI)(R12*1), Y6, Y7)
+	bf16Weights((R8), 16(R8))
+	bf16Step((DI), 32(DI), Y0, Y1)
+	bf16Step((DI)(R14*1), 32(DI)(R14*1), Y2, Y3)
+	bf16Step((DI)(R14*2), 32(DI)(R14*2), Y4, Y5)
+	bf16Step((DI)(R12*1), 32(DI)(R12*1), Y6, Y7)
 	ADDQ      $64, R8
-	ADDQ      $64, DI
+	ADDQ      $128, DI
 	DECQ      CX
 	JNZ       bf16x4loopa
 
@@ -520,16 +515,13 @@ bf16x4a:
 	passStart(bf16x4b)
 
 bf16x4loopb:
-	VPMOVZXWD 32(R8), Y8
-	VPMOVZXWD 48(R8), Y9
-	VPSLLD    $16, Y8, Y8
-	VPSLLD    $16, Y9, Y9
-	bf16Step(32(DI), 48(DI), Y0, Y1)
-	bf16Step(32(DI)(R14*1), 48(DI)(R14*1), Y2, Y3)
-	bf16Step(32(DI)(R14*2), 48(DI)(R14*2), Y4, Y5)
-	bf16Step(32(DI)(R12*1), 48(DI)(R12*1), Y6, Y7)
+	bf16Weights(32(R8), 48(R8))
+	bf16Step(64(DI), 96(DI), Y0, Y1)
+	bf16Step(64(DI)(R14*1), 96(DI)(R14*1), Y2, Y3)
+	bf16Step(64(DI)(R14*2), 96(DI)(R14*2), Y4, Y5)
+	bf16Step(64(DI)(R12*1), 96(DI)(R12*1), Y6, Y7)
 	ADDQ      $64, R8
-	ADDQ      $64, DI
+	ADDQ      $128, DI
 	DECQ      CX
 	JNZ       bf16x4loopb
 
@@ -977,6 +969,212 @@ f16xtstored:
 	JNZ  f16xtrow
 
 f16xtdone:
+	VZEROUPPER
+	RET
+
+// func bf16RowsxT(w *byte, wstride, rows int, x *byte, xstride, ntok, n int, out *float32, ostride int)
+//
+// f16RowsxT's scheme with BF16's arithmetic (bf16Step, redBF16): 1 to 8
+// tokens of widened activations (bf16Wide, x + t·xstride, t < ntok) in one
+// pass pair over each weight row, out[t·ostride + r]; token t accumulates in
+// Y16+2t and Y17+2t (AVX-512 VL registers). n is a multiple of 32. BX holds
+// ntok, R13 three token strides, R9 token 4's row.
+TEXT ·bf16RowsxT(SB), NOSPLIT, $512-72
+	MOVQ  w+0(FP), SI
+	MOVQ  wstride+8(FP), DX
+	MOVQ  rows+16(FP), R12
+	MOVQ  x+24(FP), R10
+	MOVQ  xstride+32(FP), R14
+	MOVQ  ntok+40(FP), BX
+	MOVQ  out+56(FP), R11
+	LEAQ  (R14)(R14*2), R13
+	TESTQ R12, R12
+	JZ    bf16xtdone
+
+bf16xtrow:
+	MOVQ  SI, R8
+	MOVQ  R10, DI
+	MOVQ  n+48(FP), CX
+	VPXORD Y16, Y16, Y16
+	VPXORD Y17, Y17, Y17
+	VPXORD Y18, Y18, Y18
+	VPXORD Y19, Y19, Y19
+	VPXORD Y20, Y20, Y20
+	VPXORD Y21, Y21, Y21
+	VPXORD Y22, Y22, Y22
+	VPXORD Y23, Y23, Y23
+	VPXORD Y24, Y24, Y24
+	VPXORD Y25, Y25, Y25
+	VPXORD Y26, Y26, Y26
+	VPXORD Y27, Y27, Y27
+	VPXORD Y28, Y28, Y28
+	VPXORD Y29, Y29, Y29
+	VPXORD Y30, Y30, Y30
+	VPXORD Y31, Y31, Y31
+	SHRQ  $5, CX
+	JZ    bf16xta
+
+bf16xtloopa:
+	PREFETCHT0 (R8)(DX*1)
+	bf16Weights((R8), 16(R8))
+	LEAQ (DI)(R14*4), R9
+	bf16Step((DI), 32(DI), Y16, Y17)
+	CMPQ BX, $1
+	JLE  bf16xtatok
+	bf16Step((DI)(R14*1), 32(DI)(R14*1), Y18, Y19)
+	CMPQ BX, $2
+	JLE  bf16xtatok
+	bf16Step((DI)(R14*2), 32(DI)(R14*2), Y20, Y21)
+	CMPQ BX, $3
+	JLE  bf16xtatok
+	bf16Step((DI)(R13*1), 32(DI)(R13*1), Y22, Y23)
+	CMPQ BX, $4
+	JLE  bf16xtatok
+	bf16Step((R9), 32(R9), Y24, Y25)
+	CMPQ BX, $5
+	JLE  bf16xtatok
+	bf16Step((R9)(R14*1), 32(R9)(R14*1), Y26, Y27)
+	CMPQ BX, $6
+	JLE  bf16xtatok
+	bf16Step((R9)(R14*2), 32(R9)(R14*2), Y28, Y29)
+	CMPQ BX, $7
+	JLE  bf16xtatok
+	bf16Step((R9)(R13*1), 32(R9)(R13*1), Y30, Y31)
+
+bf16xtatok:
+	ADDQ  $64, R8
+	ADDQ  $128, DI
+	DECQ  CX
+	JNZ   bf16xtloopa
+
+bf16xta:
+	VMOVUPS Y16, 0(SP)
+	VMOVUPS Y17, 32(SP)
+	VMOVUPS Y18, 64(SP)
+	VMOVUPS Y19, 96(SP)
+	VMOVUPS Y20, 128(SP)
+	VMOVUPS Y21, 160(SP)
+	VMOVUPS Y22, 192(SP)
+	VMOVUPS Y23, 224(SP)
+	VMOVUPS Y24, 256(SP)
+	VMOVUPS Y25, 288(SP)
+	VMOVUPS Y26, 320(SP)
+	VMOVUPS Y27, 352(SP)
+	VMOVUPS Y28, 384(SP)
+	VMOVUPS Y29, 416(SP)
+	VMOVUPS Y30, 448(SP)
+	VMOVUPS Y31, 480(SP)
+	MOVQ  SI, R8
+	MOVQ  R10, DI
+	MOVQ  n+48(FP), CX
+	VPXORD Y16, Y16, Y16
+	VPXORD Y17, Y17, Y17
+	VPXORD Y18, Y18, Y18
+	VPXORD Y19, Y19, Y19
+	VPXORD Y20, Y20, Y20
+	VPXORD Y21, Y21, Y21
+	VPXORD Y22, Y22, Y22
+	VPXORD Y23, Y23, Y23
+	VPXORD Y24, Y24, Y24
+	VPXORD Y25, Y25, Y25
+	VPXORD Y26, Y26, Y26
+	VPXORD Y27, Y27, Y27
+	VPXORD Y28, Y28, Y28
+	VPXORD Y29, Y29, Y29
+	VPXORD Y30, Y30, Y30
+	VPXORD Y31, Y31, Y31
+	SHRQ  $5, CX
+	JZ    bf16xtb
+
+bf16xtloopb:
+	bf16Weights(32(R8), 48(R8))
+	LEAQ (DI)(R14*4), R9
+	bf16Step(64(DI), 96(DI), Y16, Y17)
+	CMPQ BX, $1
+	JLE  bf16xtbtok
+	bf16Step(64(DI)(R14*1), 96(DI)(R14*1), Y18, Y19)
+	CMPQ BX, $2
+	JLE  bf16xtbtok
+	bf16Step(64(DI)(R14*2), 96(DI)(R14*2), Y20, Y21)
+	CMPQ BX, $3
+	JLE  bf16xtbtok
+	bf16Step(64(DI)(R13*1), 96(DI)(R13*1), Y22, Y23)
+	CMPQ BX, $4
+	JLE  bf16xtbtok
+	bf16Step(64(R9), 96(R9), Y24, Y25)
+	CMPQ BX, $5
+	JLE  bf16xtbtok
+	bf16Step(64(R9)(R14*1), 96(R9)(R14*1), Y26, Y27)
+	CMPQ BX, $6
+	JLE  bf16xtbtok
+	bf16Step(64(R9)(R14*2), 96(R9)(R14*2), Y28, Y29)
+	CMPQ BX, $7
+	JLE  bf16xtbtok
+	bf16Step(64(R9)(R13*1), 96(R9)(R13*1), Y30, Y31)
+
+bf16xtbtok:
+	ADDQ  $64, R8
+	ADDQ  $128, DI
+	DECQ  CX
+	JNZ   bf16xtloopb
+
+bf16xtb:
+	MOVQ ostride+64(FP), AX
+	SHLQ $2, AX
+	MOVQ R11, R9
+	VMOVAPS Y16, Y0
+	VMOVAPS Y17, Y1
+	redBF16(Y0, Y1, X0, 0(SP), 32(SP), (R9))
+	CMPQ BX, $1
+	JLE  bf16xtstored
+	ADDQ AX, R9
+	VMOVAPS Y18, Y0
+	VMOVAPS Y19, Y1
+	redBF16(Y0, Y1, X0, 64(SP), 96(SP), (R9))
+	CMPQ BX, $2
+	JLE  bf16xtstored
+	ADDQ AX, R9
+	VMOVAPS Y20, Y0
+	VMOVAPS Y21, Y1
+	redBF16(Y0, Y1, X0, 128(SP), 160(SP), (R9))
+	CMPQ BX, $3
+	JLE  bf16xtstored
+	ADDQ AX, R9
+	VMOVAPS Y22, Y0
+	VMOVAPS Y23, Y1
+	redBF16(Y0, Y1, X0, 192(SP), 224(SP), (R9))
+	CMPQ BX, $4
+	JLE  bf16xtstored
+	ADDQ AX, R9
+	VMOVAPS Y24, Y0
+	VMOVAPS Y25, Y1
+	redBF16(Y0, Y1, X0, 256(SP), 288(SP), (R9))
+	CMPQ BX, $5
+	JLE  bf16xtstored
+	ADDQ AX, R9
+	VMOVAPS Y26, Y0
+	VMOVAPS Y27, Y1
+	redBF16(Y0, Y1, X0, 320(SP), 352(SP), (R9))
+	CMPQ BX, $6
+	JLE  bf16xtstored
+	ADDQ AX, R9
+	VMOVAPS Y28, Y0
+	VMOVAPS Y29, Y1
+	redBF16(Y0, Y1, X0, 384(SP), 416(SP), (R9))
+	CMPQ BX, $7
+	JLE  bf16xtstored
+	ADDQ AX, R9
+	VMOVAPS Y30, Y0
+	VMOVAPS Y31, Y1
+	redBF16(Y0, Y1, X0, 448(SP), 480(SP), (R9))
+
+bf16xtstored:
+	ADDQ $4, R11
+	ADDQ DX, SI
+	DECQ R12
+	JNZ  bf16xtrow
+
+bf16xtdone:
 	VZEROUPPER
 	RET
 

@@ -15,7 +15,7 @@ import (
 func init() {
 	registerKernel(F32, F32, dotF32)
 	registerKernel(F16, f16Act, dotF16)
-	registerKernel(BF16, BF16, dotBF16)
+	registerKernel(BF16, bf16Act, dotBF16)
 	registerAct(F32, quantizeF32)
 	registerAct(F16, quantizeF16Act)
 	registerAct(BF16, quantizeBF16)
@@ -28,7 +28,8 @@ func init() {
 }
 
 // The dot kernels in use; assembly versions replace them at init where the
-// CPU supports them. dotF16 takes activations of type f16Act.
+// CPU supports them. dotF16 and dotBF16 take activations of type f16Act and
+// bf16Act.
 var (
 	dotF32  VecDot = dotF32Generic
 	dotF16  VecDot = dotF16Generic
