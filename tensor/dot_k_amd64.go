@@ -65,8 +65,9 @@ func init() {
 	}
 }
 
-// gemvQ4K is the Q4_K gemv (see the gemv type): tokens go through
-// q4KRows4 four at a time, a remainder of three as four with the last
+// gemvQ4K is the Q4_K gemv (see the gemv type): where useVNNI, tokens go
+// through the T-token kernels (gemvQ4KT) up to eight at a time, leaving at
+// most one; otherwise through q4KRows4 four at a time, a remainder of three as four with the last
 // repeated, and the rest one at a time through q4KRows8 (rows in eights)
 // and q4KRows (the leftover rows). Bit-identical to dotQ4K on every
 // (row, token) pair.
@@ -77,9 +78,14 @@ func gemvQ4K(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32
 		kClearOut(out, rows, ntok, os)
 		return
 	}
+	t := 0
+	if useVNNI && nb <= kMaxXDBlocks {
+		for ; ntok-t >= 2; t += min(8, ntok-t) {
+			gemvQ4KT(w, ws, rows, x, xs, t, min(8, ntok-t), nb, out, os)
+		}
+	}
 	var xp [4]*byte
 	var op [4]*float32
-	t := 0
 	for ntok-t >= 3 {
 		m := kTokens(&xp, &op, x, xs, out, os, t, ntok)
 		q4KRows4(&w[0], ws, rows, &xp, nb, &op)
@@ -104,9 +110,14 @@ func gemvQ6K(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32
 		kClearOut(out, rows, ntok, os)
 		return
 	}
+	t := 0
+	if useVNNI {
+		for ; ntok-t >= 2; t += min(8, ntok-t) {
+			gemvQ6KT(w, ws, rows, x, xs, t, min(8, ntok-t), nb, out, os)
+		}
+	}
 	var xp [4]*byte
 	var op [4]*float32
-	t := 0
 	for ntok-t >= 3 {
 		m := kTokens(&xp, &op, x, xs, out, os, t, ntok)
 		q6KRows4(&w[0], ws, rows, &xp, nb, &op)

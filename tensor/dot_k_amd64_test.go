@@ -11,11 +11,25 @@ import (
 // TestKQuantGemv runs the Q4_K and Q6_K gemv kernels over strided weight,
 // activation and output rows (gaps filled with guard values) and checks
 // every output against the single-row reference, bit for bit, and that no
-// gap was written.
+// gap was written: in the form useVNNI selects, and where the CPU has VNNI
+// in the AVX2 form too (with the MatMul and allocation checks).
 func TestKQuantGemv(t *testing.T) {
 	if !haveAVX2K {
 		t.Skip("no AVX2 on this CPU")
 	}
+	checkKQuantGemv(t)
+	if !hasVNNI {
+		return
+	}
+	defer setVNNI(useVNNI)
+	setVNNI(!useVNNI)
+	checkKQuantGemv(t)
+	TestKQuantMatMul(t)
+	TestKQuantNoAllocs(t)
+}
+
+func checkKQuantGemv(t *testing.T) {
+	t.Helper()
 	r := rand.New(rand.NewPCG(13, 14))
 	raw := func(n int) []byte {
 		b := make([]byte, n)
@@ -34,11 +48,14 @@ func TestKQuantGemv(t *testing.T) {
 		{"Q4_K", q4KBytes, gemvQ4K, dotQ4KRef, kRandQ4K},
 		{"Q6_K", q6KBytes, gemvQ6K, dotQ6KRef, kRandQ6K},
 	} {
-		for _, nb := range []int{1, 3} {
-			for _, rows := range []int{1, 2, 5} {
-				for ntok := 1; ntok <= 9; ntok++ {
+		for _, nb := range []int{1, 3, kMaxXDBlocks + 1} {
+			for _, rows := range []int{1, 2, 5, 9} {
+				for ntok := 1; ntok <= 17; ntok++ {
+					if nb > 3 && (rows != 5 || ntok%4 != 1) {
+						continue // past the Q4_K T-token kernels' limit: a few cases
+					}
 					for _, isRaw := range []bool{false, true} {
-						name := fmt.Sprintf("%s nb=%d rows=%d ntok=%d raw=%v", c.name, nb, rows, ntok, isRaw)
+						name := fmt.Sprintf("%s vnni=%v nb=%d rows=%d ntok=%d raw=%v", c.name, useVNNI, nb, rows, ntok, isRaw)
 						wrb, xrb := nb*c.bs, nb*q8KBytes
 						ws, xs, os := wrb+3, xrb+5, rows+2
 						w := raw(ws*rows + 7)
@@ -107,5 +124,41 @@ func BenchmarkGemvQ4_K(b *testing.B) {
 func BenchmarkGemvQ6_K(b *testing.B) {
 	for _, n := range []int{1, 3, 4, 7} {
 		b.Run(fmt.Sprintf("ntok=%d", n), func(b *testing.B) { kBenchGemv(b, q6KBytes, gemvQ6K, kRandQ6K, 64, n) })
+	}
+}
+
+// BenchmarkKQuantForms compares the gemv forms (vnni=true: the T-token
+// kernels; vnni=false: four tokens plus single-token passes) on the
+// reference model's 1536×512 and 512×1536 Q4_K and Q6_K matrices, one
+// thread, in CPU time.
+func BenchmarkKQuantForms(b *testing.B) {
+	if !hasVNNI {
+		b.Skip("no AVX-512 VNNI on this CPU")
+	}
+	defer setVNNI(useVNNI)
+	r := rand.New(rand.NewPCG(41, 42))
+	p := NewPool(1)
+	defer p.Close()
+	for _, c := range []struct {
+		typ        Type
+		rows, cols int
+		gen        func(*rand.Rand, int) []byte
+	}{{Q4_K, 1536, 512, kRandQ4K}, {Q4_K, 512, 1536, kRandQ4K}, {Q6_K, 1536, 512, kRandQ6K}, {Q6_K, 512, 1536, kRandQ6K}} {
+		m := &Matrix{Type: c.typ, Rows: c.rows, Cols: c.cols, Data: c.gen(r, c.rows*c.cols/qkK)}
+		for _, n := range []int{1, 5, 8} {
+			x := kRandFloats(r, n*c.cols)
+			out := make([]float32, n*c.rows)
+			for _, v := range []bool{false, true} {
+				b.Run(fmt.Sprintf("%v/%dx%d/n=%d/vnni=%v", c.typ, c.rows, c.cols, n, v), func(b *testing.B) {
+					setVNNI(v)
+					b.SetBytes(int64(len(m.Data)))
+					c0 := cpuNanos()
+					for b.Loop() {
+						p.MatMul(out, m, x, n)
+					}
+					reportCPU(b, c0, len(m.Data))
+				})
+			}
+		}
 	}
 }

@@ -1,0 +1,456 @@
+//go:build ignore
+
+// dotk_gen writes dotk_amd64.s, the AVX-512 (VL, BW, VNNI) K-quant kernels
+// that run T = 2..8 activation rows through one pass over the weights:
+//
+//	go run dotk_gen.go
+//
+// One function per T and weight type, because every token has registers of
+// its own (its int32 sums in Y16+t, and for Q6_K its float lanes in Y24+t).
+// See dotk_amd64.go for the contracts and the reference loops.
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"log"
+	"os"
+)
+
+var b bytes.Buffer
+
+func p(format string, args ...any) { fmt.Fprintf(&b, "\t"+format+"\n", args...) }
+func label(l string)               { fmt.Fprintf(&b, "%s:\n", l) }
+func comment(c string)             { fmt.Fprintf(&b, "\t// %s\n", c) }
+
+// xaddr is the address of byte off of token t's current activation block:
+// DI is token 0's, BX token 1's, R9 token 2's and R10 token 3's; R8 is the
+// activation row stride.
+func xaddr(t, off int) string {
+	switch t {
+	case 0:
+		return fmt.Sprintf("%d(DI)", off)
+	case 1:
+		return fmt.Sprintf("%d(BX)", off)
+	case 2:
+		return fmt.Sprintf("%d(R9)", off)
+	case 3:
+		return fmt.Sprintf("%d(R10)", off)
+	case 4:
+		return fmt.Sprintf("%d(DI)(R8*4)", off)
+	case 5:
+		return fmt.Sprintf("%d(BX)(R8*4)", off)
+	case 6:
+		return fmt.Sprintf("%d(R9)(R8*4)", off)
+	default:
+		return fmt.Sprintf("%d(R10)(R8*4)", off)
+	}
+}
+
+// tokenBases sets BX, R9, R10 from DI and R8 (as many as T needs).
+func tokenBases(T int) {
+	if T > 1 {
+		p("LEAQ (DI)(R8*1), BX")
+	}
+	if T > 2 {
+		p("LEAQ (DI)(R8*2), R9")
+	}
+	if T > 3 {
+		p("LEAQ (BX)(R8*2), R10")
+	}
+}
+
+func advanceTokens(T int) {
+	p("ADDQ $292, DI")
+	if T > 1 {
+		p("ADDQ $292, BX")
+	}
+	if T > 2 {
+		p("ADDQ $292, R9")
+	}
+	if T > 3 {
+		p("ADDQ $292, R10")
+	}
+}
+
+func y(n int) string { return fmt.Sprintf("Y%d", n) }
+func x(n int) string { return fmt.Sprintf("X%d", n) }
+
+// tree reduces the eight int32 lanes of each of the T vectors v[t] into lane
+// t of out (lanes T..7 hold sums of repeated vectors); v is clobbered, tmp
+// is a scratch register. Integer adds only, so the grouping is free.
+func tree(v []int, tmp, out int) {
+	T := len(v)
+	at := func(i int) int { return v[min(i, T-1)] }
+	// Level 1: pairs (a, b) → [a0+a2, b0+b2, a1+a3, b1+b3] per 128-bit half.
+	var l1 []int
+	for i := 0; i < T; i += 2 {
+		a, bb := at(i), at(i+1)
+		if i+1 >= T {
+			bb = a
+		}
+		p("VPUNPCKLDQ %s, %s, %s", y(bb), y(a), y(tmp))
+		p("VPUNPCKHDQ %s, %s, %s", y(bb), y(a), y(a))
+		p("VPADDD %s, %s, %s", y(tmp), y(a), y(a))
+		l1 = append(l1, a)
+	}
+	// Level 2: quads → [t0, t1, t2, t3] per half.
+	var l2 []int
+	for i := 0; i < len(l1); i += 2 {
+		a := l1[i]
+		bb := a
+		if i+1 < len(l1) {
+			bb = l1[i+1]
+		}
+		p("VPUNPCKLQDQ %s, %s, %s", y(bb), y(a), y(tmp))
+		p("VPUNPCKHQDQ %s, %s, %s", y(bb), y(a), y(a))
+		p("VPADDD %s, %s, %s", y(tmp), y(a), y(a))
+		l2 = append(l2, a)
+	}
+	// Level 3: the two halves of the low and high quads.
+	c, d := l2[0], l2[0]
+	if len(l2) > 1 {
+		d = l2[1]
+	}
+	p("VSHUFI64X2 $0, %s, %s, %s", y(d), y(c), y(tmp))
+	p("VSHUFI64X2 $3, %s, %s, %s", y(d), y(c), y(out))
+	p("VPADDD %s, %s, %s", y(tmp), y(out), y(out))
+}
+
+// storeLanes writes lanes 0..T-1 of Y reg to AX, AX+DX, AX+2·DX, ...
+// (clobbers AX and X3 when T > 4).
+func storeLanes(T, reg int) {
+	for t := 0; t < T; t++ {
+		if t == 4 {
+			p("VEXTRACTF128 $1, %s, X3", y(reg))
+		}
+		src := reg
+		lane := t
+		if t >= 4 {
+			src, lane = 3, t-4
+		}
+		if lane == 0 {
+			p("VMOVSS %s, (AX)", x(src))
+		} else {
+			p("VEXTRACTPS $%d, %s, (AX)", lane, x(src))
+		}
+		if t < T-1 {
+			p("ADDQ DX, AX")
+		}
+	}
+}
+
+func q4K(T int) {
+	name := fmt.Sprintf("q4KRowsT%dVNNI", T)
+	fmt.Fprintf(&b, "\n// func %s(w *byte, wstride, rows int, x *byte, xstride, nb int, xd *float32, out *float32, ostride int)\n", name)
+	fmt.Fprintf(&b, "TEXT ·%s(SB), NOSPLIT, $64-72\n", name)
+	p("MOVQ w+0(FP), AX")
+	p("MOVQ AX, 32(SP)")
+	p("MOVQ rows+16(FP), AX")
+	p("MOVQ AX, 40(SP)")
+	p("MOVQ out+56(FP), AX")
+	p("MOVQ AX, 48(SP)")
+	p("MOVQ nb+40(FP), AX")
+	p("SHLQ $5, AX")
+	p("ADDQ xd+48(FP), AX")
+	p("MOVQ AX, 56(SP)")
+	p("VMOVDQU ktMask0F<>(SB), Y15")
+	label(name + "row")
+	p("MOVQ 32(SP), SI")
+	p("MOVQ x+24(FP), DI")
+	p("MOVQ xstride+32(FP), R8")
+	tokenBases(T)
+	p("MOVQ xd+48(FP), CX")
+	p("VXORPS Y13, Y13, Y13")
+	p("VXORPS Y14, Y14, Y14")
+	label(name + "blk")
+	p("Q4KTDECODE")
+	comment("Y2: the mins doubled as words; the frame: the scales as doubled words.")
+	p("VPSHUFB ktQ4MinShuf<>(SB), X1, X2")
+	p("VPMOVZXBW X2, Y2")
+	p("VPMOVZXBW X1, X3")
+	p("VPUNPCKLWD X3, X3, X5")
+	p("VPUNPCKHWD X3, X3, X6")
+	p("VMOVDQU X5, 0(SP)")
+	p("VMOVDQU X6, 16(SP)")
+	for s := 0; s < 4; s++ {
+		comment(fmt.Sprintf("Elements %d-%d: sub-blocks %d (low nibbles) and %d (high).", 64*s, 64*s+63, 2*s, 2*s+1))
+		p("VMOVDQU %d(SI), Y5", 16+32*s)
+		p("VPSRLW $4, Y5, Y6")
+		p("VPAND Y15, Y5, Y5")
+		p("VPAND Y15, Y6, Y6")
+		p("VPBROADCASTD %d(SP), Y7", 8*s)
+		p("VPBROADCASTD %d(SP), Y8", 8*s+4)
+		for t := 0; t < T; t++ {
+			t0, t1 := 9+2*(t&1), 10+2*(t&1)
+			acc := 16 + t
+			p("VPMADDUBSW %s, Y5, %s", xaddr(t, 4+64*s), y(t0))
+			p("VPMADDUBSW %s, Y6, %s", xaddr(t, 36+64*s), y(t1))
+			if s == 0 {
+				p("VPMADDWD Y7, %s, %s", y(t0), y(acc))
+			} else {
+				p("VPDPWSSD Y7, %s, %s", y(t0), y(acc))
+			}
+			p("VPDPWSSD Y8, %s, %s", y(t1), y(acc))
+		}
+	}
+	comment("imin lanes per token, then both sets of sums reduced to one lane per token.")
+	var vi, vm []int
+	for t := 0; t < T; t++ {
+		p("VPMADDWD %s, Y2, %s", xaddr(t, 260), y(24+t))
+		vi = append(vi, 16+t)
+		vm = append(vm, 24+t)
+	}
+	tree(vi, 9, 5)
+	tree(vm, 10, 6)
+	p("VCVTDQ2PS Y5, Y5")
+	p("VCVTDQ2PS Y6, Y6")
+	comment("d = wd·xd, dmin = wdmin·xd per token lane; acc = fma(isum, d, acc), accm = fma(imin, dmin, accm).")
+	p("MOVL (SI), AX")
+	p("VMOVD AX, X3")
+	p("VCVTPH2PS X3, X3")
+	p("VBROADCASTSS X3, Y4")
+	p("VMOVSHDUP X3, X3")
+	p("VBROADCASTSS X3, Y3")
+	p("VMULPS (CX), Y4, Y4")
+	p("VMULPS (CX), Y3, Y3")
+	p("VFMADD231PS Y4, Y5, Y13")
+	p("VFMADD231PS Y3, Y6, Y14")
+	p("ADDQ $144, SI")
+	advanceTokens(T)
+	p("ADDQ $32, CX")
+	p("CMPQ CX, 56(SP)")
+	p("JNE %sblk", name)
+	comment("out[t·ostride + r] = acc − accm for each token.")
+	p("VSUBPS Y14, Y13, Y13")
+	p("MOVQ 48(SP), AX")
+	p("MOVQ ostride+64(FP), DX")
+	p("SHLQ $2, DX")
+	storeLanes(T, 13)
+	p("ADDQ $4, 48(SP)")
+	p("MOVQ 32(SP), AX")
+	p("ADDQ wstride+8(FP), AX")
+	p("MOVQ AX, 32(SP)")
+	p("DECQ 40(SP)")
+	p("JNZ %srow", name)
+	p("VZEROUPPER")
+	p("RET")
+}
+
+// q6Value builds in Y6 the 32 six-bit values of group g (0-3) of the half
+// whose ql bytes are in Y3, Y4 and qh bytes in Y5.
+func q6Value(g int) {
+	switch g {
+	case 0:
+		p("VPAND Y15, Y3, Y6")
+		p("VPAND Y14, Y5, Y7")
+		p("VPSLLW $4, Y7, Y7")
+	case 1:
+		p("VPAND Y15, Y4, Y6")
+		p("VPAND Y13, Y5, Y7")
+		p("VPSLLW $2, Y7, Y7")
+	case 2:
+		p("VPSRLW $4, Y3, Y3")
+		p("VPAND Y15, Y3, Y6")
+		p("VPAND Y12, Y5, Y7")
+	case 3:
+		p("VPSRLW $4, Y4, Y4")
+		p("VPAND Y15, Y4, Y6")
+		p("VPAND Y11, Y5, Y7")
+		p("VPSRLW $2, Y7, Y7")
+	}
+	p("VPOR Y7, Y6, Y6")
+}
+
+func q6K(T int) {
+	name := fmt.Sprintf("q6KRowsT%dVNNI", T)
+	fmt.Fprintf(&b, "\n// func %s(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)\n", name)
+	fmt.Fprintf(&b, "TEXT ·%s(SB), NOSPLIT, $24-64\n", name)
+	p("MOVQ w+0(FP), AX")
+	p("MOVQ AX, 0(SP)")
+	p("MOVQ rows+16(FP), AX")
+	p("MOVQ AX, 8(SP)")
+	p("MOVQ out+48(FP), AX")
+	p("MOVQ AX, 16(SP)")
+	p("VMOVDQU ktMask0F<>(SB), Y15")
+	p("VMOVDQU ktMask03<>(SB), Y14")
+	p("VMOVDQU ktMask0C<>(SB), Y13")
+	p("VMOVDQU ktMask30<>(SB), Y12")
+	p("VMOVDQU ktMaskC0<>(SB), Y11")
+	label(name + "row")
+	p("MOVQ 0(SP), SI")
+	p("MOVQ x+24(FP), DI")
+	p("MOVQ xstride+32(FP), R8")
+	tokenBases(T)
+	p("MOVQ nb+40(FP), CX")
+	for t := 0; t < T; t++ {
+		p("VXORPS %s, %s, %s", y(24+t), y(24+t), y(24+t))
+	}
+	label(name + "blk")
+	comment("Each token's lanes start at −32·Σ scales·bsums (Y2: the scales times −32 as words).")
+	p("VMOVDQU 192(SI), X1")
+	p("VPMOVSXBW X1, Y2")
+	p("VPSLLW $5, Y2, Y2")
+	p("VPXOR Y0, Y0, Y0")
+	p("VPSUBW Y2, Y0, Y2")
+	for t := 0; t < T; t++ {
+		p("VPMADDWD %s, Y2, %s", xaddr(t, 260), y(16+t))
+	}
+	for h := 0; h < 2; h++ {
+		p("VMOVDQU %d(SI), Y3", 64*h)
+		p("VMOVDQU %d(SI), Y4", 64*h+32)
+		p("VMOVDQU %d(SI), Y5", 128+32*h)
+		for g := 0; g < 4; g++ {
+			comment(fmt.Sprintf("Elements %d-%d.", 128*h+32*g, 128*h+32*g+31))
+			q6Value(g)
+			p("VPSHUFB ktQ6ScaleShuf<>+%d(SB), X1, X7", 64*h+16*g)
+			p("VPMOVSXBW X7, Y7")
+			for t := 0; t < T; t++ {
+				tt := 9 + (t & 1)
+				p("VPMADDUBSW %s, Y6, %s", xaddr(t, 4+128*h+32*g), y(tt))
+				p("VPDPWSSD Y7, %s, %s", y(tt), y(16+t))
+			}
+		}
+	}
+	comment("acc_t[L] = fma(xd_t·wd, float32(lane_t[L]), acc_t[L]).")
+	p("MOVWLZX 208(SI), AX")
+	p("VMOVD AX, X0")
+	p("VCVTPH2PS X0, X0")
+	p("VBROADCASTSS X0, Y0")
+	for t := 0; t < T; t++ {
+		tt := 9 + (t & 1)
+		p("VCVTDQ2PS %s, %s", y(16+t), y(16+t))
+		p("VMULPS.BCST %s, Y0, %s", xaddr(t, 0), y(tt))
+		p("VFMADD231PS %s, %s, %s", y(tt), y(16+t), y(24+t))
+	}
+	p("ADDQ $210, SI")
+	advanceTokens(T)
+	p("DECQ CX")
+	p("JNZ %sblk", name)
+	comment("out[t·ostride + r] = hsum8(acc_t), in hsum_float_8's order.")
+	p("MOVQ 16(SP), AX")
+	p("MOVQ ostride+56(FP), DX")
+	p("SHLQ $2, DX")
+	for t := 0; t < T; t++ {
+		p("VMOVAPS %s, Y5", y(24+t))
+		p("KHSUM8(Y5, X5, X3, X4)")
+		p("VMOVSS X3, (AX)")
+		if t < T-1 {
+			p("ADDQ DX, AX")
+		}
+	}
+	p("ADDQ $4, 16(SP)")
+	p("MOVQ 0(SP), AX")
+	p("ADDQ wstride+8(FP), AX")
+	p("MOVQ AX, 0(SP)")
+	p("DECQ 8(SP)")
+	p("JNZ %srow", name)
+	p("VZEROUPPER")
+	p("RET")
+}
+
+const header = `// Code generated by dotk_gen.go; DO NOT EDIT.
+
+//go:build amd64 && !noasm
+
+#include "textflag.h"
+
+// AVX-512 (VL, BW, VNNI) K-quant kernels: T = 2..8 activation rows against
+// each weight row in one pass over the weights. Each weight block is decoded
+// once; per token, VPMADDUBSW multiplies the unsigned quants by the int8
+// activations and VPDPWSSD applies the scales and accumulates, in int32
+// lanes (the same exact sums as the AVX2 kernels, grouped differently).
+// Token t's sums live in Y16+t. The float work is the single-row kernels',
+// op for op: Q4_K reduces each token's sums to one lane per token and runs
+// its two fused multiply-adds per block on the token lanes; Q6_K keeps
+// ggml's eight lanes per token, in Y24+t.
+
+// KHSUM8 adds the eight lanes of acc as ggml's hsum_float_8 does (see
+// dot_k_amd64.s), leaving the sum in lane 0 of t.
+#define KHSUM8(acc, accx, t, u) \
+	VEXTRACTF128 $1, acc, t; \
+	VADDPS accx, t, t; \
+	VMOVHLPS t, t, u; \
+	VADDPS u, t, t; \
+	VMOVSHDUP t, u; \
+	VADDSS u, t, t
+
+// Q4KTDECODE unpacks the scales and mins of the Q4_K block at SI into X1
+// (bytes 0-7 the scales, 8-15 the mins, as q4KScaleMin); clobbers AX, DX,
+// R11, R12.
+#define Q4KTDECODE \
+	MOVL 4(SI), AX; \
+	MOVL 12(SI), DX; \
+	MOVL AX, R11; \
+	ANDL $0x3f3f3f3f, R11; \
+	MOVL DX, R12; \
+	ANDL $0x0f0f0f0f, R12; \
+	SHRL $6, AX; \
+	ANDL $0x03030303, AX; \
+	SHLL $4, AX; \
+	ORL  AX, R12; \
+	SHLQ $32, R12; \
+	ORQ  R12, R11; \
+	MOVL 8(SI), AX; \
+	MOVL AX, R12; \
+	ANDL $0x3f3f3f3f, R12; \
+	SHRL $4, DX; \
+	ANDL $0x0f0f0f0f, DX; \
+	SHRL $6, AX; \
+	ANDL $0x03030303, AX; \
+	SHLL $4, AX; \
+	ORL  AX, DX; \
+	SHLQ $32, DX; \
+	ORQ  DX, R12; \
+	VMOVQ R11, X1; \
+	VPINSRQ $1, R12, X1, X1
+`
+
+// data writes the constant tables: byte masks, the Q4_K mins shuffle (each
+// min twice, one per bsum) and the Q6_K scale shuffles (the 16-byte mask for
+// 32 elements from 32g picks scale 2g for bytes 0-7 and 2g+1 for 8-15).
+func data() {
+	for _, m := range []struct {
+		name string
+		v    byte
+	}{{"ktMask0F", 0x0f}, {"ktMask03", 0x03}, {"ktMask0C", 0x0c}, {"ktMask30", 0x30}, {"ktMaskC0", 0xc0}} {
+		for off := 0; off < 32; off += 8 {
+			fmt.Fprintf(&b, "DATA %s<>+%d(SB)/8, $0x%016x\n", m.name, off, uint64(m.v)*0x0101010101010101)
+		}
+		fmt.Fprintf(&b, "GLOBL %s<>(SB), RODATA|NOPTR, $32\n\n", m.name)
+	}
+	shuf := func(name string, idx []byte) {
+		for off := 0; off < len(idx); off += 8 {
+			var v uint64
+			for i := 7; i >= 0; i-- {
+				v = v<<8 | uint64(idx[off+i])
+			}
+			fmt.Fprintf(&b, "DATA %s<>+%d(SB)/8, $0x%016x\n", name, off, v)
+		}
+		fmt.Fprintf(&b, "GLOBL %s<>(SB), RODATA|NOPTR, $%d\n\n", name, len(idx))
+	}
+	var q4 []byte
+	for j := 0; j < 16; j++ {
+		q4 = append(q4, byte(8+j/2))
+	}
+	shuf("ktQ4MinShuf", q4)
+	var q6 []byte
+	for j := 0; j < 128; j++ {
+		q6 = append(q6, byte(j/8))
+	}
+	shuf("ktQ6ScaleShuf", q6)
+}
+
+func main() {
+	b.WriteString(header)
+	data()
+	for T := 2; T <= 8; T++ {
+		q4K(T)
+	}
+	for T := 2; T <= 8; T++ {
+		q6K(T)
+	}
+	if err := os.WriteFile("dotk_amd64.s", b.Bytes(), 0o644); err != nil {
+		log.Fatal(err)
+	}
+}
