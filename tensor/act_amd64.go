@@ -10,6 +10,13 @@ import "unsafe"
 //go:noescape
 func quantizeQ8_0AVX2(dst *byte, src *float32, nb int)
 
+// quantizeQ8VNNI converts nb blocks of 32 floats to q8VNNI blocks
+// (dotq_amd64.go): for each, the Q8_0 block quantizeQ8_0AVX2 writes, laid
+// out as q8VNNIFromQ8_0 does. Needs AVX-512 VL and VNNI.
+//
+//go:noescape
+func quantizeQ8VNNI(dst *byte, src *float32, nb int)
+
 // f32ToF16sAVX2 converts the first n&^7 floats to halves as F32ToF16Hw.
 //
 //go:noescape
@@ -33,6 +40,15 @@ func quantizeQ8_0ActFast(dst []byte, src []float32) {
 	}
 	dst = dst[:nb*q8_0Size]
 	quantizeQ8_0AVX2(&dst[0], &src[0], nb)
+}
+
+func quantizeQ8VNNIAct(dst []byte, src []float32) {
+	nb := len(src) / qk
+	if nb == 0 {
+		return
+	}
+	dst = dst[:nb*q8VNNISize]
+	quantizeQ8VNNI(&dst[0], &src[0], nb)
 }
 
 // quantizeF16Fast is f32ToF16sFast writing into dst viewed as halves.

@@ -16,23 +16,24 @@ func TestVNNIAndAVX2Forms(t *testing.T) {
 	if !hasVNNI {
 		t.Skip("no AVX-512 VNNI on this CPU: only the AVX2 forms run")
 	}
-	defer func(v bool) { useVNNI = v }(useVNNI)
+	defer setVNNI(useVNNI)
 	for _, v := range []bool{false, true} {
-		useVNNI = v
+		setVNNI(v)
 		checkGemvKernels(t)
 		TestMatMulBatchInvariant(t)
 		TestMatMulNoAllocs(t)
 	}
 }
 
-// BenchmarkVNNI compares the AVX-512 forms of the gemv kernels (useVNNI: VNNI for Q4_0
-// and for Q8_0 from two tokens, eight tokens per pass for Q4_0, Q8_0, F32 and F16) with the AVX2 ones
-// on the 1536×512 matrix of BenchmarkMatMul, in CPU time.
+// BenchmarkVNNI compares the AVX-512 forms of the gemv kernels (useVNNI: the
+// VNNI Q4_0 and Q8_0 kernels on their activation layout, eight tokens per
+// pass for Q4_0, Q8_0, F32 and F16) with the AVX2 ones on the 1536×512
+// matrix of BenchmarkMatMul, in CPU time.
 func BenchmarkVNNI(b *testing.B) {
 	if !hasVNNI {
 		b.Skip("no AVX-512 VNNI on this CPU")
 	}
-	defer func(v bool) { useVNNI = v }(useVNNI)
+	defer setVNNI(useVNNI)
 	r := rand.New(rand.NewPCG(39, 40))
 	for _, typ := range []Type{Q4_0, Q8_0, F32, F16} {
 		m := randMatrix(b, r, typ, 1536, 512)
@@ -42,7 +43,7 @@ func BenchmarkVNNI(b *testing.B) {
 			out := make([]float32, n*1536)
 			for _, v := range []bool{false, true} {
 				b.Run(fmt.Sprintf("%v/n=%d/vnni=%v", typ, n, v), func(b *testing.B) {
-					useVNNI = v
+					setVNNI(v)
 					b.SetBytes(int64(len(m.Data)))
 					c0 := cpuNanos()
 					for b.Loop() {
@@ -63,7 +64,7 @@ func BenchmarkVNNI(b *testing.B) {
 // integers below 2^24, so every result is exact and must equal the exact
 // integer dot.
 func TestQ8_0ExtremeQuants(t *testing.T) {
-	defer func(v bool) { useVNNI = v }(useVNNI)
+	defer setVNNI(useVNNI)
 	const cols, rows, ntok = 512, 9, 5
 	nb := cols / qk
 	one := F32ToF16(1)
@@ -85,9 +86,12 @@ func TestQ8_0ExtremeQuants(t *testing.T) {
 		fill(x, i, xv, i%2)
 	}
 	for _, v := range []bool{false, true} {
-		useVNNI = v && hasVNNI
+		setVNNI(v)
+		act, _ := ActType(Q8_0)
+		xa := make([]byte, ntok*RowSize(act, cols))
+		fromQ8_0Act(act, xa, x, ntok*nb)
 		out := make([]float32, ntok*rows)
-		gemvs[Q8_0](w, nb*q8_0Size, rows, x, nb*q8_0Size, ntok, cols, out, rows)
+		gemvs[Q8_0](w, nb*q8_0Size, rows, xa, RowSize(act, cols), ntok, cols, out, rows)
 		for ti := range ntok {
 			for r := range rows {
 				var want int64

@@ -298,6 +298,11 @@ func checkGemvKernels(t *testing.T) {
 			t.Logf("%v: no multi-row kernel on this machine", p.weight)
 			continue
 		}
+		if k, _ := kernelFor(p.weight); k.act != p.act {
+			// The VNNI Q8_0 and Q4_0 kernels (TestQ0VNNIKernels).
+			t.Logf("%v: the multi-row kernel in use takes %v activations", p.weight, k.act)
+			continue
+		}
 		cols := []int{32, 96, 512}
 		if p.weight.BlockSize() == 1 {
 			cols = append(cols, 1, 33, 100)

@@ -26,8 +26,7 @@ const (
 )
 
 func init() {
-	registerKernel(Q8_0, Q8_0, dotQ8_0)
-	registerKernel(Q4_0, Q8_0, dotQ4_0)
+	registerQ0Kernels()
 	registerAct(Q8_0, quantizeQ8_0Act)
 	registerDequant(Q8_0, dequantizeQ8_0)
 	registerDequant(Q4_0, dequantizeQ4_0)

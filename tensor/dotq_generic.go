@@ -1,0 +1,10 @@
+//go:build !amd64 || noasm
+
+package tensor
+
+// registerQ0Kernels registers the Q8_0 and Q4_0 kernels, which without
+// assembly take ggml's Q8_0 activations.
+func registerQ0Kernels() {
+	registerKernel(Q8_0, Q8_0, dotQ8_0)
+	registerKernel(Q4_0, Q8_0, dotQ4_0)
+}
