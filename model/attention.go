@@ -13,22 +13,36 @@ import (
 // attention runs. Work items are (KV head, run of tokens); each (token,
 // query head) result is computed by the same code whichever thread takes
 // it, so results do not depend on the thread count.
+//
+// With an F16 cache an item reads its keys and values once for all its
+// queries (the query heads of its KV head, for each of its tokens): per
+// block of attnBlock positions it widens the block's keys and values to
+// float32, then for every query scores the keys it sees (dotRows), runs the
+// online softmax over those scores in scalar code, recording for each
+// position the factor the accumulator is rescaled by and the value's
+// weight, and accumulates the values (madRowsHalf, the accumulator held in
+// registers across positions). Every query keeps its own maximum, sum and
+// accumulator across blocks, and sees exactly the operations of attnF16 in
+// its order (scaling by exactly 1 leaves a half unchanged, so that is
+// skipped); TestAttnWorkersOneByOne checks it bit for bit.
 type attnWorkers struct {
 	pool    *tensor.Pool
 	job     attnJob
 	scratch []attnScratch // per pool thread
 }
 
-// attnScratch is one thread's buffers.
+// attnScratch is one thread's buffers; an item has up to attnChunk*group
+// queries.
 type attnScratch struct {
-	qh, acc []float32 // (headDim)
-	sc, ms  []float32 // (attnBlock) scores, then weights; rescale factors
+	qh, acc []float32 // (attnChunk*group, headDim) half-rounded queries; accumulators
+	m, s    []float32 // (attnChunk*group) running maximum and sum
+	ws, ms  []float32 // (attnBlock) scores, then weights; rescale factors
 }
 
-// attnBlock is the number of positions attnF16Blocked scores before it
-// accumulates their values: its keys and values (16 KiB each at head size
-// 64) stay in the L1 cache between the passes.
-const attnBlock = 128
+// attnBlock is the number of positions whose keys and values an item
+// widens at a time: 8 KiB each at head size 64, so they stay in the L1
+// cache while every query of the item reads them.
+const attnBlock = 32
 
 // attnJob describes the layer being computed; set by run and cleared after
 // the threads finish.
@@ -49,13 +63,14 @@ type attnJob struct {
 // the hand-out cheap.
 const attnChunk = 8
 
-func newAttnWorkers(pool *tensor.Pool, headDim int) *attnWorkers {
+func newAttnWorkers(pool *tensor.Pool, c *Config) *attnWorkers {
 	w := &attnWorkers{pool: pool, scratch: make([]attnScratch, pool.Threads())}
+	hd, nq := c.HeadDim, attnChunk*(c.Heads/c.KVHeads)
 	for i := range w.scratch {
-		w.scratch[i].qh = make([]float32, headDim)
-		w.scratch[i].acc = make([]float32, headDim)
-		w.scratch[i].sc = make([]float32, attnBlock)
-		w.scratch[i].ms = make([]float32, attnBlock)
+		sc := &w.scratch[i]
+		sc.qh, sc.acc = make([]float32, nq*hd), make([]float32, nq*hd)
+		sc.m, sc.s = make([]float32, nq), make([]float32, nq)
+		sc.ws, sc.ms = make([]float32, attnBlock), make([]float32, attnBlock)
 	}
 	return w
 }
@@ -92,19 +107,109 @@ func (w *attnWorkers) work(sc *attnScratch) {
 		g := i / j.chunks
 		t0 := (i % j.chunks) * j.chunk
 		t1 := min(t0+j.chunk, n)
+		if !f32 {
+			// Runs of tokens of one sequence share their keys and values.
+			for t := t0; t < t1; {
+				u := t + 1
+				for u < t1 && j.b.Seq[u] == j.b.Seq[t] {
+					u++
+				}
+				w.itemF16(sc, g, t, u)
+				t = u
+			}
+			continue
+		}
 		for t := t0; t < t1; t++ {
-			seq, npos := int(j.b.Seq[t]), int(j.b.Pos[t])+1
+			seq := int(j.b.Seq[t])
+			lo, hi := j.span(t)
+			kc, vc := j.kv.Head32(j.l, seq, g)
 			for h := g * group; h < (g+1)*group; h++ {
 				qt := j.q[t*qDim+h*hd : t*qDim+(h+1)*hd]
 				out := j.att[t*qDim+h*hd : t*qDim+(h+1)*hd]
-				if f32 {
-					kc, vc := j.kv.Head32(j.l, seq, g)
-					attnF32(out, qt, kc, vc, npos, j.scale, sc.acc)
-				} else {
-					kc, vc := j.kv.Head16(j.l, seq, g)
-					attnF16Blocked(out, qt, kc, vc, npos, j.scale, sc)
-				}
+				attnF32(out, qt, kc[lo*hd:], vc[lo*hd:], hi-lo, j.scale, sc.acc)
 			}
+		}
+	}
+}
+
+// span is the range [lo, hi) of cache indices that token t attends to.
+func (j *attnJob) span(t int) (lo, hi int) {
+	seq, pos := int(j.b.Seq[t]), int(j.b.Pos[t])
+	return j.kv.Index(seq, j.kv.Visible(pos)), j.kv.Index(seq, pos) + 1
+}
+
+// itemF16 computes the attention of tokens [t0, t1) of one sequence for the
+// query heads of KV head g, from an F16 cache (see attnWorkers).
+func (w *attnWorkers) itemF16(sc *attnScratch, g, t0, t1 int) {
+	j := &w.job
+	hd, group := j.hd, j.heads/j.kvHeads
+	qDim := j.heads * hd
+	kc, vc := j.kv.Head16(j.l, int(j.b.Seq[t0]), g)
+	nq := (t1 - t0) * group
+	first, end := math.MaxInt, 0
+	for t := t0; t < t1; t++ {
+		lo, hi := j.span(t)
+		first, end = min(first, lo), max(end, hi)
+		for h := range group {
+			qi := (t-t0)*group + h
+			qt := j.q[t*qDim+(g*group+h)*hd : t*qDim+(g*group+h+1)*hd]
+			qh, acc := sc.qh[qi*hd:(qi+1)*hd], sc.acc[qi*hd:(qi+1)*hd]
+			for i, x := range qt {
+				qh[i] = roundF16(x)
+				acc[i] = 0
+			}
+			sc.m[qi], sc.s[qi] = float32(math.Inf(-1)), 0
+		}
+	}
+	for p0 := first; p0 < end; p0 += attnBlock {
+		nb := min(attnBlock, end-p0)
+		for t := t0; t < t1; t++ {
+			lo, hi := j.span(t)
+			a, b := max(lo, p0)-p0, min(hi, p0+nb)-p0
+			if a >= b {
+				continue
+			}
+			kb, vb := kc[(p0+a)*hd:(p0+b)*hd], vc[(p0+a)*hd:(p0+b)*hd]
+			ws, ms := sc.ws[:b-a], sc.ms[:b-a]
+			for h := range group {
+				qi := (t-t0)*group + h
+				dotRowsF16(ws, kb, sc.qh[qi*hd:(qi+1)*hd])
+				// The online softmax: the running maximum and each
+				// position's exponent first (ms 0 marks a new maximum),
+				// then all the exponentials, then weights and the sum.
+				m := sc.m[qi]
+				for i, dot := range ws {
+					x := dot * j.scale
+					if x > m {
+						ws[i], ms[i] = m-x, 0
+						m = x
+					} else {
+						ws[i], ms[i] = x-m, 1
+					}
+				}
+				sc.m[qi] = m
+				expfs(ws)
+				s := sc.s[qi]
+				for i, e := range ws {
+					if ms[i] == 0 {
+						ms[i], ws[i] = e, 1 // rescale by e, weight 1
+					}
+					s = fma32(s, ms[i], ws[i]) // S = S*ms + vs
+				}
+				sc.s[qi] = s
+				madRowsF16(sc.acc[qi*hd:(qi+1)*hd], vb, ws, ms)
+			}
+		}
+	}
+	for qi := range nq {
+		t, h := t0+qi/group, g*group+qi%group
+		inv := float32(0)
+		if s := sc.s[qi]; s != 0 {
+			inv = 1 / s
+		}
+		out := j.att[t*qDim+h*hd : t*qDim+(h+1)*hd]
+		for i, a := range sc.acc[qi*hd : (qi+1)*hd] {
+			out[i] = a * inv
 		}
 	}
 }
@@ -112,53 +217,7 @@ func (w *attnWorkers) work(sc *attnScratch) {
 // startAttnWorkers gives st its attention workers, one scratch per pool
 // thread.
 func (st *State) startAttnWorkers() {
-	st.attn = newAttnWorkers(st.pool, st.m.Config.HeadDim)
-}
-
-// attnF16Blocked is attnF16 with its position loop split into three passes
-// over blocks of attnBlock positions: every key's score (dotRowsF16, the
-// rows independent, so their reductions overlap), then the online softmax
-// in scalar code, recording per position the factor ms by which the
-// accumulator is rescaled (1: not at all) and the weight vs of the value,
-// then the values (madRowsF16, the accumulator held in registers across
-// positions). Each output element sees the same operations in the same
-// order as in attnF16 (scaling by exactly 1 leaves a half unchanged, so
-// skipping it is exact); TestAttnBlocked checks it bit for bit.
-func attnF16Blocked(out, q []float32, k, v []uint16, npos int, scale float32, sc *attnScratch) {
-	d := len(q)
-	qh, acc := sc.qh[:d], sc.acc[:d]
-	for i, x := range q {
-		qh[i] = roundF16(x)
-		acc[i] = 0
-	}
-	m := float32(math.Inf(-1))
-	var s float32
-	for p0 := 0; p0 < npos; p0 += attnBlock {
-		nb := min(attnBlock, npos-p0)
-		ws, ms := sc.sc[:nb], sc.ms[:nb]
-		dotRowsF16(ws, k[p0*d:(p0+nb)*d], qh)
-		for i, dot := range ws {
-			x := dot * scale
-			f, w := float32(1), float32(1)
-			if x > m {
-				f = expf(m - x)
-				m = x
-			} else {
-				w = expf(x - m)
-			}
-			ws[i], ms[i] = w, f
-			s = fma32(s, f, w) // S = S*ms + vs
-		}
-		madRowsF16(acc, v[p0*d:(p0+nb)*d], ws, ms)
-	}
-	inv := float32(0)
-	if s != 0 {
-		inv = 1 / s
-	}
-	out = out[:d]
-	for i, a := range acc {
-		out[i] = a * inv
-	}
+	st.attn = newAttnWorkers(st.pool, &st.m.Config)
 }
 
 // dotRowsF16Generic sets out[r] to dotAttnF16 of key row r of k (rows of
@@ -195,5 +254,12 @@ func madRowsF16Generic(acc []float32, v []uint16, vs, ms []float32, stride int) 
 			scaleHalfGeneric(acc, ms[p])
 		}
 		madHalfF16Generic(acc, v[p*stride:p*stride+d], w)
+	}
+}
+
+// expfsGeneric sets x[i] = expf(x[i]).
+func expfsGeneric(x []float32) {
+	for i, v := range x {
+		x[i] = expf(v)
 	}
 }

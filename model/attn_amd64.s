@@ -499,3 +499,81 @@ mad8scale:
 maddone:
 	VZEROUPPER
 	RET
+
+// func expfsAVX2(x *float32, n int)
+// x[i] = expf(x[i]) for i < n (a multiple of 4), four lanes at a time in
+// double precision: exactly expf's operations (libm.go), the table entry
+// fetched by a gather, and its special cases (x < -0x1.9fe368p6 or -Inf: 0;
+// x > 0x1.62e42ep6 or +Inf: +Inf; NaN: x+x) blended over the result.
+TEXT ·expfsAVX2(SB), NOSPLIT, $0-16
+	MOVQ x+0(FP), DI
+	MOVQ n+8(FP), CX
+	SHRQ $2, CX
+	JZ   expfsdone
+	LEAQ ·exp2Table(SB), R8
+	MOVQ $0x40471547652b82fe, AX // 32/ln2
+	VMOVQ AX, X15
+	VBROADCASTSD X15, Y15
+	MOVQ $0x4338000000000000, AX // shift 0x1.8p52
+	VMOVQ AX, X14
+	VBROADCASTSD X14, Y14
+	MOVQ $0x3ebc6af84b912394, AX // c0
+	VMOVQ AX, X13
+	VBROADCASTSD X13, Y13
+	MOVQ $0x3f2ebfce50fac4f3, AX // c1
+	VMOVQ AX, X12
+	VBROADCASTSD X12, Y12
+	MOVQ $0x3f962e42ff0c52d6, AX // c2
+	VMOVQ AX, X11
+	VBROADCASTSD X11, Y11
+	MOVQ $0x3ff0000000000000, AX // 1
+	VMOVQ AX, X10
+	VBROADCASTSD X10, Y10
+	MOVQ $31, AX
+	VMOVQ AX, X9
+	VPBROADCASTQ X9, Y9
+	MOVL $0x42b17217, AX // overflow threshold
+	VMOVD AX, X8
+	VPBROADCASTD X8, X8
+	MOVL $0xc2cff1b4, AX // underflow threshold
+	VMOVD AX, X7
+	VPBROADCASTD X7, X7
+
+expfsloop:
+	VMOVUPS     (DI), X0
+	VCVTPS2PD   X0, Y1         // xd
+	VMULPD      Y15, Y1, Y1    // z = 32/ln2 · xd
+	VADDPD      Y14, Y1, Y2    // kd = z + shift; ki = its bits
+	VSUBPD      Y14, Y2, Y3    // kd - shift
+	VSUBPD      Y3, Y1, Y3     // r = z - kd
+	VPAND       Y9, Y2, Y4     // ki % 32
+	VPCMPEQQ    Y5, Y5, Y5
+	VPGATHERQQ  Y5, (R8)(Y4*8), Y6 // exp2Table[ki%32]
+	VPSLLQ      $47, Y2, Y4
+	VPADDQ      Y4, Y6, Y6     // s
+	VMOVAPD     Y12, Y4
+	VFMADD231PD Y13, Y3, Y4    // p = c0·r + c1
+	VMULPD      Y3, Y3, Y5     // r2
+	VMOVAPD     Y10, Y1
+	VFMADD231PD Y11, Y3, Y1    // y = c2·r + 1
+	VFMADD231PD Y5, Y4, Y1     // y = p·r2 + y
+	VMULPD      Y6, Y1, Y1     // y·s
+	VCVTPD2PSY  Y1, X1
+	VCMPPS      $0x11, X7, X0, X2 // x < underflow threshold
+	VANDNPS     X1, X2, X1        // then 0
+	VCMPPS      $0x1e, X8, X0, X2 // x > overflow threshold
+	MOVL        $0x7f800000, AX
+	VMOVD       AX, X3
+	VPBROADCASTD X3, X3
+	VBLENDVPS   X2, X3, X1, X1    // then +Inf
+	VCMPPS      $0x03, X0, X0, X2 // NaN
+	VADDPS      X0, X0, X3
+	VBLENDVPS   X2, X3, X1, X1    // then x+x
+	VMOVUPS     X1, (DI)
+	ADDQ        $16, DI
+	DECQ        CX
+	JNZ         expfsloop
+
+expfsdone:
+	VZEROUPPER
+	RET

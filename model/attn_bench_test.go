@@ -37,7 +37,7 @@ func newAttnBenchCase(tb testing.TB, pool *tensor.Pool, ctx, n int) *attnBenchCa
 			}
 		}
 	}
-	a := &attnBenchCase{w: newAttnWorkers(pool, c.HeadDim), kv: kv, c: c, scale: 1 / float32(math.Sqrt(float64(c.HeadDim)))}
+	a := &attnBenchCase{w: newAttnWorkers(pool, &c), kv: kv, c: c, scale: 1 / float32(math.Sqrt(float64(c.HeadDim)))}
 	a.q, a.att = make([]float32, n*c.Heads*c.HeadDim), make([]float32, n*c.Heads*c.HeadDim)
 	for i := range a.q {
 		a.q[i] = rnd()
@@ -56,7 +56,8 @@ func (a *attnBenchCase) pass() {
 }
 
 // BenchmarkAttnPass measures the attention of a whole forward pass of the
-// benchmark model (8 layers) on one thread: ns/op is per pass.
+// benchmark model (8 layers) on one thread: ns/op is per pass, cpu-ns/op
+// the process's CPU time per pass (steadier on a shared machine).
 func BenchmarkAttnPass(b *testing.B) {
 	for _, ctx := range []int{64, 512} {
 		for _, n := range []int{1, 5} {
@@ -64,8 +65,12 @@ func BenchmarkAttnPass(b *testing.B) {
 				pool := tensor.NewPool(1)
 				defer pool.Close()
 				a := newAttnBenchCase(b, pool, ctx, n)
+				cpu0 := cpuTime()
 				for b.Loop() {
 					a.pass()
+				}
+				if cpu := cpuTime() - cpu0; cpu > 0 {
+					b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 				}
 			})
 		}

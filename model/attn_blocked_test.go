@@ -34,7 +34,7 @@ func TestAttnRowKernels(t *testing.T) {
 		defer func(l int) { ggmlLanes = l }(ggmlLanes)
 		ggmlLanes = lanes
 		for _, d := range []int{1, 7, 8, 24, 40, 63, 64, 65, 72, 80, 96, 128, 136, 200, 256} {
-			for _, n := range []int{1, 2, 3, 17, 130} {
+			for _, n := range []int{1, 2, 3, 17, 33} {
 				scale := []float32{1, 1e-3, 300, 3e4}[(d+n)%4]
 				k := attnTestHalves(&x, n*d+8, 1)
 				v := attnTestHalves(&x, n*d+8, scale)
@@ -85,38 +85,100 @@ func TestAttnRowKernels(t *testing.T) {
 	}
 }
 
-// TestAttnBlocked compares attnF16Blocked with attnF16 bit for bit over
-// head sizes with tails, lengths across block boundaries, both ggml lane
-// layouts, and value magnitudes that overflow the half accumulator.
-func TestAttnBlocked(t *testing.T) {
-	x := xorshift(11)
+// TestAttnWorkersOneByOne runs a layer's attention through attnWorkers
+// (batches of consecutive positions of several sequences, GQA groups of
+// odd sizes, contexts across block boundaries, head sizes with tails, with
+// and without a sliding window, value magnitudes that overflow the half
+// accumulator, both ggml lane layouts, one to three threads) and compares
+// every (token, query head) result with attnF16 computed for that query
+// alone over the positions it sees.
+func TestAttnWorkersOneByOne(t *testing.T) {
+	type tcase struct {
+		heads, kvHeads, hd, seqs, ctx, n, threads, window int
+		vscale                                            float32
+	}
+	cases := []tcase{
+		{8, 4, 64, 1, 64, 5, 1, 0, 1},
+		{8, 4, 64, 1, 200, 9, 3, 0, 1},
+		{8, 4, 64, 2, 100, 12, 2, 40, 1},
+		{6, 2, 40, 2, 37, 7, 3, 0, 1},
+		{5, 5, 80, 3, 3, 11, 1, 0, 3e4},
+		{9, 3, 136, 2, 130, 4, 2, 0, 1},
+		{3, 1, 24, 1, 0, 17, 3, 0, 1},
+		{4, 2, 8, 1, 31, 2, 1, 5, 300},
+		{2, 1, 128, 1, 95, 6, 1, 0, 3e4},
+	}
 	for _, lanes := range []int{16, 8} {
 		defer func(l int) { ggmlLanes = l }(ggmlLanes)
 		ggmlLanes = lanes
-		for _, d := range []int{8, 40, 64, 80, 128, 136} {
-			for _, npos := range []int{1, 2, 5, 127, 128, 129, 300} {
-				for _, scale := range []float32{1, 3e4} {
-					k := attnTestHalves(&x, npos*d, 2)
-					v := attnTestHalves(&x, npos*d, scale)
-					q := make([]float32, d)
-					for i := range q {
-						q[i] = float32(int64(x.next()%2001)-1000) / 300
-					}
-					sc := 1 / float32(math.Sqrt(float64(d)))
-					want := make([]float32, d)
-					attnF16(want, q, k, v, npos, sc, make([]float32, d), make([]float32, d))
-					w := newAttnWorkers(tensor.NewPool(1), d)
-					got := make([]float32, d+1)
-					got[d] = 12345
-					attnF16Blocked(got[:d], q, k, v, npos, sc, &w.scratch[0])
-					w.pool.Close()
-					for i := range want {
-						if !sameBits(got[i], want[i]) {
-							t.Fatalf("lanes=%d d=%d npos=%d scale=%g: out[%d] = %v, attnF16 %v", lanes, d, npos, scale, i, got[i], want[i])
-						}
-					}
-					if got[d] != 12345 {
-						t.Fatalf("lanes=%d d=%d npos=%d: wrote past the output", lanes, d, npos)
+		for _, tc := range cases {
+			t.Run(fmt.Sprintf("lanes=%d/%+v", lanes, tc), func(t *testing.T) {
+				testAttnWorkers(t, tc.heads, tc.kvHeads, tc.hd, tc.seqs, tc.ctx, tc.n, tc.threads, tc.window, tc.vscale)
+			})
+		}
+	}
+}
+
+func testAttnWorkers(t *testing.T, heads, kvHeads, hd, seqs, ctx, n, threads, window int, vscale float32) {
+	c := Config{Layers: 2, Heads: heads, KVHeads: kvHeads, HeadDim: hd}
+	maxPos := ctx + n + seqs
+	kv, err := kvsync.New(kvsync.Config{Layers: c.Layers, KVHeads: c.KVHeads, HeadDim: c.HeadDim, Seqs: seqs, MaxPos: maxPos, Window: window})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := xorshift(uint64(heads*1000 + hd))
+	for l := range c.Layers {
+		for s := range seqs {
+			for h := range c.KVHeads {
+				k, v := kv.Head16(l, s, h)
+				copy(k, attnTestHalves(&x, len(k), 2))
+				copy(v, attnTestHalves(&x, len(v), vscale))
+			}
+		}
+	}
+	// Tokens of the sequences interleaved in runs of three, each sequence
+	// at consecutive positions from its own start.
+	var b Batch
+	next := make([]int, seqs)
+	for s := range next {
+		next[s] = ctx + s
+	}
+	for i := range n {
+		s := (i / 3) % seqs
+		b.Add(1, int32(next[s]), int32(s), true)
+		next[s]++
+	}
+	qDim := c.Heads * c.HeadDim
+	q := make([]float32, n*qDim)
+	for i := range q {
+		q[i] = float32(int64(x.next()%2001)-1000) / 300
+	}
+	pool := tensor.NewPool(threads)
+	defer pool.Close()
+	w := newAttnWorkers(pool, &c)
+	scale := 1 / float32(math.Sqrt(float64(c.HeadDim)))
+	group := c.Heads / c.KVHeads
+	for l := range c.Layers {
+		att := make([]float32, n*qDim+1)
+		att[n*qDim] = 12345
+		w.run(l, &b, kv, q, att[:n*qDim], &c, scale)
+		if att[n*qDim] != 12345 {
+			t.Fatal("wrote past the output")
+		}
+		want := make([]float32, hd)
+		for tok := range n {
+			seq, pos := int(b.Seq[tok]), int(b.Pos[tok])
+			lo := pos - window + 1
+			if window == 0 || lo < 0 {
+				lo = 0
+			}
+			for h := range c.Heads {
+				k, v := kv.Head16(l, seq, h/group)
+				qt := q[tok*qDim+h*hd : tok*qDim+(h+1)*hd]
+				attnF16(want, qt, k[lo*hd:], v[lo*hd:], pos+1-lo, scale, make([]float32, hd), make([]float32, hd))
+				for i := range want {
+					if got := att[tok*qDim+h*hd+i]; !sameBits(got, want[i]) {
+						t.Fatalf("layer %d token %d (pos %d) head %d: out[%d] = %v, alone %v", l, tok, pos, h, i, got, want[i])
 					}
 				}
 			}
@@ -124,75 +186,35 @@ func TestAttnBlocked(t *testing.T) {
 	}
 }
 
-// TestAttnWorkersOneByOne runs a layer's attention through attnWorkers
-// (batches of consecutive positions of several sequences, GQA groups of
-// odd sizes, one and three threads) and compares every (token, query
-// head) result with attnF16 computed for that query alone.
-func TestAttnWorkersOneByOne(t *testing.T) {
-	for _, tc := range []struct{ heads, kvHeads, hd, seqs, ctx, n, threads int }{
-		{8, 4, 64, 1, 64, 5, 1},
-		{8, 4, 64, 1, 200, 9, 3},
-		{6, 2, 40, 2, 37, 7, 3},
-		{5, 5, 80, 3, 3, 11, 1},
-		{9, 3, 136, 2, 130, 4, 2},
-		{3, 1, 24, 1, 0, 17, 3},
-	} {
-		t.Run(fmt.Sprintf("%+v", tc), func(t *testing.T) {
-			c := Config{Layers: 2, Heads: tc.heads, KVHeads: tc.kvHeads, HeadDim: tc.hd}
-			maxPos := tc.ctx + tc.n + 3
-			kv, err := kvsync.New(kvsync.Config{Layers: c.Layers, KVHeads: c.KVHeads, HeadDim: c.HeadDim, Seqs: tc.seqs, MaxPos: maxPos})
-			if err != nil {
-				t.Fatal(err)
+// TestExpfs checks expfs (assembly where available) against expf bit for
+// bit: a sweep over float32 bit patterns of both signs, the thresholds of
+// expf's special cases and their neighbours, ±0, ±Inf and NaNs, at lengths
+// with and without a tail and with a guard value after the end.
+func TestExpfs(t *testing.T) {
+	var in []float32
+	for u := uint32(0); u < 0xffffffff-4093; u += 4093 {
+		in = append(in, math.Float32frombits(u))
+	}
+	for _, u := range []uint32{0x42b17217, 0xc2cff1b4, 0x42b00000, 0xc2b00000, 0x7f800000, 0xff800000, 0x7fc00000, 0xffc00001, 0x7f800001, 0, 0x80000000, 0x00000001, 0x80000001} {
+		for d := -2; d <= 2; d++ {
+			in = append(in, math.Float32frombits(u+uint32(d)))
+		}
+	}
+	x := xorshift(5)
+	for range 20000 { // the arguments attention uses: x - max <= 0
+		in = append(in, -float32(x.next()%100000)/1000)
+	}
+	for _, n := range []int{len(in), len(in) - 1, len(in) - 2, len(in) - 3, 1, 2, 3, 5} {
+		got := append([]float32(nil), in[:n]...)
+		got = append(got, 12345)
+		expfs(got[:n])
+		for i, v := range in[:n] {
+			if want := expf(v); !sameBits(got[i], want) {
+				t.Fatalf("n=%d: expfs(%#08x) = %#08x, expf %#08x", n, math.Float32bits(v), math.Float32bits(got[i]), math.Float32bits(want))
 			}
-			x := xorshift(uint64(tc.heads*1000 + tc.hd))
-			for l := range c.Layers {
-				for s := range tc.seqs {
-					for h := range c.KVHeads {
-						k, v := kv.Head16(l, s, h)
-						copy(k, attnTestHalves(&x, len(k), 2))
-						copy(v, attnTestHalves(&x, len(v), 1))
-					}
-				}
-			}
-			// Tokens of the sequences interleaved in runs, each sequence at
-			// consecutive positions from its own start.
-			var b Batch
-			next := make([]int, tc.seqs)
-			for s := range next {
-				next[s] = tc.ctx + s
-			}
-			for i := range tc.n {
-				s := (i / 3) % tc.seqs
-				b.Add(1, int32(next[s]), int32(s), true)
-				next[s]++
-			}
-			qDim := c.Heads * c.HeadDim
-			q := make([]float32, tc.n*qDim)
-			for i := range q {
-				q[i] = float32(int64(x.next()%2001)-1000) / 300
-			}
-			pool := tensor.NewPool(tc.threads)
-			defer pool.Close()
-			w := newAttnWorkers(pool, c.HeadDim)
-			scale := 1 / float32(math.Sqrt(float64(c.HeadDim)))
-			hd, group := c.HeadDim, c.Heads/c.KVHeads
-			for l := range c.Layers {
-				att := make([]float32, tc.n*qDim)
-				w.run(l, &b, kv, q, att, &c, scale)
-				want := make([]float32, hd)
-				for tok := range tc.n {
-					for h := range c.Heads {
-						k, v := kv.Head16(l, int(b.Seq[tok]), h/group)
-						qt := q[tok*qDim+h*hd : tok*qDim+(h+1)*hd]
-						attnF16(want, qt, k, v, int(b.Pos[tok])+1, scale, make([]float32, hd), make([]float32, hd))
-						for i := range want {
-							if got := att[tok*qDim+h*hd+i]; !sameBits(got, want[i]) {
-								t.Fatalf("layer %d token %d head %d: out[%d] = %v, alone %v", l, tok, h, i, got, want[i])
-							}
-						}
-					}
-				}
-			}
-		})
+		}
+		if got[n] != 12345 {
+			t.Fatalf("n=%d: wrote past the end", n)
+		}
 	}
 }

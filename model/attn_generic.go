@@ -26,5 +26,7 @@ func madRowsF16(acc []float32, v []uint16, vs, ms []float32) {
 	madRowsF16Generic(acc, v, vs, ms, len(acc))
 }
 
+func expfs(x []float32) { expfsGeneric(x) }
+
 // swigluVec has no vector kernel here: swiglu computes every element.
 func swigluVec(g, u []float32) int { return 0 }
