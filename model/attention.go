@@ -14,17 +14,17 @@ import (
 // query head) result is computed by the same code whichever thread takes
 // it, so results do not depend on the thread count.
 //
-// With an F16 cache an item reads its keys and values once for all its
-// queries (the query heads of its KV head, for each of its tokens): per
-// block of attnBlock positions it widens the block's keys and values to
-// float32, then for every query scores the keys it sees (dotRows), runs the
-// online softmax over those scores in scalar code, recording for each
-// position the factor the accumulator is rescaled by and the value's
-// weight, and accumulates the values (madRowsHalf, the accumulator held in
-// registers across positions). Every query keeps its own maximum, sum and
-// accumulator across blocks, and sees exactly the operations of attnF16 in
-// its order (scaling by exactly 1 leaves a half unchanged, so that is
-// skipped); TestAttnWorkersOneByOne checks it bit for bit.
+// With an F16 cache an item reads its keys and values once per block for
+// all its queries (the query heads of its KV head, for each of its tokens
+// of one sequence): per block of attnBlock positions, while they sit in the
+// L1 cache, every query scores the keys it sees (dotRowsF16, the rows
+// independent so their reductions overlap), finds its running maximum and
+// each position's exponent in scalar code, takes the exponentials four at
+// a time (expfs), then accumulates the values and the sum (madRowsF16, the
+// accumulator held in registers across positions). Every query keeps its
+// own maximum, sum and accumulator across blocks and sees exactly the
+// operations of attnF16 in its order; TestAttnWorkersOneByOne checks it
+// bit for bit.
 type attnWorkers struct {
 	pool    *tensor.Pool
 	job     attnJob
@@ -39,9 +39,9 @@ type attnScratch struct {
 	ws, ms  []float32 // (attnBlock) scores, then weights; rescale factors
 }
 
-// attnBlock is the number of positions whose keys and values an item
-// widens at a time: 8 KiB each at head size 64, so they stay in the L1
-// cache while every query of the item reads them.
+// attnBlock is the number of positions an item takes at a time: their
+// keys and values (4 KiB each at head size 64) stay in the L1 cache while
+// every query of the item reads them.
 const attnBlock = 32
 
 // attnJob describes the layer being computed; set by run and cleared after
@@ -155,7 +155,12 @@ func (w *attnWorkers) itemF16(sc *attnScratch, g, t0, t1 int) {
 			qt := j.q[t*qDim+(g*group+h)*hd : t*qDim+(g*group+h+1)*hd]
 			qh, acc := sc.qh[qi*hd:(qi+1)*hd], sc.acc[qi*hd:(qi+1)*hd]
 			for i, x := range qt {
-				qh[i] = roundF16(x)
+				// roundF16, its common case inlined
+				if u := math.Float32bits(x); isNormalHalf(u) {
+					qh[i] = roundNormalHalf(u)
+				} else {
+					qh[i] = roundF16Rare(x)
+				}
 				acc[i] = 0
 			}
 			sc.m[qi], sc.s[qi] = float32(math.Inf(-1)), 0
@@ -175,8 +180,9 @@ func (w *attnWorkers) itemF16(sc *attnScratch, g, t0, t1 int) {
 				qi := (t-t0)*group + h
 				dotRowsF16(ws, kb, sc.qh[qi*hd:(qi+1)*hd])
 				// The online softmax: the running maximum and each
-				// position's exponent first (ms 0 marks a new maximum),
-				// then all the exponentials, then weights and the sum.
+				// position's exponent first (flag 0 where the maximum
+				// rises), then all the exponentials, then the values and
+				// the sum.
 				m := sc.m[qi]
 				for i, dot := range ws {
 					x := dot * j.scale
@@ -189,15 +195,7 @@ func (w *attnWorkers) itemF16(sc *attnScratch, g, t0, t1 int) {
 				}
 				sc.m[qi] = m
 				expfs(ws)
-				s := sc.s[qi]
-				for i, e := range ws {
-					if ms[i] == 0 {
-						ms[i], ws[i] = e, 1 // rescale by e, weight 1
-					}
-					s = fma32(s, ms[i], ws[i]) // S = S*ms + vs
-				}
-				sc.s[qi] = s
-				madRowsF16(sc.acc[qi*hd:(qi+1)*hd], vb, ws, ms)
+				sc.s[qi] = madRowsF16(sc.acc[qi*hd:(qi+1)*hd], vb, ws, ms, sc.s[qi])
 			}
 		}
 	}
@@ -244,17 +242,26 @@ func dotRowsTailF16(out []float32, k []uint16, q []float32, np int) {
 }
 
 // madRowsF16Generic accumulates the value rows of v (stride halves apart,
-// len(acc) used) into acc as attnF16 does: per row p, acc rescaled by
-// ms[p] unless it is 1, then ggml_vec_mad_f16 with weight vs[p].
-func madRowsF16Generic(acc []float32, v []uint16, vs, ms []float32, stride int) {
+// len(acc) used) into acc and the softmax sum s as attnF16 does, given per
+// row p the exponential e[p] and flag[p] (0 where the row raised the
+// maximum): then acc is rescaled by e[p] (ggml_vec_scale_f16), the value's
+// weight is 1 and S = S*e[p] + 1; else the weight is e[p] and S = S*1 + e[p].
+// The value is added with ggml_vec_mad_f16. It returns s.
+func madRowsF16Generic(acc []float32, v []uint16, e, flag []float32, stride int, s float32) float32 {
 	d := len(acc)
-	ms = ms[:len(vs)]
-	for p, w := range vs {
-		if ms[p] != 1 {
-			scaleHalfGeneric(acc, ms[p])
+	flag = flag[:len(e)]
+	for p, x := range e {
+		w := x
+		if flag[p] == 0 {
+			scaleHalfGeneric(acc, x)
+			w = 1
+			s = fma32(s, x, 1)
+		} else {
+			s = fma32(s, 1, x)
 		}
 		madHalfF16Generic(acc, v[p*stride:p*stride+d], w)
 	}
+	return s
 }
 
 // expfsGeneric sets x[i] = expf(x[i]).

@@ -50,16 +50,14 @@ func madHalfF16AVX2(acc *float32, v *uint16, s float32, n int)
 //go:noescape
 func dot64F16RowsAVX2(out *float32, k *uint16, q *float32, n, d64, stride int)
 
-// madRowsF16AVX2 is, for n > 0 and d8 a positive multiple of 8, with rows
-// of v stride halves apart:
-//
-//	for p := range n {
-//		if ms[p] != 1 { scaleHalfAVX2(acc, ms[p], d8) }
-//		madHalfF16AVX2(acc, v[p*stride:], vs[p], d8)
-//	}
+// madRowsF16AVX2 is madRowsF16Generic on the first d8 columns (d8 a
+// positive multiple of 8, n > 0), rows of v stride halves apart: per row
+// p, with flag[p] == 0, scaleHalfAVX2(acc, e[p], d8), weight 1 and
+// s = fma32(s, e[p], 1); else weight e[p] and s = fma32(s, 1, e[p]); then
+// madHalfF16AVX2(acc, v[p*stride:], weight, d8). It returns s.
 //
 //go:noescape
-func madRowsF16AVX2(acc *float32, v *uint16, vs, ms *float32, n, d8, stride int)
+func madRowsF16AVX2(acc *float32, v *uint16, e, flag *float32, n, d8, stride int, s float32) float32
 
 // expfsAVX2 is, for n a multiple of 4: for i := range n { x[i] = expf(x[i]) }
 //
@@ -150,17 +148,18 @@ func dotRowsF16(out []float32, k []uint16, q []float32) {
 	dotRowsF16Generic(out, k, q)
 }
 
-func madRowsF16(acc []float32, v []uint16, vs, ms []float32) {
-	n, d := len(vs), len(acc)
-	d8 := 0
-	if useAttnAsm && n > 0 && d >= 8 {
-		d8 = d &^ 7
-		ms, v = ms[:n], v[:(n-1)*d+d]
-		madRowsF16AVX2(&acc[0], &v[0], &vs[0], &ms[0], n, d8, d)
+func madRowsF16(acc []float32, v []uint16, e, flag []float32, s float32) float32 {
+	n, d := len(e), len(acc)
+	if !useAttnAsm || n == 0 || d < 8 {
+		return madRowsF16Generic(acc, v, e, flag, d, s)
 	}
+	d8 := d &^ 7
+	flag, v = flag[:n], v[:(n-1)*d+d]
+	s1 := madRowsF16AVX2(&acc[0], &v[0], &e[0], &flag[0], n, d8, d, s)
 	if d8 < d {
-		madRowsF16Generic(acc[d8:], v[d8:], vs, ms, d)
+		madRowsF16Generic(acc[d8:], v[d8:], e, flag, d, s)
 	}
+	return s1
 }
 
 func expfs(x []float32) {

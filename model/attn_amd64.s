@@ -382,21 +382,27 @@ h64rowloop:
 	VCVTPS2PH $0, acc, X10 \
 	VCVTPH2PS X10, acc
 
-// func madRowsF16AVX2(acc *float32, v *uint16, vs, ms *float32, n, d8, stride int)
-// For each row p < n (n > 0): if ms[p] != 1, acc[i] = half(acc[i]*ms[p]);
-// then acc[i] = half(fma(v[p*stride+i], vs[p], acc[i])), for i < d8 (a
-// positive multiple of 8; stride in halves) — scaleHalfAVX2 and
-// madHalfF16AVX2 per row. Columns go in blocks of 64 held in Y0-Y7 over
-// all rows (then blocks of 8 in Y0), so acc stays in registers.
-TEXT ·madRowsF16AVX2(SB), NOSPLIT, $0-56
-	MOVQ  acc+0(FP), DI
-	MOVQ  v+8(FP), R8
-	MOVQ  n+32(FP), BX
-	MOVQ  d8+40(FP), R10
-	MOVQ  stride+48(FP), R11
-	SHLQ  $1, R11
-	MOVL  $0x3f800000, AX // 1.0
-	VMOVD AX, X11
+// func madRowsF16AVX2(acc *float32, v *uint16, e, flag *float32, n, d8, stride int, s float32) float32
+// For each row p < n (n > 0), with w the value's weight: if flag[p] is 0,
+// acc[i] = half(acc[i]*e[p]), w = 1 and s = fma(s, e[p], 1); else w = e[p]
+// and s = fma(s, 1, e[p]) = s + e[p]. Then acc[i] = half(fma(v[p*stride+i],
+// w, acc[i])) for i < d8 (a positive multiple of 8; stride in halves).
+// Returns s. Columns go in blocks of 64 held in Y0-Y7 over all rows (then
+// blocks of 8 in Y0), so acc stays in registers; the sum is taken on the
+// first walk over the rows (R14 set), where it overlaps the vector work.
+TEXT ·madRowsF16AVX2(SB), NOSPLIT, $0-68
+	MOVQ         acc+0(FP), DI
+	MOVQ         v+8(FP), R8
+	MOVQ         n+32(FP), BX
+	MOVQ         d8+40(FP), R10
+	MOVQ         stride+48(FP), R11
+	SHLQ         $1, R11
+	VMOVSS       s+56(FP), X12
+	MOVL         $0x3f800000, AX // 1.0
+	VMOVD        AX, X15
+	VBROADCASTSS X15, Y15
+	VXORPS       X14, X14, X14
+	MOVQ         $1, R14
 
 mad64cols:
 	CMPQ    R10, $64
@@ -410,18 +416,21 @@ mad64cols:
 	VMOVUPS 192(DI), Y6
 	VMOVUPS 224(DI), Y7
 	MOVQ    R8, SI
-	MOVQ    vs+16(FP), R12
-	MOVQ    ms+24(FP), R13
+	MOVQ    e+16(FP), R12
+	MOVQ    flag+24(FP), R13
 	MOVQ    BX, CX
 
 mad64rows:
-	VMOVSS   (R13), X9
-	VUCOMISS X11, X9
-	JNE      mad64scale
-	JPS      mad64scale
+	VMOVSS       (R12), X9
+	VMOVSS       (R13), X13
+	VUCOMISS     X14, X13
+	JEQ          mad64scale
+	VBROADCASTSS X9, Y8
+	TESTQ        R14, R14
+	JZ           mad64mad
+	VADDSS       X9, X12, X12
 
 mad64mad:
-	VBROADCASTSS (R12), Y8
 	HALFMAD(0, Y0)
 	HALFMAD(16, Y1)
 	HALFMAD(32, Y2)
@@ -447,6 +456,7 @@ mad64mad:
 	ADDQ    $256, DI
 	ADDQ    $128, R8
 	SUBQ    $64, R10
+	XORQ    R14, R14
 	JMP     mad64cols
 
 mad64scale:
@@ -459,6 +469,10 @@ mad64scale:
 	HALFSCALE(Y5)
 	HALFSCALE(Y6)
 	HALFSCALE(Y7)
+	VMOVAPS      Y15, Y8
+	TESTQ        R14, R14
+	JZ           mad64mad
+	VFMADD213SS  X15, X9, X12
 	JMP          mad64mad
 
 mad8cols:
@@ -466,18 +480,21 @@ mad8cols:
 	JZ      maddone
 	VMOVUPS (DI), Y0
 	MOVQ    R8, SI
-	MOVQ    vs+16(FP), R12
-	MOVQ    ms+24(FP), R13
+	MOVQ    e+16(FP), R12
+	MOVQ    flag+24(FP), R13
 	MOVQ    BX, CX
 
 mad8rows:
-	VMOVSS   (R13), X9
-	VUCOMISS X11, X9
-	JNE      mad8scale
-	JPS      mad8scale
+	VMOVSS       (R12), X9
+	VMOVSS       (R13), X13
+	VUCOMISS     X14, X13
+	JEQ          mad8scale
+	VBROADCASTSS X9, Y8
+	TESTQ        R14, R14
+	JZ           mad8mad
+	VADDSS       X9, X12, X12
 
 mad8mad:
-	VBROADCASTSS (R12), Y8
 	HALFMAD(0, Y0)
 	ADDQ         $4, R12
 	ADDQ         $4, R13
@@ -489,15 +506,21 @@ mad8mad:
 	ADDQ    $32, DI
 	ADDQ    $16, R8
 	SUBQ    $8, R10
+	XORQ    R14, R14
 	JMP     mad8cols
 
 mad8scale:
 	VBROADCASTSS X9, Y9
 	HALFSCALE(Y0)
+	VMOVAPS      Y15, Y8
+	TESTQ        R14, R14
+	JZ           mad8mad
+	VFMADD213SS  X15, X9, X12
 	JMP          mad8mad
 
 maddone:
 	VZEROUPPER
+	MOVSS X12, ret+64(FP)
 	RET
 
 // func expfsAVX2(x *float32, n int)

@@ -54,13 +54,14 @@ func TestAttnRowKernels(t *testing.T) {
 					t.Fatalf("lanes=%d d=%d n=%d: dotRowsF16 wrote past the end", lanes, d, n)
 				}
 
-				// Weights and rescale factors as the online softmax makes
-				// them: mostly ms = 1, sometimes a factor below 1 with vs = 1.
-				vs, ms := make([]float32, n), make([]float32, n)
+				// Exponentials and flags as the online softmax makes them:
+				// mostly flag 1 (a weight), sometimes 0 (a rescale factor
+				// for the accumulator, the value weighted 1).
+				e, flag := make([]float32, n), make([]float32, n)
 				for p := range n {
-					vs[p], ms[p] = float32(x.next()%1000)/1000, 1
+					e[p], flag[p] = float32(x.next()%1000)/1000, 1
 					if x.next()%4 == 0 {
-						vs[p], ms[p] = 1, float32(x.next()%1000)/1000
+						flag[p] = 0
 					}
 				}
 				acc := make([]float32, d+8)
@@ -68,17 +69,25 @@ func TestAttnRowKernels(t *testing.T) {
 					acc[i] = roundF16(float32(int64(x.next()%2001)-1000) / 1000 * scale)
 				}
 				want := append([]float32(nil), acc...)
-				madRowsF16(acc[:d], v[:n*d], vs, ms)
+				s0 := float32(x.next()%5000) / 1000
+				sum := madRowsF16(acc[:d], v[:n*d], e, flag, s0)
+				ws := s0
 				for p := range n {
-					if ms[p] != 1 {
-						scaleHalfGeneric(want[:d], ms[p])
+					ms, vs := float32(1), e[p]
+					if flag[p] == 0 {
+						ms, vs = e[p], 1
+						scaleHalfGeneric(want[:d], ms)
 					}
-					madHalfF16Generic(want[:d], v[p*d:(p+1)*d], vs[p])
+					madHalfF16Generic(want[:d], v[p*d:(p+1)*d], vs)
+					ws = fma32(ws, ms, vs)
 				}
 				for i := range acc {
 					if !sameBits(acc[i], want[i]) {
 						t.Fatalf("lanes=%d d=%d n=%d: madRowsF16 acc[%d] = %v, want %v", lanes, d, n, i, acc[i], want[i])
 					}
+				}
+				if !sameBits(sum, ws) {
+					t.Fatalf("lanes=%d d=%d n=%d: madRowsF16 sum %v, want %v", lanes, d, n, sum, ws)
 				}
 			}
 		}

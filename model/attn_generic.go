@@ -22,8 +22,8 @@ func madHalfF16(acc []float32, v []uint16, s float32) { madHalfF16Generic(acc, v
 
 func dotRowsF16(out []float32, k []uint16, q []float32) { dotRowsF16Generic(out, k, q) }
 
-func madRowsF16(acc []float32, v []uint16, vs, ms []float32) {
-	madRowsF16Generic(acc, v, vs, ms, len(acc))
+func madRowsF16(acc []float32, v []uint16, e, flag []float32, s float32) float32 {
+	return madRowsF16Generic(acc, v, e, flag, len(acc), s)
 }
 
 func expfs(x []float32) { expfsGeneric(x) }
