@@ -81,6 +81,11 @@ func setVNNI(v bool) {
 //go:noescape
 func q8_0RowsV(w *byte, wstride, rows int, x *byte, xstride, ntok, nb int, out *float32, ostride int, tab *float32)
 
+// q8_0RowsV1 is q8_0RowsV for one token (ntok 1, no table).
+//
+//go:noescape
+func q8_0RowsV1(w *byte, wstride, rows int, x *byte, nb int, out *float32)
+
 // q8vTabBlocks is the number of blocks whose scale table fits in
 // q8_0RowsV's frame (dotq_amd64.s).
 const q8vTabBlocks = 512
@@ -109,6 +114,10 @@ func dotQ4_0V(w, x []byte, n int) float32 {
 func gemvQ8_0V(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
 	nb := cols / qk
 	checkGemv(len(w), ws, rows, nb*q8_0Size, len(x), xs, ntok, nb*q8VNNISize, len(out), os)
+	if ntok == 1 {
+		q8_0RowsV1(ptr(w), ws, rows, &x[0], nb, &out[0])
+		return
+	}
 	var tab *float32
 	if nb > q8vTabBlocks { // wider than any layer of the models specd targets
 		tab = &make([]float32, 8*nb)[0]

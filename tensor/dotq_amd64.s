@@ -431,3 +431,54 @@ q4vstored:
 q4vdone:
 	VZEROUPPER
 	RET
+
+// func q8_0RowsV1(w *byte, wstride, rows int, x *byte, nb int, out *float32)
+//
+// q8_0RowsV for one token, without the scale table: d_w·d_x is formed
+// from the block's float32 scale directly.
+TEXT ·q8_0RowsV1(SB), NOSPLIT, $0-48
+	MOVQ         w+0(FP), SI
+	MOVQ         wstride+8(FP), DX
+	MOVQ         rows+16(FP), R12
+	MOVQ         x+24(FP), R10
+	MOVQ         out+40(FP), R11
+	MOVQ         ·f16Table(SB), R13
+	MOVL         $0x80808080, AX
+	VMOVD        AX, X14
+	VPBROADCASTD X14, Y14
+	TESTQ        R12, R12
+	JZ           q8v1done
+
+q8v1row:
+	MOVQ   SI, R8
+	MOVQ   R10, DI
+	MOVQ   nb+32(FP), CX
+	VPXORD Y24, Y24, Y24
+	TESTQ  CX, CX
+	JZ     q8v1rowdone
+
+q8v1loop:
+	MOVWLZX      (R8), AX
+	VBROADCASTSS (R13)(AX*4), Y9
+	VPXORD       2(R8), Y14, Y2
+	VMULPS.BCST  64(DI), Y9, Y1
+	VMOVDQU      32(DI), Y5
+	VPDPBUSD     (DI), Y2, Y5
+	VCVTDQ2PS    Y5, Y5
+	VFMADD231PS  Y5, Y1, Y24
+	ADDQ         $34, R8
+	ADDQ         $72, DI
+	DECQ         CX
+	JNZ          q8v1loop
+
+q8v1rowdone:
+	VMOVAPS Y24, Y0
+	hsumStore(Y0, X0, (R11))
+	ADDQ    $4, R11
+	ADDQ    DX, SI
+	DECQ    R12
+	JNZ     q8v1row
+
+q8v1done:
+	VZEROUPPER
+	RET
