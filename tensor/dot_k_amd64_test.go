@@ -3,7 +3,9 @@
 package tensor
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -158,6 +160,79 @@ func BenchmarkKQuantForms(b *testing.B) {
 					}
 					reportCPU(b, c0, len(m.Data))
 				})
+			}
+		}
+	}
+}
+
+// TestKQuantGemvExtremeQuants runs the gemv kernels on weights whose quants
+// are all at their maximum (Q4_K nibbles 15, Q6_K values 63) against
+// activations of all -128 or all 127, where the four-element sums the
+// multi-token kernels pack into 16 bits are largest (|sum| up to 32256 for
+// Q6_K); scales, mins and bsums are random. Every output must match the
+// reference dot bit for bit, in both forms where the CPU has VNNI.
+func TestKQuantGemvExtremeQuants(t *testing.T) {
+	if !haveAVX2K {
+		t.Skip("no AVX2 on this CPU")
+	}
+	defer setVNNI(useVNNI)
+	r := rand.New(rand.NewPCG(43, 44))
+	const nb, rows, ntok = 2, 11, 9
+	for _, v := range []bool{true, false} {
+		setVNNI(v)
+		for _, c := range []struct {
+			name   string
+			bs     int
+			gemv   gemv
+			ref    VecDot
+			q0, q1 int // the quant bytes' range in a block
+			d0, d1 int // f16 scale offsets (d1 < 0: none)
+		}{
+			{"Q4_K", q4KBytes, gemvQ4K, dotQ4KRef, q4KQs, q4KBytes, 0, 2},
+			{"Q6_K", q6KBytes, gemvQ6K, dotQ6KRef, 0, q6KScales, q6KD, -1},
+		} {
+			w := make([]byte, rows*nb*c.bs)
+			for i := range w {
+				w[i] = byte(r.IntN(256))
+			}
+			for b := 0; b < rows*nb; b++ {
+				blk := w[b*c.bs : (b+1)*c.bs]
+				for i := c.q0; i < c.q1; i++ {
+					blk[i] = 0xff
+				}
+				binary.LittleEndian.PutUint16(blk[c.d0:], F32ToF16(float32(r.IntN(100)+1)/64))
+				if c.d1 >= 0 {
+					binary.LittleEndian.PutUint16(blk[c.d1:], F32ToF16(float32(r.IntN(100)+1)/64))
+				}
+			}
+			x := make([]byte, ntok*nb*q8KBytes)
+			for i := range x {
+				x[i] = byte(r.IntN(256))
+			}
+			for tok := range ntok {
+				for b := range nb {
+					blk := x[(tok*nb+b)*q8KBytes:]
+					q := byte(0x80)
+					if (tok+b)%3 == 2 {
+						q = 127
+					}
+					for i := q8KQs; i < q8KQs+qkK; i++ {
+						blk[i] = q
+					}
+					binary.LittleEndian.PutUint32(blk, math.Float32bits(float32(r.IntN(100)+1)/4096))
+				}
+			}
+			out := make([]float32, rows*ntok)
+			for n := 1; n <= ntok; n++ {
+				c.gemv(w, nb*c.bs, rows, x, nb*q8KBytes, n, nb*qkK, out, rows)
+				for tok := range n {
+					for row := range rows {
+						want := c.ref(w[row*nb*c.bs:(row+1)*nb*c.bs], x[tok*nb*q8KBytes:(tok+1)*nb*q8KBytes], nb*qkK)
+						if got := out[tok*rows+row]; !kSameBits(got, want) {
+							t.Fatalf("%s vnni=%v n=%d: out[tok %d, row %d] = %v, reference %v", c.name, useVNNI, n, tok, row, got, want)
+						}
+					}
+				}
 			}
 		}
 	}
