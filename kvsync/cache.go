@@ -16,8 +16,10 @@
 // copies per token). Rollback stays O(1): the pass's positions are never
 // needed by a token before them, and the copy keeps every position the
 // first token of the pass can see, so cutting back to any length reached
-// since then leaves the window of the next token intact. A sequence is
-// then bounded by the model's context, not by MaxPos.
+// since then leaves the window of the next token intact; Config.Rollback
+// extends that to lengths up to Rollback positions before the pass (a draft
+// cache, written ahead of the committed tokens). A sequence is then bounded
+// by the model's context, not by MaxPos.
 package kvsync
 
 import (
@@ -45,6 +47,14 @@ type Config struct {
 	// lets a slot's positions run past MaxPos (see the package comment).
 	// It must leave room for a pass: Window < MaxPos.
 	Window int
+
+	// Rollback, with Window, is how far back a sequence may be cut after
+	// positions were written past its last slide point: a slide keeps that
+	// many extra positions before the window. A draft cache written token
+	// by token k (and, pre-drafting, 2k) positions ahead of the committed
+	// tokens needs 2k+2; a target cache fed one verification block at a
+	// time from its committed length needs none.
+	Rollback int
 }
 
 // Cache is the KV arena of one model. It is not safe for concurrent use
@@ -64,8 +74,9 @@ func New(cfg Config) (*Cache, error) {
 	if cfg.Layers <= 0 || cfg.KVHeads <= 0 || cfg.HeadDim <= 0 || cfg.Seqs <= 0 || cfg.MaxPos <= 0 {
 		return nil, fmt.Errorf("kvsync: invalid config %+v", cfg)
 	}
-	if cfg.Window < 0 || (cfg.Window > 0 && cfg.Window >= cfg.MaxPos) {
-		return nil, fmt.Errorf("kvsync: window of %d positions needs a cache of more than %d positions, has %d", cfg.Window, cfg.Window, cfg.MaxPos)
+	if cfg.Window < 0 || cfg.Rollback < 0 || (cfg.Window > 0 && cfg.Window+cfg.Rollback >= cfg.MaxPos) {
+		return nil, fmt.Errorf("kvsync: window of %d positions and rollback of %d need a cache of more than %d positions, has %d",
+			cfg.Window, cfg.Rollback, cfg.Window+cfg.Rollback, cfg.MaxPos)
 	}
 	n := cfg.Layers * cfg.Seqs * cfg.KVHeads * cfg.MaxPos * cfg.HeadDim
 	if n/cfg.Layers/cfg.Seqs/cfg.KVHeads/cfg.MaxPos != cfg.HeadDim || n > 1<<34 {
@@ -128,8 +139,8 @@ func (c *Cache) Visible(pos int) int {
 // Reserve makes room in slot s for a forward pass whose tokens sit at
 // positions [from, end): from must not exceed Len(s). Without a window it
 // only checks that end fits (ErrFull). With one it slides the stored range
-// so that it starts at Visible(from), if it would otherwise overflow,
-// copying the positions kept, [Visible(from), Len(s)), to the front;
+// so that it starts at Visible(from-Rollback), if it would otherwise
+// overflow, copying the positions kept to the front;
 // ErrFull if the pass needs more than MaxPos positions even so,
 // ErrBadLength if Visible(from) is before the stored range (a rollback
 // further back than the window allows).
@@ -148,15 +159,16 @@ func (c *Cache) Reserve(s, from, end int) error {
 		}
 		return nil
 	}
-	nb := c.Visible(from)
+	nb := c.Visible(from - c.cfg.Rollback)
 	if c.cfg.Window == 0 || top-nb > c.cfg.MaxPos {
 		return &SeqError{Op: "reserve", Seq: s, Len: c.lens[s], Want: end, Err: ErrFull}
 	}
 	if nb < b {
 		return &SeqError{Op: "reserve", Seq: s, Len: c.lens[s], Want: end, Err: ErrBadLength}
 	}
-	// Keep positions [nb, Len): the ones the pass's tokens can see, and
-	// any the pass overwrites only in part.
+	// Keep positions [nb, Len): the ones the pass's tokens can see (and
+	// those of any length down to from-Rollback), and any the pass
+	// overwrites only in part.
 	hd := c.cfg.HeadDim
 	lo, hi := (nb-b)*hd, (c.lens[s]-b)*hd
 	for l := range c.cfg.Layers {

@@ -361,3 +361,52 @@ func TestSlidingWindow(t *testing.T) {
 		t.Errorf("no window, 9 positions in 8: %v, want ErrFull", err)
 	}
 }
+
+// TestSlidingWindowDraft writes a windowed cache the way a draft model
+// does: one position at a time up to 2k ahead of the committed tokens
+// (drafting and pre-drafting), then cut back to the accepted prefix. With
+// Rollback = 2k+2 every position a fed token can see is still stored after
+// every cut; with Rollback = 0 a cut reaches before the stored range and
+// Reserve reports it (ErrBadLength), rather than letting attention read
+// overwritten positions.
+func TestSlidingWindowDraft(t *testing.T) {
+	const window, k = 5, 3
+	for _, rollback := range []int{2*k + 2, 0} {
+		c, err := New(Config{Layers: 1, KVHeads: 1, HeadDim: 1, Seqs: 1, MaxPos: window + 2*k + 2 + 4, Window: window, Rollback: rollback, F32: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		feed := func(pos int) error {
+			if err := c.Reserve(0, pos, pos+1); err != nil {
+				return err
+			}
+			kk, _ := c.Head32(0, 0, 0)
+			for p := c.Visible(pos); p < pos; p++ {
+				if got := kk[c.Index(0, p)]; got != float32(p) {
+					t.Fatalf("rollback %d: feeding %d: position %d holds %v", rollback, pos, p, got)
+				}
+			}
+			kk[c.Index(0, pos)] = float32(pos)
+			return c.Commit(0, pos+1)
+		}
+		n, failed := 1, false // committed tokens
+		for step := 0; n < 120 && !failed; step++ {
+			for p := c.Len(0); p < n-1+2*k; p++ { // draft and pre-draft
+				if err := feed(p); err != nil {
+					if rollback > 0 || !errors.Is(err, ErrBadLength) {
+						t.Fatalf("rollback %d, step %d, position %d: %v", rollback, step, p, err)
+					}
+					failed = true
+					break
+				}
+			}
+			n += 1 + step%(k+1) // accepted draft tokens and the correction
+			if err := c.Rollback(0, min(c.Len(0), n-1)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if failed != (rollback == 0) {
+			t.Errorf("rollback %d: a cut past the stored range reported: %v", rollback, failed)
+		}
+	}
+}

@@ -38,6 +38,7 @@ type State struct {
 	attn *attnWorkers // attention on the pool's threads, with their scratch
 
 	seqEnd []int  // (cache slots) scratch for batch validation
+	seqLo  []int  // (cache slots) first position of each sequence in the batch, -1 if absent
 	act    []byte // activations converted once for matrices sharing an input
 }
 
@@ -88,7 +89,9 @@ func (st *State) Model() *Model { return st.m }
 // least b.NumLogits()*Vocab values). A token's position must not exceed its
 // sequence's length in kv extended by the earlier tokens of the batch (no
 // gaps), and a (sequence, position) pair may appear once. Afterwards each
-// sequence's length is max(its length, largest position + 1).
+// sequence's length is max(its length, largest position + 1). With a
+// sliding-window cache a token attends to the window's positions only, and
+// the cache slides forward as positions run past its size.
 //
 // The result for each token is bit-identical whatever else is in the batch
 // and whatever the pool's thread count. Forward does not allocate.
@@ -141,14 +144,15 @@ func (st *State) Forward(b *Batch, kv *kvsync.Cache, logits []float32) error {
 				kt := st.k[t*kvDim+g*hd : t*kvDim+(g+1)*hd]
 				vt := st.v[t*kvDim+g*hd : t*kvDim+(g+1)*hd]
 				rope(kt, cs, mode)
+				i := kv.Index(seq, pos)
 				if f32 {
 					kc, vc := kv.Head32(l, seq, g)
-					copy(kc[pos*hd:(pos+1)*hd], kt)
-					copy(vc[pos*hd:(pos+1)*hd], vt)
+					copy(kc[i*hd:(i+1)*hd], kt)
+					copy(vc[i*hd:(i+1)*hd], vt)
 				} else {
 					kc, vc := kv.Head16(l, seq, g)
-					tensor.F32ToF16s(kc[pos*hd:(pos+1)*hd], kt)
-					tensor.F32ToF16s(vc[pos*hd:(pos+1)*hd], vt)
+					tensor.F32ToF16s(kc[i*hd:(i+1)*hd], kt)
+					tensor.F32ToF16s(vc[i*hd:(i+1)*hd], vt)
 				}
 			}
 		}
@@ -252,10 +256,10 @@ func (st *State) validate(b *Batch, kv *kvsync.Cache, logits []float32) (int, er
 			ErrBatch, kc.Layers, kc.KVHeads, kc.HeadDim, c.Layers, c.KVHeads, c.HeadDim)
 	}
 	if len(st.seqEnd) < kc.Seqs {
-		st.seqEnd = make([]int, kc.Seqs)
+		st.seqEnd, st.seqLo = make([]int, kc.Seqs), make([]int, kc.Seqs)
 	}
 	for s := range kc.Seqs {
-		st.seqEnd[s] = kv.Len(s)
+		st.seqEnd[s], st.seqLo[s] = kv.Len(s), -1
 	}
 	nl := 0
 	for t := range n {
@@ -266,13 +270,16 @@ func (st *State) validate(b *Batch, kv *kvsync.Cache, logits []float32) (int, er
 		if seq < 0 || seq >= kc.Seqs {
 			return 0, fmt.Errorf("%w: token %d: sequence %d outside the cache's %d slots", ErrBatch, t, seq, kc.Seqs)
 		}
-		if pos < 0 || pos >= kc.MaxPos {
+		if pos < 0 || (kc.Window == 0 && pos >= kc.MaxPos) {
 			return 0, fmt.Errorf("%w: token %d: position %d outside the cache's %d positions", ErrBatch, t, pos, kc.MaxPos)
 		}
 		if pos > st.seqEnd[seq] {
 			return 0, fmt.Errorf("%w: token %d: position %d of sequence %d leaves a gap (sequence has %d positions)", ErrBatch, t, pos, seq, st.seqEnd[seq])
 		}
 		st.seqEnd[seq] = max(st.seqEnd[seq], pos+1)
+		if lo := st.seqLo[seq]; lo < 0 || pos < lo {
+			st.seqLo[seq] = pos
+		}
 		for u := range t {
 			if int(b.Seq[u]) == seq && int(b.Pos[u]) == pos {
 				return 0, fmt.Errorf("%w: tokens %d and %d both at position %d of sequence %d", ErrBatch, u, t, pos, seq)
@@ -284,6 +291,14 @@ func (st *State) validate(b *Batch, kv *kvsync.Cache, logits []float32) (int, er
 	}
 	if len(logits) < nl*c.Vocab {
 		return 0, fmt.Errorf("%w: logits buffer of %d values, need %d for %d tokens", ErrBatch, len(logits), nl*c.Vocab, nl)
+	}
+	// Room for the new positions (a sliding window moves here).
+	for s := range kc.Seqs {
+		if lo := st.seqLo[s]; lo >= 0 {
+			if err := kv.Reserve(s, lo, st.seqEnd[s]); err != nil {
+				return 0, fmt.Errorf("%w: sequence %d: %w", ErrBatch, s, err)
+			}
+		}
 	}
 	return nl, nil
 }

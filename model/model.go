@@ -138,13 +138,25 @@ func (m *Model) TiedEmbeddings() bool { return m.w.tiedEmbd }
 // NewCache allocates a KV cache for this model with seqs sequence slots of
 // maxPos positions each, F16 unless f32.
 func (m *Model) NewCache(seqs, maxPos int, f32 bool) (*kvsync.Cache, error) {
+	return m.NewWindowCache(seqs, maxPos, 0, 0, f32)
+}
+
+// NewWindowCache is NewCache with a sliding window of window positions (0:
+// none): tokens attend to the last window positions only, and a sequence
+// may run past maxPos, the positions stored per slot, which must exceed
+// window+rollback by at least the largest forward pass. rollback is how far
+// a sequence may be cut back behind a pass (kvsync.Config.Rollback: 2k+2
+// for a draft model drafting k tokens).
+func (m *Model) NewWindowCache(seqs, maxPos, window, rollback int, f32 bool) (*kvsync.Cache, error) {
 	return kvsync.New(kvsync.Config{
-		Layers:  m.Config.Layers,
-		KVHeads: m.Config.KVHeads,
-		HeadDim: m.Config.HeadDim,
-		Seqs:    seqs,
-		MaxPos:  maxPos,
-		F32:     f32,
+		Layers:   m.Config.Layers,
+		KVHeads:  m.Config.KVHeads,
+		HeadDim:  m.Config.HeadDim,
+		Seqs:     seqs,
+		MaxPos:   maxPos,
+		F32:      f32,
+		Window:   window,
+		Rollback: rollback,
 	})
 }
 

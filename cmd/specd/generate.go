@@ -34,6 +34,7 @@ type generateOpts struct {
 	batch     int
 	f32Cache  bool
 	memStats  bool
+	window    int
 }
 
 func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -53,6 +54,7 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.IntVar(&o.ctx, "ctx", 0, "context size in tokens, prompt included; 0 means the model's training context")
 	fs.IntVar(&o.batch, "batch", 512, "maximum tokens per forward pass while processing the prompt")
 	fs.BoolVar(&o.f32Cache, "f32-cache", false, "keep the KV cache in F32 instead of F16")
+	fs.IntVar(&o.window, "window", 0, "sliding-window attention over the last `n` positions: the KV cache then holds about 2n positions however long the sequence (0: full attention; outputs differ from full attention past n positions unless the model was trained with that window)")
 	fs.BoolVar(&o.memStats, "mem-stats", false, "print peak and current resident memory at the end, and how much of the draft's own embedding table is resident (Linux)")
 	spec := addSpecFlags(fs) // speculative decoding (spec.go)
 	fs.Usage = func() {
@@ -85,6 +87,8 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return fmt.Errorf("--batch %d: must be at least 1", o.batch)
 	case o.ctx < 0:
 		return fmt.Errorf("--ctx %d: must not be negative", o.ctx)
+	case o.window < 0:
+		return fmt.Errorf("--window %d: must not be negative", o.window)
 	case *temp < 0 || *topP < 0 || *topP > 1:
 		return fmt.Errorf("--temp %g --top-p %g: temperature must be >= 0 and top-p in [0, 1]", *temp, *topP)
 	}
@@ -126,7 +130,7 @@ func generate(ctx context.Context, o generateOpts, stdout, stderr io.Writer) err
 		return fmt.Errorf("prompt of %d tokens does not fit the context of %d (see --ctx)", len(prompt), ctxLen)
 	}
 	maxPos := min(ctxLen, len(prompt)+o.n)
-	kv, err := m.NewCache(1, maxPos, o.f32Cache)
+	kv, err := su.cache(m, 1, maxPos, min(o.batch, len(prompt)), 0, o.f32Cache)
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/specd-dev/specd/draft"
+	"github.com/specd-dev/specd/kvsync"
 	"github.com/specd-dev/specd/model"
 	"github.com/specd-dev/specd/sample"
 	"github.com/specd-dev/specd/stages"
@@ -92,6 +93,7 @@ type specSetup struct {
 	pools         []*tensor.Pool
 
 	targetName, draftName string // as shown to the user
+	window                int    // sliding-window attention (0: none), for every cache made
 }
 
 func (su *specSetup) Close() {
@@ -156,9 +158,25 @@ func (su *specSetup) pool(threads int) *tensor.Pool {
 	return p
 }
 
-// backend makes a CPU backend of m with its own pool and cache.
-func (su *specSetup) backend(m *model.Model, seqs, maxPos, maxBatch, threads int, f32 bool) (*verify.CPU, error) {
-	kv, err := m.NewCache(seqs, maxPos, f32)
+// cache makes a KV cache of m for seqs sequences of up to maxPos positions
+// fed at most maxBatch tokens per pass, cut back by up to rollback
+// positions behind a pass (a draft's). With a sliding window shorter than
+// maxPos it stores 2·window+rollback+maxBatch positions per sequence (if
+// fewer than maxPos), so it slides once every window positions or so.
+func (su *specSetup) cache(m *model.Model, seqs, maxPos, maxBatch, rollback int, f32 bool) (*kvsync.Cache, error) {
+	w := su.window
+	if store := 2*w + rollback + maxBatch; w <= 0 || store >= maxPos {
+		if w > 0 && w < maxPos {
+			return m.NewWindowCache(seqs, maxPos, w, 0, f32) // never slides
+		}
+		return m.NewCache(seqs, maxPos, f32)
+	}
+	return m.NewWindowCache(seqs, 2*w+rollback+maxBatch, w, rollback, f32)
+}
+
+// backend makes a CPU backend of m with its own pool and cache (see cache).
+func (su *specSetup) backend(m *model.Model, seqs, maxPos, maxBatch, rollback, threads int, f32 bool) (*verify.CPU, error) {
+	kv, err := su.cache(m, seqs, maxPos, maxBatch, rollback, f32)
 	if err != nil {
 		return nil, err
 	}
@@ -171,7 +189,7 @@ func (su *specSetup) pipelineConfig(s *specOpts, seqs, maxPos, batch, verifyThre
 	if !s.enabled() {
 		k = 0
 	}
-	tb, err := su.backend(su.target, seqs, maxPos, max(batch, seqs*(k+1)), verifyThreads, f32)
+	tb, err := su.backend(su.target, seqs, maxPos, max(batch, seqs*(k+1)), 0, verifyThreads, f32)
 	if err != nil {
 		return stages.Config{}, err
 	}
@@ -188,7 +206,9 @@ func (su *specSetup) pipelineConfig(s *specOpts, seqs, maxPos, batch, verifyThre
 	case s.draft == "ngram":
 		cfg.Drafter = draft.NewNGram()
 	default:
-		db, err := su.backend(su.draft, seqs, maxPos, max(batch, 1), s.draftThreads, f32)
+		// The draft writes up to 2k positions (drafting and pre-drafting)
+		// past the committed tokens before it is cut back.
+		db, err := su.backend(su.draft, seqs, maxPos, max(batch, 1), 2*k+2, s.draftThreads, f32)
 		if err != nil {
 			return stages.Config{}, err
 		}
@@ -219,6 +239,7 @@ func openSpec(o generateOpts, s *specOpts, stderr io.Writer) (*specSetup, []int3
 	if err != nil {
 		return nil, nil, err
 	}
+	su.window = o.window
 	fmt.Fprintln(stderr, su.modelsLine(s))
 	prompt, err := su.prompt(o)
 	if err != nil {
@@ -759,7 +780,7 @@ type plainResult struct {
 // per forward pass), timed over the decode part.
 func (su *specSetup) plainDecode(ctx context.Context, prompt []int32, n, threads int, params sample.Params) (plainResult, error) {
 	m := su.target
-	be, err := su.backend(m, 1, len(prompt)+n+1, len(prompt), threads, false)
+	be, err := su.backend(m, 1, len(prompt)+n+1, len(prompt), 0, threads, false)
 	if err != nil {
 		return plainResult{}, err
 	}
@@ -797,7 +818,7 @@ func (su *specSetup) plainDecode(ctx context.Context, prompt []int32, n, threads
 // work on the machine.
 func (su *specSetup) forwardCost(m *model.Model, threads, n, pos int) (time.Duration, error) {
 	maxPos := min(pos+n+1, m.Config.CtxLen)
-	be, err := su.backend(m, 1, maxPos, n, threads, false)
+	be, err := su.backend(m, 1, maxPos, n, 0, threads, false)
 	if err != nil {
 		return 0, err
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -167,5 +168,44 @@ func TestGenerateDraftFlag(t *testing.T) {
 		if extra[1] != "none" && !strings.Contains(stats, "mean accepted length") {
 			t.Errorf("%v: no statistics on stderr:\n%s", extra, stats)
 		}
+	}
+}
+
+// TestGenerateWindow runs generate with a sliding window much shorter than
+// the generation: speculative decoding gives the ids of plain decoding
+// with the same window, and the window changes them (it is applied).
+func TestGenerateWindow(t *testing.T) {
+	target, dr := specModels(t)
+	base := []string{"generate", "-m", target, "--prompt-ids", "3,14,15,92,65,35,89,79,32,38", "-n", "60", "--ids", "--no-bos", "--threads", "1"}
+	run := func(extra ...string) string {
+		var out, errb bytes.Buffer
+		if code := runMain(context.Background(), append(append([]string{}, base...), extra...), &out, &errb); code != 0 {
+			t.Fatalf("%v: exit %d: %s", extra, code, errb.String())
+		}
+		return out.String()
+	}
+	full := run()
+	plain := run("--window", "8")
+	if plain == full {
+		t.Errorf("--window 8 gives the ids of full attention:\n%s", full)
+	}
+	for _, extra := range [][]string{
+		{"--window", "8", "-d", dr, "-k", "3"},
+		{"--window", "8", "-d", target, "-k", "5", "--f32-cache"},
+	} {
+		want := plain
+		if slices.Contains(extra, "--f32-cache") {
+			want = run("--window", "8", "--f32-cache")
+		}
+		if got := run(extra...); got != want {
+			t.Errorf("%v: ids\n%s want\n%s", extra, got, want)
+		}
+	}
+	if got := run("--window", "100"); got != full {
+		t.Errorf("a window longer than the sequence changes the ids:\n%s want\n%s", got, full)
+	}
+	var out, errb bytes.Buffer
+	if code := runMain(context.Background(), append(append([]string{}, base...), "--window", "-1"), &out, &errb); code == 0 || !strings.Contains(errb.String(), "--window") {
+		t.Errorf("--window -1: exit %d, stderr %s", code, errb.String())
 	}
 }
