@@ -42,7 +42,7 @@ type attnScratch struct {
 // attnBlock is the number of positions an item takes at a time: their
 // keys and values (4 KiB each at head size 64) stay in the L1 cache while
 // every query of the item reads them.
-const attnBlock = 32
+const attnBlock = 64
 
 // attnJob describes the layer being computed; set by run and cleared after
 // the threads finish.
@@ -166,8 +166,11 @@ func (w *attnWorkers) itemF16(sc *attnScratch, g, t0, t1 int) {
 			sc.m[qi], sc.s[qi] = float32(math.Inf(-1)), 0
 		}
 	}
-	for p0 := first; p0 < end; p0 += attnBlock {
-		nb := min(attnBlock, end-p0)
+	// Blocks of equal size (at most attnBlock): no short block at the end.
+	blocks := (end - first + attnBlock - 1) / attnBlock
+	size := (end - first + blocks - 1) / max(blocks, 1)
+	for p0 := first; p0 < end; p0 += size {
+		nb := min(size, end-p0)
 		for t := t0; t < t1; t++ {
 			lo, hi := j.span(t)
 			a, b := max(lo, p0)-p0, min(hi, p0+nb)-p0
