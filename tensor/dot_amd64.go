@@ -61,33 +61,6 @@ func f16RowsxT(w *byte, wstride, rows int, x *byte, xstride, ntok, n int, out *f
 //go:noescape
 func bf16RowsxT(w *byte, wstride, rows int, x *byte, xstride, ntok, n int, out *float32, ostride int)
 
-// f16Rows2xT computes f16RowsxT for an even number of rows and 1 to 6
-// tokens, two rows at a time so that each activation load serves both
-// (same results):
-//
-//	for t := range ntok { for r := range rows {
-//		out[t*ostride+r] = f16Rows(w + r*wstride, x + t*xstride) } }
-//
-//go:noescape
-func f16Rows2xT(w *byte, wstride, rows int, x *byte, xstride, ntok, n int, out *float32, ostride int)
-
-// floatsxT runs a one-pass multi-token kernel over rows and ntok (1 to 8)
-// tokens: up to 6 tokens by the two-row form on the even rows and the
-// one-row form on a last odd row, 7 and 8 by the one-row form.
-func floatsxT(one, two func(w *byte, wstride, rows int, x *byte, xstride, ntok, n int, out *float32, ostride int),
-	w []byte, ws, rows int, x *byte, xs, ntok, n int, out []float32, os int) {
-	if ntok > 6 {
-		one(ptr(w), ws, rows, x, xs, ntok, n, &out[0], os)
-		return
-	}
-	if rows >= 2 {
-		two(ptr(w), ws, rows&^1, x, xs, ntok, n, &out[0], os)
-	}
-	if rows&1 != 0 {
-		one(&w[(rows-1)*ws], ws, 1, x, xs, ntok, n, &out[rows-1], os)
-	}
-}
-
 // minXTF32, minXTF16 and minXTBF16 are the token counts from which the eight-token
 // float kernels beat the four-token and single-token ones with weights
 // streamed from memory (measured on the development machine; fewer tokens
@@ -239,7 +212,7 @@ func gemvF16(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32
 	t := 0
 	if useVNNI && np > 0 && ntok >= minXTF16 {
 		for ; t+1 < ntok; t += 8 {
-			floatsxT(f16RowsxT, f16Rows2xT, w, ws, rows, &x[t*xs], xs, min(8, ntok-t), np, out[t*os:], os)
+			f16RowsxT(ptr(w), ws, rows, &x[t*xs], xs, min(8, ntok-t), np, &out[t*os], os)
 		}
 	}
 	for ; t+4 <= ntok; t += 4 {
