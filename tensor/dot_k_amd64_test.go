@@ -50,11 +50,11 @@ func checkKQuantGemv(t *testing.T) {
 		{"Q4_K", q4KBytes, gemvQ4K, dotQ4KRef, kRandQ4K},
 		{"Q6_K", q6KBytes, gemvQ6K, dotQ6KRef, kRandQ6K},
 	} {
-		for _, nb := range []int{1, 3, kMaxXDBlocks + 1} {
+		for _, nb := range []int{1, 2, 3, 4, kMaxXDBlocks, kMaxXDBlocks + 1} {
 			for _, rows := range []int{1, 2, 5, 9} {
 				for ntok := 1; ntok <= 17; ntok++ {
-					if nb > 3 && (rows != 5 || ntok%4 != 1) {
-						continue // past the Q4_K T-token kernels' limit: a few cases
+					if nb > 4 && (rows != 5 || ntok%4 != 1) {
+						continue // at and past the Q4_K T-token kernels' limit: a few cases
 					}
 					for _, isRaw := range []bool{false, true} {
 						name := fmt.Sprintf("%s vnni=%v nb=%d rows=%d ntok=%d raw=%v", c.name, useVNNI, nb, rows, ntok, isRaw)

@@ -19,9 +19,48 @@ import (
 
 var b bytes.Buffer
 
-func p(format string, args ...any) { fmt.Fprintf(&b, "\t"+format+"\n", args...) }
-func label(l string)               { fmt.Fprintf(&b, "%s:\n", l) }
-func comment(c string)             { fmt.Fprintf(&b, "\t// %s\n", c) }
+// maxBlocks is kMaxXDBlocks in dotk_amd64.go: the most blocks per row the
+// Q4_K kernels' frame tables hold.
+const maxBlocks = 64
+
+func p(format string, args ...any) {
+	if capturing != nil {
+		*capturing = append(*capturing, fmt.Sprintf(format, args...))
+		return
+	}
+	fmt.Fprintf(&b, "\t"+format+"\n", args...)
+}
+
+// capturing, when set, collects p's instructions instead of writing them.
+var capturing *[]string
+
+// capture returns the instructions f emits through p.
+func capture(f func()) []string {
+	var l []string
+	capturing = &l
+	f()
+	capturing = nil
+	return l
+}
+
+// interleave writes the instructions of a with those of b spread evenly
+// among them (b's in order, each after about len(a)/len(b) of a's).
+func interleave(a, b []string) {
+	j := 0
+	for i, ins := range a {
+		p("%s", ins)
+		for j < len(b) && (j+1)*len(a) <= (i+1)*len(b) {
+			p("%s", b[j])
+			j++
+		}
+	}
+	for ; j < len(b); j++ {
+		p("%s", b[j])
+	}
+}
+
+func label(l string)   { fmt.Fprintf(&b, "%s:\n", l) }
+func comment(c string) { fmt.Fprintf(&b, "\t// %s\n", c) }
 
 // xaddr is the address of byte off of token t's current activation block:
 // DI is token 0's, BX token 1's, R9 token 2's and R10 token 3's; R8 is the
@@ -140,51 +179,24 @@ func storeLanes(T, reg int) {
 	}
 }
 
-func q4K(T int) {
-	name := fmt.Sprintf("q4KRowsT%dVNNI", T)
-	fmt.Fprintf(&b, "\n// func %s(w *byte, wstride, rows int, x *byte, xstride, nb int, xd *float32, out *float32, ostride int)\n", name)
-	fmt.Fprintf(&b, "TEXT ·%s(SB), NOSPLIT, $64-72\n", name)
-	p("MOVQ w+0(FP), AX")
-	p("MOVQ AX, 32(SP)")
-	p("MOVQ rows+16(FP), AX")
-	p("MOVQ AX, 40(SP)")
-	p("MOVQ out+56(FP), AX")
-	p("MOVQ AX, 48(SP)")
-	p("MOVQ nb+40(FP), AX")
-	p("SHLQ $5, AX")
-	p("ADDQ xd+48(FP), AX")
-	p("MOVQ AX, 56(SP)")
-	p("VMOVDQU ktMask0F<>(SB), Y15")
-	label(name + "row")
-	p("MOVQ 32(SP), SI")
-	p("MOVQ x+24(FP), DI")
-	p("MOVQ xstride+32(FP), R8")
-	tokenBases(T)
-	p("MOVQ xd+48(FP), CX")
-	p("VXORPS Y13, Y13, Y13")
-	p("VXORPS Y14, Y14, Y14")
-	label(name + "blk")
-	p("Q4KTDECODE")
-	comment("Y2: the mins doubled as words; the frame: the scales as doubled words.")
-	p("VPSHUFB ktQ4MinShuf<>(SB), X1, X2")
-	p("VPMOVZXBW X2, Y2")
-	p("VPMOVZXBW X1, X3")
-	p("VPUNPCKLWD X3, X3, X5")
-	p("VPUNPCKHWD X3, X3, X6")
-	p("VMOVDQU X5, 0(SP)")
-	p("VMOVDQU X6, 16(SP)")
+// q4KTable is the size of a Q4_K kernel's per-block table in its frame:
+// the eight tokens' activation scales (float32) at 0, then for k < 8 the
+// eight tokens' bsums pair k (two int16, as one dword) at 32+32k.
+const q4KTable = 288
+
+// q4KSteps emits the integer work of one Q4_K block (weights at SI,
+// scales decoded into the frame) for T tokens into Y16+base+t.
+func q4KSteps(T, base int) {
 	for s := 0; s < 4; s++ {
-		comment(fmt.Sprintf("Elements %d-%d: sub-blocks %d (low nibbles) and %d (high).", 64*s, 64*s+63, 2*s, 2*s+1))
 		p("VMOVDQU %d(SI), Y5", 16+32*s)
 		p("VPSRLW $4, Y5, Y6")
 		p("VPAND Y15, Y5, Y5")
 		p("VPAND Y15, Y6, Y6")
-		comment("Y7: the scale word pairs of the packed sums, [lo, lo, hi, hi] per 128 bits.")
 		p("VPBROADCASTQ %d(SP), Y7", 8*s)
 		p("VPSHUFD $0x50, Y7, Y7")
 		for t := 0; t < T; t++ {
 			t0, t1 := 9+2*(t&1), 10+2*(t&1)
-			acc := 16 + t
+			acc := 16 + base + t
 			p("VPXORD %s, %s, %s", y(t0), y(t0), y(t0))
 			p("VPXORD %s, %s, %s", y(t1), y(t1), y(t1))
 			p("VPDPBUSD %s, Y5, %s", xaddr(t, 4+64*s), y(t0))
@@ -197,44 +209,151 @@ func q4K(T int) {
 			}
 		}
 	}
-	comment("imin lanes per token, then both sets of sums reduced to one lane per token.")
-	var vi, vm []int
+}
+
+// q4KTail emits the float work of the previous block (weights at -144(SI),
+// table at -q4KTable(CX), mins as doubled words at mins(SP)) from its sums
+// in Y16+base+t: isum and imin per token lane, then acc (Y13) and accm
+// (Y14) updated with one fused multiply-add each. Uses Y0-Y4, Y8 and AX.
+func q4KTail(T, base, mins int) {
+	var vi []int
 	for t := 0; t < T; t++ {
-		p("VPMADDWD %s, Y2, %s", xaddr(t, 260), y(24+t))
-		vi = append(vi, 16+t)
-		vm = append(vm, 24+t)
+		vi = append(vi, 16+base+t)
 	}
-	tree(vi, 9, 5)
-	tree(vm, 10, 6)
-	p("VCVTDQ2PS Y5, Y5")
-	p("VCVTDQ2PS Y6, Y6")
-	comment("d = wd·xd, dmin = wdmin·xd per token lane; acc = fma(isum, d, acc), accm = fma(imin, dmin, accm).")
-	p("MOVL (SI), AX")
+	tree(vi, 0, 1)
+	p("VPXORD Y2, Y2, Y2")
+	for k := 0; k < 8; k++ {
+		r := []int{3, 8}[k&1]
+		p("VMOVDQU %d(CX), %s", 32+32*k-q4KTable, y(r))
+		p("VPDPWSSD.BCST %d(SP), %s, Y2", mins+4*k, y(r))
+	}
+	p("VCVTDQ2PS Y1, Y1")
+	p("VCVTDQ2PS Y2, Y2")
+	p("MOVL -144(SI), AX")
 	p("VMOVD AX, X3")
 	p("VCVTPH2PS X3, X3")
 	p("VBROADCASTSS X3, Y4")
 	p("VMOVSHDUP X3, X3")
 	p("VBROADCASTSS X3, Y3")
-	p("VMULPS (CX), Y4, Y4")
-	p("VMULPS (CX), Y3, Y3")
-	p("VFMADD231PS Y4, Y5, Y13")
-	p("VFMADD231PS Y3, Y6, Y14")
+	p("VMULPS %d(CX), Y4, Y4", -q4KTable)
+	p("VMULPS %d(CX), Y3, Y3", -q4KTable)
+	p("VFMADD231PS Y4, Y1, Y13")
+	p("VFMADD231PS Y3, Y2, Y14")
+}
+
+// q4KDecode unpacks the block at SI's scales into 0(SP) and its mins into
+// mins(SP), as doubled words.
+func q4KDecode(mins int) {
+	p("Q4KTDECODE")
+	p("VPMOVZXBW X1, Y3")
+	p("VPUNPCKLWD Y3, Y3, Y5")
+	p("VPUNPCKHWD Y3, Y3, Y6")
+	p("VMOVDQU X5, 0(SP)")
+	p("VMOVDQU X6, 16(SP)")
+	p("VEXTRACTI128 $1, Y5, %d(SP)", mins)
+	p("VEXTRACTI128 $1, Y6, %d(SP)", mins+16)
+}
+
+func q4KAdvance(T int) {
 	p("ADDQ $144, SI")
 	advanceTokens(T)
-	p("ADDQ $32, CX")
-	p("CMPQ CX, 56(SP)")
+	p("ADDQ $%d, CX", q4KTable)
+}
+
+func q4K(T int) {
+	name := fmt.Sprintf("q4KRowsT%dVNNI", T)
+	const (
+		minsA, minsB = 32, 64
+		frameRow     = 96
+		tables       = 128
+		setA, setB   = 0, 8
+	)
+	fmt.Fprintf(&b, "\n// func %s(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)\n", name)
+	fmt.Fprintf(&b, "//\n")
+	fmt.Fprintf(&b, "// Software-pipelined by two blocks: the integer sums of even blocks go to\n")
+	fmt.Fprintf(&b, "// Y16+t and of odd blocks to Y24+t, and each block's float work (tree,\n")
+	fmt.Fprintf(&b, "// Σ bsums·mins, fused multiply-adds) is interleaved with the next block's\n")
+	fmt.Fprintf(&b, "// integer work. Frame: 0-31 the block's scales, 32-63 and 64-95 the mins\n")
+	fmt.Fprintf(&b, "// of even and odd blocks, as doubled words; 96 the weight row, 104 the\n")
+	fmt.Fprintf(&b, "// rows left, 112 the output pointer, 120 the end of the tables; from 128,\n")
+	fmt.Fprintf(&b, "// nb ≤ %d tables of %d bytes (see q4KTable).\n", maxBlocks, q4KTable)
+	fmt.Fprintf(&b, "TEXT ·%s(SB), 0, $%d-64\n", name, tables+maxBlocks*q4KTable)
+	p("MOVQ w+0(FP), AX")
+	p("MOVQ AX, %d(SP)", frameRow)
+	p("MOVQ rows+16(FP), AX")
+	p("MOVQ AX, %d(SP)", frameRow+8)
+	p("MOVQ out+48(FP), AX")
+	p("MOVQ AX, %d(SP)", frameRow+16)
+	comment("Tables: per block, each token's scale and bsums pairs, token-major (lanes T..7 zero).")
+	p("MOVQ x+24(FP), DI")
+	p("MOVQ xstride+32(FP), R8")
+	tokenBases(T)
+	p("LEAQ %d(SP), CX", tables)
+	p("MOVQ nb+40(FP), R13")
+	label(name + "tab")
+	for k := -1; k < 8; k++ {
+		src, dst := 0, 0
+		if k >= 0 {
+			src, dst = 260+4*k, 32+32*k
+		}
+		for t := 0; t < 8; t++ {
+			if t < T {
+				p("MOVL %s, AX", xaddr(t, src))
+				p("MOVL AX, %d(CX)", dst+4*t)
+			} else {
+				p("MOVL $0, %d(CX)", dst+4*t)
+			}
+		}
+	}
+	p("ADDQ $%d, CX", q4KTable)
+	advanceTokens(T)
+	p("DECQ R13")
+	p("JNZ %stab", name)
+	p("MOVQ CX, %d(SP)", frameRow+24)
+	p("VMOVDQU ktMask0F<>(SB), Y15")
+	label(name + "row")
+	p("MOVQ %d(SP), SI", frameRow)
+	p("MOVQ x+24(FP), DI")
+	tokenBases(T)
+	p("LEAQ %d(SP), CX", tables)
+	p("VXORPS Y13, Y13, Y13")
+	p("VXORPS Y14, Y14, Y14")
+	comment("Block 0: integer work only.")
+	q4KDecode(minsA)
+	q4KSteps(T, setA)
+	q4KAdvance(T)
+	p("CMPQ CX, %d(SP)", frameRow+24)
+	p("JEQ %slastA", name)
+	label(name + "blk")
+	comment("An odd block, with the float work of the even block before it.")
+	q4KDecode(minsB)
+	interleave(capture(func() { q4KSteps(T, setB) }), capture(func() { q4KTail(T, setA, minsA) }))
+	q4KAdvance(T)
+	p("CMPQ CX, %d(SP)", frameRow+24)
+	p("JEQ %slastB", name)
+	comment("An even block, with the float work of the odd block before it.")
+	q4KDecode(minsA)
+	interleave(capture(func() { q4KSteps(T, setA) }), capture(func() { q4KTail(T, setB, minsB) }))
+	q4KAdvance(T)
+	p("CMPQ CX, %d(SP)", frameRow+24)
 	p("JNE %sblk", name)
+	label(name + "lastA")
+	q4KTail(T, setA, minsA)
+	p("JMP %sstore", name)
+	label(name + "lastB")
+	q4KTail(T, setB, minsB)
+	label(name + "store")
 	comment("out[t·ostride + r] = acc − accm for each token.")
 	p("VSUBPS Y14, Y13, Y13")
-	p("MOVQ 48(SP), AX")
-	p("MOVQ ostride+64(FP), DX")
+	p("MOVQ %d(SP), AX", frameRow+16)
+	p("MOVQ ostride+56(FP), DX")
 	p("SHLQ $2, DX")
 	storeLanes(T, 13)
-	p("ADDQ $4, 48(SP)")
-	p("MOVQ 32(SP), AX")
+	p("ADDQ $4, %d(SP)", frameRow+16)
+	p("MOVQ %d(SP), AX", frameRow)
 	p("ADDQ wstride+8(FP), AX")
-	p("MOVQ AX, 32(SP)")
-	p("DECQ 40(SP)")
+	p("MOVQ AX, %d(SP)", frameRow)
+	p("DECQ %d(SP)", frameRow+8)
 	p("JNZ %srow", name)
 	p("VZEROUPPER")
 	p("RET")
@@ -424,8 +543,8 @@ const header = `// Code generated by dotk_gen.go; DO NOT EDIT.
 	VPINSRQ $1, R12, X1, X1
 `
 
-// data writes the constant tables: byte masks, the Q4_K mins shuffle (each
-// min twice, one per bsum) and the Q6_K scale-pair shuffles (the 16-byte
+// data writes the constant tables: byte masks and the Q6_K scale-pair
+// shuffles (the 16-byte
 // mask for groups 2p and 2p+1, 32 elements each, alternates their scales:
 // sub-blocks 4p and 4p+2 in bytes 0-7, 4p+1 and 4p+3 in bytes 8-15).
 func data() {
@@ -448,11 +567,6 @@ func data() {
 		}
 		fmt.Fprintf(&b, "GLOBL %s<>(SB), RODATA|NOPTR, $%d\n\n", name, len(idx))
 	}
-	var q4 []byte
-	for j := 0; j < 16; j++ {
-		q4 = append(q4, byte(8+j/2))
-	}
-	shuf("ktQ4MinShuf", q4)
 	var q6 []byte
 	for p := 0; p < 4; p++ {
 		g0, g1 := 2*p, 2*p+1
