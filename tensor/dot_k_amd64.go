@@ -65,12 +65,13 @@ func init() {
 	}
 }
 
-// gemvQ4K is the Q4_K gemv (see the gemv type): where useVNNI, tokens go
-// through the T-token kernels (gemvQ4KT) up to eight at a time, leaving at
-// most one; otherwise through q4KRows4 four at a time, a remainder of three as four with the last
-// repeated, and the rest one at a time through q4KRows8 (rows in eights)
-// and q4KRows (the leftover rows). Bit-identical to dotQ4K on every
-// (row, token) pair.
+// gemvQ4K is the Q4_K gemv (see the gemv type): where useVNNI (and rows
+// have at most kMaxQ4KTBlocks blocks), tokens go through the T-token
+// kernels (gemvQ4KT) up to eight at a time, leaving at most one; otherwise
+// through q4KRows4 four at a time, a remainder of three as four with the
+// last repeated. The rest go one at a time through q4KRows8 (rows in
+// eights) and q4KRows (the leftover rows). Bit-identical to dotQ4K on
+// every (row, token) pair.
 func gemvQ4K(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
 	nb := cols / qkK
 	checkGemv(len(w), ws, rows, nb*q4KBytes, len(x), xs, ntok, nb*q8KBytes, len(out), os)
@@ -79,7 +80,7 @@ func gemvQ4K(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32
 		return
 	}
 	t := 0
-	if useVNNI && nb <= kMaxXDBlocks {
+	if useVNNI && nb <= kMaxQ4KTBlocks {
 		for ; ntok-t >= 2; t += min(8, ntok-t) {
 			gemvQ4KT(w, ws, rows, x, xs, t, min(8, ntok-t), nb, out, os)
 		}

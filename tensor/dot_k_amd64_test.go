@@ -50,7 +50,7 @@ func checkKQuantGemv(t *testing.T) {
 		{"Q4_K", q4KBytes, gemvQ4K, dotQ4KRef, kRandQ4K},
 		{"Q6_K", q6KBytes, gemvQ6K, dotQ6KRef, kRandQ6K},
 	} {
-		for _, nb := range []int{1, 2, 3, 4, kMaxXDBlocks, kMaxXDBlocks + 1} {
+		for _, nb := range []int{1, 2, 3, 4, kMaxQ4KTBlocks, kMaxQ4KTBlocks + 1} {
 			for _, rows := range []int{1, 2, 5, 9} {
 				for ntok := 1; ntok <= 17; ntok++ {
 					if nb > 4 && (rows != 5 || ntok%4 != 1) {
@@ -147,7 +147,7 @@ func BenchmarkKQuantForms(b *testing.B) {
 		gen        func(*rand.Rand, int) []byte
 	}{{Q4_K, 1536, 512, kRandQ4K}, {Q4_K, 512, 1536, kRandQ4K}, {Q6_K, 1536, 512, kRandQ6K}, {Q6_K, 512, 1536, kRandQ6K}} {
 		m := &Matrix{Type: c.typ, Rows: c.rows, Cols: c.cols, Data: c.gen(r, c.rows*c.cols/qkK)}
-		for _, n := range []int{1, 5, 8} {
+		for _, n := range []int{1, 2, 3, 4, 5, 8, 9} {
 			x := kRandFloats(r, n*c.cols)
 			out := make([]float32, n*c.rows)
 			for _, v := range []bool{false, true} {

@@ -11,7 +11,7 @@ package tensor
 //	dotQ4KRef(w[r*wstride:], x[t*xstride:], 256*nb)   (q4KRowsT*VNNI)
 //	dotQ6KRef(w[r*wstride:], x[t*xstride:], 256*nb)   (q6KRowsT*VNNI)
 //
-// for every r < rows and t < T (nb ≤ kMaxXDBlocks for Q4_K). Each weight
+// for every r < rows and t < T (nb ≤ kMaxQ4KTBlocks for Q4_K). Each weight
 // block is decoded once for all T tokens; only the integer sums are grouped
 // differently from the single-row kernels. The Q4_K kernels first copy each
 // block's activation scales and bsums into tables in their frame, token
@@ -61,10 +61,11 @@ func q6KRowsT7VNNI(w *byte, wstride, rows int, x *byte, xstride, nb int, out *fl
 //go:noescape
 func q6KRowsT8VNNI(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
 
-// kMaxXDBlocks bounds the blocks per row (16384 columns) for which the Q4_K
-// T-token kernels run: their tables (288 bytes a block) live in their frame.
-// Wider rows take the four-token AVX2 kernels. dotk_gen.go's maxBlocks.
-const kMaxXDBlocks = 64
+// kMaxQ4KTBlocks bounds the blocks per row (16384 columns) for which the
+// Q4_K T-token kernels run: their tables (288 bytes a block) live in their
+// frame. Wider rows take the four-token AVX2 kernels. It is dotk_gen.go's
+// maxBlocks.
+const kMaxQ4KTBlocks = 64
 
 // gemvQ4KT runs tokens t0 .. t0+T-1 (2 ≤ T ≤ 8) through q4KRowsT<T>VNNI.
 func gemvQ4KT(w []byte, ws, rows int, x []byte, xs, t0, T, nb int, out []float32, os int) {

@@ -19,7 +19,7 @@ import (
 
 var b bytes.Buffer
 
-// maxBlocks is kMaxXDBlocks in dotk_amd64.go: the most blocks per row the
+// maxBlocks is kMaxQ4KTBlocks in dotk_amd64.go: the most blocks per row the
 // Q4_K kernels' frame tables hold.
 const maxBlocks = 64
 
