@@ -36,12 +36,12 @@ type attnWorkers struct {
 type attnScratch struct {
 	qh, acc []float32 // (attnChunk*group, headDim) half-rounded queries; accumulators
 	m, s    []float32 // (attnChunk*group) running maximum and sum
-	ws, ms  []float32 // (attnBlock) scores, then weights; rescale factors
+	ws, ms  []float32 // (attnBlock) scores, exponents, then exponentials; flags (0: the maximum rose)
 }
 
-// attnBlock is the number of positions an item takes at a time: their
-// keys and values (4 KiB each at head size 64) stay in the L1 cache while
-// every query of the item reads them.
+// attnBlock is the most positions an item takes at a time: their keys and
+// values (8 KiB each at head size 64) stay in the L1 cache while every
+// query of the item reads them.
 const attnBlock = 64
 
 // attnJob describes the layer being computed; set by run and cleared after

@@ -154,7 +154,7 @@ func madRowsF16(acc []float32, v []uint16, e, flag []float32, s float32) float32
 		return madRowsF16Generic(acc, v, e, flag, d, s)
 	}
 	d8 := d &^ 7
-	flag, v = flag[:n], v[:(n-1)*d+d]
+	flag, v = flag[:n], v[:n*d]
 	s1 := madRowsF16AVX2(&acc[0], &v[0], &e[0], &flag[0], n, d8, d, s)
 	if d8 < d {
 		madRowsF16Generic(acc[d8:], v[d8:], e, flag, d, s)
