@@ -10,8 +10,8 @@ import (
 
 // TestFloatGemvAllTokenCounts checks the float multi-row kernels against
 // the single dot bit for bit for every token count from 1 to 10 and small
-// odd and even row counts, so that every split between the one-row,
-// two-row, four-token and single-token kernels is covered, with strides
+// odd and even row counts, so that every split between the one-pass,
+// four-token and single-token kernels is covered, with strides
 // that leave gaps, guard values past the outputs, and both kernel forms
 // where the CPU has the AVX-512 ones.
 func TestFloatGemvAllTokenCounts(t *testing.T) {

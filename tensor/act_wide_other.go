@@ -2,9 +2,6 @@
 
 package tensor
 
-// f16Act and bf16Act are the activation types of F16 and BF16 weights: F16
-// and BF16 for the pure-Go kernels.
-var (
-	f16Act  = F16
-	bf16Act = BF16
-)
+// bf16Act is the activation type of BF16 weights: BF16 for the pure-Go
+// kernels.
+var bf16Act = BF16

@@ -15,9 +15,9 @@ import "unsafe"
 //go:noescape
 func f32Rows(w *byte, wstride, rows int, x *byte, n int, out *float32)
 
-// f16Rows computes, for n a multiple of 32 and x widened (f16Wide),
+// f16Rows computes, for n a multiple of 32,
 //
-//	for r := range rows { out[r] = dotF16WideGeneric(w[r*wstride:], x, n) }
+//	for r := range rows { out[r] = dotF16Generic(w[r*wstride:], x, n) }
 //
 //go:noescape
 func f16Rows(w *byte, wstride, rows int, x *byte, n int, out *float32)
@@ -31,7 +31,7 @@ func bf16Rows(w *byte, wstride, rows int, x *byte, n int, out *float32)
 
 // f32Rows4, f16Rows4 and bf16Rows4 compute their single-token kernel for
 // four activation rows at once, sharing each weight load (and its
-// conversion, for F16 and BF16: the activations are already widened):
+// conversion; BF16's activations are already widened):
 //
 //	for t := range 4 { for r := range rows {
 //		out[t*ostride+r] = <kind>Rows(w + r*wstride, x + t*xstride) } }
@@ -124,13 +124,12 @@ func init() {
 		gemvF32(w, 0, 1, x, 0, 1, n, o[:], 0)
 		return o[0]
 	}
-	// F16 and BF16 weights take widened activations (f16Act is f16Wide,
-	// bf16Act bf16Wide).
 	dotF16 = func(w, x []byte, n int) float32 {
 		var o [1]float32
 		gemvF16(w, 0, 1, x, 0, 1, n, o[:], 0)
 		return o[0]
 	}
+	// BF16 weights take widened activations (bf16Act is bf16Wide).
 	dotBF16 = func(w, x []byte, n int) float32 {
 		var o [1]float32
 		gemvBF16(w, 0, 1, x, 0, 1, n, o[:], 0)
@@ -148,7 +147,7 @@ func init() {
 	}
 	f16ToF32sImpl = f16ToF32sFast
 	registerKernel(F32, F32, dotF32)
-	registerKernel(F16, f16Act, dotF16)
+	registerKernel(F16, F16, dotF16)
 	registerKernel(BF16, bf16Act, dotBF16)
 	registerKernel(Q8_0, Q8_0, dotQ8_0)
 	registerKernel(Q4_0, Q8_0, dotQ4_0)
@@ -187,6 +186,14 @@ func tailF32(w, x []byte, from, to int, sum float32) float32 {
 	return sum
 }
 
+func tailF16(w, x []byte, from, to int, sum float32) float32 {
+	s := float64(sum)
+	for i := from; i < to; i++ {
+		s += float64(float32(F16ToF32(le16(w[2*i:])) * F16ToF32(le16(x[2*i:]))))
+	}
+	return float32(s)
+}
+
 func gemvF32(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
 	checkGemv(len(w), ws, rows, 4*cols, len(x), xs, ntok, 4*cols, len(out), os)
 	np := cols &^ 31
@@ -205,9 +212,8 @@ func gemvF32(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32
 	floatTails(tailF32, 4, 4, w, ws, rows, x, xs, ntok, cols, out, os)
 }
 
-// gemvF16 takes widened activations (f16Wide, 4 bytes each).
 func gemvF16(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
-	checkGemv(len(w), ws, rows, 2*cols, len(x), xs, ntok, 4*cols, len(out), os)
+	checkGemv(len(w), ws, rows, 2*cols, len(x), xs, ntok, 2*cols, len(out), os)
 	np := cols &^ 31
 	t := 0
 	if useVNNI && np > 0 && ntok >= minXTF16 {
@@ -221,7 +227,7 @@ func gemvF16(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32
 	for ; t < ntok; t++ {
 		f16Rows(ptr(w), ws, rows, &x[t*xs], np, &out[t*os])
 	}
-	floatTails(tailF16Wide, 2, 4, w, ws, rows, x, xs, ntok, cols, out, os)
+	floatTails(tailF16, 2, 2, w, ws, rows, x, xs, ntok, cols, out, os)
 }
 
 // gemvBF16 takes widened activations (bf16Wide, 4 bytes each).

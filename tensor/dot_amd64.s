@@ -167,11 +167,13 @@
 	VFMADD231PS OFF(DI)(R12*1), Y8, Y6 \
 	VFMADD231PS OFF2(DI)(R12*1), Y9, Y7
 
-// wFma is one token's step of the F16 kernel: the 16 widened activations
-// at A and B (f16Wide) FMA'd with the weights in Y8, Y9 into ACCA, ACCB.
-#define wFma(A, B, ACCA, ACCB) \
-	VFMADD231PS A, Y8, ACCA \
-	VFMADD231PS B, Y9, ACCB
+// cvtFma is one token's step of the F16 kernel: the 16 halves at A and B
+// widened and FMA'd with the weights in Y8, Y9 into ACCA, ACCB.
+#define cvtFma(A, B, ACCA, ACCB) \
+	VCVTPH2PS   A, Y10 \
+	VCVTPH2PS   B, Y11 \
+	VFMADD231PS Y10, Y8, ACCA \
+	VFMADD231PS Y11, Y9, ACCB
 
 // bf16Step is one token's step of the BF16 kernel: the 16 widened
 // activations at A and B (bf16Wide) multiplied by the weights in Y8, Y9 and
@@ -287,9 +289,6 @@ f32done:
 	RET
 
 // func f16Rows(w *byte, wstride, rows int, x *byte, n int, out *float32)
-//
-// x holds widened activations (f16Wide: n float32s, each exactly a half), so
-// only the weights are converted.
 TEXT ·f16Rows(SB), NOSPLIT, $0-48
 	MOVQ  w+0(FP), SI
 	MOVQ  wstride+8(FP), DX
@@ -312,12 +311,16 @@ f16loop:
 	VCVTPH2PS   16(R8), Y5
 	VCVTPH2PS   32(R8), Y6
 	VCVTPH2PS   48(R8), Y7
-	VFMADD231PS (DI), Y4, Y0
-	VFMADD231PS 32(DI), Y5, Y1
-	VFMADD231PS 64(DI), Y6, Y2
-	VFMADD231PS 96(DI), Y7, Y3
+	VCVTPH2PS   (DI), Y8
+	VCVTPH2PS   16(DI), Y9
+	VCVTPH2PS   32(DI), Y10
+	VCVTPH2PS   48(DI), Y11
+	VFMADD231PS Y8, Y4, Y0
+	VFMADD231PS Y9, Y5, Y1
+	VFMADD231PS Y10, Y6, Y2
+	VFMADD231PS Y11, Y7, Y3
 	ADDQ        $64, R8
-	ADDQ        $128, DI
+	ADDQ        $64, DI
 	DECQ        CX
 	JNZ         f16loop
 
@@ -455,9 +458,12 @@ f16x4loopa:
 	PREFETCHT0 (R8)(DX*1)
 	VCVTPH2PS  (R8), Y8
 	VCVTPH2PS 16(R8), Y9
-	fma4(0, 32)
+	cvtFma((DI), 16(DI), Y0, Y1)
+	cvtFma((DI)(R14*1), 16(DI)(R14*1), Y2, Y3)
+	cvtFma((DI)(R14*2), 16(DI)(R14*2), Y4, Y5)
+	cvtFma((DI)(R12*1), 16(DI)(R12*1), Y6, Y7)
 	ADDQ      $64, R8
-	ADDQ      $128, DI
+	ADDQ      $64, DI
 	DECQ      CX
 	JNZ       f16x4loopa
 
@@ -468,9 +474,12 @@ f16x4a:
 f16x4loopb:
 	VCVTPH2PS 32(R8), Y8
 	VCVTPH2PS 48(R8), Y9
-	fma4(64, 96)
+	cvtFma(32(DI), 48(DI), Y0, Y1)
+	cvtFma(32(DI)(R14*1), 48(DI)(R14*1), Y2, Y3)
+	cvtFma(32(DI)(R14*2), 48(DI)(R14*2), Y4, Y5)
+	cvtFma(32(DI)(R12*1), 48(DI)(R12*1), Y6, Y7)
 	ADDQ      $64, R8
-	ADDQ      $128, DI
+	ADDQ      $64, DI
 	DECQ      CX
 	JNZ       f16x4loopb
 
@@ -811,32 +820,32 @@ f16xtloopa:
 	VCVTPH2PS (R8), Y8
 	VCVTPH2PS 16(R8), Y9
 	LEAQ (DI)(R14*4), R9
-	wFma((DI), 32(DI), Y16, Y17)
+	cvtFma((DI), 16(DI), Y16, Y17)
 	CMPQ BX, $1
 	JLE  f16xtatok
-	wFma((DI)(R14*1), 32(DI)(R14*1), Y18, Y19)
+	cvtFma((DI)(R14*1), 16(DI)(R14*1), Y18, Y19)
 	CMPQ BX, $2
 	JLE  f16xtatok
-	wFma((DI)(R14*2), 32(DI)(R14*2), Y20, Y21)
+	cvtFma((DI)(R14*2), 16(DI)(R14*2), Y20, Y21)
 	CMPQ BX, $3
 	JLE  f16xtatok
-	wFma((DI)(R13*1), 32(DI)(R13*1), Y22, Y23)
+	cvtFma((DI)(R13*1), 16(DI)(R13*1), Y22, Y23)
 	CMPQ BX, $4
 	JLE  f16xtatok
-	wFma((R9), 32(R9), Y24, Y25)
+	cvtFma((R9), 16(R9), Y24, Y25)
 	CMPQ BX, $5
 	JLE  f16xtatok
-	wFma((R9)(R14*1), 32(R9)(R14*1), Y26, Y27)
+	cvtFma((R9)(R14*1), 16(R9)(R14*1), Y26, Y27)
 	CMPQ BX, $6
 	JLE  f16xtatok
-	wFma((R9)(R14*2), 32(R9)(R14*2), Y28, Y29)
+	cvtFma((R9)(R14*2), 16(R9)(R14*2), Y28, Y29)
 	CMPQ BX, $7
 	JLE  f16xtatok
-	wFma((R9)(R13*1), 32(R9)(R13*1), Y30, Y31)
+	cvtFma((R9)(R13*1), 16(R9)(R13*1), Y30, Y31)
 
 f16xtatok:
 	ADDQ  $64, R8
-	ADDQ  $128, DI
+	ADDQ  $64, DI
 	DECQ  CX
 	JNZ   f16xtloopa
 
@@ -883,32 +892,32 @@ f16xtloopb:
 	VCVTPH2PS 32(R8), Y8
 	VCVTPH2PS 48(R8), Y9
 	LEAQ (DI)(R14*4), R9
-	wFma(64(DI), 96(DI), Y16, Y17)
+	cvtFma(32(DI), 48(DI), Y16, Y17)
 	CMPQ BX, $1
 	JLE  f16xtbtok
-	wFma(64(DI)(R14*1), 96(DI)(R14*1), Y18, Y19)
+	cvtFma(32(DI)(R14*1), 48(DI)(R14*1), Y18, Y19)
 	CMPQ BX, $2
 	JLE  f16xtbtok
-	wFma(64(DI)(R14*2), 96(DI)(R14*2), Y20, Y21)
+	cvtFma(32(DI)(R14*2), 48(DI)(R14*2), Y20, Y21)
 	CMPQ BX, $3
 	JLE  f16xtbtok
-	wFma(64(DI)(R13*1), 96(DI)(R13*1), Y22, Y23)
+	cvtFma(32(DI)(R13*1), 48(DI)(R13*1), Y22, Y23)
 	CMPQ BX, $4
 	JLE  f16xtbtok
-	wFma(64(R9), 96(R9), Y24, Y25)
+	cvtFma(32(R9), 48(R9), Y24, Y25)
 	CMPQ BX, $5
 	JLE  f16xtbtok
-	wFma(64(R9)(R14*1), 96(R9)(R14*1), Y26, Y27)
+	cvtFma(32(R9)(R14*1), 48(R9)(R14*1), Y26, Y27)
 	CMPQ BX, $6
 	JLE  f16xtbtok
-	wFma(64(R9)(R14*2), 96(R9)(R14*2), Y28, Y29)
+	cvtFma(32(R9)(R14*2), 48(R9)(R14*2), Y28, Y29)
 	CMPQ BX, $7
 	JLE  f16xtbtok
-	wFma(64(R9)(R13*1), 96(R9)(R13*1), Y30, Y31)
+	cvtFma(32(R9)(R13*1), 48(R9)(R13*1), Y30, Y31)
 
 f16xtbtok:
 	ADDQ  $64, R8
-	ADDQ  $128, DI
+	ADDQ  $64, DI
 	DECQ  CX
 	JNZ   f16xtloopb
 

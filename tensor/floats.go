@@ -14,7 +14,7 @@ import (
 
 func init() {
 	registerKernel(F32, F32, dotF32)
-	registerKernel(F16, f16Act, dotF16)
+	registerKernel(F16, F16, dotF16)
 	registerKernel(BF16, bf16Act, dotBF16)
 	registerAct(F32, quantizeF32)
 	registerAct(F16, quantizeF16Act)
@@ -28,8 +28,7 @@ func init() {
 }
 
 // The dot kernels in use; assembly versions replace them at init where the
-// CPU supports them. dotF16 and dotBF16 take activations of type f16Act and
-// bf16Act.
+// CPU supports them. dotBF16 takes activations of type bf16Act.
 var (
 	dotF32  VecDot = dotF32Generic
 	dotF16  VecDot = dotF16Generic
