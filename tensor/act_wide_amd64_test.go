@@ -15,10 +15,10 @@ import (
 // that leave gaps, guard values past the outputs, and both kernel forms
 // where the CPU has the AVX-512 ones.
 func TestFloatGemvAllTokenCounts(t *testing.T) {
-	defer func(v bool) { useVNNI = v }(useVNNI)
+	defer setVNNI(useVNNI)
 	r := rand.New(rand.NewPCG(65, 66))
 	for _, v := range []bool{false, true} {
-		useVNNI = v && hasVNNI
+		setVNNI(v)
 		for _, typ := range []Type{F32, F16, BF16} {
 			g := gemvs[typ]
 			if g == nil {

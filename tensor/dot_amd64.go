@@ -61,10 +61,10 @@ func f16RowsxT(w *byte, wstride, rows int, x *byte, xstride, ntok, n int, out *f
 //go:noescape
 func bf16RowsxT(w *byte, wstride, rows int, x *byte, xstride, ntok, n int, out *float32, ostride int)
 
-// minXTF32, minXTF16 and minXTBF16 are the token counts from which the eight-token
-// float kernels beat the four-token and single-token ones with weights
-// streamed from memory (measured on the development machine; fewer tokens
-// stream better through the one-pass kernels).
+// minXTF32, minXTF16 and minXTBF16 are the token counts from which the
+// eight-token float kernels beat the four-token and single-token ones with
+// weights streamed from memory (measured on the development machine; fewer
+// tokens stream better through the one-pass kernels).
 const (
 	minXTF32  = 3
 	minXTF16  = 2
@@ -102,8 +102,8 @@ func q4_0Rows8(w *byte, wstride, groups int, x *byte, nb int, out *float32)
 func q4_0Rows8x4(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
 
 // useVNNI selects the AVX-512 forms of the kernels where hasVNNI: the
-// eight-token F32 and F16 kernels that need the 32 vector registers, and
-// the VNNI Q8_0 and Q4_0 kernels with their activation layout
+// eight-token F32, F16 and BF16 kernels that need the 32 vector registers,
+// and the VNNI Q8_0 and Q4_0 kernels with their activation layout
 // (dotq_amd64.go). Tests flip it with setVNNI to check both forms on
 // machines that have them; both give the same bits.
 var useVNNI = hasVNNI
