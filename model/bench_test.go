@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/specd-dev/specd/model/modeltest"
 	"github.com/specd-dev/specd/tensor"
@@ -120,4 +122,95 @@ func benchForward(b *testing.B, m *Model, threads, n int) {
 	if cpu := cpuTime() - cpu0; cpu > 0 && threads == 1 {
 		b.ReportMetric(float64(n*b.N)/cpu.Seconds(), "cpu-tok/s")
 	}
+}
+
+// BenchmarkPassCost measures what verification costs: a forward pass over
+// 5 tokens (4 drafts and the last committed token, logits for all) against
+// a 1-token decode pass, after 64 positions of context, the two passes
+// alternating in one loop so that a busy machine disturbs both alike. It
+// reports each pass's median and the ratio of medians and of minima (the
+// least disturbed passes); the target is a ratio of at most 1.5.
+// Q4_K_M comes from llama-quantize (the peer), as the other formats cannot
+// be written by modeltest.
+//
+//	go test -run '^$' -bench PassCost -benchtime 400x ./model
+func BenchmarkPassCost(b *testing.B) {
+	for _, typ := range []string{"F16", "Q8_0", "Q4_0", "Q4_K_M"} {
+		b.Run(typ, func(b *testing.B) {
+			m := passCostModel(b, typ)
+			defer m.Close()
+			for _, threads := range []int{1, 2} {
+				b.Run(fmt.Sprintf("threads=%d", threads), func(b *testing.B) {
+					passCost(b, m, threads)
+				})
+			}
+		})
+	}
+}
+
+// passCostModel loads the benchmark model in weight format typ.
+func passCostModel(b *testing.B, typ string) *Model {
+	if t, ok := map[string]tensor.Type{"F16": tensor.F16, "Q8_0": tensor.Q8_0, "Q4_0": tensor.Q4_0}[typ]; ok {
+		return benchModel(b, t)
+	}
+	peer := modeltest.RequirePeer(b)
+	src := benchModel(b, tensor.F32)
+	path := filepath.Join(benchDir, "Q4_K_M.gguf")
+	src.Close()
+	if _, err := os.Stat(path); err != nil {
+		if err := peer.Quantize(benchFiles[tensor.F32], path, "Q4_K_M"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	m, err := Load(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return m
+}
+
+func passCost(b *testing.B, m *Model, threads int) {
+	const ctx, k1 = 64, 5
+	pool := tensor.NewPool(threads)
+	defer pool.Close()
+	st := m.NewState(ctx, pool)
+	kv, err := m.NewCache(1, ctx+k1, false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	toks := testTokens(ctx+k1, m.Config.Vocab, 3)
+	var prompt, one, five Batch
+	for p := range ctx {
+		prompt.Add(toks[p], int32(p), 0, false)
+	}
+	if err := st.Forward(&prompt, kv, nil); err != nil {
+		b.Fatal(err)
+	}
+	one.Add(toks[ctx], ctx, 0, true)
+	for i := range k1 {
+		five.Add(toks[ctx+i], int32(ctx+i), 0, true)
+	}
+	logits := make([]float32, k1*m.Config.Vocab)
+	pass := func(batch *Batch) time.Duration {
+		kv.SetLen(0, ctx)
+		t0 := time.Now()
+		if err := st.Forward(batch, kv, logits); err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(t0)
+	}
+	pass(&one) // warm up
+	pass(&five)
+	var d1, d5 []time.Duration
+	for b.Loop() {
+		d1 = append(d1, pass(&one))
+		d5 = append(d5, pass(&five))
+	}
+	slices.Sort(d1)
+	slices.Sort(d5)
+	med := func(d []time.Duration) float64 { return float64(d[len(d)/2]) }
+	b.ReportMetric(med(d1)/1e3, "1tok-µs")
+	b.ReportMetric(med(d5)/1e3, "5tok-µs")
+	b.ReportMetric(med(d5)/med(d1), "ratio")
+	b.ReportMetric(float64(d5[0])/float64(d1[0]), "ratio-min")
 }
