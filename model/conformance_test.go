@@ -128,7 +128,17 @@ func TestConformanceLlamaCpp(t *testing.T) {
 							t.Fatal(err)
 						}
 					}
-					checkConformance(t, peer, path, a.prompt, ty.tol, ty.ubatch)
+					tol := ty.tol
+					if ty.name == "Q4_K_M" && !asmKernels && peer.CPU == "native" {
+						// The pure-Go kernels follow ggml's AVX2 Q4_K/Q6_K
+						// arithmetic (SPECD_PEER_CPU=avx2 makes this case
+						// bit-exact); on an AVX-512 CPU the native build
+						// rounds its one-token K-quant sums differently, by
+						// up to 7e-2 of the std on this model.
+						tol = 0.15
+						t.Logf("pure-Go kernels against llama.cpp's AVX-512 K-quant arithmetic: tolerance %g (bit-exact with SPECD_PEER_CPU=avx2)", tol)
+					}
+					checkConformance(t, peer, path, a.prompt, tol, ty.ubatch)
 					switch ty.quantize {
 					case "Q8_0":
 						checkOwnQuantizer(t, o, path, tensor.Q8_0)
