@@ -5,6 +5,7 @@ package tensor
 import (
 	"encoding/binary"
 	"math"
+	"sync"
 )
 
 // Q8_0 and Q4_0 weights with AVX-512 VNNI. llama.cpp converts activations
@@ -119,13 +120,24 @@ func gemvQ8_0V(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float
 		return
 	}
 	var tab *float32
-	if nb > q8vTabBlocks { // wider than any layer of the models specd targets
-		tab = &make([]float32, 8*nb)[0]
+	if nb > q8vTabBlocks {
+		// Rows wider than the kernel's frame table (FFN widths above
+		// 16384, as in 7B-class models): a pooled table, so steady-state
+		// passes still do not allocate.
+		p := q8vTabs.Get().(*[]float32)
+		if cap(*p) < 8*nb {
+			*p = make([]float32, 8*nb)
+		}
+		tab = &(*p)[:8*nb][0]
+		defer q8vTabs.Put(p)
 	}
 	for t := 0; t < ntok; t += 8 {
 		q8_0RowsV(ptr(w), ws, rows, &x[t*xs], xs, min(8, ntok-t), nb, &out[t*os], os, tab)
 	}
 }
+
+// q8vTabs holds scale tables for gemvQ8_0V's wide rows.
+var q8vTabs = sync.Pool{New: func() any { return new([]float32) }}
 
 func gemvQ4_0V(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
 	nb := cols / qk
