@@ -35,6 +35,13 @@ type Request struct {
 	// its capacity; give it K*vocab); it is set to nil when the proposals
 	// are deterministic (q one-hot on each token).
 	Q []float32
+
+	// Stop, if not nil, is asked after each proposal but the last whether
+	// to stop drafting there: Out then holds the proposals made so far (a
+	// model drafter has not fed the last of them to its cache, as when it
+	// proposes all K). The pipeline stops a pre-draft this way as soon as
+	// the verification it overlaps is done.
+	Stop func() bool
 }
 
 // Drafter proposes draft tokens. It is used by one goroutine at a time.
@@ -151,7 +158,7 @@ func (m *Model) Draft(r *Request) error {
 		if r.Sampler != nil {
 			r.Q = append(r.Q, m.prob...)
 		}
-		if i == r.K-1 {
+		if i == r.K-1 || (r.Stop != nil && r.Stop()) {
 			break // the last proposal is not fed: its KV is not needed yet
 		}
 		m.batch.Reset()

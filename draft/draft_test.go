@@ -223,3 +223,43 @@ func TestPolicy(t *testing.T) {
 		t.Errorf("adaptive k at alpha 2/3, c 0.1 = %d, want between", km)
 	}
 }
+
+// TestModelDraftStop checks Request.Stop: drafting ends after the proposal
+// at which Stop first says so, the proposals are greedy decoding's, the
+// last is not fed to the cache, and a later Draft continuing from the
+// proposals (as the pipeline extends a partial pre-draft) gives the same
+// tokens as one uninterrupted draft.
+func TestModelDraftStop(t *testing.T) {
+	const k = 6
+	ref := verifytest.NewFake(vocab, 1, 256, 256, 0)
+	toks := []int32{1, 2, 3, 4}
+	want, err := ref.Greedy(0, toks, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for stopAt := 1; stopAt <= k; stopAt++ {
+		be := verifytest.NewFake(vocab, 1, 256, 32, 0)
+		d := draft.NewModel(be, 0)
+		calls := 0
+		r := &draft.Request{Slot: 0, Tokens: toks, K: k, Stop: func() bool { calls++; return calls >= stopAt }}
+		if err := d.Draft(r); err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Out) != min(stopAt, k) {
+			t.Fatalf("stop at %d: %d proposals", stopAt, len(r.Out))
+		}
+		if got := be.Len(0); got != len(toks)+len(r.Out)-1 {
+			t.Fatalf("stop at %d: cache holds %d positions, want %d (the last proposal unfed)", stopAt, got, len(toks)+len(r.Out)-1)
+		}
+		// Continue from the partial draft.
+		got := append([]int32{}, r.Out...)
+		ext := &draft.Request{Slot: 0, Tokens: append(append([]int32{}, toks...), got...), K: k - len(got)}
+		if err := d.Draft(ext); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, ext.Out...)
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("stop at %d, then continued: %v, want %v", stopAt, got, want)
+		}
+	}
+}

@@ -192,6 +192,7 @@ type seq struct {
 
 	policy draft.Acceptance
 	dreq   draft.Request
+	ext    draft.Request // extends a partial pre-draft (Config.PreDraft)
 	block  verify.Block
 	key    uint64
 
@@ -377,6 +378,7 @@ func (p *Pipeline) tokenize(s *seq) {
 	s.tokens = append(s.tokens, ids...)
 	s.nPrompt = len(ids)
 	s.dreq = draft.Request{Slot: s.slot, K: k, Out: make([]int32, 0, k)}
+	s.ext = draft.Request{Slot: s.slot, Out: make([]int32, 0, k), Tokens: make([]int32, 0, cap(s.tokens))}
 	s.block = verify.Block{Seq: int32(s.slot), Draft: make([]int32, 0, k), Tokens: make([]int32, 0, k+1)}
 	if r.Params.Temp > 0 {
 		if p.cfg.NewSampler == nil {
@@ -385,8 +387,10 @@ func (p *Pipeline) tokenize(s *seq) {
 		}
 		s.block.Sampler = p.cfg.NewSampler(r.Params, 0)
 		s.dreq.Sampler = p.cfg.NewSampler(r.Params, 1) // the draft's own random stream
+		s.ext.Sampler = s.dreq.Sampler
 		if k > 0 {
 			s.dreq.Q = make([]float32, 0, k*vocab)
+			s.ext.Q = make([]float32, 0, k*vocab)
 		}
 	}
 }
@@ -436,6 +440,9 @@ func (p *Pipeline) draftStage(ctx context.Context, st *graph.Stage, fresh, loop,
 	inflight, freshOpen := 0, true
 	freshC := fresh.Chan()
 	pre := make([]preDraft, p.cfg.Slots) // per slot, owned by this stage
+	// A pre-draft stops as soon as a sequence comes back from verification
+	// or a new one arrives: it must not delay real work.
+	stopPre := func() bool { return len(loop.Chan()) > 0 || (freshC != nil && len(freshC) > 0) }
 	for freshOpen || inflight > 0 {
 		var s *seq
 		select {
@@ -504,7 +511,7 @@ func (p *Pipeline) draftStage(ctx context.Context, st *graph.Stage, fresh, loop,
 		if canPre {
 			pr.base = len(s.tokens)
 			pr.tokens = append(append(pr.tokens[:0], s.tokens...), s.block.Draft...)
-			pr.req.Slot, pr.req.Sampler, pr.req.K = s.slot, s.dreq.Sampler, k+1
+			pr.req.Slot, pr.req.Sampler, pr.req.K, pr.req.Stop = s.slot, s.dreq.Sampler, k+1, stopPre
 		}
 		if err := out.Send(ctx, s); err != nil {
 			return err
@@ -532,8 +539,10 @@ type preDraft struct {
 	req    draft.Request
 }
 
-// preDraft drafts k+1 tokens after step n's draft: a guess of the bonus
-// token and then step n+1's draft.
+// preDraft drafts up to k+1 tokens after step n's draft: a guess of the
+// bonus token and then step n+1's draft. It stops early when other work
+// arrives (Request.Stop); the next draft uses what it made and drafts the
+// rest.
 func (p *Pipeline) preDraft(pr *preDraft) error {
 	pr.req.Tokens = pr.tokens
 	if err := p.cfg.Drafter.Draft(&pr.req); err != nil {
@@ -544,8 +553,8 @@ func (p *Pipeline) preDraft(pr *preDraft) error {
 	return nil
 }
 
-// draft fills s.block for the next verification, from the pre-draft pr
-// if it guessed right.
+// draft fills s.block for the next verification: from the pre-draft pr
+// if it guessed right (as far as it got), the rest by drafting.
 func (p *Pipeline) draft(s *seq, pr *preDraft) error {
 	n := len(s.tokens)
 	b := &s.block
@@ -555,47 +564,70 @@ func (p *Pipeline) draft(s *seq, pr *preDraft) error {
 	if d == nil {
 		return nil
 	}
-	if pr.valid {
-		pr.valid = false
-		k := len(pr.tokens) - pr.base
-		if n == pr.base+k+1 && slices.Equal(s.tokens[pr.base:n-1], pr.tokens[pr.base:]) && s.tokens[n-1] == pr.req.Out[0] {
-			// Step n was accepted in full and the bonus token guessed:
-			// the draft cache already holds what drafting would feed.
-			kk := min(len(pr.req.Out)-1, s.req.MaxTokens-s.gen-1, p.cfg.MaxPos-n-1)
-			if kk > 0 {
-				b.Draft = append(b.Draft, pr.req.Out[1:1+kk]...)
-				if pr.req.Q != nil {
-					// Copied: the next pre-draft reuses pr's buffer while
-					// this block is being verified.
-					v := p.cfg.Target.Vocab()
-					s.dreq.Q = append(s.dreq.Q[:0], pr.req.Q[v:(1+kk)*v]...)
-					b.Q = s.dreq.Q
-				}
-			}
-			p.metrics.preDraft(true)
-			return nil
-		}
-	}
-	// The draft cache keeps only the accepted prefix (kvsync rule).
-	if err := d.Accept(s.slot, n); err != nil {
-		return fmt.Errorf("stages: draft rollback: %w", err)
-	}
 	k := p.cfg.Policy.Next(&s.policy)
 	if s.req.K > 0 {
 		k = min(k, s.req.K)
 	}
 	// Do not draft past the tokens still wanted or the cache.
 	k = min(k, s.req.MaxTokens-s.gen-1, p.cfg.MaxPos-n-1)
+	hit := false
+	if pr.valid {
+		pr.valid = false
+		pk := len(pr.tokens) - pr.base
+		// Step n was accepted in full and the bonus token guessed: the
+		// draft cache holds what drafting would feed, and the pre-draft's
+		// further tokens are this step's first proposals.
+		hit = n == pr.base+pk+1 && slices.Equal(s.tokens[pr.base:n-1], pr.tokens[pr.base:]) && s.tokens[n-1] == pr.req.Out[0]
+		if hit {
+			p.metrics.preDraft(true)
+		}
+	}
+	if !hit {
+		// The draft cache keeps only the accepted prefix (kvsync rule).
+		if err := d.Accept(s.slot, n); err != nil {
+			return fmt.Errorf("stages: draft rollback: %w", err)
+		}
+	}
 	if k <= 0 {
 		return nil
 	}
+	kk := 0 // proposals taken from the pre-draft
+	if hit {
+		kk = min(len(pr.req.Out)-1, k)
+		b.Draft = append(b.Draft, pr.req.Out[1:1+kk]...)
+		if pr.req.Q != nil && kk > 0 {
+			// Copied: the next pre-draft reuses pr's buffer while this
+			// block is being verified.
+			v := p.cfg.Target.Vocab()
+			s.dreq.Q = append(s.dreq.Q[:0], pr.req.Q[v:(1+kk)*v]...)
+			b.Q = s.dreq.Q
+		}
+		if kk == k {
+			return nil
+		}
+	}
 	r := &s.dreq
-	r.Tokens, r.K = s.tokens, k
+	if kk > 0 {
+		// Continue the pre-draft: its proposals are fed like committed
+		// tokens (the cache holds all but the last already).
+		r = &s.ext
+		r.Tokens = append(append(r.Tokens[:0], s.tokens...), b.Draft...)
+	} else {
+		r.Tokens = s.tokens
+	}
+	r.K = k - kk
 	if err := d.Draft(r); err != nil {
 		return fmt.Errorf("stages: draft: %w", err)
 	}
 	b.Draft = append(b.Draft, r.Out...)
-	b.Q = r.Q
+	switch {
+	case r.Q == nil: // greedy proposals
+	case kk == 0:
+		b.Q = r.Q
+	default:
+		s.dreq.Q = append(s.dreq.Q, r.Q...)
+		b.Q = s.dreq.Q
+	}
 	return nil
 }
 

@@ -356,12 +356,30 @@ func TestSerialSameOutput(t *testing.T) {
 // pre-drafted block), must follow p(b | a): checked by chi-square over all
 // 16 rows at once, with and without pre-drafting.
 func TestSamplingDistribution(t *testing.T) {
-	for _, pre := range []bool{false, true} {
-		t.Run(fmt.Sprintf("pre=%v", pre), func(t *testing.T) { testSamplingDistribution(t, pre) })
+	for _, pre := range []string{"off", "on", "partial"} {
+		t.Run("pre="+pre, func(t *testing.T) { testSamplingDistribution(t, pre) })
 	}
 }
 
-func testSamplingDistribution(t *testing.T, preDraft bool) {
+// stopAfter makes every pre-draft (the drafts that carry a Stop) stop
+// after n proposals, so that the next step continues a partial pre-draft.
+type stopAfter struct {
+	draft.Drafter
+	n int
+}
+
+func (d stopAfter) Draft(r *draft.Request) error {
+	if r.Stop == nil {
+		return d.Drafter.Draft(r)
+	}
+	orig, calls := r.Stop, 0
+	r.Stop = func() bool { calls++; return calls >= d.n }
+	defer func() { r.Stop = orig }()
+	return d.Drafter.Draft(r)
+}
+
+func testSamplingDistribution(t *testing.T, pre string) {
+	preDraft := pre != "off"
 	const n, gen = 1500, 16
 	const temp = 0.8
 	// p(· | a) for every last token a.
@@ -383,7 +401,10 @@ func testSamplingDistribution(t *testing.T, preDraft bool) {
 	}
 
 	target := verifytest.NewFake(vocab, 2, 64, 64, 1, sharp)
-	dr := draft.NewModel(verifytest.NewFake(vocab, 2, 64, 64, 1, sharp, verifytest.Term{Seed: 3, Scale: 1}), 0)
+	var dr draft.Drafter = draft.NewModel(verifytest.NewFake(vocab, 2, 64, 64, 1, sharp, verifytest.Term{Seed: 3, Scale: 1}), 0)
+	if pre == "partial" {
+		dr = stopAfter{dr, 2} // the bonus guess and one proposal of k = 3
+	}
 	cfg := stages.Config{
 		Target: target, Drafter: dr, Policy: draft.Policy{K: 3}, Slots: 2, MaxPos: 64, PreDraft: preDraft,
 		NewSampler: func(p stages.Params, stream uint64) verify.Sampler {
@@ -691,5 +712,47 @@ func TestPreDraftThreshold(t *testing.T) {
 	}
 	if _, err := stages.New(stages.Config{Target: ref, Slots: 1, MaxPos: 8, PreDraftMin: 1.5}); !errors.Is(err, stages.ErrConfig) {
 		t.Errorf("PreDraftMin 1.5: err %v, want ErrConfig", err)
+	}
+}
+
+// TestPartialPreDraft checks greedy exactness when every pre-draft stops
+// early after 1..k+1 proposals and the next draft continues it, for the
+// target as its own draft (every pre-draft used, asserted) and a noisy
+// draft.
+func TestPartialPreDraft(t *testing.T) {
+	ref := verifytest.NewFake(vocab, 1, 512, 512, 4)
+	for _, noisy := range []bool{false, true} {
+		for k := 1; k <= 6; k++ {
+			for stop := 1; stop <= k+1; stop++ {
+				var terms []verifytest.Term
+				if noisy {
+					terms = []verifytest.Term{{Seed: 1, Scale: 1}, {Seed: 3, Scale: 0.5}}
+				}
+				cfg := stages.Config{
+					Target:  verifytest.NewFake(vocab, 2, 512, 72, 4),
+					Drafter: stopAfter{draft.NewModel(verifytest.NewFake(vocab, 2, 512, 64, 4, terms...), 0), stop},
+					Policy:  draft.Policy{K: k}, Slots: 2, MaxPos: 512, PreDraft: true,
+				}
+				ps := prompts(3)
+				var reqs []stages.Request
+				for i, pr := range ps {
+					reqs = append(reqs, stages.Request{ID: fmt.Sprint(i), PromptIDs: pr, MaxTokens: 30})
+				}
+				res, p := runPipeline(t, cfg, reqs)
+				for i, pr := range ps {
+					want, err := ref.Greedy(0, pr, 30)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got := res[fmt.Sprint(i)].tokens; fmt.Sprint(got) != fmt.Sprint(want) {
+						t.Fatalf("noisy=%v k=%d stop=%d request %d:\n got  %v\n want %v", noisy, k, stop, i, got, want)
+					}
+				}
+				if m := p.Metrics().Snapshot(); !noisy && (m.PreDraftHits == 0 || m.Accepted != m.DraftTokens) {
+					t.Errorf("k=%d stop=%d: self-draft used %d of %d pre-drafts, accepted %d of %d draft tokens; want some, and all",
+						k, stop, m.PreDraftHits, m.PreDrafts, m.Accepted, m.DraftTokens)
+				}
+			}
+		}
 	}
 }
