@@ -10,6 +10,7 @@
 #
 #   scripts/specspeed.sh                       # k = 1..4, 1 verify + 1 draft thread
 #   KS=1,2 N=128 REPS=5 scripts/specspeed.sh
+#   EXTRA="--pre-draft-min 0.3" scripts/specspeed.sh   # more specbench flags
 #
 # specd specbench prints, per k: α, c, the (k+1)-token pass cost, the
 # speedup predicted by Leviathan et al.'s formula and the measured one
@@ -33,5 +34,5 @@ shape=(-arch llama -dim 512 -layers 8 -heads 8 -kv-heads 4 -ffn 1536 -vocab 3200
 echo "specspeed: load average before: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores" >&2
 "$dir/specd" specbench -m "$dir/target-F16.gguf" -d "$dir/draft-Q8_0.gguf" \
   --prompt-ids 1,2,3,4,5,6,7,8 -n "$n" --ks "$ks" --reps "$reps" --seqs "$seqs" \
-  --threads 1 --verify-threads 1 --draft-threads 1
+  --threads 1 --verify-threads 1 --draft-threads 1 ${EXTRA:-}
 echo "specspeed: load average after: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
