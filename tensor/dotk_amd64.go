@@ -67,48 +67,30 @@ func q6KRowsT8VNNI(w *byte, wstride, rows int, x *byte, xstride, nb int, out *fl
 // maxBlocks.
 const kMaxQ4KTBlocks = 64
 
-// gemvQ4KT runs tokens t0 .. t0+T-1 (2 ≤ T ≤ 8) through q4KRowsT<T>VNNI.
-func gemvQ4KT(w []byte, ws, rows int, x []byte, xs, t0, T, nb int, out []float32, os int) {
+// kRowsT is the signature of the T-token kernels.
+type kRowsT func(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+// The T-token kernels by T (2 ≤ T ≤ 8).
+var (
+	q4KRowsT = [9]kRowsT{2: q4KRowsT2VNNI, 3: q4KRowsT3VNNI, 4: q4KRowsT4VNNI, 5: q4KRowsT5VNNI,
+		6: q4KRowsT6VNNI, 7: q4KRowsT7VNNI, 8: q4KRowsT8VNNI}
+	q6KRowsT = [9]kRowsT{2: q6KRowsT2VNNI, 3: q6KRowsT3VNNI, 4: q6KRowsT4VNNI, 5: q6KRowsT5VNNI,
+		6: q6KRowsT6VNNI, 7: q6KRowsT7VNNI, 8: q6KRowsT8VNNI}
+)
+
+// gemvKT runs tokens t0 .. t0+T-1 (2 ≤ T ≤ 8) through kern[T].
+func gemvKT(kern *[9]kRowsT, w []byte, ws, rows int, x []byte, xs, t0, T, nb int, out []float32, os int) {
 	_ = x[(t0+T-1)*xs+nb*q8KBytes-1]
 	_ = out[(t0+T-1)*os+rows-1]
-	wp, xp, op := &w[0], &x[t0*xs], &out[t0*os]
-	switch T {
-	case 2:
-		q4KRowsT2VNNI(wp, ws, rows, xp, xs, nb, op, os)
-	case 3:
-		q4KRowsT3VNNI(wp, ws, rows, xp, xs, nb, op, os)
-	case 4:
-		q4KRowsT4VNNI(wp, ws, rows, xp, xs, nb, op, os)
-	case 5:
-		q4KRowsT5VNNI(wp, ws, rows, xp, xs, nb, op, os)
-	case 6:
-		q4KRowsT6VNNI(wp, ws, rows, xp, xs, nb, op, os)
-	case 7:
-		q4KRowsT7VNNI(wp, ws, rows, xp, xs, nb, op, os)
-	default:
-		q4KRowsT8VNNI(wp, ws, rows, xp, xs, nb, op, os)
-	}
+	kern[T](&w[0], ws, rows, &x[t0*xs], xs, nb, &out[t0*os], os)
+}
+
+// gemvQ4KT runs tokens t0 .. t0+T-1 (2 ≤ T ≤ 8) through q4KRowsT<T>VNNI.
+func gemvQ4KT(w []byte, ws, rows int, x []byte, xs, t0, T, nb int, out []float32, os int) {
+	gemvKT(&q4KRowsT, w, ws, rows, x, xs, t0, T, nb, out, os)
 }
 
 // gemvQ6KT runs tokens t0 .. t0+T-1 (2 ≤ T ≤ 8) through q6KRowsT<T>VNNI.
 func gemvQ6KT(w []byte, ws, rows int, x []byte, xs, t0, T, nb int, out []float32, os int) {
-	_ = x[(t0+T-1)*xs+nb*q8KBytes-1]
-	_ = out[(t0+T-1)*os+rows-1]
-	wp, xp, op := &w[0], &x[t0*xs], &out[t0*os]
-	switch T {
-	case 2:
-		q6KRowsT2VNNI(wp, ws, rows, xp, xs, nb, op, os)
-	case 3:
-		q6KRowsT3VNNI(wp, ws, rows, xp, xs, nb, op, os)
-	case 4:
-		q6KRowsT4VNNI(wp, ws, rows, xp, xs, nb, op, os)
-	case 5:
-		q6KRowsT5VNNI(wp, ws, rows, xp, xs, nb, op, os)
-	case 6:
-		q6KRowsT6VNNI(wp, ws, rows, xp, xs, nb, op, os)
-	case 7:
-		q6KRowsT7VNNI(wp, ws, rows, xp, xs, nb, op, os)
-	default:
-		q6KRowsT8VNNI(wp, ws, rows, xp, xs, nb, op, os)
-	}
+	gemvKT(&q6KRowsT, w, ws, rows, x, xs, t0, T, nb, out, os)
 }
