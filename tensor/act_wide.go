@@ -53,15 +53,7 @@ func dotBF16WideGeneric(w, x []byte, n int) float32 {
 			acc[k] = float32(BF16ToF32(le16(w[2*(i+k):]))*f32at(x, i+k)) + acc[k]
 		}
 	}
-	var v [8]float32
-	for l := range 8 {
-		v[l] = float32(acc[l]+acc[16+l]) + float32(acc[8+l]+acc[24+l])
-	}
-	g0 := float32(v[0] + v[4])
-	g1 := float32(v[1] + v[5])
-	g2 := float32(v[2] + v[6])
-	g3 := float32(v[3] + v[7])
-	return tailBF16Wide(w, x, np, n, float32(g0+g2)+float32(g1+g3))
+	return tailBF16Wide(w, x, np, n, reduceBF16(&acc))
 }
 
 // tailBF16Wide adds the elements from..to of a BF16 weight row times

@@ -123,6 +123,16 @@ func dotBF16Generic(w, x []byte, n int) float32 {
 			acc[k] = float32(a*b) + acc[k]
 		}
 	}
+	sum := float64(reduceBF16(&acc))
+	for i := np; i < n; i++ {
+		sum += float64(float32(BF16ToF32(le16(w[2*i:])) * BF16ToF32(le16(x[2*i:]))))
+	}
+	return float32(sum)
+}
+
+// reduceBF16 sums ggml_vec_dot_bf16's four 8-lane accumulators in its
+// order: (c1+c3)+(c2+c4) lane by lane, then the 8 lanes pairwise.
+func reduceBF16(acc *[32]float32) float32 {
 	var v [8]float32
 	for l := range 8 {
 		v[l] = float32(acc[l]+acc[16+l]) + float32(acc[8+l]+acc[24+l])
@@ -131,11 +141,7 @@ func dotBF16Generic(w, x []byte, n int) float32 {
 	g1 := float32(v[1] + v[5])
 	g2 := float32(v[2] + v[6])
 	g3 := float32(v[3] + v[7])
-	sum := float64(float32(float32(g0+g2) + float32(g1+g3)))
-	for i := np; i < n; i++ {
-		sum += float64(float32(BF16ToF32(le16(w[2*i:])) * BF16ToF32(le16(x[2*i:]))))
-	}
-	return float32(sum)
+	return float32(g0+g2) + float32(g1+g3)
 }
 
 func quantizeF32(dst []byte, src []float32) {
