@@ -130,6 +130,8 @@ func benchForward(b *testing.B, m *Model, threads, n int) {
 // alternating in one loop so that a busy machine disturbs both alike. It
 // reports each pass's median and the ratio of medians and of minima (the
 // least disturbed passes); the target is a ratio of at most 1.5.
+// ratio-last is the same with logits for the last of the 5 tokens only,
+// the shape of llama-bench's pp5 (a prompt), for comparison with llama.cpp.
 // Q4_K_M comes from llama-quantize (the peer), as the other formats cannot
 // be written by modeltest.
 //
@@ -179,7 +181,7 @@ func passCost(b *testing.B, m *Model, threads int) {
 		b.Fatal(err)
 	}
 	toks := testTokens(ctx+k1, m.Config.Vocab, 3)
-	var prompt, one, five Batch
+	var prompt, one, five, fiveLast Batch
 	for p := range ctx {
 		prompt.Add(toks[p], int32(p), 0, false)
 	}
@@ -189,6 +191,7 @@ func passCost(b *testing.B, m *Model, threads int) {
 	one.Add(toks[ctx], ctx, 0, true)
 	for i := range k1 {
 		five.Add(toks[ctx+i], int32(ctx+i), 0, true)
+		fiveLast.Add(toks[ctx+i], int32(ctx+i), 0, i == k1-1)
 	}
 	logits := make([]float32, k1*m.Config.Vocab)
 	pass := func(batch *Batch) time.Duration {
@@ -201,16 +204,22 @@ func passCost(b *testing.B, m *Model, threads int) {
 	}
 	pass(&one) // warm up
 	pass(&five)
-	var d1, d5 []time.Duration
+	pass(&fiveLast)
+	var d1, d5, d5l []time.Duration
 	for b.Loop() {
 		d1 = append(d1, pass(&one))
 		d5 = append(d5, pass(&five))
+		d5l = append(d5l, pass(&fiveLast))
 	}
 	slices.Sort(d1)
 	slices.Sort(d5)
+	slices.Sort(d5l)
 	med := func(d []time.Duration) float64 { return float64(d[len(d)/2]) }
 	b.ReportMetric(med(d1)/1e3, "1tok-µs")
 	b.ReportMetric(med(d5)/1e3, "5tok-µs")
 	b.ReportMetric(med(d5)/med(d1), "ratio")
 	b.ReportMetric(float64(d5[0])/float64(d1[0]), "ratio-min")
+	// A prompt-shaped pass (logits for the last token only, as
+	// llama-bench's pp5) against the same 1-token pass.
+	b.ReportMetric(med(d5l)/med(d1), "ratio-last")
 }
