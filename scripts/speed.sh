@@ -39,6 +39,8 @@ for f in "${formats[@]}"; do
   mv "$out.tmp" "$out"
 done
 
+[[ ${MODELS_ONLY:-} == 1 ]] && exit 0 # scripts/verifycost.sh: just the files
+
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 echo "speed: load average before: $(load) on $(nproc) cores" >&2
 if awk -v l="$(cut -d' ' -f1 /proc/loadavg)" 'BEGIN { exit !(l > 0.5) }'; then
