@@ -216,7 +216,13 @@ func gemvF16(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32
 	checkGemv(len(w), ws, rows, 2*cols, len(x), xs, ntok, 2*cols, len(out), os)
 	np := cols &^ 31
 	t := 0
-	if useVNNI && np > 0 && ntok >= minXTF16 {
+	if np > 0 && (ntok == 2 || ntok == 3) {
+		// Two or three tokens, the counts speculative verification runs
+		// most, take the kernel fixed to them (dotf16_amd64.s).
+		f16Rows23(ptr(w), ws, rows, &x[0], xs, ntok, np, &out[0], os)
+		t = ntok
+	}
+	if useVNNI && np > 0 && ntok-t >= minXTF16 {
 		for ; t+1 < ntok; t += 8 {
 			f16RowsxT(ptr(w), ws, rows, &x[t*xs], xs, min(8, ntok-t), np, &out[t*os], os)
 		}

@@ -1,0 +1,153 @@
+//go:build amd64 && !noasm
+
+#include "textflag.h"
+
+// Two- and three-token F16 kernels: f16Rows4's two passes over each weight
+// row (elements 0-15 of every 32 into accumulators 0 and 1, then 16-31 into
+// 2 and 3), with every token's four accumulators kept in registers and the
+// token count fixed, so the loops carry no spills and no per-token
+// branches. Each output gets the single-token kernel's FMAs in the same
+// order and the same reduction. There is no software prefetch: with the
+// weights streamed from memory the hardware prefetcher alone keeps up
+// better than a PREFETCHT0 one, two or four rows ahead (32000×512 and
+// 1536×512 F16, BenchmarkF16Pass).
+//
+// Registers: SI weight row, DX weight stride, R12 rows left, R10 token 0,
+// R14 token stride, R11 output, AX output stride in bytes, R8/DI weight and
+// activation pointers, CX steps of 32 elements, Y12-Y13 converted weights,
+// Y14-Y15 converted activations, Y0-Y11 the accumulators (Y4t..Y4t+3 for
+// token t).
+
+// f16pTok converts one token's 16 halves at A and B and FMAs them with the
+// weights in Y12, Y13 into ACCA, ACCB.
+#define f16pTok(A, B, ACCA, ACCB) \
+	VCVTPH2PS   A, Y14 \
+	VCVTPH2PS   B, Y15 \
+	VFMADD231PS Y14, Y12, ACCA \
+	VFMADD231PS Y15, Y13, ACCB
+
+// f16pRed reduces A0-A3 (low half of A0 in XA0) as GGML_F32x8_REDUCE and
+// stores the float at DST. Clobbers X12.
+#define f16pRed(A0, A1, A2, A3, XA0, DST) \
+	VADDPS       A2, A0, A0 \
+	VADDPS       A3, A1, A1 \
+	VADDPS       A1, A0, A0 \
+	VEXTRACTF128 $1, A0, X12 \
+	VADDPS       X12, XA0, XA0 \
+	VHADDPS      XA0, XA0, XA0 \
+	VHADDPS      XA0, XA0, XA0 \
+	MOVSS        XA0, DST
+
+// f16pStart points R8, DI at the row's start and CX at its step count.
+#define f16pStart \
+	MOVQ SI, R8 \
+	MOVQ R10, DI \
+	MOVQ n+48(FP), CX \
+	SHRQ $5, CX
+
+// func f16Rows23(w *byte, wstride, rows int, x *byte, xstride, ntok, n int, out *float32, ostride int)
+//
+// ntok is 2 or 3, n a positive multiple of 32.
+TEXT ·f16Rows23(SB), NOSPLIT, $0-72
+	MOVQ  w+0(FP), SI
+	MOVQ  wstride+8(FP), DX
+	MOVQ  rows+16(FP), R12
+	MOVQ  x+24(FP), R10
+	MOVQ  xstride+32(FP), R14
+	MOVQ  out+56(FP), R11
+	MOVQ  ostride+64(FP), AX
+	SHLQ  $2, AX
+	TESTQ R12, R12
+	JZ    f16pdone
+	CMPQ  ntok+40(FP), $3
+	JEQ   f16p3row
+
+f16p2row:
+	f16pStart
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+f16p2a:
+	VCVTPH2PS  (R8), Y12
+	VCVTPH2PS  16(R8), Y13
+	f16pTok((DI), 16(DI), Y0, Y1)
+	f16pTok((DI)(R14*1), 16(DI)(R14*1), Y4, Y5)
+	ADDQ       $64, R8
+	ADDQ       $64, DI
+	DECQ       CX
+	JNZ        f16p2a
+	f16pStart
+
+f16p2b:
+	VCVTPH2PS 32(R8), Y12
+	VCVTPH2PS 48(R8), Y13
+	f16pTok(32(DI), 48(DI), Y2, Y3)
+	f16pTok(32(DI)(R14*1), 48(DI)(R14*1), Y6, Y7)
+	ADDQ      $64, R8
+	ADDQ      $64, DI
+	DECQ      CX
+	JNZ       f16p2b
+
+	f16pRed(Y0, Y1, Y2, Y3, X0, (R11))
+	f16pRed(Y4, Y5, Y6, Y7, X4, (R11)(AX*1))
+	ADDQ $4, R11
+	ADDQ DX, SI
+	DECQ R12
+	JNZ  f16p2row
+	JMP  f16pdone
+
+f16p3row:
+	f16pStart
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+f16p3a:
+	VCVTPH2PS  (R8), Y12
+	VCVTPH2PS  16(R8), Y13
+	f16pTok((DI), 16(DI), Y0, Y1)
+	f16pTok((DI)(R14*1), 16(DI)(R14*1), Y4, Y5)
+	f16pTok((DI)(R14*2), 16(DI)(R14*2), Y8, Y9)
+	ADDQ       $64, R8
+	ADDQ       $64, DI
+	DECQ       CX
+	JNZ        f16p3a
+	f16pStart
+
+f16p3b:
+	VCVTPH2PS 32(R8), Y12
+	VCVTPH2PS 48(R8), Y13
+	f16pTok(32(DI), 48(DI), Y2, Y3)
+	f16pTok(32(DI)(R14*1), 48(DI)(R14*1), Y6, Y7)
+	f16pTok(32(DI)(R14*2), 48(DI)(R14*2), Y10, Y11)
+	ADDQ      $64, R8
+	ADDQ      $64, DI
+	DECQ      CX
+	JNZ       f16p3b
+
+	f16pRed(Y0, Y1, Y2, Y3, X0, (R11))
+	f16pRed(Y4, Y5, Y6, Y7, X4, (R11)(AX*1))
+	f16pRed(Y8, Y9, Y10, Y11, X8, (R11)(AX*2))
+	ADDQ $4, R11
+	ADDQ DX, SI
+	DECQ R12
+	JNZ  f16p3row
+
+f16pdone:
+	VZEROUPPER
+	RET

@@ -1,0 +1,97 @@
+//go:build amd64 && !noasm
+
+package tensor
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// BenchmarkF16Pass times one F16 MatMul per iteration at one thread for the
+// token counts speculative verification uses, with the weights streamed
+// from memory (copies cycled through, 128 MiB in all): the output
+// projection's shape (32000×512) and a layer's (1536×512), and with a
+// 256×512 matrix kept in cache (the arithmetic alone).
+func BenchmarkF16Pass(b *testing.B) {
+	r := rand.New(rand.NewPCG(71, 72))
+	p := NewPool(1)
+	defer p.Close()
+	for _, shape := range [][2]int{{32000, 512}, {1536, 512}, {256, 512}} {
+		m := randMatrix(b, r, F16, shape[0], shape[1])
+		copies := max(2, (128<<20)/len(m.Data))
+		if m.Rows == 256 {
+			copies = 1
+		}
+		data := make([]byte, copies*len(m.Data))
+		ms := make([]Matrix, copies)
+		for i := range ms {
+			copy(data[i*len(m.Data):], m.Data)
+			ms[i] = *m
+			ms[i].Data = data[i*len(m.Data) : (i+1)*len(m.Data)]
+		}
+		for _, n := range []int{1, 2, 3, 5} {
+			x := randFloats(r, n*m.Cols, 1)
+			out := make([]float32, n*m.Rows)
+			b.Run(fmt.Sprintf("%dx%d/n=%d", m.Rows, m.Cols, n), func(b *testing.B) {
+				b.SetBytes(int64(len(m.Data)))
+				c0 := cpuNanos()
+				i := 0
+				for b.Loop() {
+					p.MatMul(out, &ms[i], x, n)
+					if i++; i == len(ms) {
+						i = 0
+					}
+				}
+				reportCPU(b, c0, len(m.Data))
+			})
+		}
+	}
+}
+
+// TestF16Rows23 checks the two- and three-token kernel against the Go
+// reference (dotF16Generic) bit for bit at row lengths up to the model
+// sizes, with strides that leave gaps and guard values around and between
+// the outputs.
+func TestF16Rows23(t *testing.T) {
+	r := rand.New(rand.NewPCG(73, 74))
+	for _, n := range []int{32, 96, 544, 1536} {
+		for _, rows := range []int{1, 2, 7, 33} {
+			for ntok := 2; ntok <= 3; ntok++ {
+				wrb := 2 * n
+				ws, xs, os := wrb+10, wrb+6, rows+5
+				w := make([]byte, (rows-1)*ws+wrb)
+				x := make([]byte, (ntok-1)*xs+wrb)
+				for i := range rows {
+					if err := QuantizeRow(w[i*ws:i*ws+wrb], F16, randFloats(r, n, 0.05)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				for i := range ntok {
+					quantizeF16ActGeneric(x[i*xs:i*xs+wrb], randFloats(r, n, 1))
+				}
+				out := make([]float32, 1+(ntok-1)*os+rows+1)
+				for i := range out {
+					out[i] = 13
+				}
+				f16Rows23(&w[0], ws, rows, &x[0], xs, ntok, n, &out[1], os)
+				for ti := range ntok {
+					for ri := range rows {
+						want := dotF16Generic(w[ri*ws:], x[ti*xs:], n)
+						if got := out[1+ti*os+ri]; math.Float32bits(got) != math.Float32bits(want) {
+							t.Fatalf("n=%d rows=%d ntok=%d: out[%d,%d] = %g, reference %g", n, rows, ntok, ti, ri, got, want)
+						}
+					}
+				}
+				for i, v := range out {
+					if k := i - 1; k < 0 || k%os >= rows || k/os >= ntok {
+						if v != 13 {
+							t.Fatalf("n=%d rows=%d ntok=%d: wrote out[%d] outside the outputs", n, rows, ntok, i)
+						}
+					}
+				}
+			}
+		}
+	}
+}
