@@ -60,17 +60,18 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// BenchmarkForward measures forward passes of 1 and 5 tokens (decode and
-// verification of 4 drafts) after a 64-token context, and a 64-token
-// prefill, per weight type and thread count. tok/s counts batch tokens per
-// second of wall time; cpu-tok/s (threads=1 only) per second of CPU time.
+// BenchmarkForward measures forward passes of 1, 2, 3 and 5 tokens (decode
+// and verification of 1, 2 and 4 drafts) after a 64-token context, and a
+// 64-token prefill, per weight type and thread count. tok/s counts batch
+// tokens per second of wall time; cpu-tok/s (threads=1 only) per second of
+// CPU time.
 func BenchmarkForward(b *testing.B) {
 	for _, typ := range []tensor.Type{tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.Q4_0} {
 		b.Run(typ.String(), func(b *testing.B) {
 			m := benchModel(b, typ)
 			defer m.Close()
 			for _, threads := range []int{1, 2} {
-				for _, n := range []int{1, 5, 64} {
+				for _, n := range []int{1, 2, 3, 5, 64} {
 					b.Run(fmt.Sprintf("threads=%d/batch=%d", threads, n), func(b *testing.B) {
 						benchForward(b, m, threads, n)
 					})
