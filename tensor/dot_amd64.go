@@ -216,7 +216,14 @@ func gemvF16(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32
 	checkGemv(len(w), ws, rows, 2*cols, len(x), xs, ntok, 2*cols, len(out), os)
 	np := cols &^ 31
 	t := 0
-	if np > 0 && (ntok == 2 || ntok == 3) {
+	if useVNNI && np > 0 && (ntok == 2 || ntok == 3) && rows >= 2 {
+		f16Rows2x23(ptr(w), ws, rows&^1, &x[0], xs, ntok, np, &out[0], os)
+		if rows&1 != 0 {
+			f16Rows23(&w[(rows-1)*ws], ws, 1, &x[0], xs, ntok, np, &out[rows-1], os)
+		}
+		t = ntok
+	}
+	if np > 0 && (ntok == 2 || ntok == 3) && t == 0 {
 		// Two or three tokens, the counts speculative verification runs
 		// most, take the kernel fixed to them (dotf16_amd64.s).
 		f16Rows23(ptr(w), ws, rows, &x[0], xs, ntok, np, &out[0], os)

@@ -10,3 +10,10 @@ package tensor
 //
 //go:noescape
 func f16Rows23(w *byte, wstride, rows int, x *byte, xstride, ntok, n int, out *float32, ostride int)
+
+// f16Rows2x23 is f16Rows23 on pairs of rows half the matrix apart (r and
+// r + rows/2, rows even), each token's converted activations serving both,
+// in AVX-512 VL registers (used where useVNNI).
+//
+//go:noescape
+func f16Rows2x23(w *byte, wstride, rows int, x *byte, xstride, ntok, n int, out *float32, ostride int)

@@ -50,47 +50,61 @@ func BenchmarkF16Pass(b *testing.B) {
 	}
 }
 
-// TestF16Rows23 checks the two- and three-token kernel against the Go
-// reference (dotF16Generic) bit for bit at row lengths up to the model
+// TestF16Rows23 checks the two- and three-token kernels (one row at a
+// time, and rows in pairs where the CPU has the AVX-512 form) against the
+// Go reference (dotF16Generic) bit for bit at row lengths up to the model
 // sizes, with strides that leave gaps and guard values around and between
 // the outputs.
 func TestF16Rows23(t *testing.T) {
 	r := rand.New(rand.NewPCG(73, 74))
 	for _, n := range []int{32, 96, 544, 1536} {
-		for _, rows := range []int{1, 2, 7, 33} {
+		for _, rows := range []int{1, 2, 7, 33, 34} {
 			for ntok := 2; ntok <= 3; ntok++ {
-				wrb := 2 * n
-				ws, xs, os := wrb+10, wrb+6, rows+5
-				w := make([]byte, (rows-1)*ws+wrb)
-				x := make([]byte, (ntok-1)*xs+wrb)
-				for i := range rows {
-					if err := QuantizeRow(w[i*ws:i*ws+wrb], F16, randFloats(r, n, 0.05)); err != nil {
-						t.Fatal(err)
+				for _, pairs := range []bool{false, true} {
+					if pairs && (!hasVNNI || rows%2 != 0) {
+						continue
 					}
+					checkF16Rows23(t, r, n, rows, ntok, pairs)
 				}
-				for i := range ntok {
-					quantizeF16ActGeneric(x[i*xs:i*xs+wrb], randFloats(r, n, 1))
-				}
-				out := make([]float32, 1+(ntok-1)*os+rows+1)
-				for i := range out {
-					out[i] = 13
-				}
-				f16Rows23(&w[0], ws, rows, &x[0], xs, ntok, n, &out[1], os)
-				for ti := range ntok {
-					for ri := range rows {
-						want := dotF16Generic(w[ri*ws:], x[ti*xs:], n)
-						if got := out[1+ti*os+ri]; math.Float32bits(got) != math.Float32bits(want) {
-							t.Fatalf("n=%d rows=%d ntok=%d: out[%d,%d] = %g, reference %g", n, rows, ntok, ti, ri, got, want)
-						}
-					}
-				}
-				for i, v := range out {
-					if k := i - 1; k < 0 || k%os >= rows || k/os >= ntok {
-						if v != 13 {
-							t.Fatalf("n=%d rows=%d ntok=%d: wrote out[%d] outside the outputs", n, rows, ntok, i)
-						}
-					}
-				}
+			}
+		}
+	}
+}
+
+func checkF16Rows23(t *testing.T, r *rand.Rand, n, rows, ntok int, pairs bool) {
+	wrb := 2 * n
+	ws, xs, os := wrb+10, wrb+6, rows+5
+	w := make([]byte, (rows-1)*ws+wrb)
+	x := make([]byte, (ntok-1)*xs+wrb)
+	for i := range rows {
+		if err := QuantizeRow(w[i*ws:i*ws+wrb], F16, randFloats(r, n, 0.05)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range ntok {
+		quantizeF16ActGeneric(x[i*xs:i*xs+wrb], randFloats(r, n, 1))
+	}
+	out := make([]float32, 1+(ntok-1)*os+rows+1)
+	for i := range out {
+		out[i] = 13
+	}
+	if pairs {
+		f16Rows2x23(&w[0], ws, rows, &x[0], xs, ntok, n, &out[1], os)
+	} else {
+		f16Rows23(&w[0], ws, rows, &x[0], xs, ntok, n, &out[1], os)
+	}
+	for ti := range ntok {
+		for ri := range rows {
+			want := dotF16Generic(w[ri*ws:], x[ti*xs:], n)
+			if got := out[1+ti*os+ri]; math.Float32bits(got) != math.Float32bits(want) {
+				t.Fatalf("n=%d rows=%d ntok=%d pairs=%v: out[%d,%d] = %g, reference %g", n, rows, ntok, pairs, ti, ri, got, want)
+			}
+		}
+	}
+	for i, v := range out {
+		if k := i - 1; k < 0 || k%os >= rows || k/os >= ntok {
+			if v != 13 {
+				t.Fatalf("n=%d rows=%d ntok=%d pairs=%v: wrote out[%d] outside the outputs", n, rows, ntok, pairs, i)
 			}
 		}
 	}
