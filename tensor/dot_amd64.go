@@ -223,6 +223,13 @@ func gemvF16(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32
 		}
 		t = ntok
 	}
+	if useVNNI && np > 0 && (ntok == 4 || ntok == 5) && rows >= 2 {
+		f16Rows2x45(ptr(w), ws, rows&^1, &x[0], xs, ntok, np, &out[0], os)
+		if rows&1 != 0 {
+			f16RowsxT(&w[(rows-1)*ws], ws, 1, &x[0], xs, ntok, np, &out[rows-1], os)
+		}
+		t = ntok
+	}
 	if np > 0 && (ntok == 2 || ntok == 3) && t == 0 {
 		// Two or three tokens, the counts speculative verification runs
 		// most, take the kernel fixed to them (dotf16_amd64.s).

@@ -17,3 +17,8 @@ func f16Rows23(w *byte, wstride, rows int, x *byte, xstride, ntok, n int, out *f
 //
 //go:noescape
 func f16Rows2x23(w *byte, wstride, rows int, x *byte, xstride, ntok, n int, out *float32, ostride int)
+
+// f16Rows2x45 is f16Rows2x23 for ntok = 4 or 5.
+//
+//go:noescape
+func f16Rows2x45(w *byte, wstride, rows int, x *byte, xstride, ntok, n int, out *float32, ostride int)
