@@ -230,6 +230,13 @@ func gemvF16(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32
 		}
 		t = ntok
 	}
+	if np > 0 && ntok == 1 && rows >= 2 {
+		f16Rows2x1(ptr(w), ws, rows&^1, &x[0], np, &out[0])
+		if rows&1 != 0 {
+			f16Rows(&w[(rows-1)*ws], ws, 1, &x[0], np, &out[rows-1])
+		}
+		t = ntok
+	}
 	if np > 0 && (ntok == 2 || ntok == 3) && t == 0 {
 		// Two or three tokens, the counts speculative verification runs
 		// most, take the kernel fixed to them (dotf16_amd64.s).

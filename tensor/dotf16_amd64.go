@@ -22,3 +22,9 @@ func f16Rows2x23(w *byte, wstride, rows int, x *byte, xstride, ntok, n int, out 
 //
 //go:noescape
 func f16Rows2x45(w *byte, wstride, rows int, x *byte, xstride, ntok, n int, out *float32, ostride int)
+
+// f16Rows2x1 is f16Rows on pairs of rows half the matrix apart (r and
+// r + rows/2, rows even), the activations converted once for both.
+//
+//go:noescape
+func f16Rows2x1(w *byte, wstride, rows int, x *byte, n int, out *float32)

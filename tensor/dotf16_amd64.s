@@ -604,3 +604,72 @@ f16s5red:
 f16sdone:
 	VZEROUPPER
 	RET
+
+// func f16Rows2x1(w *byte, wstride, rows int, x *byte, n int, out *float32)
+//
+// f16Rows on rows r and r + rows/2 (rows even) in one pass, the token's
+// converted activations (Y8-Y11) serving both rows: row r accumulates in
+// Y0-Y3, the other in Y4-Y7; Y12-Y15 hold converted weights.
+TEXT ·f16Rows2x1(SB), NOSPLIT, $0-48
+	MOVQ  w+0(FP), SI
+	MOVQ  wstride+8(FP), DX
+	MOVQ  rows+16(FP), R12
+	MOVQ  x+24(FP), R10
+	MOVQ  out+40(FP), R11
+	SHRQ  $1, R12
+	JZ    f16odone
+	MOVQ  R12, R9
+	IMULQ DX, R9
+	LEAQ  (R11)(R12*4), BX
+
+f16orow:
+	MOVQ   SI, R8
+	MOVQ   R10, DI
+	MOVQ   n+32(FP), CX
+	SHRQ   $5, CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+f16oloop:
+	VCVTPH2PS   (DI), Y8
+	VCVTPH2PS   16(DI), Y9
+	VCVTPH2PS   32(DI), Y10
+	VCVTPH2PS   48(DI), Y11
+	VCVTPH2PS   (R8), Y12
+	VCVTPH2PS   16(R8), Y13
+	VCVTPH2PS   32(R8), Y14
+	VCVTPH2PS   48(R8), Y15
+	VFMADD231PS Y8, Y12, Y0
+	VFMADD231PS Y9, Y13, Y1
+	VFMADD231PS Y10, Y14, Y2
+	VFMADD231PS Y11, Y15, Y3
+	VCVTPH2PS   (R8)(R9*1), Y12
+	VCVTPH2PS   16(R8)(R9*1), Y13
+	VCVTPH2PS   32(R8)(R9*1), Y14
+	VCVTPH2PS   48(R8)(R9*1), Y15
+	VFMADD231PS Y8, Y12, Y4
+	VFMADD231PS Y9, Y13, Y5
+	VFMADD231PS Y10, Y14, Y6
+	VFMADD231PS Y11, Y15, Y7
+	ADDQ        $64, R8
+	ADDQ        $64, DI
+	DECQ        CX
+	JNZ         f16oloop
+
+	f16pRed(Y0, Y1, Y2, Y3, X0, (R11))
+	f16pRed(Y4, Y5, Y6, Y7, X4, (BX))
+	ADDQ $4, R11
+	ADDQ $4, BX
+	ADDQ DX, SI
+	DECQ R12
+	JNZ  f16orow
+
+f16odone:
+	VZEROUPPER
+	RET

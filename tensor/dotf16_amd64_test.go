@@ -50,29 +50,29 @@ func BenchmarkF16Pass(b *testing.B) {
 	}
 }
 
-// TestF16Rows23 checks the two- and three-token kernels (one row at a
+// TestF16RowKernels checks the two- and three-token kernels (one row at a
 // time, and rows in pairs where the CPU has the AVX-512 form) and the
-// four- and five-token paired kernel against the
+// paired one-, four- and five-token kernels against the
 // Go reference (dotF16Generic) bit for bit at row lengths up to the model
 // sizes, with strides that leave gaps and guard values around and between
 // the outputs.
-func TestF16Rows23(t *testing.T) {
+func TestF16RowKernels(t *testing.T) {
 	r := rand.New(rand.NewPCG(73, 74))
 	for _, n := range []int{32, 96, 544, 1536} {
 		for _, rows := range []int{1, 2, 7, 33, 34} {
-			for ntok := 2; ntok <= 5; ntok++ {
+			for ntok := 1; ntok <= 5; ntok++ {
 				for _, pairs := range []bool{false, true} {
-					if pairs && (!hasVNNI || rows%2 != 0) || !pairs && ntok > 3 {
+					if pairs && (rows%2 != 0 || ntok > 1 && !hasVNNI) || !pairs && (ntok == 1 || ntok > 3) {
 						continue
 					}
-					checkF16Rows23(t, r, n, rows, ntok, pairs)
+					checkF16RowKernels(t, r, n, rows, ntok, pairs)
 				}
 			}
 		}
 	}
 }
 
-func checkF16Rows23(t *testing.T, r *rand.Rand, n, rows, ntok int, pairs bool) {
+func checkF16RowKernels(t *testing.T, r *rand.Rand, n, rows, ntok int, pairs bool) {
 	wrb := 2 * n
 	ws, xs, os := wrb+10, wrb+6, rows+5
 	w := make([]byte, (rows-1)*ws+wrb)
@@ -89,7 +89,9 @@ func checkF16Rows23(t *testing.T, r *rand.Rand, n, rows, ntok int, pairs bool) {
 	for i := range out {
 		out[i] = 13
 	}
-	if pairs && ntok > 3 {
+	if ntok == 1 {
+		f16Rows2x1(&w[0], ws, rows, &x[0], n, &out[1])
+	} else if pairs && ntok > 3 {
 		f16Rows2x45(&w[0], ws, rows, &x[0], xs, ntok, n, &out[1], os)
 	} else if pairs {
 		f16Rows2x23(&w[0], ws, rows, &x[0], xs, ntok, n, &out[1], os)
