@@ -216,30 +216,28 @@ func gemvF16(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32
 	checkGemv(len(w), ws, rows, 2*cols, len(x), xs, ntok, 2*cols, len(out), os)
 	np := cols &^ 31
 	t := 0
-	if useVNNI && np > 0 && (ntok == 2 || ntok == 3) && rows >= 2 {
-		f16Rows2x23(ptr(w), ws, rows&^1, &x[0], xs, ntok, np, &out[0], os)
-		if rows&1 != 0 {
-			f16Rows23(&w[(rows-1)*ws], ws, 1, &x[0], xs, ntok, np, &out[rows-1], os)
+	// Up to five tokens (decode and speculative verification) run the
+	// weight rows in pairs half the matrix apart (dotf16_amd64.s): two
+	// sequential streams fetch faster than one, and each token's converted
+	// activations serve both rows. An odd last row runs alone.
+	if np > 0 && rows >= 2 && (ntok == 1 || useVNNI && ntok <= 5) {
+		even := rows &^ 1
+		switch {
+		case ntok == 1:
+			f16Rows2x1(ptr(w), ws, even, &x[0], np, &out[0])
+		case ntok <= 3:
+			f16Rows2x23(ptr(w), ws, even, &x[0], xs, ntok, np, &out[0], os)
+		default:
+			f16Rows2x45(ptr(w), ws, even, &x[0], xs, ntok, np, &out[0], os)
+		}
+		if even < rows {
+			gemvF16(w[even*ws:], ws, 1, x, xs, ntok, np, out[even:], os)
 		}
 		t = ntok
 	}
-	if useVNNI && np > 0 && (ntok == 4 || ntok == 5) && rows >= 2 {
-		f16Rows2x45(ptr(w), ws, rows&^1, &x[0], xs, ntok, np, &out[0], os)
-		if rows&1 != 0 {
-			f16RowsxT(&w[(rows-1)*ws], ws, 1, &x[0], xs, ntok, np, &out[rows-1], os)
-		}
-		t = ntok
-	}
-	if np > 0 && ntok == 1 && rows >= 2 {
-		f16Rows2x1(ptr(w), ws, rows&^1, &x[0], np, &out[0])
-		if rows&1 != 0 {
-			f16Rows(&w[(rows-1)*ws], ws, 1, &x[0], np, &out[rows-1])
-		}
-		t = ntok
-	}
-	if np > 0 && (ntok == 2 || ntok == 3) && t == 0 {
+	if np > 0 && t == 0 && (ntok == 2 || ntok == 3) {
 		// Two or three tokens, the counts speculative verification runs
-		// most, take the kernel fixed to them (dotf16_amd64.s).
+		// most, take the kernel fixed to them.
 		f16Rows23(ptr(w), ws, rows, &x[0], xs, ntok, np, &out[0], os)
 		t = ntok
 	}
