@@ -9,7 +9,7 @@
 # a trained draft's does.
 #
 #   scripts/specspeed.sh                       # k = 1..4, 1 verify + 1 draft thread
-#   KS=1,2 N=128 REPS=5 scripts/specspeed.sh
+#   KS=1,2 N=512 REPS=5 scripts/specspeed.sh
 #   EXTRA="--pre-draft-min 0.3" scripts/specspeed.sh   # more specbench flags
 #
 # specd specbench prints, per k: α, c, the (k+1)-token pass cost, the
@@ -21,7 +21,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ks="${KS:-1,2,3,4}"
-n="${N:-128}"
+n="${N:-256}"
 reps="${REPS:-3}"
 seqs="${SEQS:-4}"
 dir=.cache/specspeed
