@@ -87,6 +87,35 @@ func q8_0RowsV(w *byte, wstride, rows int, x *byte, xstride, ntok, nb int, out *
 //go:noescape
 func q8_0RowsV1(w *byte, wstride, rows int, x *byte, nb int, out *float32)
 
+// q8_0Rows2x5V is q8_0RowsV for five tokens, with weight rows r and
+// r+pairs (half bytes further) in pairs,
+//
+//	for t := range 5 { for r := range 2*pairs {
+//		out[t*ostride+r] = dotQ8_0Generic(w[r%pairs*wstride+r/pairs*half:], q8_0 form of x[t*xstride:], 32*nb) } }
+//
+// tab holds the tokens' float32 scales, block i token t at 8*i+t, lanes 5
+// to 7 zero (q8vScales5).
+//
+//go:noescape
+func q8_0Rows2x5V(w *byte, wstride, pairs, half int, x *byte, xstride, nb int, tab *float32, out *float32, ostride int)
+
+// q8Pairs5 selects q8_0Rows2x5V for five-token Q8_0 passes (benchmarks
+// compare it with q8_0RowsV through it).
+var q8Pairs5 = true
+
+// q8vScales5 gathers five tokens' q8VNNI scales over nb blocks into tab
+// (8*nb floats) in q8_0Rows2x5V's layout.
+func q8vScales5(tab []float32, x []byte, xs, nb int) {
+	for i := range nb {
+		d := tab[8*i : 8*i+8]
+		for t := range 5 {
+			o := t*xs + i*q8VNNISize + 64
+			d[t] = math.Float32frombits(binary.LittleEndian.Uint32(x[o : o+4]))
+		}
+		d[5], d[6], d[7] = 0, 0, 0
+	}
+}
+
 // q8vTabBlocks is the number of blocks whose scale table fits in
 // q8_0RowsV's frame (dotq_amd64.s).
 const q8vTabBlocks = 512
@@ -117,6 +146,23 @@ func gemvQ8_0V(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float
 	checkGemv(len(w), ws, rows, nb*q8_0Size, len(x), xs, ntok, nb*q8VNNISize, len(out), os)
 	if ntok == 1 {
 		q8_0RowsV1(ptr(w), ws, rows, &x[0], nb, &out[0])
+		return
+	}
+	if ntok == 5 && q8Pairs5 && rows >= 2 && nb > 0 {
+		p := q8vTabs.Get().(*[]float32)
+		if cap(*p) < 8*nb {
+			*p = make([]float32, 8*nb)
+		}
+		tab := (*p)[:8*nb]
+		q8vScales5(tab, x, xs, nb)
+		pairs := rows / 2
+		q8_0Rows2x5V(ptr(w), ws, pairs, pairs*ws, &x[0], xs, nb, &tab[0], &out[0], os)
+		if rows%2 != 0 {
+			// The odd last row through q8_0RowsV: the same arithmetic.
+			r := rows - 1
+			q8_0RowsV(&w[r*ws], ws, 1, &x[0], xs, 5, nb, &out[r], os, &tab[0])
+		}
+		q8vTabs.Put(p)
 		return
 	}
 	var tab *float32

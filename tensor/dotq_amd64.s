@@ -485,3 +485,126 @@ q8v1rowdone:
 q8v1done:
 	VZEROUPPER
 	RET
+
+// q8pTok accumulates token T's q8VNNI block (quants at Q, offsets at O)
+// against the pair's weight blocks (Y2 row a, Y3 row b, quants + 128) into
+// ACCA and ACCB, as q8vToken does, with d_w·d_x broadcast from the pair's
+// products stored at T·4(SP) and 32+T·4(SP). Clobbers Y4, Y5.
+#define q8pTok(Q, O, IDX, ACCA, ACCB) \
+	VMOVDQU     O, Y4 \
+	VMOVDQA     Y4, Y5 \
+	VPDPBUSD    Q, Y2, Y4 \
+	VPDPBUSD    Q, Y3, Y5 \
+	VCVTDQ2PS   Y4, Y4 \
+	VCVTDQ2PS   Y5, Y5 \
+	VPERMPS     Y9, IDX, Y1 \
+	VPERMPS     Y10, IDX, Y15 \
+	VFMADD231PS Y4, Y1, ACCA \
+	VFMADD231PS Y5, Y15, ACCB
+
+// hsumAcc reduces accumulator ACC (Y16-Y31) into the float at DST.
+#define hsumAcc(ACC, DST) \
+	VMOVAPS ACC, Y0 \
+	hsumStore(Y0, X0, DST)
+
+// func q8_0Rows2x5V(w *byte, wstride, pairs, half int, x *byte, xstride, nb int, tab *float32, out *float32, ostride int)
+//
+// q8_0RowsV for five tokens with weight rows in pairs half the matrix
+// apart: row r (r < pairs) and row r+pairs, whose weights start half bytes
+// later, so each token's activation quants and offsets serve both rows and
+// memory sees two sequential streams. tab holds the tokens' scales (block
+// i, token t at 8i+t, lanes 5-7 zero); per block one VMULPS per row forms
+// d_w·d_x for every token, stored in the frame and broadcast into the FMAs.
+// The tokens' activation blocks are DI + t·R14 (R15 = 3·R14); row b's
+// weights are R8 + BX. The pair counter lives at 64(SP).
+TEXT ·q8_0Rows2x5V(SB), NOSPLIT, $72-80
+	MOVQ         w+0(FP), SI
+	MOVQ         wstride+8(FP), DX
+	MOVQ         pairs+16(FP), AX
+	MOVQ         AX, 64(SP)
+	MOVQ         half+24(FP), BX
+	MOVQ         x+32(FP), R10
+	MOVQ         xstride+40(FP), R14
+	LEAQ         (R14)(R14*2), R15
+	MOVQ         out+64(FP), R11
+	MOVQ         ·f16Table(SB), R13
+	MOVL         $0x80808080, AX
+	VMOVD        AX, X14
+	VPBROADCASTD X14, Y14
+	MOVL         $1, AX
+	VPXOR        Y6, Y6, Y6
+	VPBROADCASTD AX, Y7
+	VPADDD       Y7, Y7, Y8
+	VPADDD       Y7, Y8, Y11
+	VPADDD       Y7, Y11, Y12
+	CMPQ         64(SP), $0
+	JLE          q8pdone
+
+q8prow:
+	MOVQ   SI, R8
+	MOVQ   R10, DI
+	MOVQ   tab+56(FP), R12
+	MOVQ   nb+48(FP), CX
+	VPXORD Y16, Y16, Y16
+	VPXORD Y17, Y17, Y17
+	VPXORD Y18, Y18, Y18
+	VPXORD Y19, Y19, Y19
+	VPXORD Y20, Y20, Y20
+	zeroAcc
+	TESTQ  CX, CX
+	JZ     q8prowdone
+
+q8ploop:
+	PREFETCHT0   640(R8)
+	PREFETCHT0   640(R8)(BX*1)
+	MOVWLZX      (R8), AX
+	VBROADCASTSS (R13)(AX*4), Y9
+	VMULPS       (R12), Y9, Y9
+	MOVWLZX      (R8)(BX*1), AX
+	VBROADCASTSS (R13)(AX*4), Y10
+	VMULPS       (R12), Y10, Y10
+	VPXORD       2(R8), Y14, Y2
+	VPXORD       2(R8)(BX*1), Y14, Y3
+	q8pTok((DI), 32(DI), Y6, Y16, Y24)
+	q8pTok((DI)(R14*1), 32(DI)(R14*1), Y7, Y17, Y25)
+	q8pTok((DI)(R14*2), 32(DI)(R14*2), Y8, Y18, Y26)
+	q8pTok((DI)(R15*1), 32(DI)(R15*1), Y11, Y19, Y27)
+	q8pTok((DI)(R14*4), 32(DI)(R14*4), Y12, Y20, Y28)
+	ADDQ         $34, R8
+	ADDQ         $72, DI
+	ADDQ         $32, R12
+	DECQ         CX
+	JNZ          q8ploop
+
+q8prowdone:
+	MOVQ    ostride+72(FP), AX
+	SHLQ    $2, AX
+	MOVQ    pairs+16(FP), R9
+	LEAQ    (R11)(R9*4), R9
+	MOVQ    R11, R12
+	hsumAcc(Y16, (R12))
+	hsumAcc(Y24, (R9))
+	ADDQ    AX, R12
+	ADDQ    AX, R9
+	hsumAcc(Y17, (R12))
+	hsumAcc(Y25, (R9))
+	ADDQ    AX, R12
+	ADDQ    AX, R9
+	hsumAcc(Y18, (R12))
+	hsumAcc(Y26, (R9))
+	ADDQ    AX, R12
+	ADDQ    AX, R9
+	hsumAcc(Y19, (R12))
+	hsumAcc(Y27, (R9))
+	ADDQ    AX, R12
+	ADDQ    AX, R9
+	hsumAcc(Y20, (R12))
+	hsumAcc(Y28, (R9))
+	ADDQ    $4, R11
+	ADDQ    DX, SI
+	DECQ    64(SP)
+	JNZ     q8prow
+
+q8pdone:
+	VZEROUPPER
+	RET

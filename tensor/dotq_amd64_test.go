@@ -83,7 +83,7 @@ func TestQ0VNNIKernels(t *testing.T) {
 		for _, cols := range []int{32, 96, 544, 32 * (q8vTabBlocks + 3)} {
 			for _, rows := range []int{1, 7, 8, 9, 17, 24} {
 				for _, ntok := range []int{1, 2, 3, 5, 8, 9, 17} {
-					if cols > 1024 && (rows > 9 || ntok > 3) {
+					if cols > 1024 && (rows > 9 || ntok > 5) {
 						continue // the wide case once: Q8_0's scale table on the heap
 					}
 					name := fmt.Sprintf("%v cols=%d rows=%d ntok=%d", c.typ, cols, rows, ntok)
@@ -135,6 +135,54 @@ func TestQ0VNNIKernels(t *testing.T) {
 					if exact < rows*ntok*19/20 {
 						t.Errorf("%s: %d/%d bit-identical to the reference", name, exact, rows*ntok)
 					}
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkQ0Pass times one Q8_0 or Q4_0 MatMul per iteration at one
+// thread for one and five tokens (speculative verification), with the
+// weights streamed from memory (copies cycled through, 128 MiB in all):
+// the output projection's shape (32000×512) and a layer's (1536×512).
+// Q8_0's five-token pass runs with rows paired half the matrix apart
+// (pairs=true) and one row at a time (pairs=false).
+func BenchmarkQ0Pass(b *testing.B) {
+	r := rand.New(rand.NewPCG(75, 76))
+	p := NewPool(1)
+	defer p.Close()
+	defer func(v bool) { q8Pairs5 = v }(q8Pairs5)
+	for _, typ := range []Type{Q8_0, Q4_0} {
+		for _, shape := range [][2]int{{32000, 512}, {1536, 512}} {
+			m := randMatrix(b, r, typ, shape[0], shape[1])
+			copies := max(2, (128<<20)/len(m.Data))
+			data := make([]byte, copies*len(m.Data))
+			ms := make([]Matrix, copies)
+			for i := range ms {
+				copy(data[i*len(m.Data):], m.Data)
+				ms[i] = *m
+				ms[i].Data = data[i*len(m.Data) : (i+1)*len(m.Data)]
+			}
+			for _, n := range []int{1, 5} {
+				for _, pairs := range []bool{true, false} {
+					if !pairs && (typ != Q8_0 || n != 5) {
+						continue
+					}
+					x := randFloats(r, n*m.Cols, 1)
+					out := make([]float32, n*m.Rows)
+					b.Run(fmt.Sprintf("%v/%dx%d/n=%d/pairs=%v", typ, m.Rows, m.Cols, n, pairs), func(b *testing.B) {
+						q8Pairs5 = pairs
+						b.SetBytes(int64(len(m.Data)))
+						c0 := cpuNanos()
+						i := 0
+						for b.Loop() {
+							p.MatMul(out, &ms[i], x, n)
+							if i++; i == len(ms) {
+								i = 0
+							}
+						}
+						reportCPU(b, c0, len(m.Data))
+					})
 				}
 			}
 		}
