@@ -338,6 +338,8 @@ q4vgroup:
 	zeroAcc
 	TESTQ CX, CX
 	JZ    q4vgroupdone
+	CMPQ  ntok+40(FP), $5
+	JEQ   q4v5loop
 
 q4vloop:
 	// Eight interleaved row streams defeat the hardware prefetcher: fetch
@@ -389,6 +391,35 @@ q4vtokdone:
 	ADDQ $72, DI
 	DECQ CX
 	JNZ  q4vloop
+
+	JMP  q4vgroupdone
+
+	// Five tokens (speculative verification) without the per-token
+	// branches.
+q4v5loop:
+	MOVQ       8(SP), AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	ADDQ       $192, AX
+	MOVQ       AX, 8(SP)
+	q4vDecode
+	q4vScales
+	MOVQ       DI, R9
+	q4vToken(Y24)
+	ADDQ       R14, R9
+	q4vToken(Y25)
+	ADDQ       R14, R9
+	q4vToken(Y26)
+	ADDQ       R14, R9
+	q4vToken(Y27)
+	ADDQ       R14, R9
+	q4vToken(Y28)
+	ADDQ       $18, R8
+	ADDQ       $18, R12
+	ADDQ       $72, DI
+	DECQ       CX
+	JNZ        q4v5loop
 
 q4vgroupdone:
 	MOVQ    ostride+64(FP), AX
