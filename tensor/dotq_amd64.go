@@ -149,11 +149,9 @@ func gemvQ8_0V(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float
 		return
 	}
 	if ntok == 5 && q8Pairs5 && rows >= 2 && nb > 0 {
-		p := q8vTabs.Get().(*[]float32)
-		if cap(*p) < 8*nb {
-			*p = make([]float32, 8*nb)
-		}
-		tab := (*p)[:8*nb]
+		p := q8vTable(nb)
+		defer q8vTabs.Put(p)
+		tab := *p
 		q8vScales5(tab, x, xs, nb)
 		pairs := rows / 2
 		q8_0Rows2x5V(ptr(w), ws, pairs, pairs*ws, &x[0], xs, nb, &tab[0], &out[0], os)
@@ -162,7 +160,6 @@ func gemvQ8_0V(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float
 			r := rows - 1
 			q8_0RowsV(&w[r*ws], ws, 1, &x[0], xs, 5, nb, &out[r], os, &tab[0])
 		}
-		q8vTabs.Put(p)
 		return
 	}
 	var tab *float32
@@ -170,20 +167,29 @@ func gemvQ8_0V(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float
 		// Rows wider than the kernel's frame table (FFN widths above
 		// 16384, as in 7B-class models): a pooled table, so steady-state
 		// passes still do not allocate.
-		p := q8vTabs.Get().(*[]float32)
-		if cap(*p) < 8*nb {
-			*p = make([]float32, 8*nb)
-		}
-		tab = &(*p)[:8*nb][0]
+		p := q8vTable(nb)
 		defer q8vTabs.Put(p)
+		tab = &(*p)[0]
 	}
 	for t := 0; t < ntok; t += 8 {
 		q8_0RowsV(ptr(w), ws, rows, &x[t*xs], xs, min(8, ntok-t), nb, &out[t*os], os, tab)
 	}
 }
 
-// q8vTabs holds scale tables for gemvQ8_0V's wide rows.
+// q8vTabs holds gemvQ8_0V's scale tables that do not live in a kernel's
+// frame.
 var q8vTabs = sync.Pool{New: func() any { return new([]float32) }}
+
+// q8vTable takes a table of 8*nb floats from q8vTabs (give it back with
+// Put), so steady-state passes do not allocate.
+func q8vTable(nb int) *[]float32 {
+	p := q8vTabs.Get().(*[]float32)
+	if cap(*p) < 8*nb {
+		*p = make([]float32, 8*nb)
+	}
+	*p = (*p)[:8*nb]
+	return p
+}
 
 func gemvQ4_0V(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
 	nb := cols / qk
