@@ -149,13 +149,11 @@ func init() {
 	registerKernel(F32, F32, dotF32)
 	registerKernel(F16, F16, dotF16)
 	registerKernel(BF16, bf16Act, dotBF16)
-	registerKernel(Q8_0, Q8_0, dotQ8_0)
-	registerKernel(Q4_0, Q8_0, dotQ4_0)
 	registerGemv(F32, gemvF32)
 	registerGemv(F16, gemvF16)
 	registerGemv(BF16, gemvBF16)
-	registerGemv(Q8_0, gemvQ8_0)
-	registerGemv(Q4_0, gemvQ4_0)
+	// Q8_0 and Q4_0 register in q8.go's init (setVNNI: the VNNI or these
+	// AVX2 forms), which runs after this one.
 }
 
 // ptr returns a pointer to b's first byte (nil-safe for empty b).
