@@ -164,14 +164,14 @@ func (su *specSetup) pool(threads int) *tensor.Pool {
 // maxPos it stores 2·window+rollback+maxBatch positions per sequence (if
 // fewer than maxPos), so it slides once every window positions or so.
 func (su *specSetup) cache(m *model.Model, seqs, maxPos, maxBatch, rollback int, f32 bool) (*kvsync.Cache, error) {
-	w := su.window
-	if store := 2*w + rollback + maxBatch; w <= 0 || store >= maxPos {
-		if w > 0 && w < maxPos {
-			return m.NewWindowCache(seqs, maxPos, w, 0, f32) // never slides
-		}
+	w, store := su.window, 2*su.window+rollback+maxBatch
+	switch {
+	case w <= 0 || w >= maxPos: // no window, or one that never binds
 		return m.NewCache(seqs, maxPos, f32)
+	case store >= maxPos: // every position fits: the window never slides
+		return m.NewWindowCache(seqs, maxPos, w, 0, f32)
 	}
-	return m.NewWindowCache(seqs, 2*w+rollback+maxBatch, w, rollback, f32)
+	return m.NewWindowCache(seqs, store, w, rollback, f32)
 }
 
 // backend makes a CPU backend of m with its own pool and cache (see cache).
