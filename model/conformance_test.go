@@ -87,10 +87,19 @@ var confTypes = []struct {
 	// what speculative verification rests on), and llama.cpp is asked for
 	// that same arithmetic by processing the prompt one token per ubatch.
 	ubatch int
+	// q8Rows runs Q8_0 in specd's default summation order (one accumulator
+	// per row, tensor.Q8_0Rows), which differs from llama.cpp's in the last
+	// bits of each dot product: the first step's logits are held to tol,
+	// the greedy ids only reported, since rounding of re-quantized
+	// activations amplifies those bits over the decode until a close pair
+	// of logits can swap. Otherwise Q8_0 runs in llama.cpp's order
+	// (tensor.Q8_0Lanes) and every check applies.
+	q8Rows bool
 }{
 	{name: "F32", own: tensor.F32, tol: 2e-3},
 	{name: "F16", own: tensor.F16, tol: 6e-3},
 	{name: "Q8_0", quantize: "Q8_0", tol: 1e-4},
+	{name: "Q8_0-rows", quantize: "Q8_0", tol: 1e-4, q8Rows: true},
 	{name: "Q4_0", quantize: "Q4_0", tol: 1e-4},
 	{name: "Q4_0-own", own: tensor.Q4_0, tol: 1e-4},
 	{name: "BF16-own", own: tensor.BF16, tol: 3e-2},
@@ -138,7 +147,11 @@ func TestConformanceLlamaCpp(t *testing.T) {
 						tol = 0.15
 						t.Logf("pure-Go kernels against llama.cpp's AVX-512 K-quant arithmetic: tolerance %g (bit-exact with SPECD_PEER_CPU=avx2)", tol)
 					}
-					checkConformance(t, peer, path, a.prompt, tol, ty.ubatch)
+					if !ty.q8Rows {
+						tensor.SetQ8_0Order(tensor.Q8_0Lanes)
+						defer tensor.SetQ8_0Order(tensor.Q8_0Rows)
+					}
+					checkConformance(t, peer, path, a.prompt, tol, ty.ubatch, !ty.q8Rows)
 					switch ty.quantize {
 					case "Q8_0":
 						checkOwnQuantizer(t, o, path, tensor.Q8_0)
@@ -164,7 +177,10 @@ func quantizeOnce(peer *modeltest.Peer, src, dst, ftype string) error {
 }
 
 // checkConformance decodes path greedily with both engines and compares.
-func checkConformance(t *testing.T, peer *modeltest.Peer, path string, prompt []int32, tol float64, ubatch int) {
+//
+// The greedy ids must be identical (but for a near-tie) where idsMustMatch;
+// otherwise they are only reported.
+func checkConformance(t *testing.T, peer *modeltest.Peer, path string, prompt []int32, tol float64, ubatch int, idsMustMatch bool) {
 	t.Helper()
 	m, err := model.Load(path)
 	if err != nil {
@@ -236,6 +252,11 @@ func checkConformance(t *testing.T, peer *modeltest.Peer, path string, prompt []
 	for i := range ref.IDs {
 		if ids[i] != ref.IDs[i] {
 			r, s := ref.Top[i], tops[i]
+			if !idsMustMatch {
+				t.Logf("greedy ids identical for %d of %d steps, then part: specd %d, llama.cpp %d, llama.cpp's margin %.4g, specd's %.4g; %s",
+					i, confSteps, ids[i], ref.IDs[i], r.Margin(), s.Margin(), drift(i, std))
+				return
+			}
 			if float64(r.Margin()) < confTieTol*std && !strict {
 				t.Logf("greedy ids identical for %d of %d steps, then part at a near-tie: specd %d, llama.cpp %d, llama.cpp's margin %.4g < %.0e·std; %s",
 					i, confSteps, ids[i], ref.IDs[i], r.Margin(), confTieTol, drift(i, std))

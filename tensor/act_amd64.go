@@ -12,10 +12,10 @@ func quantizeQ8_0AVX2(dst *byte, src *float32, nb int)
 
 // quantizeQ8VNNI converts nb blocks of 32 floats to q8VNNI blocks
 // (dotq_amd64.go): for each, the Q8_0 block quantizeQ8_0AVX2 writes, laid
-// out as q8VNNIFromQ8_0 does. Needs AVX-512 VL and VNNI.
+// out as q8VNNIFromQ8_0(..., shift) does. Needs AVX-512 VL and VNNI.
 //
 //go:noescape
-func quantizeQ8VNNI(dst *byte, src *float32, nb int)
+func quantizeQ8VNNI(dst *byte, src *float32, nb int, shift int)
 
 // f32ToF16sAVX2 converts the first n&^7 floats to halves as F32ToF16Hw.
 //
@@ -42,13 +42,18 @@ func quantizeQ8_0ActFast(dst []byte, src []float32) {
 	quantizeQ8_0AVX2(&dst[0], &src[0], nb)
 }
 
-func quantizeQ8VNNIAct(dst []byte, src []float32) {
+// quantizeQ8VNNIAct and quantizeQ8VNNI128Act convert activations for
+// Q4_0 and for Q8_0 weights (offsets -8·Σ and -128·Σ).
+func quantizeQ8VNNIAct(dst []byte, src []float32)    { quantizeQ8VNNIShift(dst, src, 3) }
+func quantizeQ8VNNI128Act(dst []byte, src []float32) { quantizeQ8VNNIShift(dst, src, 7) }
+
+func quantizeQ8VNNIShift(dst []byte, src []float32, shift int) {
 	nb := len(src) / qk
 	if nb == 0 {
 		return
 	}
 	dst = dst[:nb*q8VNNISize]
-	quantizeQ8VNNI(&dst[0], &src[0], nb)
+	quantizeQ8VNNI(&dst[0], &src[0], nb, shift)
 }
 
 // quantizeF16Fast is f32ToF16sFast writing into dst viewed as halves.

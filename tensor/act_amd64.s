@@ -96,18 +96,18 @@ q8adone:
 	VZEROUPPER
 	RET
 
-// func quantizeQ8VNNI(dst *byte, src *float32, nb int)
+// func quantizeQ8VNNI(dst *byte, src *float32, nb int, shift int)
 //
 // Per block of 32 floats, the q8VNNI block (dotq_amd64.go) of q8Quant's
-// results: the 32 quants, -128·(their sums in groups of 4) as int32, the
-// F16 scale widened to float32, and -8·(the sum of all 32) as int32.
-// Needs AVX-512 VL and VNNI.
-TEXT ·quantizeQ8VNNI(SB), NOSPLIT, $0-24
+// results: the 32 quants, the F16 scale widened to float32, and
+// -(the sum of the 32 quants) << shift as int32. Needs AVX-512 VL and VNNI.
+TEXT ·quantizeQ8VNNI(SB), NOSPLIT, $0-32
 	MOVQ         dst+0(FP), DI
 	MOVQ         src+8(FP), SI
 	MOVQ         nb+16(FP), CX
+	MOVQ         shift+24(FP), BX
 	q8QuantConsts
-	MOVL         $0x80808080, AX
+	MOVL         $0x01010101, AX
 	VMOVD        AX, X12
 	VPBROADCASTD X12, Y12
 	TESTQ        CX, CX
@@ -116,13 +116,10 @@ TEXT ·quantizeQ8VNNI(SB), NOSPLIT, $0-24
 qvloop:
 	q8Quant
 	VCVTPH2PS    X5, X5
-	VMOVSS       X5, 64(DI)
+	VMOVSS       X5, 32(DI)
 	VMOVDQU      Y0, (DI)
 	VPXORD       Y6, Y6, Y6
 	VPDPBUSD     Y0, Y12, Y6
-	VPXORD       Y7, Y7, Y7
-	VPSUBD       Y6, Y7, Y6
-	VMOVDQU      Y6, 32(DI)
 	VEXTRACTI128 $1, Y6, X7
 	VPADDD       X7, X6, X6
 	VPSHUFD      $0x4e, X6, X7
@@ -130,10 +127,11 @@ qvloop:
 	VPSHUFD      $0xb1, X6, X7
 	VPADDD       X7, X6, X6
 	VMOVD        X6, AX
-	SARL         $4, AX
-	MOVL         AX, 68(DI)
+	NEGL         AX
+	SHLXL        BX, AX, AX
+	MOVL         AX, 36(DI)
 	ADDQ         $128, SI
-	ADDQ         $72, DI
+	ADDQ         $40, DI
 	DECQ         CX
 	JNZ          qvloop
 

@@ -14,7 +14,7 @@ import (
 func init() {
 	for i, p := range dotPairs {
 		if p.weight == BF16 && bf16Act == bf16Wide {
-			dotPairs[i] = dotPair{BF16, bf16Wide, func() VecDot { return dotBF16 }, func() VecDot { return dotBF16WideGeneric }}
+			dotPairs[i] = dotPair{BF16, bf16Wide, func() VecDot { return dotBF16 }, func() VecDot { return dotBF16WideGeneric }, Q8_0Rows}
 		}
 	}
 }

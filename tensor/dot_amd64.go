@@ -71,20 +71,29 @@ const (
 	minXTBF16 = 2
 )
 
-// q8_0Rows computes, over nb blocks,
+// q8_0LanesRows computes, over nb blocks,
 //
-//	for r := range rows { out[r] = dotQ8_0Generic(w[r*wstride:], x, 32*nb) }
+//	for r := range rows { out[r] = dotQ8_0LanesGeneric(w[r*wstride:], x, 32*nb) }
 //
 //go:noescape
-func q8_0Rows(w *byte, wstride, rows int, x *byte, nb int, out *float32)
+func q8_0LanesRows(w *byte, wstride, rows int, x *byte, nb int, out *float32)
 
-// q8_0Rows4 computes, over nb blocks, for four activation rows at once,
+// q8_0LanesRows4 computes, over nb blocks, for four activation rows at once,
 //
 //	for t := range 4 { for r := range rows {
+//		out[t*ostride+r] = dotQ8_0LanesGeneric(w[r*wstride:], x[t*xstride:], 32*nb) } }
+//
+//go:noescape
+func q8_0LanesRows4(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+// q8_0Rows8 computes, over nb blocks, for groups of eight weight rows and
+// ntok (1 to 8) activation rows,
+//
+//	for t := range ntok { for r := range 8*groups {
 //		out[t*ostride+r] = dotQ8_0Generic(w[r*wstride:], x[t*xstride:], 32*nb) } }
 //
 //go:noescape
-func q8_0Rows4(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+func q8_0Rows8(w *byte, wstride, groups int, x *byte, xstride, ntok, nb int, out *float32, ostride int)
 
 // q4_0Rows8 computes, over nb blocks, for groups of eight weight rows,
 //
@@ -138,6 +147,11 @@ func init() {
 	dotQ8_0 = func(w, x []byte, n int) float32 {
 		var o [1]float32
 		gemvQ8_0(w, 0, 1, x, 0, 1, n, o[:], 0)
+		return o[0]
+	}
+	dotQ8_0Lanes = func(w, x []byte, n int) float32 {
+		var o [1]float32
+		gemvQ8_0Lanes(w, 0, 1, x, 0, 1, n, o[:], 0)
 		return o[0]
 	}
 	dotQ4_0 = func(w, x []byte, n int) float32 {
@@ -275,12 +289,33 @@ func gemvBF16(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float3
 func gemvQ8_0(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
 	nb := cols / qk
 	checkGemv(len(w), ws, rows, nb*q8_0Size, len(x), xs, ntok, nb*q8_0Size, len(out), os)
+	groups := rows / 8
+	for t := 0; t < ntok; t += 8 {
+		nt := min(8, ntok-t)
+		if groups > 0 {
+			q8_0Rows8(ptr(w), ws, groups, &x[t*xs], xs, nt, nb, &out[t*os], os)
+		}
+		for r := 8 * groups; r < rows; r++ {
+			// A lone row runs as a group of eight copies of itself (stride
+			// 0), as gemvQ4_0 does.
+			var o [8 * 8]float32
+			q8_0Rows8(&w[r*ws], 0, 1, &x[t*xs], xs, nt, nb, &o[0], 8)
+			for i := range nt {
+				out[(t+i)*os+r] = o[8*i]
+			}
+		}
+	}
+}
+
+func gemvQ8_0Lanes(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
+	nb := cols / qk
+	checkGemv(len(w), ws, rows, nb*q8_0Size, len(x), xs, ntok, nb*q8_0Size, len(out), os)
 	t := 0
 	for ; t+4 <= ntok; t += 4 {
-		q8_0Rows4(ptr(w), ws, rows, &x[t*xs], xs, nb, &out[t*os], os)
+		q8_0LanesRows4(ptr(w), ws, rows, &x[t*xs], xs, nb, &out[t*os], os)
 	}
 	for ; t < ntok; t++ {
-		q8_0Rows(ptr(w), ws, rows, &x[t*xs], nb, &out[t*os])
+		q8_0LanesRows(ptr(w), ws, rows, &x[t*xs], nb, &out[t*os])
 	}
 }
 

@@ -42,6 +42,17 @@
 	VXORPS Y2, Y2, Y2 \
 	VXORPS Y3, Y3, Y3
 
+// q8Row leaves in YR the exact integer dot of the Q8_0 weight block row
+// whose quants are at W with the activation quants in Y1, in 8 int32 lanes
+// of 4 products: |w| (unsigned) times x with w's sign (ggml's
+// mul_sum_i8_pairs). Y15 holds int16 ones. Clobbers Y2, Y3.
+#define q8Row(W, YR) \
+	VMOVDQU    W, Y3 \
+	VPABSB     Y3, Y2 \
+	VPSIGNB    Y3, Y1, Y3 \
+	VPMADDUBSW Y3, Y2, YR \
+	VPMADDWD   Y15, YR, YR
+
 // q8Block accumulates one Q8_0 activation block (scale at S, quants at Q)
 // against the decoded weight block (Y2 = w quants, Y4 = |w|, Y9 = w's
 // scale broadcast) into ACC: d = d_w·d_x broadcast, the 32 products summed
@@ -1187,8 +1198,137 @@ bf16xtdone:
 	VZEROUPPER
 	RET
 
-// func q8_0Rows(w *byte, wstride, rows int, x *byte, nb int, out *float32)
-TEXT ·q8_0Rows(SB), NOSPLIT, $0-48
+// func q8_0Rows8(w *byte, wstride, groups int, x *byte, xstride, ntok, nb int, out *float32, ostride int)
+//
+// Groups of eight Q8_0 weight rows against ntok (1 to 8) Q8_0 activation
+// rows (x + t·xstride), writing out[t·ostride + r]. Each row has its own
+// lane of a token's accumulator, updated once per block with
+// acc = fma(float32(isum), d_w·d_x, acc), the order of dotQ8_0Generic; the
+// eight rows' lane sums are folded into one vector per token with VPHADDD.
+// The accumulators (token t at 32t), the prefetch pointer (256) and the
+// group counter (264) live on the stack; R15 is 32·(the current token).
+TEXT ·q8_0Rows8(SB), NOSPLIT, $272-72
+	MOVQ     w+0(FP), SI
+	MOVQ     wstride+8(FP), DX
+	MOVQ     groups+16(FP), AX
+	MOVQ     AX, 264(SP)
+	MOVQ     x+24(FP), R10
+	MOVQ     xstride+32(FP), R14
+	MOVQ     out+56(FP), R11
+	MOVQ     ·f16Table(SB), R13
+	LEAQ     (DX)(DX*2), BX
+	VPCMPEQW Y15, Y15, Y15
+	VPSRLW   $15, Y15, Y15
+	CMPQ     264(SP), $0
+	JLE      q8gdone
+
+q8group:
+	MOVQ   SI, R8
+	LEAQ   (SI)(DX*4), R12
+	LEAQ   (SI)(DX*8), AX
+	MOVQ   AX, 256(SP)
+	MOVQ   R10, DI
+	MOVQ   nb+48(FP), CX
+	VXORPS Y0, Y0, Y0
+	VMOVUPS Y0, 0(SP)
+	VMOVUPS Y0, 32(SP)
+	VMOVUPS Y0, 64(SP)
+	VMOVUPS Y0, 96(SP)
+	VMOVUPS Y0, 128(SP)
+	VMOVUPS Y0, 160(SP)
+	VMOVUPS Y0, 192(SP)
+	VMOVUPS Y0, 224(SP)
+	TESTQ  CX, CX
+	JZ     q8gstore
+
+q8gloop:
+	// Fetch the next row group ahead, as q4_0Rows8 does: 320 bytes per
+	// block against the 272 consumed.
+	MOVQ       256(SP), AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT0 192(AX)
+	PREFETCHT0 256(AX)
+	ADDQ       $320, AX
+	MOVQ       AX, 256(SP)
+	MOVWLZX    (R8), AX
+	VMOVD      AX, X14
+	VPINSRW    $1, (R8)(DX*1), X14, X14
+	VPINSRW    $2, (R8)(DX*2), X14, X14
+	VPINSRW    $3, (R8)(BX*1), X14, X14
+	VPINSRW    $4, (R12), X14, X14
+	VPINSRW    $5, (R12)(DX*1), X14, X14
+	VPINSRW    $6, (R12)(DX*2), X14, X14
+	VPINSRW    $7, (R12)(BX*1), X14, X14
+	VCVTPH2PS  X14, Y14
+	MOVQ       DI, R9
+	XORQ       R15, R15
+
+q8gtok:
+	VMOVDQU      2(R9), Y1
+	q8Row(2(R8), Y4)
+	q8Row(2(R8)(DX*1), Y5)
+	q8Row(2(R8)(DX*2), Y6)
+	q8Row(2(R8)(BX*1), Y7)
+	q8Row(2(R12), Y8)
+	q8Row(2(R12)(DX*1), Y9)
+	q8Row(2(R12)(DX*2), Y10)
+	q8Row(2(R12)(BX*1), Y11)
+	VPHADDD      Y5, Y4, Y4
+	VPHADDD      Y7, Y6, Y6
+	VPHADDD      Y9, Y8, Y8
+	VPHADDD      Y11, Y10, Y10
+	VPHADDD      Y6, Y4, Y4
+	VPHADDD      Y10, Y8, Y8
+	VPERM2I128   $0x20, Y8, Y4, Y5
+	VPERM2I128   $0x31, Y8, Y4, Y6
+	VPADDD       Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	MOVWLZX      (R9), AX
+	VBROADCASTSS (R13)(AX*4), Y0
+	VMULPS       Y14, Y0, Y0
+	VMOVUPS      (SP)(R15*1), Y2
+	VFMADD231PS  Y0, Y5, Y2
+	VMOVUPS      Y2, (SP)(R15*1)
+	ADDQ         R14, R9
+	ADDQ         $32, R15
+	MOVQ         ntok+40(FP), AX
+	SHLQ         $5, AX
+	CMPQ         R15, AX
+	JLT          q8gtok
+	ADDQ         $34, R8
+	ADDQ         $34, R12
+	ADDQ         $34, DI
+	DECQ         CX
+	JNZ          q8gloop
+
+q8gstore:
+	MOVQ ostride+64(FP), CX
+	SHLQ $2, CX
+	MOVQ R11, R9
+	XORQ R15, R15
+
+q8gstoretok:
+	VMOVUPS (SP)(R15*1), Y0
+	VMOVUPS Y0, (R9)
+	ADDQ    CX, R9
+	ADDQ    $32, R15
+	MOVQ    ntok+40(FP), AX
+	SHLQ    $5, AX
+	CMPQ    R15, AX
+	JLT     q8gstoretok
+	ADDQ    $32, R11
+	LEAQ    (SI)(DX*8), SI
+	DECQ    264(SP)
+	JNZ     q8group
+
+q8gdone:
+	VZEROUPPER
+	RET
+
+// func q8_0LanesRows(w *byte, wstride, rows int, x *byte, nb int, out *float32)
+TEXT ·q8_0LanesRows(SB), NOSPLIT, $0-48
 	MOVQ     w+0(FP), SI
 	MOVQ     wstride+8(FP), DX
 	MOVQ     rows+16(FP), R9
@@ -1198,40 +1338,40 @@ TEXT ·q8_0Rows(SB), NOSPLIT, $0-48
 	VPCMPEQW Y15, Y15, Y15
 	VPSRLW   $15, Y15, Y15
 	TESTQ    R9, R9
-	JZ       q8done
+	JZ       q8ldone
 
-q8row:
+q8lrow:
 	MOVQ   SI, R8
 	MOVQ   R10, DI
 	MOVQ   nb+32(FP), CX
 	VXORPS Y0, Y0, Y0
 	TESTQ  CX, CX
-	JZ     q8rowdone
+	JZ     q8lrowdone
 
-q8loop:
+q8lloop:
 	q8Weights
 	q8Block((DI), 2(DI), Y0)
 	ADDQ $34, R8
 	ADDQ $34, DI
 	DECQ CX
-	JNZ  q8loop
+	JNZ  q8lloop
 
-q8rowdone:
+q8lrowdone:
 	hsumStore(Y0, X0, (R11))
 	ADDQ $4, R11
 	ADDQ DX, SI
 	DECQ R9
-	JNZ  q8row
+	JNZ  q8lrow
 
-q8done:
+q8ldone:
 	VZEROUPPER
 	RET
 
-// func q8_0Rows4(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+// func q8_0LanesRows4(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
 //
 // Four activation rows (x + t·xstride) at once: out[t·ostride + r]. Each
 // weight block is decoded once for the four tokens.
-TEXT ·q8_0Rows4(SB), NOSPLIT, $0-64
+TEXT ·q8_0LanesRows4(SB), NOSPLIT, $0-64
 	MOVQ     w+0(FP), SI
 	MOVQ     wstride+8(FP), DX
 	MOVQ     rows+16(FP), R9
@@ -1243,9 +1383,9 @@ TEXT ·q8_0Rows4(SB), NOSPLIT, $0-64
 	VPCMPEQW Y15, Y15, Y15
 	VPSRLW   $15, Y15, Y15
 	TESTQ    R9, R9
-	JZ       q8x4done
+	JZ       q8lx4done
 
-q8x4row:
+q8lx4row:
 	MOVQ   SI, R8
 	MOVQ   R10, DI
 	MOVQ   nb+40(FP), CX
@@ -1254,9 +1394,9 @@ q8x4row:
 	VXORPS Y7, Y7, Y7
 	VXORPS Y8, Y8, Y8
 	TESTQ  CX, CX
-	JZ     q8x4rowdone
+	JZ     q8lx4rowdone
 
-q8x4loop:
+q8lx4loop:
 	q8Weights
 	q8Block((DI), 2(DI), Y0)
 	q8Block((DI)(R14*1), 2(DI)(R14*1), Y6)
@@ -1265,9 +1405,9 @@ q8x4loop:
 	ADDQ $34, R8
 	ADDQ $34, DI
 	DECQ CX
-	JNZ  q8x4loop
+	JNZ  q8lx4loop
 
-q8x4rowdone:
+q8lx4rowdone:
 	MOVQ ostride+56(FP), AX
 	SHLQ $2, AX
 	LEAQ (R11)(AX*2), BX
@@ -1278,9 +1418,9 @@ q8x4rowdone:
 	ADDQ $4, R11
 	ADDQ DX, SI
 	DECQ R9
-	JNZ  q8x4row
+	JNZ  q8lx4row
 
-q8x4done:
+q8lx4done:
 	VZEROUPPER
 	RET
 

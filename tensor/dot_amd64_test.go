@@ -64,6 +64,7 @@ func BenchmarkVNNI(b *testing.B) {
 // integers below 2^24, so every result is exact and must equal the exact
 // integer dot.
 func TestQ8_0ExtremeQuants(t *testing.T) {
+	defer SetQ8_0Order(q8Order)
 	defer setVNNI(useVNNI)
 	const cols, rows, ntok = 512, 9, 5
 	nb := cols / qk
@@ -85,8 +86,12 @@ func TestQ8_0ExtremeQuants(t *testing.T) {
 	for i := range ntok * nb {
 		fill(x, i, xv, i%2)
 	}
-	for _, v := range []bool{false, true} {
-		setVNNI(v)
+	for _, c := range []struct {
+		vnni  bool
+		order Q8_0Order
+	}{{false, Q8_0Rows}, {true, Q8_0Rows}, {false, Q8_0Lanes}} {
+		SetQ8_0Order(c.order)
+		setVNNI(c.vnni)
 		act, _ := ActType(Q8_0)
 		xa := make([]byte, ntok*RowSize(act, cols))
 		fromQ8_0Act(act, xa, x, ntok*nb)
@@ -100,7 +105,7 @@ func TestQ8_0ExtremeQuants(t *testing.T) {
 					want += int64(int8(w[(r*nb+b)*q8_0Size+k])) * int64(int8(x[(ti*nb+b)*q8_0Size+k]))
 				}
 				if got := out[ti*rows+r]; got != float32(want) {
-					t.Fatalf("vnni=%v: out[%d,%d] = %g, exact dot %d", useVNNI, ti, r, got, want)
+					t.Fatalf("vnni=%v order=%d: out[%d,%d] = %g, exact dot %d", useVNNI, q8Order, ti, r, got, want)
 				}
 			}
 		}

@@ -7,20 +7,23 @@ import (
 	"testing"
 )
 
-// dotPair is a fast kernel and the reference it must agree with.
+// dotPair is a fast kernel and the reference it must agree with; order is
+// the Q8_0 summation order the pair's multi-row kernel needs registered.
 type dotPair struct {
 	weight, act Type
 	fast, ref   func() VecDot // read at test time: init may swap kernels
+	order       Q8_0Order
 }
 
 // dotPairs lists the kernels this file's tests cover; the K-quant kernels
 // have their own tests.
 var dotPairs = []dotPair{
-	{F32, F32, func() VecDot { return dotF32 }, func() VecDot { return dotF32Generic }},
-	{F16, F16, func() VecDot { return dotF16 }, func() VecDot { return dotF16Generic }},
-	{BF16, BF16, func() VecDot { return dotBF16 }, func() VecDot { return dotBF16Generic }},
-	{Q8_0, Q8_0, func() VecDot { return dotQ8_0 }, func() VecDot { return dotQ8_0Generic }},
-	{Q4_0, Q8_0, func() VecDot { return dotQ4_0 }, func() VecDot { return dotQ4_0Generic }},
+	{F32, F32, func() VecDot { return dotF32 }, func() VecDot { return dotF32Generic }, Q8_0Rows},
+	{F16, F16, func() VecDot { return dotF16 }, func() VecDot { return dotF16Generic }, Q8_0Rows},
+	{BF16, BF16, func() VecDot { return dotBF16 }, func() VecDot { return dotBF16Generic }, Q8_0Rows},
+	{Q8_0, Q8_0, func() VecDot { return dotQ8_0 }, func() VecDot { return dotQ8_0Generic }, Q8_0Rows},
+	{Q8_0, Q8_0, func() VecDot { return dotQ8_0Lanes }, func() VecDot { return dotQ8_0LanesGeneric }, Q8_0Lanes},
+	{Q4_0, Q8_0, func() VecDot { return dotQ4_0 }, func() VecDot { return dotQ4_0Generic }, Q8_0Rows},
 }
 
 func randFloats(r *rand.Rand, n int, scale float64) []float32 {
@@ -292,7 +295,9 @@ func TestGemvMatchesDot(t *testing.T) { checkGemvKernels(t) }
 
 func checkGemvKernels(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
+	defer SetQ8_0Order(q8Order)
 	for _, p := range dotPairs {
+		SetQ8_0Order(p.order)
 		g := gemvs[p.weight]
 		if g == nil {
 			t.Logf("%v: no multi-row kernel on this machine", p.weight)

@@ -5,26 +5,16 @@
 // Q8_0 and Q4_0 weights against q8VNNI activations (dotq_amd64.go) with
 // AVX-512 VL and VNNI, 1 to 8 tokens per pass over the weights. The
 // activation blocks carry what depends on the token alone (the float32
-// scale, the offsets that turn unsigned products into signed ones), so the
+// scale, the offset that turns unsigned products into signed ones), so the
 // per-token work is only the products and the FMA. The integer sums are
 // those of the Go references (q8.go), regrouped; the float operations per
 // output are the same and in the same order.
 //
-// Registers: SI weight row (group), DX weight stride, R8 weight block, R10
-// activation row of token 0, R14 activation stride, DI activation block of
-// token 0, R9 activation block of the current token, R11 output, CX block
-// counter, R13 f16Table. Token t accumulates in Y24+t.
-
-// hsumStore reduces accumulator Y (low half X) as hsum_float_8 (halves,
-// then movehl, then movehdup) and stores the float at DST. Clobbers X1.
-#define hsumStore(Y, X, DST) \
-	VEXTRACTF128 $1, Y, X1 \
-	VADDPS       X, X1, X \
-	VMOVHLPS     X, X, X1 \
-	VADDPS       X1, X, X \
-	VMOVSHDUP    X, X1 \
-	VADDSS       X1, X, X \
-	MOVSS        X, DST
+// Registers: SI weight row group, DX weight stride, R8 and R12 weight
+// blocks of rows 0-3 and 4-7, R10 activation row of token 0, R14
+// activation stride, DI activation block of token 0, R9 activation block
+// of the current token, R11 output, CX block counter, R13 f16Table, R15
+// block size. Token t accumulates in Y24+t.
 
 #define zeroAcc \
 	VPXORD Y24, Y24, Y24 \
@@ -35,190 +25,6 @@
 	VPXORD Y29, Y29, Y29 \
 	VPXORD Y30, Y30, Y30 \
 	VPXORD Y31, Y31, Y31
-
-// q8vToken accumulates one q8VNNI block at R9 against the weight block
-// (Y2 = its quants + 128 as unsigned bytes) into ACC: the lane sums
-// Σ (w+128)·x over groups of 4 start from the block's -128·Σx, so they are
-// exactly Σ w·x, ggml's lane sums; then acc = fma(float32(lane sum), D, acc)
-// with D = d_w·d_x, lane IDX of Y1 broadcast. Clobbers Y3, Y5.
-#define q8vToken(IDX, ACC) \
-	VMOVDQU     32(R9), Y5 \
-	VPDPBUSD    (R9), Y2, Y5 \
-	VCVTDQ2PS   Y5, Y5 \
-	VPERMPS     Y1, IDX, Y3 \
-	VFMADD231PS Y5, Y3, ACC
-
-// q8vTabBlocks is the number of blocks whose activation scales fit in
-// q8_0RowsV's frame.
-#define q8vTabBlocks 512
-
-// func q8_0RowsV(w *byte, wstride, rows int, x *byte, xstride, ntok, nb int, out *float32, ostride int, tab *float32)
-//
-// The tokens' activation scales are first gathered into a table (block i,
-// token t at 32i + 4t; in the frame, or at tab when nb > q8vTabBlocks), so
-// that per weight block one VMULPS forms d_w·d_x for every token (stored at
-// 0(SP)). The rows counter lives at 32(SP), the table's address at 40(SP).
-TEXT ·q8_0RowsV(SB), $16448-80
-	MOVQ   x+24(FP), R9
-	MOVQ   xstride+32(FP), R14
-	MOVQ   ntok+40(FP), BX
-	MOVQ   nb+48(FP), CX
-	MOVQ   tab+72(FP), R12
-	LEAQ   64(SP), AX
-	CMPQ   CX, $q8vTabBlocks
-	CMOVQLE AX, R12
-	MOVQ   R12, 40(SP)
-	MOVQ   R12, AX
-	VXORPS Y0, Y0, Y0
-	TESTQ  CX, CX
-	JZ     q8vtabdone
-
-q8vtabblk:
-	VMOVUPS Y0, (AX)
-	MOVQ    R9, R8
-	XORQ    DI, DI
-
-q8vtabtok:
-	MOVL 64(R8), SI
-	MOVL SI, (AX)(DI*4)
-	ADDQ R14, R8
-	INCQ DI
-	CMPQ DI, BX
-	JLT  q8vtabtok
-	ADDQ $72, R9
-	ADDQ $32, AX
-	DECQ CX
-	JNZ  q8vtabblk
-
-q8vtabdone:
-	MOVQ         w+0(FP), SI
-	MOVQ         wstride+8(FP), DX
-	MOVQ         rows+16(FP), AX
-	MOVQ         AX, 32(SP)
-	MOVQ         x+24(FP), R10
-	MOVQ         out+56(FP), R11
-	MOVQ         ·f16Table(SB), R13
-	MOVL         $0x80808080, AX
-	VMOVD        AX, X14
-	VPBROADCASTD X14, Y14
-	MOVL         $1, AX
-	VPXOR        Y6, Y6, Y6
-	VPBROADCASTD AX, Y7
-	VPADDD       Y7, Y7, Y8
-	VPADDD       Y7, Y8, Y10
-	VPADDD       Y7, Y10, Y11
-	VPADDD       Y7, Y11, Y12
-	VPADDD       Y7, Y12, Y13
-	VPADDD       Y7, Y13, Y15
-	CMPQ         32(SP), $0
-	JLE          q8vdone
-
-q8vrow:
-	MOVQ  SI, R8
-	MOVQ  R10, DI
-	MOVQ  40(SP), R12
-	MOVQ  nb+48(FP), CX
-	zeroAcc
-	TESTQ CX, CX
-	JZ    q8vrowdone
-
-q8vloop:
-	// Several tokens' work per block leaves the hardware prefetcher
-	// behind when the weights stream from memory: fetch 640 bytes ahead.
-	PREFETCHT0   640(R8)
-	MOVWLZX      (R8), AX
-	VBROADCASTSS (R13)(AX*4), Y9
-	VMULPS       (R12), Y9, Y1
-	VPXORD       2(R8), Y14, Y2
-	MOVQ         DI, R9
-	q8vToken(Y6, Y24)
-	CMPQ         BX, $1
-	JLE          q8vtokdone
-	ADDQ         R14, R9
-	q8vToken(Y7, Y25)
-	CMPQ         BX, $2
-	JLE          q8vtokdone
-	ADDQ         R14, R9
-	q8vToken(Y8, Y26)
-	CMPQ         BX, $3
-	JLE          q8vtokdone
-	ADDQ         R14, R9
-	q8vToken(Y10, Y27)
-	CMPQ         BX, $4
-	JLE          q8vtokdone
-	ADDQ         R14, R9
-	q8vToken(Y11, Y28)
-	CMPQ         BX, $5
-	JLE          q8vtokdone
-	ADDQ         R14, R9
-	q8vToken(Y12, Y29)
-	CMPQ         BX, $6
-	JLE          q8vtokdone
-	ADDQ         R14, R9
-	q8vToken(Y13, Y30)
-	CMPQ         BX, $7
-	JLE          q8vtokdone
-	ADDQ         R14, R9
-	q8vToken(Y15, Y31)
-
-q8vtokdone:
-	ADDQ $34, R8
-	ADDQ $72, DI
-	ADDQ $32, R12
-	DECQ CX
-	JNZ  q8vloop
-
-q8vrowdone:
-	MOVQ    ostride+64(FP), AX
-	SHLQ    $2, AX
-	MOVQ    R11, R9
-	VMOVAPS Y24, Y0
-	hsumStore(Y0, X0, (R9))
-	CMPQ    BX, $1
-	JLE     q8vstored
-	ADDQ    AX, R9
-	VMOVAPS Y25, Y0
-	hsumStore(Y0, X0, (R9))
-	CMPQ    BX, $2
-	JLE     q8vstored
-	ADDQ    AX, R9
-	VMOVAPS Y26, Y0
-	hsumStore(Y0, X0, (R9))
-	CMPQ    BX, $3
-	JLE     q8vstored
-	ADDQ    AX, R9
-	VMOVAPS Y27, Y0
-	hsumStore(Y0, X0, (R9))
-	CMPQ    BX, $4
-	JLE     q8vstored
-	ADDQ    AX, R9
-	VMOVAPS Y28, Y0
-	hsumStore(Y0, X0, (R9))
-	CMPQ    BX, $5
-	JLE     q8vstored
-	ADDQ    AX, R9
-	VMOVAPS Y29, Y0
-	hsumStore(Y0, X0, (R9))
-	CMPQ    BX, $6
-	JLE     q8vstored
-	ADDQ    AX, R9
-	VMOVAPS Y30, Y0
-	hsumStore(Y0, X0, (R9))
-	CMPQ    BX, $7
-	JLE     q8vstored
-	ADDQ    AX, R9
-	VMOVAPS Y31, Y0
-	hsumStore(Y0, X0, (R9))
-
-q8vstored:
-	ADDQ $4, R11
-	ADDQ DX, SI
-	DECQ 32(SP)
-	JNZ  q8vrow
-
-q8vdone:
-	VZEROUPPER
-	RET
 
 // permV puts lanes ordered [r0 r2 r4 r6 r1 r3 r5 r7] back in row order.
 DATA permV<>+0(SB)/4, $0
@@ -266,6 +72,32 @@ GLOBL permV<>(SB), RODATA|NOPTR, $32
 	VPANDD      Y15, Y6, Y22 \
 	VPANDD      Y15, Y7, Y23
 
+// q8vHalf transposes 16 bytes of the quants of the eight rows' current
+// Q8_0 blocks, from offset OFF, as q4vDecode does (lane l of D0+k: row
+// p(l)'s quants 4k..4k+3 of the 16), flipped to unsigned (+128) with Y14 =
+// 0x80 bytes. Clobbers Y0-Y7.
+#define q8vHalf(OFF, D0, D1, D2, D3) \
+	VMOVDQU     OFF(R8), X4 \
+	VINSERTI128 $1, OFF(R8)(DX*1), Y4, Y4 \
+	VMOVDQU     OFF(R8)(DX*2), X5 \
+	VINSERTI128 $1, OFF(R8)(BX*1), Y5, Y5 \
+	VMOVDQU     OFF(R12), X6 \
+	VINSERTI128 $1, OFF(R12)(DX*1), Y6, Y6 \
+	VMOVDQU     OFF(R12)(DX*2), X7 \
+	VINSERTI128 $1, OFF(R12)(BX*1), Y7, Y7 \
+	VPUNPCKLDQ  Y5, Y4, Y0 \
+	VPUNPCKHDQ  Y5, Y4, Y1 \
+	VPUNPCKLDQ  Y7, Y6, Y2 \
+	VPUNPCKHDQ  Y7, Y6, Y3 \
+	VPUNPCKLQDQ Y2, Y0, Y4 \
+	VPUNPCKHQDQ Y2, Y0, Y5 \
+	VPUNPCKLQDQ Y3, Y1, Y6 \
+	VPUNPCKHQDQ Y3, Y1, Y7 \
+	VPXORD      Y14, Y4, D0 \
+	VPXORD      Y14, Y5, D1 \
+	VPXORD      Y14, Y6, D2 \
+	VPXORD      Y14, Y7, D3
+
 // q4vScales gathers the eight rows' F16 scales in lane order p into Y12 as
 // float32. Clobbers AX, X12.
 #define q4vScales \
@@ -287,7 +119,7 @@ GLOBL permV<>(SB), RODATA|NOPTR, $32
 // lane holds exactly Σ (q-8)·y; then acc = fma(float32(sum), d_w·d_x, acc).
 // Clobbers Y4, Y5.
 #define q4vToken(ACC) \
-	VPBROADCASTD  68(R9), Y4 \
+	VPBROADCASTD  36(R9), Y4 \
 	VPXORD        Y5, Y5, Y5 \
 	VPDPBUSD.BCST 0(R9), Y16, Y4 \
 	VPDPBUSD.BCST 4(R9), Y17, Y5 \
@@ -299,7 +131,7 @@ GLOBL permV<>(SB), RODATA|NOPTR, $32
 	VPDPBUSD.BCST 28(R9), Y23, Y5 \
 	VPADDD        Y5, Y4, Y4 \
 	VCVTDQ2PS     Y4, Y4 \
-	VMULPS.BCST   64(R9), Y12, Y5 \
+	VMULPS.BCST   32(R9), Y12, Y5 \
 	VFMADD231PS   Y5, Y4, ACC
 
 // q4vStore writes accumulator ACC, permuted to row order by Y0, at R9.
@@ -307,12 +139,12 @@ GLOBL permV<>(SB), RODATA|NOPTR, $32
 	VPERMPS ACC, Y0, Y1 \
 	VMOVUPS Y1, (R9)
 
-// func q4_0Rows8V(w *byte, wstride, groups int, x *byte, xstride, ntok, nb int, out *float32, ostride int)
+// func q0Rows8V(w *byte, wstride, groups int, x *byte, xstride, ntok, nb int, out *float32, ostride int, bsize int)
 //
-// Groups of eight Q4_0 rows: each block of the eight rows is decoded once
-// and dotted with every token. The group counter and the prefetch pointer
-// live on the stack.
-TEXT ·q4_0Rows8V(SB), NOSPLIT, $16-72
+// Groups of eight Q4_0 (bsize 18) or Q8_0 (bsize 34) rows: each block of
+// the eight rows is decoded once and dotted with every token. The group
+// counter and the prefetch pointer live on the stack; R15 holds bsize.
+TEXT ·q0Rows8V(SB), NOSPLIT, $16-80
 	MOVQ         w+0(FP), SI
 	MOVQ         wstride+8(FP), DX
 	MOVQ         groups+16(FP), AX
@@ -322,9 +154,12 @@ TEXT ·q4_0Rows8V(SB), NOSPLIT, $16-72
 	MOVQ         out+56(FP), R11
 	MOVQ         ·f16Table(SB), R13
 	LEAQ         (DX)(DX*2), BX
+	MOVQ         bsize+72(FP), R15
 	MOVL         $0x0f0f0f0f, AX
 	VMOVD        AX, X15
 	VPBROADCASTD X15, Y15
+	MOVL         $0x80808080, AX
+	VPBROADCASTD AX, Y14
 	CMPQ         0(SP), $0
 	JLE          q4vdone
 
@@ -344,15 +179,28 @@ q4vgroup:
 q4vloop:
 	// Eight interleaved row streams defeat the hardware prefetcher: fetch
 	// the next group's rows (contiguous when wstride is the row size)
-	// ahead, 192 bytes per block against the 144 consumed. Prefetches
-	// past the matrix are harmless.
+	// ahead, 192 bytes per Q4_0 block against the 144 consumed, 320 per
+	// Q8_0 block against 272. Prefetches past the matrix are harmless.
 	MOVQ       8(SP), AX
 	PREFETCHT0 (AX)
 	PREFETCHT0 64(AX)
 	PREFETCHT0 128(AX)
+	CMPQ       R15, $18
+	JNE        q0vq8
 	ADDQ       $192, AX
 	MOVQ       AX, 8(SP)
 	q4vDecode
+	JMP        q0vdecoded
+
+q0vq8:
+	PREFETCHT0 192(AX)
+	PREFETCHT0 256(AX)
+	ADDQ       $320, AX
+	MOVQ       AX, 8(SP)
+	q8vHalf(2, Y16, Y17, Y18, Y19)
+	q8vHalf(18, Y20, Y21, Y22, Y23)
+
+q0vdecoded:
 	q4vScales
 	MOVQ       DI, R9
 	q4vToken(Y24)
@@ -386,9 +234,9 @@ q4vloop:
 	q4vToken(Y31)
 
 q4vtokdone:
-	ADDQ $18, R8
-	ADDQ $18, R12
-	ADDQ $72, DI
+	ADDQ R15, R8
+	ADDQ R15, R12
+	ADDQ $40, DI
 	DECQ CX
 	JNZ  q4vloop
 
@@ -401,9 +249,22 @@ q4v5loop:
 	PREFETCHT0 (AX)
 	PREFETCHT0 64(AX)
 	PREFETCHT0 128(AX)
+	CMPQ       R15, $18
+	JNE        q0v5q8
 	ADDQ       $192, AX
 	MOVQ       AX, 8(SP)
 	q4vDecode
+	JMP        q0v5decoded
+
+q0v5q8:
+	PREFETCHT0 192(AX)
+	PREFETCHT0 256(AX)
+	ADDQ       $320, AX
+	MOVQ       AX, 8(SP)
+	q8vHalf(2, Y16, Y17, Y18, Y19)
+	q8vHalf(18, Y20, Y21, Y22, Y23)
+
+q0v5decoded:
 	q4vScales
 	MOVQ       DI, R9
 	q4vToken(Y24)
@@ -415,9 +276,9 @@ q4v5loop:
 	q4vToken(Y27)
 	ADDQ       R14, R9
 	q4vToken(Y28)
-	ADDQ       $18, R8
-	ADDQ       $18, R12
-	ADDQ       $72, DI
+	ADDQ       R15, R8
+	ADDQ       R15, R12
+	ADDQ       $40, DI
 	DECQ       CX
 	JNZ        q4v5loop
 
@@ -463,182 +324,5 @@ q4vstored:
 	JNZ  q4vgroup
 
 q4vdone:
-	VZEROUPPER
-	RET
-
-// func q8_0RowsV1(w *byte, wstride, rows int, x *byte, nb int, out *float32)
-//
-// q8_0RowsV for one token, without the scale table: d_w·d_x is formed
-// from the block's float32 scale directly.
-TEXT ·q8_0RowsV1(SB), NOSPLIT, $0-48
-	MOVQ         w+0(FP), SI
-	MOVQ         wstride+8(FP), DX
-	MOVQ         rows+16(FP), R12
-	MOVQ         x+24(FP), R10
-	MOVQ         out+40(FP), R11
-	MOVQ         ·f16Table(SB), R13
-	MOVL         $0x80808080, AX
-	VMOVD        AX, X14
-	VPBROADCASTD X14, Y14
-	TESTQ        R12, R12
-	JZ           q8v1done
-
-q8v1row:
-	MOVQ   SI, R8
-	MOVQ   R10, DI
-	MOVQ   nb+32(FP), CX
-	VPXORD Y24, Y24, Y24
-	TESTQ  CX, CX
-	JZ     q8v1rowdone
-
-q8v1loop:
-	MOVWLZX      (R8), AX
-	VBROADCASTSS (R13)(AX*4), Y9
-	VPXORD       2(R8), Y14, Y2
-	VMULPS.BCST  64(DI), Y9, Y1
-	VMOVDQU      32(DI), Y5
-	VPDPBUSD     (DI), Y2, Y5
-	VCVTDQ2PS    Y5, Y5
-	VFMADD231PS  Y5, Y1, Y24
-	ADDQ         $34, R8
-	ADDQ         $72, DI
-	DECQ         CX
-	JNZ          q8v1loop
-
-q8v1rowdone:
-	VMOVAPS Y24, Y0
-	hsumStore(Y0, X0, (R11))
-	ADDQ    $4, R11
-	ADDQ    DX, SI
-	DECQ    R12
-	JNZ     q8v1row
-
-q8v1done:
-	VZEROUPPER
-	RET
-
-// q8pTok accumulates token T's q8VNNI block (quants at Q, offsets at O)
-// against the pair's weight blocks (Y2 row a, Y3 row b, quants + 128) into
-// ACCA and ACCB, as q8vToken does, with d_w·d_x broadcast from lane IDX of
-// the pair's products (Y9 row a, Y10 row b). Clobbers Y1, Y4, Y5, Y15.
-#define q8pTok(Q, O, IDX, ACCA, ACCB) \
-	VMOVDQU     O, Y4 \
-	VMOVDQA     Y4, Y5 \
-	VPDPBUSD    Q, Y2, Y4 \
-	VPDPBUSD    Q, Y3, Y5 \
-	VCVTDQ2PS   Y4, Y4 \
-	VCVTDQ2PS   Y5, Y5 \
-	VPERMPS     Y9, IDX, Y1 \
-	VPERMPS     Y10, IDX, Y15 \
-	VFMADD231PS Y4, Y1, ACCA \
-	VFMADD231PS Y5, Y15, ACCB
-
-// hsumAcc reduces accumulator ACC (Y16-Y31) into the float at DST.
-#define hsumAcc(ACC, DST) \
-	VMOVAPS ACC, Y0 \
-	hsumStore(Y0, X0, DST)
-
-// func q8_0Rows2x5V(w *byte, wstride, pairs, half int, x *byte, xstride, nb int, tab *float32, out *float32, ostride int)
-//
-// q8_0RowsV for five tokens with weight rows in pairs half the matrix
-// apart: row r (r < pairs) and row r+pairs, whose weights start half bytes
-// later, so each token's activation quants and offsets serve both rows and
-// memory sees two sequential streams. tab holds the tokens' scales (block
-// i, token t at 8i+t, lanes 5-7 zero); per block one VMULPS per row forms
-// d_w·d_x for every token, and VPERMPS broadcasts each token's (a product
-// stored and reloaded as a broadcast stalls on store forwarding: 20%
-// slower). The tokens' activation blocks are DI + t·R14 (R15 = 3·R14); row
-// b's weights are R8 + BX. The pair counter lives at 0(SP).
-TEXT ·q8_0Rows2x5V(SB), NOSPLIT, $8-80
-	MOVQ         w+0(FP), SI
-	MOVQ         wstride+8(FP), DX
-	MOVQ         pairs+16(FP), AX
-	MOVQ         AX, 0(SP)
-	MOVQ         half+24(FP), BX
-	MOVQ         x+32(FP), R10
-	MOVQ         xstride+40(FP), R14
-	LEAQ         (R14)(R14*2), R15
-	MOVQ         out+64(FP), R11
-	MOVQ         ·f16Table(SB), R13
-	MOVL         $0x80808080, AX
-	VMOVD        AX, X14
-	VPBROADCASTD X14, Y14
-	MOVL         $1, AX
-	VPXOR        Y6, Y6, Y6
-	VPBROADCASTD AX, Y7
-	VPADDD       Y7, Y7, Y8
-	VPADDD       Y7, Y8, Y11
-	VPADDD       Y7, Y11, Y12
-	CMPQ         0(SP), $0
-	JLE          q8pdone
-
-q8prow:
-	MOVQ   SI, R8
-	MOVQ   R10, DI
-	MOVQ   tab+56(FP), R12
-	MOVQ   nb+48(FP), CX
-	VPXORD Y16, Y16, Y16
-	VPXORD Y17, Y17, Y17
-	VPXORD Y18, Y18, Y18
-	VPXORD Y19, Y19, Y19
-	VPXORD Y20, Y20, Y20
-	zeroAcc
-	TESTQ  CX, CX
-	JZ     q8prowdone
-
-q8ploop:
-	// Both streams 640 bytes ahead: the hardware prefetcher alone falls
-	// behind (32000×512 streamed, 1.37-1.44 against 1.47-2.3 ms without).
-	PREFETCHT0   640(R8)
-	PREFETCHT0   640(R8)(BX*1)
-	MOVWLZX      (R8), AX
-	VBROADCASTSS (R13)(AX*4), Y9
-	VMULPS       (R12), Y9, Y9
-	MOVWLZX      (R8)(BX*1), AX
-	VBROADCASTSS (R13)(AX*4), Y10
-	VMULPS       (R12), Y10, Y10
-	VPXORD       2(R8), Y14, Y2
-	VPXORD       2(R8)(BX*1), Y14, Y3
-	q8pTok((DI), 32(DI), Y6, Y16, Y24)
-	q8pTok((DI)(R14*1), 32(DI)(R14*1), Y7, Y17, Y25)
-	q8pTok((DI)(R14*2), 32(DI)(R14*2), Y8, Y18, Y26)
-	q8pTok((DI)(R15*1), 32(DI)(R15*1), Y11, Y19, Y27)
-	q8pTok((DI)(R14*4), 32(DI)(R14*4), Y12, Y20, Y28)
-	ADDQ         $34, R8
-	ADDQ         $72, DI
-	ADDQ         $32, R12
-	DECQ         CX
-	JNZ          q8ploop
-
-q8prowdone:
-	MOVQ    ostride+72(FP), AX
-	SHLQ    $2, AX
-	MOVQ    pairs+16(FP), R9
-	LEAQ    (R11)(R9*4), R9
-	MOVQ    R11, R12
-	hsumAcc(Y16, (R12))
-	hsumAcc(Y24, (R9))
-	ADDQ    AX, R12
-	ADDQ    AX, R9
-	hsumAcc(Y17, (R12))
-	hsumAcc(Y25, (R9))
-	ADDQ    AX, R12
-	ADDQ    AX, R9
-	hsumAcc(Y18, (R12))
-	hsumAcc(Y26, (R9))
-	ADDQ    AX, R12
-	ADDQ    AX, R9
-	hsumAcc(Y19, (R12))
-	hsumAcc(Y27, (R9))
-	ADDQ    AX, R12
-	ADDQ    AX, R9
-	hsumAcc(Y20, (R12))
-	hsumAcc(Y28, (R9))
-	ADDQ    $4, R11
-	ADDQ    DX, SI
-	DECQ    0(SP)
-	JNZ     q8prow
-
-q8pdone:
 	VZEROUPPER
 	RET

@@ -11,13 +11,16 @@ import (
 )
 
 // fromQ8_0Act converts nb ggml Q8_0 activation blocks at src into dst in
-// activation type act's layout (Q8_0 or q8VNNI).
+// activation type act's layout (Q8_0, q8VNNI or q8VNNI128).
 func fromQ8_0Act(act Type, dst, src []byte, nb int) {
-	if act == q8VNNI {
-		q8VNNIFromQ8_0(dst, src, nb)
-		return
+	switch act {
+	case q8VNNI:
+		q8VNNIFromQ8_0(dst, src, nb, 3)
+	case q8VNNI128:
+		q8VNNIFromQ8_0(dst, src, nb, 7)
+	default:
+		copy(dst[:nb*q8_0Size], src)
 	}
-	copy(dst[:nb*q8_0Size], src)
 }
 
 // TestQ8VNNIQuantizer checks the q8VNNI conversion against the Q8_0
@@ -55,10 +58,15 @@ func TestQ8VNNIQuantizer(t *testing.T) {
 		for i := nb * q8VNNISize; i < len(got); i++ {
 			want[i], got[i] = 0xa5, 0xa5
 		}
-		q8VNNIFromQ8_0(want, q8, nb)
-		quantizeQ8VNNIAct(got, src)
-		if !bytes.Equal(got, want) {
-			t.Fatalf("trial %d: q8VNNI activations differ from the reference:\n got %v\nwant %v", trial, got, want)
+		for _, c := range []struct {
+			shift int
+			quant ActQuant
+		}{{3, quantizeQ8VNNIAct}, {7, quantizeQ8VNNI128Act}} {
+			q8VNNIFromQ8_0(want, q8, nb, c.shift)
+			c.quant(got, src)
+			if !bytes.Equal(got, want) {
+				t.Fatalf("trial %d, offset shift %d: q8VNNI activations differ from the reference:\n got %v\nwant %v", trial, c.shift, got, want)
+			}
 		}
 	}
 }
@@ -74,17 +82,18 @@ func TestQ0VNNIKernels(t *testing.T) {
 	r := rand.New(rand.NewPCG(43, 44))
 	for _, c := range []struct {
 		typ       Type
+		shift     int
 		avx2, ref func(w, x []byte, n int) float32
 		v         gemv
 	}{
-		{Q8_0, dotQ8_0, dotQ8_0Generic, gemvQ8_0V},
-		{Q4_0, dotQ4_0, dotQ4_0Generic, gemvQ4_0V},
+		{Q8_0, 7, dotQ8_0, dotQ8_0Generic, gemvQ8_0V},
+		{Q4_0, 3, dotQ4_0, dotQ4_0Generic, gemvQ4_0V},
 	} {
-		for _, cols := range []int{32, 96, 544, 32 * (q8vTabBlocks + 3)} {
+		for _, cols := range []int{32, 96, 544, 32 * 515} {
 			for _, rows := range []int{1, 7, 8, 9, 17, 24} {
 				for _, ntok := range []int{1, 2, 3, 5, 8, 9, 17} {
 					if cols > 1024 && (rows > 9 || ntok > 5) {
-						continue // the wide case once: Q8_0's scale table on the heap
+						continue // the wide case (an FFN of a 7B-class model) once
 					}
 					name := fmt.Sprintf("%v cols=%d rows=%d ntok=%d", c.typ, cols, rows, ntok)
 					nb := cols / qk
@@ -106,7 +115,7 @@ func TestQ0VNNIKernels(t *testing.T) {
 					}
 					for i := range ntok {
 						quantizeQ8_0Act(x[i*xs:], randFloats(r, cols, 1))
-						q8VNNIFromQ8_0(xv[i*xvs:], x[i*xs:], nb)
+						q8VNNIFromQ8_0(xv[i*xvs:], x[i*xs:], nb, c.shift)
 					}
 					out := make([]float32, (ntok-1)*os+rows+1)
 					out[len(out)-1] = 13
@@ -145,13 +154,10 @@ func TestQ0VNNIKernels(t *testing.T) {
 // thread for one and five tokens (speculative verification), with the
 // weights streamed from memory (copies cycled through, 128 MiB in all):
 // the output projection's shape (32000×512) and a layer's (1536×512).
-// Q8_0's five-token pass runs with rows paired half the matrix apart
-// (pairs=true) and one row at a time (pairs=false).
 func BenchmarkQ0Pass(b *testing.B) {
 	r := rand.New(rand.NewPCG(75, 76))
 	p := NewPool(1)
 	defer p.Close()
-	defer func(v bool) { q8Pairs5 = v }(q8Pairs5)
 	for _, typ := range []Type{Q8_0, Q4_0} {
 		for _, shape := range [][2]int{{32000, 512}, {1536, 512}} {
 			m := randMatrix(b, r, typ, shape[0], shape[1])
@@ -164,26 +170,20 @@ func BenchmarkQ0Pass(b *testing.B) {
 				ms[i].Data = data[i*len(m.Data) : (i+1)*len(m.Data)]
 			}
 			for _, n := range []int{1, 5} {
-				for _, pairs := range []bool{true, false} {
-					if !pairs && (typ != Q8_0 || n != 5) {
-						continue
-					}
-					x := randFloats(r, n*m.Cols, 1)
-					out := make([]float32, n*m.Rows)
-					b.Run(fmt.Sprintf("%v/%dx%d/n=%d/pairs=%v", typ, m.Rows, m.Cols, n, pairs), func(b *testing.B) {
-						q8Pairs5 = pairs
-						b.SetBytes(int64(len(m.Data)))
-						c0 := cpuNanos()
-						i := 0
-						for b.Loop() {
-							p.MatMul(out, &ms[i], x, n)
-							if i++; i == len(ms) {
-								i = 0
-							}
+				x := randFloats(r, n*m.Cols, 1)
+				out := make([]float32, n*m.Rows)
+				b.Run(fmt.Sprintf("%v/%dx%d/n=%d", typ, m.Rows, m.Cols, n), func(b *testing.B) {
+					b.SetBytes(int64(len(m.Data)))
+					c0 := cpuNanos()
+					i := 0
+					for b.Loop() {
+						p.MatMul(out, &ms[i], x, n)
+						if i++; i == len(ms) {
+							i = 0
 						}
-						reportCPU(b, c0, len(m.Data))
-					})
-				}
+					}
+					reportCPU(b, c0, len(m.Data))
+				})
 			}
 		}
 	}

@@ -2,9 +2,13 @@
 
 package tensor
 
-// registerQ0Kernels registers the Q8_0 and Q4_0 kernels, which without
-// assembly take ggml's Q8_0 activations.
+// registerQ0Kernels registers the Q8_0 (in q8Order) and Q4_0 kernels,
+// which without assembly take ggml's Q8_0 activations.
 func registerQ0Kernels() {
-	registerKernel(Q8_0, Q8_0, dotQ8_0)
+	if q8Order == Q8_0Lanes {
+		registerKernel(Q8_0, Q8_0, dotQ8_0Lanes)
+	} else {
+		registerKernel(Q8_0, Q8_0, dotQ8_0)
+	}
 	registerKernel(Q4_0, Q8_0, dotQ4_0)
 }

@@ -26,7 +26,8 @@ func randMatrix(t testing.TB, r *rand.Rand, typ Type, rows, cols int) *Matrix {
 var matmulTypes = []Type{F32, F16, BF16, Q8_0, Q4_0}
 
 // TestMatMulBatchInvariant checks that every output equals the single dot
-// product of its row and token, for n in 1..9 and 1..3 threads, bit for bit.
+// product of its row and token, for n in 1..9 and 1..3 threads, bit for bit;
+// Q8_0 in both of its summation orders.
 func TestMatMulBatchInvariant(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	pools := []*Pool{NewPool(1), NewPool(2), NewPool(3)}
@@ -35,40 +36,48 @@ func TestMatMulBatchInvariant(t *testing.T) {
 			p.Close()
 		}
 	}()
-	const rows, maxN = 37, 9
 	for _, typ := range matmulTypes {
-		cols := 96
-		if typ.BlockSize() == 1 {
-			cols = 100 // a float tail after the 32-element steps
+		checkBatchInvariant(t, r, pools, typ)
+	}
+	defer SetQ8_0Order(q8Order)
+	SetQ8_0Order(Q8_0Lanes)
+	checkBatchInvariant(t, r, pools, Q8_0)
+}
+
+func checkBatchInvariant(t *testing.T, r *rand.Rand, pools []*Pool, typ Type) {
+	t.Helper()
+	const rows, maxN = 37, 9
+	cols := 96
+	if typ.BlockSize() == 1 {
+		cols = 100 // a float tail after the 32-element steps
+	}
+	m := randMatrix(t, r, typ, rows, cols)
+	x := randFloats(r, maxN*cols, 1)
+	k, _ := kernelFor(typ)
+	aRow := RowSize(k.act, cols)
+	want := make([]float32, maxN*rows)
+	for tok := range maxN {
+		a := make([]byte, aRow)
+		actQuants[k.act](a, x[tok*cols:(tok+1)*cols])
+		for row := range rows {
+			want[tok*rows+row] = k.dot(m.Row(row), a, cols)
 		}
-		m := randMatrix(t, r, typ, rows, cols)
-		x := randFloats(r, maxN*cols, 1)
-		k, _ := kernelFor(typ)
-		aRow := RowSize(k.act, cols)
-		want := make([]float32, maxN*rows)
-		for tok := range maxN {
-			a := make([]byte, aRow)
-			actQuants[k.act](a, x[tok*cols:(tok+1)*cols])
-			for row := range rows {
-				want[tok*rows+row] = k.dot(m.Row(row), a, cols)
+	}
+	for _, p := range pools {
+		for n := 1; n <= maxN; n++ {
+			// Each batch starts at a different token so tokens move
+			// between batch positions.
+			start := (n * 5) % (maxN - n + 1)
+			out := make([]float32, n*rows+3)
+			out[n*rows], out[n*rows+1], out[n*rows+2] = 7, 7, 7
+			p.MatMul(out, m, x[start*cols:(start+n)*cols], n)
+			for i := range n * rows {
+				if math.Float32bits(out[i]) != math.Float32bits(want[start*rows+i]) {
+					t.Fatalf("%v (Q8_0 order %d) threads=%d n=%d: out[%d] = %g, single dot %g", typ, q8Order, p.Threads(), n, i, out[i], want[start*rows+i])
+				}
 			}
-		}
-		for _, p := range pools {
-			for n := 1; n <= maxN; n++ {
-				// Each batch starts at a different token so tokens move
-				// between batch positions.
-				start := (n * 5) % (maxN - n + 1)
-				out := make([]float32, n*rows+3)
-				out[n*rows], out[n*rows+1], out[n*rows+2] = 7, 7, 7
-				p.MatMul(out, m, x[start*cols:(start+n)*cols], n)
-				for i := range n * rows {
-					if math.Float32bits(out[i]) != math.Float32bits(want[start*rows+i]) {
-						t.Fatalf("%v threads=%d n=%d: out[%d] = %g, single dot %g", typ, p.Threads(), n, i, out[i], want[start*rows+i])
-					}
-				}
-				if out[n*rows] != 7 || out[n*rows+2] != 7 {
-					t.Fatalf("%v threads=%d n=%d: wrote past the output", typ, p.Threads(), n)
-				}
+			if out[n*rows] != 7 || out[n*rows+2] != 7 {
+				t.Fatalf("%v threads=%d n=%d: wrote past the output", typ, p.Threads(), n)
 			}
 		}
 	}

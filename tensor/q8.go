@@ -12,12 +12,43 @@ import (
 //	block_q4_0 { d f16; qs [16]uint8 }          18 bytes, x[j] = d*((qs[j]&15)-8),
 //	                                                      x[j+16] = d*((qs[j]>>4)-8)
 //
-// The reference dots follow what llama.cpp's AVX2 build computes. For Q8_0
-// (ggml_vec_dot_q8_0_q8_0 and llamafile's tinyBLAS_Q0_AVX): per block an
-// exact integer dot in 8 lanes of 4 products, each lane converted to float32
-// and FMA'd with d_w*d_x into an 8-lane accumulator, reduced by
-// hsum_float_8. For Q4_0 (repacked 8-row gemv): per block the whole exact
-// integer dot, FMA'd into one float32 accumulator.
+// The reference dots follow what llama.cpp computes. Both sum each block's
+// 32 products exactly as integers and FMA d_w·d_x times that sum into a
+// float32; they differ in how those terms are added up (Q8_0Order):
+//
+//   - Q4_0 and Q8_0 in the rows order (the default): one float32
+//     accumulator per row, block after block, as llama.cpp's x86 build does
+//     for Q4_0 (its weights are repacked for ggml_gemv_q4_0_8x8_q8_0).
+//   - Q8_0 in the lanes order: llama.cpp's x86 Q8_0 arithmetic
+//     (ggml_vec_dot_q8_0_q8_0 and llamafile's tinyBLAS_Q0_AVX), per block
+//     8 int32 lanes of 4 products, each converted and FMA'd into its own
+//     float32 lane, reduced by hsum_float_8.
+
+// Q8_0Order is the summation order of Q8_0 dot products. The two orders
+// differ by a few units in the last place of each dot product.
+type Q8_0Order int
+
+const (
+	// Q8_0Rows keeps one float32 accumulator per weight row, so kernels
+	// vectorise across rows and several tokens cost little more than one:
+	// a five-token pass about 1.4× a one-token pass, against 1.7× in the
+	// lanes order, on the 58M benchmark model at two threads.
+	Q8_0Rows Q8_0Order = iota
+	// Q8_0Lanes is llama.cpp's x86 order: logits bit-identical to
+	// llama.cpp's CPU backend, and so the same greedy ids on every model
+	// (in the rows order a near-tie, after rounding of re-quantized
+	// activations has amplified the difference, can part them).
+	Q8_0Lanes
+)
+
+var q8Order = Q8_0Rows
+
+// SetQ8_0Order selects the order of Q8_0 dot products for the MatMuls and
+// VecDots that follow. It must not run concurrently with either.
+func SetQ8_0Order(o Q8_0Order) {
+	q8Order = o
+	registerQ0Kernels()
+}
 
 const (
 	qk       = 32
@@ -38,6 +69,7 @@ func init() {
 // supports them.
 var (
 	dotQ8_0         VecDot   = dotQ8_0Generic
+	dotQ8_0Lanes    VecDot   = dotQ8_0LanesGeneric
 	dotQ4_0         VecDot   = dotQ4_0Generic
 	quantizeQ8_0Act ActQuant = quantizeQ8_0ActGeneric
 )
@@ -52,7 +84,31 @@ func hsum8(a *[8]float32) float32 {
 	return float32(float32(r0+r2) + float32(r1+r3))
 }
 
+// dotQ8_0Generic accumulates blocks one after another into one float32,
+// as dotQ4_0Generic does:
+//
+//	acc = fma(float32(Σ w·x), f16(w.d)·f16(x.d), acc)
 func dotQ8_0Generic(w, x []byte, n int) float32 {
+	nb := n / qk
+	w = w[:nb*q8_0Size]
+	x = x[:nb*q8_0Size]
+	t := f16Table
+	var acc float32
+	for i := range nb {
+		wb := (*[q8_0Size]byte)(w[i*q8_0Size:])
+		xb := (*[q8_0Size]byte)(x[i*q8_0Size:])
+		d := float32(t[le16(wb[:])] * t[le16(xb[:])])
+		var s int32
+		for k := 2; k < q8_0Size; k++ {
+			s += int32(int8(wb[k])) * int32(int8(xb[k]))
+		}
+		acc = fma32(float32(s), d, acc)
+	}
+	return acc
+}
+
+// dotQ8_0LanesGeneric is dotQ8_0Generic in the lanes order (Q8_0Lanes).
+func dotQ8_0LanesGeneric(w, x []byte, n int) float32 {
 	nb := n / qk
 	w = w[:nb*q8_0Size]
 	x = x[:nb*q8_0Size]

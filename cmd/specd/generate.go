@@ -35,6 +35,7 @@ type generateOpts struct {
 	f32Cache  bool
 	memStats  bool
 	window    int
+	q8Order   string
 }
 
 func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -55,6 +56,7 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.IntVar(&o.batch, "batch", 512, "maximum tokens per forward pass while processing the prompt")
 	fs.BoolVar(&o.f32Cache, "f32-cache", false, "keep the KV cache in F32 instead of F16")
 	fs.IntVar(&o.window, "window", 0, "sliding-window attention over the last `n` positions: the KV cache then holds about 2n positions however long the sequence (0: full attention; outputs differ from full attention past n positions unless the model was trained with that window)")
+	fs.StringVar(&o.q8Order, "q8-order", "rows", "summation order of Q8_0 dot products: rows (one accumulator per weight row; fast multi-token passes) or lanes (llama.cpp's x86 order: logits bit-identical to llama.cpp's CPU backend)")
 	fs.BoolVar(&o.memStats, "mem-stats", false, "print peak and current resident memory at the end, and how much of the draft's own embedding table is resident (Linux)")
 	spec := addSpecFlags(fs) // speculative decoding (spec.go)
 	fs.Usage = func() {
@@ -91,6 +93,14 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return fmt.Errorf("--window %d: must not be negative", o.window)
 	case *temp < 0 || *topP < 0 || *topP > 1:
 		return fmt.Errorf("--temp %g --top-p %g: temperature must be >= 0 and top-p in [0, 1]", *temp, *topP)
+	}
+	switch o.q8Order {
+	case "rows":
+		tensor.SetQ8_0Order(tensor.Q8_0Rows)
+	case "lanes":
+		tensor.SetQ8_0Order(tensor.Q8_0Lanes)
+	default:
+		return fmt.Errorf("--q8-order %q: must be rows or lanes", o.q8Order)
 	}
 	if spec.enabled() {
 		return generateSpec(ctx, o, spec, stdout, stderr)

@@ -147,6 +147,7 @@ func TestGenerateErrors(t *testing.T) {
 		{[]string{"-m", path, "--prompt-ids", "3,4,5,6,7", "--ctx", "4"}, "does not fit the context of 4"},
 		{[]string{"-m", path, "--prompt-ids", strings.Repeat("3,", 70) + "3"}, "does not fit the context of 64"},
 		{[]string{"-m", path, "--prompt-ids", "1", "--threads", "0"}, "--threads 0"},
+		{[]string{"-m", path, "--prompt-ids", "1", "--q8-order", "fast"}, "--q8-order \"fast\""},
 		{[]string{"-m", path, "--prompt-ids", "1", "--top-p", "2"}, "top-p"},
 	} {
 		code, _, errOut := runCmd(append([]string{"generate"}, tc.args...)...)
@@ -205,8 +206,9 @@ func TestInspect(t *testing.T) {
 
 // TestGenerateMatchesLlamaCpp checks that greedy generate --ids prints the
 // ids llama.cpp decodes (llamaref, tools/peer) for a random Q8_0 model with
-// a real SentencePiece vocabulary; BOS is added by both. Needs the peer
-// tools (see internal/peertest).
+// a real SentencePiece vocabulary, in llama.cpp's Q8_0 summation order
+// (--q8-order lanes); BOS is added by both. Needs the peer tools (see
+// internal/peertest).
 func TestGenerateMatchesLlamaCpp(t *testing.T) {
 	peer := modeltest.RequirePeer(t)
 	path := filepath.Join(t.TempDir(), "spm.gguf")
@@ -221,7 +223,7 @@ func TestGenerateMatchesLlamaCpp(t *testing.T) {
 		ids[i] = strconv.Itoa(int(id))
 	}
 	const n = 32
-	code, out, errOut := runCmd("generate", "-m", path, "--prompt-ids", strings.Join(ids, ","), "-n", strconv.Itoa(n), "--ids", "--threads", "2")
+	code, out, errOut := runCmd("generate", "-m", path, "--prompt-ids", strings.Join(ids, ","), "-n", strconv.Itoa(n), "--ids", "--threads", "2", "--q8-order", "lanes")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
