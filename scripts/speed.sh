@@ -5,6 +5,7 @@
 #
 #   scripts/speed.sh              # threads 1,2; 3 repetitions
 #   THREADS=2 REPS=5 scripts/speed.sh
+#   FORMATS="Q8_0 Q4_0" scripts/speed.sh   # only those weight formats
 #
 # F32 and F16 are written by tools/peer/mkmodel; Q8_0, Q4_0 and Q4_K_M are
 # made from the F32 file by llama-quantize (with its usual tensor mixtures),
@@ -28,7 +29,7 @@ go build -o "$dir/specdbench" ./tools/peer/specdbench
 
 shape=(-arch llama -dim 512 -layers 8 -heads 8 -kv-heads 4 -ffn 1536 -vocab 32000 -seed 1)
 formats=(F32 F16 Q8_0 Q4_0 Q4_K_M)
-for f in "${formats[@]}"; do
+for f in "${formats[@]}"; do # every file, for scripts/verifycost.sh too
   out="$dir/llama58m-$f.gguf"
   [[ -s $out ]] && continue
   case $f in
@@ -49,7 +50,8 @@ if awk -v l="$(cut -d' ' -f1 /proc/loadavg)" 'BEGIN { exit !(l > 0.5) }'; then
 fi
 results="$dir/results.txt"
 : >"$results"
-for f in "${formats[@]}"; do
+read -r -a measured <<<"${FORMATS:-${formats[*]}}"
+for f in "${measured[@]}"; do
   m="$dir/llama58m-$f.gguf"
   echo "speed: $f: llama-bench" >&2
   "$bin/llama-bench" -m "$m" -t "$threads" -p 64 -n 64 -r "$reps" -o jsonl 2>/dev/null |

@@ -1,7 +1,6 @@
 package tensor
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -224,10 +223,10 @@ func TestQuantizeRowErrors(t *testing.T) {
 }
 
 // fuzzDot checks one pair on fuzzer-chosen weights and activations.
-func fuzzDot(f *testing.F, typ Type) {
+func fuzzDot(f *testing.F, typ Type, order Q8_0Order) {
 	var p dotPair
 	for _, q := range dotPairs {
-		if q.weight == typ {
+		if q.weight == typ && q.order == order {
 			p = q
 		}
 	}
@@ -250,11 +249,12 @@ func fuzzDot(f *testing.F, typ Type) {
 	})
 }
 
-func FuzzDotF32(f *testing.F)  { fuzzDot(f, F32) }
-func FuzzDotF16(f *testing.F)  { fuzzDot(f, F16) }
-func FuzzDotBF16(f *testing.F) { fuzzDot(f, BF16) }
-func FuzzDotQ8_0(f *testing.F) { fuzzDot(f, Q8_0) }
-func FuzzDotQ4_0(f *testing.F) { fuzzDot(f, Q4_0) }
+func FuzzDotF32(f *testing.F)       { fuzzDot(f, F32, Q8_0Rows) }
+func FuzzDotF16(f *testing.F)       { fuzzDot(f, F16, Q8_0Rows) }
+func FuzzDotBF16(f *testing.F)      { fuzzDot(f, BF16, Q8_0Rows) }
+func FuzzDotQ8_0(f *testing.F)      { fuzzDot(f, Q8_0, Q8_0Rows) }
+func FuzzDotQ8_0Lanes(f *testing.F) { fuzzDot(f, Q8_0, Q8_0Lanes) }
+func FuzzDotQ4_0(f *testing.F)      { fuzzDot(f, Q4_0, Q8_0Rows) }
 
 // BenchmarkDot reports each kernel's speed in bytes of weights per second
 // over a 4096-element row (kept in cache: this is compute speed).
@@ -273,7 +273,11 @@ func BenchmarkDot(b *testing.B) {
 			name string
 			dot  VecDot
 		}{{"fast", p.fast()}, {"generic", p.ref()}} {
-			b.Run(fmt.Sprintf("%v/%s", p.weight, impl.name), func(b *testing.B) {
+			name := p.weight.String()
+			if p.order == Q8_0Lanes {
+				name += "-lanes"
+			}
+			b.Run(name+"/"+impl.name, func(b *testing.B) {
 				b.SetBytes(int64(len(w)))
 				var s float32
 				c0 := cpuNanos()
