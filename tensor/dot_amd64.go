@@ -289,17 +289,27 @@ func gemvBF16(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float3
 func gemvQ8_0(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
 	nb := cols / qk
 	checkGemv(len(w), ws, rows, nb*q8_0Size, len(x), xs, ntok, nb*q8_0Size, len(out), os)
+	gemvGroups8(w, ws, rows, x, xs, ntok, out, os, func(w *byte, ws, groups int, x *byte, nt int, out *float32, os int) {
+		q8_0Rows8(w, ws, groups, x, xs, nt, nb, out, os)
+	})
+}
+
+// gemvGroups8 runs an eight-row kernel (kern: groups of eight rows from w
+// at stride ws, nt ≤ 8 tokens from x, outputs at out with token stride os)
+// over whole groups of rows, eight tokens at a time, and over the rows left
+// over one at a time, each as a group of eight copies of itself (stride 0):
+// the same arithmetic, so it matches its grouped neighbours.
+func gemvGroups8(w []byte, ws, rows int, x []byte, xs, ntok int, out []float32, os int,
+	kern func(w *byte, ws, groups int, x *byte, nt int, out *float32, os int)) {
 	groups := rows / 8
 	for t := 0; t < ntok; t += 8 {
 		nt := min(8, ntok-t)
 		if groups > 0 {
-			q8_0Rows8(ptr(w), ws, groups, &x[t*xs], xs, nt, nb, &out[t*os], os)
+			kern(ptr(w), ws, groups, &x[t*xs], nt, &out[t*os], os)
 		}
 		for r := 8 * groups; r < rows; r++ {
-			// A lone row runs as a group of eight copies of itself (stride
-			// 0), as gemvQ4_0 does.
 			var o [8 * 8]float32
-			q8_0Rows8(&w[r*ws], 0, 1, &x[t*xs], xs, nt, nb, &o[0], 8)
+			kern(&w[r*ws], 0, 1, &x[t*xs], nt, &o[0], 8)
 			for i := range nt {
 				out[(t+i)*os+r] = o[8*i]
 			}

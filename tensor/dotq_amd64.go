@@ -113,27 +113,13 @@ func gemvQ4_0V(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float
 	gemvQ0V(q4_0Size, w, ws, rows, x, xs, ntok, cols, out, os)
 }
 
-// gemvQ0V runs q0Rows8V over whole groups of eight rows, eight tokens at a
-// time, and the rows left over one at a time.
+// gemvQ0V runs q0Rows8V over the rows (gemvGroups8).
 func gemvQ0V(bsize int, w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
 	nb := cols / qk
 	checkGemv(len(w), ws, rows, nb*bsize, len(x), xs, ntok, nb*q8VNNISize, len(out), os)
-	groups := rows / 8
-	for t := 0; t < ntok; t += 8 {
-		nt := min(8, ntok-t)
-		if groups > 0 {
-			q0Rows8V(ptr(w), ws, groups, &x[t*xs], xs, nt, nb, &out[t*os], os, bsize)
-		}
-		for r := 8 * groups; r < rows; r++ {
-			// A lone row runs as a group of eight copies of itself (stride
-			// 0): the same arithmetic, so it matches its grouped neighbours.
-			var o [8 * 8]float32
-			q0Rows8V(&w[r*ws], 0, 1, &x[t*xs], xs, nt, nb, &o[0], 8, bsize)
-			for i := range nt {
-				out[(t+i)*os+r] = o[8*i]
-			}
-		}
-	}
+	gemvGroups8(w, ws, rows, x, xs, ntok, out, os, func(w *byte, ws, groups int, x *byte, nt int, out *float32, os int) {
+		q0Rows8V(w, ws, groups, x, xs, nt, nb, out, os, bsize)
+	})
 }
 
 // q8VNNIFromQ8_0 converts nb Q8_0 blocks at src into q8VNNI blocks at dst,
