@@ -160,29 +160,12 @@ func BenchmarkQ0Pass(b *testing.B) {
 	defer p.Close()
 	for _, typ := range []Type{Q8_0, Q4_0} {
 		for _, shape := range [][2]int{{32000, 512}, {1536, 512}} {
-			m := randMatrix(b, r, typ, shape[0], shape[1])
-			copies := max(2, (128<<20)/len(m.Data))
-			data := make([]byte, copies*len(m.Data))
-			ms := make([]Matrix, copies)
-			for i := range ms {
-				copy(data[i*len(m.Data):], m.Data)
-				ms[i] = *m
-				ms[i].Data = data[i*len(m.Data) : (i+1)*len(m.Data)]
-			}
+			ms := streamCopies(randMatrix(b, r, typ, shape[0], shape[1]))
 			for _, n := range []int{1, 5} {
-				x := randFloats(r, n*m.Cols, 1)
-				out := make([]float32, n*m.Rows)
-				b.Run(fmt.Sprintf("%v/%dx%d/n=%d", typ, m.Rows, m.Cols, n), func(b *testing.B) {
-					b.SetBytes(int64(len(m.Data)))
-					c0 := cpuNanos()
-					i := 0
-					for b.Loop() {
-						p.MatMul(out, &ms[i], x, n)
-						if i++; i == len(ms) {
-							i = 0
-						}
-					}
-					reportCPU(b, c0, len(m.Data))
+				x := randFloats(r, n*shape[1], 1)
+				out := make([]float32, n*shape[0])
+				b.Run(fmt.Sprintf("%v/%dx%d/n=%d", typ, shape[0], shape[1], n), func(b *testing.B) {
+					benchStream(b, p, ms, x, n, out)
 				})
 			}
 		}

@@ -886,29 +886,14 @@ func BenchmarkKQuantMatMulStream(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		copies := max(2, (128<<20)/len(one))
-		data := make([]byte, copies*len(one))
-		ms := make([]Matrix, copies)
-		for i := range ms {
-			copy(data[i*len(one):], one)
-			ms[i] = Matrix{Type: typ, Rows: rows, Cols: cols, Data: data[i*len(one) : (i+1)*len(one)]}
-		}
+		ms := streamCopies(&Matrix{Type: typ, Rows: rows, Cols: cols, Data: one})
 		for _, threads := range []int{1, 2} {
 			p := NewPool(threads)
 			for _, n := range []int{1, 5} {
 				x := kRandFloats(r, n*cols)
 				out := make([]float32, n*rows)
 				b.Run(fmt.Sprintf("%v/threads=%d/n=%d", typ, threads, n), func(b *testing.B) {
-					b.SetBytes(int64(len(one)))
-					c0 := cpuNanos()
-					i := 0
-					for b.Loop() {
-						p.MatMul(out, &ms[i], x, n)
-						if i++; i == len(ms) {
-							i = 0
-						}
-					}
-					reportCPU(b, c0, len(one))
+					benchStream(b, p, ms, x, n, out)
 				})
 			}
 			p.Close()

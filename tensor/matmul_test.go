@@ -190,6 +190,38 @@ func reportCPU(b *testing.B, c0 int64, bytes int) {
 	b.ReportMetric(float64(bytes)*float64(b.N)/float64(c), "GB/cpu-s")
 }
 
+// streamCopies returns copies of m (at least two) totalling about 128 MiB,
+// four times the last-level cache: cycling through them, as benchStream
+// does, streams the weights from memory as a decode step through a model's
+// layers does.
+func streamCopies(m *Matrix) []Matrix {
+	copies := max(2, (128<<20)/len(m.Data))
+	data := make([]byte, copies*len(m.Data))
+	ms := make([]Matrix, copies)
+	for i := range ms {
+		copy(data[i*len(m.Data):], m.Data)
+		ms[i] = *m
+		ms[i].Data = data[i*len(m.Data) : (i+1)*len(m.Data)]
+	}
+	return ms
+}
+
+// benchStream times one n-token MatMul per iteration on p, through the
+// matrices of ms in turn, and reports CPU time and weight bytes per
+// CPU-second.
+func benchStream(b *testing.B, p *Pool, ms []Matrix, x []float32, n int, out []float32) {
+	b.SetBytes(int64(len(ms[0].Data)))
+	c0 := cpuNanos()
+	i := 0
+	for b.Loop() {
+		p.MatMul(out, &ms[i], x, n)
+		if i++; i == len(ms) {
+			i = 0
+		}
+	}
+	reportCPU(b, c0, len(ms[0].Data))
+}
+
 // BenchmarkPoolOverhead measures a MatMul too small to be worth splitting
 // except for the cost of waking and joining the helpers.
 func BenchmarkPoolOverhead(b *testing.B) {
@@ -218,31 +250,14 @@ func BenchmarkPoolOverhead(b *testing.B) {
 func BenchmarkMatMulStream(b *testing.B) {
 	r := rand.New(rand.NewPCG(25, 26))
 	for _, typ := range matmulTypes {
-		m := randMatrix(b, r, typ, 1536, 512)
-		copies := max(2, (128<<20)/len(m.Data))
-		data := make([]byte, copies*len(m.Data))
-		ms := make([]Matrix, copies)
-		for i := range ms {
-			copy(data[i*len(m.Data):], m.Data)
-			ms[i] = *m
-			ms[i].Data = data[i*len(m.Data) : (i+1)*len(m.Data)]
-		}
+		ms := streamCopies(randMatrix(b, r, typ, 1536, 512))
 		for _, threads := range []int{1, 2} {
 			p := NewPool(threads)
 			for _, n := range []int{1, 5} {
 				x := randFloats(r, n*512, 1)
 				out := make([]float32, n*1536)
 				b.Run(fmt.Sprintf("%v/threads=%d/n=%d", typ, threads, n), func(b *testing.B) {
-					b.SetBytes(int64(len(m.Data)))
-					c0 := cpuNanos()
-					i := 0
-					for b.Loop() {
-						p.MatMul(out, &ms[i], x, n)
-						if i++; i == len(ms) {
-							i = 0
-						}
-					}
-					reportCPU(b, c0, len(m.Data))
+					benchStream(b, p, ms, x, n, out)
 				})
 			}
 			p.Close()
