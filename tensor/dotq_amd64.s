@@ -26,17 +26,6 @@
 	VPXORD Y30, Y30, Y30 \
 	VPXORD Y31, Y31, Y31
 
-// permV puts lanes ordered [r0 r2 r4 r6 r1 r3 r5 r7] back in row order.
-DATA permV<>+0(SB)/4, $0
-DATA permV<>+4(SB)/4, $4
-DATA permV<>+8(SB)/4, $1
-DATA permV<>+12(SB)/4, $5
-DATA permV<>+16(SB)/4, $2
-DATA permV<>+20(SB)/4, $6
-DATA permV<>+24(SB)/4, $3
-DATA permV<>+28(SB)/4, $7
-GLOBL permV<>(SB), RODATA|NOPTR, $32
-
 // rows8T transposes 16 bytes of each of the eight rows' current blocks,
 // from offset OFF (rows 0-3 at R8 + r·DX, rows 4-7 at R12 + r·DX, BX =
 // 3·DX), so that lane l of Y4+k holds row p(l)'s bytes 4k..4k+3, with p =
@@ -125,7 +114,8 @@ GLOBL permV<>(SB), RODATA|NOPTR, $32
 	VMULPS.BCST   32(R9), Y12, Y5 \
 	VFMADD231PS   Y5, Y4, ACC
 
-// q4vStore writes accumulator ACC, permuted to row order by Y0, at R9.
+// q4vStore writes accumulator ACC, permuted to row order by Y0 (·permRows8,
+// dot_amd64.s), at R9.
 #define q4vStore(ACC) \
 	VPERMPS ACC, Y0, Y1 \
 	VMOVUPS Y1, (R9)
@@ -278,7 +268,7 @@ q0v5decoded:
 q4vgroupdone:
 	MOVQ    ostride+64(FP), AX
 	SHLQ    $2, AX
-	VMOVDQU permV<>(SB), Y0
+	VMOVDQU ·permRows8(SB), Y0
 	MOVQ    R11, R9
 	q4vStore(Y24)
 	CMPQ    ntok+40(FP), $1

@@ -174,28 +174,38 @@ func (p *Pool) helper(id int) {
 	}
 }
 
+// spin polls done with PAUSE for up to spinTime and reports whether it
+// became true. Every 64 polls it yields (runtime.Gosched), so that a
+// goroutine waiting for this P (a helper of another pool, say) runs instead
+// of waiting for preemption.
+func spin(done func() bool) bool {
+	var deadline time.Time
+	for i := 1; ; i++ {
+		if done() {
+			return true
+		}
+		spinPause(4)
+		if i%64 == 0 {
+			now := time.Now()
+			if deadline.IsZero() {
+				deadline = now.Add(spinTime)
+			} else if now.After(deadline) {
+				return false
+			}
+			runtime.Gosched()
+		}
+	}
+}
+
 // await returns true when a job newer than seen has been opened, and false
 // when the pool is closing. It spins for up to spinTime, then parks.
 func (p *Pool) await(h *helperState, seen uint64) bool {
 	for {
-		var deadline time.Time
-		for i := 1; ; i++ {
-			if p.gen.Load() != seen {
-				return true
-			}
-			if p.quit.Load() {
-				return false
-			}
-			spinPause(4)
-			if i%64 == 0 {
-				now := time.Now()
-				if deadline.IsZero() {
-					deadline = now.Add(spinTime)
-				} else if now.After(deadline) {
-					break
-				}
-				runtime.Gosched()
-			}
+		if p.gen.Load() != seen {
+			return true
+		}
+		if spin(func() bool { return p.gen.Load() != seen || p.quit.Load() }) {
+			return p.gen.Load() != seen
 		}
 		h.parked.Store(1)
 		if p.gen.Load() != seen || p.quit.Load() {
@@ -225,24 +235,9 @@ func (p *Pool) dispatch(helpers int) {
 	if prev == 0 {
 		return
 	}
-	// Helpers still inside: spin until they leave, then sleep. The
-	// Gosched lets a helper that waits for a P (another pool's goroutines
-	// may hold them all) finish instead of waiting for preemption.
-	var deadline time.Time
-	for i := 1; ; i++ {
-		if j.state.Load() == jobClosed {
-			return
-		}
-		spinPause(4)
-		if i%64 == 0 {
-			now := time.Now()
-			if deadline.IsZero() {
-				deadline = now.Add(spinTime)
-			} else if now.After(deadline) {
-				break
-			}
-			runtime.Gosched()
-		}
+	// Helpers still inside: spin until they leave, then sleep.
+	if j.state.Load() == jobClosed || spin(func() bool { return j.state.Load() == jobClosed }) {
+		return
 	}
 	if j.state.Or(callerAsleep) != jobClosed {
 		<-p.done // the last helper out signals
