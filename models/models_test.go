@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/specd-dev/specd/model"
@@ -135,7 +136,7 @@ func TestTokenizerMatchesTraining(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", c.Text, err)
 		}
-		if !equalIDs(got, c.IDs) {
+		if !slices.Equal(got, c.IDs) {
 			t.Errorf("%q: ids %v, training tokenizer %v", c.Text, got, c.IDs)
 		}
 	}
@@ -184,7 +185,7 @@ func TestForwardMatchesTraining(t *testing.T) {
 			if a, b := argmax(first), argmax(want); a != b {
 				t.Errorf("%s %q: argmax %d, PyTorch %d", which.name, c.Prompt, a, b)
 			}
-			if steps > 0 && !equalIDs(gen, c.TargetGreedy) {
+			if steps > 0 && !slices.Equal(gen, c.TargetGreedy) {
 				t.Errorf("%s %q: greedy %v, PyTorch %v", which.name, c.Prompt, gen, c.TargetGreedy)
 			}
 		}
@@ -232,16 +233,4 @@ func argmax(x []float32) int {
 		}
 	}
 	return best
-}
-
-func equalIDs(a, b []int32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -90,7 +90,7 @@ func TestEncodeGolden(t *testing.T) {
 					t.Errorf("Encode(%q, %v, %v): %v", g.Text, g.AddSpecial, g.ParseSpecial, err)
 					return
 				}
-				if !equalIDs(got, g.IDs) {
+				if !slices.Equal(got, g.IDs) {
 					t.Errorf("Encode(%q, addSpecial=%v, parseSpecial=%v):\n got  %v\n want %v", g.Text, g.AddSpecial, g.ParseSpecial, got, g.IDs)
 				}
 				if s := tok.Decode(g.IDs); s != g.Detok {

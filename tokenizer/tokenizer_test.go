@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -344,7 +345,7 @@ func TestConcurrentEncode(t *testing.T) {
 			for rep := range 50 {
 				i := (w + rep) % len(inputs)
 				ids, err := tok.Encode(inputs[i], true, true)
-				if err == nil && !equalIDs(ids, want[i]) {
+				if err == nil && !slices.Equal(ids, want[i]) {
 					err = fmt.Errorf("Encode(%q) = %v, want %v", inputs[i], ids, want[i])
 				}
 				if err != nil {

@@ -3,6 +3,7 @@ package tokenizer
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -118,7 +119,7 @@ func TestVectors(t *testing.T) {
 					t.Errorf("Encode(%q): %v", c.text, err)
 					continue
 				}
-				if !equalIDs(got, c.ids) {
+				if !slices.Equal(got, c.ids) {
 					t.Errorf("Encode(%q):\n got  %v\n want %v", c.text, got, c.ids)
 					continue
 				}
@@ -127,16 +128,4 @@ func TestVectors(t *testing.T) {
 			t.Logf("%s: %d/%d cases pass", name, pass, len(cases))
 		})
 	}
-}
-
-func equalIDs(a, b []int32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

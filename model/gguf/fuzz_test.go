@@ -2,6 +2,7 @@ package gguf
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -85,7 +86,7 @@ func FuzzParse(f *testing.F) {
 		}
 		for i, ti := range file.Tensors {
 			a := again.Tensors[i]
-			if a.Name != ti.Name || a.Type != ti.Type || !equalDims(a.Dims, ti.Dims) || string(a.Data) != string(ti.Data) {
+			if a.Name != ti.Name || a.Type != ti.Type || !slices.Equal(a.Dims, ti.Dims) || string(a.Data) != string(ti.Data) {
 				t.Fatalf("rewritten tensor %d = %q, want %q", i, a.Name, ti.Name)
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -123,7 +124,7 @@ func TestRoundTrip(t *testing.T) {
 		}
 		for i, tt := range testTensors {
 			ti := &f.Tensors[i]
-			if ti.Name != tt.name || ti.Type != tt.typ || !equalDims(ti.Dims, tt.dims) || ti.Offset%want != 0 {
+			if ti.Name != tt.name || ti.Type != tt.typ || !slices.Equal(ti.Dims, tt.dims) || ti.Offset%want != 0 {
 				t.Errorf("align %d: tensor %d = %q %s %v @%d, want %q %s %v", align, i, ti.Name, ti.Type, ti.Dims, ti.Offset, tt.name, tt.typ, tt.dims)
 			}
 			if !bytes.Equal(ti.Data, data[tt.name]) {
@@ -154,18 +155,6 @@ func TestRoundTrip(t *testing.T) {
 			t.Errorf("align %d: rewriting a parsed file changed its bytes", align)
 		}
 	}
-}
-
-func equalDims(a, b []uint64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestLayout pins the byte layout of a small file against a hand-written

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -99,7 +100,7 @@ func TestWriteMetadataAndShapes(t *testing.T) {
 					t.Errorf("tensor %s missing", name)
 					continue
 				}
-				if !equalDims(ti.Dims, dims) {
+				if !slices.Equal(ti.Dims, dims) {
 					t.Errorf("%s dims %v, want %v", name, ti.Dims, dims)
 				}
 				want := tc.typ
@@ -128,18 +129,6 @@ func TestWriteMetadataAndShapes(t *testing.T) {
 			}
 		})
 	}
-}
-
-func equalDims(a, b []uint64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func product(d []uint64) uint64 {
