@@ -42,6 +42,10 @@ type Request struct {
 	// proposes all K). The pipeline stops a pre-draft this way as soon as
 	// the verification it overlaps is done.
 	Stop func() bool
+
+	// PMin, if not nil, replaces the model drafter's confidence stop for
+	// this request (0: never stop early).
+	PMin *float32
 }
 
 // Drafter proposes draft tokens. It is used by one goroutine at a time.
@@ -115,6 +119,10 @@ func (m *Model) Draft(r *Request) error {
 		r.Q = nil
 	}
 	s := int32(r.Slot)
+	pmin := m.pmin
+	if r.PMin != nil {
+		pmin = *r.PMin
+	}
 	have := m.be.Len(r.Slot)
 	if have > n-1 {
 		// Defensive: never keep positions past the committed tokens.
@@ -147,11 +155,11 @@ func (m *Model) Draft(r *Request) error {
 			top = maxOf(m.prob)
 		} else {
 			tok = int32(verify.Argmax(m.logits))
-			if m.pmin > 0 {
+			if pmin > 0 {
 				top = topSoftmax(m.logits, tok)
 			}
 		}
-		if m.pmin > 0 && top < m.pmin {
+		if pmin > 0 && top < pmin {
 			break
 		}
 		r.Out = append(r.Out, tok)

@@ -1,17 +1,23 @@
 // Package stages wires the speculative decoding pipeline out of graph stages:
 //
-//	intake → tokenize → prefill → draft ⇄ verify → accept → detokenize → publish
+//	intake → tokenize → prefill → draft ⇄ verify → accept → publish
 //	                                 ▲                 │
 //	                                 └──── loop ───────┘
 //
-// intake admits a request when a sequence slot is free (back-pressure on
-// the caller); tokenize turns its prompt into ids; prefill runs the target
-// over the prompt; draft proposes k tokens per sequence on the draft's own
-// thread budget; verify checks the blocks of every sequence that is ready
-// in one batched target pass; accept commits the accepted tokens, applies
-// stop conditions and sends the sequence back to draft (continuous
-// batching: sequences join and leave between steps); detokenize and
-// publish turn each verified block into one numbered chunk.
+// intake admits a request when a sequence slot is free, highest priority
+// first, from a bounded queue (Submit waits, TrySubmit says ErrBusy) or
+// from Run's channel (intake.go); tokenize turns its prompt into ids and
+// prefill runs the target over it (prefill.go); draft proposes k tokens
+// per sequence on the draft's own thread budget (draft.go); verify checks
+// the blocks of every sequence that is ready in one batched target pass
+// (verify.go); accept commits the accepted tokens, detokenizes them,
+// applies stop tokens and stop strings and sends the sequence back to
+// draft (continuous batching: sequences join and leave between steps);
+// publish hands each verified block, as one numbered chunk, to the
+// request's own Stream (accept.go, intake.go).
+//
+// Files follow the flow: pipeline.go (types, configuration, wiring),
+// intake.go, prefill.go, draft.go, verify.go, accept.go, metrics.go.
 //
 // Draft and verify are separate goroutines, so with several sequences the
 // draft works on one while the target verifies others. The target is one
@@ -25,8 +31,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -53,9 +57,33 @@ type Request struct {
 	MaxTokens int     // tokens to generate (> 0)
 	K         int     // if > 0, at most K draft tokens per step (the pipeline's policy caps it too)
 	Params    Params
-	// Ctx, if set, cancels this request alone: it ends with its error.
+	// Ctx, if set, cancels this request alone: it ends with its error
+	// (context.Cause of it). Submit sets it.
 	Ctx context.Context
+
+	// Stop ends the generation at the first of these strings in the text
+	// (not emitted; the chunk text is cut before it). Text that may be the
+	// start of a stop string is held back until it is not.
+	Stop []string
+	// Priority orders the queue of Submit: higher first, then first come.
+	Priority int
+
+	// Speculation overrides for this request alone (nil: the pipeline's).
+	PMin     *float32  // confidence stop of a model draft
+	Adaptive *bool     // draft length from recent acceptance
+	Draft    DraftMode // which drafter proposes
 }
+
+// DraftMode names the drafter a request uses.
+type DraftMode string
+
+// Draft modes. The zero value is the pipeline's drafter.
+const (
+	DraftDefault DraftMode = ""
+	DraftModel   DraftMode = "model" // the pipeline's Drafter (it must have one)
+	DraftNGram   DraftMode = "ngram" // prompt lookup (Config.NGram)
+	DraftNone    DraftMode = "none"  // plain decoding
+)
 
 // Chunk is one published message: the tokens of one verified block.
 // Every request gets chunks numbered 0, 1, 2, … ending in exactly one
@@ -70,7 +98,8 @@ type Chunk struct {
 	Err    error
 	Stats  *RequestStats // on the final chunk
 
-	key uint64 // unique per request within a pipeline
+	key    uint64  // unique per request within a pipeline
+	stream *Stream // the request's own stream (Submit); nil: Run's out
 }
 
 // Tokenizer turns prompt text into token ids.
@@ -123,6 +152,17 @@ type Config struct {
 	// of less overlap between draft and verify. 0 or 1: verify whatever is
 	// ready.
 	VerifyBatch int
+
+	// NGram is the drafter of requests that ask for prompt lookup
+	// (DraftNGram); nil: such requests fail.
+	NGram draft.Drafter
+
+	// Queue is the most requests Submit holds waiting for a slot (beyond
+	// it, TrySubmit says ErrBusy); 0 means 4·Slots.
+	Queue int
+	// StreamBuffer is the most chunks a Stream holds unread before its
+	// request ends with ErrSlowConsumer; 0 means 256.
+	StreamBuffer int
 }
 
 // Errors.
@@ -130,6 +170,15 @@ var (
 	ErrConfig  = errors.New("stages: invalid configuration")
 	ErrRequest = errors.New("stages: invalid request")
 	ErrRan     = errors.New("stages: pipeline already run")
+
+	// ErrBusy: the request queue is full (TrySubmit).
+	ErrBusy = errors.New("stages: busy: the request queue is full")
+	// ErrClosed: the pipeline no longer takes requests (Close, or it has
+	// stopped).
+	ErrClosed = errors.New("stages: the pipeline is not taking requests")
+	// ErrSlowConsumer: a Stream's reader fell more than
+	// Config.StreamBuffer chunks behind; its request was ended.
+	ErrSlowConsumer = errors.New("stages: slow consumer: the stream's reader fell too far behind")
 )
 
 // Pipeline runs requests through the stages. Run it once.
@@ -148,6 +197,10 @@ type Pipeline struct {
 	// verify stage waiting for a fuller batch re-checks.
 	inflight     atomic.Int64
 	inflightDown chan struct{}
+
+	queue   queue   // requests given to Submit, waiting for a slot
+	streams streams // Streams whose final chunk has not been delivered
+	active  atomic.Int64
 }
 
 // New validates cfg and returns a pipeline.
@@ -170,11 +223,39 @@ func New(cfg Config) (*Pipeline, error) {
 	if need := cfg.Policy.K + 1; cfg.Target.MaxBatch() < need {
 		return nil, fmt.Errorf("%w: target batch %d is smaller than k+1 = %d", ErrConfig, cfg.Target.MaxBatch(), need)
 	}
-	return &Pipeline{cfg: cfg, slots: kvsync.NewSlots(cfg.Slots), metrics: newMetrics(cfg.Policy.K), inflightDown: make(chan struct{}, 1)}, nil
+	if cfg.Queue <= 0 {
+		cfg.Queue = 4 * cfg.Slots
+	}
+	if cfg.StreamBuffer <= 0 {
+		cfg.StreamBuffer = 256
+	}
+	p := &Pipeline{cfg: cfg, slots: kvsync.NewSlots(cfg.Slots), metrics: newMetrics(cfg.Policy.K), inflightDown: make(chan struct{}, 1)}
+	p.queue.init(cfg.Queue)
+	return p, nil
 }
 
 // Metrics returns the pipeline's global metrics (safe while running).
 func (p *Pipeline) Metrics() *Metrics { return p.metrics }
+
+// Active is the number of requests holding a sequence slot (admitted and
+// not yet finished): the pipeline's own slot accounting.
+func (p *Pipeline) Active() int { return int(p.active.Load()) }
+
+// Queued is the number of requests waiting for a slot.
+func (p *Pipeline) Queued() int { return p.queue.len() }
+
+// Slots is the number of sequence slots.
+func (p *Pipeline) Slots() int { return p.cfg.Slots }
+
+// MaxPos is the number of positions of a slot (prompt, generated tokens
+// and a draft block).
+func (p *Pipeline) MaxPos() int { return p.cfg.MaxPos }
+
+// K is the pipeline's largest draft length (0: plain decoding).
+func (p *Pipeline) K() int { return p.cfg.Policy.K }
+
+// HasDrafter reports whether requests may ask for DraftModel.
+func (p *Pipeline) HasDrafter() bool { return p.cfg.Drafter != nil }
 
 // Graph returns the running graph (for its per-stage counters), or nil
 // before Run.
@@ -183,18 +264,25 @@ func (p *Pipeline) Graph() *graph.Graph { return p.graph.Load() }
 // seq is one sequence in flight. It is owned by one stage at a time (it
 // travels through the pipes), so it needs no lock.
 type seq struct {
-	req     Request
-	ctx     context.Context
-	slot    int
-	tokens  []int32 // committed: prompt then generated
-	nPrompt int
-	gen     int // generated tokens published
+	req    Request
+	ctx    context.Context
+	stream *Stream     // nil for requests that came through Run's channel
+	dec    Detokenizer // nil: chunks carry no text
+	held   string      // text held back while it may begin a stop string
+	// stopString: a stop string ended the request (its text is cut).
+	stopString bool
+	slot       int
+	tokens     []int32 // committed: prompt then generated
+	nPrompt    int
+	gen        int // generated tokens published
 
-	policy draft.Acceptance
-	dreq   draft.Request
-	ext    draft.Request // extends a partial pre-draft (Config.PreDraft)
-	block  verify.Block
-	key    uint64
+	policy  draft.Acceptance
+	pol     draft.Policy  // the pipeline's, with the request's overrides
+	drafter draft.Drafter // nil: plain decoding
+	dreq    draft.Request
+	ext     draft.Request // extends a partial pre-draft (Config.PreDraft)
+	block   verify.Block
+	key     uint64
 
 	done   bool
 	reason string
@@ -207,13 +295,27 @@ type seq struct {
 }
 
 // Run serves requests from in until it is closed (and every admitted
-// request has finished) or ctx ends, publishing chunks on out. It returns
-// the first stage error (a request's own errors end only that request).
-// out is not closed.
+// request has finished) or ctx ends, publishing on out the chunks of the
+// requests that came through in (requests given to Submit get their own
+// Stream). It returns the first stage error (a request's own errors end
+// only that request). out is not closed. A pipeline runs once: Run or
+// Serve.
 func (p *Pipeline) Run(ctx context.Context, in <-chan Request, out chan<- Chunk) error {
+	return p.run(ctx, in, out)
+}
+
+// Serve runs the pipeline for requests given to Submit and TrySubmit until
+// Close has been called and every request taken has finished (it then
+// returns nil), or until ctx ends.
+func (p *Pipeline) Serve(ctx context.Context) error {
+	return p.run(ctx, nil, nil)
+}
+
+func (p *Pipeline) run(ctx context.Context, in <-chan Request, out chan<- Chunk) error {
 	if !p.ran.CompareAndSwap(false, true) {
 		return ErrRan
 	}
+	defer p.queue.shut(ErrClosed)
 	cfg := p.cfg
 	g := graph.New()
 	p.graph.Store(g)
@@ -225,30 +327,9 @@ func (p *Pipeline) Run(ctx context.Context, in <-chan Request, out chan<- Chunk)
 	verified := graph.NewPipe[*seq](g, "verified", n)
 	loop := graph.NewPipe[*seq](g, "loop", n)
 	chunks := graph.NewPipe[Chunk](g, "chunks", 4*n)
-	texts := graph.NewPipe[Chunk](g, "texts", 4*n)
 
 	graph.Source(g, "intake", admitted, func(ctx context.Context, emit func(*seq) error) error {
-		var key uint64
-		for {
-			var r Request
-			var ok bool
-			select {
-			case r, ok = <-in:
-				if !ok {
-					return nil
-				}
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-			slot, err := p.slots.Acquire(ctx)
-			if err != nil {
-				return err
-			}
-			key++
-			if err := emit(p.newSeq(r, slot, key)); err != nil {
-				return err
-			}
-		}
+		return p.intake(ctx, in, emit)
 	})
 	graph.Map(g, "tokenize", admitted, tokenized, func(ctx context.Context, s *seq) (*seq, error) {
 		p.serialize(func() { p.tokenize(s) })
@@ -267,38 +348,20 @@ func (p *Pipeline) Run(ctx context.Context, in <-chan Request, out chan<- Chunk)
 	g.Go("accept", func(ctx context.Context, st *graph.Stage) error {
 		return p.acceptStage(ctx, st, verified, loop, chunks)
 	}, loop, chunks)
-	decoders := map[uint64]Detokenizer{} // owned by the detokenize stage
-	graph.Map(g, "detokenize", chunks, texts, func(ctx context.Context, c Chunk) (Chunk, error) {
-		if p.cfg.NewDetokenizer == nil {
-			return c, nil
-		}
-		d := decoders[c.key]
-		if d == nil {
-			d = p.cfg.NewDetokenizer()
-			decoders[c.key] = d
-		}
-		for _, t := range c.Tokens {
-			c.Text += d.Add(t)
-		}
-		if c.Final {
-			c.Text += d.Flush()
-			delete(decoders, c.key)
-		}
-		return c, nil
-	})
-	graph.Sink(g, "publish", texts, func(ctx context.Context, c Chunk) error {
-		select {
-		case out <- c:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+	graph.Sink(g, "publish", chunks, func(ctx context.Context, c Chunk) error {
+		return p.publish(ctx, c, out)
 	})
 	start := time.Now()
 	err := g.Run(ctx)
 	p.metrics.setWall(time.Since(start), p.overlap.both())
 	busy := func(name string) time.Duration { return g.Stage(name).Stats().Busy }
 	p.metrics.setBusy(busy("draft"), busy("verify"), busy("prefill"))
+	if err != nil {
+		// Requests still queued or decoding never get a final chunk from
+		// the stages: end their streams here.
+		p.queue.shut(err)
+		p.streams.endAll(err)
+	}
 	return err
 }
 
@@ -314,507 +377,15 @@ func (p *Pipeline) serialize(f func()) time.Duration {
 	return time.Since(t0)
 }
 
-func (p *Pipeline) newSeq(r Request, slot int, key uint64) *seq {
-	s := &seq{req: r, slot: slot, key: key, start: time.Now()}
+func (p *Pipeline) newSeq(r Request, st *Stream, slot int, key uint64, queued time.Time) *seq {
+	s := &seq{req: r, stream: st, slot: slot, key: key, start: queued}
 	s.ctx = r.Ctx
 	if s.ctx == nil {
 		s.ctx = context.Background()
 	}
 	s.stats.AcceptedAt = make([]int, p.cfg.Policy.K)
+	if p.cfg.NewDetokenizer != nil {
+		s.dec = p.cfg.NewDetokenizer()
+	}
 	return s
-}
-
-// fail ends s with err (a request error, not a pipeline error).
-func (s *seq) fail(err error) {
-	if !s.done {
-		s.done, s.reason, s.err = true, "error", err
-	}
-}
-
-func (p *Pipeline) tokenize(s *seq) {
-	r := &s.req
-	if err := s.ctx.Err(); err != nil {
-		s.fail(err) // cancelled while waiting for a slot
-		return
-	}
-	ids := r.PromptIDs
-	if len(ids) == 0 {
-		if r.Prompt == "" {
-			s.fail(fmt.Errorf("%w %q: empty prompt", ErrRequest, r.ID))
-			return
-		}
-		if p.cfg.Tokenizer == nil {
-			s.fail(fmt.Errorf("%w %q: text prompt but no tokenizer", ErrRequest, r.ID))
-			return
-		}
-		var err error
-		if ids, err = p.cfg.Tokenizer.Encode(r.Prompt); err != nil {
-			s.fail(fmt.Errorf("%w %q: %v", ErrRequest, r.ID, err))
-			return
-		}
-		if len(ids) == 0 {
-			s.fail(fmt.Errorf("%w %q: prompt has no tokens", ErrRequest, r.ID))
-			return
-		}
-	}
-	vocab := p.cfg.Target.Vocab()
-	for _, t := range ids {
-		if t < 0 || int(t) >= vocab {
-			s.fail(fmt.Errorf("%w %q: prompt token %d outside vocabulary %d", ErrRequest, r.ID, t, vocab))
-			return
-		}
-	}
-	if r.MaxTokens <= 0 {
-		s.fail(fmt.Errorf("%w %q: max tokens %d", ErrRequest, r.ID, r.MaxTokens))
-		return
-	}
-	k := p.cfg.Policy.K
-	if len(ids)+k+1 > p.cfg.MaxPos {
-		s.fail(fmt.Errorf("%w %q: prompt of %d tokens does not fit %d positions", ErrRequest, r.ID, len(ids), p.cfg.MaxPos))
-		return
-	}
-	// Everything a step needs is allocated here, once per request.
-	s.tokens = make([]int32, 0, len(ids)+r.MaxTokens+k+1)
-	s.tokens = append(s.tokens, ids...)
-	s.nPrompt = len(ids)
-	s.dreq = draft.Request{Slot: s.slot, K: k, Out: make([]int32, 0, k)}
-	s.ext = draft.Request{Slot: s.slot, Out: make([]int32, 0, k), Tokens: make([]int32, 0, cap(s.tokens))}
-	s.block = verify.Block{Seq: int32(s.slot), Draft: make([]int32, 0, k), Tokens: make([]int32, 0, k+1)}
-	if r.Params.Temp > 0 {
-		if p.cfg.NewSampler == nil {
-			s.fail(fmt.Errorf("%w %q: sampling requested but not configured", ErrRequest, r.ID))
-			return
-		}
-		s.block.Sampler = p.cfg.NewSampler(r.Params, 0)
-		s.dreq.Sampler = p.cfg.NewSampler(r.Params, 1) // the draft's own random stream
-		s.ext.Sampler = s.dreq.Sampler
-		if k > 0 {
-			s.dreq.Q = make([]float32, 0, k*vocab)
-			s.ext.Q = make([]float32, 0, k*vocab)
-		}
-	}
-}
-
-// prefill writes the target KV of all prompt tokens but the last, which
-// opens the first verification block.
-func (p *Pipeline) prefill(s *seq) {
-	if s.done {
-		return
-	}
-	be := p.cfg.Target
-	p.device.Lock()
-	err := be.Rollback(s.slot, 0)
-	p.device.Unlock()
-	if err != nil {
-		s.fail(err)
-		return
-	}
-	// One chunk per turn on the device, so that a long prompt does not
-	// hold up the verification of sequences already decoding.
-	chunk := min(be.MaxBatch(), prefillChunk)
-	var b verify.Batch
-	for have := 0; have < s.nPrompt-1; {
-		b.Reset()
-		end := min(s.nPrompt-1, have+chunk)
-		for i := have; i < end; i++ {
-			b.Add(s.tokens[i], int32(i), int32(s.slot), false)
-		}
-		p.device.Lock()
-		err := be.Forward(&b, nil)
-		p.device.Unlock()
-		if err != nil {
-			s.fail(fmt.Errorf("stages: prefill: %w", err))
-			return
-		}
-		have = end
-	}
-}
-
-// prefillChunk is the most prompt tokens prefill runs in one pass.
-const prefillChunk = 64
-
-// draftStage merges new sequences and sequences coming back from accept,
-// drafts k tokens for each and sends it to verify. It owns the drafter and
-// the count of sequences in flight; it returns when no more can arrive.
-func (p *Pipeline) draftStage(ctx context.Context, st *graph.Stage, fresh, loop, out *graph.Pipe[*seq]) error {
-	inflight, freshOpen := 0, true
-	freshC := fresh.Chan()
-	pre := make([]preDraft, p.cfg.Slots) // per slot, owned by this stage
-	// A pre-draft stops as soon as a sequence comes back from verification
-	// or a new one arrives: it must not delay real work.
-	stopPre := func() bool { return len(loop.Chan()) > 0 || (freshC != nil && len(freshC) > 0) }
-	for freshOpen || inflight > 0 {
-		var s *seq
-		select {
-		case x, ok := <-freshC:
-			if !ok {
-				freshOpen, freshC = false, nil
-				continue
-			}
-			fresh.Took()
-			inflight++
-			p.inflight.Add(1)
-			s = x
-			if s.done {
-				// Failed before decoding: accept publishes its final
-				// chunk and sends it back here to free the slot.
-				if err := out.Send(ctx, s); err != nil {
-					return err
-				}
-				continue
-			}
-			pre[s.slot].valid = false
-			if p.cfg.Drafter != nil {
-				if err := p.cfg.Drafter.Reset(s.slot); err != nil {
-					return fmt.Errorf("stages: draft reset: %w", err)
-				}
-			}
-		case x, ok := <-loop.Chan():
-			if !ok {
-				return errors.New("stages: loop closed with sequences in flight")
-			}
-			loop.Took()
-			s = x
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		st.AddIn(1)
-		if s.done {
-			// Finished: the slot becomes free for intake.
-			inflight--
-			p.inflight.Add(-1)
-			select {
-			case p.inflightDown <- struct{}{}:
-			default:
-			}
-			pre[s.slot].valid = false
-			p.slots.Release(s.slot)
-			continue
-		}
-		var err error
-		pr := &pre[s.slot]
-		st.AddBusy(p.serialize(func() {
-			p.overlap.enter(0)
-			err = p.draft(s, pr)
-			p.overlap.leave(0)
-		}))
-		if err != nil {
-			return err
-		}
-		// Remember what step n+1 would start from if step n is accepted in
-		// full; s belongs to verify once sent.
-		k := len(s.block.Draft)
-		// A pre-draft feeds the draft cache up to position n+2k-1.
-		canPre := p.cfg.PreDraft && p.cfg.Drafter != nil && k > 0 && s.gen+k+2 < s.req.MaxTokens &&
-			len(s.tokens)+2*k+1 < p.cfg.MaxPos &&
-			(p.cfg.PreDraftMin <= 0 || math.Pow(s.policy.Alpha(), float64(k+1)) >= p.cfg.PreDraftMin)
-		if canPre {
-			pr.base = len(s.tokens)
-			pr.tokens = append(append(pr.tokens[:0], s.tokens...), s.block.Draft...)
-			pr.req.Slot, pr.req.Sampler, pr.req.K, pr.req.Stop = s.slot, s.dreq.Sampler, k+1, stopPre
-		}
-		if err := out.Send(ctx, s); err != nil {
-			return err
-		}
-		st.AddOut(1)
-		if canPre && len(loop.Chan()) == 0 && (freshC == nil || len(freshC) == 0) {
-			st.AddBusy(p.serialize(func() {
-				p.overlap.enter(0)
-				err = p.preDraft(pr)
-				p.overlap.leave(0)
-			}))
-			if err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// preDraft is a speculative draft of step n+1 (see Config.PreDraft).
-type preDraft struct {
-	valid  bool
-	base   int     // committed tokens when step n was drafted
-	tokens []int32 // those tokens and step n's draft
-	req    draft.Request
-}
-
-// preDraft drafts up to k+1 tokens after step n's draft: a guess of the
-// bonus token and then step n+1's draft. It stops early when other work
-// arrives (Request.Stop); the next draft uses what it made and drafts the
-// rest.
-func (p *Pipeline) preDraft(pr *preDraft) error {
-	pr.req.Tokens = pr.tokens
-	if err := p.cfg.Drafter.Draft(&pr.req); err != nil {
-		return fmt.Errorf("stages: pre-draft: %w", err)
-	}
-	pr.valid = len(pr.req.Out) > 0
-	p.metrics.preDraft(false)
-	return nil
-}
-
-// draft fills s.block for the next verification: from the pre-draft pr
-// if it guessed right (as far as it got), the rest by drafting.
-func (p *Pipeline) draft(s *seq, pr *preDraft) error {
-	n := len(s.tokens)
-	b := &s.block
-	b.Pos, b.Last = int32(n-1), s.tokens[n-1]
-	b.Draft, b.Q = b.Draft[:0], nil
-	d := p.cfg.Drafter
-	if d == nil {
-		return nil
-	}
-	k := p.cfg.Policy.Next(&s.policy)
-	if s.req.K > 0 {
-		k = min(k, s.req.K)
-	}
-	// Do not draft past the tokens still wanted or the cache.
-	k = min(k, s.req.MaxTokens-s.gen-1, p.cfg.MaxPos-n-1)
-	hit := false
-	if pr.valid {
-		pr.valid = false
-		pk := len(pr.tokens) - pr.base
-		// Step n was accepted in full and the bonus token guessed: the
-		// draft cache holds what drafting would feed, and the pre-draft's
-		// further tokens are this step's first proposals.
-		hit = n == pr.base+pk+1 && slices.Equal(s.tokens[pr.base:n-1], pr.tokens[pr.base:]) && s.tokens[n-1] == pr.req.Out[0]
-		if hit {
-			p.metrics.preDraft(true)
-		}
-	}
-	if !hit {
-		// The draft cache keeps only the accepted prefix (kvsync rule).
-		if err := d.Accept(s.slot, n); err != nil {
-			return fmt.Errorf("stages: draft rollback: %w", err)
-		}
-	}
-	if k <= 0 {
-		return nil
-	}
-	kk := 0 // proposals taken from the pre-draft
-	if hit {
-		kk = min(len(pr.req.Out)-1, k)
-		b.Draft = append(b.Draft, pr.req.Out[1:1+kk]...)
-		if pr.req.Q != nil && kk > 0 {
-			// Copied: the next pre-draft reuses pr's buffer while this
-			// block is being verified.
-			v := p.cfg.Target.Vocab()
-			s.dreq.Q = append(s.dreq.Q[:0], pr.req.Q[v:(1+kk)*v]...)
-			b.Q = s.dreq.Q
-		}
-		if kk == k {
-			return nil
-		}
-	}
-	r := &s.dreq
-	if kk > 0 {
-		// Continue the pre-draft: its proposals are fed like committed
-		// tokens (the cache holds all but the last already).
-		r = &s.ext
-		r.Tokens = append(append(r.Tokens[:0], s.tokens...), b.Draft...)
-	} else {
-		r.Tokens = s.tokens
-	}
-	r.K = k - kk
-	if err := d.Draft(r); err != nil {
-		return fmt.Errorf("stages: draft: %w", err)
-	}
-	b.Draft = append(b.Draft, r.Out...)
-	switch {
-	case r.Q == nil: // greedy proposals
-	case kk == 0:
-		b.Q = r.Q
-	default:
-		s.dreq.Q = append(s.dreq.Q, r.Q...)
-		b.Q = s.dreq.Q
-	}
-	return nil
-}
-
-// verifyStage takes every drafted sequence that is ready (up to the
-// target's batch size) and verifies them in one pass.
-func (p *Pipeline) verifyStage(ctx context.Context, st *graph.Stage, in, out *graph.Pipe[*seq]) error {
-	maxBatch := p.cfg.Target.MaxBatch()
-	v := verify.New(p.cfg.Target)
-	batch := make([]*seq, 0, p.cfg.Slots)
-	blocks := make([]*verify.Block, 0, p.cfg.Slots)
-	var pending *seq
-	closed := false
-	for !closed {
-		batch, blocks = batch[:0], blocks[:0]
-		tokens := 0
-		for {
-			if pending == nil {
-				if s, ok, c := in.TryRecv(); ok {
-					pending = s
-				} else if c {
-					closed = true
-					break
-				}
-			}
-			if pending != nil {
-				if pending.done {
-					// Nothing to verify: pass it on for its final chunk.
-					s := pending
-					pending = nil
-					if err := out.Send(ctx, s); err != nil {
-						return err
-					}
-					continue
-				}
-				need := len(pending.block.Draft) + 1
-				if tokens+need > maxBatch {
-					break // full: pending opens the next batch
-				}
-				batch = append(batch, pending)
-				blocks = append(blocks, &pending.block)
-				tokens += need
-				pending = nil
-				continue
-			}
-			// Nothing queued: verify now, or wait for more sequences
-			// (Config.VerifyBatch) as long as enough are in flight.
-			want := max(1, min(p.cfg.VerifyBatch, int(p.inflight.Load())))
-			if len(batch) >= want {
-				break
-			}
-			select {
-			case s, ok := <-in.Chan():
-				if !ok {
-					closed = true
-					break
-				}
-				in.Took()
-				pending = s
-			case <-p.inflightDown:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-			if closed {
-				break
-			}
-		}
-		if len(batch) == 0 {
-			continue
-		}
-		st.AddIn(len(batch))
-		var err error
-		var busy time.Duration
-		p.serialize(func() {
-			p.device.Lock()
-			t0 := time.Now()
-			p.overlap.enter(1)
-			err = v.Verify(blocks)
-			p.overlap.leave(1)
-			busy = time.Since(t0)
-			p.device.Unlock()
-		})
-		st.AddBusy(busy)
-		if err != nil {
-			return fmt.Errorf("stages: verify: %w", err)
-		}
-		p.metrics.batch(len(batch), tokens)
-		for _, s := range batch {
-			if err := out.Send(ctx, s); err != nil {
-				return err
-			}
-			st.AddOut(1)
-		}
-	}
-	return nil
-}
-
-// acceptStage commits each verified block, publishes it as a chunk and
-// sends the sequence back to draft (finished or not).
-func (p *Pipeline) acceptStage(ctx context.Context, st *graph.Stage, in, loop *graph.Pipe[*seq], chunks *graph.Pipe[Chunk]) error {
-	for {
-		s, ok, err := in.Recv(ctx)
-		if err != nil || !ok {
-			return err
-		}
-		st.AddIn(1)
-		if !s.done {
-			var c Chunk
-			st.AddBusy(p.serialize(func() { c = p.accept(s) }))
-			if len(c.Tokens) > 0 {
-				if err := chunks.Send(ctx, c); err != nil {
-					return err
-				}
-			}
-		}
-		if s.done {
-			if err := p.final(ctx, s, chunks); err != nil {
-				return err
-			}
-		}
-		st.AddOut(1)
-		if err := loop.Send(ctx, s); err != nil {
-			return err
-		}
-	}
-}
-
-// accept commits the block's tokens and returns its chunk.
-func (p *Pipeline) accept(s *seq) Chunk {
-	b := &s.block
-	now := time.Now()
-	k := len(b.Draft)
-	if k > 0 {
-		s.stats.Drafts++
-		s.stats.DraftTokens += k
-		s.stats.Accepted += b.Accepted
-		for i := 0; i < b.Accepted; i++ {
-			s.stats.AcceptedAt[i]++
-		}
-		s.policy.Update(k, b.Accepted)
-	}
-	s.stats.Steps++
-	p.metrics.block(k, b.Accepted)
-	c := Chunk{ID: s.req.ID, key: s.key}
-	for _, t := range b.Tokens {
-		if s.gen >= s.req.MaxTokens {
-			s.done, s.reason = true, "length"
-			break
-		}
-		if p.cfg.Stop != nil && p.cfg.Stop(t) {
-			s.done, s.reason = true, "stop"
-			break
-		}
-		s.tokens = append(s.tokens, t)
-		s.gen++
-		c.Tokens = append(c.Tokens, t)
-	}
-	if !s.done && (s.gen >= s.req.MaxTokens || len(s.tokens) >= p.cfg.MaxPos) {
-		// Enough tokens, or the context is full: the next block would
-		// need position MaxPos.
-		s.done, s.reason = true, "length"
-	}
-	if len(c.Tokens) > 0 {
-		c.Seq = s.chunks
-		s.chunks++
-		if s.stats.Generated == 0 {
-			s.stats.TTFT = now.Sub(s.start)
-		} else {
-			// Inter-token latency: the block's wait spread over its tokens.
-			s.stats.ITLSum += now.Sub(s.lastToken)
-		}
-		s.stats.Generated += len(c.Tokens)
-		s.lastToken = now
-		p.metrics.tokens(len(c.Tokens), s.stats.Generated == len(c.Tokens), now.Sub(s.start))
-	}
-	if err := s.ctx.Err(); err != nil && !s.done {
-		s.fail(err)
-	}
-	return c
-}
-
-// final publishes the last chunk of s.
-func (p *Pipeline) final(ctx context.Context, s *seq, chunks *graph.Pipe[Chunk]) error {
-	c := Chunk{ID: s.req.ID, key: s.key, Seq: s.chunks, Final: true, Reason: s.reason, Err: s.err}
-	s.chunks++
-	s.stats.Duration = time.Since(s.start)
-	st := s.stats
-	c.Stats = &st
-	p.metrics.finish(s.err != nil, &st)
-	return chunks.Send(ctx, c)
 }

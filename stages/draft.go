@@ -1,0 +1,215 @@
+package stages
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/specd-dev/specd/draft"
+	"github.com/specd-dev/specd/graph"
+)
+
+// draftStage merges new sequences and sequences coming back from accept,
+// drafts k tokens for each and sends it to verify. It owns the drafter and
+// the count of sequences in flight; it returns when no more can arrive.
+func (p *Pipeline) draftStage(ctx context.Context, st *graph.Stage, fresh, loop, out *graph.Pipe[*seq]) error {
+	inflight, freshOpen := 0, true
+	freshC := fresh.Chan()
+	pre := make([]preDraft, p.cfg.Slots) // per slot, owned by this stage
+	// A pre-draft stops as soon as a sequence comes back from verification
+	// or a new one arrives: it must not delay real work.
+	stopPre := func() bool { return len(loop.Chan()) > 0 || (freshC != nil && len(freshC) > 0) }
+	for freshOpen || inflight > 0 {
+		var s *seq
+		select {
+		case x, ok := <-freshC:
+			if !ok {
+				freshOpen, freshC = false, nil
+				continue
+			}
+			fresh.Took()
+			inflight++
+			p.inflight.Add(1)
+			s = x
+			pre[s.slot].valid = false
+			if s.drafter != nil && !s.done {
+				if err := s.drafter.Reset(s.slot); err != nil {
+					s.fail(fmt.Errorf("stages: draft reset: %w", err))
+				}
+			}
+			if s.done {
+				// Failed before decoding: accept publishes its final
+				// chunk and sends it back here to free the slot.
+				if err := out.Send(ctx, s); err != nil {
+					return err
+				}
+				continue
+			}
+		case x, ok := <-loop.Chan():
+			if !ok {
+				return errors.New("stages: loop closed with sequences in flight")
+			}
+			loop.Took()
+			s = x
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		st.AddIn(1)
+		if s.done {
+			// Finished: the slot becomes free for intake.
+			inflight--
+			p.inflight.Add(-1)
+			select {
+			case p.inflightDown <- struct{}{}:
+			default:
+			}
+			pre[s.slot].valid = false
+			p.slots.Release(s.slot)
+			p.active.Add(-1)
+			continue
+		}
+		var err error
+		pr := &pre[s.slot]
+		st.AddBusy(p.serialize(func() {
+			p.overlap.enter(0)
+			err = p.draft(s, pr)
+			p.overlap.leave(0)
+		}))
+		if err != nil {
+			s.fail(err) // this request ends with the drafter's error; verify passes it on
+		}
+		// Remember what step n+1 would start from if step n is accepted in
+		// full; s belongs to verify once sent.
+		k := len(s.block.Draft)
+		// A pre-draft feeds the draft cache up to position n+2k-1.
+		canPre := p.cfg.PreDraft && s.drafter != nil && !s.done && k > 0 && s.gen+k+2 < s.req.MaxTokens &&
+			len(s.tokens)+2*k+1 < p.cfg.MaxPos &&
+			(p.cfg.PreDraftMin <= 0 || math.Pow(s.policy.Alpha(), float64(k+1)) >= p.cfg.PreDraftMin)
+		if canPre {
+			pr.base = len(s.tokens)
+			pr.tokens = append(append(pr.tokens[:0], s.tokens...), s.block.Draft...)
+			pr.req.Slot, pr.req.Sampler, pr.req.K, pr.req.Stop, pr.req.PMin = s.slot, s.dreq.Sampler, k+1, stopPre, s.req.PMin
+			pr.drafter = s.drafter
+		}
+		if err := out.Send(ctx, s); err != nil {
+			return err
+		}
+		st.AddOut(1)
+		if canPre && len(loop.Chan()) == 0 && (freshC == nil || len(freshC) == 0) {
+			st.AddBusy(p.serialize(func() {
+				p.overlap.enter(0)
+				err = p.preDraft(pr)
+				p.overlap.leave(0)
+			}))
+			if err != nil {
+				// The sequence is verify's now: drop the guess, and let the
+				// next real draft meet the drafter's error, if it lasts.
+				pr.valid = false
+			}
+		}
+	}
+	return nil
+}
+
+// preDraft is a speculative draft of step n+1 (see Config.PreDraft).
+type preDraft struct {
+	valid   bool
+	base    int     // committed tokens when step n was drafted
+	tokens  []int32 // those tokens and step n's draft
+	req     draft.Request
+	drafter draft.Drafter
+}
+
+// preDraft drafts up to k+1 tokens after step n's draft: a guess of the
+// bonus token and then step n+1's draft. It stops early when other work
+// arrives (Request.Stop); the next draft uses what it made and drafts the
+// rest.
+func (p *Pipeline) preDraft(pr *preDraft) error {
+	pr.req.Tokens = pr.tokens
+	if err := pr.drafter.Draft(&pr.req); err != nil {
+		return fmt.Errorf("stages: pre-draft: %w", err)
+	}
+	pr.valid = len(pr.req.Out) > 0
+	p.metrics.preDraft(false)
+	return nil
+}
+
+// draft fills s.block for the next verification: from the pre-draft pr
+// if it guessed right (as far as it got), the rest by drafting.
+func (p *Pipeline) draft(s *seq, pr *preDraft) error {
+	n := len(s.tokens)
+	b := &s.block
+	b.Pos, b.Last = int32(n-1), s.tokens[n-1]
+	b.Draft, b.Q = b.Draft[:0], nil
+	d := s.drafter
+	if d == nil {
+		return nil
+	}
+	k := s.pol.Next(&s.policy)
+	if s.req.K > 0 {
+		k = min(k, s.req.K)
+	}
+	// Do not draft past the tokens still wanted or the cache.
+	k = min(k, s.req.MaxTokens-s.gen-1, p.cfg.MaxPos-n-1)
+	hit := false
+	if pr.valid {
+		pr.valid = false
+		pk := len(pr.tokens) - pr.base
+		// Step n was accepted in full and the bonus token guessed: the
+		// draft cache holds what drafting would feed, and the pre-draft's
+		// further tokens are this step's first proposals.
+		hit = n == pr.base+pk+1 && slices.Equal(s.tokens[pr.base:n-1], pr.tokens[pr.base:]) && s.tokens[n-1] == pr.req.Out[0]
+		if hit {
+			p.metrics.preDraft(true)
+		}
+	}
+	if !hit {
+		// The draft cache keeps only the accepted prefix (kvsync rule).
+		if err := d.Accept(s.slot, n); err != nil {
+			return fmt.Errorf("stages: draft rollback: %w", err)
+		}
+	}
+	if k <= 0 {
+		return nil
+	}
+	kk := 0 // proposals taken from the pre-draft
+	if hit {
+		kk = min(len(pr.req.Out)-1, k)
+		b.Draft = append(b.Draft, pr.req.Out[1:1+kk]...)
+		if pr.req.Q != nil && kk > 0 {
+			// Copied: the next pre-draft reuses pr's buffer while this
+			// block is being verified.
+			v := p.cfg.Target.Vocab()
+			s.dreq.Q = append(s.dreq.Q[:0], pr.req.Q[v:(1+kk)*v]...)
+			b.Q = s.dreq.Q
+		}
+		if kk == k {
+			return nil
+		}
+	}
+	r := &s.dreq
+	if kk > 0 {
+		// Continue the pre-draft: its proposals are fed like committed
+		// tokens (the cache holds all but the last already).
+		r = &s.ext
+		r.Tokens = append(append(r.Tokens[:0], s.tokens...), b.Draft...)
+	} else {
+		r.Tokens = s.tokens
+	}
+	r.K = k - kk
+	if err := d.Draft(r); err != nil {
+		return fmt.Errorf("stages: draft: %w", err)
+	}
+	b.Draft = append(b.Draft, r.Out...)
+	switch {
+	case r.Q == nil: // greedy proposals
+	case kk == 0:
+		b.Q = r.Q
+	default:
+		s.dreq.Q = append(s.dreq.Q, r.Q...)
+		b.Q = s.dreq.Q
+	}
+	return nil
+}

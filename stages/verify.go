@@ -1,0 +1,108 @@
+package stages
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/specd-dev/specd/graph"
+	"github.com/specd-dev/specd/verify"
+)
+
+// verifyStage takes every drafted sequence that is ready (up to the
+// target's batch size) and verifies them in one pass.
+func (p *Pipeline) verifyStage(ctx context.Context, st *graph.Stage, in, out *graph.Pipe[*seq]) error {
+	maxBatch := p.cfg.Target.MaxBatch()
+	v := verify.New(p.cfg.Target)
+	batch := make([]*seq, 0, p.cfg.Slots)
+	blocks := make([]*verify.Block, 0, p.cfg.Slots)
+	var pending *seq
+	closed := false
+	for !closed {
+		batch, blocks = batch[:0], blocks[:0]
+		tokens := 0
+		for {
+			if pending == nil {
+				if s, ok, c := in.TryRecv(); ok {
+					pending = s
+				} else if c {
+					closed = true
+					break
+				}
+			}
+			if pending != nil {
+				if pending.done {
+					// Nothing to verify: pass it on for its final chunk.
+					s := pending
+					pending = nil
+					if err := out.Send(ctx, s); err != nil {
+						return err
+					}
+					continue
+				}
+				need := len(pending.block.Draft) + 1
+				if tokens+need > maxBatch {
+					break // full: pending opens the next batch
+				}
+				batch = append(batch, pending)
+				blocks = append(blocks, &pending.block)
+				tokens += need
+				pending = nil
+				continue
+			}
+			// Nothing queued: verify now, or wait for more sequences
+			// (Config.VerifyBatch) as long as enough are in flight.
+			want := max(1, min(p.cfg.VerifyBatch, int(p.inflight.Load())))
+			if len(batch) >= want {
+				break
+			}
+			select {
+			case s, ok := <-in.Chan():
+				if !ok {
+					closed = true
+					break
+				}
+				in.Took()
+				pending = s
+			case <-p.inflightDown:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			if closed {
+				break
+			}
+		}
+		if len(batch) == 0 {
+			continue
+		}
+		st.AddIn(len(batch))
+		var err error
+		var busy time.Duration
+		p.serialize(func() {
+			p.device.Lock()
+			t0 := time.Now()
+			p.overlap.enter(1)
+			err = v.Verify(blocks)
+			p.overlap.leave(1)
+			busy = time.Since(t0)
+			p.device.Unlock()
+		})
+		st.AddBusy(busy)
+		if err != nil {
+			// The pass failed: its sequences end with the error, the
+			// others go on (their caches are untouched by it).
+			for _, s := range batch {
+				s.fail(fmt.Errorf("stages: verify: %w", err))
+			}
+		} else {
+			p.metrics.batch(len(batch), tokens)
+		}
+		for _, s := range batch {
+			if err := out.Send(ctx, s); err != nil {
+				return err
+			}
+			st.AddOut(1)
+		}
+	}
+	return nil
+}
