@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/specd-dev/specd/engine"
 	"github.com/specd-dev/specd/model"
 	"github.com/specd-dev/specd/sample"
 	"github.com/specd-dev/specd/tensor"
@@ -22,26 +23,25 @@ func init() {
 
 // generateOpts are the flags of specd generate.
 type generateOpts struct {
-	model     string
+	eng       engine.Options // -m, --threads, --window, --f32-cache and the speculative flags
 	prompt    string
 	promptIDs string
 	n         int
 	params    sample.Params
-	threads   int
 	ids       bool
 	noBOS     bool
 	ctx       int
 	batch     int
-	f32Cache  bool
 	memStats  bool
-	window    int
+	stats     bool // --spec-stats
 	q8Order   string
 }
 
 func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var o generateOpts
 	fs := newFlagSet("generate", stderr)
-	fs.StringVar(&o.model, "m", "", "target model `file` (GGUF, llama or qwen2 architecture); default: the bundled target, drafted for by the bundled draft unless -d says otherwise")
+	eo := addSpecFlags(fs) // speculative decoding (flags.go)
+	fs.StringVar(&eo.Target, "m", "", "target model `file` (GGUF, llama or qwen2 architecture); default: the bundled target, drafted for by the bundled draft unless -d says otherwise")
 	fs.StringVar(&o.prompt, "p", "", "prompt `text`, tokenized with the model's vocabulary")
 	fs.StringVar(&o.promptIDs, "prompt-ids", "", "prompt as comma-separated token `ids` instead of -p")
 	fs.IntVar(&o.n, "n", 64, "maximum number of tokens to generate (stops earlier at end of generation)")
@@ -49,16 +49,16 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.IntVar(&o.params.TopK, "top-k", 0, "keep only the `k` most likely tokens; 0 keeps all")
 	topP := fs.Float64("top-p", 1, "keep the smallest set of tokens with probability >= `p`; 1 keeps all")
 	seed := fs.Uint64("seed", 0, "random seed for sampling")
-	fs.IntVar(&o.threads, "threads", runtime.NumCPU(), "threads for matrix multiplication")
+	fs.IntVar(&eo.Threads, "threads", runtime.NumCPU(), "threads for matrix multiplication")
 	fs.BoolVar(&o.ids, "ids", false, "print the generated token ids on one line, space-separated, instead of text")
 	fs.BoolVar(&o.noBOS, "no-bos", false, "do not add the BOS token, even if the vocabulary asks for it")
 	fs.IntVar(&o.ctx, "ctx", 0, "context size in tokens, prompt included; 0 means the model's training context")
 	fs.IntVar(&o.batch, "batch", 512, "maximum tokens per forward pass while processing the prompt")
-	fs.BoolVar(&o.f32Cache, "f32-cache", false, "keep the KV cache in F32 instead of F16")
-	fs.IntVar(&o.window, "window", 0, "sliding-window attention over the last `n` positions: the KV cache then holds about 2n positions however long the sequence (0: full attention; outputs differ from full attention past n positions unless the model was trained with that window)")
+	fs.BoolVar(&eo.F32Cache, "f32-cache", false, "keep the KV cache in F32 instead of F16")
+	fs.IntVar(&eo.Window, "window", 0, "sliding-window attention over the last `n` positions: the KV cache then holds about 2n positions however long the sequence (0: full attention; outputs differ from full attention past n positions unless the model was trained with that window)")
 	fs.StringVar(&o.q8Order, "q8-order", "rows", "summation order of Q8_0 dot products: rows (one accumulator per weight row; fast multi-token passes) or lanes (llama.cpp's x86 order: logits bit-identical to llama.cpp's CPU backend)")
 	fs.BoolVar(&o.memStats, "mem-stats", false, "print peak and current resident memory at the end, and how much of the draft's own embedding table is resident (Linux)")
-	spec := addSpecFlags(fs) // speculative decoding (spec.go)
+	stats := addStatsFlag(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: specd generate [-m MODEL.gguf] [-d DRAFT] (-p TEXT | --prompt-ids 1,2,3) [-n N] [flags]")
 		fmt.Fprintln(stderr, "\nCompletes a prompt. Without -m: speculative decoding with the bundled target and")
@@ -76,21 +76,22 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return errUsage
 	}
 	o.params.Temp, o.params.TopP, o.params.Seed = float32(*temp), float32(*topP), *seed
-	defaultModels(&o, spec)
+	o.eng, o.stats = *eo, *stats
+	o.eng.ApplyDefaults()
 	if err := o.checkPrompt(); err != nil {
 		return err
 	}
 	switch {
 	case o.n < 0:
 		return fmt.Errorf("-n %d: must not be negative", o.n)
-	case o.threads < 1:
-		return fmt.Errorf("--threads %d: must be at least 1", o.threads)
+	case o.eng.Threads < 1:
+		return fmt.Errorf("--threads %d: must be at least 1", o.eng.Threads)
 	case o.batch < 1:
 		return fmt.Errorf("--batch %d: must be at least 1", o.batch)
 	case o.ctx < 0:
 		return fmt.Errorf("--ctx %d: must not be negative", o.ctx)
-	case o.window < 0:
-		return fmt.Errorf("--window %d: must not be negative", o.window)
+	case o.eng.Window < 0:
+		return fmt.Errorf("--window %d: must not be negative", o.eng.Window)
 	case *temp < 0 || *topP < 0 || *topP > 1:
 		return fmt.Errorf("--temp %g --top-p %g: temperature must be >= 0 and top-p in [0, 1]", *temp, *topP)
 	}
@@ -102,8 +103,8 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	default:
 		return fmt.Errorf("--q8-order %q: must be rows or lanes", o.q8Order)
 	}
-	if spec.enabled() {
-		return generateSpec(ctx, o, spec, stdout, stderr)
+	if o.eng.Speculative() {
+		return generateSpec(ctx, o, stdout, stderr)
 	}
 	return generate(ctx, o, stdout, stderr)
 }
@@ -121,12 +122,14 @@ func (o *generateOpts) checkPrompt() error {
 
 // generate is plain decoding: one token per forward pass of one model.
 func generate(ctx context.Context, o generateOpts, stdout, stderr io.Writer) error {
-	su, prompt, err := openSpec(o, &specOpts{}, stderr)
+	o.eng.Draft = engine.DraftNone // not the bundled draft by default
+	e, prompt, err := openSpec(o, stderr)
 	if err != nil {
 		return err
 	}
-	defer su.Close()
-	m, tok, tokErr := su.target, su.tok, su.tokErr
+	defer e.Close()
+	m := e.Target
+	tok, tokErr := e.Tokenizer()
 	c := m.Config
 	if !o.ids && tokErr != nil {
 		return fmt.Errorf("cannot print text: %w (use --ids)", tokErr)
@@ -140,11 +143,11 @@ func generate(ctx context.Context, o generateOpts, stdout, stderr io.Writer) err
 		return fmt.Errorf("prompt of %d tokens does not fit the context of %d (see --ctx)", len(prompt), ctxLen)
 	}
 	maxPos := min(ctxLen, len(prompt)+o.n)
-	kv, err := su.cache(m, 1, maxPos, min(o.batch, len(prompt)), 0, o.f32Cache)
+	kv, err := e.Cache(m, 1, maxPos, min(o.batch, len(prompt)), 0)
 	if err != nil {
 		return err
 	}
-	pool := tensor.NewPool(o.threads)
+	pool := tensor.NewPool(o.eng.Threads)
 	defer pool.Close()
 	st := m.NewState(min(o.batch, len(prompt)), pool)
 	logits := make([]float32, c.Vocab)
@@ -225,23 +228,6 @@ func generate(ctx context.Context, o generateOpts, stdout, stderr io.Writer) err
 		memReport(stderr, nil)
 	}
 	return nil
-}
-
-// parseIDs parses comma-separated token ids, each in [0, vocab).
-func parseIDs(s string, vocab int) ([]int32, error) {
-	var ids []int32
-	for i, f := range strings.Split(s, ",") {
-		f = strings.TrimSpace(f)
-		v, err := strconv.ParseInt(f, 10, 32)
-		if err != nil {
-			return nil, fmt.Errorf("--prompt-ids: item %d (%q) is not a token id", i+1, f)
-		}
-		if v < 0 || v >= int64(vocab) {
-			return nil, fmt.Errorf("--prompt-ids: id %d is outside the vocabulary [0, %d)", v, vocab)
-		}
-		ids = append(ids, int32(v))
-	}
-	return ids, nil
 }
 
 func rate(n int, d time.Duration) float64 {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/specd-dev/specd/engine"
 	"github.com/specd-dev/specd/model"
 	"github.com/specd-dev/specd/model/modeltest"
 	"github.com/specd-dev/specd/sample"
@@ -71,22 +72,22 @@ func TestGenerateSpeculative(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		draft string
-		extra func(*specOpts)
+		extra func(*engine.Options)
 	}{
 		{"draft", dr, nil},
 		{"self", target, nil},
 		{"ngram", "ngram", nil},
-		{"adaptive-pmin", dr, func(s *specOpts) { s.adaptive, s.pmin = true, 0.05 }},
-		{"two-threads", dr, func(s *specOpts) { s.verifyThreads, s.draftThreads = 2, 2 }},
+		{"adaptive-pmin", dr, func(s *engine.Options) { s.Adaptive, s.PMin = true, 0.05 }},
+		{"two-threads", dr, func(s *engine.Options) { s.VerifyThreads, s.DraftThreads = 2, 2 }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			o := generateOpts{model: target, promptIDs: "1,17,42,99,3", n: 20, threads: 1, ids: true, batch: 512, noBOS: true}
-			s := &specOpts{draft: tc.draft, k: 4, draftThreads: 1, stats: true, cost: 0.1}
+			o := generateOpts{promptIDs: "1,17,42,99,3", n: 20, ids: true, batch: 512, noBOS: true, stats: true,
+				eng: engine.Options{Target: target, Threads: 1, Draft: tc.draft, K: 4, DraftThreads: 1, DraftCost: 0.1}}
 			if tc.extra != nil {
-				tc.extra(s)
+				tc.extra(&o.eng)
 			}
 			var out, errb bytes.Buffer
-			if err := generateSpec(context.Background(), o, s, &out, &errb); err != nil {
+			if err := generateSpec(context.Background(), o, &out, &errb); err != nil {
 				t.Fatalf("%v\n%s", err, errb.String())
 			}
 			if got := strings.TrimSpace(out.String()); got != strings.Trim(fmt.Sprint(want), "[]") {
@@ -104,15 +105,16 @@ func TestGenerateSpeculative(t *testing.T) {
 
 func TestSpecFlagErrors(t *testing.T) {
 	target, _ := specModels(t)
-	for _, s := range []specOpts{{draft: "ngram", k: 0, draftThreads: 1}, {draft: "ngram", k: 4, pmin: 1, draftThreads: 1}, {draft: "ngram", k: 4}} {
-		o := generateOpts{model: target, promptIDs: "1,2", n: 4, threads: 1, ids: true, batch: 8}
-		if err := generateSpec(context.Background(), o, &s, &bytes.Buffer{}, &bytes.Buffer{}); err == nil {
+	for _, s := range []engine.Options{{Draft: "ngram", K: 0, DraftThreads: 1}, {Draft: "ngram", K: 4, PMin: 1, DraftThreads: 1}, {Draft: "ngram", K: 4}} {
+		s.Target, s.Threads = target, 1
+		o := generateOpts{eng: s, promptIDs: "1,2", n: 4, ids: true, batch: 8}
+		if err := generateSpec(context.Background(), o, &bytes.Buffer{}, &bytes.Buffer{}); err == nil {
 			t.Errorf("%+v accepted", s)
 		}
 	}
-	o := generateOpts{model: target, promptIDs: "1,2", n: 4, threads: 1, ids: true, batch: 8}
-	s := &specOpts{draft: filepath.Join(t.TempDir(), "missing.gguf"), k: 4, draftThreads: 1}
-	if err := generateSpec(context.Background(), o, s, &bytes.Buffer{}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "draft") {
+	o := generateOpts{promptIDs: "1,2", n: 4, ids: true, batch: 8,
+		eng: engine.Options{Target: target, Threads: 1, Draft: filepath.Join(t.TempDir(), "missing.gguf"), K: 4, DraftThreads: 1}}
+	if err := generateSpec(context.Background(), o, &bytes.Buffer{}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "draft") {
 		t.Errorf("missing draft file: %v", err)
 	}
 }
