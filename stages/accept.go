@@ -54,7 +54,7 @@ func (p *Pipeline) accept(s *seq) Chunk {
 	}
 	s.stats.Steps++
 	p.metrics.block(k, b.Accepted)
-	c := Chunk{ID: s.req.ID, key: s.key, stream: s.stream}
+	c := Chunk{ID: s.req.ID, key: s.key, stream: s.stream, Drafted: k, Accepted: b.Accepted}
 	for _, t := range b.Tokens {
 		if s.gen >= s.req.MaxTokens {
 			s.done, s.reason = true, "length"
@@ -135,7 +135,7 @@ func (s *seq) text(c *Chunk, t string) bool {
 // final publishes the last chunk of s: what text it still holds back,
 // unless a stop string ended it.
 func (p *Pipeline) final(ctx context.Context, s *seq, chunks *graph.Pipe[Chunk]) error {
-	c := Chunk{ID: s.req.ID, key: s.key, Seq: s.chunks, Final: true, Reason: s.reason, Err: s.err, stream: s.stream}
+	c := Chunk{ID: s.req.ID, key: s.key, Seq: s.chunks, Final: true, Reason: s.reason, Err: s.err, stream: s.stream, PromptTokens: s.nPrompt}
 	if s.dec != nil && !s.stopString {
 		c.Text = s.held + s.dec.Flush()
 	}

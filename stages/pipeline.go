@@ -97,6 +97,11 @@ type Chunk struct {
 	Reason string // on the final chunk: "length", "stop" or "error"
 	Err    error
 	Stats  *RequestStats // on the final chunk
+	// Drafted and Accepted are the block's draft tokens and how many of
+	// them the target accepted.
+	Drafted, Accepted int
+	// PromptTokens is the prompt's length, on the final chunk.
+	PromptTokens int
 
 	key    uint64  // unique per request within a pipeline
 	stream *Stream // the request's own stream (Submit); nil: Run's out
@@ -244,6 +249,9 @@ func (p *Pipeline) Active() int { return int(p.active.Load()) }
 // Queued is the number of requests waiting for a slot.
 func (p *Pipeline) Queued() int { return p.queue.len() }
 
+// QueueLimit is the most requests that wait for a slot (Config.Queue).
+func (p *Pipeline) QueueLimit() int { return p.cfg.Queue }
+
 // Slots is the number of sequence slots.
 func (p *Pipeline) Slots() int { return p.cfg.Slots }
 
@@ -358,9 +366,11 @@ func (p *Pipeline) run(ctx context.Context, in <-chan Request, out chan<- Chunk)
 	p.metrics.setBusy(busy("draft"), busy("verify"), busy("prefill"))
 	if err != nil {
 		// Requests still queued or decoding never get a final chunk from
-		// the stages: end their streams here.
+		// the stages: end their streams here. Every stage has returned,
+		// so none of them holds a slot any more.
 		p.queue.shut(err)
 		p.streams.endAll(err)
+		p.active.Store(0)
 	}
 	return err
 }
