@@ -134,6 +134,20 @@ func clientOptions(c NATSConfig) ([]nats.Option, error) {
 	return opts, nil
 }
 
+// Connect connects a client (specd run, tests) to c.URLs with c's
+// credentials and TLS options.
+func Connect(c NATSConfig) (*nats.Conn, error) {
+	opts, err := clientOptions(c)
+	if err != nil {
+		return nil, err
+	}
+	nc, err := nats.Connect(joinURLs(c.URLs), opts...)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to NATS at %s: %w", joinURLs(c.URLs), err)
+	}
+	return nc, nil
+}
+
 // natsLogger sends the embedded server's log to zerolog.
 type natsLogger struct{ l zerolog.Logger }
 
