@@ -199,15 +199,15 @@ type ErrorBody struct {
 // Stats is the data of the service's $SRV.STATS reply.
 type Stats struct {
 	Acceptance
-	Requests    int `json:"requests"`
-	Failed      int `json:"failed"`
-	Generated   int `json:"generated_tokens"`
-	Slots       int `json:"slots"`
-	SlotsInUse  int `json:"slots_in_use"`
-	Queued      int `json:"queued"`
-	QueueLimit  int `json:"queue_limit"`
-	Sessions    int `json:"sessions"`
-	K           int `json:"k"`
+	Requests    int    `json:"requests"`
+	Failed      int    `json:"failed"`
+	Generated   int    `json:"generated_tokens"`
+	Slots       int    `json:"slots"`
+	SlotsInUse  int    `json:"slots_in_use"`
+	Queued      int    `json:"queued"`
+	QueueLimit  int    `json:"queue_limit"`
+	Sessions    int    `json:"sessions"`
+	K           int    `json:"k"`
 	TargetModel string `json:"target_model"`
 	DraftModel  string `json:"draft_model,omitempty"`
 }

@@ -48,7 +48,6 @@ type Config struct {
 	MaxSessions      int           // sessions kept (default 1024)
 	SessionIdle      time.Duration // a session idle this long is forgotten (default 30 min)
 
-
 	Log zerolog.Logger
 }
 
@@ -78,7 +77,7 @@ type Server struct {
 	started  time.Time
 	draining bool
 
-	pumps sync.WaitGroup // one per request in flight
+	pumps    sync.WaitGroup // one per request in flight
 	ready    chan struct{}
 	ncClosed chan struct{}
 }
