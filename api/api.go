@@ -36,6 +36,16 @@ const (
 	SubjectCancelPrefix = "specd.v1.cancel."
 	// SubjectSessionPrefix + session id + "." + a Session* kind.
 	SubjectSessionPrefix = "specd.v1.session."
+
+	// SubjectDurable takes a Request (with HeaderReplyTo) into the
+	// JetStream work queue DurableStream (specd serve --durable).
+	SubjectDurable = "specd.v1.durable.generate"
+	// DurableStream is the work-queue stream of durable requests, and
+	// DurableConsumer the durable consumer the workers share.
+	DurableStream   = "SPECD_REQUESTS"
+	DurableConsumer = "specd-workers"
+	// SessionStream keeps session token and speech streams for replay.
+	SessionStream = "SPECD_SESSIONS"
 )
 
 // Session subject kinds: specd.v1.session.<sid>.<kind>.
@@ -54,6 +64,11 @@ const (
 	HeaderStatus    = "Specd-Status"  // StatusToken, StatusDone or StatusError
 	HeaderAccepted  = "Specd-Accepted"
 	HeaderDrafted   = "Specd-Drafted"
+	// HeaderReplyTo carries the reply subject of a durable request (a
+	// JetStream message has none of its own); HeaderAttempt numbers the
+	// deliveries of a durable request: a higher one restarts the stream.
+	HeaderReplyTo = "Specd-Reply-To"
+	HeaderAttempt = "Specd-Attempt"
 
 	// The micro framework's error headers, on StatusError messages.
 	HeaderError     = "Nats-Service-Error"

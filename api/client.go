@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 	"github.com/synadia-io/orbit.go/natsext"
 )
@@ -24,7 +25,12 @@ type Reply struct {
 	Summary   *Summary // StatusDone
 	Accepted  int      // draft tokens of this block the target accepted
 	Drafted   int      // draft tokens of this block
+	Attempt   int      // delivery of a durable request (0 otherwise)
 }
+
+// StatusRestart is yielded by GenerateDurable when another worker took
+// over a durable request: the replies before it are void.
+const StatusRestart = "restart"
 
 // ServiceError is an error reply of the service.
 type ServiceError struct {
@@ -53,6 +59,7 @@ func ParseReply(m *nats.Msg) (Reply, error) {
 		r.Session = m.Header.Get(HeaderSession)
 		r.Accepted, _ = strconv.Atoi(m.Header.Get(HeaderAccepted))
 		r.Drafted, _ = strconv.Atoi(m.Header.Get(HeaderDrafted))
+		r.Attempt, _ = strconv.Atoi(m.Header.Get(HeaderAttempt))
 	}
 	switch {
 	case r.Status == StatusError || (m.Header != nil && m.Header.Get(HeaderError) != ""):
@@ -136,6 +143,77 @@ func Generate(ctx context.Context, nc *nats.Conn, req Request) (iter.Seq2[Reply,
 			return
 		}
 		yield(Reply{}, ErrIncomplete)
+	}, nil
+}
+
+// GenerateDurable sends req through the JetStream work queue of specd
+// serve --durable, deduplicated by its ID (made if empty), and returns its
+// reply stream as Generate does. If the worker dies mid-request, another
+// takes it over: GenerateDurable then yields a Reply with StatusRestart
+// and the new attempt's stream from Seq 1.
+func GenerateDurable(ctx context.Context, nc *nats.Conn, req Request) (iter.Seq2[Reply, error], error) {
+	if req.ID == "" {
+		req.ID = nuid.Next()
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, err
+	}
+	inbox := nc.NewRespInbox()
+	sub, err := nc.SubscribeSync(inbox)
+	if err != nil {
+		return nil, err
+	}
+	msg := &nats.Msg{Subject: SubjectDurable, Data: body, Header: nats.Header{
+		nats.MsgIdHdr: {req.ID}, HeaderReplyTo: {inbox}}}
+	if _, err := js.PublishMsg(ctx, msg); err != nil {
+		sub.Unsubscribe()
+		return nil, fmt.Errorf("specd: durable request %s: %w", req.ID, err)
+	}
+	var cancel context.CancelFunc = func() {}
+	if _, ok := ctx.Deadline(); !ok {
+		ctx, cancel = context.WithTimeout(ctx, DefaultTimeout)
+	}
+	return func(yield func(Reply, error) bool) {
+		defer cancel()
+		defer sub.Unsubscribe()
+		attempt, next := 0, 1
+		for {
+			m, err := sub.NextMsgWithContext(ctx)
+			if err != nil {
+				yield(Reply{}, fmt.Errorf("%w: %w", ErrIncomplete, err))
+				return
+			}
+			if Status(m) == "" && len(m.Data) == 0 {
+				continue // end of an attempt's stream; done or error came first
+			}
+			r, rerr := ParseReply(m)
+			switch {
+			case r.Attempt < attempt:
+				continue // late message of a worker that gave up
+			case r.Attempt > attempt:
+				if attempt > 0 && !yield(Reply{RequestID: r.RequestID, Status: StatusRestart, Attempt: r.Attempt}, nil) {
+					return
+				}
+				attempt, next = r.Attempt, 1
+			}
+			if rerr != nil {
+				yield(r, rerr)
+				return
+			}
+			if r.Seq != next {
+				yield(r, fmt.Errorf("%w: message %d where %d was due", ErrGap, r.Seq, next))
+				return
+			}
+			next++
+			if !yield(r, nil) || r.Status == StatusDone {
+				return
+			}
+		}
 	}, nil
 }
 

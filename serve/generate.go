@@ -37,6 +37,7 @@ type gen struct {
 	speechSeq int // on the speech subject
 	text      strings.Builder
 	speech    *speechCutter // sessions only
+	job       *durableJob   // durable requests only
 	done      chan struct{} // closed when the pump has finished
 	result    *api.Summary  // set before done closes (nil on error)
 	err       error
@@ -67,7 +68,7 @@ func (s *Server) handleGenerate(req micro.Request) {
 		err = r.Validate(s.limits())
 	}
 	if err == nil {
-		_, err = s.admit(r, nil, req.Reply())
+		_, err = s.admit(r, admitOpts{reply: req.Reply()})
 	}
 	if err != nil {
 		id := r.ID
@@ -83,15 +84,18 @@ func (s *Server) handleGenerate(req micro.Request) {
 	}
 }
 
-// admit turns a validated request into a pipeline request, queues it and
-// starts its pump. sess is the session it belongs to (nil: a generate
-// request answered on reply).
-func (s *Server) admit(r api.Request, sess *session, reply string) (*gen, error) {
-	return s.admitText(r, sess, reply, "")
+// admitOpts say where a request came from and where its reply goes.
+type admitOpts struct {
+	reply   string      // the reply subject of a generate request
+	session *session    // the session of a session prompt (reply unused)
+	text    string      // the prompt, already rendered ("": from the request)
+	job     *durableJob // the JetStream message of a durable request
 }
 
-// admitText is admit with the prompt already rendered (text != "").
-func (s *Server) admitText(r api.Request, sess *session, reply, text string) (*gen, error) {
+// admit turns a validated request into a pipeline request, queues it and
+// starts its pump.
+func (s *Server) admit(r api.Request, o admitOpts) (*gen, error) {
+	sess, reply, text := o.session, o.reply, o.text
 	id := r.ID
 	if id == "" {
 		id = nuid.Next()
@@ -157,7 +161,7 @@ func (s *Server) admitText(r api.Request, sess *session, reply, text string) (*g
 	if r.TimeoutMS > 0 {
 		timeout = time.Duration(r.TimeoutMS) * time.Millisecond
 	}
-	g := &gen{id: id, reply: reply, prompt: len(ids), arrived: time.Now(), done: make(chan struct{})}
+	g := &gen{id: id, reply: reply, prompt: len(ids), arrived: time.Now(), done: make(chan struct{}), job: o.job}
 	if sess != nil {
 		g.session, g.speech = sess.id, &speechCutter{}
 	}
@@ -208,6 +212,7 @@ func (s *Server) pump(g *gen) {
 	defer s.forget(g)
 	defer g.cancel()
 	for {
+		g.job.keepAlive()
 		ctx, cancel := context.WithTimeout(context.Background(), clientCheck)
 		c, err := g.stream.Next(ctx)
 		cancel()
@@ -221,7 +226,11 @@ func (s *Server) pump(g *gen) {
 			continue
 		}
 		if c.Final {
+			if g.job.retry(c.Err) {
+				continue // redelivered to another worker: no final message from this one
+			}
 			s.finish(g, c)
+			g.job.ack()
 			continue // Next returns io.EOF
 		}
 		if g.firstToken.IsZero() {
@@ -255,6 +264,9 @@ func (s *Server) header(g *gen, seq int, status string) nats.Header {
 		api.HeaderRequestID: {g.id},
 		api.HeaderSeq:       {strconv.Itoa(seq)},
 		api.HeaderStatus:    {status},
+	}
+	if g.job != nil {
+		h[api.HeaderAttempt] = []string{strconv.Itoa(g.job.attempt)}
 	}
 	if g.session != "" {
 		h[api.HeaderSession] = []string{g.session}

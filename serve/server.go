@@ -48,6 +48,20 @@ type Config struct {
 	MaxSessions      int           // sessions kept (default 1024)
 	SessionIdle      time.Duration // a session idle this long is forgotten (default 30 min)
 
+	// Durable also takes generate requests from the JetStream work queue
+	// api.DurableStream (durable.go); the embedded server then runs
+	// JetStream.
+	Durable bool
+	// AckWait is how long JetStream waits for a durable request's ack (or
+	// a sign of progress) before it redelivers it (default 10 s).
+	AckWait time.Duration
+	// MaxAckPending bounds the durable requests all workers hold at once
+	// (default 1024); each worker pulls only as many as it has free slots.
+	MaxAckPending int
+	// TokenStreamAge keeps session token streams for replay (Durable;
+	// default 1 h).
+	TokenStreamAge time.Duration
+
 	Log zerolog.Logger
 }
 
@@ -80,6 +94,7 @@ type Server struct {
 	pumps    sync.WaitGroup // one per request in flight
 	ready    chan struct{}
 	ncClosed chan struct{}
+	dur      *durable
 }
 
 // New checks cfg and returns a server; Run starts it.
@@ -112,6 +127,16 @@ func New(cfg Config) (*Server, error) {
 	if cfg.SessionIdle <= 0 {
 		cfg.SessionIdle = 30 * time.Minute
 	}
+	if cfg.AckWait <= 0 {
+		cfg.AckWait = 10 * time.Second
+	}
+	if cfg.MaxAckPending <= 0 {
+		cfg.MaxAckPending = 1024
+	}
+	if cfg.TokenStreamAge <= 0 {
+		cfg.TokenStreamAge = time.Hour
+	}
+	cfg.NATS.JetStream = cfg.NATS.JetStream || cfg.Durable
 	if cfg.Render == nil {
 		return nil, errors.New("serve: a chat renderer is required")
 	}
@@ -195,6 +220,7 @@ func (s *Server) drain(pipeDone <-chan struct{}) {
 		}
 		_ = sub.Unsubscribe()
 	}
+	s.dur.stop()
 	s.p.Close()
 	t := time.NewTimer(s.cfg.DrainTimeout)
 	defer t.Stop()
@@ -338,6 +364,11 @@ func (s *Server) listen() error {
 			return fmt.Errorf("serve: subscribe %s: %w", x.subject, err)
 		}
 		s.subs = append(s.subs, ns)
+	}
+	if s.cfg.Durable {
+		if s.dur, err = startDurable(s); err != nil {
+			return err
+		}
 	}
 	return s.nc.Flush()
 }

@@ -109,7 +109,7 @@ func (s *Server) sessionTurn(sess *session, turn int, prev *gen, r api.Request, 
 		return
 	}
 	r.Messages, r.Prompt = nil, ""
-	g, err := s.admitText(r, sess, "", text)
+	g, err := s.admit(r, admitOpts{session: sess, text: text})
 	if err != nil {
 		s.sessionError(sess.id, reply, r.ID, err)
 		return

@@ -34,6 +34,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	seed := fs.Uint64("seed", 0, "random seed for sampling")
 	id := fs.String("id", "", "request id (for specd.v1.cancel.<id>); default: one is made")
 	timeout := fs.Duration("timeout", api.DefaultTimeout, "give up after this long")
+	durable := fs.Bool("durable", false, "send through the JetStream work queue of specd serve --durable (survives a worker's death; the id deduplicates)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: specd run [--nats URL] [--session S] [--json] TEXT")
 		fmt.Fprintln(stderr, "       specd run [--nats URL] --listen S [--speech]")
@@ -81,7 +82,11 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *session != "" {
 		return p.session(ctx, conn, *session, *speech, req)
 	}
-	replies, err := api.Generate(ctx, conn, req)
+	generate := api.Generate
+	if *durable {
+		generate = api.GenerateDurable
+	}
+	replies, err := generate(ctx, conn, req)
 	if err != nil {
 		return err
 	}
@@ -109,6 +114,8 @@ func (p *printer) reply(r api.Reply) {
 	switch r.Status {
 	case api.StatusToken:
 		fmt.Fprint(p.out, r.Chunk.Text)
+	case api.StatusRestart:
+		fmt.Fprintf(p.err, "\n[worker lost: attempt %d starts over]\n", r.Attempt)
 	case api.StatusDone:
 		s := r.Summary
 		fmt.Fprintln(p.out)

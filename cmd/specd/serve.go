@@ -68,6 +68,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	addNATSFlags(fs, &sc.NATS, &urls)
 	fs.StringVar(&sc.NATS.Listen, "nats-listen", "", "`HOST:PORT` of the embedded nats-server (default 127.0.0.1:4222, or the --nats-config file's)")
 	fs.StringVar(&sc.NATS.ConfigFile, "nats-config", "", "nats-server configuration `file` for the embedded server (accounts, users, permissions, JetStream, cluster)")
+	fs.BoolVar(&sc.Durable, "durable", false, "also take requests from the JetStream work queue SPECD_REQUESTS (subject specd.v1.durable.generate; created if missing): acked after the final message, redelivered to another worker if this one dies; session streams kept in SPECD_SESSIONS for replay")
+	fs.DurationVar(&sc.AckWait, "ack-wait", 10*time.Second, "with --durable: how long JetStream waits for a sign of progress before it redelivers a request")
+	fs.DurationVar(&sc.TokenStreamAge, "token-stream-age", time.Hour, "with --durable: how long session token streams are kept for replay")
+	fs.StringVar(&sc.NATS.StoreDir, "nats-store", "", "JetStream store `dir` of the embedded server with --durable (default: the --nats-config file's, else the system temporary directory)")
 	logLevel := fs.String("log-level", "info", "log level: trace, debug, info, warn or error")
 	logFormat := fs.String("log-format", "auto", "log format: auto (console on a terminal, JSON lines otherwise), console or json")
 	fs.Usage = func() {
