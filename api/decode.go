@@ -42,24 +42,34 @@ const MaxBodyBytes = 1 << 20
 // errors that name what is wrong. It does not check ranges (Validate).
 func DecodeRequest(data []byte) (Request, error) {
 	var r Request
+	if err := DecodeStrict(data, &r); err != nil {
+		return Request{}, err
+	}
+	return r, nil
+}
+
+// DecodeStrict decodes the JSON object in data into v as DecodeRequest
+// does (the HTTP gateway's OpenAI bodies use it too). Errors are
+// *RequestError.
+func DecodeStrict(data []byte, v any) error {
 	if len(data) > MaxBodyBytes {
-		return r, bad("", "request body of %d bytes is over the limit of %d", len(data), MaxBodyBytes)
+		return bad("", "request body of %d bytes is over the limit of %d", len(data), MaxBodyBytes)
 	}
 	if !utf8.Valid(data) {
-		return r, bad("", "request body is not valid UTF-8 (at byte %d)", invalidAt(data))
+		return bad("", "request body is not valid UTF-8 (at byte %d)", invalidAt(data))
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
-		return r, bad("", "empty request body: want a JSON object")
+		return bad("", "empty request body: want a JSON object")
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&r); err != nil {
-		return Request{}, jsonError(err)
+	if err := dec.Decode(v); err != nil {
+		return jsonError(err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return Request{}, bad("", "malformed JSON: data after the request object")
+		return bad("", "malformed JSON: data after the request object")
 	}
-	return r, nil
+	return nil
 }
 
 // jsonError turns an encoding/json error into a RequestError naming the

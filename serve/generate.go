@@ -32,12 +32,14 @@ type gen struct {
 	prompt      int // prompt tokens
 	arrived     time.Time
 	firstToken  time.Time
+	lastBlock   time.Time
 
 	seq       int // messages published on the reply or tokens subject
 	speechSeq int // on the speech subject
 	text      strings.Builder
 	speech    *speechCutter // sessions only
 	job       *durableJob   // durable requests only
+	http      bool          // an HTTP request (its handler reads the stream)
 	done      chan struct{} // closed when the pump has finished
 	result    *api.Summary  // set before done closes (nil on error)
 	err       error
@@ -90,6 +92,13 @@ type admitOpts struct {
 	session *session    // the session of a session prompt (reply unused)
 	text    string      // the prompt, already rendered ("": from the request)
 	job     *durableJob // the JetStream message of a durable request
+	// parent, if set, is the request's context (an HTTP request's: its
+	// end cancels the generation).
+	parent context.Context
+	// own: the caller reads the stream itself (HTTP); no pump is started.
+	own bool
+	// http marks an HTTP request (in logs).
+	http bool
 }
 
 // admit turns a validated request into a pipeline request, queues it and
@@ -161,7 +170,7 @@ func (s *Server) admit(r api.Request, o admitOpts) (*gen, error) {
 	if r.TimeoutMS > 0 {
 		timeout = time.Duration(r.TimeoutMS) * time.Millisecond
 	}
-	g := &gen{id: id, reply: reply, prompt: len(ids), arrived: time.Now(), done: make(chan struct{}), job: o.job}
+	g := &gen{id: id, reply: reply, prompt: len(ids), arrived: time.Now(), done: make(chan struct{}), job: o.job, http: o.http}
 	if sess != nil {
 		g.session, g.speech = sess.id, &speechCutter{}
 	}
@@ -176,22 +185,40 @@ func (s *Server) admit(r api.Request, o admitOpts) (*gen, error) {
 	}
 	s.active[id] = g
 	s.mu.Unlock()
-	ctx, cancel := context.WithTimeoutCause(context.Background(), timeout, fmt.Errorf("deadline of %v passed: %w", timeout, context.DeadlineExceeded))
+	parent := o.parent
+	if parent == nil {
+		parent = context.Background()
+	}
+	ctx, cancel := context.WithTimeoutCause(parent, timeout, fmt.Errorf("deadline of %v passed: %w", timeout, context.DeadlineExceeded))
 	st, err := s.p.TrySubmit(ctx, sr)
 	if err != nil {
 		cancel()
 		s.forget(g)
 		switch {
 		case errors.Is(err, stages.ErrBusy):
-			return nil, reqErr(api.CodeUnavailable, "busy: %d requests are waiting for %d slots; try again", s.p.Queued(), s.p.Slots())
+			return nil, &requestError{code: api.CodeUnavailable, err: fmt.Errorf("busy: %d requests are waiting for %d slots; try again: %w", s.p.Queued(), s.p.Slots(), stages.ErrBusy)}
 		case errors.Is(err, stages.ErrClosed):
 			return nil, reqErr(api.CodeUnavailable, "%v", ErrShutdown)
 		}
 		return nil, err
 	}
 	g.stream, g.cancel = st, cancel
-	s.pumps.Go(func() { s.pump(g) })
+	if !o.own {
+		s.pumps.Go(func() { s.pump(g) })
+	}
 	return g, nil
+}
+
+// observeBlock notes a block's arrival (TTFT, inter-token latency).
+func (s *Server) observeBlock(g *gen, c stages.Chunk) {
+	now := time.Now()
+	first := g.firstToken.IsZero()
+	since := g.lastBlock
+	if first {
+		g.firstToken, since = now, g.arrived
+	}
+	g.lastBlock = now
+	s.metrics.block(first, now.Sub(since), len(c.Tokens))
 }
 
 func (s *Server) forget(g *gen) {
@@ -233,9 +260,7 @@ func (s *Server) pump(g *gen) {
 			g.job.ack()
 			continue // Next returns io.EOF
 		}
-		if g.firstToken.IsZero() {
-			g.firstToken = time.Now()
-		}
+		s.observeBlock(g, c)
 		s.publishBlock(g, c.Text, c.Tokens, c.Drafted, c.Accepted)
 		if s.gone(g) {
 			g.stream.Cancel(ErrClientGone)
@@ -317,6 +342,39 @@ func (s *Server) finish(g *gen, c stages.Chunk) {
 			s.publishSpeech(g, seg)
 		}
 	}
+	sum := s.summarize(g, c)
+	subject := s.subject(g)
+	if c.Err != nil {
+		code := codeOf(c.Err)
+		body, _ := json.Marshal(api.ErrorBody{ID: g.id, Code: code, Error: c.Err.Error()})
+		g.seq++
+		h := s.header(g, g.seq, api.StatusError)
+		h[api.HeaderError] = []string{c.Err.Error()}
+		h[api.HeaderErrorCode] = []string{strconv.Itoa(code)}
+		s.publish(subject, h, body)
+		if g.speech != nil {
+			g.speechSeq++
+			s.publish(api.SessionSubject(g.session, api.SessionSpeech), h, body)
+		}
+	} else {
+		body, _ := json.Marshal(sum)
+		g.seq++
+		s.publish(subject, s.header(g, g.seq, api.StatusDone), body)
+		if g.speech != nil {
+			g.speechSeq++
+			s.publish(api.SessionSubject(g.session, api.SessionSpeech), s.header(g, g.speechSeq, api.StatusDone), body)
+		}
+	}
+	s.publish(subject, nil, nil)
+	if g.speech != nil {
+		s.publish(api.SessionSubject(g.session, api.SessionSpeech), nil, nil)
+	}
+}
+
+// summarize makes g's summary from its final chunk c, observes the
+// request's metrics and logs its line: every front end ends a request
+// through here.
+func (s *Server) summarize(g *gen, c stages.Chunk) api.Summary {
 	st := c.Stats
 	if st == nil {
 		st = &stages.RequestStats{}
@@ -334,39 +392,29 @@ func (s *Server) finish(g *gen, c stages.Chunk) {
 	if dur > 0 {
 		sum.TokensPerSecond = float64(st.Generated) / dur.Seconds()
 	}
-	subject := s.subject(g)
+	g.result, g.err = &sum, c.Err
+	s.metrics.finish(g.prompt, c.Reason, st, dur)
 	ev := s.log.Info()
 	if c.Err != nil {
-		code := codeOf(c.Err)
-		g.err = c.Err
-		body, _ := json.Marshal(api.ErrorBody{ID: g.id, Code: code, Error: c.Err.Error()})
-		g.seq++
-		h := s.header(g, g.seq, api.StatusError)
-		h[api.HeaderError] = []string{c.Err.Error()}
-		h[api.HeaderErrorCode] = []string{strconv.Itoa(code)}
-		s.publish(subject, h, body)
-		if g.speech != nil {
-			g.speechSeq++
-			s.publish(api.SessionSubject(g.session, api.SessionSpeech), h, body)
-		}
-		ev = ev.Err(c.Err).Int("code", code)
-	} else {
-		body, _ := json.Marshal(sum)
-		g.seq++
-		s.publish(subject, s.header(g, g.seq, api.StatusDone), body)
-		if g.speech != nil {
-			g.speechSeq++
-			s.publish(api.SessionSubject(g.session, api.SessionSpeech), s.header(g, g.speechSeq, api.StatusDone), body)
-		}
+		ev = ev.Err(c.Err).Int("code", codeOf(c.Err))
 	}
-	s.publish(subject, nil, nil)
-	if g.speech != nil {
-		s.publish(api.SessionSubject(g.session, api.SessionSpeech), nil, nil)
-	}
-	g.result = &sum
-	ev.Str("id", g.id).Str("session", g.session).Int("prompt_tokens", g.prompt).Int("generated", st.Generated).
+	ev.Str("id", g.id).Str("session", g.session).Str("via", g.via()).Int("prompt_tokens", g.prompt).Int("generated", st.Generated).
 		Float64("acceptance", sum.Acceptance.Rate).Float64("ttft_ms", sum.TTFTMS).Float64("tok_s", sum.TokensPerSecond).
 		Str("finish", c.Reason).Msg("request")
+	return sum
+}
+
+// via names g's front end in the log.
+func (g *gen) via() string {
+	switch {
+	case g.http:
+		return "http"
+	case g.job != nil:
+		return "durable"
+	case g.session != "":
+		return "session"
+	}
+	return "nats"
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -15,6 +15,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
 	"sync"
 	"time"
 
@@ -62,6 +64,14 @@ type Config struct {
 	// default 1 h).
 	TokenStreamAge time.Duration
 
+	// HTTPAddr is the OpenAI-compatible gateway's HOST:PORT ("": off).
+	HTTPAddr string
+	// APIKey, if set, is the bearer key the HTTP API requires (not /health).
+	APIKey string
+	// ModelID is the model's id in the HTTP API (default: ModelID of
+	// TargetModel).
+	ModelID string
+
 	Log zerolog.Logger
 }
 
@@ -95,6 +105,10 @@ type Server struct {
 	ready    chan struct{}
 	ncClosed chan struct{}
 	dur      *durable
+	metrics  *metrics
+	modelID  string
+	httpLn   net.Listener
+	httpSrv  *http.Server
 }
 
 // New checks cfg and returns a server; Run starts it.
@@ -140,7 +154,13 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Render == nil {
 		return nil, errors.New("serve: a chat renderer is required")
 	}
-	return &Server{cfg: cfg, p: p, log: cfg.Log, active: map[string]*gen{}, sessions: map[string]*session{}, ready: make(chan struct{}), ncClosed: make(chan struct{})}, nil
+	s := &Server{cfg: cfg, p: p, log: cfg.Log, active: map[string]*gen{}, sessions: map[string]*session{}, ready: make(chan struct{}), ncClosed: make(chan struct{})}
+	s.modelID = cfg.ModelID
+	if s.modelID == "" {
+		s.modelID = ModelID(cfg.TargetModel)
+	}
+	s.metrics = newMetrics(s)
+	return s, nil
 }
 
 // Ready is closed once the server takes requests.
@@ -166,6 +186,19 @@ func (s *Server) Pipeline() *stages.Pipeline { return s.p }
 // and closes. It returns the pipeline's error, if it failed.
 func (s *Server) Run(ctx context.Context) error {
 	s.started = time.Now()
+	if err := s.listenHTTP(); err != nil {
+		return err
+	}
+	httpDone := make(chan error, 1)
+	if s.httpSrv != nil {
+		go func() { httpDone <- s.httpSrv.Serve(s.httpLn) }()
+		defer func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = s.httpSrv.Shutdown(ctx)
+			<-httpDone
+		}()
+	}
 	if err := s.connect(); err != nil {
 		return err
 	}
@@ -186,7 +219,7 @@ func (s *Server) Run(ctx context.Context) error {
 		return err
 	}
 	g.Go(func() error { s.sweepSessions(gctx); return nil })
-	s.log.Info().Str("nats", s.describeNATS()).Int("slots", s.p.Slots()).Int("k", s.p.K()).
+	s.log.Info().Str("nats", s.describeNATS()).Str("http", s.HTTPAddr()).Int("slots", s.p.Slots()).Int("k", s.p.K()).
 		Str("target", s.cfg.TargetModel).Str("draft", s.cfg.DraftModel).Msg("serving")
 	close(s.ready)
 

@@ -55,7 +55,10 @@ func (p *Pipeline) accept(s *seq) Chunk {
 	s.stats.Steps++
 	p.metrics.block(k, b.Accepted)
 	c := Chunk{ID: s.req.ID, key: s.key, stream: s.stream, Drafted: k, Accepted: b.Accepted}
-	for _, t := range b.Tokens {
+	for i, t := range b.Tokens {
+		if i == b.Accepted && k > 0 {
+			c.DraftLen = len(c.Text) // the tokens before came from the draft
+		}
 		if s.gen >= s.req.MaxTokens {
 			s.done, s.reason = true, "length"
 			break

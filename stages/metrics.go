@@ -16,7 +16,8 @@ type RequestStats struct {
 	AcceptedAt  []int // AcceptedAt[i]: drafts whose token i was accepted
 	Generated   int   // tokens published
 
-	TTFT     time.Duration // admission to first token
+	Queue    time.Duration // submission to admission (waiting for a slot)
+	TTFT     time.Duration // submission to first token
 	ITLSum   time.Duration // sum of gaps between blocks after the first
 	Duration time.Duration // admission to final chunk
 }

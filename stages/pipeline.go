@@ -100,6 +100,9 @@ type Chunk struct {
 	// Drafted and Accepted are the block's draft tokens and how many of
 	// them the target accepted.
 	Drafted, Accepted int
+	// DraftLen is how many bytes at the start of Text came from accepted
+	// draft tokens (the rest from the target's own token).
+	DraftLen int
 	// PromptTokens is the prompt's length, on the final chunk.
 	PromptTokens int
 
@@ -265,6 +268,18 @@ func (p *Pipeline) K() int { return p.cfg.Policy.K }
 // HasDrafter reports whether requests may ask for DraftModel.
 func (p *Pipeline) HasDrafter() bool { return p.cfg.Drafter != nil }
 
+// Busy returns the time the draft, verify and prefill stages have
+// computed so far, and the time draft and verify computed at once (live,
+// while the pipeline runs).
+func (p *Pipeline) Busy() (draft, verify, prefill, overlap time.Duration) {
+	g := p.graph.Load()
+	if g == nil {
+		return 0, 0, 0, 0
+	}
+	busy := func(name string) time.Duration { return g.Stage(name).Stats().Busy }
+	return busy("draft"), busy("verify"), busy("prefill"), p.overlap.both()
+}
+
 // Graph returns the running graph (for its per-stage counters), or nil
 // before Run.
 func (p *Pipeline) Graph() *graph.Graph { return p.graph.Load() }
@@ -394,6 +409,7 @@ func (p *Pipeline) newSeq(r Request, st *Stream, slot int, key uint64, queued ti
 		s.ctx = context.Background()
 	}
 	s.stats.AcceptedAt = make([]int, p.cfg.Policy.K)
+	s.stats.Queue = time.Since(queued)
 	if p.cfg.NewDetokenizer != nil {
 		s.dec = p.cfg.NewDetokenizer()
 	}

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"strings"
 	"time"
@@ -72,6 +73,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.DurationVar(&sc.AckWait, "ack-wait", 10*time.Second, "with --durable: how long JetStream waits for a sign of progress before it redelivers a request")
 	fs.DurationVar(&sc.TokenStreamAge, "token-stream-age", time.Hour, "with --durable: how long session token streams are kept for replay")
 	fs.StringVar(&sc.NATS.StoreDir, "nats-store", "", "JetStream store `dir` of the embedded server with --durable (default: the --nats-config file's, else the system temporary directory)")
+	httpAddr := fs.String("http", "127.0.0.1:8080", "`HOST:PORT` of the OpenAI-compatible HTTP API, /metrics and the page at /; \"off\" disables it")
+	fs.StringVar(&sc.APIKey, "api-key", os.Getenv("SPECD_API_KEY"), "bearer `key` the HTTP API requires (default $SPECD_API_KEY; /health stays open)")
 	logLevel := fs.String("log-level", "info", "log level: trace, debug, info, warn or error")
 	logFormat := fs.String("log-format", "auto", "log format: auto (console on a terminal, JSON lines otherwise), console or json")
 	fs.Usage = func() {
@@ -79,7 +82,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintln(stderr, "\nServes the model pair over NATS until SIGINT/SIGTERM: the micro service \"specd\"")
 		fmt.Fprintln(stderr, "(specd.v1.generate), sessions (specd.v1.session.<sid>.prompt/tokens/speech/cancel)")
 		fmt.Fprintln(stderr, "and specd.v1.cancel.<id>; see docs/protocol.md. Without --nats it starts an embedded")
-		fmt.Fprintln(stderr, "nats-server on 127.0.0.1:4222. Logs go to stderr.\n\nflags:")
+		fmt.Fprintln(stderr, "nats-server on 127.0.0.1:4222. The same pipeline serves the OpenAI-compatible HTTP API")
+		fmt.Fprintln(stderr, "on --http (127.0.0.1:8080: /v1/chat/completions, /v1/completions, /v1/models,")
+		fmt.Fprintln(stderr, "/health, /metrics, and a page at / that shows acceptance). Logs go to stderr.\n\nflags:")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -110,6 +115,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err := spec.Check(); err != nil {
 			return err
 		}
+	}
+	if *httpAddr != "off" {
+		sc.HTTPAddr = *httpAddr
 	}
 	sc.NATS.URLs = splitURLs(urls)
 	if len(sc.NATS.URLs) > 0 && (sc.NATS.Listen != "" || sc.NATS.ConfigFile != "") {
