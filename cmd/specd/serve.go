@@ -67,7 +67,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.DurationVar(&sc.SessionIdle, "session-idle", 30*time.Minute, "a session idle this long is forgotten")
 	var urls string
 	addNATSFlags(fs, &sc.NATS, &urls)
-	fs.StringVar(&sc.NATS.Listen, "nats-listen", "", "`HOST:PORT` of the embedded nats-server (default 127.0.0.1:4222, or the --nats-config file's)")
+	fs.StringVar(&sc.NATS.Listen, "nats-listen", "", "`HOST:PORT` of the embedded nats-server (default 127.0.0.1:4222, or the --nats-config file's; port -1 picks a free one, logged on the \"serving\" line)")
 	fs.StringVar(&sc.NATS.ConfigFile, "nats-config", "", "nats-server configuration `file` for the embedded server (accounts, users, permissions, JetStream, cluster)")
 	fs.BoolVar(&sc.Durable, "durable", false, "also take requests from the JetStream work queue SPECD_REQUESTS (subject specd.v1.durable.generate; created if missing): acked after the final message, redelivered to another worker if this one dies; session streams kept in SPECD_SESSIONS for replay")
 	fs.DurationVar(&sc.AckWait, "ack-wait", 10*time.Second, "with --durable: how long JetStream waits for a sign of progress before it redelivers a request")
