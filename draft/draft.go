@@ -17,7 +17,8 @@ import (
 	"math"
 	"slices"
 
-	"github.com/specd-dev/specd/verify"
+	"github.com/specd-dev/specd/backend"
+	"github.com/specd-dev/specd/sample"
 )
 
 // Request asks for up to K draft tokens continuing Tokens in Slot.
@@ -27,7 +28,7 @@ type Request struct {
 	K      int
 	// Sampler draws draft tokens from the draft's filtered distribution q
 	// (which Q then records); nil drafts greedily.
-	Sampler verify.Sampler
+	Sampler backend.Sampler
 
 	// Out receives the proposals (reusing its capacity; give it K).
 	Out []int32
@@ -69,10 +70,10 @@ var (
 
 // Model drafts with a small model on its own backend (own pool and cache).
 type Model struct {
-	be     verify.Backend
+	be     backend.Backend
 	vocab  int
 	pmin   float32
-	batch  verify.Batch
+	batch  backend.Batch
 	logits []float32
 	prob   []float32
 }
@@ -80,17 +81,17 @@ type Model struct {
 // NewModel returns a drafter on be. With pmin > 0 drafting stops early when
 // the most likely next token has probability below pmin (after the
 // request's filter when sampling, else the plain softmax).
-func NewModel(be verify.Backend, pmin float32) *Model {
+func NewModel(be backend.Backend, pmin float32) *Model {
 	return &Model{
 		be: be, vocab: be.Vocab(), pmin: pmin,
-		batch:  verify.NewBatch(be.MaxBatch()),
+		batch:  backend.NewBatch(be.MaxBatch()),
 		logits: make([]float32, be.Vocab()),
 		prob:   make([]float32, be.Vocab()),
 	}
 }
 
 // Backend returns the drafter's backend.
-func (m *Model) Backend() verify.Backend { return m.be }
+func (m *Model) Backend() backend.Backend { return m.be }
 
 // Vocab implements Drafter.
 func (m *Model) Vocab() int { return m.vocab }
@@ -151,10 +152,14 @@ func (m *Model) Draft(r *Request) error {
 		var top float32
 		if r.Sampler != nil {
 			r.Sampler.Probs(m.prob, m.logits)
-			tok = int32(verify.DrawFrom(m.prob, r.Sampler.Float()))
+			t := sample.DrawFrom(m.prob, r.Sampler.Float())
+			if t < 0 {
+				break // a degenerate distribution proposes nothing
+			}
+			tok = int32(t)
 			top = maxOf(m.prob)
 		} else {
-			tok = int32(verify.Argmax(m.logits))
+			tok = int32(sample.Greedy(m.logits))
 			if pmin > 0 {
 				top = topSoftmax(m.logits, tok)
 			}

@@ -3,13 +3,13 @@ package engine
 import (
 	"fmt"
 
+	"github.com/specd-dev/specd/backend/cpu"
 	"github.com/specd-dev/specd/draft"
 	"github.com/specd-dev/specd/kvsync"
 	"github.com/specd-dev/specd/model"
 	"github.com/specd-dev/specd/stages"
 	"github.com/specd-dev/specd/tensor"
 	"github.com/specd-dev/specd/tokenizer"
-	"github.com/specd-dev/specd/verify"
 )
 
 // Cache makes a KV cache of m for seqs sequences of up to maxPos positions
@@ -32,7 +32,7 @@ func (e *Engine) Cache(m *model.Model, seqs, maxPos, maxBatch, rollback int) (*k
 
 // Backend makes a CPU backend of m on a pool of its own with threads
 // threads (closed by Close) and a cache from Cache.
-func (e *Engine) Backend(m *model.Model, seqs, maxPos, maxBatch, rollback, threads int) (*verify.CPU, error) {
+func (e *Engine) Backend(m *model.Model, seqs, maxPos, maxBatch, rollback, threads int) (*cpu.Backend, error) {
 	p := tensor.NewPool(threads)
 	be, err := e.backend(m, seqs, maxPos, maxBatch, rollback, p)
 	if err != nil {
@@ -46,12 +46,12 @@ func (e *Engine) Backend(m *model.Model, seqs, maxPos, maxBatch, rollback, threa
 }
 
 // backend is Backend on the caller's pool.
-func (e *Engine) backend(m *model.Model, seqs, maxPos, maxBatch, rollback int, p *tensor.Pool) (*verify.CPU, error) {
+func (e *Engine) backend(m *model.Model, seqs, maxPos, maxBatch, rollback int, p *tensor.Pool) (*cpu.Backend, error) {
 	kv, err := e.Cache(m, seqs, maxPos, maxBatch, rollback)
 	if err != nil {
 		return nil, err
 	}
-	return verify.NewCPU(m.NewState(maxBatch, p), kv), nil
+	return cpu.New(m.NewState(maxBatch, p), kv), nil
 }
 
 // PipelineConfig builds a stages.Config for seqs sequences of up to maxPos

@@ -4,10 +4,10 @@ import (
 	"context"
 	"time"
 
+	"github.com/specd-dev/specd/backend"
 	"github.com/specd-dev/specd/model"
 	"github.com/specd-dev/specd/sample"
 	"github.com/specd-dev/specd/tensor"
-	"github.com/specd-dev/specd/verify"
 )
 
 // PlainResult is what PlainDecode decoded and how fast.
@@ -32,7 +32,7 @@ func (e *Engine) PlainDecode(ctx context.Context, prompt []int32, n, threads int
 		return PlainResult{}, err
 	}
 	lg := make([]float32, len(prompt)*m.Config.Vocab)
-	var b verify.Batch
+	var b backend.Batch
 	for i, t := range prompt {
 		b.Add(t, int32(i), 0, i == len(prompt)-1)
 	}
@@ -74,7 +74,7 @@ func (e *Engine) ForwardCost(m *model.Model, threads, n, pos int) (time.Duration
 	}
 	start := max(0, min(pos, maxPos-n)-1)
 	// Fill the cache up to start so attention spans a realistic length.
-	var b verify.Batch
+	var b backend.Batch
 	lg := make([]float32, n*m.Config.Vocab)
 	for p := 0; p < start; p += n {
 		b.Reset()

@@ -29,6 +29,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/specd-dev/specd/backend"
 	"github.com/specd-dev/specd/kvsync"
 	"github.com/specd-dev/specd/model/gguf"
 	"github.com/specd-dev/specd/tensor"
@@ -291,38 +292,7 @@ func (b *binder) output(w *weights, c Config) {
 	}
 }
 
-// Batch is the input of one forward pass: token i is Tokens[i] at position
-// Pos[i] of sequence slot Seq[i], and its logits are produced iff Logits[i].
-type Batch struct {
-	Tokens []int32
-	Pos    []int32
-	Seq    []int32
-	Logits []bool
-}
-
-// Reset empties b, keeping its capacity.
-func (b *Batch) Reset() {
-	b.Tokens, b.Pos, b.Seq, b.Logits = b.Tokens[:0], b.Pos[:0], b.Seq[:0], b.Logits[:0]
-}
-
-// Add appends one token.
-func (b *Batch) Add(tok, pos, seq int32, logits bool) {
-	b.Tokens = append(b.Tokens, tok)
-	b.Pos = append(b.Pos, pos)
-	b.Seq = append(b.Seq, seq)
-	b.Logits = append(b.Logits, logits)
-}
-
-// Len is the number of tokens in b.
-func (b *Batch) Len() int { return len(b.Tokens) }
-
-// NumLogits is the number of tokens that ask for logits.
-func (b *Batch) NumLogits() int {
-	n := 0
-	for _, l := range b.Logits {
-		if l {
-			n++
-		}
-	}
-	return n
-}
+// Batch is the input of one forward pass (package backend's): token i
+// is Tokens[i] at position Pos[i] of sequence slot Seq[i], and its logits
+// are produced iff Logits[i].
+type Batch = backend.Batch

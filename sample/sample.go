@@ -173,28 +173,34 @@ func (s *Sampler) Sample(logits []float32) int {
 	return s.Draw(probs)
 }
 
-// Draw returns an index drawn from the distribution probs (non-negative,
-// not necessarily normalised) with one random number: the first index at
-// which the running sum exceeds u·total. It returns the last index with
-// non-zero probability if rounding leaves the sum short, and -1 if all are 0.
-func (s *Sampler) Draw(probs []float32) int {
+// Draw returns an index drawn from the distribution probs with one random
+// number of s (DrawFrom); -1 if all are 0.
+func (s *Sampler) Draw(probs []float32) int { return DrawFrom(probs, s.Float()) }
+
+// DrawFrom returns an index drawn from the non-negative weights w
+// (normalised or not) with the uniform number u in [0, 1): the first index
+// at which the running sum of positive weights exceeds u·total. It returns
+// the last index with a positive weight if rounding leaves the sum short,
+// and -1 if no weight is positive. It is the one categorical draw of
+// specd: sampling, acceptance and drafting all use it.
+func DrawFrom(w []float32, u float64) int {
 	var total float64
 	last := -1
-	for i, q := range probs {
-		if q > 0 {
-			total += float64(q)
+	for i, v := range w {
+		if v > 0 {
+			total += float64(v)
 			last = i
 		}
 	}
 	if last < 0 {
 		return -1
 	}
-	u := s.Float() * total
+	target := u * total
 	var cum float64
-	for i, q := range probs {
-		if q > 0 {
-			cum += float64(q)
-			if u < cum {
+	for i, v := range w {
+		if v > 0 {
+			cum += float64(v)
+			if target < cum {
 				return i
 			}
 		}

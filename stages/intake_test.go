@@ -19,9 +19,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/specd-dev/specd/backend"
 	"github.com/specd-dev/specd/draft"
 	"github.com/specd-dev/specd/stages"
-	"github.com/specd-dev/specd/verify"
 	"github.com/specd-dev/specd/verify/verifytest"
 )
 
@@ -124,7 +124,7 @@ func newGated(t *testing.T, seqs, maxPos int) *gated {
 		steps: make(chan struct{}), open: make(chan struct{}), end: t.Context().Done()}
 }
 
-func (g *gated) Forward(b *verify.Batch, logits []float32) error {
+func (g *gated) Forward(b *backend.Batch, logits []float32) error {
 	if slices.Contains(b.Logits, true) {
 		select {
 		case <-g.steps:

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/specd-dev/specd/backend"
+	"github.com/specd-dev/specd/backend/cpu"
 	"github.com/specd-dev/specd/draft"
 	"github.com/specd-dev/specd/model"
 	"github.com/specd-dev/specd/model/gguf"
@@ -13,7 +15,6 @@ import (
 	"github.com/specd-dev/specd/sample"
 	"github.com/specd-dev/specd/stages"
 	"github.com/specd-dev/specd/tensor"
-	"github.com/specd-dev/specd/verify"
 )
 
 // Tiny random models: the target and a smaller draft with the same
@@ -39,7 +40,7 @@ func loadModel(t testing.TB, name string, o modeltest.Options) *model.Model {
 }
 
 // cpuBackend makes a backend of m with its own pool and cache.
-func cpuBackend(t testing.TB, m *model.Model, seqs, maxPos, maxBatch, threads int) *verify.CPU {
+func cpuBackend(t testing.TB, m *model.Model, seqs, maxPos, maxBatch, threads int) *cpu.Backend {
 	t.Helper()
 	kv, err := m.NewCache(seqs, maxPos, false)
 	if err != nil {
@@ -47,7 +48,7 @@ func cpuBackend(t testing.TB, m *model.Model, seqs, maxPos, maxBatch, threads in
 	}
 	pool := tensor.NewPool(threads)
 	t.Cleanup(pool.Close)
-	return verify.NewCPU(m.NewState(maxBatch, pool), kv)
+	return cpu.New(m.NewState(maxBatch, pool), kv)
 }
 
 // plainGreedy decodes n tokens one at a time: the reference.
@@ -55,7 +56,7 @@ func plainGreedy(t testing.TB, m *model.Model, prompt []int32, n int) []int32 {
 	t.Helper()
 	be := cpuBackend(t, m, 1, len(prompt)+n+1, len(prompt), 1)
 	lg := make([]float32, len(prompt)*m.Config.Vocab)
-	var b verify.Batch
+	var b backend.Batch
 	for i, tok := range prompt {
 		b.Add(tok, int32(i), 0, i == len(prompt)-1)
 	}

@@ -35,6 +35,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/specd-dev/specd/backend"
 	"github.com/specd-dev/specd/draft"
 	"github.com/specd-dev/specd/graph"
 	"github.com/specd-dev/specd/kvsync"
@@ -124,16 +125,16 @@ type Detokenizer interface {
 
 // Config configures a Pipeline.
 type Config struct {
-	Target  verify.Backend // the target model on its own thread pool
-	Drafter draft.Drafter  // nil: plain decoding (k = 0); a model draft's cache needs Slots slots of MaxPos
+	Target  backend.Backend // the target model on its own thread pool
+	Drafter draft.Drafter   // nil: plain decoding (k = 0); a model draft's cache needs Slots slots of MaxPos
 	Policy  draft.Policy
 	Slots   int // sequences decoded at once (KV cache slots of both models)
 	MaxPos  int // positions per slot
 
-	Tokenizer      Tokenizer                           // needed for text prompts
-	NewDetokenizer func() Detokenizer                  // nil: chunks carry no text
-	NewSampler     func(Params, uint64) verify.Sampler // for Temp > 0; the second argument is a stream id
-	Stop           func(tok int32) bool                // end-of-generation tokens (not emitted); nil: none
+	Tokenizer      Tokenizer                            // needed for text prompts
+	NewDetokenizer func() Detokenizer                   // nil: chunks carry no text
+	NewSampler     func(Params, uint64) backend.Sampler // for Temp > 0; the second argument is a stream id
+	Stop           func(tok int32) bool                 // end-of-generation tokens (not emitted); nil: none
 
 	// Serial runs the busy part of every stage under one lock, so stages
 	// never overlap: the baseline for measuring what concurrency gains.

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/specd-dev/specd/backend"
 	"github.com/specd-dev/specd/draft"
 	"github.com/specd-dev/specd/stages"
-	"github.com/specd-dev/specd/verify"
 	"github.com/specd-dev/specd/verify/verifytest"
 )
 
@@ -388,7 +388,7 @@ func testSamplingDistribution(t *testing.T, pre string) {
 	pd := make([][]float32, vocab)
 	lg := make([]float32, vocab)
 	for a := range pd {
-		var b verify.Batch
+		var b backend.Batch
 		b.Add(int32(a), 0, 0, true)
 		if err := tf.Rollback(0, 0); err != nil {
 			t.Fatal(err)
@@ -407,7 +407,7 @@ func testSamplingDistribution(t *testing.T, pre string) {
 	}
 	cfg := stages.Config{
 		Target: target, Drafter: dr, Policy: draft.Policy{K: 3}, Slots: 2, MaxPos: 64, PreDraft: preDraft,
-		NewSampler: func(p stages.Params, stream uint64) verify.Sampler {
+		NewSampler: func(p stages.Params, stream uint64) backend.Sampler {
 			return &verifytest.Softmax{State: p.Seed*2 + stream, Temp: p.Temp}
 		},
 	}
@@ -493,7 +493,7 @@ func TestPreDraftSelfSampling(t *testing.T) {
 		dr := draft.NewModel(verifytest.NewFake(vocab, 1, 128, 64, 2, sharp), 0)
 		cfg := stages.Config{
 			Target: target, Drafter: dr, Policy: draft.Policy{K: k}, Slots: 1, MaxPos: 128, PreDraft: true,
-			NewSampler: func(p stages.Params, stream uint64) verify.Sampler {
+			NewSampler: func(p stages.Params, stream uint64) backend.Sampler {
 				return &verifytest.Softmax{State: p.Seed*2 + stream, Temp: p.Temp}
 			},
 		}
@@ -569,7 +569,7 @@ type passRecorder struct {
 	passes [][]int32
 }
 
-func (r *passRecorder) Forward(b *verify.Batch, logits []float32) error {
+func (r *passRecorder) Forward(b *backend.Batch, logits []float32) error {
 	if slices.Contains(b.Logits, true) {
 		var pass []int32
 		for _, s := range b.Seq {

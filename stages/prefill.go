@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/specd-dev/specd/backend"
 	"github.com/specd-dev/specd/draft"
 	"github.com/specd-dev/specd/verify"
 )
@@ -130,7 +131,7 @@ func (p *Pipeline) prefill(s *seq) {
 	// One chunk per turn on the device, so that a long prompt does not
 	// hold up the verification of sequences already decoding.
 	chunk := min(be.MaxBatch(), prefillChunk)
-	var b verify.Batch
+	var b backend.Batch
 	for have := 0; have < s.nPrompt-1; {
 		if s.ctx.Err() != nil {
 			s.fail(context.Cause(s.ctx)) // cancelled during a long prompt

@@ -1,6 +1,9 @@
 package verify
 
-import "github.com/specd-dev/specd/sample"
+import (
+	"github.com/specd-dev/specd/backend"
+	"github.com/specd-dev/specd/sample"
+)
 
 // Acceptance rules. Both take the target's view of the k+1 positions of
 // one block (position i predicts the token after draft token i; position 0
@@ -9,36 +12,19 @@ import "github.com/specd-dev/specd/sample"
 // correction at the first rejection, or the bonus token when all k are
 // accepted. Either way a block commits accepted+1 tokens.
 
-// Sampler is a request's sampling configuration as verification needs it.
-// The same filter (temperature, top-k, top-p) must be used by the draft
-// for q and by the target for p, so that the rules below are exact.
-type Sampler interface {
-	// Probs writes the filtered, temperature-scaled distribution of
-	// logits into dst (len(dst) == len(logits)); zero outside the filter.
-	Probs(dst, logits []float32)
-	// Float returns the next uniform number in [0, 1) of the request's
-	// seeded generator.
-	Float() float64
-}
-
-// Argmax returns the index of the largest value, the first one on ties
-// (llama.cpp's greedy sampler; NaNs are never chosen over a number). It is
-// sample.Greedy; v must not be empty.
-func Argmax(v []float32) int { return sample.Greedy(v) }
-
 // AcceptGreedy applies the greedy rule: draft token i is accepted while it
 // equals the target's argmax at position i; the target's argmax at the
 // first mismatch (or after the last draft token) is the next token.
 // logits holds len(draft)+1 rows of vocab values.
 func AcceptGreedy(draft []int32, logits []float32, vocab int) (accepted int, next int32) {
 	for i, d := range draft {
-		t := int32(Argmax(logits[i*vocab : (i+1)*vocab]))
+		t := int32(sample.Greedy(logits[i*vocab : (i+1)*vocab]))
 		if t != d {
 			return i, t
 		}
 	}
 	k := len(draft)
-	return k, int32(Argmax(logits[k*vocab : (k+1)*vocab]))
+	return k, int32(sample.Greedy(logits[k*vocab : (k+1)*vocab]))
 }
 
 // AcceptSample applies exact speculative sampling (Leviathan et al. 2023,
@@ -52,7 +38,7 @@ func AcceptGreedy(draft []int32, logits []float32, vocab int) (accepted int, nex
 // draft's filtered distributions, or is nil for a deterministic draft (q_i
 // one-hot on the draft token, as for n-gram drafts). p and r are scratch
 // rows of vocab floats.
-func AcceptSample(draft []int32, logits, q []float32, vocab int, s Sampler, p, r []float32) (accepted int, next int32) {
+func AcceptSample(draft []int32, logits, q []float32, vocab int, s backend.Sampler, p, r []float32) (accepted int, next int32) {
 	for i, x := range draft {
 		s.Probs(p, logits[i*vocab:(i+1)*vocab])
 		px := p[x]
@@ -76,50 +62,15 @@ func AcceptSample(draft []int32, logits, q []float32, vocab int, s Sampler, p, r
 			}
 			r[j] = max(p[j]-qj, 0)
 		}
-		t, ok := drawFrom(r, s.Float())
-		if !ok {
+		t := sample.DrawFrom(r, s.Float())
+		if t < 0 {
 			// p ≤ q everywhere only if p == q up to rounding, when a
 			// rejection has probability zero; fall back to p itself.
-			t, _ = drawFrom(p, s.Float())
+			t = max(sample.DrawFrom(p, s.Float()), 0)
 		}
 		return i, int32(t)
 	}
 	k := len(draft)
 	s.Probs(p, logits[k*vocab:(k+1)*vocab])
-	t, _ := drawFrom(p, s.Float())
-	return k, int32(t)
-}
-
-// drawFrom samples an index from the unnormalised non-negative weights w
-// with the uniform number u; ok is false if every weight is zero.
-func drawFrom(w []float32, u float64) (int, bool) {
-	var sum float64
-	for _, v := range w {
-		sum += float64(v)
-	}
-	if !(sum > 0) {
-		return 0, false
-	}
-	target := u * sum
-	var acc float64
-	last := 0
-	for i, v := range w {
-		if v <= 0 {
-			continue
-		}
-		acc += float64(v)
-		last = i
-		if target < acc {
-			return i, true
-		}
-	}
-	return last, true // rounding: u*sum reached the total
-}
-
-// DrawFrom samples an index from the non-negative weights w (normalised or
-// not) with the uniform number u in [0, 1). It returns 0 if every weight
-// is zero. Drafters use it to draw draft tokens from q.
-func DrawFrom(w []float32, u float64) int {
-	t, _ := drawFrom(w, u)
-	return t
+	return k, int32(max(sample.DrawFrom(p, s.Float()), 0))
 }

@@ -5,6 +5,8 @@ import (
 	"math"
 	"testing"
 
+	"github.com/specd-dev/specd/backend"
+	"github.com/specd-dev/specd/sample"
 	"github.com/specd-dev/specd/verify"
 	"github.com/specd-dev/specd/verify/verifytest"
 )
@@ -62,18 +64,18 @@ const (
 
 // wrongAccept is a deliberately wrong rule: like AcceptSample, but after a
 // rejection it resamples from p instead of from the residual max(0, p−q).
-func wrongAccept(draft []int32, logits, q []float32, vocab int, s verify.Sampler, p []float32) (int, int32) {
+func wrongAccept(draft []int32, logits, q []float32, vocab int, s backend.Sampler, p []float32) (int, int32) {
 	for i, x := range draft {
 		s.Probs(p, logits[i*vocab:(i+1)*vocab])
 		qx := q[i*vocab+int(x)]
 		if u := s.Float(); qx > 0 && u*float64(qx) < float64(p[x]) {
 			continue
 		}
-		return i, int32(verify.DrawFrom(p, s.Float()))
+		return i, int32(sample.DrawFrom(p, s.Float()))
 	}
 	k := len(draft)
 	s.Probs(p, logits[k*vocab:(k+1)*vocab])
-	return k, int32(verify.DrawFrom(p, s.Float()))
+	return k, int32(sample.DrawFrom(p, s.Float()))
 }
 
 // TestSpeculativeSamplingDistribution draws blocks of k = 2 draft tokens
@@ -82,11 +84,11 @@ func wrongAccept(draft []int32, logits, q []float32, vocab int, s verify.Sampler
 // position or the bonus) follows p2; the same test rejects the wrong rule.
 func TestSpeculativeSamplingDistribution(t *testing.T) {
 	const vocab, n = 10, 200000
-	type rule func(draft []int32, logits, q []float32, s verify.Sampler, p, r []float32) (int, int32)
-	right := func(draft []int32, logits, q []float32, s verify.Sampler, p, r []float32) (int, int32) {
+	type rule func(draft []int32, logits, q []float32, s backend.Sampler, p, r []float32) (int, int32)
+	right := func(draft []int32, logits, q []float32, s backend.Sampler, p, r []float32) (int, int32) {
 		return verify.AcceptSample(draft, logits, q, vocab, s, p, r)
 	}
-	wrong := func(draft []int32, logits, q []float32, s verify.Sampler, p, r []float32) (int, int32) {
+	wrong := func(draft []int32, logits, q []float32, s backend.Sampler, p, r []float32) (int, int32) {
 		return wrongAccept(draft, logits, q, vocab, s, p)
 	}
 	run := func(acc rule) (first, second []int, accepted int) {
@@ -100,8 +102,8 @@ func TestSpeculativeSamplingDistribution(t *testing.T) {
 		first, second = make([]int, vocab), make([]int, vocab)
 		draft := make([]int32, 2)
 		for i := 0; i < n; i++ {
-			draft[0] = int32(verify.DrawFrom(qDist, s.Float()))
-			draft[1] = int32(verify.DrawFrom(q2, s.Float()))
+			draft[0] = int32(sample.DrawFrom(qDist, s.Float()))
+			draft[1] = int32(sample.DrawFrom(q2, s.Float()))
 			a, next := acc(draft, logits, q, s, p, r)
 			emitted := append(append([]int32{}, draft[:a]...), next)
 			first[emitted[0]]++
@@ -199,10 +201,10 @@ func TestAcceptGreedy(t *testing.T) {
 			}
 		})
 	}
-	if got := verify.Argmax([]float32{1, 3, 3, 2}); got != 1 {
+	if got := sample.Greedy([]float32{1, 3, 3, 2}); got != 1 {
 		t.Errorf("Argmax tie = %d, want the first, 1", got)
 	}
-	if got := verify.Argmax([]float32{float32(math.NaN()), -1, 0}); got != 2 {
+	if got := sample.Greedy([]float32{float32(math.NaN()), -1, 0}); got != 2 {
 		t.Errorf("Argmax with NaN = %d, want 2", got)
 	}
 }

@@ -4,7 +4,7 @@
 // the exact speculative-sampling acceptance rule per block, then an O(1)
 // rollback of the target's KV cache to the committed tokens.
 //
-// The target's forward pass is behind Backend, so an accelerator can
+// The target's forward pass is behind backend.Backend, so an accelerator can
 // replace the pure-Go CPU implementation.
 package verify
 
@@ -12,41 +12,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/specd-dev/specd/model"
+	"github.com/specd-dev/specd/backend"
 )
-
-// Batch is the input of one forward pass, the model package's: token i is
-// Tokens[i] at position Pos[i] of sequence slot Seq[i], with logits iff
-// Logits[i]. A Backend for another device reads the same four slices.
-type Batch = model.Batch
-
-// NewBatch returns an empty Batch with room for n tokens, so that adding
-// up to n tokens does not allocate.
-func NewBatch(n int) Batch {
-	return Batch{
-		Tokens: make([]int32, 0, n), Pos: make([]int32, 0, n),
-		Seq: make([]int32, 0, n), Logits: make([]bool, 0, n),
-	}
-}
-
-// Backend runs a model's forward pass over its own KV cache. It is used by
-// one goroutine at a time.
-type Backend interface {
-	// Vocab is the number of logits per position.
-	Vocab() int
-	// MaxBatch is the most tokens one Forward accepts.
-	MaxBatch() int
-	// Forward writes the K/V of every batch token at (seq, pos) (pos at
-	// most the current length of seq; afterwards the length is at least
-	// pos+1), attends causally within each sequence, and writes Vocab
-	// logits per token with Logits set, in batch order. Results per token
-	// do not depend on the rest of the batch.
-	Forward(b *Batch, logits []float32) error
-	// Len is the number of positions held for slot seq.
-	Len(seq int) int
-	// Rollback keeps the first n positions of slot seq (n ≤ Len).
-	Rollback(seq, n int) error
-}
 
 // Errors returned by Verify.
 var (
@@ -65,30 +32,30 @@ type Block struct {
 	// values, for sampling; nil means q is one-hot on each draft token.
 	Q []float32
 	// Sampler selects exact speculative sampling; nil selects greedy.
-	Sampler Sampler
+	Sampler backend.Sampler
 
 	// Results.
 	Accepted int     // draft tokens accepted, 0..k
 	Tokens   []int32 // Draft[:Accepted] then the correction or bonus token
 }
 
-// Verifier verifies blocks on a Backend. It preallocates everything for
+// Verifier verifies blocks on a backend. It preallocates everything for
 // MaxBatch tokens; Verify does not allocate.
 type Verifier struct {
-	be     Backend
+	be     backend.Backend
 	vocab  int
-	batch  Batch
+	batch  backend.Batch
 	logits []float32
 	p, r   []float32
 }
 
 // New returns a Verifier for be.
-func New(be Backend) *Verifier {
+func New(be backend.Backend) *Verifier {
 	n, v := be.MaxBatch(), be.Vocab()
 	return &Verifier{
 		be:     be,
 		vocab:  v,
-		batch:  NewBatch(n),
+		batch:  backend.NewBatch(n),
 		logits: make([]float32, n*v),
 		p:      make([]float32, v),
 		r:      make([]float32, v),
@@ -96,7 +63,7 @@ func New(be Backend) *Verifier {
 }
 
 // Backend returns the verifier's backend.
-func (v *Verifier) Backend() Backend { return v.be }
+func (v *Verifier) Backend() backend.Backend { return v.be }
 
 // Verify runs one forward pass over all blocks, applies each block's
 // acceptance rule, fills Accepted and Tokens (reusing its capacity; give

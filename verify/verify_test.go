@@ -4,6 +4,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/specd-dev/specd/backend"
+	"github.com/specd-dev/specd/sample"
 	"github.com/specd-dev/specd/verify"
 	"github.com/specd-dev/specd/verify/verifytest"
 )
@@ -16,7 +18,7 @@ func prefill(t *testing.T, f *verifytest.Fake, s int, prompt []int32) {
 	if err := f.KV.Reset(s); err != nil {
 		t.Fatal(err)
 	}
-	var b verify.Batch
+	var b backend.Batch
 	for i, tok := range prompt[:len(prompt)-1] {
 		b.Add(tok, int32(i), int32(s), false)
 	}
@@ -157,7 +159,7 @@ func TestVerifierSampling(t *testing.T) {
 	s := &verifytest.Softmax{State: 3, Temp: 0.7}
 	lg := make([]float32, vocab)
 	p, q := make([]float32, vocab), make([]float32, vocab)
-	var b verify.Batch
+	var b backend.Batch
 	b.Add(7, 0, 0, false)
 	b.Add(3, 1, 0, true)
 	if err := target.Forward(&b, lg); err != nil {
@@ -174,7 +176,7 @@ func TestVerifierSampling(t *testing.T) {
 	blk := &verify.Block{Seq: 0, Pos: 1, Last: 3, Draft: make([]int32, 1), Q: q, Sampler: s, Tokens: make([]int32, 0, 2)}
 	acc := 0
 	for i := 0; i < n; i++ {
-		blk.Draft[0] = int32(verify.DrawFrom(q, s.Float()))
+		blk.Draft[0] = int32(sample.DrawFrom(q, s.Float()))
 		if err := v.Verify([]*verify.Block{blk}); err != nil {
 			t.Fatal(err)
 		}

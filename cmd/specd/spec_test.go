@@ -9,12 +9,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/specd-dev/specd/backend"
+	"github.com/specd-dev/specd/backend/cpu"
 	"github.com/specd-dev/specd/engine"
 	"github.com/specd-dev/specd/model"
 	"github.com/specd-dev/specd/model/modeltest"
 	"github.com/specd-dev/specd/sample"
 	"github.com/specd-dev/specd/tensor"
-	"github.com/specd-dev/specd/verify"
 )
 
 // specModels writes a small random target and a smaller draft with the
@@ -44,9 +45,9 @@ func plainIDs(t *testing.T, path string, prompt []int32, n int) []int32 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	be := verify.NewCPU(m.NewState(len(prompt), nil), kv)
+	be := cpu.New(m.NewState(len(prompt), nil), kv)
 	lg := make([]float32, len(prompt)*m.Config.Vocab)
-	var b verify.Batch
+	var b backend.Batch
 	for i, tok := range prompt {
 		b.Add(tok, int32(i), 0, i == len(prompt)-1)
 	}

@@ -8,8 +8,9 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/specd-dev/specd/backend"
 	"github.com/specd-dev/specd/kvsync"
-	"github.com/specd-dev/specd/verify"
+	"github.com/specd-dev/specd/sample"
 )
 
 // Term is one component of a fake model's logits: Scale times a hash of
@@ -51,8 +52,8 @@ func (f *Fake) MaxBatch() int             { return f.Batch }
 func (f *Fake) Len(seq int) int           { return f.KV.Len(seq) }
 func (f *Fake) Rollback(seq, n int) error { return f.KV.Rollback(seq, n) }
 
-// Forward implements verify.Backend.
-func (f *Fake) Forward(b *verify.Batch, logits []float32) error {
+// Forward implements backend.Backend.
+func (f *Fake) Forward(b *backend.Batch, logits []float32) error {
 	if b.Len() > f.Batch {
 		return fmt.Errorf("fake: batch of %d > %d", b.Len(), f.Batch)
 	}
@@ -127,7 +128,7 @@ func (f *Fake) Greedy(s int, prompt []int32, n int) ([]int32, error) {
 		return nil, err
 	}
 	lg := make([]float32, len(prompt)*f.V)
-	var b verify.Batch
+	var b backend.Batch
 	for i, t := range prompt {
 		b.Add(t, int32(i), int32(s), i == len(prompt)-1)
 	}
@@ -135,7 +136,7 @@ func (f *Fake) Greedy(s int, prompt []int32, n int) ([]int32, error) {
 		return nil, err
 	}
 	var out []int32
-	next := int32(verify.Argmax(lg[:f.V]))
+	next := int32(sample.Greedy(lg[:f.V]))
 	for len(out) < n {
 		out = append(out, next)
 		b.Reset()
@@ -143,7 +144,7 @@ func (f *Fake) Greedy(s int, prompt []int32, n int) ([]int32, error) {
 		if err := f.Forward(&b, lg[:f.V]); err != nil {
 			return nil, err
 		}
-		next = int32(verify.Argmax(lg[:f.V]))
+		next = int32(sample.Greedy(lg[:f.V]))
 	}
 	return out, nil
 }

@@ -1,11 +1,14 @@
-package verify_test
+package cpu_test
 
 import (
 	"path/filepath"
 	"testing"
 
+	"github.com/specd-dev/specd/backend"
+	"github.com/specd-dev/specd/backend/cpu"
 	"github.com/specd-dev/specd/model"
 	"github.com/specd-dev/specd/model/modeltest"
+	"github.com/specd-dev/specd/sample"
 	"github.com/specd-dev/specd/tensor"
 	"github.com/specd-dev/specd/verify"
 )
@@ -29,13 +32,13 @@ func TestCPUVerifyStep(t *testing.T) {
 	}
 	pool := tensor.NewPool(2)
 	defer pool.Close()
-	be := verify.NewCPU(m.NewState(32, pool), kv)
+	be := cpu.New(m.NewState(32, pool), kv)
 	v := verify.New(be)
 	V := be.Vocab()
 
 	// Reference: one-token greedy decoding of slot 0 from token 7.
 	lg := make([]float32, V)
-	var b verify.Batch
+	var b backend.Batch
 	ref := []int32{7}
 	for i := 0; i < 6; i++ {
 		b.Reset()
@@ -43,7 +46,7 @@ func TestCPUVerifyStep(t *testing.T) {
 		if err := be.Forward(&b, lg); err != nil {
 			t.Fatal(err)
 		}
-		ref = append(ref, int32(verify.Argmax(lg)))
+		ref = append(ref, int32(sample.Greedy(lg)))
 	}
 	// Drafts: slot 0 all correct (k=5), slot 1 wrong at 2 (k=3), slots 2
 	// and 3 empty and k=1; all start from token 7 at position 0.
