@@ -26,6 +26,9 @@ type Reply struct {
 	Accepted  int      // draft tokens of this block the target accepted
 	Drafted   int      // draft tokens of this block
 	Attempt   int      // delivery of a durable request (0 otherwise)
+	// StreamSeq is the message's sequence in SessionStream (Replay only):
+	// replay from StreamSeq+1 to go on after it.
+	StreamSeq uint64
 }
 
 // StatusRestart is yielded by GenerateDurable when another worker took
@@ -284,3 +287,51 @@ func (s *Session) Listen(ctx context.Context, kind string) (iter.Seq2[Reply, err
 		}
 	}, nil
 }
+
+// Replay yields the session's kind (SessionTokens or SessionSpeech)
+// messages kept in SessionStream (specd serve --durable) from stream
+// sequence from (1: the oldest kept), then the live ones, until ctx ends
+// (not an error) or the caller stops. A subscriber that reconnects
+// replays from the StreamSeq after the last Reply it saw.
+func (s *Session) Replay(ctx context.Context, kind string, from uint64) (iter.Seq2[Reply, error], error) {
+	js, err := jetstream.New(s.nc)
+	if err != nil {
+		return nil, err
+	}
+	cons, err := js.OrderedConsumer(ctx, SessionStream, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{SessionSubject(s.ID, kind)},
+		DeliverPolicy:  jetstream.DeliverByStartSequencePolicy, OptStartSeq: max(from, 1),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("specd: replay of session %s: %w", s.ID, err)
+	}
+	it, err := cons.Messages()
+	if err != nil {
+		return nil, err
+	}
+	return func(yield func(Reply, error) bool) {
+		defer it.Stop()
+		stop := context.AfterFunc(ctx, it.Stop)
+		defer stop()
+		for {
+			m, err := it.Next()
+			if err != nil {
+				if ctx.Err() == nil {
+					yield(Reply{}, err)
+				}
+				return
+			}
+			if len(m.Data()) == 0 && m.Headers().Get(HeaderStatus) == "" {
+				continue // end of one generation's stream
+			}
+			r, err := ParseReply(&nats.Msg{Subject: m.Subject(), Header: m.Headers(), Data: m.Data()})
+			if md, merr := m.Metadata(); merr == nil {
+				r.StreamSeq = md.Sequence.Stream
+			}
+			if !yield(r, err) {
+				return
+			}
+		}
+	}, nil
+}
+
