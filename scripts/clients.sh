@@ -88,11 +88,12 @@ fail() {
 # start_specd NAME ARGS…: starts specd serve in the background (log in
 # $tmp/NAME.log, pid in pid_NAME), waits up to 30 s for its "serving" log
 # line and sets url to the NATS URL that line names. Returns 1 if it exits
-# or hangs.
+# or hangs. Its HTTP gateway listens on a free port (--http 127.0.0.1:0),
+# not on the default 8080 that the processes here would all want.
 start_specd() {
   local name=$1 i pid line
   shift
-  "$bin" serve --log-format json --drain-timeout 2s "$@" >"$tmp/$name.out" 2>"$tmp/$name.log" &
+  "$bin" serve --log-format json --drain-timeout 2s --http 127.0.0.1:0 "$@" >"$tmp/$name.out" 2>"$tmp/$name.log" &
   pid=$!
   pids+=("$pid")
   printf -v "pid_$name" %s "$pid"
