@@ -23,6 +23,10 @@ var dotPairs = []dotPair{
 	{Q8_0, Q8_0, func() VecDot { return dotQ8_0 }, func() VecDot { return dotQ8_0Generic }, Q8_0Rows},
 	{Q8_0, Q8_0, func() VecDot { return dotQ8_0Lanes }, func() VecDot { return dotQ8_0LanesGeneric }, Q8_0Lanes},
 	{Q4_0, Q8_0, func() VecDot { return dotQ4_0 }, func() VecDot { return dotQ4_0Generic }, Q8_0Rows},
+	{Q4_1, Q8_1, func() VecDot { return dotQ4_1 }, func() VecDot { return dotQ4_1Generic }, Q8_0Rows},
+	{Q5_0, Q8_0, func() VecDot { return dotQ5_0 }, func() VecDot { return dotQ5_0Generic }, Q8_0Rows},
+	{Q5_1, Q8_1, func() VecDot { return dotQ5_1 }, func() VecDot { return dotQ5_1Generic }, Q8_0Rows},
+	{IQ4_NL, Q8_0, func() VecDot { return dotIQ4_NL }, func() VecDot { return dotIQ4_NLGeneric }, Q8_0Rows},
 }
 
 func randFloats(r *rand.Rand, n int, scale float64) []float32 {
@@ -70,6 +74,9 @@ func exactDot(wt, at Type, w, x []byte, n int) (dot, mag float64) {
 		p := float64(wf[i]) * float64(xf[i])
 		dot += p
 		mag += math.Abs(p)
+	}
+	if at == Q8_1 {
+		dot += q8_1OffsetError(w, x, n)
 	}
 	return dot, mag
 }
@@ -188,7 +195,9 @@ func TestQuantizeRoundTrip(t *testing.T) {
 	for _, c := range []struct {
 		typ Type
 		tol float64 // relative to the block's largest magnitude
-	}{{F32, 0}, {F16, 1.0 / 1024}, {BF16, 1.0 / 128}, {Q8_0, 0.5/127 + 1e-3}, {Q4_0, 1.0/8 + 1e-3}} {
+	}{{F32, 0}, {F16, 1.0 / 1024}, {BF16, 1.0 / 128}, {Q8_0, 0.5/127 + 1e-3}, {Q4_0, 1.0/8 + 1e-3},
+		// Q4_1 and Q5_1 relative to the amax, which bounds (max-min)/2.
+		{Q4_1, 1.0/15 + 1e-3}, {Q5_0, 1.0/16 + 1e-3}, {Q5_1, 1.0/31 + 1e-3}, {IQ4_NL, 12.0 / 127}} {
 		src := randFloats(r, 256, 1)
 		dst := make([]byte, RowSize(c.typ, len(src)))
 		if err := QuantizeRow(dst, c.typ, src); err != nil {
@@ -217,8 +226,8 @@ func TestQuantizeRowErrors(t *testing.T) {
 	if err := QuantizeRow(make([]byte, 10), Q8_0, make([]float32, 32)); err == nil {
 		t.Error("short destination: no error")
 	}
-	if err := QuantizeRow(make([]byte, 100), Q5_1, make([]float32, 32)); err == nil {
-		t.Error("Q5_1: no error")
+	if err := QuantizeRow(make([]byte, 100), Q8_1, make([]float32, 32)); err == nil {
+		t.Error("Q8_1 (an activation type): no error")
 	}
 }
 
@@ -255,6 +264,10 @@ func FuzzDotBF16(f *testing.F)      { fuzzDot(f, BF16, Q8_0Rows) }
 func FuzzDotQ8_0(f *testing.F)      { fuzzDot(f, Q8_0, Q8_0Rows) }
 func FuzzDotQ8_0Lanes(f *testing.F) { fuzzDot(f, Q8_0, Q8_0Lanes) }
 func FuzzDotQ4_0(f *testing.F)      { fuzzDot(f, Q4_0, Q8_0Rows) }
+func FuzzDotQ4_1(f *testing.F)      { fuzzDot(f, Q4_1, Q8_0Rows) }
+func FuzzDotQ5_0(f *testing.F)      { fuzzDot(f, Q5_0, Q8_0Rows) }
+func FuzzDotQ5_1(f *testing.F)      { fuzzDot(f, Q5_1, Q8_0Rows) }
+func FuzzDotIQ4_NL(f *testing.F)    { fuzzDot(f, IQ4_NL, Q8_0Rows) }
 
 // BenchmarkDot reports each kernel's speed in bytes of weights per second
 // over a 4096-element row (kept in cache: this is compute speed).

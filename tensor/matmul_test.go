@@ -23,7 +23,7 @@ func randMatrix(t testing.TB, r *rand.Rand, typ Type, rows, cols int) *Matrix {
 	return m
 }
 
-var matmulTypes = []Type{F32, F16, BF16, Q8_0, Q4_0}
+var matmulTypes = []Type{F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL}
 
 // TestMatMulBatchInvariant checks that every output equals the single dot
 // product of its row and token, for n in 1..9 and 1..3 threads, bit for bit;
@@ -129,7 +129,7 @@ func TestMatrixCheck(t *testing.T) {
 		{Matrix{Type: Q8_0, Rows: 2, Cols: 32, Data: make([]byte, 68)}, true},
 		{Matrix{Type: Q8_0, Rows: 2, Cols: 33, Data: make([]byte, 68)}, false},
 		{Matrix{Type: Q8_0, Rows: 2, Cols: 32, Data: make([]byte, 67)}, false},
-		{Matrix{Type: Q5_1, Rows: 2, Cols: 32, Data: make([]byte, 48)}, false},
+		{Matrix{Type: Q8_1, Rows: 2, Cols: 32, Data: make([]byte, 72)}, false}, // activation-only
 		{Matrix{Type: F32, Rows: 0, Cols: 32}, false},
 	} {
 		if err := c.m.Check(); (err == nil) != c.want {

@@ -34,6 +34,9 @@ const (
 	I64  Type = 27
 	F64  Type = 28
 	BF16 Type = 30
+
+	// I-quants (ggml numbers them among the types above).
+	IQ4_NL Type = 20
 )
 
 type typeInfo struct {
@@ -47,9 +50,9 @@ var types = map[Type]typeInfo{
 	F32:  {"F32", 1, 4, true},
 	F16:  {"F16", 1, 2, true},
 	Q4_0: {"Q4_0", 32, 18, true},
-	Q4_1: {"Q4_1", 32, 20, false},
-	Q5_0: {"Q5_0", 32, 22, false},
-	Q5_1: {"Q5_1", 32, 24, false},
+	Q4_1: {"Q4_1", 32, 20, true},
+	Q5_0: {"Q5_0", 32, 22, true},
+	Q5_1: {"Q5_1", 32, 24, true},
 	Q8_0: {"Q8_0", 32, 34, true},
 	Q8_1: {"Q8_1", 32, 36, false},
 	Q2_K: {"Q2_K", 256, 84, false},
@@ -64,6 +67,8 @@ var types = map[Type]typeInfo{
 	I64:  {"I64", 1, 8, false},
 	F64:  {"F64", 1, 8, false},
 	BF16: {"BF16", 1, 2, true},
+
+	IQ4_NL: {"IQ4_NL", 32, 18, true},
 }
 
 // String returns ggml's name for t, or "type(N)" for an unknown id.

@@ -1,0 +1,12 @@
+//go:build !amd64 || noasm
+
+package tensor
+
+// asmQ32 returns the assembly dot and gemv kernels for a 32-element block
+// type (Q4_1, Q5_0, Q5_1, IQ4_NL); without assembly there are none and the
+// types use their pure-Go references.
+func asmQ32(Type) (VecDot, gemv) { return nil, nil }
+
+// asmQ8_1Act returns the assembly-backed Q8_1 activation converter; none
+// without assembly.
+func asmQ8_1Act() ActQuant { return nil }

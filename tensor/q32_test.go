@@ -1,0 +1,181 @@
+package tensor
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math"
+	"os"
+	"testing"
+)
+
+// TestQ32Golden checks the Q8_0 and Q8_1 activation converters, the Q4_1,
+// Q5_0, Q5_1 and IQ4_NL quantizers and dequantizers bit for bit against
+// llama.cpp's own functions, and the dots — the registered kernels, the
+// references and MatMul of the four tokens — bit for bit against what
+// llama.cpp's CPU backend computes for each type: vec_dot for Q4_1 and
+// Q5_1 (for every batch), vec_dot and llamafile's batch kernel for Q5_0,
+// the repacked gemv and gemm for IQ4_NL. The golden file is made by
+// testdata/q32_golden.c (see there to regenerate it).
+func TestQ32Golden(t *testing.T) {
+	data, err := os.ReadFile("testdata/q32.golden")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) < 24 || string(data[:8]) != "Q32GLD1\n" {
+		t.Fatal("testdata/q32.golden: bad header")
+	}
+	hdr := func(i int) int { return int(binary.LittleEndian.Uint32(data[8+4*i:])) }
+	nb, rows, ntok, ntypes := hdr(0), hdr(1), hdr(2), hdr(3)
+	n := nb * qk
+	rest := data[24:]
+	take := func(size int) []byte {
+		if size > len(rest) {
+			t.Fatalf("testdata/q32.golden: truncated")
+		}
+		b := rest[:size]
+		rest = rest[size:]
+		return b
+	}
+	floats := func(b []byte) []float32 {
+		f := make([]float32, len(b)/4)
+		for i := range f {
+			f[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+		}
+		return f
+	}
+	x := floats(take(4 * ntok * n))
+	q8_0 := take(ntok * nb * q8_0Size)
+	q8_1 := take(ntok * nb * q8_1Size)
+	wf := floats(take(4 * rows * n))
+	type golden struct {
+		typ          Type
+		q            []byte
+		deq, dot, mm []float32
+	}
+	var gs []golden
+	for range ntypes {
+		g := golden{typ: Type(binary.LittleEndian.Uint32(take(4)))}
+		g.q = take(rows * RowSize(g.typ, n))
+		g.deq = floats(take(4 * rows * n))
+		g.dot = floats(take(4 * ntok * rows))
+		g.mm = floats(take(4 * ntok * rows))
+		gs = append(gs, g)
+	}
+	gemvNL := floats(take(4 * ntok * rows))
+	gemmNL := floats(take(4 * ntok * rows))
+	if len(rest) != 0 {
+		t.Fatalf("testdata/q32.golden: %d trailing bytes", len(rest))
+	}
+
+	acts := map[Type][]byte{Q8_0: q8_0, Q8_1: q8_1}
+	for _, c := range []struct {
+		act  Type
+		name string
+		f    ActQuant
+	}{
+		{Q8_0, "Q8_0", quantizeQ8_0Act}, {Q8_1, "Q8_1", quantizeQ8_1Act}, {Q8_1, "Q8_1 reference", quantizeQ8_1ActGeneric},
+	} {
+		ab := RowSize(c.act, n)
+		got := make([]byte, ab)
+		for tok := range ntok {
+			c.f(got, x[tok*n:(tok+1)*n])
+			if want := acts[c.act][tok*ab : (tok+1)*ab]; !bytes.Equal(got, want) {
+				for i := range got {
+					if got[i] != want[i] {
+						t.Fatalf("%s activations, token %d: byte %d (block %d, offset %d) = %#x, llama.cpp %#x", c.name, tok, i, i/c.act.TypeSize(), i%c.act.TypeSize(), got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+
+	p := NewPool(2)
+	defer p.Close()
+	for _, g := range gs {
+		rb := RowSize(g.typ, n)
+		got := make([]byte, rb)
+		y := make([]float32, n)
+		for r := range rows {
+			if err := QuantizeRow(got, g.typ, wf[r*n:(r+1)*n]); err != nil {
+				t.Fatal(err)
+			}
+			want := g.q[r*rb : (r+1)*rb]
+			for i := range got {
+				if got[i] != want[i] {
+					bs := g.typ.TypeSize()
+					t.Fatalf("%v row %d: quantized byte %d (block %d, offset %d) = %#x, llama.cpp %#x", g.typ, r, i, i/bs, i%bs, got[i], want[i])
+				}
+			}
+			DequantizeRow(y, g.typ, want)
+			for i, v := range g.deq[r*n : (r+1)*n] {
+				if math.Float32bits(y[i]) != math.Float32bits(v) {
+					t.Fatalf("%v row %d: dequantized element %d = %v, llama.cpp %v", g.typ, r, i, y[i], v)
+				}
+			}
+		}
+
+		// What llama.cpp computes for a model's matrices of this type.
+		exact := [][]float32{g.dot, g.mm}
+		switch g.typ {
+		case IQ4_NL:
+			exact = [][]float32{gemvNL, gemmNL}
+		}
+		k, _ := kernelFor(g.typ)
+		ref := map[Type]VecDot{Q4_1: dotQ4_1Generic, Q5_0: dotQ5_0Generic, Q5_1: dotQ5_1Generic, IQ4_NL: dotIQ4_NLGeneric}[g.typ]
+		ab := RowSize(k.act, n)
+		m := &Matrix{Type: g.typ, Rows: rows, Cols: n, Data: g.q}
+		out := make([]float32, ntok*rows)
+		p.MatMul(out, m, x, ntok)
+		var maxOther float64
+		for tok := range ntok {
+			a := acts[k.act][tok*ab : (tok+1)*ab]
+			for r := range rows {
+				w := g.q[r*rb : (r+1)*rb]
+				want := exact[0][tok*rows+r]
+				for _, e := range exact[1:] {
+					if math.Float32bits(e[tok*rows+r]) != math.Float32bits(want) {
+						t.Errorf("%v token %d row %d: llama.cpp's own kernels disagree: %v and %v", g.typ, tok, r, want, e[tok*rows+r])
+					}
+				}
+				for _, c := range []struct {
+					name string
+					got  float32
+				}{{"registered dot", k.dot(w, a, n)}, {"reference dot", ref(w, a, n)}, {"MatMul", out[tok*rows+r]}} {
+					if math.Float32bits(c.got) != math.Float32bits(want) {
+						t.Errorf("%v token %d row %d: %s %v (%#x), llama.cpp %v (%#x)", g.typ, tok, r, c.name, c.got, math.Float32bits(c.got), want, math.Float32bits(want))
+					}
+				}
+				if g.typ == IQ4_NL {
+					// llama.cpp's unrepacked IQ4_NL kernels (vec_dot for
+					// row counts not a multiple of 8, tinyBLAS) sum in lanes.
+					_, mag := exactDot(g.typ, Q8_0, w, a, n)
+					for _, o := range []float32{g.dot[tok*rows+r], g.mm[tok*rows+r]} {
+						maxOther = max(maxOther, math.Abs(float64(o)-float64(want))/mag)
+					}
+				}
+			}
+		}
+		if g.typ == IQ4_NL {
+			t.Logf("IQ4_NL: llama.cpp's unrepacked kernels differ from its repacked ones (and specd) by up to %.2g of Σ|w·x|", maxOther)
+		}
+	}
+}
+
+// q8_1OffsetError is how far the Q4_1 and Q5_1 dots (blocks with d and m
+// at bytes 0 and 2) move from the dot of the dequantized rows because they
+// take Σ m·x as m·s, with Q8_1's s = f16(d·Σq) rounded to a half: Σ over
+// blocks of m·(s − f16(d)·Σq), in float64.
+func q8_1OffsetError(w, x []byte, n int) float64 {
+	bsize := len(w) / (n / qk)
+	var e float64
+	for i := range n / qk {
+		xb := x[i*q8_1Size : (i+1)*q8_1Size]
+		var sum int32
+		for _, q := range xb[4:] {
+			sum += int32(int8(q))
+		}
+		m := float64(F16ToF32(le16(w[i*bsize+2:])))
+		e += m * (float64(F16ToF32(le16(xb[2:]))) - float64(F16ToF32(le16(xb)))*float64(sum))
+	}
+	return e
+}
