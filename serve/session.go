@@ -26,6 +26,9 @@ type session struct {
 	running *gen // the generation in progress, if any
 	turns   int  // prompts taken, to order them
 	last    time.Time
+	// settled is closed when the latest turn has ended and recorded its
+	// history (nil before the first turn); the next turn waits for it.
+	settled chan struct{}
 }
 
 // sessionID is the <sid> of specd.v1.session.<sid>.<kind>.
@@ -84,17 +87,25 @@ func (s *Server) handleSessionPrompt(m *nats.Msg) {
 	sess.turns++
 	myTurn := sess.turns
 	prev := sess.running
+	wait, settled := sess.settled, make(chan struct{})
+	sess.settled = settled
 	s.mu.Unlock()
 	if prev != nil {
 		prev.stream.Cancel(ErrBargeIn)
 	}
-	s.pumps.Go(func() { s.sessionTurn(sess, myTurn, prev, r, turn, m.Reply) })
+	s.pumps.Go(func() { s.sessionTurn(sess, myTurn, wait, settled, r, turn, m.Reply) })
 }
 
-// sessionTurn runs one turn of sess after the generation prev (if any).
-func (s *Server) sessionTurn(sess *session, turn int, prev *gen, r api.Request, msgs []api.Message, reply string) {
-	if prev != nil {
-		<-prev.done // cancelled: ends within one decoding step
+// sessionTurn runs one turn of sess once the turn before it has settled
+// (wait closed, if not nil): its generation ended and its history is
+// recorded. Waiting for the generation alone is not enough: its done
+// message goes out before its turn records the history, so a prompt sent
+// on seeing it could read the history without that turn. sessionTurn
+// closes settled when it returns.
+func (s *Server) sessionTurn(sess *session, turn int, wait <-chan struct{}, settled chan<- struct{}, r api.Request, msgs []api.Message, reply string) {
+	defer close(settled)
+	if wait != nil {
+		<-wait // a running generation was cancelled: ends within one decoding step
 	}
 	s.mu.Lock()
 	if sess.turns != turn { // a later prompt interrupted this one before it began
