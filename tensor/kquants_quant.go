@@ -27,9 +27,10 @@ const groupMaxEps = 1e-15
 // makeQKX2Quants is ggml's make_qkx2_quants for one group x with weights w:
 // it picks a scale and a non-positive offset min so that
 // x ≈ scale·L + min with L in [0, nmax], trying nstep+1 scales around
-// nmax/(max-min) and keeping the one with the least weighted squared error.
+// nmax/(max-min) and keeping the one with the least weighted squared error
+// (weighted absolute error where mad, ggml's use_mad).
 // It writes L and returns scale and -min.
-func makeQKX2Quants(nmax int32, x, w []float32, l, laux []uint8, rmin, rdelta float32, nstep int) (scale, negMin float32) {
+func makeQKX2Quants(nmax int32, x, w []float32, l, laux []uint8, rmin, rdelta float32, nstep int, mad bool) (scale, negMin float32) {
 	n := len(x)
 	xmin, xmax := x[0], x[0]
 	sumW := w[0]
@@ -59,7 +60,7 @@ func makeQKX2Quants(nmax int32, x, w []float32, l, laux []uint8, rmin, rdelta fl
 		q := max(0, min(nmax, nearestInt(float32(iscale*(x[i]-xmin)))))
 		l[i] = uint8(q)
 		diff := float32(float32(scale*float32(l[i]))+xmin) - x[i]
-		bestError += float32(w[i] * float32(diff*diff))
+		bestError += float32(w[i] * kErr(diff, mad))
 	}
 	if nstep < 1 {
 		return scale, -xmin
@@ -86,7 +87,7 @@ func makeQKX2Quants(nmax int32, x, w []float32, l, laux []uint8, rmin, rdelta fl
 			var curError float32
 			for i := 0; i < n; i++ {
 				diff := float32(float32(thisScale*float32(laux[i]))+thisMin) - x[i]
-				curError += float32(w[i] * float32(diff*diff))
+				curError += float32(w[i] * kErr(diff, mad))
 			}
 			if curError < bestError {
 				copy(l[:n], laux[:n])
@@ -97,6 +98,14 @@ func makeQKX2Quants(nmax int32, x, w []float32, l, laux []uint8, rmin, rdelta fl
 		}
 	}
 	return scale, -xmin
+}
+
+// kErr is make_qkx2_quants' error term: |diff| where mad, else diff².
+func kErr(diff float32, mad bool) float32 {
+	if mad {
+		return abs32(diff)
+	}
+	return float32(diff * diff)
 }
 
 // quantizeRowQ4K converts len(src) floats (a multiple of 256) into Q4_K
@@ -128,7 +137,7 @@ func quantizeRowQ4K(dst []byte, src []float32) {
 			for k, v := range xs {
 				weights[k] = avX + abs32(v)
 			}
-			scales[j], mins[j] = makeQKX2Quants(15, xs, weights[:], l[32*j:32*j+32], laux[:], -1, 0.1, 20)
+			scales[j], mins[j] = makeQKX2Quants(15, xs, weights[:], l[32*j:32*j+32], laux[:], -1, 0.1, 20, false)
 			if scales[j] > maxScale {
 				maxScale = scales[j]
 			}

@@ -37,6 +37,7 @@ const (
 
 	// I-quants (ggml numbers them among the types above).
 	IQ4_NL Type = 20
+	IQ4_XS Type = 23
 )
 
 type typeInfo struct {
@@ -55,10 +56,10 @@ var types = map[Type]typeInfo{
 	Q5_1: {"Q5_1", 32, 24, true},
 	Q8_0: {"Q8_0", 32, 34, true},
 	Q8_1: {"Q8_1", 32, 36, false},
-	Q2_K: {"Q2_K", 256, 84, false},
-	Q3_K: {"Q3_K", 256, 110, false},
+	Q2_K: {"Q2_K", 256, 84, true},
+	Q3_K: {"Q3_K", 256, 110, true},
 	Q4_K: {"Q4_K", 256, 144, true},
-	Q5_K: {"Q5_K", 256, 176, false},
+	Q5_K: {"Q5_K", 256, 176, true},
 	Q6_K: {"Q6_K", 256, 210, true},
 	Q8_K: {"Q8_K", 256, 292, false}, // activation-only type
 	I8:   {"I8", 1, 1, false},
@@ -69,6 +70,7 @@ var types = map[Type]typeInfo{
 	BF16: {"BF16", 1, 2, true},
 
 	IQ4_NL: {"IQ4_NL", 32, 18, true},
+	IQ4_XS: {"IQ4_XS", 256, 136, true},
 }
 
 // String returns ggml's name for t, or "type(N)" for an unknown id.

@@ -1,0 +1,210 @@
+package tensor
+
+// Q5_K: ggml's 5-bit K-quant, eight sub-blocks of 32 with 6-bit scales and
+// mins (packed as Q4_K's), 4 low bits in qs and the fifth in qh:
+//
+//	block_q5_K (176 bytes): d f16 @0, dmin f16 @2, scales [12]u8 @4, qh [32]u8 @16, qs [128]u8 @48
+//
+// Element 64j+l (l < 32) is qs[32j+l]&15 + 16·(qh[l]>>2j & 1) and element
+// 64j+32+l is qs[32j+l]>>4 + 16·(qh[l]>>(2j+1) & 1), both in sub-block
+// 2j, 2j+1: y = d·sc·q − dmin·m. The dot takes Q8_K activations and follows
+// ggml_vec_dot_q5_K_q8_K's AVX2 arithmetic (which x86 builds with AVX-512
+// run too: llama.cpp repacks Q5_K only on ARM): the scaled quants in ggml's
+// eight lanes (kquants_lanes.go), fused into eight float lanes with
+// d = x.d·f16(w.d) per block, and the mins into one scalar,
+//
+//	imin  = Σ_{s<8} mn[s] · int16(bsums[2s] + bsums[2s+1])   (16-bit pair sums, as VPHADDW)
+//	summs = fma(float32(imin), −x.d·f16(w.dmin), summs)
+//
+// (the compiler fuses ggml's summs += dmin·imin; checked against its
+// shipped AVX2 build), the result hsum8(acc) + summs.
+
+import (
+	"encoding/binary"
+	"math"
+)
+
+const (
+	q5KBytes  = 176
+	q5KScales = 4
+	q5KQh     = 16
+	q5KQs     = 48
+)
+
+func init() {
+	registerKernel(Q5_K, Q8_K, dotQ5K)
+	registerDequant(Q5_K, dequantizeRowQ5K)
+	registerQuantize(Q5_K, quantizeRowQ5K)
+}
+
+// q5KValues unpacks the 256 five-bit quants (0..31) of a Q5_K block.
+func q5KValues(a *[qkK]uint8, b []byte) {
+	_ = b[q5KBytes-1]
+	qh := b[q5KQh : q5KQh+32]
+	for j := 0; j < 4; j++ {
+		qs := b[q5KQs+32*j : q5KQs+32*j+32]
+		lo, hi := a[64*j:64*j+32], a[64*j+32:64*j+64]
+		for l, v := range qs {
+			h := qh[l] >> (2 * j)
+			lo[l] = v&0xf | (h&1)<<4
+			hi[l] = v>>4 | (h>>1&1)<<4
+		}
+	}
+}
+
+// dequantizeRowQ5K expands len(dst) elements of Q5_K as ggml's
+// dequantize_row_q5_K: y = (d·sc)·q − dmin·m, each product rounded.
+func dequantizeRowQ5K(dst []float32, src []byte) {
+	nb := len(dst) / qkK
+	_ = src[nb*q5KBytes-1]
+	var a [qkK]uint8
+	for i := 0; i < nb; i++ {
+		b := src[i*q5KBytes : (i+1)*q5KBytes]
+		d := F16ToF32(binary.LittleEndian.Uint16(b))
+		dmin := F16ToF32(binary.LittleEndian.Uint16(b[2:]))
+		sc, mn := q4KScaleMin(b[q5KScales : q5KScales+12])
+		q5KValues(&a, b)
+		y := dst[i*qkK : (i+1)*qkK]
+		for s := 0; s < 8; s++ {
+			ds, ms := float32(d*float32(sc[s])), float32(dmin*float32(mn[s]))
+			for l := 32 * s; l < 32*s+32; l++ {
+				y[l] = float32(ds*float32(a[l])) - ms
+			}
+		}
+	}
+}
+
+// dotQ5KRef is the reference Q5_K × Q8_K dot product of n elements (a
+// multiple of 256), with the float arithmetic of ggml's AVX2
+// ggml_vec_dot_q5_K_q8_K (see the top of this file).
+func dotQ5KRef(w, x []byte, n int) float32 {
+	nb := n / qkK
+	_ = w[nb*q5KBytes-1]
+	_ = x[nb*q8KBytes-1]
+	var (
+		acc   [8]float32
+		summs float32
+		lane  [8]int32
+		a     [qkK]uint8
+		p     [qkK]int32
+		sc16  [16]int32
+	)
+	for i := 0; i < nb; i++ {
+		wb := w[i*q5KBytes : (i+1)*q5KBytes]
+		xb := x[i*q8KBytes : (i+1)*q8KBytes]
+		sc, mn := q4KScaleMin(wb[q5KScales : q5KScales+12])
+		q5KValues(&a, wb)
+		q8 := xb[q8KQs : q8KQs+qkK]
+		for e := range p {
+			p[e] = int32(a[e]) * int32(int8(q8[e]))
+		}
+		for s := range sc16 {
+			sc16[s] = int32(sc[s/2])
+		}
+		kLanes8(&lane, &p, &sc16)
+		var imin int32
+		for s := 0; s < 8; s++ {
+			b0 := binary.LittleEndian.Uint16(xb[q8KBsums+4*s:])
+			b1 := binary.LittleEndian.Uint16(xb[q8KBsums+4*s+2:])
+			imin += int32(mn[s]) * int32(int16(b0+b1))
+		}
+		xd := math.Float32frombits(binary.LittleEndian.Uint32(xb))
+		d := float32(xd * F16ToF32(binary.LittleEndian.Uint16(wb)))
+		dmin := -float32(xd * F16ToF32(binary.LittleEndian.Uint16(wb[2:])))
+		summs = kFMA32(float32(imin), dmin, summs)
+		kFMALanes(&acc, d, &lane)
+	}
+	return float32(hsum8(&acc) + summs)
+}
+
+// quantizeRowQ5K converts len(src) floats (a multiple of 256) into Q5_K
+// blocks as ggml's quantize_row_q5_K_ref: Q4_K's procedure with 5-bit
+// quants (makeQKX2Quants with 31 levels, rmin −0.5, 16 steps of 0.1).
+func quantizeRowQ5K(dst []byte, src []float32) {
+	nb := len(src) / qkK
+	_ = dst[nb*q5KBytes-1]
+	var (
+		l       [qkK]uint8
+		laux    [32]uint8
+		weights [32]float32
+		mins    [8]float32
+		scales  [8]float32
+	)
+	for i := 0; i < nb; i++ {
+		x := src[i*qkK : (i+1)*qkK]
+		b := dst[i*q5KBytes : (i+1)*q5KBytes]
+		var maxScale, maxMin float32
+		for j := 0; j < 8; j++ {
+			xs := x[32*j : 32*j+32]
+			var sumX2 float32
+			for _, v := range xs {
+				sumX2 += float32(v * v)
+			}
+			avX := float32(math.Sqrt(float64(sumX2 / 32)))
+			for k, v := range xs {
+				weights[k] = avX + abs32(v)
+			}
+			scales[j], mins[j] = makeQKX2Quants(31, xs, weights[:], l[32*j:32*j+32], laux[:], -0.5, 0.1, 15, false)
+			if scales[j] > maxScale {
+				maxScale = scales[j]
+			}
+			if mins[j] > maxMin {
+				maxMin = mins[j]
+			}
+		}
+		var invScale, invMin float32
+		if maxScale > 0 {
+			invScale = 63 / maxScale
+		}
+		if maxMin > 0 {
+			invMin = 63 / maxMin
+		}
+		sc := b[q5KScales : q5KScales+12]
+		clear(sc)
+		for j := 0; j < 8; j++ {
+			ls := min(uint8(nearestInt(float32(invScale*scales[j]))), 63)
+			lm := min(uint8(nearestInt(float32(invMin*mins[j]))), 63)
+			if j < 4 {
+				sc[j] = ls
+				sc[j+4] = lm
+			} else {
+				sc[j+4] = ls&0xf | (lm&0xf)<<4
+				sc[j-4] |= (ls >> 4) << 6
+				sc[j] |= (lm >> 4) << 6
+			}
+		}
+		hd, hm := F32ToF16(maxScale/63), F32ToF16(maxMin/63)
+		binary.LittleEndian.PutUint16(b, hd)
+		binary.LittleEndian.PutUint16(b[2:], hm)
+		fd, fm := F16ToF32(hd), F16ToF32(hm)
+		scs, mns := q4KScaleMin(sc)
+		for j := 0; j < 8; j++ {
+			d := float32(fd * float32(scs[j]))
+			if d == 0 {
+				continue
+			}
+			dm := float32(fm * float32(mns[j]))
+			for k := 0; k < 32; k++ {
+				q := nearestInt(float32(x[32*j+k]+dm) / d)
+				l[32*j+k] = uint8(max(0, min(31, q)))
+			}
+		}
+		qh := b[q5KQh : q5KQh+32]
+		clear(qh)
+		for j := 0; j < 4; j++ {
+			qs := b[q5KQs+32*j : q5KQs+32*j+32]
+			for k := 0; k < 32; k++ {
+				l1, l2 := l[64*j+k], l[64*j+32+k]
+				if l1 > 15 {
+					l1 -= 16
+					qh[k] |= 1 << (2 * j)
+				}
+				if l2 > 15 {
+					l2 -= 16
+					qh[k] |= 2 << (2 * j)
+				}
+				qs[k] = l1 | l2<<4
+			}
+		}
+	}
+}
