@@ -334,4 +334,3 @@ func (s *Session) Replay(ctx context.Context, kind string, from uint64) (iter.Se
 		}
 	}, nil
 }
-
