@@ -26,6 +26,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // Errors returned by Graph methods.
@@ -311,32 +313,19 @@ func (g *Graph) Run(ctx context.Context) error {
 	stages := g.stages
 	g.mu.Unlock()
 
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	var (
-		wg       sync.WaitGroup
-		errOnce  sync.Once
-		firstErr error
-	)
+	// errgroup: the first error cancels the others (as the context's
+	// cause) and is what Wait returns.
+	eg, gctx := errgroup.WithContext(ctx)
 	for _, s := range stages {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			err := s.run(ctx)
-			if err != nil {
-				errOnce.Do(func() {
-					firstErr = err
-					cancel(err)
-				})
-			}
-		}()
+		eg.Go(func() error { return s.run(gctx) })
 	}
-	wg.Wait()
-	if firstErr != nil {
-		if cause := context.Cause(ctx); errors.Is(firstErr, context.Canceled) && cause != nil && !errors.Is(cause, context.Canceled) {
+	if err := eg.Wait(); err != nil {
+		// A stage that saw the cancellation reports context.Canceled;
+		// the error that caused it is the one to return.
+		if cause := context.Cause(gctx); errors.Is(err, context.Canceled) && cause != nil && !errors.Is(cause, context.Canceled) {
 			return cause
 		}
-		return firstErr
+		return err
 	}
 	return ctx.Err()
 }
