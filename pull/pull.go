@@ -383,7 +383,7 @@ func (d *download) handle(ctx context.Context, resp *http.Response, lk linked, o
 		var we *writeError
 		if errors.As(copyErr, &we) {
 			if errors.Is(we.err, syscall.ENOSPC) {
-				return false, fmt.Errorf("%w writing %s: %s of %s downloaded; the partial file is kept, free some space and run the same command to resume", ErrDiskFull, d.partial, fmtBytes(have), fmtTotal(total))
+				return false, fmt.Errorf("%w writing %s (%w): %s of %s downloaded; the partial file is kept, free some space and run the same command to resume", ErrDiskFull, d.partial, we.err, fmtBytes(have), fmtTotal(total))
 			}
 			return false, fmt.Errorf("pull: writing %s: %w (partial file kept)", d.partial, we.err)
 		}

@@ -530,8 +530,8 @@ func TestDiskFull(t *testing.T) {
 		return &fullDisk{File: f, left: 100_001}, nil
 	}
 	_, err := Pull(context.Background(), ref, o)
-	if !errors.Is(err, ErrDiskFull) || !errors.Is(err, ErrDiskFull) || !strings.Contains(err.Error(), "partial file is kept") {
-		t.Fatalf("err %v, want a disk-full error saying the partial is kept", err)
+	if !errors.Is(err, ErrDiskFull) || !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), "partial file is kept") {
+		t.Fatalf("err %v, want a disk-full error wrapping ENOSPC and saying the partial is kept", err)
 	}
 	if finalExists(dir) || partialSize(t, dir) != 100_001 {
 		t.Fatalf("final exists %v, partial %d bytes, want no final and 100001", finalExists(dir), partialSize(t, dir))
