@@ -11,6 +11,7 @@ import (
 
 	"github.com/specd-dev/specd/api"
 	"github.com/specd-dev/specd/engine"
+	"github.com/specd-dev/specd/sample"
 	"github.com/specd-dev/specd/serve"
 	"github.com/specd-dev/specd/stages"
 )
@@ -91,7 +92,7 @@ func BenchmarkNATSOverhead(b *testing.B) {
 	}
 	inProcess := func() (ttft, total time.Duration, tokens int) {
 		t0 := time.Now()
-		st, err := p.Submit(ctx, stages.Request{ID: "inproc", PromptIDs: ids, MaxTokens: n, Params: stages.Params{TopP: 1}})
+		st, err := p.Submit(ctx, stages.Request{ID: "inproc", PromptIDs: ids, MaxTokens: n, Params: sample.Params{TopP: 1}})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -560,7 +560,7 @@ func TestGreedyMatchesGenerate(t *testing.T) {
 	ctx := genCtx(t)
 	served := make(chan error, 1)
 	go func() { served <- p.Serve(ctx) }()
-	st, err := p.Submit(ctx, stages.Request{ID: "cli", PromptIDs: ids, MaxTokens: n, Params: stages.Params{TopP: 1}})
+	st, err := p.Submit(ctx, stages.Request{ID: "cli", PromptIDs: ids, MaxTokens: n, Params: sample.Params{TopP: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}

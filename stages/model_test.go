@@ -180,7 +180,7 @@ func TestModelSampling(t *testing.T) {
 		var reqs []stages.Request
 		for i, p := range modelPrompts(4) {
 			reqs = append(reqs, stages.Request{ID: fmt.Sprint(i), PromptIDs: p, MaxTokens: 20,
-				Params: stages.Params{Temp: 0.9, TopK: 40, TopP: 0.95, Seed: uint64(100 + i)}})
+				Params: sample.Params{Temp: 0.9, TopK: 40, TopP: 0.95, Seed: uint64(100 + i)}})
 		}
 		res, _ := runPipeline(t, cfg, reqs)
 		return res

@@ -39,25 +39,18 @@ import (
 	"github.com/specd-dev/specd/draft"
 	"github.com/specd-dev/specd/graph"
 	"github.com/specd-dev/specd/kvsync"
+	"github.com/specd-dev/specd/sample"
 	"github.com/specd-dev/specd/verify"
 )
-
-// Params are a request's sampling parameters. Temp 0 is greedy.
-type Params struct {
-	Temp float32
-	TopK int
-	TopP float32
-	Seed uint64
-}
 
 // Request is one generation request.
 type Request struct {
 	ID        string
-	Prompt    string  // tokenized by Config.Tokenizer unless PromptIDs is set
-	PromptIDs []int32 // prompt token ids
-	MaxTokens int     // tokens to generate (> 0)
-	K         int     // if > 0, at most K draft tokens per step (the pipeline's policy caps it too)
-	Params    Params
+	Prompt    string        // tokenized by Config.Tokenizer unless PromptIDs is set
+	PromptIDs []int32       // prompt token ids
+	MaxTokens int           // tokens to generate (> 0)
+	K         int           // if > 0, at most K draft tokens per step (the pipeline's policy caps it too)
+	Params    sample.Params // Temp 0 is greedy
 	// Ctx, if set, cancels this request alone: it ends with its error
 	// (context.Cause of it). Submit sets it.
 	Ctx context.Context
@@ -131,10 +124,10 @@ type Config struct {
 	Slots   int // sequences decoded at once (KV cache slots of both models)
 	MaxPos  int // positions per slot
 
-	Tokenizer      Tokenizer                            // needed for text prompts
-	NewDetokenizer func() Detokenizer                   // nil: chunks carry no text
-	NewSampler     func(Params, uint64) backend.Sampler // for Temp > 0; the second argument is a stream id
-	Stop           func(tok int32) bool                 // end-of-generation tokens (not emitted); nil: none
+	Tokenizer      Tokenizer                                   // needed for text prompts
+	NewDetokenizer func() Detokenizer                          // nil: chunks carry no text
+	NewSampler     func(sample.Params, uint64) backend.Sampler // for Temp > 0; the second argument is a stream id
+	Stop           func(tok int32) bool                        // end-of-generation tokens (not emitted); nil: none
 
 	// Serial runs the busy part of every stage under one lock, so stages
 	// never overlap: the baseline for measuring what concurrency gains.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/specd-dev/specd/backend"
 	"github.com/specd-dev/specd/draft"
+	"github.com/specd-dev/specd/sample"
 	"github.com/specd-dev/specd/stages"
 	"github.com/specd-dev/specd/verify/verifytest"
 )
@@ -407,14 +408,14 @@ func testSamplingDistribution(t *testing.T, pre string) {
 	}
 	cfg := stages.Config{
 		Target: target, Drafter: dr, Policy: draft.Policy{K: 3}, Slots: 2, MaxPos: 64, PreDraft: preDraft,
-		NewSampler: func(p stages.Params, stream uint64) backend.Sampler {
+		NewSampler: func(p sample.Params, stream uint64) backend.Sampler {
 			return &verifytest.Softmax{State: p.Seed*2 + stream, Temp: p.Temp}
 		},
 	}
 	prompt := []int32{5, 9}
 	var reqs []stages.Request
 	for i := 0; i < n; i++ {
-		reqs = append(reqs, stages.Request{ID: fmt.Sprint(i), PromptIDs: prompt, MaxTokens: gen, Params: stages.Params{Temp: temp, Seed: uint64(i) * 7919}})
+		reqs = append(reqs, stages.Request{ID: fmt.Sprint(i), PromptIDs: prompt, MaxTokens: gen, Params: sample.Params{Temp: temp, Seed: uint64(i) * 7919}})
 	}
 	res, p := runPipeline(t, cfg, reqs)
 	counts := make([][]float64, vocab)
@@ -493,13 +494,13 @@ func TestPreDraftSelfSampling(t *testing.T) {
 		dr := draft.NewModel(verifytest.NewFake(vocab, 1, 128, 64, 2, sharp), 0)
 		cfg := stages.Config{
 			Target: target, Drafter: dr, Policy: draft.Policy{K: k}, Slots: 1, MaxPos: 128, PreDraft: true,
-			NewSampler: func(p stages.Params, stream uint64) backend.Sampler {
+			NewSampler: func(p sample.Params, stream uint64) backend.Sampler {
 				return &verifytest.Softmax{State: p.Seed*2 + stream, Temp: p.Temp}
 			},
 		}
 		var reqs []stages.Request
 		for i := 0; i < 20; i++ {
-			reqs = append(reqs, stages.Request{ID: fmt.Sprint(i), PromptIDs: []int32{int32(i % vocab)}, MaxTokens: 60, Params: stages.Params{Temp: 0.8, Seed: uint64(i)}})
+			reqs = append(reqs, stages.Request{ID: fmt.Sprint(i), PromptIDs: []int32{int32(i % vocab)}, MaxTokens: 60, Params: sample.Params{Temp: 0.8, Seed: uint64(i)}})
 		}
 		_, p := runPipeline(t, cfg, reqs)
 		m := p.Metrics().Snapshot()

@@ -18,8 +18,8 @@ func (a *sampler) Float() float64              { return a.s.Float() }
 // NewSampler is the Config.NewSampler of the sample package: stream 0
 // (verification) is seeded with the request's seed, other streams (the
 // draft's) with a seed derived from it, so the two never share numbers.
-func NewSampler(p Params, stream uint64) backend.Sampler {
-	sp := sample.Params{Temp: p.Temp, TopK: p.TopK, TopP: p.TopP, Seed: p.Seed}
+func NewSampler(p sample.Params, stream uint64) backend.Sampler {
+	sp := p
 	if stream != 0 {
 		sp.Seed = p.Seed ^ (0x9e3779b97f4a7c15 * stream) ^ 0x5bd1e995
 	}

@@ -85,7 +85,7 @@ func generateSpec(ctx context.Context, o generateOpts, stdout, stderr io.Writer)
 		return err
 	}
 	req := stages.Request{ID: "cli", PromptIDs: prompt, MaxTokens: min(o.n, maxPos-len(prompt)),
-		Params: stages.Params{Temp: o.params.Temp, TopK: o.params.TopK, TopP: o.params.TopP, Seed: o.params.Seed}}
+		Params: o.params}
 	if o.n == 0 {
 		fmt.Fprintln(stdout)
 		return nil

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/specd-dev/specd/engine"
+	"github.com/specd-dev/specd/sample"
 	"github.com/specd-dev/specd/stages"
 )
 
@@ -80,7 +81,7 @@ func runSpecBench(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	defer e.Close()
 	s := e.Options()
 	b := &specBench{e: e, o: o, s: s, prompt: prompt, reps: *reps, out: stdout,
-		params: stages.Params{Temp: o.params.Temp, Seed: o.params.Seed}}
+		params: sample.Params{Temp: o.params.Temp, Seed: o.params.Seed}}
 	b.vt = s.VerifyThreads
 	if b.vt == 0 {
 		b.vt = s.Threads
@@ -121,7 +122,7 @@ type specBench struct {
 	o      generateOpts
 	s      engine.Options // as opened; each draft length runs a copy with its own K
 	prompt []int32
-	params stages.Params
+	params sample.Params
 	reps   int
 	vt     int // verify threads
 	maxPos int
