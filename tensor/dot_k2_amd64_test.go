@@ -1,0 +1,171 @@
+//go:build amd64 && !noasm
+
+package tensor
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// k2Gemvs are the multi-row kernels of k2Types (by type).
+var k2Gemvs = map[Type]gemv{
+	Q5_K: gemvQ5K,
+}
+
+// TestKQuants2Gemv runs the Q2_K, Q3_K, Q5_K and IQ4_XS gemv kernels over
+// strided weight, activation and output rows (gaps filled with guard
+// values) and checks every output against the single-row reference, bit
+// for bit, and that no gap was written.
+func TestKQuants2Gemv(t *testing.T) {
+	if !haveAVX2K {
+		t.Skip("no AVX2 on this CPU")
+	}
+	r := rand.New(rand.NewPCG(51, 52))
+	raw := func(n int) []byte {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte(r.IntN(256))
+		}
+		return b
+	}
+	for _, c := range k2Types {
+		g := k2Gemvs[c.typ]
+		if g == nil {
+			continue
+		}
+		if gemvs[c.typ] == nil {
+			t.Errorf("%v: gemv not registered", c.typ)
+		}
+		for _, nb := range []int{1, 2, 3, 5} {
+			for _, rows := range []int{1, 2, 5, 9} {
+				for ntok := 1; ntok <= 9; ntok++ {
+					for _, isRaw := range []bool{false, true} {
+						name := fmt.Sprintf("%v nb=%d rows=%d ntok=%d raw=%v", c.typ, nb, rows, ntok, isRaw)
+						wrb, xrb := nb*c.bs, nb*q8KBytes
+						ws, xs, os := wrb+3, xrb+5, rows+2
+						w := raw(ws*rows + 7)
+						x := raw(xs*ntok + 9)
+						if !isRaw {
+							for i := range rows {
+								copy(w[i*ws:], c.gen(r, nb))
+							}
+							for i := range ntok {
+								copy(x[i*xs:], kRandQ8K(r, nb))
+							}
+						}
+						out := make([]float32, os*ntok)
+						for i := range out {
+							out[i] = -7
+						}
+						g(w, ws, rows, x, xs, ntok, nb*qkK, out, os)
+						for tok := range ntok {
+							for row := range rows {
+								want := c.ref(w[row*ws:row*ws+wrb], x[tok*xs:tok*xs+xrb], nb*qkK)
+								if got := out[tok*os+row]; !kSameBits(got, want) {
+									t.Fatalf("%s: out[tok %d, row %d] = %v, single-row %v", name, tok, row, got, want)
+								}
+							}
+							for i := rows; i < os; i++ {
+								if out[tok*os+i] != -7 {
+									t.Fatalf("%s: wrote the output gap at token %d, %d", name, tok, i)
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestKQuants2GemvExtremeQuants runs the gemv kernels on weights whose
+// quant bytes are all 0xff (the largest unsigned quants, for IQ4_XS the
+// level 113) and on ones of all 0x00 (IQ4_XS: −127) against activations
+// of all −128 or all 127, where the 16-bit pair sums are largest; scales
+// are random. Every output must match the reference bit for bit.
+func TestKQuants2GemvExtremeQuants(t *testing.T) {
+	if !haveAVX2K {
+		t.Skip("no AVX2 on this CPU")
+	}
+	r := rand.New(rand.NewPCG(53, 54))
+	const nb, rows, ntok = 2, 11, 9
+	for _, c := range k2Types {
+		g := k2Gemvs[c.typ]
+		if g == nil {
+			continue
+		}
+		for _, fill := range []byte{0xff, 0x00} {
+			w := c.gen(r, rows*nb)
+			for b := 0; b < rows*nb; b++ {
+				blk := w[b*c.bs : (b+1)*c.bs]
+				for i := range blk {
+					if i != c.dOff[0] && i != c.dOff[0]+1 && i != c.dOff[1] && i != c.dOff[1]+1 && !k2IsScaleByte(c.typ, i) {
+						blk[i] = fill
+					}
+				}
+			}
+			x := make([]byte, ntok*nb*q8KBytes)
+			for i := range x {
+				x[i] = byte(r.IntN(256))
+			}
+			for tok := range ntok {
+				for b := range nb {
+					blk := x[(tok*nb+b)*q8KBytes:]
+					q := byte(0x80)
+					if (tok+b)%3 == 2 {
+						q = 127
+					}
+					for i := q8KQs; i < q8KQs+qkK; i++ {
+						blk[i] = q
+					}
+					binary.LittleEndian.PutUint32(blk, math.Float32bits(float32(r.IntN(100)+1)/4096))
+				}
+			}
+			out := make([]float32, rows*ntok)
+			for n := 1; n <= ntok; n++ {
+				g(w, nb*c.bs, rows, x, nb*q8KBytes, n, nb*qkK, out, rows)
+				for tok := range n {
+					for row := range rows {
+						want := c.ref(w[row*nb*c.bs:(row+1)*nb*c.bs], x[tok*nb*q8KBytes:(tok+1)*nb*q8KBytes], nb*qkK)
+						if got := out[tok*rows+row]; !kSameBits(got, want) {
+							t.Fatalf("%v fill=%#x n=%d: out[tok %d, row %d] = %v, reference %v", c.typ, fill, n, tok, row, got, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// k2IsScaleByte reports whether byte i of a block of type t holds sub-block
+// scales (kept random by TestKQuants2GemvExtremeQuants).
+func k2IsScaleByte(t Type, i int) bool {
+	switch t {
+	case Q2_K:
+		return i < 16
+	case Q3_K:
+		return i >= q3KScales && i < q3KD
+	case Q5_K:
+		return i >= q5KScales && i < q5KQh
+	case IQ4_XS:
+		return i >= 2 && i < iq4XSQs
+	}
+	return false
+}
+
+// BenchmarkGemvK2 runs 64 rows of 512 columns of each type against ntok
+// tokens, weight bytes per call (as BenchmarkGemvQ4_K).
+func BenchmarkGemvK2(b *testing.B) {
+	for _, c := range k2Types {
+		g := k2Gemvs[c.typ]
+		if g == nil {
+			continue
+		}
+		for _, n := range []int{1, 4, 5} {
+			b.Run(fmt.Sprintf("%v/ntok=%d", c.typ, n), func(b *testing.B) { kBenchGemv(b, c.bs, g, c.gen, 64, n) })
+		}
+	}
+}
