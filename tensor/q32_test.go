@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math"
+	"math/rand/v2"
 	"os"
 	"testing"
 )
@@ -178,4 +179,137 @@ func q8_1OffsetError(w, x []byte, n int) float64 {
 		e += m * (float64(F16ToF32(le16(xb[2:]))) - float64(F16ToF32(le16(xb)))*float64(sum))
 	}
 	return e
+}
+
+// TestQ32ExtremeQuants runs the multi-row kernels of Q4_1, Q5_0, Q5_1 and
+// IQ4_NL on blocks of arbitrary quant bytes (every nibble and high bit,
+// so IQ4_NL's ±127 levels and Q5_0's -16) against activations of ±127,
+// where an int16 intermediate would overflow if the kernels added products
+// in the wrong order. Scales are 1 (and Q4_1/Q5_1's m and s 1 and 3), so
+// every result is an integer below 2^24 and must equal the exact dot.
+func TestQ32ExtremeQuants(t *testing.T) {
+	const cols = 512
+	nb := cols / qk
+	one, three := F32ToF16(1), F32ToF16(3)
+	r := rand.New(rand.NewPCG(51, 52))
+	for _, typ := range []Type{Q4_1, Q5_0, Q5_1, IQ4_NL} {
+		k, _ := kernelFor(typ)
+		bs, as := typ.TypeSize(), k.act.TypeSize()
+		for _, shape := range [][2]int{{1, 1}, {9, 1}, {9, 5}, {17, 4}} {
+			rows, ntok := shape[0], shape[1]
+			w := make([]byte, rows*nb*bs)
+			for i := range w {
+				w[i] = byte(r.Uint32())
+			}
+			if rows == 9 { // all the largest magnitudes
+				for i := range w {
+					w[i] = 0xff * byte(i%2)
+				}
+			}
+			x := make([]byte, ntok*nb*as)
+			for b := range ntok * nb {
+				blk := x[b*as : (b+1)*as]
+				binary.LittleEndian.PutUint16(blk, one)
+				q := blk[2:]
+				if k.act == Q8_1 {
+					binary.LittleEndian.PutUint16(blk[2:], three)
+					q = blk[4:]
+				}
+				for j := range q {
+					q[j] = byte(int8(127 - 254*int((j+b)/3%2)))
+				}
+			}
+			for b := range rows * nb {
+				blk := w[b*bs : (b+1)*bs]
+				binary.LittleEndian.PutUint16(blk, one)
+				if typ == Q4_1 || typ == Q5_1 {
+					binary.LittleEndian.PutUint16(blk[2:], one)
+				}
+			}
+			out := make([]float32, ntok*rows)
+			if k.gemv != nil {
+				k.gemv(w, nb*bs, rows, x, nb*as, ntok, cols, out, rows)
+			} else {
+				for ti := range ntok {
+					for ri := range rows {
+						out[ti*rows+ri] = k.dot(w[ri*nb*bs:(ri+1)*nb*bs], x[ti*nb*as:(ti+1)*nb*as], cols)
+					}
+				}
+			}
+			wf := make([]float32, cols)
+			for ti := range ntok {
+				xa := x[ti*nb*as : (ti+1)*nb*as]
+				xf := make([]float32, cols)
+				DequantizeRow(xf, k.act, xa)
+				for ri := range rows {
+					wr := w[ri*nb*bs : (ri+1)*nb*bs]
+					DequantizeRow(wf, typ, wr)
+					var want float64
+					for j := range cols {
+						want += float64(wf[j]) * float64(xf[j])
+					}
+					if k.act == Q8_1 {
+						want += q8_1OffsetError(wr, xa, cols)
+					}
+					if got := out[ti*rows+ri]; float64(got) != want {
+						t.Fatalf("%v rows=%d ntok=%d: out[%d,%d] = %g, exact dot %g", typ, rows, ntok, ti, ri, got, want)
+					}
+					if got := k.dot(wr, xa, cols); float64(got) != want {
+						t.Fatalf("%v: dot[%d,%d] = %g, exact dot %g", typ, ti, ri, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestQ8_1Act checks the Q8_1 converter in use against the reference loop
+// byte for byte over scales from tiny to huge, zero blocks and exact ties.
+func TestQ8_1Act(t *testing.T) {
+	r := rand.New(rand.NewPCG(53, 54))
+	for trial := range 200 {
+		nb := 1 + trial%7
+		src := randFloats(r, 32*nb, math.Ldexp(1, trial%40-20))
+		switch trial % 5 {
+		case 1:
+			clear(src[:32])
+		case 2:
+			for i := range 32 {
+				src[i] = float32(i-16) / 2
+			}
+			src[0] = 127
+		case 3:
+			src[3] = 1e-40
+			src[4] = -3e38
+		}
+		got := make([]byte, nb*q8_1Size+5)
+		want := make([]byte, nb*q8_1Size+5)
+		for i := nb * q8_1Size; i < len(got); i++ {
+			got[i], want[i] = 0xa5, 0xa5
+		}
+		quantizeQ8_1Act(got, src)
+		quantizeQ8_1ActGeneric(want, src)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("trial %d: Q8_1 activations differ from the reference:\n got %v\nwant %v", trial, got, want)
+		}
+	}
+}
+
+// TestQ32Registered checks that the four types have their kernels, their
+// activation types and, with assembly, a multi-row kernel.
+func TestQ32Registered(t *testing.T) {
+	for typ, act := range map[Type]Type{Q4_1: Q8_1, Q5_0: Q8_0, Q5_1: Q8_1, IQ4_NL: Q8_0} {
+		if a, ok := ActType(typ); !ok || a != act {
+			t.Errorf("%v: ActType = %v, %v; want %v", typ, a, ok, act)
+		}
+		if !typ.Supported() || !CanDequantize(typ) || typ.BlockSize() != 32 {
+			t.Errorf("%v: Supported %v, CanDequantize %v, block size %d", typ, typ.Supported(), CanDequantize(typ), typ.BlockSize())
+		}
+		if hasAVX2FMA && gemvs[typ] == nil {
+			t.Errorf("%v: no multi-row kernel with AVX2", typ)
+		}
+	}
+	if IQ4_NL.String() != "IQ4_NL" || IQ4_NL.TypeSize() != 18 {
+		t.Errorf("IQ4_NL: %v, %d bytes", IQ4_NL, IQ4_NL.TypeSize())
+	}
 }
