@@ -242,7 +242,8 @@ func TestForwardMatchesReference(t *testing.T) {
 // is computed alone, in a prefill, and in a batch of 9 tokens mixing other
 // sequences at other positions, with 1 and 2 threads, F16 and F32 caches.
 func TestBatchInvariance(t *testing.T) {
-	for _, typ := range []tensor.Type{tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.Q4_0} {
+	for _, typ := range []tensor.Type{tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.Q4_0,
+		tensor.Q4_1, tensor.Q5_0, tensor.Q5_1, tensor.IQ4_NL} {
 		o := tiny
 		o.Type = typ
 		m := writeModel(t, o)

@@ -84,8 +84,16 @@ func FileType(t tensor.Type) (uint32, error) {
 		return 1, nil
 	case tensor.Q4_0:
 		return 2, nil
+	case tensor.Q4_1:
+		return 3, nil
 	case tensor.Q8_0:
 		return 7, nil
+	case tensor.Q5_0:
+		return 8, nil
+	case tensor.Q5_1:
+		return 9, nil
+	case tensor.IQ4_NL:
+		return 25, nil
 	case tensor.BF16:
 		return 32, nil
 	}

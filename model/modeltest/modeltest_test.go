@@ -37,6 +37,8 @@ func TestWriteMetadataAndShapes(t *testing.T) {
 		{"qwen2", tensor.F16, true},
 		{"qwen2", tensor.Q4_0, false},
 		{"llama", tensor.BF16, false},
+		{"llama", tensor.Q5_0, false},
+		{"qwen2", tensor.IQ4_NL, true},
 	} {
 		t.Run(tc.arch+"-"+tc.typ.String(), func(t *testing.T) {
 			o := small()
