@@ -18,22 +18,64 @@ package tensor
 // with the last repeated), the rest one at a time.
 
 //go:noescape
+func q2KRows(w *byte, wstride, rows int, x *byte, nb int, out *float32)
+
+//go:noescape
+func q2KRows4(w *byte, wstride, rows int, x *[4]*byte, nb int, out *[4]*float32)
+
+//go:noescape
+func q3KRows(w *byte, wstride, rows int, x *byte, nb int, out *float32)
+
+//go:noescape
+func q3KRows4(w *byte, wstride, rows int, x *[4]*byte, nb int, out *[4]*float32)
+
+//go:noescape
 func q5KRows(w *byte, wstride, rows int, x *byte, nb int, out *float32)
 
 //go:noescape
 func q5KRows4(w *byte, wstride, rows int, x *[4]*byte, nb int, out *[4]*float32)
 
+//go:noescape
+func iq4XSRows(w *byte, wstride, rows int, x *byte, nb int, out *float32)
+
+//go:noescape
+func iq4XSRows4(w *byte, wstride, rows int, x *[4]*byte, nb int, out *[4]*float32)
+
 func init() {
 	if haveAVX2K {
+		registerGemv(Q2_K, gemvQ2K)
+		registerGemv(Q3_K, gemvQ3K)
 		registerGemv(Q5_K, gemvQ5K)
+		registerGemv(IQ4_XS, gemvIQ4XS)
 	}
 }
 
-func dotQ2K(w, x []byte, n int) float32   { return dotQ2KRef(w, x, n) }
-func dotQ3K(w, x []byte, n int) float32   { return dotQ3KRef(w, x, n) }
-func dotIQ4XS(w, x []byte, n int) float32 { return dotIQ4XSRef(w, x, n) }
+// The registered dots: the assembly where haveAVX2K, else the reference.
 
-// dotQ5K is the Q5_K × Q8_K kernel registered with MatMul.
+func dotQ2K(w, x []byte, n int) float32 {
+	nb := n / qkK
+	if !haveAVX2K || nb <= 0 {
+		return dotQ2KRef(w, x, n)
+	}
+	_ = w[nb*q2KBytes-1]
+	_ = x[nb*q8KBytes-1]
+	var out float32
+	q2KRows(&w[0], 0, 1, &x[0], nb, &out)
+	return out
+}
+
+func dotQ3K(w, x []byte, n int) float32 {
+	nb := n / qkK
+	if !haveAVX2K || nb <= 0 {
+		return dotQ3KRef(w, x, n)
+	}
+	_ = w[nb*q3KBytes-1]
+	_ = x[nb*q8KBytes-1]
+	var out float32
+	q3KRows(&w[0], 0, 1, &x[0], nb, &out)
+	return out
+}
+
 func dotQ5K(w, x []byte, n int) float32 {
 	nb := n / qkK
 	if !haveAVX2K || nb <= 0 {
@@ -46,7 +88,62 @@ func dotQ5K(w, x []byte, n int) float32 {
 	return out
 }
 
-// gemvQ5K is the Q5_K gemv (see the gemv type and the top of this file).
+func dotIQ4XS(w, x []byte, n int) float32 {
+	nb := n / qkK
+	if !haveAVX2K || nb <= 0 {
+		return dotIQ4XSRef(w, x, n)
+	}
+	_ = w[nb*iq4XSBytes-1]
+	_ = x[nb*q8KBytes-1]
+	var out float32
+	iq4XSRows(&w[0], 0, 1, &x[0], nb, &out)
+	return out
+}
+
+// The gemvs (see the gemv type and the top of this file). Each calls its
+// kernels directly: through a function value the token pointer arrays
+// would escape to the heap.
+
+func gemvQ2K(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
+	nb := cols / qkK
+	checkGemv(len(w), ws, rows, nb*q2KBytes, len(x), xs, ntok, nb*q8KBytes, len(out), os)
+	if nb == 0 {
+		kClearOut(out, rows, ntok, os)
+		return
+	}
+	var xp [4]*byte
+	var op [4]*float32
+	t := 0
+	for ntok-t >= 3 {
+		m := kTokens(&xp, &op, x, xs, out, os, t, ntok)
+		q2KRows4(&w[0], ws, rows, &xp, nb, &op)
+		t += m
+	}
+	for ; t < ntok; t++ {
+		q2KRows(&w[0], ws, rows, &x[t*xs], nb, &out[t*os])
+	}
+}
+
+func gemvQ3K(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
+	nb := cols / qkK
+	checkGemv(len(w), ws, rows, nb*q3KBytes, len(x), xs, ntok, nb*q8KBytes, len(out), os)
+	if nb == 0 {
+		kClearOut(out, rows, ntok, os)
+		return
+	}
+	var xp [4]*byte
+	var op [4]*float32
+	t := 0
+	for ntok-t >= 3 {
+		m := kTokens(&xp, &op, x, xs, out, os, t, ntok)
+		q3KRows4(&w[0], ws, rows, &xp, nb, &op)
+		t += m
+	}
+	for ; t < ntok; t++ {
+		q3KRows(&w[0], ws, rows, &x[t*xs], nb, &out[t*os])
+	}
+}
+
 func gemvQ5K(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
 	nb := cols / qkK
 	checkGemv(len(w), ws, rows, nb*q5KBytes, len(x), xs, ntok, nb*q8KBytes, len(out), os)
@@ -64,5 +161,25 @@ func gemvQ5K(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32
 	}
 	for ; t < ntok; t++ {
 		q5KRows(&w[0], ws, rows, &x[t*xs], nb, &out[t*os])
+	}
+}
+
+func gemvIQ4XS(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
+	nb := cols / qkK
+	checkGemv(len(w), ws, rows, nb*iq4XSBytes, len(x), xs, ntok, nb*q8KBytes, len(out), os)
+	if nb == 0 {
+		kClearOut(out, rows, ntok, os)
+		return
+	}
+	var xp [4]*byte
+	var op [4]*float32
+	t := 0
+	for ntok-t >= 3 {
+		m := kTokens(&xp, &op, x, xs, out, os, t, ntok)
+		iq4XSRows4(&w[0], ws, rows, &xp, nb, &op)
+		t += m
+	}
+	for ; t < ntok; t++ {
+		iq4XSRows(&w[0], ws, rows, &x[t*xs], nb, &out[t*os])
 	}
 }

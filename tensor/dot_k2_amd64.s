@@ -26,6 +26,77 @@ DATA k2Mask10<>+16(SB)/8, $0x1010101010101010
 DATA k2Mask10<>+24(SB)/8, $0x1010101010101010
 GLOBL k2Mask10<>(SB), RODATA|NOPTR, $32
 
+DATA k2Mask03<>+0(SB)/8, $0x0303030303030303
+DATA k2Mask03<>+8(SB)/8, $0x0303030303030303
+DATA k2Mask03<>+16(SB)/8, $0x0303030303030303
+DATA k2Mask03<>+24(SB)/8, $0x0303030303030303
+GLOBL k2Mask03<>(SB), RODATA|NOPTR, $32
+
+DATA k2Mask04<>+0(SB)/8, $0x0404040404040404
+DATA k2Mask04<>+8(SB)/8, $0x0404040404040404
+DATA k2Mask04<>+16(SB)/8, $0x0404040404040404
+DATA k2Mask04<>+24(SB)/8, $0x0404040404040404
+GLOBL k2Mask04<>(SB), RODATA|NOPTR, $32
+
+DATA k2Byte32<>+0(SB)/8, $0x2020202020202020
+DATA k2Byte32<>+8(SB)/8, $0x2020202020202020
+GLOBL k2Byte32<>(SB), RODATA|NOPTR, $16
+
+// k2ScaleShuf<>+16g picks, from 16 scale bytes, those of the 16-element
+// sub-blocks 2g and 2g+1 (eight times each): the scales of the two halves
+// of group g.
+DATA k2ScaleShuf<>+0(SB)/8, $0x0000000000000000
+DATA k2ScaleShuf<>+8(SB)/8, $0x0101010101010101
+DATA k2ScaleShuf<>+16(SB)/8, $0x0202020202020202
+DATA k2ScaleShuf<>+24(SB)/8, $0x0303030303030303
+DATA k2ScaleShuf<>+32(SB)/8, $0x0404040404040404
+DATA k2ScaleShuf<>+40(SB)/8, $0x0505050505050505
+DATA k2ScaleShuf<>+48(SB)/8, $0x0606060606060606
+DATA k2ScaleShuf<>+56(SB)/8, $0x0707070707070707
+DATA k2ScaleShuf<>+64(SB)/8, $0x0808080808080808
+DATA k2ScaleShuf<>+72(SB)/8, $0x0909090909090909
+DATA k2ScaleShuf<>+80(SB)/8, $0x0a0a0a0a0a0a0a0a
+DATA k2ScaleShuf<>+88(SB)/8, $0x0b0b0b0b0b0b0b0b
+DATA k2ScaleShuf<>+96(SB)/8, $0x0c0c0c0c0c0c0c0c
+DATA k2ScaleShuf<>+104(SB)/8, $0x0d0d0d0d0d0d0d0d
+DATA k2ScaleShuf<>+112(SB)/8, $0x0e0e0e0e0e0e0e0e
+DATA k2ScaleShuf<>+120(SB)/8, $0x0f0f0f0f0f0f0f0f
+GLOBL k2ScaleShuf<>(SB), RODATA|NOPTR, $128
+
+// k2IQ4Values<> is kvalues_iq4nl, in both 128-bit lanes.
+DATA k2IQ4Values<>+0(SB)/8, $0xf6eaddcfbfad9881
+DATA k2IQ4Values<>+8(SB)/8, $0x7159453526190d01
+DATA k2IQ4Values<>+16(SB)/8, $0xf6eaddcfbfad9881
+DATA k2IQ4Values<>+24(SB)/8, $0x7159453526190d01
+GLOBL k2IQ4Values<>(SB), RODATA|NOPTR, $32
+
+// k2IQ4Shifts<> are the dword shifts 2·ib that bring scales_h's bits of
+// sub-block ib down.
+DATA k2IQ4Shifts<>+0(SB)/8, $0x0000000200000000
+DATA k2IQ4Shifts<>+8(SB)/8, $0x0000000600000004
+DATA k2IQ4Shifts<>+16(SB)/8, $0x0000000a00000008
+DATA k2IQ4Shifts<>+24(SB)/8, $0x0000000e0000000c
+GLOBL k2IQ4Shifts<>(SB), RODATA|NOPTR, $32
+
+DATA k2Dword3<>+0(SB)/8, $0x0000000300000003
+DATA k2Dword3<>+8(SB)/8, $0x0000000300000003
+DATA k2Dword3<>+16(SB)/8, $0x0000000300000003
+DATA k2Dword3<>+24(SB)/8, $0x0000000300000003
+GLOBL k2Dword3<>(SB), RODATA|NOPTR, $32
+
+DATA k2Dword32<>+0(SB)/8, $0x0000002000000020
+DATA k2Dword32<>+8(SB)/8, $0x0000002000000020
+DATA k2Dword32<>+16(SB)/8, $0x0000002000000020
+DATA k2Dword32<>+24(SB)/8, $0x0000002000000020
+GLOBL k2Dword32<>(SB), RODATA|NOPTR, $32
+
+// k2DupWord<> copies the low word of each dword into both halves.
+DATA k2DupWord<>+0(SB)/8, $0x0504050401000100
+DATA k2DupWord<>+8(SB)/8, $0x0d0c0d0c09080908
+DATA k2DupWord<>+16(SB)/8, $0x0504050401000100
+DATA k2DupWord<>+24(SB)/8, $0x0d0c0d0c09080908
+GLOBL k2DupWord<>(SB), RODATA|NOPTR, $32
+
 // K2HSUM8 adds the eight lanes of acc as ggml's hsum_float_8 does (upper
 // half plus lower half, then lanes 0+2 and 1+3, then those two), leaving
 // the sum in lane 0 of t; u is clobbered.
@@ -182,6 +253,187 @@ GLOBL k2Mask10<>(SB), RODATA|NOPTR, $32
 	Q5X4TOK(R11, xo, xo2, Y9); \
 	Q5X4TOK(R12, xo, xo2, Y10); \
 	Q5X4TOK(R13, xo, xo2, Y11)
+
+// ---------------------------------------------------------------- Q2_K
+
+// Q2GROUP adds to acc the lanes of group g (elements 32g..32g+31): the
+// two-bit values of Y3 (shifted right by sh) against the activations at
+// xo(R), with the scales of sub-blocks 2g and 2g+1 (X1 bytes, so = 16g);
+// clobbers Y6, Y7.
+#define Q2GROUP(sh, R, xo, so, acc) \
+	VPSRLW $sh, Y3, Y6; \
+	VPAND Y14, Y6, Y6; \
+	VPMADDUBSW xo(R), Y6, Y6; \
+	VPSHUFB k2ScaleShuf<>+so(SB), X1, X7; \
+	VPMOVZXBW X7, Y7; \
+	VPMADDWD Y7, Y6, Y6; \
+	VPADDD Y6, acc, acc
+
+// Q2X4MIN folds one token's mins into its float accumulator:
+// facc = fma(−x.d·wdmin, float32(mins·bsums pairs), facc), with wdmin
+// broadcast in Y6 and the mins as words in Y4; clobbers Y7, Y12.
+#define Q2X4MIN(R, facc) \
+	VPMADDWD 260(R), Y4, Y7; \
+	VCVTDQ2PS Y7, Y7; \
+	VBROADCASTSS (R), Y12; \
+	VMULPS Y6, Y12, Y12; \
+	VFNMADD231PS Y12, Y7, facc
+
+#define Q2X4TOK(R, xo, acc) \
+	VPMADDUBSW xo(R), Y5, Y12; \
+	VPMADDWD Y7, Y12, Y12; \
+	VPADDD Y12, acc, acc
+
+// Q2X4GROUP is Q2GROUP for the four tokens (values in Y5).
+#define Q2X4GROUP(sh, xo, so) \
+	VPSRLW $sh, Y3, Y5; \
+	VPAND Y15, Y5, Y5; \
+	VPSHUFB k2ScaleShuf<>+so(SB), X1, X7; \
+	VPMOVZXBW X7, Y7; \
+	Q2X4TOK(DI, xo, Y8); \
+	Q2X4TOK(R11, xo, Y9); \
+	Q2X4TOK(R12, xo, Y10); \
+	Q2X4TOK(R13, xo, Y11)
+
+// ---------------------------------------------------------------- Q3_K
+
+// Q3SCALES unpacks the sixteen 6-bit scales of the Q3_K block at SI (12
+// bytes at 96(SI)) into the bytes of X1, less 32 (as q3KScaleVals);
+// clobbers AX, BX, DX, R8, R9, R10.
+#define Q3SCALES \
+	MOVL 96(SI), AX; \
+	MOVL 100(SI), BX; \
+	MOVL 104(SI), DX; \
+	MOVL AX, R8; \
+	ANDL $0x0f0f0f0f, R8; \
+	MOVL DX, R9; \
+	ANDL $0x03030303, R9; \
+	SHLL $4, R9; \
+	ORL  R9, R8; \
+	MOVL BX, R9; \
+	ANDL $0x0f0f0f0f, R9; \
+	MOVL DX, R10; \
+	SHRL $2, R10; \
+	ANDL $0x03030303, R10; \
+	SHLL $4, R10; \
+	ORL  R10, R9; \
+	SHLQ $32, R9; \
+	ORQ  R9, R8; \
+	SHRL $4, AX; \
+	ANDL $0x0f0f0f0f, AX; \
+	MOVL DX, R10; \
+	SHRL $4, R10; \
+	ANDL $0x03030303, R10; \
+	SHLL $4, R10; \
+	ORL  R10, AX; \
+	SHRL $4, BX; \
+	ANDL $0x0f0f0f0f, BX; \
+	SHRL $6, DX; \
+	ANDL $0x03030303, DX; \
+	SHLL $4, DX; \
+	ORL  DX, BX; \
+	SHLQ $32, BX; \
+	ORQ  BX, AX; \
+	VMOVQ R8, X1; \
+	VPINSRQ $1, AX, X1, X1; \
+	VPSUBB k2Byte32<>(SB), X1, X1
+
+// Q3GROUP adds to Y0 the lanes of group g: low bits from Y3 shifted right
+// by sh, the high-bit offsets 4·(1−bit) from Y7 (hmask with the group's
+// bit moved to bit 2), activations at xo(DI), signed scales of sub-blocks
+// 2g, 2g+1 (so = 16g); as ggml, Σ low·q8 − Σ offset·q8 in 16 bits.
+#define Q3GROUP(sh, xo, so) \
+	VPSRLW $sh, Y3, Y6; \
+	VPAND Y15, Y6, Y6; \
+	VPANDN Y14, Y7, Y7; \
+	VMOVDQU xo(DI), Y8; \
+	VPMADDUBSW Y8, Y6, Y6; \
+	VPMADDUBSW Y8, Y7, Y7; \
+	VPSUBW Y7, Y6, Y6; \
+	VPSHUFB k2ScaleShuf<>+so(SB), X1, X9; \
+	VPMOVSXBW X9, Y9; \
+	VPMADDWD Y9, Y6, Y6; \
+	VPADDD Y6, Y0, Y0
+
+#define Q3X4TOK(R, xo, acc) \
+	VMOVDQU xo(R), Y12; \
+	VPMADDUBSW Y12, Y6, Y15; \
+	VPMADDUBSW Y12, Y5, Y12; \
+	VPSUBW Y15, Y12, Y12; \
+	VPMADDWD Y7, Y12, Y12; \
+	VPADDD Y12, acc, acc
+
+// Q3X4GROUP is Q3GROUP for the four tokens, with the shifted hmask in Y6.
+#define Q3X4GROUP(sh, xo, so) \
+	VPANDN k2Mask04<>(SB), Y6, Y6; \
+	VPSRLW $sh, Y3, Y5; \
+	VPAND k2Mask03<>(SB), Y5, Y5; \
+	VPSHUFB k2ScaleShuf<>+so(SB), X1, X7; \
+	VPMOVSXBW X7, Y7; \
+	Q3X4TOK(DI, xo, Y8); \
+	Q3X4TOK(R11, xo, Y9); \
+	Q3X4TOK(R12, xo, Y10); \
+	Q3X4TOK(R13, xo, Y11)
+
+// -------------------------------------------------------------- IQ4_XS
+
+// IQ4SCALES stores the eight sub-block scales of the IQ4_XS block at SI,
+// less 32, as doubled words at 0(SP)..31(SP): low nibbles from scales_l
+// (4(SI)), two high bits each from scales_h (2(SI)); clobbers AX, Y3, Y4.
+#define IQ4SCALES \
+	MOVL 4(SI), AX; \
+	VMOVD AX, X3; \
+	VPSRLW $4, X3, X4; \
+	VPUNPCKLBW X4, X3, X3; \
+	VPAND k2Mask0F<>(SB), X3, X3; \
+	VPMOVZXBD X3, Y3; \
+	MOVWLZX 2(SI), AX; \
+	VMOVD AX, X4; \
+	VPBROADCASTD X4, Y4; \
+	VPSRLVD k2IQ4Shifts<>(SB), Y4, Y4; \
+	VPAND k2Dword3<>(SB), Y4, Y4; \
+	VPSLLD $4, Y4, Y4; \
+	VPOR Y4, Y3, Y3; \
+	VPSUBD k2Dword32<>(SB), Y3, Y3; \
+	VPSHUFB k2DupWord<>(SB), Y3, Y3; \
+	VMOVDQU Y3, 0(SP)
+
+// IQ4VALUES leaves in Y3 the 32 values of sub-block s (its 16 index bytes
+// at qo(SI): low nibbles are elements 0-15, high nibbles 16-31); clobbers X4.
+#define IQ4VALUES(qo) \
+	VMOVDQU qo(SI), X3; \
+	VPSRLW $4, X3, X4; \
+	VINSERTI128 $1, X4, Y3, Y3; \
+	VPAND Y15, Y3, Y3; \
+	VPSHUFB Y3, Y14, Y3
+
+// IQ4GROUP adds to Y0 the lanes of sub-block s: ggml's mul_add_epi8,
+// |v|·sign(q8, v), against the activations at xo(DI), scale at so(SP).
+#define IQ4GROUP(qo, xo, so) \
+	IQ4VALUES(qo); \
+	VMOVDQU xo(DI), Y4; \
+	VPSIGNB Y3, Y4, Y4; \
+	VPABSB Y3, Y3; \
+	VPMADDUBSW Y4, Y3, Y3; \
+	VPBROADCASTD so(SP), Y4; \
+	VPMADDWD Y4, Y3, Y3; \
+	VPADDD Y3, Y0, Y0
+
+#define IQ4X4TOK(R, xo, acc) \
+	VMOVDQU xo(R), Y4; \
+	VPSIGNB Y3, Y4, Y4; \
+	VPMADDUBSW Y4, Y5, Y4; \
+	VPMADDWD Y7, Y4, Y4; \
+	VPADDD Y4, acc, acc
+
+#define IQ4X4GROUP(qo, xo, so) \
+	IQ4VALUES(qo); \
+	VPABSB Y3, Y5; \
+	VPBROADCASTD so(SP), Y7; \
+	IQ4X4TOK(DI, xo, Y8); \
+	IQ4X4TOK(R11, xo, Y9); \
+	IQ4X4TOK(R12, xo, Y10); \
+	IQ4X4TOK(R13, xo, Y11)
 
 // func q5KRows(w *byte, wstride, rows int, x *byte, nb int, out *float32)
 //
@@ -342,6 +594,386 @@ q5x4loop:
 	VADDSS 44(SP), X3, X3
 	K2X4STORE1(24)
 	K2X4ROWEND(q5x4row)
+
+	VZEROUPPER
+	RET
+
+// func q2KRows(w *byte, wstride, rows int, x *byte, nb int, out *float32)
+//
+// R11 walks the weight rows, R12 the outputs, R13 counts rows; Y13 holds
+// acc, Y0 the block's lanes, X1 its scales, Y9 its d.
+TEXT ·q2KRows(SB), NOSPLIT, $0-48
+	MOVQ w+0(FP), R11
+	MOVQ rows+16(FP), R13
+	MOVQ out+40(FP), R12
+	VMOVDQU k2Mask0F<>(SB), Y15
+	VMOVDQU k2Mask03<>(SB), Y14
+
+q2row:
+	MOVQ R11, SI
+	MOVQ x+24(FP), DI
+	MOVQ nb+32(FP), CX
+	VXORPS Y13, Y13, Y13
+
+q2loop:
+	// X1 = scales (low nibbles), Y2 = mins as words.
+	VMOVDQU (SI), X1
+	VPSRLW $4, X1, X2
+	VPAND X15, X2, X2
+	VPAND X15, X1, X1
+	VPMOVZXBW X2, Y2
+
+	// X5 = [f16(w.d)·x.d, f16(w.dmin)·x.d]; Y9 = d.
+	MOVL 80(SI), AX
+	VMOVD AX, X5
+	VCVTPH2PS X5, X5
+	VBROADCASTSS (DI), X6
+	VMULPS X6, X5, X5
+	VBROADCASTSS X5, Y9
+
+	// acc = fma(−dmin, float32(mins·bsums pairs), acc).
+	VPMADDWD 260(DI), Y2, Y2
+	VCVTDQ2PS Y2, Y2
+	VMOVSHDUP X5, X6
+	VBROADCASTSS X6, Y6
+	VFNMADD231PS Y6, Y2, Y13
+
+	VPXOR Y0, Y0, Y0
+	VMOVDQU 16(SI), Y3
+	Q2GROUP(0, DI, 4, 0, Y0)
+	Q2GROUP(2, DI, 36, 16, Y0)
+	Q2GROUP(4, DI, 68, 32, Y0)
+	Q2GROUP(6, DI, 100, 48, Y0)
+	VMOVDQU 48(SI), Y3
+	Q2GROUP(0, DI, 132, 64, Y0)
+	Q2GROUP(2, DI, 164, 80, Y0)
+	Q2GROUP(4, DI, 196, 96, Y0)
+	Q2GROUP(6, DI, 228, 112, Y0)
+
+	// acc = fma(d, float32(lanes), acc).
+	VCVTDQ2PS Y0, Y0
+	VFMADD231PS Y9, Y0, Y13
+
+	ADDQ $84, SI
+	ADDQ $292, DI
+	DECQ CX
+	JNZ  q2loop
+
+	K2HSUM8(Y13, X13, X3, X4)
+	VMOVSS X3, (R12)
+	ADDQ $4, R12
+	ADDQ wstride+8(FP), R11
+	DECQ R13
+	JNZ  q2row
+
+	VZEROUPPER
+	RET
+
+// func q2KRows4(w *byte, wstride, rows int, x *[4]*byte, nb int, out *[4]*float32)
+//
+// Registers: Y0, Y2, Y13, Y14 the four tokens' acc, Y8-Y11 their lanes.
+TEXT ·q2KRows4(SB), NOSPLIT, $72-48
+	K2X4ENTER
+	VMOVDQU k2Mask03<>(SB), Y15
+
+q2x4row:
+	K2X4ROW
+	VXORPS Y0, Y0, Y0
+	VXORPS Y2, Y2, Y2
+	VXORPS Y13, Y13, Y13
+	VXORPS Y14, Y14, Y14
+
+q2x4loop:
+	VMOVDQU (SI), X1
+	VPSRLW $4, X1, X4
+	VPAND k2Mask0F<>(SB), X4, X4
+	VPAND k2Mask0F<>(SB), X1, X1
+	VPMOVZXBW X4, Y4
+	MOVL 80(SI), AX
+	VMOVD AX, X5
+	VCVTPH2PS X5, X5
+	VMOVSHDUP X5, X6
+	VBROADCASTSS X6, Y6
+	Q2X4MIN(DI, Y0)
+	Q2X4MIN(R11, Y2)
+	Q2X4MIN(R12, Y13)
+	Q2X4MIN(R13, Y14)
+
+	VPXOR Y8, Y8, Y8
+	VPXOR Y9, Y9, Y9
+	VPXOR Y10, Y10, Y10
+	VPXOR Y11, Y11, Y11
+	VMOVDQU 16(SI), Y3
+	Q2X4GROUP(0, 4, 0)
+	Q2X4GROUP(2, 36, 16)
+	Q2X4GROUP(4, 68, 32)
+	Q2X4GROUP(6, 100, 48)
+	VMOVDQU 48(SI), Y3
+	Q2X4GROUP(0, 132, 64)
+	Q2X4GROUP(2, 164, 80)
+	Q2X4GROUP(4, 196, 96)
+	Q2X4GROUP(6, 228, 112)
+
+	MOVWLZX 80(SI), AX
+	VMOVD AX, X5
+	VCVTPH2PS X5, X5
+	VBROADCASTSS X5, Y5
+	K2X4ACC(DI, Y8, Y0)
+	K2X4ACC(R11, Y9, Y2)
+	K2X4ACC(R12, Y10, Y13)
+	K2X4ACC(R13, Y11, Y14)
+
+	K2X4NEXT(84)
+	JNZ  q2x4loop
+
+	K2HSUM8(Y0, X0, X3, X4)
+	K2X4STORE1(0)
+	K2HSUM8(Y2, X2, X3, X4)
+	K2X4STORE1(8)
+	K2HSUM8(Y13, X13, X3, X4)
+	K2X4STORE1(16)
+	K2HSUM8(Y14, X14, X3, X4)
+	K2X4STORE1(24)
+	K2X4ROWEND(q2x4row)
+
+	VZEROUPPER
+	RET
+
+// func q3KRows(w *byte, wstride, rows int, x *byte, nb int, out *float32)
+//
+// R11 walks the weight rows, R12 the outputs, R13 counts rows; Y13 holds
+// acc, Y0 the block's lanes, X1 its scales, Y2 its hmask.
+TEXT ·q3KRows(SB), NOSPLIT, $0-48
+	MOVQ w+0(FP), R11
+	MOVQ rows+16(FP), R13
+	MOVQ out+40(FP), R12
+	VMOVDQU k2Mask03<>(SB), Y15
+	VMOVDQU k2Mask04<>(SB), Y14
+
+q3row:
+	MOVQ R11, SI
+	MOVQ x+24(FP), DI
+	MOVQ nb+32(FP), CX
+	VXORPS Y13, Y13, Y13
+
+q3loop:
+	Q3SCALES
+	VMOVDQU (SI), Y2
+	VPXOR Y0, Y0, Y0
+	VMOVDQU 32(SI), Y3
+	VPSLLW $2, Y2, Y7
+	Q3GROUP(0, 4, 0)
+	VPSLLW $1, Y2, Y7
+	Q3GROUP(2, 36, 16)
+	VPSRLW $0, Y2, Y7
+	Q3GROUP(4, 68, 32)
+	VPSRLW $1, Y2, Y7
+	Q3GROUP(6, 100, 48)
+	VMOVDQU 64(SI), Y3
+	VPSRLW $2, Y2, Y7
+	Q3GROUP(0, 132, 64)
+	VPSRLW $3, Y2, Y7
+	Q3GROUP(2, 164, 80)
+	VPSRLW $4, Y2, Y7
+	Q3GROUP(4, 196, 96)
+	VPSRLW $5, Y2, Y7
+	Q3GROUP(6, 228, 112)
+
+	// acc = fma(x.d·f16(w.d), float32(lanes), acc).
+	MOVWLZX 108(SI), AX
+	VMOVD AX, X5
+	VCVTPH2PS X5, X5
+	VMULSS (DI), X5, X5
+	VBROADCASTSS X5, Y5
+	VCVTDQ2PS Y0, Y0
+	VFMADD231PS Y5, Y0, Y13
+
+	ADDQ $110, SI
+	ADDQ $292, DI
+	DECQ CX
+	JNZ  q3loop
+
+	K2HSUM8(Y13, X13, X3, X4)
+	VMOVSS X3, (R12)
+	ADDQ $4, R12
+	ADDQ wstride+8(FP), R11
+	DECQ R13
+	JNZ  q3row
+
+	VZEROUPPER
+	RET
+
+// func q3KRows4(w *byte, wstride, rows int, x *[4]*byte, nb int, out *[4]*float32)
+//
+// Registers: Y0, Y2, Y13, Y14 the four tokens' acc, Y8-Y11 their lanes,
+// X1 the scales, Y3 the low bits, Y4 the hmask.
+TEXT ·q3KRows4(SB), NOSPLIT, $72-48
+	K2X4ENTER
+
+q3x4row:
+	K2X4ROW
+	VXORPS Y0, Y0, Y0
+	VXORPS Y2, Y2, Y2
+	VXORPS Y13, Y13, Y13
+	VXORPS Y14, Y14, Y14
+
+q3x4loop:
+	Q3SCALES
+	VMOVDQU (SI), Y4
+	VPXOR Y8, Y8, Y8
+	VPXOR Y9, Y9, Y9
+	VPXOR Y10, Y10, Y10
+	VPXOR Y11, Y11, Y11
+	VMOVDQU 32(SI), Y3
+	VPSLLW $2, Y4, Y6
+	Q3X4GROUP(0, 4, 0)
+	VPSLLW $1, Y4, Y6
+	Q3X4GROUP(2, 36, 16)
+	VPSRLW $0, Y4, Y6
+	Q3X4GROUP(4, 68, 32)
+	VPSRLW $1, Y4, Y6
+	Q3X4GROUP(6, 100, 48)
+	VMOVDQU 64(SI), Y3
+	VPSRLW $2, Y4, Y6
+	Q3X4GROUP(0, 132, 64)
+	VPSRLW $3, Y4, Y6
+	Q3X4GROUP(2, 164, 80)
+	VPSRLW $4, Y4, Y6
+	Q3X4GROUP(4, 196, 96)
+	VPSRLW $5, Y4, Y6
+	Q3X4GROUP(6, 228, 112)
+
+	MOVWLZX 108(SI), AX
+	VMOVD AX, X5
+	VCVTPH2PS X5, X5
+	VBROADCASTSS X5, Y5
+	K2X4ACC(DI, Y8, Y0)
+	K2X4ACC(R11, Y9, Y2)
+	K2X4ACC(R12, Y10, Y13)
+	K2X4ACC(R13, Y11, Y14)
+
+	K2X4NEXT(110)
+	JNZ  q3x4loop
+
+	K2HSUM8(Y0, X0, X3, X4)
+	K2X4STORE1(0)
+	K2HSUM8(Y2, X2, X3, X4)
+	K2X4STORE1(8)
+	K2HSUM8(Y13, X13, X3, X4)
+	K2X4STORE1(16)
+	K2HSUM8(Y14, X14, X3, X4)
+	K2X4STORE1(24)
+	K2X4ROWEND(q3x4row)
+
+	VZEROUPPER
+	RET
+
+// func iq4XSRows(w *byte, wstride, rows int, x *byte, nb int, out *float32)
+//
+// Frame: the block's scales as doubled words. R11 walks the weight rows,
+// R12 the outputs, R13 counts rows; Y13 holds acc, Y0 the block's lanes,
+// Y14 the levels, Y15 the nibble mask.
+TEXT ·iq4XSRows(SB), NOSPLIT, $32-48
+	MOVQ w+0(FP), R11
+	MOVQ rows+16(FP), R13
+	MOVQ out+40(FP), R12
+	VMOVDQU k2Mask0F<>(SB), Y15
+	VMOVDQU k2IQ4Values<>(SB), Y14
+
+iq4row:
+	MOVQ R11, SI
+	MOVQ x+24(FP), DI
+	MOVQ nb+32(FP), CX
+	VXORPS Y13, Y13, Y13
+
+iq4loop:
+	IQ4SCALES
+	VPXOR Y0, Y0, Y0
+	IQ4GROUP(8, 4, 0)
+	IQ4GROUP(24, 36, 4)
+	IQ4GROUP(40, 68, 8)
+	IQ4GROUP(56, 100, 12)
+	IQ4GROUP(72, 132, 16)
+	IQ4GROUP(88, 164, 20)
+	IQ4GROUP(104, 196, 24)
+	IQ4GROUP(120, 228, 28)
+
+	// acc = fma(f16(w.d)·x.d, float32(lanes), acc).
+	MOVWLZX (SI), AX
+	VMOVD AX, X5
+	VCVTPH2PS X5, X5
+	VMULSS (DI), X5, X5
+	VBROADCASTSS X5, Y5
+	VCVTDQ2PS Y0, Y0
+	VFMADD231PS Y5, Y0, Y13
+
+	ADDQ $136, SI
+	ADDQ $292, DI
+	DECQ CX
+	JNZ  iq4loop
+
+	K2HSUM8(Y13, X13, X3, X4)
+	VMOVSS X3, (R12)
+	ADDQ $4, R12
+	ADDQ wstride+8(FP), R11
+	DECQ R13
+	JNZ  iq4row
+
+	VZEROUPPER
+	RET
+
+// func iq4XSRows4(w *byte, wstride, rows int, x *[4]*byte, nb int, out *[4]*float32)
+//
+// Registers: Y0, Y2, Y12, Y13 the four tokens' acc, Y8-Y11 their lanes,
+// Y14 the levels, Y15 the nibble mask.
+TEXT ·iq4XSRows4(SB), NOSPLIT, $72-48
+	K2X4ENTER
+	VMOVDQU k2Mask0F<>(SB), Y15
+	VMOVDQU k2IQ4Values<>(SB), Y14
+
+iq4x4row:
+	K2X4ROW
+	VXORPS Y0, Y0, Y0
+	VXORPS Y2, Y2, Y2
+	VXORPS Y12, Y12, Y12
+	VXORPS Y13, Y13, Y13
+
+iq4x4loop:
+	IQ4SCALES
+	VPXOR Y8, Y8, Y8
+	VPXOR Y9, Y9, Y9
+	VPXOR Y10, Y10, Y10
+	VPXOR Y11, Y11, Y11
+	IQ4X4GROUP(8, 4, 0)
+	IQ4X4GROUP(24, 36, 4)
+	IQ4X4GROUP(40, 68, 8)
+	IQ4X4GROUP(56, 100, 12)
+	IQ4X4GROUP(72, 132, 16)
+	IQ4X4GROUP(88, 164, 20)
+	IQ4X4GROUP(104, 196, 24)
+	IQ4X4GROUP(120, 228, 28)
+
+	MOVWLZX (SI), AX
+	VMOVD AX, X5
+	VCVTPH2PS X5, X5
+	VBROADCASTSS X5, Y5
+	K2X4ACC(DI, Y8, Y0)
+	K2X4ACC(R11, Y9, Y2)
+	K2X4ACC(R12, Y10, Y12)
+	K2X4ACC(R13, Y11, Y13)
+
+	K2X4NEXT(136)
+	JNZ  iq4x4loop
+
+	K2HSUM8(Y0, X0, X3, X4)
+	K2X4STORE1(0)
+	K2HSUM8(Y2, X2, X3, X4)
+	K2X4STORE1(8)
+	K2HSUM8(Y12, X12, X3, X4)
+	K2X4STORE1(16)
+	K2HSUM8(Y13, X13, X3, X4)
+	K2X4STORE1(24)
+	K2X4ROWEND(iq4x4row)
 
 	VZEROUPPER
 	RET

@@ -12,7 +12,10 @@ import (
 
 // k2Gemvs are the multi-row kernels of k2Types (by type).
 var k2Gemvs = map[Type]gemv{
-	Q5_K: gemvQ5K,
+	Q2_K:   gemvQ2K,
+	Q3_K:   gemvQ3K,
+	Q5_K:   gemvQ5K,
+	IQ4_XS: gemvIQ4XS,
 }
 
 // TestKQuants2Gemv runs the Q2_K, Q3_K, Q5_K and IQ4_XS gemv kernels over
