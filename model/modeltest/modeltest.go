@@ -92,8 +92,16 @@ func FileType(t tensor.Type) (uint32, error) {
 		return 8, nil
 	case tensor.Q5_1:
 		return 9, nil
+	case tensor.Q2_K:
+		return 10, nil // LLAMA_FTYPE_MOSTLY_Q2_K
+	case tensor.Q3_K:
+		return 11, nil // LLAMA_FTYPE_MOSTLY_Q3_K_S (every matrix Q3_K)
+	case tensor.Q5_K:
+		return 16, nil // LLAMA_FTYPE_MOSTLY_Q5_K_S
 	case tensor.IQ4_NL:
 		return 25, nil
+	case tensor.IQ4_XS:
+		return 30, nil
 	case tensor.BF16:
 		return 32, nil
 	}

@@ -1,0 +1,79 @@
+package model
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/specd-dev/specd/model/modeltest"
+	"github.com/specd-dev/specd/tensor"
+)
+
+// TestKQuants2Types loads models whose every matrix, token_embd included, is
+// Q2_K, Q3_K, Q5_K or IQ4_XS (dims multiples of 256), untied and tied
+// (token_embd then serves the embedding lookup through DequantizeRow and
+// the output projection through MatMul), and checks their logits against
+// the float64 forward pass on the dequantized weights (the bound is Q4_0's
+// in TestForwardMatchesReference: the error is the activations'
+// re-quantization), and that a prefill's logits equal those of the same
+// tokens decoded one at a time on two threads, bit for bit.
+func TestKQuants2Types(t *testing.T) {
+	for _, typ := range []tensor.Type{tensor.Q2_K, tensor.Q3_K, tensor.Q5_K, tensor.IQ4_XS} {
+		for _, o := range []modeltest.Options{
+			{Arch: "llama", Dim: 256, Layers: 2, Heads: 4, KVHeads: 2, FFN: 512, Vocab: 300, Seed: 7},
+			{Arch: "qwen2", Dim: 256, Layers: 2, Heads: 4, KVHeads: 2, FFN: 512, Vocab: 300, Seed: 8, Tied: true},
+		} {
+			o.Type = typ
+			t.Run(fmt.Sprintf("%v-%s-tied=%v", typ, o.Arch, o.Tied), func(t *testing.T) {
+				m := writeModel(t, o)
+				if m.TiedEmbeddings() != o.Tied || m.w.tokEmbd.Type != typ || m.w.output.Type != typ {
+					t.Fatalf("tied %v, token_embd %v, output %v", m.TiedEmbeddings(), m.w.tokEmbd.Type, m.w.output.Type)
+				}
+				toks := testTokens(8, m.Config.Vocab, 3)
+				kv, err := m.NewCache(1, 16, true)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := prefill(t, m.NewState(8, nil), kv, toks)
+				want := refForward(m, toks)
+				V := m.Config.Vocab
+				for p := range toks {
+					var rms, maxd float64
+					for i := range V {
+						w := want[p][i]
+						rms += w * w
+						maxd = math.Max(maxd, math.Abs(float64(got[p*V+i])-w))
+					}
+					rms = math.Sqrt(rms / float64(V))
+					if rms < 0.1 {
+						t.Fatalf("pos %d: reference logits RMS %g is degenerate", p, rms)
+					}
+					if maxd > 0.15*rms {
+						t.Errorf("pos %d: max |Δ| = %g, above %g (RMS %g)", p, maxd, 0.15*rms, rms)
+					}
+				}
+
+				pool := tensor.NewPool(2)
+				defer pool.Close()
+				st := m.NewState(8, pool)
+				kv2, err := m.NewCache(1, 16, true)
+				if err != nil {
+					t.Fatal(err)
+				}
+				one := make([]float32, V)
+				for p, tok := range toks {
+					var b Batch
+					b.Add(tok, int32(p), 0, true)
+					if err := st.Forward(&b, kv2, one); err != nil {
+						t.Fatal(err)
+					}
+					for i, v := range one {
+						if math.Float32bits(v) != math.Float32bits(got[p*V+i]) {
+							t.Fatalf("pos %d: logit %d alone %v, in the prefill %v", p, i, v, got[p*V+i])
+						}
+					}
+				}
+			})
+		}
+	}
+}
