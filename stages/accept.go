@@ -54,10 +54,11 @@ func (p *Pipeline) accept(s *seq) Chunk {
 	}
 	s.stats.Steps++
 	p.metrics.block(k, b.Accepted)
-	c := Chunk{ID: s.req.ID, key: s.key, stream: s.stream, Drafted: k, Accepted: b.Accepted}
+	c := Chunk{ID: s.req.ID, key: s.key, stream: s.stream, Drafted: k}
+	draftLen := -1 // bytes of text from accepted draft tokens, once known
 	for i, t := range b.Tokens {
-		if i == b.Accepted && k > 0 {
-			c.DraftLen = len(c.Text) // the tokens before came from the draft
+		if i == b.Accepted {
+			draftLen = len(c.Text) // the tokens before came from the draft
 		}
 		if s.gen >= s.req.MaxTokens {
 			s.done, s.reason = true, "length"
@@ -75,6 +76,13 @@ func (p *Pipeline) accept(s *seq) Chunk {
 			break
 		}
 	}
+	// The block may have been cut (a stop, the length) before the target's
+	// own token: then every token emitted came from the draft.
+	c.Accepted = min(b.Accepted, len(c.Tokens))
+	if draftLen < 0 {
+		draftLen = len(c.Text)
+	}
+	c.DraftLen = draftLen
 	if !s.done && (s.gen >= s.req.MaxTokens || len(s.tokens) >= p.cfg.MaxPos) {
 		// Enough tokens, or the context is full: the next block would
 		// need position MaxPos.

@@ -1010,3 +1010,70 @@ func TestShutdown(t *testing.T) {
 		}
 	})
 }
+
+// TestChunkProvenance: each chunk says how many of its tokens, and how
+// much of its text, came from accepted draft tokens, also when a stop
+// token cuts a block before the target's own token.
+func TestChunkProvenance(t *testing.T) {
+	ref := verifytest.NewFake(vocab, 1, 512, 512, 4)
+	prompt := []int32{1, 2, 3}
+	base, err := ref.Greedy(0, prompt, 40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stopAt := range []int{6, 7, 12} { // inside the second and third blocks of 5
+		t.Run(fmt.Sprint(stopAt), func(t *testing.T) {
+			eos := base[stopAt]
+			first := slices.Index(base, eos)
+			cfg := stages.Config{
+				Target: verifytest.NewFake(vocab, 1, 512, 64, 4), Drafter: draft.NewModel(verifytest.NewFake(vocab, 1, 512, 64, 4), 0),
+				Policy: draft.Policy{K: 4}, Slots: 1, MaxPos: 512,
+				Stop:           func(t int32) bool { return t == eos },
+				NewDetokenizer: func() stages.Detokenizer { return letters{} },
+			}
+			p, err := stages.New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			served := make(chan error, 1)
+			go func() { served <- p.Serve(ctx) }()
+			st, err := p.Submit(ctx, stages.Request{ID: "r", PromptIDs: prompt, MaxTokens: 40})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []int32
+			for c, err := range st.Chunks(ctx) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if c.Final {
+					if c.Reason != "stop" {
+						t.Fatalf("final %+v, want stop", c)
+					}
+					continue
+				}
+				got = append(got, c.Tokens...)
+				cut := len(got) == first // the block the stop token cut
+				// The self-draft is accepted in full: the target's own
+				// token ends each block, unless the stop cut it off.
+				wantAcc, wantLen := len(c.Tokens)-1, len(c.Text)-1
+				if cut {
+					wantAcc, wantLen = len(c.Tokens), len(c.Text)
+				}
+				if c.Accepted != wantAcc || c.DraftLen != wantLen || c.Accepted > len(c.Tokens) || c.DraftLen > len(c.Text) {
+					t.Errorf("chunk %d (%d tokens %q, cut %v): accepted %d, draft text %d bytes; want %d and %d",
+						c.Seq, len(c.Tokens), c.Text, cut, c.Accepted, c.DraftLen, wantAcc, wantLen)
+				}
+			}
+			if !slices.Equal(got, base[:first]) {
+				t.Fatalf("tokens %v, want %v", got, base[:first])
+			}
+			p.Close()
+			if err := <-served; err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}

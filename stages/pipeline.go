@@ -91,8 +91,9 @@ type Chunk struct {
 	Reason string // on the final chunk: "length", "stop" or "error"
 	Err    error
 	Stats  *RequestStats // on the final chunk
-	// Drafted and Accepted are the block's draft tokens and how many of
-	// them the target accepted.
+	// Drafted is the block's draft tokens; Accepted how many of the
+	// emitted Tokens are accepted draft tokens (the target accepted them;
+	// a stop or the length may have cut the block before the rest).
 	Drafted, Accepted int
 	// DraftLen is how many bytes at the start of Text came from accepted
 	// draft tokens (the rest from the target's own token).
