@@ -818,12 +818,13 @@ func TestQuantizeKRoundTrip(t *testing.T) {
 	}
 }
 
-// BenchmarkKQuantMatMul multiplies a 1536×512 Q4_K or Q6_K matrix (an FFN
-// up-projection of the reference model) by n tokens, weight bytes per op.
+// BenchmarkKQuantMatMul multiplies a 1536×512 matrix of each K-quant and
+// IQ4_XS (an FFN up-projection of the reference model) by n tokens, weight
+// bytes per op.
 func BenchmarkKQuantMatMul(b *testing.B) {
 	r := rand.New(rand.NewPCG(21, 22))
 	const rows, cols = 1536, 512
-	for _, typ := range []Type{Q4_K, Q6_K} {
+	for _, typ := range []Type{Q4_K, Q6_K, Q2_K, Q3_K, Q5_K, IQ4_XS} {
 		m := &Matrix{Type: typ, Rows: rows, Cols: cols, Data: make([]byte, rows*RowSize(typ, cols))}
 		for i := range rows {
 			if err := QuantizeRow(m.Row(i), typ, kRandFloats(r, cols)); err != nil {
@@ -878,7 +879,7 @@ func TestKFMA32(t *testing.T) {
 func BenchmarkKQuantMatMulStream(b *testing.B) {
 	r := rand.New(rand.NewPCG(27, 28))
 	const rows, cols = 1536, 512
-	for _, typ := range []Type{Q4_K, Q6_K} {
+	for _, typ := range []Type{Q4_K, Q6_K, Q2_K, Q3_K, Q5_K, IQ4_XS} {
 		rb := RowSize(typ, cols)
 		one := make([]byte, rows*rb)
 		for i := range rows {

@@ -19,7 +19,8 @@ func TestMatMulWideNoAllocs(t *testing.T) {
 		typ  Type
 		cols int
 	}{{Q8_0, 18944}, {Q4_0, 18944}, {F16, 18944}, {Q4_K, 18944}, {Q4_K, 1536}, {Q6_K, 1536},
-		{Q4_1, 18944}, {Q5_0, 18944}, {Q5_1, 18944}, {IQ4_NL, 18944}} {
+		{Q4_1, 18944}, {Q5_0, 18944}, {Q5_1, 18944}, {IQ4_NL, 18944},
+		{Q2_K, 18944}, {Q3_K, 18944}, {Q5_K, 18944}, {IQ4_XS, 18944}} {
 		typ, cols := c.typ, c.cols
 		m := randMatrix(t, r, typ, rows, cols)
 		x := randFloats(r, 9*cols, 1)
