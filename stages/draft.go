@@ -20,7 +20,7 @@ func (p *Pipeline) draftStage(ctx context.Context, st *graph.Stage, fresh, loop,
 	pre := make([]preDraft, p.cfg.Slots) // per slot, owned by this stage
 	// A pre-draft stops as soon as a sequence comes back from verification
 	// or a new one arrives: it must not delay real work.
-	stopPre := func() bool { return len(loop.Chan()) > 0 || (freshC != nil && len(freshC) > 0) }
+	stopPre := func() bool { return len(loop.Chan()) > 0 || len(freshC) > 0 }
 	for freshOpen || inflight > 0 {
 		var s *seq
 		select {
@@ -97,7 +97,7 @@ func (p *Pipeline) draftStage(ctx context.Context, st *graph.Stage, fresh, loop,
 			return err
 		}
 		st.AddOut(1)
-		if canPre && len(loop.Chan()) == 0 && (freshC == nil || len(freshC) == 0) {
+		if canPre && len(loop.Chan()) == 0 && len(freshC) == 0 {
 			st.AddBusy(p.serialize(func() {
 				p.overlap.enter(0)
 				err = p.preDraft(pr)

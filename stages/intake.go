@@ -323,7 +323,6 @@ type queue struct {
 	limit  int
 	order  uint64
 	closed bool
-	err    error         // why it was shut (nil: Close)
 	sig    chan struct{} // capacity 1: a request arrived or the queue closed
 	room   chan struct{} // capacity 1: a request left the queue
 }

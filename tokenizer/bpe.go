@@ -116,6 +116,8 @@ func (t *Tokenizer) addBPEBigram(word string, syms []symbol, ids []int32, q *bpe
 type bpeQueue = bigramQueue[bpeBigram]
 
 // before orders the queue (see bpeQueue).
+//
+//lint:ignore U1000 called through bigramQueue's type parameter
 func (a bpeBigram) before(b bpeBigram) bool {
 	if a.rank != b.rank {
 		return a.rank < b.rank

@@ -27,6 +27,8 @@ type spmBigram struct {
 type spmQueue = bigramQueue[spmBigram]
 
 // before orders the queue (see spmQueue).
+//
+//lint:ignore U1000 called through bigramQueue's type parameter
 func (a spmBigram) before(b spmBigram) bool {
 	if a.score != b.score {
 		return a.score > b.score
