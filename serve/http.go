@@ -71,10 +71,27 @@ func (s *Server) httpHandler() http.Handler {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		_, _ = w.Write(b)
 	})
+	// A known path with another method is a 405: the catch-all "/" below
+	// matches every method, so ServeMux would answer 404 instead.
+	for path, allow := range map[string]string{"/v1/chat/completions": "POST", "/v1/completions": "POST",
+		"/v1/models": "GET, HEAD", "/health": "GET, HEAD", "/metrics": "GET, HEAD", "/{$}": "GET, HEAD"} {
+		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Allow", allow)
+			writeError(w, http.StatusMethodNotAllowed, fmt.Errorf("method %s is not allowed on %s: use %s", r.Method, r.URL.Path, allow))
+		})
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Errorf("no such endpoint: %s %s", r.Method, r.URL.Path))
 	})
 	return mux
+}
+
+// modelError is a request for a model this server does not serve (404,
+// code model_not_found).
+type modelError struct{ model, serves string }
+
+func (e *modelError) Error() string {
+	return fmt.Sprintf("model %q not found: this server serves %q", e.model, e.serves)
 }
 
 // auth requires the bearer key, if one is set.
@@ -152,7 +169,7 @@ func (s *Server) completion(w http.ResponseWriter, r *http.Request, chat bool) {
 		return
 	}
 	if oa.Model != "" && oa.Model != s.modelID {
-		writeError(w, http.StatusNotFound, fmt.Errorf("model %q not found: this server serves %q", oa.Model, s.modelID))
+		writeError(w, http.StatusNotFound, &modelError{model: oa.Model, serves: s.modelID})
 		return
 	}
 	req, err := oa.toAPI(chat)

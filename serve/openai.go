@@ -249,8 +249,8 @@ func errorBody(status int, err error) oaError {
 	switch {
 	case status == 401:
 		b.Type, code = "authentication_error", "invalid_api_key"
-	case status == 404:
-		code = "model_not_found"
+	case status == 404 && errors.As(err, new(*modelError)):
+		code = "model_not_found" // other 404s (no such endpoint) have no code
 	case status == 413:
 		code = "request_too_large"
 	case status == 429:
