@@ -78,6 +78,9 @@ type setup struct {
 	// natsErrors: the embedded nats-server may log errors (refused
 	// logins, permission violations); serve's own log still may not.
 	natsErrors bool
+	http       bool   // also serve the HTTP gateway on a free loopback port (fixture.base)
+	apiKey     string // the HTTP API's bearer key
+	durable    bool   // durable intake and session replay (JetStream; set nats.StoreDir)
 }
 
 func defaults() setup { return setup{slots: 4, queue: 16, ctx: 256} }
@@ -89,6 +92,8 @@ type fixture struct {
 	nc  *client
 	log *syncBuffer
 	url string
+	// base is the HTTP gateway's URL, http://HOST:PORT (setup.http).
+	base string
 }
 
 // client is a connection with the asynchronous errors it was told of.
@@ -131,6 +136,10 @@ func start(t *testing.T, s setup) *fixture {
 		s.nats.Listen = "127.0.0.1:-1"
 	}
 	logs := &syncBuffer{}
+	httpAddr := ""
+	if s.http {
+		httpAddr = "127.0.0.1:0"
+	}
 	srv, err := serve.New(serve.Config{
 		Pipeline:        p,
 		Encode:          func(text string) ([]int32, error) { return e.Encode(text, true) },
@@ -140,6 +149,9 @@ func start(t *testing.T, s setup) *fixture {
 		NATS:            s.nats,
 		MaxPromptTokens: s.maxPromptTokens,
 		DrainTimeout:    10 * time.Second,
+		HTTPAddr:        httpAddr,
+		APIKey:          s.apiKey,
+		Durable:         s.durable,
 		Log:             zerolog.New(logs).Level(zerolog.DebugLevel),
 	})
 	if err != nil {
@@ -178,6 +190,12 @@ func start(t *testing.T, s setup) *fixture {
 	f.url = srv.ClientURL()
 	if f.url == "" {
 		t.Fatal("no client URL for the embedded server")
+	}
+	if s.http {
+		if f.base = srv.HTTPAddr(); f.base == "" {
+			t.Fatal("no HTTP address")
+		}
+		f.base = "http://" + f.base
 	}
 	f.nc = f.connect(t, s.client...)
 	return f
