@@ -7,7 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // lockDir takes an exclusive, non-blocking advisory lock on the folder that
@@ -19,15 +20,15 @@ func lockDir(final string) (unlock func(), err error) {
 	if err != nil {
 		return nil, fmt.Errorf("pull: %w", err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
+		if errors.Is(err, unix.EWOULDBLOCK) {
 			return nil, fmt.Errorf("pull: another specd pull is downloading into %s; wait for it to finish", dir)
 		}
 		return nil, fmt.Errorf("pull: locking %s: %w", dir, err)
 	}
 	return func() {
-		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		_ = unix.Flock(int(f.Fd()), unix.LOCK_UN)
 		f.Close()
 	}, nil
 }

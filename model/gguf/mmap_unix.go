@@ -4,14 +4,15 @@ package gguf
 
 import (
 	"os"
-	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // mapFile maps size bytes of fd read-only and shared.
 func mapFile(fd *os.File, size int) ([]byte, func() error, error) {
-	b, err := syscall.Mmap(int(fd.Fd()), 0, size, syscall.PROT_READ, syscall.MAP_SHARED)
+	b, err := unix.Mmap(int(fd.Fd()), 0, size, unix.PROT_READ, unix.MAP_SHARED)
 	if err != nil {
 		return nil, nil, err
 	}
-	return b, func() error { return syscall.Munmap(b) }, nil
+	return b, func() error { return unix.Munmap(b) }, nil
 }
