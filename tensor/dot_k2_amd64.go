@@ -24,6 +24,12 @@ func q2KRows(w *byte, wstride, rows int, x *byte, nb int, out *float32)
 func q2KRows4(w *byte, wstride, rows int, x *[4]*byte, nb int, out *[4]*float32)
 
 //go:noescape
+func q2KRowsR(w *byte, wstride, rows int, x *byte, nb int, out *float32)
+
+//go:noescape
+func q2KRows4R(w *byte, wstride, rows int, x *[4]*byte, nb int, out *[4]*float32)
+
+//go:noescape
 func q3KRows(w *byte, wstride, rows int, x *byte, nb int, out *float32)
 
 //go:noescape
@@ -41,9 +47,21 @@ func iq4XSRows(w *byte, wstride, rows int, x *byte, nb int, out *float32)
 //go:noescape
 func iq4XSRows4(w *byte, wstride, rows int, x *[4]*byte, nb int, out *[4]*float32)
 
+// registerQ2K registers the Q2_K kernels of q2Order (q2KRowsR and
+// q2KRows4R are the Q2KRepacked forms, bit for bit dotQ2KRepackedRef).
+func registerQ2K() {
+	dot, g := dotQ2K, gemvQ2K
+	if q2Order == Q2KRepacked {
+		dot, g = dotQ2KR, gemvQ2KR
+	}
+	registerKernel(Q2_K, Q8_K, dot)
+	if haveAVX2K {
+		registerGemv(Q2_K, g)
+	}
+}
+
 func init() {
 	if haveAVX2K {
-		registerGemv(Q2_K, gemvQ2K)
 		registerGemv(Q3_K, gemvQ3K)
 		registerGemv(Q5_K, gemvQ5K)
 		registerGemv(IQ4_XS, gemvIQ4XS)
@@ -61,6 +79,18 @@ func dotQ2K(w, x []byte, n int) float32 {
 	_ = x[nb*q8KBytes-1]
 	var out float32
 	q2KRows(&w[0], 0, 1, &x[0], nb, &out)
+	return out
+}
+
+func dotQ2KR(w, x []byte, n int) float32 {
+	nb := n / qkK
+	if !haveAVX2K || nb <= 0 {
+		return dotQ2KRepackedRef(w, x, n)
+	}
+	_ = w[nb*q2KBytes-1]
+	_ = x[nb*q8KBytes-1]
+	var out float32
+	q2KRowsR(&w[0], 0, 1, &x[0], nb, &out)
 	return out
 }
 
@@ -124,6 +154,26 @@ func gemvQ2K(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32
 	}
 }
 
+func gemvQ2KR(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
+	nb := cols / qkK
+	checkGemv(len(w), ws, rows, nb*q2KBytes, len(x), xs, ntok, nb*q8KBytes, len(out), os)
+	if nb == 0 {
+		kClearOut(out, rows, ntok, os)
+		return
+	}
+	var xp [4]*byte
+	var op [4]*float32
+	t := 0
+	for ntok-t >= 3 {
+		m := kTokens(&xp, &op, x, xs, out, os, t, ntok)
+		q2KRows4R(&w[0], ws, rows, &xp, nb, &op)
+		t += m
+	}
+	for ; t < ntok; t++ {
+		q2KRowsR(&w[0], ws, rows, &x[t*xs], nb, &out[t*os])
+	}
+}
+
 func gemvQ3K(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
 	nb := cols / qkK
 	checkGemv(len(w), ws, rows, nb*q3KBytes, len(x), xs, ntok, nb*q8KBytes, len(out), os)
@@ -182,4 +232,14 @@ func gemvIQ4XS(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float
 	for ; t < ntok; t++ {
 		iq4XSRows(&w[0], ws, rows, &x[t*xs], nb, &out[t*os])
 	}
+}
+
+// LlamaCppQ2KOrder returns the Q2_K order of a llama.cpp CPU backend built
+// for this machine (GGML_NATIVE): Q2KRepacked where the CPU has AVX-512F
+// (ggml_cpu_has_avx512, which gates the Q2_K repacking), else Q2KLanes.
+func LlamaCppQ2KOrder() Q2KOrder {
+	if _, avx512, _ := X86Features(); avx512 {
+		return Q2KRepacked
+	}
+	return Q2KLanes
 }

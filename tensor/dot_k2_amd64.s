@@ -213,6 +213,22 @@ GLOBL k2DupWord<>(SB), RODATA|NOPTR, $32
 	MOVQ 64(SP), BX; \
 	VMOVSS X3, (DX)(BX*1)
 
+// K2X4STORELANE stores lane k of X3 as out[t][r].
+#define K2X4STORELANE(t, k) \
+	MOVQ out+40(FP), AX; \
+	MOVQ t(AX), DX; \
+	MOVQ 64(SP), BX; \
+	VEXTRACTPS $k, X3, (DX)(BX*1)
+
+// KR2REDUCE4 sums each of a, b, c, d (eight int32 lanes) into lane 0-3 of
+// dstx (a and c are clobbered, and X3).
+#define KR2REDUCE4(a, b, c, d, dstx, dsty) \
+	VPHADDD b, a, a; \
+	VPHADDD d, c, c; \
+	VPHADDD c, a, dsty; \
+	VEXTRACTI128 $1, dsty, X3; \
+	VPADDD X3, dstx, dstx
+
 #define K2X4ROWEND(label) \
 	ADDQ $4, 64(SP); \
 	MOVQ 48(SP), AX; \
@@ -974,6 +990,153 @@ iq4x4loop:
 	K2HSUM8(Y13, X13, X3, X4)
 	K2X4STORE1(24)
 	K2X4ROWEND(iq4x4row)
+
+	VZEROUPPER
+	RET
+
+// func q2KRowsR(w *byte, wstride, rows int, x *byte, nb int, out *float32)
+//
+// q2KRows in the Q2KRepacked order: per block the lanes are reduced to
+// isum and imin, and X13 = [acc, accm] gets one fused multiply-add each, as
+// q4KRows does.
+TEXT ·q2KRowsR(SB), NOSPLIT, $0-48
+	MOVQ w+0(FP), R11
+	MOVQ rows+16(FP), R13
+	MOVQ out+40(FP), R12
+	VMOVDQU k2Mask0F<>(SB), Y15
+	VMOVDQU k2Mask03<>(SB), Y14
+
+q2rrow:
+	MOVQ R11, SI
+	MOVQ x+24(FP), DI
+	MOVQ nb+32(FP), CX
+	VXORPS X13, X13, X13
+
+q2rloop:
+	VMOVDQU (SI), X1
+	VPSRLW $4, X1, X2
+	VPAND X15, X2, X2
+	VPAND X15, X1, X1
+	VPMOVZXBW X2, Y2
+	VPMADDWD 260(DI), Y2, Y2
+
+	VPXOR Y0, Y0, Y0
+	VMOVDQU 16(SI), Y3
+	Q2GROUP(0, DI, 4, 0, Y0)
+	Q2GROUP(2, DI, 36, 16, Y0)
+	Q2GROUP(4, DI, 68, 32, Y0)
+	Q2GROUP(6, DI, 100, 48, Y0)
+	VMOVDQU 48(SI), Y3
+	Q2GROUP(0, DI, 132, 64, Y0)
+	Q2GROUP(2, DI, 164, 80, Y0)
+	Q2GROUP(4, DI, 196, 96, Y0)
+	Q2GROUP(6, DI, 228, 112, Y0)
+
+	// X0 = [isum, imin, isum, imin].
+	VEXTRACTI128 $1, Y0, X5
+	VPADDD X5, X0, X0
+	VEXTRACTI128 $1, Y2, X6
+	VPADDD X6, X2, X2
+	VPHADDD X2, X0, X0
+	VPHADDD X0, X0, X0
+	VCVTDQ2PS X0, X0
+
+	// [acc, accm] += [isum·d, imin·dmin] fused, [d, dmin] = [wd, wdmin]·x.d.
+	MOVL 80(SI), AX
+	VMOVD AX, X5
+	VCVTPH2PS X5, X5
+	VBROADCASTSS (DI), X6
+	VMULPS X6, X5, X5
+	VFMADD231PS X5, X0, X13
+
+	ADDQ $84, SI
+	ADDQ $292, DI
+	DECQ CX
+	JNZ  q2rloop
+
+	// out = acc − accm
+	VMOVSHDUP X13, X1
+	VSUBSS X1, X13, X13
+	VMOVSS X13, (R12)
+	ADDQ $4, R12
+	ADDQ wstride+8(FP), R11
+	DECQ R13
+	JNZ  q2rrow
+
+	VZEROUPPER
+	RET
+
+// func q2KRows4R(w *byte, wstride, rows int, x *[4]*byte, nb int, out *[4]*float32)
+//
+// q2KRows4 in the Q2KRepacked order. Registers: X0 the four tokens' acc
+// and X2 their accm (one lane each), X14 their imin, Y8-Y11 their lanes.
+TEXT ·q2KRows4R(SB), NOSPLIT, $72-48
+	K2X4ENTER
+	VMOVDQU k2Mask03<>(SB), Y15
+
+q2rx4row:
+	K2X4ROW
+	VXORPS X0, X0, X0
+	VXORPS X2, X2, X2
+
+q2rx4loop:
+	VMOVDQU (SI), X1
+	VPSRLW $4, X1, X4
+	VPAND k2Mask0F<>(SB), X4, X4
+	VPAND k2Mask0F<>(SB), X1, X1
+	VPMOVZXBW X4, Y4
+
+	// X14 = [imin_t]: each token's mins·bsums lanes, reduced.
+	VPMADDWD 260(DI), Y4, Y8
+	VPMADDWD 260(R11), Y4, Y9
+	VPMADDWD 260(R12), Y4, Y10
+	VPMADDWD 260(R13), Y4, Y11
+	KR2REDUCE4(Y8, Y9, Y10, Y11, X14, Y14)
+
+	VPXOR Y8, Y8, Y8
+	VPXOR Y9, Y9, Y9
+	VPXOR Y10, Y10, Y10
+	VPXOR Y11, Y11, Y11
+	VMOVDQU 16(SI), Y3
+	Q2X4GROUP(0, 4, 0)
+	Q2X4GROUP(2, 36, 16)
+	Q2X4GROUP(4, 68, 32)
+	Q2X4GROUP(6, 100, 48)
+	VMOVDQU 48(SI), Y3
+	Q2X4GROUP(0, 132, 64)
+	Q2X4GROUP(2, 164, 80)
+	Q2X4GROUP(4, 196, 96)
+	Q2X4GROUP(6, 228, 112)
+	KR2REDUCE4(Y8, Y9, Y10, Y11, X8, Y8)
+	VCVTDQ2PS X8, X8
+	VCVTDQ2PS X14, X14
+
+	// X5 = [x_t.d]; acc_t = fma(isum_t, wd·x_t.d, acc_t), accm_t likewise.
+	VMOVSS (DI), X5
+	VINSERTPS $0x10, (R11), X5, X5
+	VINSERTPS $0x20, (R12), X5, X5
+	VINSERTPS $0x30, (R13), X5, X5
+	MOVL 80(SI), AX
+	VMOVD AX, X6
+	VCVTPH2PS X6, X6
+	VBROADCASTSS X6, X7
+	VMOVSHDUP X6, X6
+	VBROADCASTSS X6, X6
+	VMULPS X5, X7, X7
+	VMULPS X5, X6, X6
+	VFMADD231PS X7, X8, X0
+	VFMADD231PS X6, X14, X2
+
+	K2X4NEXT(84)
+	JNZ  q2rx4loop
+
+	// out[t][r] = acc_t − accm_t.
+	VSUBPS X2, X0, X3
+	K2X4STORE1(0)
+	K2X4STORELANE(8, 1)
+	K2X4STORELANE(16, 2)
+	K2X4STORELANE(24, 3)
+	K2X4ROWEND(q2rx4row)
 
 	VZEROUPPER
 	RET

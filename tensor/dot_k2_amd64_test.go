@@ -18,6 +18,24 @@ var k2Gemvs = map[Type]gemv{
 	IQ4_XS: gemvIQ4XS,
 }
 
+// k2GemvCase is a gemv and the type and reference it reproduces.
+type k2GemvCase struct {
+	name string
+	c    k2Type
+	g    gemv
+}
+
+// k2GemvCases are k2Gemvs and Q2_K's gemv in the Q2KRepacked order.
+func k2GemvCases() []k2GemvCase {
+	var l []k2GemvCase
+	for _, c := range k2Types {
+		l = append(l, k2GemvCase{c.typ.String(), c, k2Gemvs[c.typ]})
+	}
+	q2r := k2Types[0]
+	q2r.fast, q2r.ref = dotQ2KR, dotQ2KRepackedRef
+	return append(l, k2GemvCase{"Q2_K/repacked", q2r, gemvQ2KR})
+}
+
 // TestKQuants2Gemv runs the Q2_K, Q3_K, Q5_K and IQ4_XS gemv kernels over
 // strided weight, activation and output rows (gaps filled with guard
 // values) and checks every output against the single-row reference, bit
@@ -34,11 +52,8 @@ func TestKQuants2Gemv(t *testing.T) {
 		}
 		return b
 	}
-	for _, c := range k2Types {
-		g := k2Gemvs[c.typ]
-		if g == nil {
-			continue
-		}
+	for _, gc := range k2GemvCases() {
+		c, g := gc.c, gc.g
 		if gemvs[c.typ] == nil {
 			t.Errorf("%v: gemv not registered", c.typ)
 		}
@@ -46,7 +61,7 @@ func TestKQuants2Gemv(t *testing.T) {
 			for _, rows := range []int{1, 2, 5, 9} {
 				for ntok := 1; ntok <= 9; ntok++ {
 					for _, isRaw := range []bool{false, true} {
-						name := fmt.Sprintf("%v nb=%d rows=%d ntok=%d raw=%v", c.typ, nb, rows, ntok, isRaw)
+						name := fmt.Sprintf("%s nb=%d rows=%d ntok=%d raw=%v", gc.name, nb, rows, ntok, isRaw)
 						wrb, xrb := nb*c.bs, nb*q8KBytes
 						ws, xs, os := wrb+3, xrb+5, rows+2
 						w := raw(ws*rows + 7)
@@ -95,11 +110,8 @@ func TestKQuants2GemvExtremeQuants(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(53, 54))
 	const nb, rows, ntok = 2, 11, 9
-	for _, c := range k2Types {
-		g := k2Gemvs[c.typ]
-		if g == nil {
-			continue
-		}
+	for _, gc := range k2GemvCases() {
+		c, g := gc.c, gc.g
 		for _, fill := range []byte{0xff, 0x00} {
 			w := c.gen(r, rows*nb)
 			for b := 0; b < rows*nb; b++ {
@@ -134,7 +146,7 @@ func TestKQuants2GemvExtremeQuants(t *testing.T) {
 					for row := range rows {
 						want := c.ref(w[row*nb*c.bs:(row+1)*nb*c.bs], x[tok*nb*q8KBytes:(tok+1)*nb*q8KBytes], nb*qkK)
 						if got := out[tok*rows+row]; !kSameBits(got, want) {
-							t.Fatalf("%v fill=%#x n=%d: out[tok %d, row %d] = %v, reference %v", c.typ, fill, n, tok, row, got, want)
+							t.Fatalf("%s fill=%#x n=%d: out[tok %d, row %d] = %v, reference %v", gc.name, fill, n, tok, row, got, want)
 						}
 					}
 				}
@@ -162,13 +174,10 @@ func k2IsScaleByte(t Type, i int) bool {
 // BenchmarkGemvK2 runs 64 rows of 512 columns of each type against ntok
 // tokens, weight bytes per call (as BenchmarkGemvQ4_K).
 func BenchmarkGemvK2(b *testing.B) {
-	for _, c := range k2Types {
-		g := k2Gemvs[c.typ]
-		if g == nil {
-			continue
-		}
+	for _, gc := range k2GemvCases() {
+		c, g := gc.c, gc.g
 		for _, n := range []int{1, 4, 5} {
-			b.Run(fmt.Sprintf("%v/ntok=%d", c.typ, n), func(b *testing.B) { kBenchGemv(b, c.bs, g, c.gen, 64, n) })
+			b.Run(fmt.Sprintf("%s/ntok=%d", gc.name, n), func(b *testing.B) { kBenchGemv(b, c.bs, g, c.gen, 64, n) })
 		}
 	}
 }

@@ -237,6 +237,86 @@ func TestDotK2FastMatchesReference(t *testing.T) {
 
 func kFuzzDot2(f *testing.F, c k2Type) { kFuzzDot(f, c.typ.String(), c.bs, c.fast, c.ref) }
 
+// TestDotQ2KRepacked checks the Q2KRepacked kernel against its reference
+// (as TestDotK2FastMatchesReference) and against Σ dequant(w)·dequant(x),
+// and that SetQ2KOrder switches the registered kernel and MatMul, every
+// output bit-identical to the reference whatever the batch.
+func TestDotQ2KRepacked(t *testing.T) {
+	r := rand.New(rand.NewPCG(41, 42))
+	for _, nb := range []int{1, 2, 3, 7, 16} {
+		for off := 0; off < 3; off++ {
+			x := kRandQ8K(r, nb)
+			w := k2Types[0].gen(r, nb)
+			kCheckFast(t, "Q2_K/repacked", dotQ2KR, dotQ2KRepackedRef, w, x, nb, off)
+			rw, rx := make([]byte, nb*q2KBytes), make([]byte, nb*q8KBytes)
+			for _, b := range [][]byte{rw, rx} {
+				for i := range b {
+					b[i] = byte(r.IntN(256))
+				}
+			}
+			kCheckFast(t, "Q2_K/repacked/raw", dotQ2KR, dotQ2KRepackedRef, rw, rx, nb, off)
+
+			n := nb * qkK
+			wf, xf := make([]float32, n), make([]float32, n)
+			dequantizeRowQ2K(wf, w)
+			dequantizeRowQ8K(xf, x)
+			var want, mag float64
+			for i := range wf {
+				want += float64(wf[i]) * float64(xf[i])
+				mag += math.Abs(float64(wf[i]) * float64(xf[i]))
+			}
+			if got := dotQ2KRepackedRef(w, x, n); math.Abs(float64(got)-want) > 1e-5*mag {
+				t.Errorf("nb=%d: repacked-order dot %v, dequantized sum %v", nb, got, want)
+			}
+		}
+	}
+	for _, q := range []int8{-128, 127} {
+		w := make([]byte, q2KBytes)
+		for i := range w {
+			w[i] = 0xff
+		}
+		binary.LittleEndian.PutUint16(w[q2KD:], F32ToF16(1))
+		binary.LittleEndian.PutUint16(w[q2KD+2:], F32ToF16(1))
+		kCheckFast(t, "Q2_K/repacked/extreme", dotQ2KR, dotQ2KRepackedRef, w, kUnitQ8K(q), 1, 1)
+	}
+
+	defer SetQ2KOrder(q2Order)
+	SetQ2KOrder(Q2KRepacked)
+	if k, _ := kernelFor(Q2_K); k.dot == nil {
+		t.Fatal("no Q2_K kernel")
+	}
+	p := NewPool(2)
+	defer p.Close()
+	const rows, maxN = 37, 9
+	cols := 2 * qkK
+	m := &Matrix{Type: Q2_K, Rows: rows, Cols: cols, Data: k2Types[0].gen(r, rows*2)}
+	xs := kRandFloats(r, maxN*cols)
+	a := make([]byte, RowSize(Q8_K, cols))
+	for n := 1; n <= maxN; n++ {
+		out := make([]float32, n*rows)
+		p.MatMul(out, m, xs, n)
+		for tok := range n {
+			quantizeRowQ8K(a, xs[tok*cols:(tok+1)*cols])
+			for row := range rows {
+				if want := dotQ2KRepackedRef(m.Row(row), a, cols); !kSameBits(out[tok*rows+row], want) {
+					t.Fatalf("n=%d: out[%d, %d] = %v, repacked-order reference %v", n, tok, row, out[tok*rows+row], want)
+				}
+			}
+		}
+	}
+	SetQ2KOrder(Q2KLanes)
+	out := make([]float32, rows)
+	p.MatMul(out, m, xs, 1)
+	quantizeRowQ8K(a, xs[:cols])
+	if want := dotQ2KRef(m.Row(0), a, cols); !kSameBits(out[0], want) {
+		t.Fatalf("after SetQ2KOrder(Q2KLanes): %v, lanes-order reference %v", out[0], want)
+	}
+}
+
+func FuzzDotQ2_KRepacked(f *testing.F) {
+	kFuzzDot(f, "Q2_K/repacked", q2KBytes, dotQ2KR, dotQ2KRepackedRef)
+}
+
 func FuzzDotQ2_K(f *testing.F)   { kFuzzDot2(f, k2Types[0]) }
 func FuzzDotQ3_K(f *testing.F)   { kFuzzDot2(f, k2Types[1]) }
 func FuzzDotQ5_K(f *testing.F)   { kFuzzDot2(f, k2Types[2]) }
@@ -462,6 +542,19 @@ func TestKQuants2Golden(t *testing.T) {
 	mm8 := floats(take(4 * rows))
 	if len(rest) != 0 {
 		t.Fatalf("testdata/kquants2.golden: %d trailing bytes", len(rest))
+	}
+	// In the Q2KRepacked order Q2_K follows the repacked gemv bit for bit.
+	q2 := quants[Q2_K]
+	for r := 0; r < rows; r++ {
+		w := q2[r*nb*q2KBytes : (r+1)*nb*q2KBytes]
+		for _, impl := range []struct {
+			name string
+			dot  VecDot
+		}{{"reference", dotQ2KRepackedRef}, {"registered", dotQ2KR}} {
+			if g := impl.dot(w, q8, n); !kSameBits(g, gemv2[r]) {
+				t.Errorf("Q2_K row %d: %s repacked-order dot %v (%#x), llama.cpp repacked gemv %v (%#x)", r, impl.name, g, math.Float32bits(g), gemv2[r], math.Float32bits(gemv2[r]))
+			}
+		}
 	}
 	for _, c := range []struct {
 		typ   Type

@@ -15,11 +15,17 @@ package tensor
 //	acc[L] = fma(d, float32(lane[L]), acc[L])
 //
 // (lane as in kquants_lanes.go), and the result is hsum8(acc). This is what
-// llama.cpp computes on AVX2 CPUs; with AVX-512 it repacks Q2_K matrices
-// whose row count is a multiple of 8 and runs ggml_gemv_q2_K_8x8_q8_K
-// instead (per block one fused multiply-add of Σ sc·q·q8 by f16(w.d)·x.d
-// and one of Σ m·bsums by f16(w.dmin)·x.d, then acc − accm), which agrees
-// only to rounding; see TestKQuants2Golden.
+// llama.cpp computes on AVX2 CPUs (Q2KLanes, the default). With AVX-512 it
+// repacks Q2_K matrices whose row count is a multiple of 8 and runs
+// ggml_gemv_q2_K_8x8_q8_K instead, Q4_K's arithmetic (Q2KRepacked): per
+// block
+//
+//	acc  = fma(float32(Σ sc·q·q8), f16(w.d)·x.d, acc)
+//	accm = fma(float32(Σ m·bsums), f16(w.dmin)·x.d, accm)
+//
+// and acc − accm; the two agree to rounding (TestKQuants2Golden). Its
+// four-token gemm rounds differently again (specd keeps the one-token
+// arithmetic for every batch, as for Q4_K).
 
 import (
 	"encoding/binary"
@@ -32,8 +38,31 @@ const (
 	q2KD     = 80
 )
 
+// Q2KOrder is the summation order of Q2_K dot products (see above). The
+// two orders differ by a few units in the last place of each dot product.
+type Q2KOrder int
+
+const (
+	// Q2KLanes is ggml_vec_dot_q2_K_q8_K's AVX2 order: llama.cpp's on
+	// CPUs without AVX-512 (and on any CPU for a matrix whose row count is
+	// not a multiple of 8).
+	Q2KLanes Q2KOrder = iota
+	// Q2KRepacked is ggml_gemv_q2_K_8x8_q8_K's order: llama.cpp's on
+	// AVX-512 CPUs for matrices whose row count is a multiple of 8.
+	Q2KRepacked
+)
+
+var q2Order = Q2KLanes
+
+// SetQ2KOrder selects the order of Q2_K dot products for the MatMuls and
+// VecDots that follow. It must not run concurrently with either.
+func SetQ2KOrder(o Q2KOrder) {
+	q2Order = o
+	registerQ2K()
+}
+
 func init() {
-	registerKernel(Q2_K, Q8_K, dotQ2K)
+	registerQ2K()
 	registerDequant(Q2_K, dequantizeRowQ2K)
 	registerQuantize(Q2_K, quantizeRowQ2K)
 }
@@ -112,6 +141,46 @@ func dotQ2KRef(w, x []byte, n int) float32 {
 		kFMALanes(&acc, d, &lane)
 	}
 	return hsum8(&acc)
+}
+
+// dotQ2KRepackedRef is the reference Q2_K × Q8_K dot product in the
+// Q2KRepacked order (ggml_gemv_q2_K_8x8_q8_K's), n a multiple of 256:
+//
+//	isum := Σ_{s<16} sc[s] · Σ_{l<16} q2[16s+l]·q8[16s+l]
+//	imin := Σ_{s<16} m[s] · bsums[s]
+//	acc  = fma(float32(isum), f16(w.d)·x.d, acc)
+//	accm = fma(float32(imin), f16(w.dmin)·x.d, accm)
+//
+// and the result is acc − accm.
+func dotQ2KRepackedRef(w, x []byte, n int) float32 {
+	nb := n / qkK
+	_ = w[nb*q2KBytes-1]
+	_ = x[nb*q8KBytes-1]
+	var (
+		acc, accm float32
+		a         [qkK]uint8
+	)
+	for i := 0; i < nb; i++ {
+		wb := w[i*q2KBytes : (i+1)*q2KBytes]
+		xb := x[i*q8KBytes : (i+1)*q8KBytes]
+		q2KValues(&a, wb)
+		q8 := xb[q8KQs : q8KQs+qkK]
+		var isum, imin int32
+		for s := 0; s < 16; s++ {
+			var p int32
+			for e := 16 * s; e < 16*s+16; e++ {
+				p += int32(a[e]) * int32(int8(q8[e]))
+			}
+			isum += int32(wb[s]&0xf) * p
+			imin += int32(wb[s]>>4) * int32(int16(binary.LittleEndian.Uint16(xb[q8KBsums+2*s:])))
+		}
+		xd := math.Float32frombits(binary.LittleEndian.Uint32(xb))
+		d := float32(F16ToF32(binary.LittleEndian.Uint16(wb[q2KD:])) * xd)
+		dmin := float32(F16ToF32(binary.LittleEndian.Uint16(wb[q2KD+2:])) * xd)
+		acc = kFMA32(float32(isum), d, acc)
+		accm = kFMA32(float32(imin), dmin, accm)
+	}
+	return acc - accm
 }
 
 // quantizeRowQ2K converts len(src) floats (a multiple of 256) into Q2_K
