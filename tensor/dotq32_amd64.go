@@ -57,6 +57,47 @@ func q5_1Rows4(w *byte, wstride, groups int, x *byte, nb int, out *float32)
 //go:noescape
 func iq4nlRows8x1(w *byte, wstride, groups int, x *byte, nb int, out *float32)
 
+// iq4nlRows8V is iq4nlRows8 with AVX-512 VNNI (dotiq4nl_amd64.s) on
+// q8VNNI128 activations, for 1 to 8 tokens in one pass:
+//
+//	for t := range ntok { for r := range 8*groups {
+//		out[t*ostride+r] = dotIQ4_NLGeneric(w[r*wstride:], q8_0 form of x[t*xstride:], 32*nb) } }
+//
+//go:noescape
+func iq4nlRows8V(w *byte, wstride, groups int, x *byte, xstride, ntok, nb int, out *float32, ostride int)
+
+// registerIQ4NLVNNI installs IQ4_NL's form for the current useVNNI.
+func registerIQ4NLVNNI() { setIQ4NLForm(useVNNI) }
+
+// setIQ4NLForm registers IQ4_NL's VNNI kernels (on q8VNNI128 activations,
+// the layout of the VNNI Q8_0 kernels: the weights' levels are used as
+// v+128) where v and the CPU has VNNI, its AVX2 ones on Q8_0 activations
+// otherwise. setVNNI calls it, so tests flip IQ4_NL with Q8_0 and Q4_0.
+func setIQ4NLForm(v bool) {
+	if v && hasVNNI {
+		registerKernel(IQ4_NL, q8VNNI128, dotIQ4_NLV)
+		registerGemv(IQ4_NL, gemvIQ4_NLV)
+		return
+	}
+	registerKernel(IQ4_NL, Q8_0, dotIQ4_NL)
+	registerGemv(IQ4_NL, gemvIQ4_NL)
+}
+
+func dotIQ4_NLV(w, x []byte, n int) float32 {
+	var o [1]float32
+	gemvIQ4_NLV(w, 0, 1, x, 0, 1, n, o[:], 0)
+	return o[0]
+}
+
+// gemvIQ4_NLV runs iq4nlRows8V over groups of eight rows (gemvGroups8).
+func gemvIQ4_NLV(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
+	nb := cols / qk
+	checkGemv(len(w), ws, rows, nb*iq4nlSize, len(x), xs, ntok, nb*q8VNNISize, len(out), os)
+	gemvGroups8(w, ws, rows, x, xs, ntok, out, os, func(w *byte, ws, groups int, x *byte, nt int, out *float32, os int) {
+		iq4nlRows8V(w, ws, groups, x, xs, nt, nb, out, os)
+	})
+}
+
 // asmQ32 returns the AVX2 dot and gemv kernels for a 32-element block type
 // (Q4_1, Q5_0, Q5_1, IQ4_NL), or nils where the CPU lacks AVX2.
 func asmQ32(t Type) (VecDot, gemv) {

@@ -10,3 +10,7 @@ func asmQ32(Type) (VecDot, gemv) { return nil, nil }
 // asmQ8_1Act returns the assembly-backed Q8_1 activation converter; none
 // without assembly.
 func asmQ8_1Act() ActQuant { return nil }
+
+// registerIQ4NLVNNI installs IQ4_NL's AVX-512 form; there is none without
+// assembly.
+func registerIQ4NLVNNI() {}

@@ -79,6 +79,9 @@ func setVNNI(v bool) {
 			registerGemv(Q8_0, gemvQ8_0Lanes)
 		}
 	}
+	if hasAVX2FMA {
+		setIQ4NLForm(useVNNI) // IQ4_NL's VNNI kernel shares the Q8_0 layout
+	}
 }
 
 // q0Rows8V computes, over nb blocks, for groups of eight weight rows of

@@ -37,6 +37,7 @@ func init() {
 	}
 	registerKernel(IQ4_NL, Q8_0, dotIQ4_NL)
 	registerGemv(IQ4_NL, gemvIQ4_NL)
+	registerIQ4NLVNNI() // the AVX-512 VNNI form, where in use
 	registerDequant(IQ4_NL, dequantizeIQ4_NL)
 	registerQuantize(IQ4_NL, quantizeIQ4_NL)
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -123,13 +124,21 @@ func TestQ32Golden(t *testing.T) {
 		}
 		k, _ := kernelFor(g.typ)
 		ref := map[Type]VecDot{Q4_1: dotQ4_1Generic, Q5_0: dotQ5_0Generic, Q5_1: dotQ5_1Generic, IQ4_NL: dotIQ4_NLGeneric}[g.typ]
-		ab := RowSize(k.act, n)
+		// ggml's activations (the converters reproduce them, above), in
+		// the registered kernel's layout (IQ4_NL's VNNI one differs).
+		refAct := Q8_0
+		if k.act == Q8_1 {
+			refAct = Q8_1
+		}
+		ab, rab := RowSize(k.act, n), RowSize(refAct, n)
+		kact := PrepareActivations(nil, k.act, x, n, ntok)
 		m := &Matrix{Type: g.typ, Rows: rows, Cols: n, Data: g.q}
 		out := make([]float32, ntok*rows)
 		p.MatMul(out, m, x, ntok)
 		var maxOther float64
 		for tok := range ntok {
-			a := acts[k.act][tok*ab : (tok+1)*ab]
+			a := acts[refAct][tok*rab : (tok+1)*rab]
+			ka := kact[tok*ab : (tok+1)*ab]
 			for r := range rows {
 				w := g.q[r*rb : (r+1)*rb]
 				want := exact[0][tok*rows+r]
@@ -141,7 +150,7 @@ func TestQ32Golden(t *testing.T) {
 				for _, c := range []struct {
 					name string
 					got  float32
-				}{{"registered dot", k.dot(w, a, n)}, {"reference dot", ref(w, a, n)}, {"MatMul", out[tok*rows+r]}} {
+				}{{"registered dot", k.dot(w, ka, n)}, {"reference dot", ref(w, a, n)}, {"MatMul", out[tok*rows+r]}} {
 					if math.Float32bits(c.got) != math.Float32bits(want) {
 						t.Errorf("%v token %d row %d: %s %v (%#x), llama.cpp %v (%#x)", g.typ, tok, r, c.name, c.got, math.Float32bits(c.got), want, math.Float32bits(want))
 					}
@@ -182,7 +191,8 @@ func q8_1OffsetError(w, x []byte, n int) float64 {
 }
 
 // TestQ32ExtremeQuants runs the multi-row kernels of Q4_1, Q5_0, Q5_1 and
-// IQ4_NL on blocks of arbitrary quant bytes (every nibble and high bit,
+// IQ4_NL on Q8_0 and Q8_1 activations (IQ4_NL's VNNI form:
+// TestIQ4_NLVNNI) on blocks of arbitrary quant bytes (every nibble and high bit,
 // so IQ4_NL's ±127 levels and Q5_0's -16) against activations of ±127,
 // where an int16 intermediate would overflow if the kernels added products
 // in the wrong order. Scales are 1 (and Q4_1/Q5_1's m and s 1 and 3), so
@@ -192,8 +202,15 @@ func TestQ32ExtremeQuants(t *testing.T) {
 	nb := cols / qk
 	one, three := F32ToF16(1), F32ToF16(3)
 	r := rand.New(rand.NewPCG(51, 52))
-	for _, typ := range []Type{Q4_1, Q5_0, Q5_1, IQ4_NL} {
-		k, _ := kernelFor(typ)
+	for _, k := range []struct {
+		typ, act Type
+		dot      VecDot
+		gemv     gemv
+	}{
+		{Q4_1, Q8_1, dotQ4_1, gemvQ4_1}, {Q5_0, Q8_0, dotQ5_0, gemvQ5_0},
+		{Q5_1, Q8_1, dotQ5_1, gemvQ5_1}, {IQ4_NL, Q8_0, dotIQ4_NL, gemvIQ4_NL},
+	} {
+		typ := k.typ
 		bs, as := typ.TypeSize(), k.act.TypeSize()
 		for _, shape := range [][2]int{{1, 1}, {9, 1}, {9, 5}, {17, 4}} {
 			rows, ntok := shape[0], shape[1]
@@ -299,7 +316,7 @@ func TestQ8_1Act(t *testing.T) {
 // activation types and, with assembly, a multi-row kernel.
 func TestQ32Registered(t *testing.T) {
 	for typ, act := range map[Type]Type{Q4_1: Q8_1, Q5_0: Q8_0, Q5_1: Q8_1, IQ4_NL: Q8_0} {
-		if a, ok := ActType(typ); !ok || a != act {
+		if a, ok := ActType(typ); !ok || a != act && !strings.Contains(a.String(), "VNNI") {
 			t.Errorf("%v: ActType = %v, %v; want %v", typ, a, ok, act)
 		}
 		if !typ.Supported() || !CanDequantize(typ) || typ.BlockSize() != 32 {
