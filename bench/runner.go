@@ -1,0 +1,355 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/specd-dev/specd/draft"
+	"github.com/specd-dev/specd/engine"
+	"github.com/specd-dev/specd/sample"
+	"github.com/specd-dev/specd/stages"
+)
+
+// Request is one request's measurement in one run.
+type Request struct {
+	Prompt    int     // index into the runner's prompts
+	Tokens    []int32 // generated
+	Blocks    []Block // one per chunk
+	Generated int
+	TTFT      time.Duration   // admission to first token (stages.RequestStats.TTFT)
+	TTFS      time.Duration   // admission to the first sentence end in the text; 0: none (or no text)
+	Gaps      []time.Duration // between consecutive chunks (vLLM's inter-token latencies)
+	TPOT      time.Duration   // mean time per output token after the first (RequestStats.ITL)
+	Duration  time.Duration   // admission to final chunk
+}
+
+// Sample is what one run of one configuration measured.
+type Sample struct {
+	Wall                                        time.Duration
+	Generated                                   int
+	DraftBusy, VerifyBusy, PrefillBusy, Overlap time.Duration
+	Passes, PassTokens                          int
+	Requests                                    []Request
+	Timeline                                    *Timeline // when asked for
+}
+
+// TokS is the run's throughput: tokens generated per second of wall time.
+func (s Sample) TokS() float64 {
+	if s.Wall <= 0 {
+		return 0
+	}
+	return float64(s.Generated) / s.Wall.Seconds()
+}
+
+// Costs are the measured forward-pass costs behind the theory: the
+// target's 1-token pass, the draft's, their ratio c, and the target's
+// (k+1)-token passes.
+type Costs struct {
+	Threads int           `json:"threads"`
+	Target1 time.Duration `json:"target_1_ns"`
+	Draft1  time.Duration `json:"draft_1_ns"` // 0 without a draft model
+	C       Num           `json:"c"`          // Draft1 / Target1
+	Pass    []PassCost    `json:"pass"`
+}
+
+// PassCost is the cost of the target's (k+1)-token verification pass.
+type PassCost struct {
+	K    int           `json:"k"`
+	Cost time.Duration `json:"cost_ns"`
+	R    Num           `json:"r"` // Cost / Target1
+}
+
+// R returns the relative (k+1)-pass cost r for k (NaN if not measured).
+func (c Costs) R(k int) float64 {
+	for _, p := range c.Pass {
+		if p.K == k {
+			return float64(p.R)
+		}
+	}
+	return nan
+}
+
+// Runner runs configurations. Sweep calls it from one goroutine.
+type Runner interface {
+	// Run decodes the runner's prompts once in configuration p and
+	// returns what it measured, with a Timeline if timeline is set.
+	Run(ctx context.Context, p Point, timeline bool) (Sample, error)
+	// Costs measures the forward-pass costs for threads target threads
+	// and the draft lengths ks.
+	Costs(ctx context.Context, threads int, ks []int) (Costs, error)
+	// Prompts are the prompts every run decodes.
+	Prompts() []Prompt
+}
+
+// EngineRunner runs configurations through stages pipelines built by an
+// engine: one pipeline per run, every prompt submitted at once, Batch of
+// them decoded together (continuous batching), N tokens each (no stop at
+// end of generation, so every configuration does the same work).
+type EngineRunner struct {
+	e         *engine.Engine
+	base      engine.Options
+	prompts   []Prompt
+	ids       [][]int32
+	n         int
+	seed      uint64
+	synthetic []float64
+	maxPos    int
+	maxPrompt int
+}
+
+// RunnerOptions configure an EngineRunner.
+type RunnerOptions struct {
+	// Base is the pipeline options every configuration starts from (the
+	// engine's, with the user's --draft-threads, --pre-draft …); a
+	// Point sets K, PMin, Adaptive and the threads.
+	Base    engine.Options
+	Prompts []Prompt
+	N       int    // tokens generated per request
+	Seed    uint64 // sampling seed of request i is Seed+i
+	// Synthetic, if not empty, accepts draft token j with probability
+	// Synthetic[min(j, len-1)] whatever the draft proposed (synthetic).
+	Synthetic []float64
+	MaxK      int // the largest draft length the runner will be asked for
+}
+
+// ErrRunner reports a runner that cannot run what it was given.
+var ErrRunner = errors.New("bench: runner")
+
+// NewEngineRunner tokenizes the prompts (text needs the target's
+// tokenizer) and checks that they fit the target's context with N
+// tokens and a draft block.
+func NewEngineRunner(e *engine.Engine, o RunnerOptions) (*EngineRunner, error) {
+	if o.N < 1 {
+		return nil, fmt.Errorf("%w: -n %d: must be at least 1", ErrRunner, o.N)
+	}
+	if len(o.Prompts) == 0 {
+		return nil, fmt.Errorf("%w: no prompts", ErrRunner)
+	}
+	for _, r := range o.Synthetic {
+		if !(r >= 0 && r <= 1) {
+			return nil, fmt.Errorf("%w: synthetic acceptance %g not in [0, 1]", ErrRunner, r)
+		}
+	}
+	r := &EngineRunner{e: e, base: o.Base, prompts: o.Prompts, n: o.N, seed: o.Seed, synthetic: o.Synthetic}
+	for _, p := range o.Prompts {
+		ids := p.IDs
+		if len(ids) == 0 {
+			if _, err := e.Tokenizer(); err != nil {
+				return nil, fmt.Errorf("%w: prompt %s is text but %v (give prompts as ids)", ErrPrompts, p.ID, err)
+			}
+			var err error
+			if ids, err = e.Encode(p.Text, true); err != nil {
+				return nil, fmt.Errorf("%w: prompt %s: %v", ErrPrompts, p.ID, err)
+			}
+		}
+		if _, err := e.PromptIDs(joinIDs(ids), false); err != nil {
+			return nil, fmt.Errorf("%w: prompt %s: %v", ErrPrompts, p.ID, err)
+		}
+		r.ids = append(r.ids, ids)
+		r.maxPrompt = max(r.maxPrompt, len(ids))
+	}
+	r.maxPos = r.maxPrompt + o.N + o.MaxK + 2
+	if r.maxPos > e.CtxLen() {
+		return nil, fmt.Errorf("%w: the longest prompt (%d tokens), -n %d and k %d need %d positions, the target has %d",
+			ErrPrompts, r.maxPrompt, o.N, o.MaxK, r.maxPos, e.CtxLen())
+	}
+	return r, nil
+}
+
+func joinIDs(ids []int32) string {
+	b := make([]byte, 0, 6*len(ids))
+	for i, t := range ids {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = fmt.Appendf(b, "%d", t)
+	}
+	return string(b)
+}
+
+// Prompts returns the runner's prompts.
+func (r *EngineRunner) Prompts() []Prompt { return r.prompts }
+
+// Costs measures the target's 1-token and (k+1)-token passes and the
+// draft's 1-token pass (engine.ForwardCost: the least of 16 after two
+// warm-up passes) at the middle of a typical request.
+func (r *EngineRunner) Costs(ctx context.Context, threads int, ks []int) (Costs, error) {
+	e := r.e
+	pos := r.maxPrompt + r.n/2
+	c := Costs{Threads: threads}
+	var err error
+	if c.Target1, err = e.ForwardCost(e.Target, threads, 1, pos); err != nil {
+		return c, err
+	}
+	if e.Draft != nil {
+		if c.Draft1, err = e.ForwardCost(e.Draft, max(r.base.DraftThreads, 1), 1, pos); err != nil {
+			return c, err
+		}
+		c.C = Num(c.Draft1.Seconds() / c.Target1.Seconds())
+	}
+	for _, k := range ks {
+		if err := ctx.Err(); err != nil {
+			return c, err
+		}
+		d, err := e.ForwardCost(e.Target, threads, k+1, pos)
+		if err != nil {
+			return c, err
+		}
+		c.Pass = append(c.Pass, PassCost{K: k, Cost: d, R: Num(d.Seconds() / c.Target1.Seconds())})
+	}
+	return c, nil
+}
+
+// Run decodes every prompt once in configuration p.
+func (r *EngineRunner) Run(ctx context.Context, p Point, timeline bool) (Sample, error) {
+	o := r.base
+	o.Threads, o.VerifyThreads = p.Threads, p.Threads
+	o.K, o.PMin, o.Adaptive = max(p.K, 1), p.PMin, p.Adaptive
+	mode := stages.DraftDefault
+	switch {
+	case p.Draft == DraftNone:
+		o.Draft = engine.DraftNone
+	case p.Draft == DraftNGram && o.Draft != engine.DraftNGram:
+		mode = stages.DraftNGram // the engine's draft is a model: ask for prompt lookup per request
+	case p.Draft == DraftModel && (o.Draft == engine.DraftNGram || !o.Speculative()):
+		return Sample{}, fmt.Errorf("%w: %s: the engine has no draft model (-d)", ErrRunner, p)
+	}
+	cfg, err := r.e.PipelineConfigWith(o, p.Batch, r.maxPos, r.maxPrompt)
+	if err != nil {
+		return Sample{}, err
+	}
+	cfg.Stop = nil // fixed lengths: every configuration does the same work
+	if mode == stages.DraftNGram {
+		cfg.NGram = draft.NewNGram()
+	}
+	if len(r.synthetic) > 0 && p.Draft != DraftNone {
+		cfg.Target = newSynthetic(cfg.Target, r.synthetic, r.seed)
+	}
+	var tl *Timeline
+	var trec, drec *recorder
+	t0 := time.Now()
+	if timeline {
+		tl = &Timeline{Point: p}
+		trec, drec = newRecorder(t0, 1<<14), newRecorder(t0, 1<<14)
+		cfg.Target = &timedBackend{Backend: cfg.Target, rec: trec}
+		if cfg.Drafter != nil {
+			cfg.Drafter = &timedDrafter{Drafter: cfg.Drafter, rec: drec}
+		}
+		if cfg.NGram != nil {
+			cfg.NGram = &timedDrafter{Drafter: cfg.NGram, rec: drec}
+		}
+	}
+	pl, err := stages.New(cfg)
+	if err != nil {
+		return Sample{}, err
+	}
+	reqs := make([]stages.Request, len(r.ids))
+	for i, ids := range r.ids {
+		reqs[i] = stages.Request{ID: fmt.Sprint(i), PromptIDs: ids, MaxTokens: r.n, Draft: mode,
+			Params: sample.Params{Temp: float32(p.Temp), Seed: r.seed + uint64(i)}}
+	}
+	res, err := collect(ctx, pl, reqs, t0)
+	if err != nil {
+		return Sample{}, err
+	}
+	m := pl.Metrics().Snapshot()
+	s := Sample{Wall: m.Wall, Generated: m.Generated, DraftBusy: m.DraftBusy, VerifyBusy: m.VerifyBusy,
+		PrefillBusy: m.PrefillBusy, Overlap: m.Overlap, Passes: m.Passes, PassTokens: m.PassTokens}
+	for i := range res {
+		res[i].Prompt = i
+		s.Requests = append(s.Requests, res[i].Request)
+	}
+	if tl != nil {
+		tl.Intervals = append(slices.Clone(trec.buf), drec.buf...)
+		slices.SortStableFunc(tl.Intervals, func(a, b Interval) int { return int(a.Start - b.Start) })
+		tl.Wall = m.Wall
+		tl.First, tl.Last = res[0].firstAt, res[0].lastAt
+		s.Timeline = tl
+	}
+	return s, nil
+}
+
+// collected is a Request with the arrival times of its chunks.
+type collected struct {
+	Request
+	firstAt, lastAt time.Duration // since t0
+	sentenceAt      time.Duration // since t0, the chunk that ended the first sentence
+	text            []byte
+	sentence        bool
+	err             error
+}
+
+// collect runs p over reqs (all queued at once) and gathers each request's
+// chunks as they arrive. A request that fails fails the run.
+func collect(ctx context.Context, p *stages.Pipeline, reqs []stages.Request, t0 time.Time) ([]collected, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	in := make(chan stages.Request, len(reqs))
+	for _, r := range reqs {
+		in <- r
+	}
+	close(in)
+	out := make(chan stages.Chunk, 256)
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx, in, out) }() // joined below: collect returns after reading done
+	idx := make(map[string]int, len(reqs))
+	for i, r := range reqs {
+		idx[r.ID] = i
+	}
+	res := make([]collected, len(reqs))
+	take := func(c stages.Chunk) {
+		at := time.Since(t0)
+		r := &res[idx[c.ID]]
+		if c.Final {
+			r.err = c.Err
+			if st := c.Stats; st != nil {
+				r.TTFT, r.Duration, r.Generated, r.TPOT = st.TTFT, st.Duration, st.Generated, st.ITL()
+			}
+			return
+		}
+		if len(r.Tokens) == 0 {
+			r.firstAt = at
+		} else {
+			r.Gaps = append(r.Gaps, at-r.lastAt)
+		}
+		r.lastAt = at
+		r.Tokens = append(r.Tokens, c.Tokens...)
+		r.Blocks = append(r.Blocks, Block{Drafted: c.Drafted, Accepted: c.Accepted})
+		if !r.sentence && c.Text != "" {
+			r.text = append(r.text, c.Text...)
+			if sentenceEnd(string(r.text)) {
+				r.sentence, r.sentenceAt = true, at
+			}
+		}
+	}
+	var runErr error
+	for running := true; running; {
+		select {
+		case c := <-out:
+			take(c)
+		case runErr = <-done:
+			for len(out) > 0 {
+				take(<-out)
+			}
+			running = false
+		}
+	}
+	if runErr != nil {
+		return nil, runErr
+	}
+	for i := range res {
+		r := &res[i]
+		if r.err != nil {
+			return nil, fmt.Errorf("request %d: %w", i, r.err)
+		}
+		if r.sentence {
+			// TTFT counts from admission, which the client does not see;
+			// the sentence came sentenceAt-firstAt after the first token.
+			r.TTFS = r.TTFT + r.sentenceAt - r.firstAt
+		}
+	}
+	return res, nil
+}
