@@ -66,20 +66,33 @@ func iq4nlRows8x1(w *byte, wstride, groups int, x *byte, nb int, out *float32)
 //go:noescape
 func iq4nlRows8V(w *byte, wstride, groups int, x *byte, xstride, ntok, nb int, out *float32, ostride int)
 
-// registerIQ4NLVNNI installs IQ4_NL's form for the current useVNNI.
-func registerIQ4NLVNNI() { setIQ4NLForm(useVNNI) }
+// registerIQ4NLVNNI installs the forms of the four types for the current
+// useVNNI (called from iq4_nl.go's init, the last of the four).
+func registerIQ4NLVNNI() { setQ32Forms(useVNNI) }
 
-// setIQ4NLForm registers IQ4_NL's VNNI kernels (on q8VNNI128 activations,
-// the layout of the VNNI Q8_0 kernels: the weights' levels are used as
-// v+128) where v and the CPU has VNNI, its AVX2 ones on Q8_0 activations
-// otherwise. setVNNI calls it, so tests flip IQ4_NL with Q8_0 and Q4_0.
-func setIQ4NLForm(v bool) {
+// setQ32Forms registers the VNNI kernels of Q4_1, Q5_0, Q5_1 and IQ4_NL,
+// on their VNNI activation layouts, where v and the CPU has VNNI, and the
+// AVX2 ones on Q8_0 and Q8_1 activations otherwise. setVNNI calls it, so
+// tests flip these types with Q8_0 and Q4_0.
+func setQ32Forms(v bool) {
 	if v && hasVNNI {
+		registerKernel(Q4_1, q8_1VNNI, dotQ4_1V)
+		registerKernel(Q5_0, q8LanesVNNI, dotQ5_0V)
+		registerKernel(Q5_1, q8_1VNNI, dotQ5_1V)
 		registerKernel(IQ4_NL, q8VNNI128, dotIQ4_NLV)
+		registerGemv(Q4_1, gemvQ4_1V)
+		registerGemv(Q5_0, gemvQ5_0V)
+		registerGemv(Q5_1, gemvQ5_1V)
 		registerGemv(IQ4_NL, gemvIQ4_NLV)
 		return
 	}
+	registerKernel(Q4_1, Q8_1, dotQ4_1)
+	registerKernel(Q5_0, Q8_0, dotQ5_0)
+	registerKernel(Q5_1, Q8_1, dotQ5_1)
 	registerKernel(IQ4_NL, Q8_0, dotIQ4_NL)
+	registerGemv(Q4_1, gemvQ4_1)
+	registerGemv(Q5_0, gemvQ5_0)
+	registerGemv(Q5_1, gemvQ5_1)
 	registerGemv(IQ4_NL, gemvIQ4_NL)
 }
 

@@ -310,6 +310,104 @@
 	VPMADDWD    Y14, Y5, Y5 \
 	VPADDD      Y5, Y4, YD
 
+// The VNNI lanes kernels (q4_1RowsV, q5_0RowsV, q5_1RowsV: AVX-512 VL and
+// VNNI, 1 to 8 tokens per pass) take the weights' quants as unsigned bytes
+// (Q5_0's as q+16) in Y0 and the activations in the VNNI layouts of
+// dotq32_amd64.go, where d_x (and s_x) are float32 and, for Q5_0, each
+// lane's -16·Σy is stored: VPDPBUSD started from it leaves exactly ggml's
+// lane sums. d_w is broadcast in Y1, m_w in X2; token t accumulates in
+// Y16+t and its summs in X24+t. R12 points at the current token's block.
+
+// minTokV accumulates the q8_1VNNI block at R12 (quants, d_x at 32, s_x at
+// 36) against the unsigned quants in Y0 into ACC and SUM. Clobbers Y3, Y4.
+#define minTokV(ACC, SUM) \
+	VPXORD      Y3, Y3, Y3 \
+	VPDPBUSD    (R12), Y0, Y3 \
+	VCVTDQ2PS   Y3, Y3 \
+	VMULPS.BCST 32(R12), Y1, Y4 \
+	VFMADD231PS Y3, Y4, ACC \
+	VFMADD231SS 36(R12), X2, SUM
+
+// q5_0TokV accumulates the q8LanesVNNI block at R12 (quants, lane offsets
+// at 32, d_x at 64) against the quants q+16 in Y0 into ACC. Clobbers Y3,
+// Y4.
+#define q5_0TokV(ACC) \
+	VMOVDQU32   32(R12), Y3 \
+	VPDPBUSD    (R12), Y0, Y3 \
+	VCVTDQ2PS   Y3, Y3 \
+	VMULPS.BCST 64(R12), Y1, Y4 \
+	VFMADD231PS Y3, Y4, ACC
+
+// zeroAccV clears the eight tokens' accumulators and summs.
+#define zeroAccV \
+	VPXORD Y16, Y16, Y16 \
+	VPXORD Y17, Y17, Y17 \
+	VPXORD Y18, Y18, Y18 \
+	VPXORD Y19, Y19, Y19 \
+	VPXORD Y20, Y20, Y20 \
+	VPXORD Y21, Y21, Y21 \
+	VPXORD Y22, Y22, Y22 \
+	VPXORD Y23, Y23, Y23 \
+	VPXORD X24, X24, X24 \
+	VPXORD X25, X25, X25 \
+	VPXORD X26, X26, X26 \
+	VPXORD X27, X27, X27 \
+	VPXORD X28, X28, X28 \
+	VPXORD X29, X29, X29 \
+	VPXORD X30, X30, X30 \
+	VPXORD X31, X31, X31
+
+// wScaleV broadcasts the weight block's F16 scale at S into Y1 as float32.
+#define wScaleV(S) \
+	MOVWLZX      S, AX \
+	VBROADCASTSS (R13)(AX*4), Y1
+
+// minTokensV runs minTokV for the ntok (R15) tokens from DI on.
+#define minTokensV \
+	MOVQ DI, R12 \
+	minTokV(Y16, X24) \
+	CMPQ R15, $1 \
+	JLE  tokdone \
+	ADDQ R14, R12 \
+	minTokV(Y17, X25) \
+	CMPQ R15, $2 \
+	JLE  tokdone \
+	ADDQ R14, R12 \
+	minTokV(Y18, X26) \
+	CMPQ R15, $3 \
+	JLE  tokdone \
+	ADDQ R14, R12 \
+	minTokV(Y19, X27) \
+	CMPQ R15, $4 \
+	JLE  tokdone \
+	ADDQ R14, R12 \
+	minTokV(Y20, X28) \
+	CMPQ R15, $5 \
+	JLE  tokdone \
+	ADDQ R14, R12 \
+	minTokV(Y21, X29) \
+	CMPQ R15, $6 \
+	JLE  tokdone \
+	ADDQ R14, R12 \
+	minTokV(Y22, X30) \
+	CMPQ R15, $7 \
+	JLE  tokdone \
+	ADDQ R14, R12 \
+	minTokV(Y23, X31)
+
+// storeV writes a token's result, the hsum of ACC (moved to Y3) plus its
+// summs SUM, at (BX); storeV0 the hsum alone.
+#define storeV(ACC, SUM) \
+	VMOVAPS ACC, Y3 \
+	hsum(Y3, X3) \
+	VADDSS  SUM, X3, X3 \
+	VMOVSS  X3, (BX)
+
+#define storeV0(ACC) \
+	VMOVAPS ACC, Y3 \
+	hsum(Y3, X3) \
+	VMOVSS  X3, (BX)
+
 // func q5_0RowsN(w *byte, wstride, rows int, x *byte, xstride, ntok, nb int, out *float32, ostride int)
 //
 // Q5_0 rows against 1 to 4 Q8_0 activation rows: a block's quants are
@@ -521,6 +619,270 @@ rowdone:
 	JLE  stored
 	ADDQ AX, BX
 	minStore(Y9, X9, 8(SP))
+
+stored:
+	ADDQ $4, R11
+	ADDQ DX, SI
+	DECQ R9
+	JNZ  row
+
+done:
+	VZEROUPPER
+	RET
+
+// func q4_1RowsV(w *byte, wstride, rows int, x *byte, xstride, ntok, nb int, out *float32, ostride int)
+//
+// Q4_1 rows against 1 to 8 q8_1VNNI activation rows.
+TEXT ·q4_1RowsV(SB), NOSPLIT, $0-72
+	lanesProlog
+	lanesConsts
+	TESTQ R9, R9
+	JZ    done
+
+row:
+	MOVQ  SI, R8
+	MOVQ  R10, DI
+	MOVQ  nb+48(FP), CX
+	zeroAccV
+	TESTQ CX, CX
+	JZ    rowdone
+
+loop:
+	nibbles(4(R8))
+	wScaleV((R8))
+	MOVWLZX 2(R8), AX
+	VMOVSS  (R13)(AX*4), X2
+	minTokensV
+
+tokdone:
+	ADDQ $20, R8
+	ADDQ $40, DI
+	DECQ CX
+	JNZ  loop
+
+rowdone:
+	MOVQ ostride+64(FP), AX
+	SHLQ $2, AX
+	MOVQ R11, BX
+	storeV(Y16, X24)
+	CMPQ R15, $1
+	JLE  stored
+	ADDQ AX, BX
+	storeV(Y17, X25)
+	CMPQ R15, $2
+	JLE  stored
+	ADDQ AX, BX
+	storeV(Y18, X26)
+	CMPQ R15, $3
+	JLE  stored
+	ADDQ AX, BX
+	storeV(Y19, X27)
+	CMPQ R15, $4
+	JLE  stored
+	ADDQ AX, BX
+	storeV(Y20, X28)
+	CMPQ R15, $5
+	JLE  stored
+	ADDQ AX, BX
+	storeV(Y21, X29)
+	CMPQ R15, $6
+	JLE  stored
+	ADDQ AX, BX
+	storeV(Y22, X30)
+	CMPQ R15, $7
+	JLE  stored
+	ADDQ AX, BX
+	storeV(Y23, X31)
+
+stored:
+	ADDQ $4, R11
+	ADDQ DX, SI
+	DECQ R9
+	JNZ  row
+
+done:
+	VZEROUPPER
+	RET
+
+// func q5_0RowsV(w *byte, wstride, rows int, x *byte, xstride, ntok, nb int, out *float32, ostride int)
+//
+// Q5_0 rows against 1 to 8 q8LanesVNNI activation rows: the quants as
+// q+16 = nibble | (0x10 where the qh bit is set).
+TEXT ·q5_0RowsV(SB), NOSPLIT, $0-72
+	lanesProlog
+	lanesConsts
+	qhConsts
+	MOVL         $0x10101010, AX
+	VMOVD        AX, X11
+	VPBROADCASTD X11, Y11
+	TESTQ        R9, R9
+	JZ           done
+
+row:
+	MOVQ  SI, R8
+	MOVQ  R10, DI
+	MOVQ  nb+48(FP), CX
+	zeroAccV
+	TESTQ CX, CX
+	JZ    rowdone
+
+loop:
+	nibbles(6(R8))
+	qhBits(2(R8))
+	VPAND Y11, Y1, Y1
+	VPOR  Y1, Y0, Y0
+	wScaleV((R8))
+	MOVQ  DI, R12
+	q5_0TokV(Y16)
+	CMPQ  R15, $1
+	JLE   tokdone
+	ADDQ  R14, R12
+	q5_0TokV(Y17)
+	CMPQ  R15, $2
+	JLE   tokdone
+	ADDQ  R14, R12
+	q5_0TokV(Y18)
+	CMPQ  R15, $3
+	JLE   tokdone
+	ADDQ  R14, R12
+	q5_0TokV(Y19)
+	CMPQ  R15, $4
+	JLE   tokdone
+	ADDQ  R14, R12
+	q5_0TokV(Y20)
+	CMPQ  R15, $5
+	JLE   tokdone
+	ADDQ  R14, R12
+	q5_0TokV(Y21)
+	CMPQ  R15, $6
+	JLE   tokdone
+	ADDQ  R14, R12
+	q5_0TokV(Y22)
+	CMPQ  R15, $7
+	JLE   tokdone
+	ADDQ  R14, R12
+	q5_0TokV(Y23)
+
+tokdone:
+	ADDQ $22, R8
+	ADDQ $68, DI
+	DECQ CX
+	JNZ  loop
+
+rowdone:
+	MOVQ ostride+64(FP), AX
+	SHLQ $2, AX
+	MOVQ R11, BX
+	storeV0(Y16)
+	CMPQ R15, $1
+	JLE  stored
+	ADDQ AX, BX
+	storeV0(Y17)
+	CMPQ R15, $2
+	JLE  stored
+	ADDQ AX, BX
+	storeV0(Y18)
+	CMPQ R15, $3
+	JLE  stored
+	ADDQ AX, BX
+	storeV0(Y19)
+	CMPQ R15, $4
+	JLE  stored
+	ADDQ AX, BX
+	storeV0(Y20)
+	CMPQ R15, $5
+	JLE  stored
+	ADDQ AX, BX
+	storeV0(Y21)
+	CMPQ R15, $6
+	JLE  stored
+	ADDQ AX, BX
+	storeV0(Y22)
+	CMPQ R15, $7
+	JLE  stored
+	ADDQ AX, BX
+	storeV0(Y23)
+
+stored:
+	ADDQ $4, R11
+	ADDQ DX, SI
+	DECQ R9
+	JNZ  row
+
+done:
+	VZEROUPPER
+	RET
+
+// func q5_1RowsV(w *byte, wstride, rows int, x *byte, xstride, ntok, nb int, out *float32, ostride int)
+//
+// Q5_1 rows against 1 to 8 q8_1VNNI activation rows.
+TEXT ·q5_1RowsV(SB), NOSPLIT, $0-72
+	lanesProlog
+	lanesConsts
+	qhConsts
+	MOVL         $0x10101010, AX
+	VMOVD        AX, X11
+	VPBROADCASTD X11, Y11
+	TESTQ R9, R9
+	JZ    done
+
+row:
+	MOVQ  SI, R8
+	MOVQ  R10, DI
+	MOVQ  nb+48(FP), CX
+	zeroAccV
+	TESTQ CX, CX
+	JZ    rowdone
+
+loop:
+	nibbles(8(R8))
+	qhBits(4(R8))
+	VPAND   Y11, Y1, Y1
+	VPOR    Y1, Y0, Y0
+	wScaleV((R8))
+	MOVWLZX 2(R8), AX
+	VMOVSS  (R13)(AX*4), X2
+	minTokensV
+
+tokdone:
+	ADDQ $24, R8
+	ADDQ $40, DI
+	DECQ CX
+	JNZ  loop
+
+rowdone:
+	MOVQ ostride+64(FP), AX
+	SHLQ $2, AX
+	MOVQ R11, BX
+	storeV(Y16, X24)
+	CMPQ R15, $1
+	JLE  stored
+	ADDQ AX, BX
+	storeV(Y17, X25)
+	CMPQ R15, $2
+	JLE  stored
+	ADDQ AX, BX
+	storeV(Y18, X26)
+	CMPQ R15, $3
+	JLE  stored
+	ADDQ AX, BX
+	storeV(Y19, X27)
+	CMPQ R15, $4
+	JLE  stored
+	ADDQ AX, BX
+	storeV(Y20, X28)
+	CMPQ R15, $5
+	JLE  stored
+	ADDQ AX, BX
+	storeV(Y21, X29)
+	CMPQ R15, $6
+	JLE  stored
+	ADDQ AX, BX
+	storeV(Y22, X30)
+	CMPQ R15, $7
+	JLE  stored
+	ADDQ AX, BX
+	storeV(Y23, X31)
 
 stored:
 	ADDQ $4, R11

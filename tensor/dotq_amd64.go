@@ -80,7 +80,7 @@ func setVNNI(v bool) {
 		}
 	}
 	if hasAVX2FMA {
-		setIQ4NLForm(useVNNI) // IQ4_NL's VNNI kernel shares the Q8_0 layout
+		setQ32Forms(useVNNI) // Q4_1, Q5_0, Q5_1, IQ4_NL (dotq32_amd64.go)
 	}
 }
 

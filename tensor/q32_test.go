@@ -125,9 +125,9 @@ func TestQ32Golden(t *testing.T) {
 		k, _ := kernelFor(g.typ)
 		ref := map[Type]VecDot{Q4_1: dotQ4_1Generic, Q5_0: dotQ5_0Generic, Q5_1: dotQ5_1Generic, IQ4_NL: dotIQ4_NLGeneric}[g.typ]
 		// ggml's activations (the converters reproduce them, above), in
-		// the registered kernel's layout (IQ4_NL's VNNI one differs).
+		// the registered kernel's layout (the VNNI ones differ).
 		refAct := Q8_0
-		if k.act == Q8_1 {
+		if g.typ == Q4_1 || g.typ == Q5_1 {
 			refAct = Q8_1
 		}
 		ab, rab := RowSize(k.act, n), RowSize(refAct, n)
