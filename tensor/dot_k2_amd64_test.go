@@ -39,11 +39,27 @@ func k2GemvCases() []k2GemvCase {
 // TestKQuants2Gemv runs the Q2_K, Q3_K, Q5_K and IQ4_XS gemv kernels over
 // strided weight, activation and output rows (gaps filled with guard
 // values) and checks every output against the single-row reference, bit
-// for bit, and that no gap was written.
+// for bit, and that no gap was written: in the form useVNNI selects, and
+// where the CPU has VNNI in the AVX2 form too (with the extreme-quant,
+// MatMul and allocation checks).
 func TestKQuants2Gemv(t *testing.T) {
 	if !haveAVX2K {
 		t.Skip("no AVX2 on this CPU")
 	}
+	checkKQuants2Gemv(t)
+	if !hasVNNI {
+		return
+	}
+	defer setVNNI(useVNNI)
+	setVNNI(!useVNNI)
+	checkKQuants2Gemv(t)
+	TestKQuants2GemvExtremeQuants(t)
+	TestKQuants2MatMul(t)
+	TestKQuants2NoAllocs(t)
+}
+
+func checkKQuants2Gemv(t *testing.T) {
+	t.Helper()
 	r := rand.New(rand.NewPCG(51, 52))
 	raw := func(n int) []byte {
 		b := make([]byte, n)
@@ -59,9 +75,9 @@ func TestKQuants2Gemv(t *testing.T) {
 		}
 		for _, nb := range []int{1, 2, 3, 5} {
 			for _, rows := range []int{1, 2, 5, 9} {
-				for ntok := 1; ntok <= 9; ntok++ {
+				for ntok := 1; ntok <= 17; ntok++ {
 					for _, isRaw := range []bool{false, true} {
-						name := fmt.Sprintf("%s nb=%d rows=%d ntok=%d raw=%v", gc.name, nb, rows, ntok, isRaw)
+						name := fmt.Sprintf("%s vnni=%v nb=%d rows=%d ntok=%d raw=%v", gc.name, useVNNI, nb, rows, ntok, isRaw)
 						wrb, xrb := nb*c.bs, nb*q8KBytes
 						ws, xs, os := wrb+3, xrb+5, rows+2
 						w := raw(ws*rows + 7)
@@ -146,7 +162,7 @@ func TestKQuants2GemvExtremeQuants(t *testing.T) {
 					for row := range rows {
 						want := c.ref(w[row*nb*c.bs:(row+1)*nb*c.bs], x[tok*nb*q8KBytes:(tok+1)*nb*q8KBytes], nb*qkK)
 						if got := out[tok*rows+row]; !kSameBits(got, want) {
-							t.Fatalf("%s fill=%#x n=%d: out[tok %d, row %d] = %v, reference %v", gc.name, fill, n, tok, row, got, want)
+							t.Fatalf("%s vnni=%v fill=%#x n=%d: out[tok %d, row %d] = %v, reference %v", gc.name, useVNNI, fill, n, tok, row, got, want)
 						}
 					}
 				}

@@ -131,8 +131,8 @@ func BenchmarkGemvQ6_K(b *testing.B) {
 
 // BenchmarkKQuantForms compares the gemv forms (vnni=true: the T-token
 // kernels; vnni=false: four tokens plus single-token passes) on the
-// reference model's 1536×512 and 512×1536 Q4_K and Q6_K matrices, one
-// thread, in CPU time.
+// reference model's 1536×512 and 512×1536 Q4_K and Q6_K matrices (and
+// 1536×512 of Q2_K, Q3_K, Q5_K and IQ4_XS), one thread, in CPU time.
 func BenchmarkKQuantForms(b *testing.B) {
 	if !hasVNNI {
 		b.Skip("no AVX-512 VNNI on this CPU")
@@ -145,7 +145,9 @@ func BenchmarkKQuantForms(b *testing.B) {
 		typ        Type
 		rows, cols int
 		gen        func(*rand.Rand, int) []byte
-	}{{Q4_K, 1536, 512, kRandQ4K}, {Q4_K, 512, 1536, kRandQ4K}, {Q6_K, 1536, 512, kRandQ6K}, {Q6_K, 512, 1536, kRandQ6K}} {
+	}{{Q4_K, 1536, 512, kRandQ4K}, {Q4_K, 512, 1536, kRandQ4K}, {Q6_K, 1536, 512, kRandQ6K}, {Q6_K, 512, 1536, kRandQ6K},
+		{Q2_K, 1536, 512, k2Types[0].gen}, {Q3_K, 1536, 512, k2Types[1].gen}, {Q5_K, 1536, 512, k2Types[2].gen},
+		{IQ4_XS, 1536, 512, k2Types[3].gen}} {
 		m := &Matrix{Type: c.typ, Rows: c.rows, Cols: c.cols, Data: c.gen(r, c.rows*c.cols/qkK)}
 		for _, n := range []int{1, 2, 3, 4, 5, 8, 9} {
 			x := kRandFloats(r, n*c.cols)

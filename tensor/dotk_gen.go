@@ -572,13 +572,429 @@ func data() {
 func main() {
 	b.WriteString(header)
 	data()
+	data2()
 	for T := 2; T <= 8; T++ {
 		q4K(T)
 	}
 	for T := 2; T <= 8; T++ {
 		q6K(T)
 	}
+	for T := 2; T <= 8; T++ {
+		q2KT(T)
+	}
+	for T := 2; T <= 8; T++ {
+		q3KT(T)
+	}
+	for T := 2; T <= 8; T++ {
+		q5KT(T)
+	}
+	for T := 2; T <= 8; T++ {
+		iq4XST(T)
+	}
 	if err := os.WriteFile("dotk_amd64.s", b.Bytes(), 0o644); err != nil {
 		log.Fatal(err)
 	}
+}
+
+// The T-token kernels of Q2_K, Q3_K, Q5_K and IQ4_XS (see dot_k2_amd64.go
+// and kquants_lanes.go). They keep the AVX2 kernels' integer work per token
+// (VPMADDUBSW of each 32-element group against the token's activations),
+// but fuse the VPMADDWD by the scales and the VPADDD into one VPDPWSSD,
+// which gives the same wrapping int32 lanes; the weight decoding is done
+// once per block for all tokens. Token t's lanes are in Y16+t, its eight
+// float lanes in Y24+t; the float work per token is the single-row
+// kernels', op for op.
+
+// data2 writes the tables of these kernels.
+func data2() {
+	for off := 0; off < 32; off += 8 {
+		fmt.Fprintf(&b, "DATA ktMask04<>+%d(SB)/8, $0x0404040404040404\n", off)
+	}
+	fmt.Fprintf(&b, "GLOBL ktMask04<>(SB), RODATA|NOPTR, $32\n\n")
+	for off := 0; off < 32; off += 8 {
+		fmt.Fprintf(&b, "DATA ktMask10<>+%d(SB)/8, $0x1010101010101010\n", off)
+	}
+	fmt.Fprintf(&b, "GLOBL ktMask10<>(SB), RODATA|NOPTR, $32\n\n")
+	fmt.Fprintf(&b, "DATA ktByte32<>+0(SB)/8, $0x2020202020202020\n")
+	fmt.Fprintf(&b, "DATA ktByte32<>+8(SB)/8, $0x2020202020202020\n")
+	fmt.Fprintf(&b, "GLOBL ktByte32<>(SB), RODATA|NOPTR, $16\n\n")
+	// ktScaleShuf<>+16g: the bytes of sub-blocks 2g and 2g+1, eight each.
+	for g := 0; g < 8; g++ {
+		for h := 0; h < 2; h++ {
+			fmt.Fprintf(&b, "DATA ktScaleShuf<>+%d(SB)/8, $0x%016x\n", 16*g+8*h, uint64(2*g+h)*0x0101010101010101)
+		}
+	}
+	fmt.Fprintf(&b, "GLOBL ktScaleShuf<>(SB), RODATA|NOPTR, $128\n\n")
+	// ktQ3High<>: bytes 8-11 of the Q3_K scales four times (VPSHUFB), and the
+	// dword shifts 0, 2, 4, 6 that bring each quarter's two bits down.
+	fmt.Fprintf(&b, "DATA ktQ3High<>+0(SB)/8, $0x0b0a09080b0a0908\n")
+	fmt.Fprintf(&b, "DATA ktQ3High<>+8(SB)/8, $0x0b0a09080b0a0908\n")
+	fmt.Fprintf(&b, "GLOBL ktQ3High<>(SB), RODATA|NOPTR, $16\n\n")
+	fmt.Fprintf(&b, "DATA ktQ3Shifts<>+0(SB)/8, $0x0000000200000000\n")
+	fmt.Fprintf(&b, "DATA ktQ3Shifts<>+8(SB)/8, $0x0000000600000004\n")
+	fmt.Fprintf(&b, "GLOBL ktQ3Shifts<>(SB), RODATA|NOPTR, $16\n\n")
+	vals := []int8{-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113}
+	q := func(v []int8) uint64 {
+		var r uint64
+		for i, x := range v {
+			r |= uint64(uint8(x)) << (8 * i)
+		}
+		return r
+	}
+	for lane := 0; lane < 2; lane++ {
+		fmt.Fprintf(&b, "DATA ktIQ4Values<>+%d(SB)/8, $0x%016x\n", 16*lane, q(vals[:8]))
+		fmt.Fprintf(&b, "DATA ktIQ4Values<>+%d(SB)/8, $0x%016x\n", 16*lane+8, q(vals[8:]))
+	}
+	fmt.Fprintf(&b, "GLOBL ktIQ4Values<>(SB), RODATA|NOPTR, $32\n\n")
+	for i := 0; i < 4; i++ {
+		fmt.Fprintf(&b, "DATA ktIQ4Shifts<>+%d(SB)/8, $0x%016x\n", 8*i, uint64(4*i)|uint64(4*i+2)<<32)
+	}
+	fmt.Fprintf(&b, "GLOBL ktIQ4Shifts<>(SB), RODATA|NOPTR, $32\n\n")
+	for _, c := range []struct {
+		name string
+		v    uint64
+	}{{"ktDword3", 3}, {"ktDword32", 32}} {
+		for i := 0; i < 4; i++ {
+			fmt.Fprintf(&b, "DATA %s<>+%d(SB)/8, $0x%016x\n", c.name, 8*i, c.v|c.v<<32)
+		}
+		fmt.Fprintf(&b, "GLOBL %s<>(SB), RODATA|NOPTR, $32\n\n", c.name)
+	}
+	// ktDupWord<>: each dword's low word into both of its words.
+	for i := 0; i < 4; i++ {
+		v := uint64(0x0504050401000100)
+		if i%2 == 1 {
+			v = 0x0d0c0d0c09080908
+		}
+		fmt.Fprintf(&b, "DATA ktDupWord<>+%d(SB)/8, $0x%016x\n", 8*i, v)
+	}
+	fmt.Fprintf(&b, "GLOBL ktDupWord<>(SB), RODATA|NOPTR, $32\n\n")
+}
+
+// ktRows emits the row loop shared by these kernels: frame 0 the weight
+// row, 8 the rows left, 16 the output pointer; per row the accumulators
+// Y24+t are cleared and block(…) runs nb times (SI the weight block, DI,
+// BX, R9, R10 and R8 the tokens' blocks, CX counting); store() writes the
+// row's outputs from AX (token 0's) and DX (ostride in bytes).
+func ktRows(name string, T, frame, bs int, doc string, setup, rowInit, block, store func()) {
+	fmt.Fprintf(&b, "\n// func %s(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)\n", name)
+	if doc != "" {
+		fmt.Fprintf(&b, "//\n// %s\n", doc)
+	}
+	fmt.Fprintf(&b, "TEXT ·%s(SB), NOSPLIT, $%d-64\n", name, frame)
+	p("MOVQ w+0(FP), AX")
+	p("MOVQ AX, 0(SP)")
+	p("MOVQ rows+16(FP), AX")
+	p("MOVQ AX, 8(SP)")
+	p("MOVQ out+48(FP), AX")
+	p("MOVQ AX, 16(SP)")
+	setup()
+	label(name + "row")
+	p("MOVQ 0(SP), SI")
+	p("MOVQ x+24(FP), DI")
+	p("MOVQ xstride+32(FP), R8")
+	tokenBases(T)
+	p("MOVQ nb+40(FP), CX")
+	for t := 0; t < T; t++ {
+		p("VXORPS %s, %s, %s", y(24+t), y(24+t), y(24+t))
+	}
+	if rowInit != nil {
+		rowInit()
+	}
+	label(name + "blk")
+	block()
+	p("ADDQ $%d, SI", bs)
+	advanceTokens(T)
+	p("DECQ CX")
+	p("JNZ %sblk", name)
+	p("MOVQ 16(SP), AX")
+	p("MOVQ ostride+56(FP), DX")
+	p("SHLQ $2, DX")
+	store()
+	p("ADDQ $4, 16(SP)")
+	p("MOVQ 0(SP), AX")
+	p("ADDQ wstride+8(FP), AX")
+	p("MOVQ AX, 0(SP)")
+	p("DECQ 8(SP)")
+	p("JNZ %srow", name)
+	p("VZEROUPPER")
+	p("RET")
+}
+
+// ktStoreHsum writes hsum8(Y24+t) (plus, where add ≥ 0, the float at
+// add+4t(SP)) for each token, at AX, AX+DX, ...
+func ktStoreHsum(T, add int) {
+	for t := 0; t < T; t++ {
+		p("VMOVAPS %s, Y5", y(24+t))
+		p("KHSUM8(Y5, X5, X3, X4)")
+		if add >= 0 {
+			p("VADDSS %d(SP), X3, X3", add+4*t)
+		}
+		p("VMOVSS X3, (AX)")
+		if t < T-1 {
+			p("ADDQ DX, AX")
+		}
+	}
+}
+
+// ktZeroLanes clears the int32 lanes Y16+t.
+func ktZeroLanes(T int) {
+	for t := 0; t < T; t++ {
+		p("VPXORD %s, %s, %s", y(16+t), y(16+t), y(16+t))
+	}
+}
+
+// ktFuse emits acc_t = fma(x_t.d·w, float32(lanes_t), acc_t) for each token,
+// with w broadcast in Y4.
+func ktFuse(T int) {
+	for t := 0; t < T; t++ {
+		tt := 9 + (t & 1)
+		p("VCVTDQ2PS %s, %s", y(16+t), y(16+t))
+		p("VMULPS.BCST %s, Y4, %s", xaddr(t, 0), y(tt))
+		p("VFMADD231PS %s, %s, %s", y(tt), y(16+t), y(24+t))
+	}
+}
+
+// ktGroup emits, for each token, lanes_t += VPMADDUBSW(x_t + xo, Y<val>)
+// scaled by the words of Y<sc>.
+func ktGroup(T, val, sc, xo int) {
+	for t := 0; t < T; t++ {
+		tmp := 10 + (t & 1)
+		p("VPMADDUBSW %s, %s, %s", xaddr(t, xo), y(val), y(tmp))
+		p("VPDPWSSD %s, %s, %s", y(sc), y(tmp), y(16+t))
+	}
+}
+
+func q2KT(T int) {
+	name := fmt.Sprintf("q2KRowsT%dVNNI", T)
+	ktRows(name, T, 24, 84, "Q2_K: per block the mins first (fused negative multiply-adds of mins·bsums pairs), then the quants.",
+		func() {
+			p("VMOVDQU ktMask0F<>(SB), Y14")
+			p("VMOVDQU ktMask03<>(SB), Y15")
+		}, nil,
+		func() {
+			comment("X1 = scales, Y2 = mins as words, Y4 = wd, Y5 = wdmin.")
+			p("VMOVDQU (SI), X1")
+			p("VPSRLW $4, X1, X2")
+			p("VPAND X14, X2, X2")
+			p("VPAND X14, X1, X1")
+			p("VPMOVZXBW X2, Y2")
+			p("MOVL 80(SI), AX")
+			p("VMOVD AX, X5")
+			p("VCVTPH2PS X5, X5")
+			p("VBROADCASTSS X5, Y4")
+			p("VMOVSHDUP X5, X5")
+			p("VBROADCASTSS X5, Y5")
+			comment("acc_t = fma(−x_t.d·wdmin, float32(mins·bsums pairs), acc_t).")
+			for t := 0; t < T; t++ {
+				a, c := 6+2*(t&1), 7+2*(t&1)
+				p("VPMADDWD %s, Y2, %s", xaddr(t, 260), y(a))
+				p("VCVTDQ2PS %s, %s", y(a), y(a))
+				p("VMULPS.BCST %s, Y5, %s", xaddr(t, 0), y(c))
+				p("VFNMADD231PS %s, %s, %s", y(c), y(a), y(24+t))
+			}
+			ktZeroLanes(T)
+			for g := 0; g < 8; g++ {
+				if g%4 == 0 {
+					p("VMOVDQU %d(SI), Y3", 16+32*(g/4))
+				}
+				comment(fmt.Sprintf("Group %d: two-bit values in Y12, the scales of sub-blocks %d and %d in Y13.", g, 2*g, 2*g+1))
+				p("VPSRLW $%d, Y3, Y12", 2*(g%4))
+				p("VPAND Y15, Y12, Y12")
+				p("VPSHUFB ktScaleShuf<>+%d(SB), X1, X13", 16*g)
+				p("VPMOVZXBW X13, Y13")
+				ktGroup(T, 12, 13, 4+32*g)
+			}
+			ktFuse(T)
+		},
+		func() { ktStoreHsum(T, -1) })
+}
+
+func q3KT(T int) {
+	name := fmt.Sprintf("q3KRowsT%dVNNI", T)
+	ktRows(name, T, 24, 110, "Q3_K: ggml's Σ low·q8 − Σ 4·(1−high)·q8 in 16 bits, the scales unpacked with vector shifts.",
+		func() {
+			p("VMOVDQU ktMask04<>(SB), Y14")
+			p("VMOVDQU ktMask03<>(SB), Y15")
+		}, nil,
+		func() {
+			comment("X1 = the sixteen scales − 32: low nibbles of bytes 0-7, then their high nibbles,")
+			comment("each with two bits of bytes 8-11 (quarter k shifted right by 2k) on top.")
+			p("VMOVQ 96(SI), X1")
+			p("VPINSRD $2, 104(SI), X1, X1")
+			p("VPSRLW $4, X1, X2")
+			p("VPUNPCKLQDQ X2, X1, X2")
+			p("VPAND ktMask0F<>(SB), X2, X2")
+			p("VPSHUFB ktQ3High<>(SB), X1, X1")
+			p("VPSRLVD ktQ3Shifts<>(SB), X1, X1")
+			p("VPAND X15, X1, X1")
+			p("VPSLLW $4, X1, X1")
+			p("VPOR X2, X1, X1")
+			p("VPSUBB ktByte32<>(SB), X1, X1")
+			p("VMOVDQU (SI), Y2")
+			ktZeroLanes(T)
+			for g := 0; g < 8; g++ {
+				if g%4 == 0 {
+					p("VMOVDQU %d(SI), Y3", 32+32*(g/4))
+				}
+				comment(fmt.Sprintf("Group %d: low bits in Y12, high-bit offsets in Y13 (hmask bit %d moved to bit 2), scales in Y5.", g, g))
+				p("VPSRLW $%d, Y3, Y12", 2*(g%4))
+				p("VPAND Y15, Y12, Y12")
+				switch {
+				case g < 2:
+					p("VPSLLW $%d, Y2, Y13", 2-g)
+				default:
+					p("VPSRLW $%d, Y2, Y13", g-2)
+				}
+				p("VPANDN Y14, Y13, Y13")
+				p("VPSHUFB ktScaleShuf<>+%d(SB), X1, X5", 16*g)
+				p("VPMOVSXBW X5, Y5")
+				for t := 0; t < T; t++ {
+					a, c := 6+2*(t&1), 7+2*(t&1)
+					p("VPMADDUBSW %s, Y12, %s", xaddr(t, 4+32*g), y(a))
+					p("VPMADDUBSW %s, Y13, %s", xaddr(t, 4+32*g), y(c))
+					p("VPSUBW %s, %s, %s", y(c), y(a), y(a))
+					p("VPDPWSSD Y5, %s, %s", y(a), y(16+t))
+				}
+			}
+			p("MOVWLZX 108(SI), AX")
+			p("VMOVD AX, X4")
+			p("VCVTPH2PS X4, X4")
+			p("VBROADCASTSS X4, Y4")
+			ktFuse(T)
+		},
+		func() { ktStoreHsum(T, -1) })
+}
+
+func q5KT(T int) {
+	name := fmt.Sprintf("q5KRowsT%dVNNI", T)
+	ktRows(name, T, 96, 176, "Q5_K. Frame: 32-63 the block's scales as doubled words, 64-95 the tokens' summs (Y13 while running).",
+		func() {
+			p("VMOVDQU ktMask0F<>(SB), Y14")
+		},
+		func() { p("VXORPS Y13, Y13, Y13") },
+		func() {
+			p("Q4KTDECODE")
+			p("VPMOVZXBW X1, X3")
+			p("VPUNPCKLWD X3, X3, X5")
+			p("VPUNPCKHWD X3, X3, X6")
+			p("VMOVDQU X5, 32(SP)")
+			p("VMOVDQU X6, 48(SP)")
+			comment("imin_t = Σ mins[s]·int16(bsums[2s] + bsums[2s+1]) (VPHADDW's pair sums) into lane t of Y2.")
+			p("VPSRLDQ $8, X1, X3")
+			p("VPMOVZXBW X3, X3")
+			var vi []int
+			for t := 0; t < T; t++ {
+				p("VMOVDQU %s, %s", xaddr(t, 260), x(4+t))
+				p("VPHADDW %s, %s, %s", xaddr(t, 276), x(4+t), x(4+t))
+				p("VPMADDWD X3, %s, %s", x(4+t), x(4+t))
+				vi = append(vi, 4+t)
+			}
+			tree(vi, 0, 2)
+			p("VCVTDQ2PS Y2, Y2")
+			comment("Y12 = [x_t.d]·wdmin; summs_t = fma(imin_t, −x_t.d·wdmin, summs_t) in lane t of Y13.")
+			for t := 0; t < min(T, 4); t++ {
+				if t == 0 {
+					p("VMOVSS %s, X12", xaddr(t, 0))
+				} else {
+					p("VINSERTPS $0x%x, %s, X12, X12", t<<4, xaddr(t, 0))
+				}
+			}
+			for t := 4; t < T; t++ {
+				if t == 4 {
+					p("VMOVSS %s, X15", xaddr(t, 0))
+				} else {
+					p("VINSERTPS $0x%x, %s, X15, X15", (t-4)<<4, xaddr(t, 0))
+				}
+			}
+			if T > 4 {
+				p("VINSERTF128 $1, X15, Y12, Y12")
+			}
+			p("MOVL (SI), AX")
+			p("VMOVD AX, X4")
+			p("VCVTPH2PS X4, X4")
+			p("VMOVSHDUP X4, X5")
+			p("VBROADCASTSS X5, Y5")
+			p("VBROADCASTSS X4, Y4")
+			p("VMULPS Y5, Y12, Y12")
+			p("VFNMADD231PS Y12, Y2, Y13")
+			ktZeroLanes(T)
+			p("VMOVDQU 16(SI), Y3")
+			for j := 0; j < 4; j++ {
+				if j > 0 {
+					p("VPSRLW $2, Y3, Y3")
+				}
+				comment(fmt.Sprintf("Sub-blocks %d (Y5) and %d (Y6): nibbles and the fifth bits; scales in Y7, Y8.", 2*j, 2*j+1))
+				p("VMOVDQU %d(SI), Y5", 48+32*j)
+				p("VPSRLW $4, Y5, Y6")
+				p("VPAND Y14, Y5, Y5")
+				p("VPAND Y14, Y6, Y6")
+				p("VPSLLW $4, Y3, Y7")
+				p("VPAND ktMask10<>(SB), Y7, Y7")
+				p("VPOR Y7, Y5, Y5")
+				p("VPSLLW $3, Y3, Y7")
+				p("VPAND ktMask10<>(SB), Y7, Y7")
+				p("VPOR Y7, Y6, Y6")
+				p("VPBROADCASTD %d(SP), Y7", 32+8*j)
+				p("VPBROADCASTD %d(SP), Y8", 36+8*j)
+				ktGroup(T, 5, 7, 4+64*j)
+				ktGroup(T, 6, 8, 36+64*j)
+			}
+			ktFuse(T)
+		},
+		func() {
+			p("VMOVUPS Y13, 64(SP)")
+			ktStoreHsum(T, 64)
+		})
+}
+
+func iq4XST(T int) {
+	name := fmt.Sprintf("iq4XSRowsT%dVNNI", T)
+	ktRows(name, T, 64, 136, "IQ4_XS: ggml's |v|·sign(q8, v) per token. Frame: 32-63 the block's scales as doubled words.",
+		func() {
+			p("VMOVDQU ktMask0F<>(SB), Y14")
+			p("VMOVDQU ktIQ4Values<>(SB), Y15")
+		}, nil,
+		func() {
+			comment("Scales − 32 as doubled words: nibbles of scales_l, two bits each of scales_h.")
+			p("MOVL 4(SI), AX")
+			p("VMOVD AX, X3")
+			p("VPSRLW $4, X3, X4")
+			p("VPUNPCKLBW X4, X3, X3")
+			p("VPAND X14, X3, X3")
+			p("VPMOVZXBD X3, Y3")
+			p("MOVWLZX 2(SI), AX")
+			p("VMOVD AX, X4")
+			p("VPBROADCASTD X4, Y4")
+			p("VPSRLVD ktIQ4Shifts<>(SB), Y4, Y4")
+			p("VPAND ktDword3<>(SB), Y4, Y4")
+			p("VPSLLD $4, Y4, Y4")
+			p("VPOR Y4, Y3, Y3")
+			p("VPSUBD ktDword32<>(SB), Y3, Y3")
+			p("VPSHUFB ktDupWord<>(SB), Y3, Y3")
+			p("VMOVDQU Y3, 32(SP)")
+			ktZeroLanes(T)
+			for s := 0; s < 8; s++ {
+				comment(fmt.Sprintf("Sub-block %d: values in Y3, |values| in Y5, scale in Y7.", s))
+				p("VMOVDQU %d(SI), X3", 8+16*s)
+				p("VPSRLW $4, X3, X4")
+				p("VINSERTI128 $1, X4, Y3, Y3")
+				p("VPAND Y14, Y3, Y3")
+				p("VPSHUFB Y3, Y15, Y3")
+				p("VPABSB Y3, Y5")
+				p("VPBROADCASTD %d(SP), Y7", 32+4*s)
+				for t := 0; t < T; t++ {
+					a := 8 + (t & 1)
+					p("VMOVDQU %s, %s", xaddr(t, 4+32*s), y(a))
+					p("VPSIGNB Y3, %s, %s", y(a), y(a))
+					p("VPMADDUBSW %s, Y5, %s", y(a), y(a))
+					p("VPDPWSSD Y7, %s, %s", y(a), y(16+t))
+				}
+			}
+			p("MOVWLZX (SI), AX")
+			p("VMOVD AX, X4")
+			p("VCVTPH2PS X4, X4")
+			p("VBROADCASTSS X4, Y4")
+			ktFuse(T)
+		},
+		func() { ktStoreHsum(T, -1) })
 }
