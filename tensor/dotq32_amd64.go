@@ -66,9 +66,9 @@ func iq4nlRows8x1(w *byte, wstride, groups int, x *byte, nb int, out *float32)
 //go:noescape
 func iq4nlRows8V(w *byte, wstride, groups int, x *byte, xstride, ntok, nb int, out *float32, ostride int)
 
-// registerIQ4NLVNNI installs the forms of the four types for the current
-// useVNNI (called from iq4_nl.go's init, the last of the four).
-func registerIQ4NLVNNI() { setQ32Forms(useVNNI) }
+// registerQ32VNNI installs the forms of the four types for the current
+// useVNNI.
+func registerQ32VNNI() { setQ32Forms(useVNNI) }
 
 // setQ32Forms registers the VNNI kernels of Q4_1, Q5_0, Q5_1 and IQ4_NL,
 // on their VNNI activation layouts, where v and the CPU has VNNI, and the
@@ -86,14 +86,7 @@ func setQ32Forms(v bool) {
 		registerGemv(IQ4_NL, gemvIQ4_NLV)
 		return
 	}
-	registerKernel(Q4_1, Q8_1, dotQ4_1)
-	registerKernel(Q5_0, Q8_0, dotQ5_0)
-	registerKernel(Q5_1, Q8_1, dotQ5_1)
-	registerKernel(IQ4_NL, Q8_0, dotIQ4_NL)
-	registerGemv(Q4_1, gemvQ4_1)
-	registerGemv(Q5_0, gemvQ5_0)
-	registerGemv(Q5_1, gemvQ5_1)
-	registerGemv(IQ4_NL, gemvIQ4_NL)
+	registerQ32Kernels()
 }
 
 func dotIQ4_NLV(w, x []byte, n int) float32 {

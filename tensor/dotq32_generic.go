@@ -11,6 +11,6 @@ func asmQ32(Type) (VecDot, gemv) { return nil, nil }
 // without assembly.
 func asmQ8_1Act() ActQuant { return nil }
 
-// registerIQ4NLVNNI installs IQ4_NL's AVX-512 form; there is none without
-// assembly.
-func registerIQ4NLVNNI() {}
+// registerQ32VNNI installs the AVX-512 forms of Q4_1, Q5_0, Q5_1 and
+// IQ4_NL; there are none without assembly.
+func registerQ32VNNI() {}

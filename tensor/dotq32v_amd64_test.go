@@ -182,3 +182,22 @@ func BenchmarkQ32Forms(b *testing.B) {
 		}
 	}
 }
+
+// TestQ32FormsRegistered checks which activation type each form of the
+// four types registers, after init and after setVNNI flips the form.
+func TestQ32FormsRegistered(t *testing.T) {
+	defer setVNNI(useVNNI)
+	avx2 := map[Type]Type{Q4_1: Q8_1, Q5_0: Q8_0, Q5_1: Q8_1, IQ4_NL: Q8_0}
+	vnni := map[Type]Type{Q4_1: q8_1VNNI, Q5_0: q8LanesVNNI, Q5_1: q8_1VNNI, IQ4_NL: q8VNNI128}
+	for _, v := range []bool{useVNNI, false, true} {
+		setVNNI(v)
+		for typ, act := range avx2 {
+			if useVNNI {
+				act = vnni[typ]
+			}
+			if a, ok := ActType(typ); !ok || a != act || (hasAVX2FMA && gemvs[typ] == nil) {
+				t.Errorf("useVNNI %v: %v takes %v (kernel %v, gemv %v), want %v", useVNNI, typ, a, ok, gemvs[typ] != nil, act)
+			}
+		}
+	}
+}

@@ -26,18 +26,12 @@ const iq4nlSize = 18
 // iq4nlTable is ggml's kvalues_iq4nl.
 var iq4nlTable = [16]int8{-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113}
 
-var (
-	dotIQ4_NL  VecDot = dotIQ4_NLGeneric
-	gemvIQ4_NL gemv
-)
+// dotIQ4_NL and gemvIQ4_NL are the kernels on Q8_0 activations: AVX2
+// where the CPU has it, else the reference and no multi-row form
+// (qlanes.go registers them).
+var dotIQ4_NL, gemvIQ4_NL = asmOr(IQ4_NL, dotIQ4_NLGeneric)
 
 func init() {
-	if d, g := asmQ32(IQ4_NL); d != nil {
-		dotIQ4_NL, gemvIQ4_NL = d, g
-	}
-	registerKernel(IQ4_NL, Q8_0, dotIQ4_NL)
-	registerGemv(IQ4_NL, gemvIQ4_NL)
-	registerIQ4NLVNNI() // the AVX-512 VNNI form, where in use
 	registerDequant(IQ4_NL, dequantizeIQ4_NL)
 	registerQuantize(IQ4_NL, quantizeIQ4_NL)
 }

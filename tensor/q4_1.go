@@ -22,17 +22,12 @@ import (
 
 const q4_1Size = 20
 
-var (
-	dotQ4_1  VecDot = dotQ4_1Generic
-	gemvQ4_1 gemv
-)
+// dotQ4_1 and gemvQ4_1 are the kernels on Q8_1 activations: AVX2 where the
+// CPU has it, else the reference and no multi-row form (qlanes.go
+// registers them).
+var dotQ4_1, gemvQ4_1 = asmOr(Q4_1, dotQ4_1Generic)
 
 func init() {
-	if d, g := asmQ32(Q4_1); d != nil {
-		dotQ4_1, gemvQ4_1 = d, g
-	}
-	registerKernel(Q4_1, Q8_1, dotQ4_1)
-	registerGemv(Q4_1, gemvQ4_1)
 	registerDequant(Q4_1, dequantizeQ4_1)
 	registerQuantize(Q4_1, quantizeQ4_1Ref)
 }

@@ -16,17 +16,12 @@ import "encoding/binary"
 
 const q5_0Size = 22
 
-var (
-	dotQ5_0  VecDot = dotQ5_0Generic
-	gemvQ5_0 gemv
-)
+// dotQ5_0 and gemvQ5_0 are the kernels on Q8_0 activations: AVX2 where the
+// CPU has it, else the reference and no multi-row form (qlanes.go
+// registers them).
+var dotQ5_0, gemvQ5_0 = asmOr(Q5_0, dotQ5_0Generic)
 
 func init() {
-	if d, g := asmQ32(Q5_0); d != nil {
-		dotQ5_0, gemvQ5_0 = d, g
-	}
-	registerKernel(Q5_0, Q8_0, dotQ5_0)
-	registerGemv(Q5_0, gemvQ5_0)
 	registerDequant(Q5_0, dequantizeQ5_0)
 	registerQuantize(Q5_0, quantizeQ5_0Ref)
 }

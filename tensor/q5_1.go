@@ -15,17 +15,12 @@ import "encoding/binary"
 
 const q5_1Size = 24
 
-var (
-	dotQ5_1  VecDot = dotQ5_1Generic
-	gemvQ5_1 gemv
-)
+// dotQ5_1 and gemvQ5_1 are the kernels on Q8_1 activations: AVX2 where the
+// CPU has it, else the reference and no multi-row form (qlanes.go
+// registers them).
+var dotQ5_1, gemvQ5_1 = asmOr(Q5_1, dotQ5_1Generic)
 
 func init() {
-	if d, g := asmQ32(Q5_1); d != nil {
-		dotQ5_1, gemvQ5_1 = d, g
-	}
-	registerKernel(Q5_1, Q8_1, dotQ5_1)
-	registerGemv(Q5_1, gemvQ5_1)
 	registerDequant(Q5_1, dequantizeQ5_1)
 	registerQuantize(Q5_1, quantizeQ5_1Ref)
 }
