@@ -63,6 +63,27 @@ DATA k2ScaleShuf<>+112(SB)/8, $0x0e0e0e0e0e0e0e0e
 DATA k2ScaleShuf<>+120(SB)/8, $0x0f0f0f0f0f0f0f0f
 GLOBL k2ScaleShuf<>(SB), RODATA|NOPTR, $128
 
+// k2WordShuf<>+32k picks, from eight scale words repeated in both 128-bit
+// lanes, word 2k for the low lane and word 2k+1 for the high one: the scales
+// of group 4j+k's two halves (ggml's get_scale_shuffle_q3k).
+DATA k2WordShuf<>+0(SB)/8, $0x0100010001000100
+DATA k2WordShuf<>+8(SB)/8, $0x0100010001000100
+DATA k2WordShuf<>+16(SB)/8, $0x0302030203020302
+DATA k2WordShuf<>+24(SB)/8, $0x0302030203020302
+DATA k2WordShuf<>+32(SB)/8, $0x0504050405040504
+DATA k2WordShuf<>+40(SB)/8, $0x0504050405040504
+DATA k2WordShuf<>+48(SB)/8, $0x0706070607060706
+DATA k2WordShuf<>+56(SB)/8, $0x0706070607060706
+DATA k2WordShuf<>+64(SB)/8, $0x0908090809080908
+DATA k2WordShuf<>+72(SB)/8, $0x0908090809080908
+DATA k2WordShuf<>+80(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA k2WordShuf<>+88(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA k2WordShuf<>+96(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA k2WordShuf<>+104(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA k2WordShuf<>+112(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA k2WordShuf<>+120(SB)/8, $0x0f0e0f0e0f0e0f0e
+GLOBL k2WordShuf<>(SB), RODATA|NOPTR, $128
+
 // k2IQ4Values<> is kvalues_iq4nl, in both 128-bit lanes.
 DATA k2IQ4Values<>+0(SB)/8, $0xf6eaddcfbfad9881
 DATA k2IQ4Values<>+8(SB)/8, $0x7159453526190d01
@@ -272,18 +293,25 @@ GLOBL k2DupWord<>(SB), RODATA|NOPTR, $32
 
 // ---------------------------------------------------------------- Q2_K
 
-// Q2GROUP adds to acc the lanes of group g (elements 32g..32g+31): the
-// two-bit values of Y3 (shifted right by sh) against the activations at
-// xo(R), with the scales of sub-blocks 2g and 2g+1 (X1 bytes, so = 16g);
+// Q2GROUP adds to acc the lanes of group g = 4j+k (elements 32g..32g+31):
+// the two-bit values of Y3 (shifted right by sh = 2k) against the
+// activations at xo(R), with the scales of sub-blocks 2g and 2g+1 picked
+// (ko = 32k) from scw, the scales 8j..8j+7 as words in both lanes;
 // clobbers Y6, Y7.
-#define Q2GROUP(sh, R, xo, so, acc) \
+#define Q2GROUP(sh, R, xo, ko, scw, acc) \
 	VPSRLW $sh, Y3, Y6; \
 	VPAND Y14, Y6, Y6; \
 	VPMADDUBSW xo(R), Y6, Y6; \
-	VPSHUFB k2ScaleShuf<>+so(SB), X1, X7; \
-	VPMOVZXBW X7, Y7; \
+	VPSHUFB k2WordShuf<>+ko(SB), scw, Y7; \
 	VPMADDWD Y7, Y6, Y6; \
 	VPADDD Y6, acc, acc
+
+// K2SCALEW2 expands the 16 scale bytes of X1 into words: lo = scales 0-7 in
+// both lanes, hi = scales 8-15 in both lanes (mov: VPMOVZXBW or VPMOVSXBW).
+#define K2SCALEW2(mov, lo, hi) \
+	mov X1, lo; \
+	VPERMQ $0xee, lo, hi; \
+	VPERMQ $0x44, lo, lo
 
 // Q2X4MIN folds one token's mins into its float accumulator:
 // facc = fma(−x.d·wdmin, float32(mins·bsums pairs), facc), with wdmin
@@ -301,11 +329,10 @@ GLOBL k2DupWord<>(SB), RODATA|NOPTR, $32
 	VPADDD Y12, acc, acc
 
 // Q2X4GROUP is Q2GROUP for the four tokens (values in Y5).
-#define Q2X4GROUP(sh, xo, so) \
+#define Q2X4GROUP(sh, xo, ko, scw) \
 	VPSRLW $sh, Y3, Y5; \
 	VPAND Y15, Y5, Y5; \
-	VPSHUFB k2ScaleShuf<>+so(SB), X1, X7; \
-	VPMOVZXBW X7, Y7; \
+	VPSHUFB k2WordShuf<>+ko(SB), scw, Y7; \
 	Q2X4TOK(DI, xo, Y8); \
 	Q2X4TOK(R11, xo, Y9); \
 	Q2X4TOK(R12, xo, Y10); \
@@ -354,11 +381,12 @@ GLOBL k2DupWord<>(SB), RODATA|NOPTR, $32
 	VPINSRQ $1, AX, X1, X1; \
 	VPSUBB k2Byte32<>(SB), X1, X1
 
-// Q3GROUP adds to Y0 the lanes of group g: low bits from Y3 shifted right
-// by sh, the high-bit offsets 4·(1−bit) from Y7 (hmask with the group's
-// bit moved to bit 2), activations at xo(DI), signed scales of sub-blocks
-// 2g, 2g+1 (so = 16g); as ggml, Σ low·q8 − Σ offset·q8 in 16 bits.
-#define Q3GROUP(sh, xo, so) \
+// Q3GROUP adds to Y0 the lanes of group g = 4j+k: low bits from Y3 shifted
+// right by sh = 2k, the high-bit offsets 4·(1−bit) from Y7 (hmask with the
+// group's bit moved to bit 2), activations at xo(DI), the signed scales of
+// sub-blocks 2g, 2g+1 picked (ko = 32k) from scw (as Q2GROUP); as ggml,
+// Σ low·q8 − Σ offset·q8 in 16 bits.
+#define Q3GROUP(sh, xo, ko, scw) \
 	VPSRLW $sh, Y3, Y6; \
 	VPAND Y15, Y6, Y6; \
 	VPANDN Y14, Y7, Y7; \
@@ -366,8 +394,7 @@ GLOBL k2DupWord<>(SB), RODATA|NOPTR, $32
 	VPMADDUBSW Y8, Y6, Y6; \
 	VPMADDUBSW Y8, Y7, Y7; \
 	VPSUBW Y7, Y6, Y6; \
-	VPSHUFB k2ScaleShuf<>+so(SB), X1, X9; \
-	VPMOVSXBW X9, Y9; \
+	VPSHUFB k2WordShuf<>+ko(SB), scw, Y9; \
 	VPMADDWD Y9, Y6, Y6; \
 	VPADDD Y6, Y0, Y0
 
@@ -638,6 +665,7 @@ q2loop:
 	VPAND X15, X2, X2
 	VPAND X15, X1, X1
 	VPMOVZXBW X2, Y2
+	K2SCALEW2(VPMOVZXBW, Y10, Y11)
 
 	// X5 = [f16(w.d)·x.d, f16(w.dmin)·x.d]; Y9 = d.
 	MOVL 80(SI), AX
@@ -656,15 +684,15 @@ q2loop:
 
 	VPXOR Y0, Y0, Y0
 	VMOVDQU 16(SI), Y3
-	Q2GROUP(0, DI, 4, 0, Y0)
-	Q2GROUP(2, DI, 36, 16, Y0)
-	Q2GROUP(4, DI, 68, 32, Y0)
-	Q2GROUP(6, DI, 100, 48, Y0)
+	Q2GROUP(0, DI, 4, 0, Y10, Y0)
+	Q2GROUP(2, DI, 36, 32, Y10, Y0)
+	Q2GROUP(4, DI, 68, 64, Y10, Y0)
+	Q2GROUP(6, DI, 100, 96, Y10, Y0)
 	VMOVDQU 48(SI), Y3
-	Q2GROUP(0, DI, 132, 64, Y0)
-	Q2GROUP(2, DI, 164, 80, Y0)
-	Q2GROUP(4, DI, 196, 96, Y0)
-	Q2GROUP(6, DI, 228, 112, Y0)
+	Q2GROUP(0, DI, 132, 0, Y11, Y0)
+	Q2GROUP(2, DI, 164, 32, Y11, Y0)
+	Q2GROUP(4, DI, 196, 64, Y11, Y0)
+	Q2GROUP(6, DI, 228, 96, Y11, Y0)
 
 	// acc = fma(d, float32(lanes), acc).
 	VCVTDQ2PS Y0, Y0
@@ -714,21 +742,22 @@ q2x4loop:
 	Q2X4MIN(R11, Y2)
 	Q2X4MIN(R12, Y13)
 	Q2X4MIN(R13, Y14)
+	K2SCALEW2(VPMOVZXBW, Y4, Y6)
 
 	VPXOR Y8, Y8, Y8
 	VPXOR Y9, Y9, Y9
 	VPXOR Y10, Y10, Y10
 	VPXOR Y11, Y11, Y11
 	VMOVDQU 16(SI), Y3
-	Q2X4GROUP(0, 4, 0)
-	Q2X4GROUP(2, 36, 16)
-	Q2X4GROUP(4, 68, 32)
-	Q2X4GROUP(6, 100, 48)
+	Q2X4GROUP(0, 4, 0, Y4)
+	Q2X4GROUP(2, 36, 32, Y4)
+	Q2X4GROUP(4, 68, 64, Y4)
+	Q2X4GROUP(6, 100, 96, Y4)
 	VMOVDQU 48(SI), Y3
-	Q2X4GROUP(0, 132, 64)
-	Q2X4GROUP(2, 164, 80)
-	Q2X4GROUP(4, 196, 96)
-	Q2X4GROUP(6, 228, 112)
+	Q2X4GROUP(0, 132, 0, Y6)
+	Q2X4GROUP(2, 164, 32, Y6)
+	Q2X4GROUP(4, 196, 64, Y6)
+	Q2X4GROUP(6, 228, 96, Y6)
 
 	MOVWLZX 80(SI), AX
 	VMOVD AX, X5
@@ -774,26 +803,27 @@ q3row:
 
 q3loop:
 	Q3SCALES
+	K2SCALEW2(VPMOVSXBW, Y10, Y11)
 	VMOVDQU (SI), Y2
 	VPXOR Y0, Y0, Y0
 	VMOVDQU 32(SI), Y3
 	VPSLLW $2, Y2, Y7
-	Q3GROUP(0, 4, 0)
+	Q3GROUP(0, 4, 0, Y10)
 	VPSLLW $1, Y2, Y7
-	Q3GROUP(2, 36, 16)
+	Q3GROUP(2, 36, 32, Y10)
 	VPSRLW $0, Y2, Y7
-	Q3GROUP(4, 68, 32)
+	Q3GROUP(4, 68, 64, Y10)
 	VPSRLW $1, Y2, Y7
-	Q3GROUP(6, 100, 48)
+	Q3GROUP(6, 100, 96, Y10)
 	VMOVDQU 64(SI), Y3
 	VPSRLW $2, Y2, Y7
-	Q3GROUP(0, 132, 64)
+	Q3GROUP(0, 132, 0, Y11)
 	VPSRLW $3, Y2, Y7
-	Q3GROUP(2, 164, 80)
+	Q3GROUP(2, 164, 32, Y11)
 	VPSRLW $4, Y2, Y7
-	Q3GROUP(4, 196, 96)
+	Q3GROUP(4, 196, 64, Y11)
 	VPSRLW $5, Y2, Y7
-	Q3GROUP(6, 228, 112)
+	Q3GROUP(6, 228, 96, Y11)
 
 	// acc = fma(x.d·f16(w.d), float32(lanes), acc).
 	MOVWLZX 108(SI), AX
@@ -1018,19 +1048,20 @@ q2rloop:
 	VPAND X15, X2, X2
 	VPAND X15, X1, X1
 	VPMOVZXBW X2, Y2
+	K2SCALEW2(VPMOVZXBW, Y10, Y11)
 	VPMADDWD 260(DI), Y2, Y2
 
 	VPXOR Y0, Y0, Y0
 	VMOVDQU 16(SI), Y3
-	Q2GROUP(0, DI, 4, 0, Y0)
-	Q2GROUP(2, DI, 36, 16, Y0)
-	Q2GROUP(4, DI, 68, 32, Y0)
-	Q2GROUP(6, DI, 100, 48, Y0)
+	Q2GROUP(0, DI, 4, 0, Y10, Y0)
+	Q2GROUP(2, DI, 36, 32, Y10, Y0)
+	Q2GROUP(4, DI, 68, 64, Y10, Y0)
+	Q2GROUP(6, DI, 100, 96, Y10, Y0)
 	VMOVDQU 48(SI), Y3
-	Q2GROUP(0, DI, 132, 64, Y0)
-	Q2GROUP(2, DI, 164, 80, Y0)
-	Q2GROUP(4, DI, 196, 96, Y0)
-	Q2GROUP(6, DI, 228, 112, Y0)
+	Q2GROUP(0, DI, 132, 0, Y11, Y0)
+	Q2GROUP(2, DI, 164, 32, Y11, Y0)
+	Q2GROUP(4, DI, 196, 64, Y11, Y0)
+	Q2GROUP(6, DI, 228, 96, Y11, Y0)
 
 	// X0 = [isum, imin, isum, imin].
 	VEXTRACTI128 $1, Y0, X5
@@ -1092,21 +1123,22 @@ q2rx4loop:
 	VPMADDWD 260(R12), Y4, Y10
 	VPMADDWD 260(R13), Y4, Y11
 	KR2REDUCE4(Y8, Y9, Y10, Y11, X14, Y14)
+	K2SCALEW2(VPMOVZXBW, Y4, Y6)
 
 	VPXOR Y8, Y8, Y8
 	VPXOR Y9, Y9, Y9
 	VPXOR Y10, Y10, Y10
 	VPXOR Y11, Y11, Y11
 	VMOVDQU 16(SI), Y3
-	Q2X4GROUP(0, 4, 0)
-	Q2X4GROUP(2, 36, 16)
-	Q2X4GROUP(4, 68, 32)
-	Q2X4GROUP(6, 100, 48)
+	Q2X4GROUP(0, 4, 0, Y4)
+	Q2X4GROUP(2, 36, 32, Y4)
+	Q2X4GROUP(4, 68, 64, Y4)
+	Q2X4GROUP(6, 100, 96, Y4)
 	VMOVDQU 48(SI), Y3
-	Q2X4GROUP(0, 132, 64)
-	Q2X4GROUP(2, 164, 80)
-	Q2X4GROUP(4, 196, 96)
-	Q2X4GROUP(6, 228, 112)
+	Q2X4GROUP(0, 132, 0, Y6)
+	Q2X4GROUP(2, 164, 32, Y6)
+	Q2X4GROUP(4, 196, 64, Y6)
+	Q2X4GROUP(6, 228, 96, Y6)
 	KR2REDUCE4(Y8, Y9, Y10, Y11, X8, Y8)
 	VCVTDQ2PS X8, X8
 	VCVTDQ2PS X14, X14
