@@ -31,7 +31,9 @@ func runInspect(_ context.Context, args []string, stdout, stderr io.Writer) erro
 		return errUsage
 	}
 	path := fs.Arg(0)
-	f, err := gguf.Open(path)
+	// OpenInfo: a file with tensor types specd does not know is still
+	// described, and those types named.
+	f, err := gguf.OpenInfo(path)
 	if err != nil {
 		return err
 	}
@@ -80,10 +82,33 @@ func inspectModel(w io.Writer, path string, f *gguf.File) error {
 	var parts []string
 	for _, t := range types {
 		a := byType[t]
-		parts = append(parts, fmt.Sprintf("%v ×%d (%s)", t, a.n, inspMiB(a.size)))
+		parts = append(parts, fmt.Sprintf("%s ×%d (%s)", inspTypeName(t), a.n, inspMiB(a.size)))
 	}
 	p("parameters", "%s in %s", inspCount(params), inspMiB(bytes))
 	p("tensor types", "%s", inspOrNone(strings.Join(parts, ", ")))
+
+	// Tensor counts per type, most first (llama-quantize mixes types per
+	// tensor), and the types specd cannot compute with.
+	sort.SliceStable(types, func(i, j int) bool {
+		a, b := byType[types[i]].n, byType[types[j]].n
+		return a > b || a == b && types[i] < types[j]
+	})
+	var counts, cannot []string
+	for _, t := range types {
+		n := byType[t].n
+		counts = append(counts, fmt.Sprintf("%s %d", inspTypeName(t), n))
+		if !t.Supported() {
+			s := "s"
+			if n == 1 {
+				s = ""
+			}
+			cannot = append(cannot, fmt.Sprintf("%s (%d tensor%s)", inspTypeName(t), n, s))
+		}
+	}
+	p("types", "%s", inspOrNone(strings.Join(counts, ", ")))
+	if len(cannot) > 0 {
+		p("cannot run", "%s", strings.Join(cannot, ", "))
+	}
 
 	m, merr := model.New(f)
 	if merr == nil {
@@ -124,6 +149,23 @@ func inspectModel(w io.Writer, path string, f *gguf.File) error {
 		return fmt.Errorf("vocabulary has %d tokens but the model has %d rows of logits", tok.VocabSize(), m.Config.Vocab)
 	}
 	return nil
+}
+
+// ggmlTypeNames are ggml's names for the types package tensor does not know
+// (ggml.h), so that inspect can name them in files it cannot run.
+var ggmlTypeNames = map[tensor.Type]string{
+	16: "IQ2_XXS", 17: "IQ2_XS", 18: "IQ3_XXS", 19: "IQ1_S", 21: "IQ3_S", 22: "IQ2_S",
+	29: "IQ1_M", 34: "TQ1_0", 35: "TQ2_0", 39: "MXFP4", 40: "NVFP4", 41: "Q1_0", 42: "Q2_0",
+}
+
+// inspTypeName is t's ggml name.
+func inspTypeName(t tensor.Type) string {
+	if !t.Known() {
+		if name, ok := ggmlTypeNames[t]; ok {
+			return name
+		}
+	}
+	return t.String()
 }
 
 func inspOrNone(s string) string {

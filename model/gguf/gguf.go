@@ -109,7 +109,13 @@ const AlignmentKey = "general.alignment"
 
 // Open maps the file at path read-only and parses it. The caller must Close
 // the File when done with it and with every tensor's Data.
-func Open(path string) (*File, error) {
+func Open(path string) (*File, error) { return open(path, Parse) }
+
+// OpenInfo is Open with ParseInfo: it also opens files with tensors of types
+// package tensor does not know, for describing them.
+func OpenInfo(path string) (*File, error) { return open(path, ParseInfo) }
+
+func open(path string, parse func([]byte) (*File, error)) (*File, error) {
 	fd, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("gguf: %w", err)
@@ -133,7 +139,7 @@ func Open(path string) (*File, error) {
 			return nil, fmt.Errorf("gguf: %s: map: %w", path, err)
 		}
 	}
-	f, err := Parse(data)
+	f, err := parse(data)
 	if err != nil {
 		if unmap != nil {
 			unmap()

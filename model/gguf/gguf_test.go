@@ -583,6 +583,35 @@ func TestParseErrors(t *testing.T) {
 	}
 }
 
+// TestParseInfo: a tensor of a ggml type package tensor does not know fails
+// Parse but is described by ParseInfo (no Data, extent unchecked), next to
+// a known tensor whose data is checked and viewed as usual.
+func TestParseInfo(t *testing.T) {
+	r := header(2, 0)
+	r.str("iq2").u32(2).u64(256).u64(4).u32(16).u64(0) // GGML_TYPE_IQ2_XXS
+	r.str("f").u32(1).u64(2).u32(uint32(tensor.F32)).u64(0).pad(32)
+	b := r.bytes([]byte{1, 0, 0, 0, 2, 0, 0, 0}).b
+	if _, err := Parse(b); !errors.Is(err, ErrTensorType) {
+		t.Fatalf("Parse: %v, want ErrTensorType", err)
+	}
+	f, err := ParseInfo(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	iq, ok := f.Tensor("iq2")
+	if !ok || iq.Type != 16 || iq.Data != nil || !slices.Equal(iq.Dims, []uint64{256, 4}) || iq.Elements() != 1024 {
+		t.Errorf("iq2: %+v", iq)
+	}
+	if ft, ok := f.Tensor("f"); !ok || len(ft.Data) != 8 || ft.Data[4] != 2 {
+		t.Errorf("f: %+v", ft)
+	}
+	// Known tensors are still checked.
+	bad := oneTensor([]uint64{4}, tensor.F32, 0, 8)
+	if _, err := ParseInfo(bad); !errors.Is(err, ErrOutOfBounds) {
+		t.Errorf("ParseInfo of a truncated F32 tensor: %v, want ErrOutOfBounds", err)
+	}
+}
+
 func TestNestingLimit(t *testing.T) {
 	f, err := Parse(deepArray(maxNesting))
 	if err != nil {

@@ -43,6 +43,8 @@ type decoder struct {
 	name string // key or tensor name; empty while it is being read
 	idx  int    // tensor index while its name is being read
 	elem int    // array element being read, or -1
+
+	anyType bool // ParseInfo: accept tensor types package tensor does not know
 }
 
 // subject describes what is being read, e.g. `key "a.b": element 3: `.
@@ -126,8 +128,17 @@ func (d *decoder) str(what string) ([]byte, error) {
 
 // Parse decodes a GGUF file held in memory. Tensor data are views into b,
 // which must stay unchanged while the File is used.
-func Parse(b []byte) (*File, error) {
-	d := &decoder{buf: b, elem: -1}
+func Parse(b []byte) (*File, error) { return parse(b, false) }
+
+// ParseInfo is Parse for describing a file rather than loading it: it also
+// accepts tensors of ggml types that package tensor does not know (such as
+// IQ2_XXS, whose block size it cannot tell). Those tensors keep their
+// names, shapes, types and offsets but get no Data, and their extent in the
+// data section is not checked; everything else is checked as by Parse.
+func ParseInfo(b []byte) (*File, error) { return parse(b, true) }
+
+func parse(b []byte, anyType bool) (*File, error) {
+	d := &decoder{buf: b, elem: -1, anyType: anyType}
 	if err := d.need(4, "magic"); err != nil {
 		return nil, err
 	}
@@ -229,6 +240,9 @@ func Parse(b []byte) (*File, error) {
 	}
 	for i := range f.Tensors {
 		t := &f.Tensors[i]
+		if !t.Type.Known() { // ParseInfo only
+			continue
+		}
 		if t.Offset%f.Alignment != 0 {
 			return nil, &FormatError{Offset: int64(dataStart), Err: ErrAlignment,
 				Msg: fmt.Sprintf("tensor %q: offset %d is not a multiple of the alignment %d", t.Name, t.Offset, f.Alignment)}
@@ -317,6 +331,10 @@ func (d *decoder) tensorInfo(seen map[string]int) (TensorInfo, error) {
 	}
 	ti.Type = tensor.Type(t)
 	if !ti.Type.Known() {
+		if d.anyType {
+			ti.Offset, err = d.u64("offset")
+			return ti, err
+		}
 		d.off -= 4
 		return ti, d.fail(ErrTensorType, "unknown ggml type %d", t)
 	}
