@@ -48,6 +48,31 @@ func (s Summary) MarshalJSON() ([]byte, error) {
 	}{s.N, Num(s.Median), Num(s.Min), Num(s.Max)})
 }
 
+// UnmarshalJSON reads a Summary, null as NaN.
+func (s *Summary) UnmarshalJSON(b []byte) error {
+	var v struct {
+		N                int
+		Median, Min, Max Num
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*s = Summary{N: v.N, Median: float64(v.Median), Min: float64(v.Min), Max: float64(v.Max)}
+	return nil
+}
+
+// ReadJSON reads results.json as WriteJSON wrote it.
+func ReadJSON(r io.Reader) (*Results, error) {
+	var res Results
+	if err := json.NewDecoder(r).Decode(&res); err != nil {
+		return nil, fmt.Errorf("bench: results.json: %w", err)
+	}
+	if res.Schema != Schema {
+		return nil, fmt.Errorf("bench: results.json: schema %q, this specd reads %q", res.Schema, Schema)
+	}
+	return &res, nil
+}
+
 // Results are everything a sweep measured, as results.json holds them.
 type Results struct {
 	Schema    string           `json:"schema"`

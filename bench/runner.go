@@ -98,6 +98,7 @@ type EngineRunner struct {
 	synthetic []float64
 	maxPos    int
 	maxPrompt int
+	c         map[int]float64 // measured c per target thread count (Costs), for adaptive k
 }
 
 // RunnerOptions configure an EngineRunner.
@@ -133,7 +134,7 @@ func NewEngineRunner(e *engine.Engine, o RunnerOptions) (*EngineRunner, error) {
 			return nil, fmt.Errorf("%w: synthetic acceptance %g not in [0, 1]", ErrRunner, r)
 		}
 	}
-	r := &EngineRunner{e: e, base: o.Base, prompts: o.Prompts, n: o.N, seed: o.Seed, synthetic: o.Synthetic}
+	r := &EngineRunner{e: e, base: o.Base, prompts: o.Prompts, n: o.N, seed: o.Seed, synthetic: o.Synthetic, c: map[int]float64{}}
 	for _, p := range o.Prompts {
 		ids := p.IDs
 		if len(ids) == 0 {
@@ -189,6 +190,7 @@ func (r *EngineRunner) Costs(ctx context.Context, threads int, ks []int) (Costs,
 			return c, err
 		}
 		c.C = Num(c.Draft1.Seconds() / c.Target1.Seconds())
+		r.c[threads] = float64(c.C)
 	}
 	for _, k := range ks {
 		if err := ctx.Err(); err != nil {
@@ -208,6 +210,9 @@ func (r *EngineRunner) Run(ctx context.Context, p Point, timeline bool) (Sample,
 	o := r.base
 	o.Threads, o.VerifyThreads = p.Threads, p.Threads
 	o.K, o.PMin, o.Adaptive = max(p.K, 1), p.PMin, p.Adaptive
+	if c, ok := r.c[p.Threads]; ok && p.Adaptive {
+		o.DraftCost = c
+	}
 	mode := stages.DraftDefault
 	switch {
 	case p.Draft == DraftNone:

@@ -21,8 +21,8 @@ type Plan struct {
 	// Synthetic: acceptance is synthetic (--synthetic-acceptance), so
 	// the output is not the target's and exactness is not checked.
 	Synthetic bool
-	// Timeline runs the best configuration once more, recording a
-	// Timeline.
+	// Timeline runs one configuration once more, recording a Timeline:
+	// the fastest with a draft model, else the fastest.
 	Timeline bool
 }
 
@@ -144,15 +144,34 @@ func Sweep(ctx context.Context, r Runner, pl Plan, progress Progress) (*Results,
 		res.DriftFlagged += c.DriftedPairs
 	}
 	res.Best = best(res.Configs)
-	if pl.Timeline && res.Best != nil {
-		s, err := r.Run(ctx, res.Best.Point, true)
+	if tp, ok := timelinePoint(res.Configs, res.Best); pl.Timeline && ok {
+		s, err := r.Run(ctx, tp, true)
 		if err != nil {
-			return nil, fmt.Errorf("bench: timeline: %s: %w", res.Best.Point, err)
+			return nil, fmt.Errorf("bench: timeline: %s: %w", tp, err)
 		}
-		step("timeline " + res.Best.Label)
+		step("timeline " + tp.String())
 		res.Timeline = s.Timeline
 	}
 	return res, nil
+}
+
+// timelinePoint is the configuration whose timeline a sweep records: the
+// fastest exact one with a draft model (where draft and verify overlap),
+// else the best.
+func timelinePoint(cs []ConfigResult, b *Best) (Point, bool) {
+	var model []ConfigResult
+	for _, c := range cs {
+		if c.Draft == DraftModel {
+			model = append(model, c)
+		}
+	}
+	if mb := best(model); mb != nil {
+		return mb.Point, true
+	}
+	if b != nil {
+		return b.Point, true
+	}
+	return Point{}, false
 }
 
 func threadsOf(ps []Point) []int {

@@ -67,22 +67,3 @@ func TestGenerateExplicitModelIsPlain(t *testing.T) {
 		t.Errorf("-d bundled with a 400-token target: exit %d, stderr %s", code, errOut)
 	}
 }
-
-func TestSpecBenchBundledDefault(t *testing.T) {
-	code, out, errOut := runCmd("specbench", "-p", "The jury said", "-n", "12", "--seqs", "0", "--reps", "1", "-k", "3")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
-	if !strings.Contains(errOut, "models: bundled "+models.TargetName+" + "+models.DraftName+" (draft shares target embeddings") {
-		t.Errorf("stderr lacks the models line:\n%s", errOut)
-	}
-	if !strings.Contains(out, "output identical to plain decoding") || !strings.Contains(out, "shared embeddings true") {
-		t.Errorf("output:\n%s", out)
-	}
-	if code, _, errOut := runCmd("specbench", "-n", "4"); code == 0 || !strings.Contains(errOut, "a prompt is required") {
-		t.Errorf("no prompt: exit %d, stderr %s", code, errOut)
-	}
-	if code, _, errOut := runCmd("specbench", "-m", genModel(t), "--prompt-ids", "5", "-n", "4"); code == 0 || !strings.Contains(errOut, "-d DRAFT is required with -m") {
-		t.Errorf("-m without -d: exit %d, stderr %s", code, errOut)
-	}
-}

@@ -120,31 +120,6 @@ func TestSpecFlagErrors(t *testing.T) {
 	}
 }
 
-func TestSpecBench(t *testing.T) {
-	target, dr := specModels(t)
-	var out, errb bytes.Buffer
-	code := runMain(context.Background(), []string{"specbench", "-m", target, "-d", dr, "--prompt-ids", "1,5,9,13", "-n", "12", "--seqs", "2", "--ks", "1,3", "--reps", "1"}, &out, &errb)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errb.String())
-	}
-	o := out.String()
-	for _, want := range []string{"output identical to plain decoding", "predicted speedup", "concurrency gain", "c = ",
-		"k 1: target 2-token pass", "k 3: target 4-token pass", "| k | alpha |", "with pre-drafting", "fastest measured: k "} {
-		if !strings.Contains(o, want) {
-			t.Errorf("output lacks %q:\n%s", want, o)
-		}
-	}
-	if strings.Contains(o, "OUTPUT DIFFERS") || strings.Count(o, "(best predicted)") != 1 {
-		t.Errorf("want identical output and one best k:\n%s", o)
-	}
-	for _, bad := range []string{"0,2", "1,x"} {
-		errb.Reset()
-		if code := runMain(context.Background(), []string{"specbench", "-m", target, "-d", dr, "--prompt-ids", "1", "--ks", bad}, &out, &errb); code == 0 || !strings.Contains(errb.String(), "--ks") {
-			t.Errorf("--ks %s: exit %d, stderr %s", bad, code, errb.String())
-		}
-	}
-}
-
 // TestGenerateDraftFlag runs specd generate with and without a draft: the
 // greedy ids must be the same.
 func TestGenerateDraftFlag(t *testing.T) {

@@ -1,0 +1,674 @@
+package bench
+
+// The PNG figures of a sweep, drawn with gonum.org/v1/plot. Every figure
+// has its legend in a strip to the right of the axes (never over the
+// data) and a caption line naming the CPU.
+
+import (
+	"cmp"
+	"fmt"
+	"image/color"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"time"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+)
+
+// Figure file names.
+const (
+	FigSpeedup   = "speedup_vs_k.png"
+	FigPositions = "acceptance_per_position.png"
+	FigHistogram = "accepted_length.png"
+	FigBatch     = "toks_vs_batch.png"
+	FigTimeline  = "timeline.png"
+)
+
+// palette: distinguishable on white and in grey scale (Okabe and Ito).
+var palette = []color.Color{
+	color.RGBA{0, 114, 178, 255},   // blue
+	color.RGBA{213, 94, 0, 255},    // vermillion
+	color.RGBA{0, 158, 115, 255},   // green
+	color.RGBA{204, 121, 167, 255}, // purple
+	color.RGBA{230, 159, 0, 255},   // orange
+	color.RGBA{86, 180, 233, 255},  // sky
+	color.RGBA{120, 120, 120, 255}, // grey
+	color.RGBA{240, 228, 66, 255},  // yellow
+}
+
+func colorAt(i int) color.Color { return palette[i%len(palette)] }
+
+const (
+	figW, figH = 9 * vg.Inch, 5 * vg.Inch
+	dpi        = 144
+)
+
+// WritePlots draws the figures of res into dir and returns the names of
+// those it wrote (a figure without data, such as the timeline of a sweep
+// without one, is left out).
+func WritePlots(res *Results, dir string) ([]string, error) {
+	caption := res.Machine.CPULine()
+	figs := []struct {
+		name string
+		draw func(*Results) (*figure, error)
+	}{
+		{FigSpeedup, speedupPlot}, {FigPositions, positionPlot}, {FigHistogram, histogramPlot},
+		{FigBatch, batchPlot}, {FigTimeline, timelinePlot},
+	}
+	var out []string
+	for _, f := range figs {
+		fig, err := f.draw(res)
+		if err != nil {
+			return out, fmt.Errorf("bench: %s: %w", f.name, err)
+		}
+		if fig == nil {
+			continue
+		}
+		if err := fig.render(caption, filepath.Join(dir, f.name)); err != nil {
+			return out, fmt.Errorf("bench: %s: %w", f.name, err)
+		}
+		out = append(out, f.name)
+	}
+	return out, nil
+}
+
+// sans is the typeface of every text in the figures.
+var sans = font.Font{Typeface: "Liberation", Variant: "Sans"}
+
+// figure is a plot, its legend and its title (drawn across the whole
+// image, above the plot and the legend).
+type figure struct {
+	p     *plot.Plot
+	leg   *legend
+	title string
+}
+
+// newFigure is a figure with readable fonts, a grid and an empty legend.
+func newFigure(title, x, y string) *figure {
+	p := plot.New()
+	p.X.Label.Text, p.Y.Label.Text = x, y
+	for _, a := range []*plot.Axis{&p.X, &p.Y} {
+		a.Label.TextStyle.Font = font.From(sans, 13)
+		a.Tick.Label.Font = font.From(sans, 11)
+		a.Padding = 4
+	}
+	p.Y.Tick.Marker = niceTicks{}
+	g := plotter.NewGrid()
+	g.Vertical.Color, g.Horizontal.Color = color.Gray{225}, color.Gray{225}
+	p.Add(g)
+	l := &legend{Legend: plot.NewLegend()}
+	l.TextStyle.Font = font.From(sans, 11)
+	l.Top, l.Left = true, true
+	l.ThumbnailWidth = vg.Points(26)
+	l.Padding = vg.Points(3)
+	return &figure{p: p, leg: l, title: title}
+}
+
+// render writes the figure as a PNG: the title on top, the legend to the
+// right of the axes, caption at the bottom.
+func (f *figure) render(caption, path string) error {
+	img := vgimg.NewWith(vgimg.UseWH(figW, figH), vgimg.UseDPI(dpi))
+	dc := draw.New(img)
+	sty := func(size vg.Length, c color.Color) text.Style {
+		return text.Style{Color: c, Font: font.From(sans, size), Handler: plot.DefaultTextHandler}
+	}
+	dc.FillText(sty(10, color.Gray{70}), vg.Point{X: dc.Min.X + vg.Points(8), Y: dc.Min.Y + vg.Points(6)}, caption)
+	titleH := vg.Points(10)
+	if f.title != "" {
+		ts := sty(14, color.Black)
+		ts.YAlign = draw.YTop
+		dc.FillText(ts, vg.Point{X: dc.Min.X + vg.Points(8), Y: dc.Max.Y - vg.Points(8)}, f.title)
+		titleH = ts.Height(f.title) + vg.Points(16)
+	}
+	area := draw.Crop(dc, vg.Points(4), 0, vg.Points(20), -titleH)
+	if leg := f.leg; len(leg.names) > 0 {
+		w := leg.width()
+		leg.Draw(draw.Crop(area, area.Max.X-area.Min.X-w, -vg.Points(6), 0, -vg.Points(4)))
+		area = draw.Crop(area, 0, -w-vg.Points(10), 0, 0)
+	}
+	f.p.Draw(area)
+	w, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(w); err != nil {
+		w.Close()
+		return err
+	}
+	return w.Close()
+}
+
+// legend is a plot.Legend that remembers its entries' names (plot.Legend
+// keeps them private), so render can measure the strip it needs.
+type legend struct {
+	plot.Legend
+	names []string
+}
+
+func (l *legend) add(name string, th ...plot.Thumbnailer) {
+	l.Add(name, th...)
+	l.names = append(l.names, name)
+}
+
+func (l *legend) width() vg.Length {
+	w := vg.Length(0)
+	for _, t := range l.names {
+		w = max(w, l.TextStyle.Rectangle(t).Max.X)
+	}
+	return w + l.ThumbnailWidth + vg.Points(14)
+}
+
+// primary picks, from configurations, the ones the figures draw: the
+// first temperature, thread count and (per draft) p_min of the sweep, at
+// fixed k. It keeps the figures readable whatever the size of the grid;
+// results.csv has everything.
+func primary(cs []ConfigResult) []ConfigResult {
+	if len(cs) == 0 {
+		return nil
+	}
+	temp, th := cs[0].Temp, cs[0].Threads
+	pmin := map[string]float64{}
+	var out []ConfigResult
+	for _, c := range cs {
+		if _, ok := pmin[c.Draft]; !ok {
+			pmin[c.Draft] = c.PMin
+		}
+		if c.Temp == temp && c.Threads == th && c.PMin == pmin[c.Draft] && !c.Adaptive {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// groupBy groups configurations by key, in order of first appearance.
+func groupBy[K comparable](cs []ConfigResult, key func(ConfigResult) K) ([]K, map[K][]ConfigResult) {
+	var order []K
+	m := map[K][]ConfigResult{}
+	for _, c := range cs {
+		k := key(c)
+		if _, ok := m[k]; !ok {
+			order = append(order, k)
+		}
+		m[k] = append(m[k], c)
+	}
+	return order, m
+}
+
+type dk struct {
+	draft string
+	batch int
+}
+
+// draftWord names a draft mode in a legend.
+func draftWord(draft string) string {
+	if draft == DraftNGram {
+		return "n-gram"
+	}
+	return "model"
+}
+
+// niceTicks labels 4 to 8 round values (steps of 1, 2, 2.5 or 5 times a
+// power of ten) with an unlabelled minor tick between them.
+type niceTicks struct{}
+
+func (niceTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(hi > lo) {
+		return []plot.Tick{{Value: lo, Label: strconv.FormatFloat(lo, 'g', 4, 64)}}
+	}
+	raw := (hi - lo) / 6
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := 10 * mag
+	for _, m := range []float64{1, 2, 2.5, 5} {
+		if m*mag >= raw {
+			step = m * mag
+			break
+		}
+	}
+	prec := max(0, -int(math.Floor(math.Log10(step)+1e-9)))
+	if step/math.Pow(10, math.Floor(math.Log10(step))) == 2.5 {
+		prec++
+	}
+	var ts []plot.Tick
+	for v := math.Ceil(lo/step-1e-9) * step; v <= hi+1e-9*step; v += step {
+		if math.Abs(v) < step*1e-9 {
+			v = 0 // not "-0.0"
+		}
+		ts = append(ts, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', prec, 64)})
+		if m := v + step/2; m <= hi {
+			ts = append(ts, plot.Tick{Value: m})
+		}
+	}
+	return ts
+}
+
+// intTicks marks the integers vs on an axis.
+func intTicks(vs []int) plot.ConstantTicks {
+	var t plot.ConstantTicks
+	for _, v := range vs {
+		t = append(t, plot.Tick{Value: float64(v), Label: strconv.Itoa(v)})
+	}
+	return t
+}
+
+// lineWith adds a line with point markers and min–max error bars.
+func lineWith(p *plot.Plot, leg *legend, name string, clr color.Color, dashes []vg.Length, xs, ys, lo, hi []float64) error {
+	xy := make(plotter.XYs, len(xs))
+	errs := make(plotter.YErrors, len(xs))
+	for i := range xs {
+		xy[i] = plotter.XY{X: xs[i], Y: ys[i]}
+		if lo != nil {
+			errs[i] = struct{ Low, High float64 }{ys[i] - lo[i], hi[i] - ys[i]}
+		}
+	}
+	l, s, err := plotter.NewLinePoints(xy)
+	if err != nil {
+		return err
+	}
+	l.Color, l.Width, l.Dashes = clr, vg.Points(2), dashes
+	s.Color, s.Shape, s.Radius = clr, draw.CircleGlyph{}, vg.Points(3)
+	p.Add(l, s)
+	if lo != nil {
+		eb, err := plotter.NewYErrorBars(struct {
+			plotter.XYs
+			plotter.YErrors
+		}{xy, errs})
+		if err != nil {
+			return err
+		}
+		eb.Color, eb.Width, eb.CapWidth = clr, vg.Points(1.2), vg.Points(6)
+		p.Add(eb)
+	}
+	leg.add(name, l, s)
+	return nil
+}
+
+func plainLine(p *plot.Plot, leg *legend, y float64, name string) {
+	l := plotter.NewFunction(func(float64) float64 { return y })
+	l.Color, l.Width = color.Gray{110}, vg.Points(1.2)
+	p.Add(l)
+	leg.add(name, l)
+}
+
+// speedupPlot: measured speedup over plain decoding against k, one line
+// per draft and batch size (median of the A/B pairs, bars from the least
+// to the most), with Leviathan et al.'s prediction from the measured α
+// and c (and with the measured (k+1)-pass cost) at the smallest batch.
+func speedupPlot(res *Results) (*figure, error) {
+	cs := primary(res.Configs)
+	if len(cs) == 0 {
+		return nil, nil
+	}
+	fig := newFigure(fmt.Sprintf("Speedup over plain decoding: %s, temperature %s\nmedian of the A/B pairs, bars from the least to the most; dashed: Leviathan et al.'s prediction", res.Models.Target.short(), fnum(cs[0].Temp)),
+		"draft length k", "speedup over plain decoding (×)")
+	p, leg := fig.p, fig.leg
+	order, by := groupBy(cs, func(c ConfigResult) dk { return dk{c.Draft, c.Batch} })
+	var ks []int
+	ymax := 1.0
+	for i, key := range order {
+		g := by[key]
+		slices.SortFunc(g, func(a, b ConfigResult) int { return a.K - b.K })
+		var xs, ys, lo, hi []float64
+		for _, c := range g {
+			xs, ys, lo, hi = append(xs, float64(c.K)), append(ys, c.Speedup.Median), append(lo, c.Speedup.Min), append(hi, c.Speedup.Max)
+			ymax = max(ymax, c.Speedup.Max)
+			if !slices.Contains(ks, c.K) {
+				ks = append(ks, c.K)
+			}
+		}
+		if err := lineWith(p, leg, fmt.Sprintf("%s, batch %d", draftWord(key.draft), key.batch), colorAt(i), nil, xs, ys, lo, hi); err != nil {
+			return nil, err
+		}
+	}
+	// Theory at each draft's smallest batch.
+	dorder, dby := groupBy(cs, func(c ConfigResult) string { return c.Draft })
+	for _, d := range dorder {
+		g := dby[d]
+		b := slices.MinFunc(g, func(a, b ConfigResult) int { return a.Batch - b.Batch }).Batch
+		var t1, t2 plotter.XYs
+		for _, c := range g {
+			if c.Batch != b {
+				continue
+			}
+			t1 = append(t1, plotter.XY{X: float64(c.K), Y: float64(c.Predicted)})
+			if !math.IsNaN(float64(c.PredictedPass)) {
+				t2 = append(t2, plotter.XY{X: float64(c.K), Y: float64(c.PredictedPass)})
+			}
+		}
+		slices.SortFunc(t1, func(a, b plotter.XY) int { return cmp.Compare(a.X, b.X) })
+		slices.SortFunc(t2, func(a, b plotter.XY) int { return cmp.Compare(a.X, b.X) })
+		clr := colorAt(slices.Index(order, dk{d, b}))
+		for i, t := range []plotter.XYs{t1, t2} {
+			if len(t) == 0 {
+				continue
+			}
+			l, err := plotter.NewLine(t)
+			if err != nil {
+				return nil, err
+			}
+			l.Color, l.Width = clr, vg.Points(1.4)
+			name := fmt.Sprintf("theory, %s, batch %d (α, c measured)", draftWord(d), b)
+			l.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
+			if i == 1 {
+				name = fmt.Sprintf("theory, %s, batch %d, with measured r", draftWord(d), b)
+				l.Dashes = []vg.Length{vg.Points(1.5), vg.Points(2.5)}
+			}
+			for _, xy := range t {
+				ymax = max(ymax, xy.Y)
+			}
+			p.Add(l)
+			leg.add(name, l)
+		}
+	}
+	plainLine(p, leg, 1, "plain decoding")
+	slices.Sort(ks)
+	p.X.Tick.Marker = intTicks(ks)
+	p.X.Min, p.X.Max = float64(ks[0])-0.3, float64(ks[len(ks)-1])+0.3
+	p.Y.Min, p.Y.Max = 0, ymax*1.08
+	return fig, nil
+}
+
+func (m ModelInfo) short() string {
+	if m.Name == "" {
+		return "target"
+	}
+	return filepath.Base(m.Name)
+}
+
+// largestK returns, per draft mode, the configuration with the largest k
+// at the smallest batch among cs.
+func largestK(cs []ConfigResult) []ConfigResult {
+	order, by := groupBy(cs, func(c ConfigResult) string { return c.Draft })
+	var out []ConfigResult
+	for _, d := range order {
+		out = append(out, slices.MaxFunc(by[d], func(a, b ConfigResult) int {
+			return cmp.Or(b.Batch-a.Batch, a.K-b.K)
+		}))
+	}
+	return out
+}
+
+// positionPlot: the chance that a draft token proposed at position i is
+// accepted, at the largest k, with the fitted geometric decay α^i.
+func positionPlot(res *Results) (*figure, error) {
+	cs := largestK(primary(res.Configs))
+	if len(cs) == 0 {
+		return nil, nil
+	}
+	fig := newFigure("Acceptance per draft position", "draft position i", "P(token at position i accepted)")
+	p, leg := fig.p, fig.leg
+	kmax := 0
+	for i, c := range cs {
+		var xs, ys []float64
+		for j, pos := range c.PerPosition {
+			if pos.Proposed > 0 {
+				xs, ys = append(xs, float64(j+1)), append(ys, pos.Rate)
+			}
+		}
+		if len(xs) == 0 {
+			continue
+		}
+		kmax = max(kmax, len(c.PerPosition))
+		name := fmt.Sprintf("%s, k %d, batch %d", draftWord(c.Draft), c.K, c.Batch)
+		if err := lineWith(p, leg, name, colorAt(i), nil, xs, ys, nil, nil); err != nil {
+			return nil, err
+		}
+		if a := float64(c.AlphaFit); a > 0 {
+			f := plotter.NewFunction(func(x float64) float64 { return math.Pow(a, x) })
+			f.XMin, f.XMax = 1, float64(len(c.PerPosition))
+			f.Color, f.Width, f.Dashes = colorAt(i), vg.Points(1.4), []vg.Length{vg.Points(5), vg.Points(3)}
+			p.Add(f)
+			leg.add(fmt.Sprintf("  fit α^i: α = %.2f (MLE %.2f)", a, float64(c.Alpha)), f)
+		}
+	}
+	if kmax == 0 {
+		return nil, nil
+	}
+	ks := make([]int, kmax)
+	for i := range ks {
+		ks[i] = i + 1
+	}
+	p.X.Tick.Marker = intTicks(ks)
+	p.X.Min, p.X.Max = 0.7, float64(kmax)+0.3
+	p.Y.Min, p.Y.Max = 0, 1
+	return fig, nil
+}
+
+// histogramPlot: the share of drafted blocks that accepted exactly j
+// draft tokens, at the largest k.
+func histogramPlot(res *Results) (*figure, error) {
+	cs := largestK(primary(res.Configs))
+	var keep []ConfigResult
+	for _, c := range cs {
+		if len(c.Histogram) > 0 {
+			keep = append(keep, c)
+		}
+	}
+	if len(keep) == 0 {
+		return nil, nil
+	}
+	fig := newFigure("Accepted length per verification step", "draft tokens accepted in the step", "share of drafted steps")
+	p, leg := fig.p, fig.leg
+	n := 0
+	for _, c := range keep {
+		n = max(n, len(c.Histogram))
+	}
+	w := vg.Points(min(40, 360/float64(n*len(keep))))
+	for i, c := range keep {
+		tot := 0
+		for _, h := range c.Histogram {
+			tot += h
+		}
+		vs := make(plotter.Values, n)
+		for j, h := range c.Histogram {
+			vs[j] = float64(h) / float64(tot)
+		}
+		b, err := plotter.NewBarChart(vs, w)
+		if err != nil {
+			return nil, err
+		}
+		b.Color, b.LineStyle.Width = colorAt(i), 0
+		b.Offset = vg.Length(float64(i)-float64(len(keep)-1)/2) * w
+		p.Add(b)
+		leg.add(fmt.Sprintf("%s, k %d, batch %d: mean length %.2f", draftWord(c.Draft), c.K, c.Batch, float64(c.MeanAcceptedLength)), b)
+	}
+	names := make([]string, n)
+	for j := range names {
+		names[j] = strconv.Itoa(j)
+	}
+	p.NominalX(names...)
+	p.Y.Min = 0
+	return fig, nil
+}
+
+// batchPlot: throughput against batch size, one line per draft and k
+// (median, min–max bars), and plain decoding.
+func batchPlot(res *Results) (*figure, error) {
+	cs := primary(res.Configs)
+	if len(cs) == 0 {
+		return nil, nil
+	}
+	fig := newFigure("Throughput against batch size\nmedian of the repeats, bars from the least to the most", "batch size (sequences decoded at once)", "tokens per second")
+	p, leg := fig.p, fig.leg
+	type key struct {
+		draft string
+		k     int
+	}
+	order, by := groupBy(cs, func(c ConfigResult) key { return key{c.Draft, c.K} })
+	var bs []int
+	ymax := 0.0
+	for i, k := range order {
+		g := by[k]
+		slices.SortFunc(g, func(a, b ConfigResult) int { return a.Batch - b.Batch })
+		var xs, ys, lo, hi []float64
+		for _, c := range g {
+			xs, ys, lo, hi = append(xs, float64(c.Batch)), append(ys, c.TokS.Median), append(lo, c.TokS.Min), append(hi, c.TokS.Max)
+			ymax = max(ymax, c.TokS.Max)
+			if !slices.Contains(bs, c.Batch) {
+				bs = append(bs, c.Batch)
+			}
+		}
+		if err := lineWith(p, leg, fmt.Sprintf("%s, k %d", draftWord(k.draft), k.k), colorAt(i), nil, xs, ys, lo, hi); err != nil {
+			return nil, err
+		}
+	}
+	var xs, ys, lo, hi []float64
+	var base []BaselineResult
+	for _, b := range res.Baselines {
+		if b.Temp == cs[0].Temp && b.Threads == cs[0].Threads {
+			base = append(base, b)
+		}
+	}
+	slices.SortFunc(base, func(a, b BaselineResult) int { return a.Batch - b.Batch })
+	for _, b := range base {
+		xs, ys, lo, hi = append(xs, float64(b.Batch)), append(ys, b.Summary.Median), append(lo, b.Summary.Min), append(hi, b.Summary.Max)
+		ymax = max(ymax, b.Summary.Max)
+	}
+	if len(xs) > 0 {
+		if err := lineWith(p, leg, "plain decoding", color.Black, []vg.Length{vg.Points(4), vg.Points(3)}, xs, ys, lo, hi); err != nil {
+			return nil, err
+		}
+	}
+	slices.Sort(bs)
+	p.X.Tick.Marker = intTicks(bs)
+	pad := max(0.3, float64(bs[len(bs)-1]-bs[0])*0.04)
+	p.X.Min, p.X.Max = float64(bs[0])-pad, float64(bs[len(bs)-1])+pad
+	p.Y.Min, p.Y.Max = 0, ymax*1.08
+	return fig, nil
+}
+
+// Timeline lanes and colours.
+var tlStyle = []struct {
+	kind  string
+	slot0 bool
+	lane  float64
+	clr   color.Color
+	name  string
+}{
+	{KindDraft, true, 1, color.RGBA{0, 114, 178, 255}, "draft, this request"},
+	{KindDraft, false, 1, color.RGBA{150, 200, 235, 255}, "draft, other requests"},
+	{KindPreDraft, true, 1, color.RGBA{230, 159, 0, 255}, "pre-draft (step n+1 during n)"},
+	{KindPreDraft, false, 1, color.RGBA{245, 210, 140, 255}, "pre-draft, other requests"},
+	{KindVerify, true, 0, color.RGBA{0, 158, 115, 255}, "target pass with this request"},
+	{KindVerify, false, 0, color.RGBA{150, 215, 190, 255}, "target pass, other requests only"},
+	{KindPrefill, true, 0, color.RGBA{90, 90, 90, 255}, "prefill, this request"},
+	{KindPrefill, false, 0, color.RGBA{190, 190, 190, 255}, "prefill, other requests"},
+}
+
+// bars draws timeline intervals as rectangles in their lanes.
+type bars struct {
+	ivs   []Interval
+	clr   color.Color
+	lane  float64
+	until time.Duration
+}
+
+func (b bars) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	for _, iv := range b.ivs {
+		if iv.Start > b.until {
+			continue
+		}
+		x0, x1 := trX(iv.Start.Seconds()*1e3), trX(min(iv.End, b.until).Seconds()*1e3)
+		if x1-x0 < vg.Points(0.6) {
+			x1 = x0 + vg.Points(0.6) // visible however short
+		}
+		y0, y1 := trY(b.lane-0.32), trY(b.lane+0.32)
+		c.FillPolygon(b.clr, []vg.Point{{X: x0, Y: y0}, {X: x1, Y: y0}, {X: x1, Y: y1}, {X: x0, Y: y1}})
+	}
+}
+
+func (b bars) Thumbnail(c *draw.Canvas) {
+	r := c.Rectangle
+	pad := (r.Max.Y - r.Min.Y) * 0.15
+	c.FillPolygon(b.clr, []vg.Point{{X: r.Min.X, Y: r.Min.Y + pad}, {X: r.Max.X, Y: r.Min.Y + pad}, {X: r.Max.X, Y: r.Max.Y - pad}, {X: r.Min.X, Y: r.Max.Y - pad}})
+}
+
+// timelinePlot: the busy intervals of the draft and the target from the
+// start of the run to the last chunk of the request in slot 0.
+func timelinePlot(res *Results) (*figure, error) {
+	tl := res.Timeline
+	if tl == nil || len(tl.Intervals) == 0 {
+		return nil, nil
+	}
+	until := tl.Last
+	if until <= 0 {
+		until = tl.Wall
+	}
+	fig := newFigure(fmt.Sprintf("Timeline of one request: %s", tl.Point), "time since the run started (ms)", "")
+	p, leg := fig.p, fig.leg
+	var draftBusy, targetBusy, both time.Duration
+	for _, st := range tlStyle {
+		var ivs []Interval
+		for _, iv := range tl.Intervals {
+			if iv.Kind == st.kind && iv.Slot0 == st.slot0 {
+				ivs = append(ivs, iv)
+			}
+		}
+		if len(ivs) == 0 {
+			continue
+		}
+		b := bars{ivs: ivs, clr: st.clr, lane: st.lane, until: until}
+		p.Add(b)
+		leg.add(st.name, b)
+	}
+	for _, iv := range tl.Intervals {
+		if iv.Start > until {
+			continue
+		}
+		d := min(iv.End, until) - iv.Start
+		if iv.Kind == KindDraft || iv.Kind == KindPreDraft {
+			draftBusy += d
+		} else {
+			targetBusy += d
+		}
+	}
+	both = overlapOf(tl.Intervals, until)
+	fig.title += fmt.Sprintf("\ndraft busy %.0f%%, target busy %.0f%%, both at once %.0f%% of %.1f ms",
+		100*draftBusy.Seconds()/until.Seconds(), 100*targetBusy.Seconds()/until.Seconds(), 100*both.Seconds()/until.Seconds(), until.Seconds()*1e3)
+	p.Y.Tick.Marker = plot.ConstantTicks{{Value: 0, Label: "target"}, {Value: 1, Label: "draft"}}
+	p.Y.Min, p.Y.Max = -0.6, 1.6
+	p.X.Min, p.X.Max = 0, until.Seconds()*1e3*1.01
+	return fig, nil
+}
+
+// overlapOf is the time until which a draft interval and a target
+// interval are both running.
+func overlapOf(ivs []Interval, until time.Duration) time.Duration {
+	type edge struct {
+		t     time.Duration
+		draft bool
+		d     int
+	}
+	var es []edge
+	for _, iv := range ivs {
+		if iv.Start >= until {
+			continue
+		}
+		dr := iv.Kind == KindDraft || iv.Kind == KindPreDraft
+		es = append(es, edge{iv.Start, dr, 1}, edge{min(iv.End, until), dr, -1})
+	}
+	slices.SortStableFunc(es, func(a, b edge) int { return cmp.Or(cmp.Compare(a.t, b.t), a.d-b.d) })
+	var nd, nt int
+	var last, tot time.Duration
+	for _, e := range es {
+		if nd > 0 && nt > 0 {
+			tot += e.t - last
+		}
+		last = e.t
+		if e.draft {
+			nd += e.d
+		} else {
+			nt += e.d
+		}
+	}
+	return tot
+}
