@@ -21,94 +21,19 @@
 # It prints PASS or FAIL per check and exits 1 if any check failed.
 # Needs go, nats, node, npm and timeout on PATH (.ci/run installs them).
 set -uo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
-cd "$root"
-start_s=$SECONDS
+source "$(dirname "$0")/lib.sh" # cds to the repository root
 
 # The nats tool must talk to the servers started here, not to a context or
 # environment of the machine.
 unset NATS_URL NATS_CONTEXT NATS_USER NATS_PASSWORD NATS_TOKEN NATS_CREDS NATS_NKEY \
   NATS_JWT NATS_SEED NATS_CERT NATS_KEY NATS_CA NATS_TIMEOUT NATS_SOCKS_PROXY
 
-for c in go nats node npm timeout; do
-  if ! command -v "$c" >/dev/null; then
-    echo "FAIL setup: $c is not on PATH"
-    exit 1
-  fi
-done
+need go nats node npm timeout
 if [[ "$(nats --version 2>&1)" != "v0.5.0" ]]; then
   echo "clients: note: nats $(nats --version 2>&1) (these checks use natscli v0.5.0's flags)" >&2
 fi
 
-tmp="$(mktemp -d "${TMPDIR:-/tmp}/specd-clients.XXXXXX")"
-pids=() # started here and not yet reaped: stopped on exit
-checks=0
-fails=0
-
-cleanup() {
-  local p i alive
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
-  for ((i = 0; i < 50; i++)); do # up to 5 s for a graceful drain
-    alive=0
-    for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
-    ((alive)) || break
-    sleep 0.1
-  done
-  for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM HUP
-
-# forget PID…: drops reaped processes from pids.
-forget() {
-  local p q keep=()
-  for p in "${pids[@]}"; do
-    for q in "$@"; do [[ $p == "$q" ]] && continue 2; done
-    keep+=("$p")
-  done
-  pids=("${keep[@]}")
-}
-
-pass() {
-  checks=$((checks + 1))
-  echo "PASS $1${2:+ — $2}"
-}
-# fail NAME WHY [FILE]: FILE's last lines are shown.
-fail() {
-  checks=$((checks + 1))
-  fails=$((fails + 1))
-  echo "FAIL $1${2:+ — $2}"
-  if [[ -n ${3:-} && -f $3 ]]; then
-    tail -n 30 "$3" | sed 's/^/    | /'
-  fi
-}
-
-# start_specd NAME ARGS…: starts specd serve in the background (log in
-# $tmp/NAME.log, pid in pid_NAME), waits up to 30 s for its "serving" log
-# line and sets url to the NATS URL that line names. Returns 1 if it exits
-# or hangs. Its HTTP gateway listens on a free port (--http 127.0.0.1:0),
-# not on the default 8080 that the processes here would all want.
-start_specd() {
-  local name=$1 i pid line
-  shift
-  "$bin" serve --log-format json --drain-timeout 2s --http 127.0.0.1:0 "$@" >"$tmp/$name.out" 2>"$tmp/$name.log" &
-  pid=$!
-  pids+=("$pid")
-  printf -v "pid_$name" %s "$pid"
-  for ((i = 0; i < 300; i++)); do
-    line="$(grep -m1 '"message":"serving"' "$tmp/$name.log")"
-    if [[ -n $line ]]; then
-      url="$(grep -o '"nats":"[^"]*"' <<<"$line" | grep -o 'nats://[^"]*')"
-      [[ -n $url ]] && return 0
-      return 1
-    fi
-    kill -0 "$pid" 2>/dev/null || return 1
-    sleep 0.1
-  done
-  return 1
-}
+lib_init clients
 
 # wait_micro URL N: waits up to 20 s until nats micro ls lists N instances
 # of the service specd.
@@ -135,13 +60,7 @@ joined() { awk 'NR > 1 { printf " / " } { printf "%s", $0 } END { print "" }' "$
 N() { timeout 30 nats --no-context -s "$url" "$@"; }
 
 # --- 1. build and start -------------------------------------------------
-bin="$tmp/specd"
-if timeout 600 go build -o "$bin" ./cmd/specd >"$tmp/build.log" 2>&1; then
-  pass build "go build -o $bin ./cmd/specd"
-else
-  fail build "go build failed" "$tmp/build.log"
-  exit 1
-fi
+build_specd
 if start_specd A --nats-listen 127.0.0.1:-1 && wait_micro "$url" 1; then
   pass "start A" "specd serve --nats-listen 127.0.0.1:-1 serves on $url; nats micro ls lists specd"
 else
@@ -230,7 +149,7 @@ else
 fi
 
 # --- 3. NATS JavaScript client ------------------------------------------------
-if (cd scripts/js && timeout 180 npm ci --no-audit --no-fund --loglevel=error) >"$tmp/npm.txt" 2>&1; then
+if npm_ci 180; then
   pass "npm ci" "scripts/js: @nats-io/transport-node $(node -p 'require("./scripts/js/node_modules/@nats-io/transport-node/package.json").version')"
   for js in session generate; do
     if timeout 60 node "scripts/js/$js.mjs" "$url" >"$tmp/$js.txt" 2>&1; then
@@ -315,37 +234,7 @@ fi
 # SIGTERM: every specd drains and exits 0 within 10 s (the workers
 # first, then the processes with the embedded servers); no log has an
 # error or a panic.
-stop_specd() {
-  local w p i rc
-  for w in "$@"; do
-    p="pid_$w"
-    [[ -n ${!p:-} ]] && kill -TERM "${!p}" 2>/dev/null
-  done
-  for w in "$@"; do
-    p="pid_$w"
-    [[ -n ${!p:-} ]] || continue
-    for ((i = 0; i < 100; i++)); do
-      kill -0 "${!p}" 2>/dev/null || break
-      sleep 0.1
-    done
-    if kill -0 "${!p}" 2>/dev/null; then
-      fail "SIGTERM $w" "still running 10 s after SIGTERM" "$tmp/$w.log"
-      continue
-    fi
-    wait "${!p}"
-    rc=$?
-    forget "${!p}"
-    if ((rc != 0)); then
-      fail "SIGTERM $w" "exit status $rc" "$tmp/$w.log"
-    elif grep -q '"level":"error"\|^panic\|fatal error' "$tmp/$w.log"; then
-      fail "SIGTERM $w" "exit status 0, but errors or a panic in the log" "$tmp/$w.log"
-    else
-      pass "SIGTERM $w" "drained and exited 0, no error in the log"
-    fi
-  done
-}
-stop_specd B C
-stop_specd A2 A
+stop_specd 10 B C
+stop_specd 10 A2 A
 
-echo "clients: $checks checks, $fails failed, $((SECONDS - start_s)) s"
-((fails == 0))
+finish

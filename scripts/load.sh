@@ -23,9 +23,7 @@
 # It prints PASS or FAIL per check and exits 1 if any check failed.
 # Needs go, curl and timeout on PATH.
 set -uo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
-cd "$root"
-start_s=$SECONDS
+source "$(dirname "$0")/lib.sh" # cds to the repository root
 
 duration=${DURATION:-120}
 clients=${CLIENTS:-64}
@@ -39,47 +37,9 @@ for v in duration clients slots queue maxtok grace; do
     exit 1
   fi
 done
-for c in go curl timeout; do
-  if ! command -v "$c" >/dev/null; then
-    echo "FAIL setup: $c is not on PATH"
-    exit 1
-  fi
-done
+need go curl timeout
 
-tmp="$(mktemp -d "${TMPDIR:-/tmp}/specd-load.XXXXXX")"
-pids=() # started here: stopped on exit
-checks=0
-fails=0
-
-cleanup() {
-  local p i alive
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
-  for ((i = 0; i < 50; i++)); do # up to 5 s for a graceful drain
-    alive=0
-    for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
-    ((alive)) || break
-    sleep 0.1
-  done
-  for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM HUP
-
-pass() {
-  checks=$((checks + 1))
-  echo "PASS $1${2:+ — $2}"
-}
-# fail NAME WHY [FILE]: FILE's last lines are shown.
-fail() {
-  checks=$((checks + 1))
-  fails=$((fails + 1))
-  echo "FAIL $1${2:+ — $2}"
-  if [[ -n ${3:-} && -f $3 ]]; then
-    tail -n 30 "$3" | sed 's/^/    | /'
-  fi
-}
+lib_init load
 
 # mem PID: VmRSS and VmHWM of PID.
 mem() {
@@ -87,39 +47,12 @@ mem() {
 }
 
 # --- build and start -------------------------------------------------------------
-bin="$tmp/specd"
-if timeout 600 go build -o "$bin" ./cmd/specd >"$tmp/build.log" 2>&1 &&
-  timeout 300 go build -o "$tmp/load" ./tools/load >>"$tmp/build.log" 2>&1; then
-  pass build "go build ./cmd/specd ./tools/load"
-else
-  fail build "go build failed" "$tmp/build.log"
-  exit 1
-fi
+build_specd ./tools/load
 
+specd_drain=5s
 # shellcheck disable=SC2086 # SPECD_ARGS is a list of flags
-"$bin" serve --log-format json --drain-timeout 5s --nats-listen 127.0.0.1:-1 --http 127.0.0.1:0 \
-  --slots "$slots" --queue "$queue" ${SPECD_ARGS:-} >"$tmp/specd.out" 2>"$tmp/specd.log" &
-pid=$!
-pids+=("$pid")
-http=""
-for ((i = 0; i < 300; i++)); do # up to 30 s
-  line="$(grep -m1 '"message":"serving"' "$tmp/specd.log")"
-  if [[ -n $line ]]; then
-    http="$(grep -o '"http":"[^"]*"' <<<"$line" | sed 's/^"http":"//; s/"$//')"
-    break
-  fi
-  kill -0 "$pid" 2>/dev/null || break
-  sleep 0.1
-done
-health=""
-if [[ -n $http ]]; then
-  for ((i = 0; i < 50; i++)); do
-    health="$(curl -s --max-time 2 "http://$http/health")"
-    [[ $health == *'"status":"ok"'* ]] && break
-    sleep 0.1
-  done
-fi
-if [[ $health == *'"status":"ok"'* ]]; then
+start_specd specd --nats-listen 127.0.0.1:-1 --slots "$slots" --queue "$queue" ${SPECD_ARGS:-}
+if [[ -n $http ]] && wait_health "http://$http"; then
   pass "start" "specd serve --slots $slots --queue $queue on http://$http (pid $pid); GET /health: $health"
 else
   fail "start" "specd serve did not come up with an http address and /health ok within 35 s" "$tmp/specd.log"
@@ -174,25 +107,6 @@ else
 fi
 
 # --- SIGTERM -----------------------------------------------------------------------
-kill -TERM "$pid" 2>/dev/null
-for ((i = 0; i < 150; i++)); do
-  kill -0 "$pid" 2>/dev/null || break
-  sleep 0.1
-done
-if kill -0 "$pid" 2>/dev/null; then
-  fail "SIGTERM" "specd still running 15 s after SIGTERM" "$tmp/specd.log"
-else
-  wait "$pid"
-  rc=$?
-  pids=()
-  if ((rc != 0)); then
-    fail "SIGTERM" "exit status $rc" "$tmp/specd.log"
-  elif grep -q '"level":"error"\|^panic\|fatal error' "$tmp/specd.log"; then
-    fail "SIGTERM" "exit status 0, but errors or a panic in the log" "$tmp/specd.log"
-  else
-    pass "SIGTERM" "drained and exited 0, no error in the log"
-  fi
-fi
+stop_specd 15 specd
 
-echo "load: $checks checks, $fails failed, $((SECONDS - start_s)) s"
-((fails == 0))
+finish

@@ -25,128 +25,21 @@
 # It prints PASS or FAIL per check and exits 1 if any check failed.
 # Needs go, node, npm, curl and timeout on PATH (.ci/run installs them).
 set -uo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
-cd "$root"
-start_s=$SECONDS
+source "$(dirname "$0")/lib.sh" # cds to the repository root
 
-for c in go node npm curl timeout; do
-  if ! command -v "$c" >/dev/null; then
-    echo "FAIL setup: $c is not on PATH"
-    exit 1
-  fi
-done
+need go node npm curl timeout
 
-tmp="$(mktemp -d "${TMPDIR:-/tmp}/specd-openai.XXXXXX")"
-pids=() # started here: stopped on exit
-checks=0
-fails=0
-
-cleanup() {
-  local p i alive
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
-  for ((i = 0; i < 50; i++)); do # up to 5 s for a graceful drain
-    alive=0
-    for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
-    ((alive)) || break
-    sleep 0.1
-  done
-  for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM HUP
-
-pass() {
-  checks=$((checks + 1))
-  echo "PASS $1${2:+ — $2}"
-}
-# fail NAME WHY [FILE]: FILE's last lines are shown.
-fail() {
-  checks=$((checks + 1))
-  fails=$((fails + 1))
-  echo "FAIL $1${2:+ — $2}"
-  if [[ -n ${3:-} && -f $3 ]]; then
-    tail -n 30 "$3" | sed 's/^/    | /'
-  fi
-}
+lib_init openai
 
 # --- build, npm, start ---------------------------------------------------------
-bin="$tmp/specd"
-if timeout 600 go build -o "$bin" ./cmd/specd >"$tmp/build.log" 2>&1; then
-  pass build "go build -o $bin ./cmd/specd"
-else
-  fail build "go build failed" "$tmp/build.log"
-  exit 1
-fi
-
-# node_modules as the lock file pins it (.ci/run runs npm ci; run it here
-# only if that was not done).
-pinned="$(node -p 'require("./scripts/js/package-lock.json").packages["node_modules/openai"].version')"
-have="$(node -p 'require("./scripts/js/node_modules/openai/package.json").version' 2>/dev/null)"
-if [[ $have != "$pinned" ]]; then
-  if ! (cd scripts/js && PUPPETEER_SKIP_DOWNLOAD=1 timeout 300 npm ci --no-audit --no-fund --loglevel=error) >"$tmp/npm.txt" 2>&1; then
-    fail "npm ci" "scripts/js" "$tmp/npm.txt"
-    exit 1
-  fi
-  have="$(node -p 'require("./scripts/js/node_modules/openai/package.json").version' 2>/dev/null)"
-fi
-if [[ $have == "$pinned" ]]; then
-  pass "openai client" "npm openai $have (as scripts/js/package-lock.json pins it)"
-else
-  fail "openai client" "scripts/js/node_modules has openai ${have:-none}, the lock file pins $pinned"
-  exit 1
-fi
-
-"$bin" serve --log-format json --drain-timeout 2s --nats-listen 127.0.0.1:-1 --http 127.0.0.1:0 >"$tmp/specd.out" 2>"$tmp/specd.log" &
-pid=$!
-pids+=("$pid")
-http=""
-for ((i = 0; i < 300; i++)); do # up to 30 s
-  line="$(grep -m1 '"message":"serving"' "$tmp/specd.log")"
-  if [[ -n $line ]]; then
-    http="$(grep -o '"http":"[^"]*"' <<<"$line" | sed 's/^"http":"//; s/"$//')"
-    break
-  fi
-  kill -0 "$pid" 2>/dev/null || break
-  sleep 0.1
-done
-if [[ -z $http ]]; then
-  fail "start" "specd serve did not log \"serving\" with an http address within 30 s" "$tmp/specd.log"
-  exit 1
-fi
-base="http://$http"
-health=""
-for ((i = 0; i < 50; i++)); do
-  health="$(curl -s --max-time 2 "$base/health")"
-  [[ $health == *'"status":"ok"'* ]] && break
-  sleep 0.1
-done
-if [[ $health == *'"status":"ok"'* ]]; then
-  pass "start" "specd serve --http 127.0.0.1:0 serves on $base; GET /health: $health"
-else
-  fail "start" "GET $base/health: ${health:-no answer}" "$tmp/specd.log"
-  exit 1
-fi
+build_specd
+npm_ready openai "openai client"
+start_http
 
 # --- the OpenAI JavaScript client -------------------------------------------------
 timeout 120 node scripts/js/openai.mjs "$base/v1" >"$tmp/openai.txt" 2>&1
 rc=$?
-n=0
-while IFS= read -r l; do
-  case $l in
-  "PASS "*)
-    n=$((n + 1))
-    l=${l#PASS }
-    pass "openai ${l%% — *}" "${l#* — }"
-    ;;
-  "FAIL "*)
-    n=$((n + 1))
-    l=${l#FAIL }
-    fail "openai ${l%% — *}" "${l#* — }"
-    ;;
-  esac
-done <"$tmp/openai.txt"
+relay openai "$tmp/openai.txt"
 if ((rc != 0 && fails == 0)) || ((n < 5)); then
   fail "openai.mjs" "exit status $rc, $n of 5 checks reported" "$tmp/openai.txt"
 fi
@@ -189,25 +82,6 @@ else
 fi
 
 # --- SIGTERM -----------------------------------------------------------------------
-kill -TERM "$pid" 2>/dev/null
-for ((i = 0; i < 100; i++)); do
-  kill -0 "$pid" 2>/dev/null || break
-  sleep 0.1
-done
-if kill -0 "$pid" 2>/dev/null; then
-  fail "SIGTERM" "specd still running 10 s after SIGTERM" "$tmp/specd.log"
-else
-  wait "$pid"
-  rc=$?
-  pids=()
-  if ((rc != 0)); then
-    fail "SIGTERM" "exit status $rc" "$tmp/specd.log"
-  elif grep -q '"level":"error"\|^panic\|fatal error' "$tmp/specd.log"; then
-    fail "SIGTERM" "exit status 0, but errors or a panic in the log" "$tmp/specd.log"
-  else
-    pass "SIGTERM" "drained and exited 0, no error in the log"
-  fi
-fi
+stop_specd 10 specd
 
-echo "openai: $checks checks, $fails failed, $((SECONDS - start_s)) s"
-((fails == 0))
+finish
