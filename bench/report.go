@@ -136,11 +136,12 @@ func (r *Results) WriteReport(w io.Writer, figs []string) error {
 			r.DriftFlagged, 100*s.DriftTol, 100*float64(r.Drift))
 	}
 
-	b.WriteString("## Speed\n\nMedians over the A/B pairs, min–max in brackets. Speedup is each pair's ratio to the plain baseline of the same batch, temperature and threads, run next to it. Predicted: Leviathan et al.'s (1−α^(k+1))/((1−α)(kc+1)) from the measured α and c; \"with r\": the same with the measured cost r of a (k+1)-token pass in place of 1.\n\n")
-	b.WriteString("| configuration | tok/s | plain tok/s | speedup | predicted | with r | measured / predicted | exact |\n|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("## Speed\n\nMedians over the A/B pairs, min–max in brackets. Speedup is each pair's ratio to the plain baseline of the same batch, temperature and threads, run next to it. Predicted: Leviathan et al.'s (1−α^(k+1))/((1−α)(kc+1)) from the measured α and c; \"with r\": the same with the measured cost r of a (k+1)-token pass in place of 1. CPU share: CPU time the process got per second of wall time (its threads' count on an idle machine); tok/CPU-s: tokens per CPU-second, less disturbed by other work but blind to what overlapping draft and verify gains.\n\n")
+	b.WriteString("| configuration | tok/s | plain tok/s | speedup | predicted | with r | measured / predicted | exact | CPU share | tok/CPU-s |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, c := range r.Configs {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s%s | %s× | %s× | %s | %s |\n", c.Label, spread(c.TokS, 1, ""), fd(Num(c.BaselineTokS.Median), 1),
-			spread(c.Speedup, 2, "×"), driftMark(c.DriftedPairs), fd(c.Predicted, 2), fd(c.PredictedPass, 2), pct(c.Theory), exactCell(c))
+		fmt.Fprintf(&b, "| %s | %s | %s | %s%s | %s× | %s× | %s | %s | %s | %s |\n", c.Label, spread(c.TokS, 1, ""), fd(Num(c.BaselineTokS.Median), 1),
+			spread(c.Speedup, 2, "×"), driftMark(c.DriftedPairs), fd(c.Predicted, 2), fd(c.PredictedPass, 2), pct(c.Theory), exactCell(c),
+			fd(c.CPUShare, 2), fd(Num(c.CPUTokS.Median), 1))
 	}
 	b.WriteString("\n## Acceptance\n\nα: per-token acceptance, the maximum-likelihood estimate Σaccepted / Σ(accepted + rejections), as the theory uses it; rate: accepted / drafted tokens (vLLM's draft acceptance rate); fit: α of a geometric fit α^i to the per-position acceptance; mean length: tokens committed per drafted step, the target's own included.\n\n")
 	b.WriteString("| configuration | α | rate | fit | mean length | mean drafted | per position (P accepted) | histogram of accepted length |\n|---|---|---|---|---|---|---|---|\n")
@@ -163,7 +164,7 @@ func (r *Results) WriteReport(w io.Writer, figs []string) error {
 			fd(c.TTFSP50, 1), c.TTFSReached, pct(c.DraftBusy), pct(c.VerifyBusy), pct(c.Overlap))
 	}
 	b.WriteString("\n## Plain baselines\n\nEvery measurement of each baseline, in the order run (⚠: more than the tolerance from the median).\n\n")
-	b.WriteString("| baseline | tok/s | runs | worst deviation | exact | TTFT p50 ms | ITL p50 ms |\n|---|---|---|---|---|---|---|\n")
+	b.WriteString("| baseline | tok/s | runs | worst deviation | exact | TTFT p50 ms | ITL p50 ms | CPU share | tok/CPU-s |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, bl := range r.Baselines {
 		var runs []string
 		for i, x := range bl.TokS {
@@ -173,7 +174,8 @@ func (r *Results) WriteReport(w io.Writer, figs []string) error {
 			}
 			runs = append(runs, fmt.Sprintf("%.1f%s", x, mark))
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", bl.Label, spread(bl.Summary, 1, ""), strings.Join(runs, " "), pct(bl.Worst), bl.Exact, fd(bl.TTFTP50, 2), fd(bl.ITLP50, 2))
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", bl.Label, spread(bl.Summary, 1, ""), strings.Join(runs, " "), pct(bl.Worst), bl.Exact,
+			fd(bl.TTFTP50, 2), fd(bl.ITLP50, 2), fd(bl.CPUShare, 2), fd(Num(bl.CPUTokS.Median), 1))
 	}
 	b.WriteString("\n## Costs behind the theory\n\nLeast of 16 timed forward passes (after two warm-up passes) near the middle of a request.\n\n")
 	b.WriteString("| target threads | target 1-token pass | draft 1-token pass | c | (k+1)-token passes: k → ms (r) |\n|---|---|---|---|---|\n")

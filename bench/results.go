@@ -143,9 +143,11 @@ type BaselineResult struct {
 	TokS  []float64 `json:"tok_s_runs"` // in the order measured
 	Step  []int     `json:"steps"`      // each run's place in the schedule
 	// Drifted flags the runs more than the tolerance from the median.
-	Drifted []bool  `json:"drifted"`
-	Summary Summary `json:"tok_s"`
-	Worst   Num     `json:"worst_deviation"`
+	Drifted  []bool  `json:"drifted"`
+	Summary  Summary `json:"tok_s"`
+	CPUTokS  Summary `json:"tok_per_cpu_s"`
+	CPUShare Num     `json:"cpu_share"`
+	Worst    Num     `json:"worst_deviation"`
 	// Exact compares its greedy tokens with the first greedy baseline's
 	// ("yes", "no", or "n/a: sampling").
 	Exact   string `json:"exact"`
@@ -165,6 +167,11 @@ type ConfigResult struct {
 	// of each pair.
 	BaselineTokS Summary `json:"baseline_tok_s"`
 	Speedup      Summary `json:"speedup"`
+	// CPUTokS is tokens per CPU-second of the process; CPUShare the CPU
+	// time it got per second of wall time (near the thread count on an
+	// idle machine).
+	CPUTokS      Summary `json:"tok_per_cpu_s"`
+	CPUShare     Num     `json:"cpu_share"`
 	DriftedPairs int     `json:"drifted_pairs"`
 	// Exact is "yes" when every request of every greedy run decoded the
 	// plain tokens, "no" otherwise (Mismatched counts the requests),
@@ -237,7 +244,7 @@ func (r *Results) WriteJSON(w io.Writer) error {
 // configuration, then one per baseline (draft "none").
 var csvHeader = []string{
 	"label", "draft", "k", "p_min", "adaptive", "temp", "batch", "threads", "runs",
-	"tok_s", "tok_s_min", "tok_s_max", "baseline_tok_s", "speedup", "speedup_min", "speedup_max", "drifted_pairs",
+	"tok_s", "tok_s_min", "tok_s_max", "baseline_tok_s", "speedup", "speedup_min", "speedup_max", "drifted_pairs", "tok_per_cpu_s", "cpu_share",
 	"exact", "acceptance_rate", "alpha", "alpha_fit", "mean_accepted_length", "mean_drafted", "accepted_per_position", "accepted_histogram",
 	"ttft_p50_ms", "ttfs_p50_ms", "itl_p50_ms", "itl_p99_ms", "tpot_ms",
 	"draft_busy", "verify_busy", "overlap", "c", "pass_ms", "r", "predicted", "predicted_r",
@@ -282,6 +289,7 @@ func (r *Results) WriteCSV(w io.Writer) error {
 			"baseline_tok_s": cf(Num(c.BaselineTokS.Median)),
 			"speedup":        cf(Num(c.Speedup.Median)), "speedup_min": cf(Num(c.Speedup.Min)), "speedup_max": cf(Num(c.Speedup.Max)),
 			"drifted_pairs": strconv.Itoa(c.DriftedPairs), "exact": c.Exact,
+			"tok_per_cpu_s": cf(Num(c.CPUTokS.Median)), "cpu_share": cf(c.CPUShare),
 			"acceptance_rate": cf(c.AcceptanceRate), "alpha": cf(c.Alpha), "alpha_fit": cf(c.AlphaFit),
 			"mean_accepted_length": cf(c.MeanAcceptedLength), "mean_drafted": cf(c.MeanDrafted),
 			"accepted_per_position": strings.Join(rates, ";"), "accepted_histogram": strings.Join(hist, ";"),
@@ -302,6 +310,7 @@ func (r *Results) WriteCSV(w io.Writer) error {
 			"label": b.Label, "runs": strconv.Itoa(b.Summary.N),
 			"tok_s": cf(Num(b.Summary.Median)), "tok_s_min": cf(Num(b.Summary.Min)), "tok_s_max": cf(Num(b.Summary.Max)),
 			"baseline_tok_s": cf(Num(b.Summary.Median)), "speedup": "1", "drifted_pairs": strconv.Itoa(countTrue(b.Drifted)),
+			"tok_per_cpu_s": cf(Num(b.CPUTokS.Median)), "cpu_share": cf(b.CPUShare),
 			"exact": b.Exact, "ttft_p50_ms": cf(b.TTFTP50), "itl_p50_ms": cf(b.ITLP50), "itl_p99_ms": cf(b.ITLP99),
 		} {
 			v[k] = x

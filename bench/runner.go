@@ -32,8 +32,22 @@ type Sample struct {
 	Generated                                   int
 	DraftBusy, VerifyBusy, PrefillBusy, Overlap time.Duration
 	Passes, PassTokens                          int
-	Requests                                    []Request
-	Timeline                                    *Timeline // when asked for
+	// CPU is the process's CPU time during the run (0 where not
+	// measured): on a shared machine CPU/Wall shows how much of its
+	// threads' time the run actually got.
+	CPU      time.Duration
+	Requests []Request
+	Timeline *Timeline // when asked for
+}
+
+// CPUTokS is tokens per CPU-second of the process (0 if not measured):
+// less disturbed by other work on the machine than TokS, but blind to
+// what running draft and verify at once gains.
+func (s Sample) CPUTokS() float64 {
+	if s.CPU <= 0 {
+		return 0
+	}
+	return float64(s.Generated) / s.CPU.Seconds()
 }
 
 // TokS is the run's throughput: tokens generated per second of wall time.
@@ -256,13 +270,15 @@ func (r *EngineRunner) Run(ctx context.Context, p Point, timeline bool) (Sample,
 		reqs[i] = stages.Request{ID: fmt.Sprint(i), PromptIDs: ids, MaxTokens: r.n, Draft: mode,
 			Params: sample.Params{Temp: float32(p.Temp), Seed: r.seed + uint64(i)}}
 	}
+	cpu0 := processCPU()
 	res, err := collect(ctx, pl, reqs, t0)
 	if err != nil {
 		return Sample{}, err
 	}
+	cpu := processCPU() - cpu0
 	m := pl.Metrics().Snapshot()
 	s := Sample{Wall: m.Wall, Generated: m.Generated, DraftBusy: m.DraftBusy, VerifyBusy: m.VerifyBusy,
-		PrefillBusy: m.PrefillBusy, Overlap: m.Overlap, Passes: m.Passes, PassTokens: m.PassTokens}
+		PrefillBusy: m.PrefillBusy, Overlap: m.Overlap, Passes: m.Passes, PassTokens: m.PassTokens, CPU: cpu}
 	for i := range res {
 		res[i].Prompt = i
 		s.Requests = append(s.Requests, res[i].Request)

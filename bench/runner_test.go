@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -55,6 +56,9 @@ func TestEngineSweep(t *testing.T) {
 		}
 		if !(c.TokS.Median > 0 && c.Speedup.Median > 0 && c.TTFTP50 > 0) {
 			t.Errorf("%s: tok/s %v speedup %v TTFT %v", c.Label, c.TokS, c.Speedup, c.TTFTP50)
+		}
+		if runtime.GOOS == "linux" && !(c.CPUShare > 0 && c.CPUTokS.Median > 0) {
+			t.Errorf("%s: CPU share %v, tok per CPU-s %v", c.Label, c.CPUShare, c.CPUTokS)
 		}
 		if len(c.Categories) != 4 {
 			t.Errorf("%s: %d categories", c.Label, len(c.Categories))

@@ -240,9 +240,14 @@ func baselines(res *Results, runs []*measured, ref [][]int32, tol float64) map[*
 		ms := by[p]
 		b := BaselineResult{Point: p, Label: p.String(), Exact: "n/a: sampling"}
 		var ttft, gaps []time.Duration
+		var cpuToks, share []float64
 		bad := 0
 		for _, m := range ms {
 			b.TokS = append(b.TokS, m.s.TokS())
+			if x := m.s.CPUTokS(); x > 0 {
+				cpuToks = append(cpuToks, x)
+				share = append(share, m.s.CPU.Seconds()/m.s.Wall.Seconds())
+			}
 			b.Step = append(b.Step, m.step)
 			for _, q := range m.s.Requests {
 				ttft = append(ttft, q.TTFT)
@@ -264,6 +269,7 @@ func baselines(res *Results, runs []*measured, ref [][]int32, tol float64) map[*
 		}
 		worst = max(worst, w)
 		b.Summary, b.Worst = Summarize(b.TokS), Num(w)
+		b.CPUTokS, b.CPUShare = Summarize(cpuToks), Num(Quantile(share, 0.5))
 		b.TTFTP50 = dms(DurationQuantile(ttft, 0.5))
 		b.ITLP50, b.ITLP99 = dms(DurationQuantile(gaps, 0.5)), dms(DurationQuantile(gaps, 0.99))
 		res.Baselines = append(res.Baselines, b)
@@ -285,7 +291,7 @@ func dms(d time.Duration) Num { return Num(float64(d) / 1e6) }
 // prompts[i] is the category of prompt i.
 func aggregate(p Point, prs []pair, c Costs, prompts []string, ref [][]int32, synthetic bool, drifted map[*measured]bool) ConfigResult {
 	cr := ConfigResult{Point: p, Label: p.String(), Runs: len(prs)}
-	var toks, base, speed, dbusy, vbusy, over []float64
+	var toks, base, speed, dbusy, vbusy, over, cpuToks, share []float64
 	var blocks []Block
 	var ttft, ttfs, gaps, tpot []time.Duration
 	type catAcc struct {
@@ -304,6 +310,10 @@ func aggregate(p Point, prs []pair, c Costs, prompts []string, ref [][]int32, sy
 		speed = append(speed, s.TokS()/b.TokS())
 		if drifted[pr.base] {
 			cr.DriftedPairs++
+		}
+		if x := s.CPUTokS(); x > 0 {
+			cpuToks = append(cpuToks, x)
+			share = append(share, s.CPU.Seconds()/s.Wall.Seconds())
 		}
 		if w := s.Wall.Seconds(); w > 0 {
 			dbusy = append(dbusy, s.DraftBusy.Seconds()/w)
@@ -345,6 +355,7 @@ func aggregate(p Point, prs []pair, c Costs, prompts []string, ref [][]int32, sy
 		}
 	}
 	cr.TokS, cr.BaselineTokS, cr.Speedup = Summarize(toks), Summarize(base), Summarize(speed)
+	cr.CPUTokS, cr.CPUShare = Summarize(cpuToks), Num(Quantile(share, 0.5))
 	switch {
 	case synthetic:
 		cr.Exact = "n/a: synthetic"

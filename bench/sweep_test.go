@@ -63,6 +63,7 @@ func (f *fakeRunner) Run(ctx context.Context, p Point, timeline bool) (Sample, e
 	}
 	s.Wall = time.Duration(float64(s.Generated) / tokS * float64(time.Second))
 	s.DraftBusy, s.VerifyBusy, s.Overlap = s.Wall/4, s.Wall/2, s.Wall/8
+	s.CPU = s.Wall * 3 / 2
 	if timeline {
 		s.Timeline = &Timeline{Point: p, Wall: s.Wall, First: time.Millisecond, Last: s.Wall,
 			Intervals: []Interval{{Kind: KindPrefill, Start: 0, End: time.Millisecond, Slot0: true, Tokens: 3},
@@ -158,6 +159,10 @@ func TestSweepDriftExactnessSpeedup(t *testing.T) {
 	}
 	if res.Timeline == nil || res.Timeline.Point != res.Best.Point {
 		t.Errorf("timeline %+v", res.Timeline)
+	}
+	// CPU: 1.5 CPU-seconds per second of wall.
+	if !near(float64(k1.CPUShare), 1.5, 1e-6) || !near(k1.CPUTokS.Median, 110/1.5, 1e-3) {
+		t.Errorf("k1 CPU share %v, tok per CPU-s %v", k1.CPUShare, k1.CPUTokS)
 	}
 	// Per block: {k, min(k, 2)} and {k, 0}: k 2 accepted 2 of 4, α 2/3.
 	if !near(float64(k2s.AcceptanceRate), 0.5, 1e-12) || !near(float64(k2s.Alpha), 2.0/3, 1e-12) || !slices.Equal(k2s.Histogram, []int{4, 0, 4}) {

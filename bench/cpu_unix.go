@@ -1,0 +1,18 @@
+//go:build unix
+
+package bench
+
+import (
+	"syscall"
+	"time"
+)
+
+// processCPU is the process's user and system CPU time so far (0 if the
+// system cannot say).
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
