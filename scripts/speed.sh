@@ -1,15 +1,24 @@
 #!/usr/bin/env bash
 # speed.sh compares specd's model engine with llama.cpp on the reference
 # random llama of docs (dim 512, 8 layers, 8 heads, 4 KV heads, FFN 1536,
-# vocab 32000: ~58M parameters) in F32, F16, Q8_0, Q4_0 and Q4_K_M.
+# vocab 32000: ~58M parameters) in F32, F16, Q8_0, Q4_0 and Q4_K_M, and on
+# a width-896 version of it (dim 896, 8 layers, 14 heads, 2 KV heads as in
+# Qwen2.5-0.5B, FFN 2560, vocab 32000: ~127M parameters) in Q4_K_M, Q5_K_M
+# and Q3_K_M, rows "Q4_K_M/896" and so on. 896 is not a multiple of 256, so
+# llama-quantize stores the matrices whose rows are 896 wide in its fallback
+# types (Q4_K as Q5_0, Q5_K as Q5_1, Q3_K as Q4_0, Q6_K as Q8_0), as in the
+# Qwen2.5-0.5B files people download; ffn_down (rows 2560 wide) keeps its
+# K-quant.
 #
 #   scripts/speed.sh              # threads 1,2; 3 repetitions
 #   THREADS=2 REPS=5 scripts/speed.sh
 #   FORMATS="Q8_0 Q4_0" scripts/speed.sh   # only those weight formats
+#   FORMATS="Q4_K_M/896" scripts/speed.sh  # only the width-896 Q4_K_M
 #
-# F32 and F16 are written by tools/peer/mkmodel; Q8_0, Q4_0 and Q4_K_M are
-# made from the F32 file by llama-quantize (with its usual tensor mixtures),
-# all cached in .cache/speed/. Each file is measured by
+# F32 and F16 are written by tools/peer/mkmodel; the others are made from
+# the F32 file of their model by llama-quantize (with its usual tensor
+# mixtures), all cached in .cache/speed/ (the width-896 files only once
+# measured). Each file is measured by
 #   llama-bench -m FILE -t THREADS -p 64 -n 64 -r REPS
 # and by tools/peer/specdbench with the same tests (pp64: one 64-token
 # forward pass; tg64: 64 single-token passes from an empty cache). The table
@@ -28,19 +37,39 @@ go build -o "$dir/mkmodel" ./tools/peer/mkmodel
 go build -o "$dir/specdbench" ./tools/peer/specdbench
 
 shape=(-arch llama -dim 512 -layers 8 -heads 8 -kv-heads 4 -ffn 1536 -vocab 32000 -seed 1)
-formats=(F32 F16 Q8_0 Q4_0 Q4_K_M)
-for f in "${formats[@]}"; do # every file, for scripts/verifycost.sh too
-  out="$dir/llama58m-$f.gguf"
-  [[ -s $out ]] && continue
+shape896=(-arch llama -dim 896 -layers 8 -heads 14 -kv-heads 2 -ffn 2560 -vocab 32000 -seed 1)
+formats=(F32 F16 Q8_0 Q4_0 Q4_K_M Q4_K_M/896 Q5_K_M/896 Q3_K_M/896)
+
+# model_file FORMAT: the model file of a row of the table ("Q4_K_M", "Q4_K_M/896").
+model_file() {
+  case $1 in
+    */896) echo "$dir/llama896-${1%/896}.gguf" ;;
+    *) echo "$dir/llama58m-$1.gguf" ;;
+  esac
+}
+
+# make_file FORMAT writes model_file FORMAT unless it exists.
+make_file() {
+  local f=${1%/896} out base
+  out=$(model_file "$1")
+  [[ -s $out ]] && return 0
+  local -a sh=("${shape[@]}")
+  [[ $1 == */896 ]] && sh=("${shape896[@]}")
   case $f in
-    F32|F16) "$dir/mkmodel" -o "$out.tmp" -type "$f" "${shape[@]}" ;;
-    *) [[ -s $dir/llama58m-F32.gguf ]] || "$dir/mkmodel" -o "$dir/llama58m-F32.gguf" -type F32 "${shape[@]}"
-       "$bin/llama-quantize" "$dir/llama58m-F32.gguf" "$out.tmp" "$f" >/dev/null 2>&1 ;;
+    F32|F16) "$dir/mkmodel" -o "$out.tmp" -type "$f" "${sh[@]}" ;;
+    *) base=$(model_file "F32${1#"$f"}")
+       [[ -s $base ]] || { "$dir/mkmodel" -o "$base.tmp" -type F32 "${sh[@]}" && mv "$base.tmp" "$base"; }
+       "$bin/llama-quantize" "$base" "$out.tmp" "$f" >/dev/null 2>&1 ;;
   esac
   mv "$out.tmp" "$out"
-done
+}
+
+read -r -a measured <<<"${FORMATS:-${formats[*]}}"
+for f in F32 F16 Q8_0 Q4_0 Q4_K_M; do make_file "$f"; done # every 58M file, for scripts/verifycost.sh too
 
 [[ ${MODELS_ONLY:-} == 1 ]] && exit 0 # scripts/verifycost.sh: just the files
+
+for f in "${measured[@]}"; do make_file "$f"; done
 
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 echo "speed: load average before: $(load) on $(nproc) cores" >&2
@@ -50,16 +79,15 @@ if awk -v l="$(cut -d' ' -f1 /proc/loadavg)" 'BEGIN { exit !(l > 0.5) }'; then
 fi
 results="$dir/results.txt"
 : >"$results"
-read -r -a measured <<<"${FORMATS:-${formats[*]}}"
 for f in "${measured[@]}"; do
-  m="$dir/llama58m-$f.gguf"
+  m=$(model_file "$f")
   echo "speed: $f: llama-bench" >&2
   "$bin/llama-bench" -m "$m" -t "$threads" -p 64 -n 64 -r "$reps" -o jsonl 2>/dev/null |
     jq -r --arg f "$f" '"\($f) \(if .n_prompt > 0 then "pp\(.n_prompt)" else "tg\(.n_gen)" end) \(.n_threads) llama \(.avg_ts)"' >>"$results"
   echo "speed: $f: specd" >&2
-  if ! "$dir/specdbench" -m "$m" -t "$threads" -p 64 -n 64 -r "$reps" 2>"$dir/specd-$f.err" |
+  if ! "$dir/specdbench" -m "$m" -t "$threads" -p 64 -n 64 -r "$reps" 2>"$dir/specd-${f//\//-}.err" |
     awk -v f="$f" '{print f, $1, $2, "specd", $3}' >>"$results"; then
-    echo "speed: specd could not run $f: $(tail -1 "$dir/specd-$f.err")" >&2
+    echo "speed: specd could not run $f: $(tail -1 "$dir/specd-${f//\//-}.err")" >&2
   fi
 done
 
