@@ -42,7 +42,7 @@ var palette = []color.Color{
 	color.RGBA{230, 159, 0, 255},   // orange
 	color.RGBA{86, 180, 233, 255},  // sky
 	color.RGBA{120, 120, 120, 255}, // grey
-	color.RGBA{240, 228, 66, 255},  // yellow
+	color.RGBA{60, 60, 140, 255},   // indigo (not yellow: too pale on white)
 }
 
 func colorAt(i int) color.Color { return palette[i%len(palette)] }
@@ -578,8 +578,8 @@ func (b bars) Plot(c draw.Canvas, p *plot.Plot) {
 			continue
 		}
 		x0, x1 := trX(iv.Start.Seconds()*1e3), trX(min(iv.End, b.until).Seconds()*1e3)
-		if x1-x0 < vg.Points(0.6) {
-			x1 = x0 + vg.Points(0.6) // visible however short
+		if x1-x0 < vg.Points(1.2) {
+			x1 = x0 + vg.Points(1.2) // visible however short
 		}
 		y0, y1 := trY(b.lane-0.32), trY(b.lane+0.32)
 		c.FillPolygon(b.clr, []vg.Point{{X: x0, Y: y0}, {X: x1, Y: y0}, {X: x1, Y: y1}, {X: x0, Y: y1}})
@@ -606,6 +606,9 @@ func timelinePlot(res *Results) (*figure, error) {
 	fig := newFigure(fmt.Sprintf("Timeline of one request: %s", tl.Point), "time since the run started (ms)", "")
 	p, leg := fig.p, fig.leg
 	var draftBusy, targetBusy, both time.Duration
+	// The other requests' intervals first, so that this request's are
+	// drawn over them; the legend keeps tlStyle's order.
+	var mine []plot.Plotter
 	for _, st := range tlStyle {
 		var ivs []Interval
 		for _, iv := range tl.Intervals {
@@ -617,9 +620,14 @@ func timelinePlot(res *Results) (*figure, error) {
 			continue
 		}
 		b := bars{ivs: ivs, clr: st.clr, lane: st.lane, until: until}
-		p.Add(b)
+		if st.slot0 {
+			mine = append(mine, b)
+		} else {
+			p.Add(b)
+		}
 		leg.add(st.name, b)
 	}
+	p.Add(mine...)
 	for _, iv := range tl.Intervals {
 		if iv.Start > until {
 			continue

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+
 	"github.com/specd-dev/specd/bench"
 	"github.com/specd-dev/specd/models"
 )
@@ -160,5 +163,38 @@ func TestBenchFlagErrors(t *testing.T) {
 		if code == 0 || !strings.Contains(stderr, c.want) {
 			t.Errorf("%v: exit %d, stderr %s", c.args, code, stderr)
 		}
+	}
+}
+
+// TestBenchLoad loads a real specd serve worker over NATS.
+func TestBenchLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a specd serve process (-short)")
+	}
+	ns := natsServer(t, &server.Options{})
+	url := ns.ClientURL()
+	startWorker(t, "--nats", url, "--slots", "2", "--http", "off")
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	waitInstances(t, nc, 1)
+	out := t.TempDir()
+	code, stdout, stderr := runCmd("bench", "--nats", url, "--clients", "2", "--requests", "4", "-n", "8", "--k", "3",
+		"--prompts", "assistant", "--out", out, "--no-progress")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"load: 4 requests (0 failed) by 2 clients, closed loop", "TTFT ms: p50", "acceptance (server $SRV.STATS over the run)", "; 4 requests, 32 generated tokens"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	if st, err := os.Stat(filepath.Join(out, "load.json")); err != nil || st.Size() == 0 {
+		t.Errorf("load.json: %v", err)
+	}
+	if code, _, stderr := runCmd("bench", "--nats", url, "--batch", "4", "--out", out); code == 0 || !strings.Contains(stderr, "the server's") {
+		t.Errorf("--nats with --batch: exit %d: %s", code, stderr)
 	}
 }
