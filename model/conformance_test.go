@@ -177,6 +177,7 @@ var confTypes = []struct {
 	{name: "Q5_0", quantize: "Q5_0", tol: 1e-4},
 	{name: "Q5_1", quantize: "Q5_1", tol: 1e-4},
 	{name: "IQ4_NL", quantize: "IQ4_NL", tol: 1e-4},
+	{name: "IQ4_XS", quantize: "IQ4_XS", tol: 1e-4, ubatch: 1},
 }
 
 func TestConformanceLlamaCpp(t *testing.T) {

@@ -18,8 +18,8 @@
 # llama-quantize store those matrices in its fallback types (Q5_0, Q5_1,
 # Q4_0, Q8_0), as in the files people download. The weight formats: F32,
 # F16, BF16, Q8_0 and Q4_0 written by specd, and llama-quantize's Q8_0,
-# Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K_M, Q4_K_S, Q4_K_M and Q5_K_M
-# from the F32 file; each case logs the tensor types its file holds. specd's
+# Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, IQ4_XS, Q2_K, Q3_K_M, Q4_K_S, Q4_K_M and
+# Q5_K_M from the F32 file; each case logs the tensor types its file holds. specd's
 # 64 greedy tokens must equal llama.cpp's, and the first step's logits must
 # agree within the tolerance the test prints. A case whose file holds a
 # tensor type specd does not support yet is skipped, naming the type. A
