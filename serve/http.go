@@ -17,6 +17,8 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -35,28 +37,62 @@ func ModelID(target string) string {
 	return strings.TrimSuffix(filepath.Base(name), ".gguf")
 }
 
+// Gateway is the HTTP listener of specd serve. ListenHTTP opens it before
+// the models load, so that /health answers 503 "loading" (and everything
+// else 503) until a Server takes it over.
+type Gateway struct {
+	ln   net.Listener
+	srv  *http.Server
+	h    atomic.Pointer[http.Handler]
+	done chan error
+
+	closeOnce sync.Once
+}
+
+// ListenHTTP listens on addr and serves the loading answers.
+func ListenHTTP(addr string) (*Gateway, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("serve: --http %s: %w", addr, err)
+	}
+	g := &Gateway{ln: ln, done: make(chan error, 1)}
+	loading := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/health" {
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "loading"})
+			return
+		}
+		writeError(w, http.StatusServiceUnavailable, errors.New("specd is loading its models; try again shortly"))
+	}))
+	g.h.Store(&loading)
+	g.srv = &http.Server{ReadHeaderTimeout: 10 * time.Second,
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*g.h.Load()).ServeHTTP(w, r) })}
+	go func() { g.done <- g.srv.Serve(ln) }()
+	return g, nil
+}
+
+// Addr is the address the gateway listens on.
+func (g *Gateway) Addr() string { return g.ln.Addr().String() }
+
+func (g *Gateway) serve(h http.Handler) { g.h.Store(&h) }
+
+// Close stops the gateway, letting requests in progress finish for up to
+// five seconds. Later calls do nothing.
+func (g *Gateway) Close() {
+	g.closeOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = g.srv.Shutdown(ctx)
+		<-g.done
+	})
+}
+
 // HTTPAddr is the address the HTTP gateway listens on ("" if off). Valid
 // after Ready.
 func (s *Server) HTTPAddr() string {
-	if s.httpLn == nil {
+	if s.gw == nil {
 		return ""
 	}
-	return s.httpLn.Addr().String()
-}
-
-// listenHTTP opens the gateway's listener (before the rest starts, so that
-// /health can say "loading").
-func (s *Server) listenHTTP() error {
-	if s.cfg.HTTPAddr == "" {
-		return nil
-	}
-	ln, err := net.Listen("tcp", s.cfg.HTTPAddr)
-	if err != nil {
-		return fmt.Errorf("serve: --http %s: %w", s.cfg.HTTPAddr, err)
-	}
-	s.httpLn = ln
-	s.httpSrv = &http.Server{Handler: s.httpHandler(), ReadHeaderTimeout: 10 * time.Second}
-	return nil
+	return s.gw.Addr()
 }
 
 func (s *Server) httpHandler() http.Handler {

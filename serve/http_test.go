@@ -1121,3 +1121,40 @@ func TestDurableReplay(t *testing.T) {
 	})
 	f.idle(t)
 }
+
+// TestHTTPLoading: a gateway opened before the models load answers /health
+// with 503 "loading" and every API call with an OpenAI-shaped 503, then
+// the server takes it over and /health says ok.
+func TestHTTPLoading(t *testing.T) {
+	gw, err := serve.ListenHTTP("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gw.Close()
+	base := "http://" + gw.Addr()
+	get := func(path string) (int, string) {
+		t.Helper()
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := get("/health"); code != http.StatusServiceUnavailable || !strings.Contains(body, `"loading"`) {
+		t.Errorf("loading: /health %d %s, want 503 loading", code, body)
+	}
+	if code, body := get("/v1/models"); code != http.StatusServiceUnavailable || !strings.Contains(body, `"error"`) || !strings.Contains(body, "loading") {
+		t.Errorf("loading: /v1/models %d %s, want an OpenAI-shaped 503", code, body)
+	}
+	s := defaults()
+	s.gateway = gw
+	f := start(t, s)
+	if f.base != base {
+		t.Errorf("server serves on %s, not on the gateway's %s", f.base, base)
+	}
+	if code, body := get("/health"); code != http.StatusOK || !strings.Contains(body, `"ok"`) {
+		t.Errorf("ready: /health %d %s, want 200 ok", code, body)
+	}
+}

@@ -81,6 +81,9 @@ type setup struct {
 	http       bool   // also serve the HTTP gateway on a free loopback port (fixture.base)
 	apiKey     string // the HTTP API's bearer key
 	durable    bool   // durable intake and session replay (JetStream; set nats.StoreDir)
+	// gateway, if set, is an HTTP gateway opened before the server (as
+	// specd serve opens it before loading the models).
+	gateway *serve.Gateway
 }
 
 func defaults() setup { return setup{slots: 4, queue: 16, ctx: 256} }
@@ -150,6 +153,7 @@ func start(t *testing.T, s setup) *fixture {
 		MaxPromptTokens: s.maxPromptTokens,
 		DrainTimeout:    10 * time.Second,
 		HTTPAddr:        httpAddr,
+		HTTP:            s.gateway,
 		APIKey:          s.apiKey,
 		Durable:         s.durable,
 		Log:             zerolog.New(logs).Level(zerolog.DebugLevel),
@@ -191,7 +195,7 @@ func start(t *testing.T, s setup) *fixture {
 	if f.url == "" {
 		t.Fatal("no client URL for the embedded server")
 	}
-	if s.http {
+	if s.http || s.gateway != nil {
 		if f.base = srv.HTTPAddr(); f.base == "" {
 			t.Fatal("no HTTP address")
 		}

@@ -15,8 +15,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"sync"
 	"time"
 
@@ -64,8 +62,10 @@ type Config struct {
 	// default 1 h).
 	TokenStreamAge time.Duration
 
-	// HTTPAddr is the OpenAI-compatible gateway's HOST:PORT ("": off).
+	// HTTPAddr is the OpenAI-compatible gateway's HOST:PORT ("": off),
+	// unless HTTP, a gateway opened before the models loaded, is given.
 	HTTPAddr string
+	HTTP     *Gateway
 	// APIKey, if set, is the bearer key the HTTP API requires (not /health).
 	APIKey string
 	// ModelID is the model's id in the HTTP API (default: ModelID of
@@ -107,8 +107,7 @@ type Server struct {
 	dur      *durable
 	metrics  *metrics
 	modelID  string
-	httpLn   net.Listener
-	httpSrv  *http.Server
+	gw       *Gateway
 }
 
 // New checks cfg and returns a server; Run starts it.
@@ -186,18 +185,16 @@ func (s *Server) Pipeline() *stages.Pipeline { return s.p }
 // and closes. It returns the pipeline's error, if it failed.
 func (s *Server) Run(ctx context.Context) error {
 	s.started = time.Now()
-	if err := s.listenHTTP(); err != nil {
-		return err
+	s.gw = s.cfg.HTTP
+	if s.gw == nil && s.cfg.HTTPAddr != "" {
+		var err error
+		if s.gw, err = ListenHTTP(s.cfg.HTTPAddr); err != nil {
+			return err
+		}
 	}
-	httpDone := make(chan error, 1)
-	if s.httpSrv != nil {
-		go func() { httpDone <- s.httpSrv.Serve(s.httpLn) }()
-		defer func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			_ = s.httpSrv.Shutdown(ctx)
-			<-httpDone
-		}()
+	if s.gw != nil {
+		s.gw.serve(s.httpHandler()) // /health says "loading" until Ready
+		defer s.gw.Close()
 	}
 	if err := s.connect(); err != nil {
 		return err

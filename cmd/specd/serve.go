@@ -117,7 +117,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	if *httpAddr != "off" {
-		sc.HTTPAddr = *httpAddr
+		// Listen before the models load: /health says "loading" meanwhile.
+		gw, err := serve.ListenHTTP(*httpAddr)
+		if err != nil {
+			return err
+		}
+		sc.HTTP = gw
+		defer gw.Close() // if serving never starts; Run closes it otherwise
 	}
 	sc.NATS.URLs = splitURLs(urls)
 	if len(sc.NATS.URLs) > 0 && (sc.NATS.Listen != "" || sc.NATS.ConfigFile != "") {
