@@ -164,7 +164,7 @@ func (l *legend) width() vg.Length {
 	for _, t := range l.names {
 		w = max(w, l.TextStyle.Rectangle(t).Max.X)
 	}
-	return w + l.ThumbnailWidth + vg.Points(14)
+	return w + l.ThumbnailWidth + vg.Points(22)
 }
 
 // primary picks, from configurations, the ones the figures draw: the

@@ -110,14 +110,14 @@ func (r *Results) WriteReport(w io.Writer, figs []string) error {
 		fmt.Fprintf(&b, "- **load average at the start**: %s\n", m.Load)
 	}
 	t := r.Models.Target
-	fmt.Fprintf(&b, "- **target**: %s — %s, %d layers, dim %d, vocab %d, %s parameters, %s bytes, sha256 `%s`\n",
+	fmt.Fprintf(&b, "- **target**: %s — %s, layers %d, dim %d, vocab %d, %s parameters, %s bytes, sha256 `%s`\n",
 		t.Name, t.Arch, t.Layers, t.Dim, t.Vocab, thousands(t.Params), thousands(t.Bytes), t.SHA256)
 	if d := r.Models.Draft; d != nil {
-		fmt.Fprintf(&b, "- **draft**: %s — %s, %d layers, dim %d, %s parameters, %s bytes, sha256 `%s`\n",
+		fmt.Fprintf(&b, "- **draft**: %s — %s, layers %d, dim %d, %s parameters, %s bytes, sha256 `%s`\n",
 			d.Name, d.Arch, d.Layers, d.Dim, thousands(d.Params), thousands(d.Bytes), d.SHA256)
 	}
 	s := r.Settings
-	fmt.Fprintf(&b, "- **prompts**: %s (%d), %d tokens each (no stop at end of text); %d timed A/B pairs per configuration after %d warm-up pairs; seed %d\n",
+	fmt.Fprintf(&b, "- **prompts**: %s (%d), %d tokens each (no stop at end of text); %d timed A/B pairs per configuration after %d warm-up pair(s); seed %d\n",
 		s.Prompts, s.PromptCount, s.N, s.Reps, s.Warmup, s.Seed)
 	if len(s.Synthetic) > 0 {
 		fmt.Fprintf(&b, "- **synthetic acceptance** %v: the target computes for real, each draft token is accepted with that probability whatever it is; output is not the target's, exactness is not checked\n", s.Synthetic)
@@ -143,7 +143,7 @@ func (r *Results) WriteReport(w io.Writer, figs []string) error {
 			spread(c.Speedup, 2, "×"), driftMark(c.DriftedPairs), fd(c.Predicted, 2), fd(c.PredictedPass, 2), pct(c.Theory), exactCell(c),
 			fd(c.CPUShare, 2), fd(Num(c.CPUTokS.Median), 1))
 	}
-	b.WriteString("\n## Acceptance\n\nα: per-token acceptance, the maximum-likelihood estimate Σaccepted / Σ(accepted + rejections), as the theory uses it; rate: accepted / drafted tokens (vLLM's draft acceptance rate); fit: α of a geometric fit α^i to the per-position acceptance; mean length: tokens committed per drafted step, the target's own included.\n\n")
+	b.WriteString("\n## Acceptance\n\nα: per-token acceptance, the maximum-likelihood estimate Σaccepted / Σ(accepted + rejections), as the theory uses it; rate: accepted / drafted tokens (vLLM's draft acceptance rate); fit: α of a geometric fit α^i to the per-position acceptance; mean length: tokens committed per drafted step, the target's own included. A block the length limit cut before the target's own token is left out of all of these.\n\n")
 	b.WriteString("| configuration | α | rate | fit | mean length | mean drafted | per position (P accepted) | histogram of accepted length |\n|---|---|---|---|---|---|---|---|\n")
 	for _, c := range r.Configs {
 		var pp []string
@@ -177,7 +177,7 @@ func (r *Results) WriteReport(w io.Writer, figs []string) error {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", bl.Label, spread(bl.Summary, 1, ""), strings.Join(runs, " "), pct(bl.Worst), bl.Exact,
 			fd(bl.TTFTP50, 2), fd(bl.ITLP50, 2), fd(bl.CPUShare, 2), fd(Num(bl.CPUTokS.Median), 1))
 	}
-	b.WriteString("\n## Costs behind the theory\n\nLeast of 16 timed forward passes (after two warm-up passes) near the middle of a request.\n\n")
+	b.WriteString("\n## Costs behind the theory\n\nEach pass's least time over 16 interleaved rounds (after 2 warm-up rounds; every round runs every pass once) near the middle of a request.\n\n")
 	b.WriteString("| target threads | target 1-token pass | draft 1-token pass | c | (k+1)-token passes: k → ms (r) |\n|---|---|---|---|---|\n")
 	for _, c := range r.Costs {
 		var ps []string

@@ -7,8 +7,10 @@ import (
 	"slices"
 	"time"
 
+	"github.com/specd-dev/specd/backend"
 	"github.com/specd-dev/specd/draft"
 	"github.com/specd-dev/specd/engine"
+	"github.com/specd-dev/specd/model"
 	"github.com/specd-dev/specd/sample"
 	"github.com/specd-dev/specd/stages"
 )
@@ -17,7 +19,8 @@ import (
 type Request struct {
 	Prompt    int     // index into the runner's prompts
 	Tokens    []int32 // generated
-	Blocks    []Block // one per chunk
+	Blocks    []Block // one per chunk, but those Cut
+	Cut       int     // blocks cut short by the length limit (left out of Blocks)
 	Generated int
 	TTFT      time.Duration   // admission to first token (stages.RequestStats.TTFT)
 	TTFS      time.Duration   // admission to the first sentence end in the text; 0: none (or no text)
@@ -189,32 +192,104 @@ func joinIDs(ids []int32) string {
 func (r *EngineRunner) Prompts() []Prompt { return r.prompts }
 
 // Costs measures the target's 1-token and (k+1)-token passes and the
-// draft's 1-token pass (engine.ForwardCost: the least of 16 after two
-// warm-up passes) at the middle of a typical request.
+// draft's 1-token pass at the middle of a typical request, interleaved:
+// each of 16 rounds (after 2 warm-up rounds) runs every pass once, and
+// each pass's cost is its least over the rounds, so a stretch of
+// contention on a shared machine slows every size alike instead of one.
+// Later adaptive configurations on threads threads choose k with the
+// measured c.
 func (r *EngineRunner) Costs(ctx context.Context, threads int, ks []int) (Costs, error) {
 	e := r.e
-	pos := r.maxPrompt + r.n/2
-	c := Costs{Threads: threads}
-	var err error
-	if c.Target1, err = e.ForwardCost(e.Target, threads, 1, pos); err != nil {
-		return c, err
+	sizes := []int{1}
+	for _, k := range ks {
+		if !slices.Contains(sizes, k+1) {
+			sizes = append(sizes, k+1)
+		}
+	}
+	nmax := slices.Max(sizes)
+	pos := min(r.maxPrompt+r.n/2, e.CtxLen()-nmax-1)
+	type pass struct {
+		be    backend.Backend
+		n     int
+		lg    []float32
+		b     backend.Batch
+		best  time.Duration
+		draft bool
+	}
+	newPass := func(m *model.Model, th, n int, draft bool) (*pass, error) {
+		be, err := e.Backend(m, 1, pos+n+1, max(n, nmax), 0, th)
+		if err != nil {
+			return nil, err
+		}
+		// Fill the cache up to pos so attention spans a realistic length.
+		fill := backend.NewBatch(nmax)
+		for p := 0; p < pos; p += nmax {
+			fill.Reset()
+			for i := p; i < min(p+nmax, pos); i++ {
+				fill.Add(1, int32(i), 0, false)
+			}
+			if err := be.Forward(&fill, nil); err != nil {
+				return nil, err
+			}
+		}
+		ps := &pass{be: be, n: n, lg: make([]float32, n*m.Config.Vocab), b: backend.NewBatch(n), best: -1, draft: draft}
+		for i := 0; i < n; i++ {
+			ps.b.Add(int32(1+i), int32(pos+i), 0, true)
+		}
+		return ps, nil
+	}
+	var passes []*pass
+	for _, n := range sizes {
+		ps, err := newPass(e.Target, threads, n, false)
+		if err != nil {
+			return Costs{}, err
+		}
+		passes = append(passes, ps)
 	}
 	if e.Draft != nil {
-		if c.Draft1, err = e.ForwardCost(e.Draft, max(r.base.DraftThreads, 1), 1, pos); err != nil {
-			return c, err
+		ps, err := newPass(e.Draft, max(r.base.DraftThreads, 1), 1, true)
+		if err != nil {
+			return Costs{}, err
 		}
+		passes = append(passes, ps)
+	}
+	const rounds, warm = 16, 2
+	for round := 0; round < rounds+warm; round++ {
+		if err := ctx.Err(); err != nil {
+			return Costs{}, err
+		}
+		for _, ps := range passes {
+			if err := ps.be.Rollback(0, pos); err != nil {
+				return Costs{}, err
+			}
+			t0 := time.Now()
+			if err := ps.be.Forward(&ps.b, ps.lg); err != nil {
+				return Costs{}, err
+			}
+			if d := time.Since(t0); round >= warm && (ps.best < 0 || d < ps.best) {
+				ps.best = d
+			}
+		}
+	}
+	c := Costs{Threads: threads}
+	for _, ps := range passes {
+		switch {
+		case ps.draft:
+			c.Draft1 = ps.best
+		case ps.n == 1:
+			c.Target1 = ps.best
+		}
+	}
+	if c.Draft1 > 0 {
 		c.C = Num(c.Draft1.Seconds() / c.Target1.Seconds())
 		r.c[threads] = float64(c.C)
 	}
 	for _, k := range ks {
-		if err := ctx.Err(); err != nil {
-			return c, err
+		for _, ps := range passes {
+			if !ps.draft && ps.n == k+1 {
+				c.Pass = append(c.Pass, PassCost{K: k, Cost: ps.best, R: Num(ps.best.Seconds() / c.Target1.Seconds())})
+			}
 		}
-		d, err := e.ForwardCost(e.Target, threads, k+1, pos)
-		if err != nil {
-			return c, err
-		}
-		c.Pass = append(c.Pass, PassCost{K: k, Cost: d, R: Num(d.Seconds() / c.Target1.Seconds())})
 	}
 	return c, nil
 }
@@ -338,7 +413,14 @@ func collect(ctx context.Context, p *stages.Pipeline, reqs []stages.Request, t0 
 		}
 		r.lastAt = at
 		r.Tokens = append(r.Tokens, c.Tokens...)
-		r.Blocks = append(r.Blocks, Block{Drafted: c.Drafted, Accepted: c.Accepted})
+		if len(c.Tokens) > c.Accepted {
+			r.Blocks = append(r.Blocks, Block{Drafted: c.Drafted, Accepted: c.Accepted})
+		} else {
+			// Cut by the length before the target's own token: how many
+			// more draft tokens it would have accepted is unknown, so the
+			// block counts for no acceptance statistic.
+			r.Cut++
+		}
 		if !r.sentence && c.Text != "" {
 			r.text = append(r.text, c.Text...)
 			if sentenceEnd(string(r.text)) {
