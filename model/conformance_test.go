@@ -303,13 +303,20 @@ func confFileTypes(t *testing.T, path string) string {
 	return strings.Join(missing, ", ")
 }
 
-// quantizeOnce makes dst from src with llama-quantize unless dst exists.
+// quantizeOnce makes dst from src with llama-quantize unless dst exists,
+// through a temporary file of its own: other checkouts may share the cache.
 func quantizeOnce(peer *modeltest.Peer, src, dst, ftype string) error {
 	if _, err := os.Stat(dst); err == nil {
 		return nil
 	}
-	tmp := dst + ".tmp"
+	f, err := os.CreateTemp(filepath.Dir(dst), filepath.Base(dst)+".tmp*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	f.Close()
 	if err := peer.Quantize(src, tmp, ftype); err != nil {
+		os.Remove(tmp)
 		return err
 	}
 	return os.Rename(tmp, dst)

@@ -191,10 +191,16 @@ func Encode(o Options) ([]byte, error) {
 
 // Cached returns the path of the model described by o in directory dir,
 // writing it first unless a previous call already did. The file name is a
-// hash of o, its vocabulary file's size and time, and Generator. The write is
-// atomic, so concurrent callers at worst both write it.
+// hash of o (with VocabFrom's base name rather than its path, so checkouts
+// in different directories that share one cache share its files), its
+// vocabulary file's size and time, and Generator. The write is atomic, so
+// concurrent callers at worst both write it.
 func Cached(dir string, o Options) (string, error) {
-	key := fmt.Sprintf("%s|%+v", Generator, o)
+	k := o
+	if k.VocabFrom != "" {
+		k.VocabFrom = filepath.Base(k.VocabFrom)
+	}
+	key := fmt.Sprintf("%s|%+v", Generator, k)
 	if o.VocabFrom != "" {
 		st, err := os.Stat(o.VocabFrom)
 		if err != nil {
