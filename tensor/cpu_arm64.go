@@ -1,0 +1,61 @@
+//go:build arm64 && !noasm
+
+package tensor
+
+import (
+	"os"
+
+	"golang.org/x/sys/cpu"
+)
+
+// The arm64 kernels come in a plain NEON form, which every ARMv8-A CPU
+// runs, and forms using extensions that golang.org/x/sys/cpu reports (from
+// the kernel's HWCAPs, so the OS support is covered):
+//
+//   - ASIMDDP (SDOT/UDOT): the Q8_0, Q4_0, Q4_K and Q6_K integer dots four
+//     bytes per lane per instruction instead of a widening multiply and
+//     pairwise adds;
+//   - ASIMDFHM (FMLAL/FMLAL2): F16 weights times F16 activations without
+//     widening either first.
+//
+// Both forms compute the same integer sums and the same single-rounded
+// float operations in the same order, so they give the same bits. I8MM
+// (SMMLA) is detected and reported but no kernel uses it yet. The FP16
+// arithmetic extensions (FPHP, ASIMDHP) are not used: adding in half
+// precision rounds differently from the references, which accumulate in
+// float32 as llama.cpp's x86 build does.
+//
+// SPECD_CPU=neon in the environment restricts the kernels to plain NEON
+// whatever the CPU has (CI runs the tests so, as well as on an emulated CPU
+// without the extensions); tests switch forms in-process with
+// setARM64Forms.
+var (
+	cpuDotProd = cpu.ARM64.HasASIMDDP
+	cpuFHM     = cpu.ARM64.HasASIMDFHM
+	cpuI8MM    = cpu.ARM64.HasI8MM
+)
+
+// useDot and useFHM select the kernel forms in use: the extension where the
+// CPU has it, unless SPECD_CPU=neon.
+var useDot, useFHM = arm64Forms(os.Getenv("SPECD_CPU"))
+
+func arm64Forms(env string) (dot, fhm bool) {
+	if env == "neon" {
+		return false, false
+	}
+	return cpuDotProd, cpuFHM
+}
+
+// setARM64Forms selects the SDOT and FMLAL forms (where the CPU has them)
+// for the kernels called after it; it must not run concurrently with them.
+// The kernels read the selection at each call, so nothing is registered
+// again.
+func setARM64Forms(dot, fhm bool) {
+	useDot = dot && cpuDotProd
+	useFHM = fhm && cpuFHM
+}
+
+// ARM64Features reports the CPU extensions the arm64 kernels in use take:
+// SDOT (dotProd), FMLAL (fhm) and SMMLA (i8mm, detected only: no kernel
+// uses it yet). SPECD_CPU=neon turns the first two off.
+func ARM64Features() (dotProd, fhm, i8mm bool) { return useDot, useFHM, cpuI8MM }

@@ -1,0 +1,238 @@
+//go:build arm64 && !noasm
+
+package tensor
+
+//go:generate go run gen_arm64.go
+
+// The arm64 kernels for F16, Q8_0 and Q4_0 weights (dot_arm64.s, written by
+// gen_arm64.go). Each comes in a NEON form and one using an extension
+// (cpu_arm64.go), with the same results bit for bit; the doc comments give
+// the Go loop each one computes. n counts elements, nb blocks of 32.
+
+// f16Rows1NEON and f16Rows1FHM compute, for n a multiple of 32,
+//
+//	for r := range rows { out[r] = dotF16Generic(w[r*wstride:], x, n) }
+//
+// eight 4-lane accumulators standing for dotF16Generic's 32 lanes, fused
+// multiply-adds of the widened halves, reduce32's tree (floatTails adds
+// the n%32 tail).
+//
+//go:noescape
+func f16Rows1NEON(w *byte, wstride, rows int, x *byte, n int, out *float32)
+
+//go:noescape
+func f16Rows1FHM(w *byte, wstride, rows int, x *byte, n int, out *float32)
+
+// f16Rows<T><form> compute f16Rows1 for T activation rows at once (T = 2,
+// 3), sharing each weight load (and, in the NEON form, its widening):
+//
+//	for t := range T { for r := range rows {
+//		out[t*ostride+r] = dotF16Generic(w[r*wstride:], x[t*xstride:], n) } }
+//
+//go:noescape
+func f16Rows2NEON(w *byte, wstride, rows int, x *byte, xstride, n int, out *float32, ostride int)
+
+//go:noescape
+func f16Rows3NEON(w *byte, wstride, rows int, x *byte, xstride, n int, out *float32, ostride int)
+
+//go:noescape
+func f16Rows2FHM(w *byte, wstride, rows int, x *byte, xstride, n int, out *float32, ostride int)
+
+//go:noescape
+func f16Rows3FHM(w *byte, wstride, rows int, x *byte, xstride, n int, out *float32, ostride int)
+
+// q8_0Rows4T<T><form> compute, over nb blocks, for groups of four weight
+// rows (one vector lane each) and T activation rows (T = 1, 2, 3),
+//
+//	for t := range T { for r := range 4*groups {
+//		out[t*ostride+r] = dotQ8_0Generic(w[r*wstride:], x[t*xstride:], 32*nb) } }
+//
+// per block: the exact int32 sum of each (row, token) pair, converted, and
+// acc = fma(sum, f16(w.d)·f16(x.d), acc) on the four rows' lanes.
+//
+//go:noescape
+func q8_0Rows4T1NEON(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q8_0Rows4T2NEON(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q8_0Rows4T3NEON(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q8_0Rows4T1Dot(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q8_0Rows4T2Dot(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q8_0Rows4T3Dot(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+
+// q4_0Rows4T<T><form> are q8_0Rows4T<T><form> for Q4_0 weights:
+//
+//	for t := range T { for r := range 4*groups {
+//		out[t*ostride+r] = dotQ4_0Generic(w[r*wstride:], x[t*xstride:], 32*nb) } }
+//
+//go:noescape
+func q4_0Rows4T1NEON(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q4_0Rows4T2NEON(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q4_0Rows4T3NEON(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q4_0Rows4T1Dot(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q4_0Rows4T2Dot(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q4_0Rows4T3Dot(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+
+func init() {
+	dotF16 = func(w, x []byte, n int) float32 {
+		var o [1]float32
+		gemvF16(w, 0, 1, x, 0, 1, n, o[:], 0)
+		return o[0]
+	}
+	dotQ8_0 = func(w, x []byte, n int) float32 {
+		var o [1]float32
+		gemvQ8_0(w, 0, 1, x, 0, 1, n, o[:], 0)
+		return o[0]
+	}
+	dotQ4_0 = func(w, x []byte, n int) float32 {
+		var o [1]float32
+		gemvQ4_0(w, 0, 1, x, 0, 1, n, o[:], 0)
+		return o[0]
+	}
+	registerKernel(F16, F16, dotF16)
+	registerGemv(F16, gemvF16)
+	// Q8_0 and Q4_0 register in q8.go's init (registerQ0Kernels), which
+	// runs after this one.
+}
+
+// registerQ0Kernels registers the Q8_0 and Q4_0 kernels. The lanes order
+// (Q8_0Lanes) has no arm64 kernel: it runs its pure-Go reference.
+func registerQ0Kernels() {
+	registerKernel(Q4_0, Q8_0, dotQ4_0)
+	registerGemv(Q4_0, gemvQ4_0)
+	if q8Order == Q8_0Lanes {
+		registerKernel(Q8_0, Q8_0, dotQ8_0Lanes)
+		registerGemv(Q8_0, nil)
+		return
+	}
+	registerKernel(Q8_0, Q8_0, dotQ8_0)
+	registerGemv(Q8_0, gemvQ8_0)
+}
+
+// tokenRun returns how many of the n ≥ 1 tokens left the next pass takes:
+// three at most, and four as two and two rather than three and one.
+func tokenRun(n int) int {
+	if n == 4 {
+		return 2
+	}
+	return min(3, n)
+}
+
+func gemvF16(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
+	checkGemv(len(w), ws, rows, 2*cols, len(x), xs, ntok, 2*cols, len(out), os)
+	np := cols &^ 31
+	for t := 0; t < ntok; {
+		T := tokenRun(ntok - t)
+		f16Rows(T, ptr(w), ws, rows, &x[t*xs], xs, np, &out[t*os], os)
+		t += T
+	}
+	floatTails(tailF16, 2, 2, w, ws, rows, x, xs, ntok, cols, out, os)
+}
+
+// f16Rows runs the T-token F16 kernel of the form in use.
+func f16Rows(T int, w *byte, ws, rows int, x *byte, xs, n int, out *float32, os int) {
+	switch {
+	case T == 1 && useFHM:
+		f16Rows1FHM(w, ws, rows, x, n, out)
+	case T == 1:
+		f16Rows1NEON(w, ws, rows, x, n, out)
+	case T == 2 && useFHM:
+		f16Rows2FHM(w, ws, rows, x, xs, n, out, os)
+	case T == 2:
+		f16Rows2NEON(w, ws, rows, x, xs, n, out, os)
+	case useFHM:
+		f16Rows3FHM(w, ws, rows, x, xs, n, out, os)
+	default:
+		f16Rows3NEON(w, ws, rows, x, xs, n, out, os)
+	}
+}
+
+func gemvQ8_0(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
+	gemvQ0(false, w, ws, rows, x, xs, ntok, cols, out, os)
+}
+
+func gemvQ4_0(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
+	gemvQ0(true, w, ws, rows, x, xs, ntok, cols, out, os)
+}
+
+// gemvQ0 runs the four-row Q8_0 (q4 false) or Q4_0 kernels over whole
+// groups of rows, up to three tokens a pass, and the rows left over one at
+// a time, each as a group of four copies of itself (stride 0): the same
+// arithmetic on every lane, so it matches its grouped neighbours.
+func gemvQ0(q4 bool, w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
+	nb := cols / qk
+	bsize := q8_0Size
+	if q4 {
+		bsize = q4_0Size
+	}
+	checkGemv(len(w), ws, rows, nb*bsize, len(x), xs, ntok, nb*q8_0Size, len(out), os)
+	if nb == 0 {
+		for t := range ntok {
+			clear(out[t*os : t*os+rows])
+		}
+		return
+	}
+	groups := rows / 4
+	for t := 0; t < ntok; {
+		T := tokenRun(ntok - t)
+		if groups > 0 {
+			q0Rows4(q4, T, ptr(w), ws, groups, &x[t*xs], xs, nb, &out[t*os], os)
+		}
+		for r := 4 * groups; r < rows; r++ {
+			var o [3 * 4]float32
+			q0Rows4(q4, T, &w[r*ws], 0, 1, &x[t*xs], xs, nb, &o[0], 4)
+			for i := range T {
+				out[(t+i)*os+r] = o[4*i]
+			}
+		}
+		t += T
+	}
+}
+
+// q0Rows4 runs the T-token four-row kernel of the type and form in use.
+func q0Rows4(q4 bool, T int, w *byte, ws, groups int, x *byte, xs, nb int, out *float32, os int) {
+	switch {
+	case q4 && useDot && T == 1:
+		q4_0Rows4T1Dot(w, ws, groups, x, xs, nb, out, os)
+	case q4 && useDot && T == 2:
+		q4_0Rows4T2Dot(w, ws, groups, x, xs, nb, out, os)
+	case q4 && useDot:
+		q4_0Rows4T3Dot(w, ws, groups, x, xs, nb, out, os)
+	case q4 && T == 1:
+		q4_0Rows4T1NEON(w, ws, groups, x, xs, nb, out, os)
+	case q4 && T == 2:
+		q4_0Rows4T2NEON(w, ws, groups, x, xs, nb, out, os)
+	case q4:
+		q4_0Rows4T3NEON(w, ws, groups, x, xs, nb, out, os)
+	case useDot && T == 1:
+		q8_0Rows4T1Dot(w, ws, groups, x, xs, nb, out, os)
+	case useDot && T == 2:
+		q8_0Rows4T2Dot(w, ws, groups, x, xs, nb, out, os)
+	case useDot:
+		q8_0Rows4T3Dot(w, ws, groups, x, xs, nb, out, os)
+	case T == 1:
+		q8_0Rows4T1NEON(w, ws, groups, x, xs, nb, out, os)
+	case T == 2:
+		q8_0Rows4T2NEON(w, ws, groups, x, xs, nb, out, os)
+	default:
+		q8_0Rows4T3NEON(w, ws, groups, x, xs, nb, out, os)
+	}
+}

@@ -1,0 +1,146 @@
+//go:build arm64 && !noasm
+
+package tensor
+
+// The arm64 Q4_K and Q6_K kernels (dotk_arm64.s, written by gen_arm64.go),
+// in a NEON and an SDOT form with the same bits. The other K-quants and
+// IQ4_XS run their pure-Go references.
+
+// q4KRows1NEON and q4KRows1Dot compute, for nb > 0 Q4_K blocks a row and
+// one Q8_K activation row x, bit for bit,
+//
+//	for r := range rows { out[r] = dotQ4KRef(w[r*wstride:], x, 256*nb) }
+//
+// where per block dotQ4KRef does
+//
+//	sc, mn := q4KScaleMin(w.scales)
+//	isum := Σ_{s<8} sc[s] · Σ_{l<32} q4[32s+l]·q8[32s+l]
+//	imin := Σ_{j<16} bsums[j]·mn[j/2]
+//	acc  = fma(float32(isum), f16(w.d)·x.d, acc)
+//	accm = fma(float32(imin), f16(w.dmin)·x.d, accm)
+//
+// and returns acc − accm. The integer sums are grouped differently (they
+// are exact, modulo 2^32 as the reference's int32 are).
+//
+//go:noescape
+func q4KRows1NEON(w *byte, wstride, rows int, x *byte, nb int, out *float32)
+
+//go:noescape
+func q4KRows1Dot(w *byte, wstride, rows int, x *byte, nb int, out *float32)
+
+// q6KRows1NEON and q6KRows1Dot compute, for nb > 0 Q6_K blocks a row,
+// bit for bit,
+//
+//	for r := range rows { out[r] = dotQ6KRef(w[r*wstride:], x, 256*nb) }
+//
+// where per block dotQ6KRef does
+//
+//	lane := q6KLanes(block)      // eight int32 lanes, as ggml's AVX2 kernel
+//	acc[L] = fma(x.d·f16(w.d), float32(lane[L]), acc[L])
+//
+// and returns hsum8(acc).
+//
+//go:noescape
+func q6KRows1NEON(w *byte, wstride, rows int, x *byte, nb int, out *float32)
+
+//go:noescape
+func q6KRows1Dot(w *byte, wstride, rows int, x *byte, nb int, out *float32)
+
+func init() {
+	registerGemv(Q4_K, gemvQ4K)
+	registerGemv(Q6_K, gemvQ6K)
+}
+
+// gemvQ4K is the Q4_K gemv (see the gemv type): q4KRows1 once per token.
+func gemvQ4K(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
+	nb := cols / qkK
+	checkGemv(len(w), ws, rows, nb*q4KBytes, len(x), xs, ntok, nb*q8KBytes, len(out), os)
+	for t := range ntok {
+		if nb == 0 {
+			clear(out[t*os : t*os+rows])
+			continue
+		}
+		q4KRows(&w[0], ws, rows, &x[t*xs], nb, &out[t*os])
+	}
+}
+
+// gemvQ6K is the Q6_K gemv: q6KRows1 once per token.
+func gemvQ6K(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
+	nb := cols / qkK
+	checkGemv(len(w), ws, rows, nb*q6KBytes, len(x), xs, ntok, nb*q8KBytes, len(out), os)
+	for t := range ntok {
+		if nb == 0 {
+			clear(out[t*os : t*os+rows])
+			continue
+		}
+		q6KRows(&w[0], ws, rows, &x[t*xs], nb, &out[t*os])
+	}
+}
+
+func q4KRows(w *byte, ws, rows int, x *byte, nb int, out *float32) {
+	if useDot {
+		q4KRows1Dot(w, ws, rows, x, nb, out)
+	} else {
+		q4KRows1NEON(w, ws, rows, x, nb, out)
+	}
+}
+
+func q6KRows(w *byte, ws, rows int, x *byte, nb int, out *float32) {
+	if useDot {
+		q6KRows1Dot(w, ws, rows, x, nb, out)
+	} else {
+		q6KRows1NEON(w, ws, rows, x, nb, out)
+	}
+}
+
+// dotQ4K is the Q4_K × Q8_K kernel registered with MatMul.
+func dotQ4K(w, x []byte, n int) float32 {
+	nb := n / qkK
+	if nb <= 0 {
+		return dotQ4KRef(w, x, n)
+	}
+	_ = w[nb*q4KBytes-1]
+	_ = x[nb*q8KBytes-1]
+	var out float32
+	q4KRows(&w[0], 0, 1, &x[0], nb, &out)
+	return out
+}
+
+// dotQ6K is the Q6_K × Q8_K kernel registered with MatMul.
+func dotQ6K(w, x []byte, n int) float32 {
+	nb := n / qkK
+	if nb <= 0 {
+		return dotQ6KRef(w, x, n)
+	}
+	_ = w[nb*q6KBytes-1]
+	_ = x[nb*q8KBytes-1]
+	var out float32
+	q6KRows(&w[0], 0, 1, &x[0], nb, &out)
+	return out
+}
+
+// quantizeQ8K is the registered float32 → Q8_K converter: the reference
+// loop on arm64.
+func quantizeQ8K(dst []byte, src []float32) { quantizeRowQ8K(dst, src) }
+
+// dotQ2K, dotQ3K, dotQ5K and dotIQ4XS are the Q2_K, Q3_K, Q5_K and IQ4_XS
+// × Q8_K kernels registered with MatMul (dotQ2KR: Q2_K in the Q2KRepacked
+// order): the reference loops on arm64.
+func dotQ2K(w, x []byte, n int) float32   { return dotQ2KRef(w, x, n) }
+func dotQ2KR(w, x []byte, n int) float32  { return dotQ2KRepackedRef(w, x, n) }
+func dotQ3K(w, x []byte, n int) float32   { return dotQ3KRef(w, x, n) }
+func dotQ5K(w, x []byte, n int) float32   { return dotQ5KRef(w, x, n) }
+func dotIQ4XS(w, x []byte, n int) float32 { return dotIQ4XSRef(w, x, n) }
+
+// registerQ2K registers the Q2_K kernel of q2Order.
+func registerQ2K() {
+	if q2Order == Q2KRepacked {
+		registerKernel(Q2_K, Q8_K, dotQ2KR)
+	} else {
+		registerKernel(Q2_K, Q8_K, dotQ2K)
+	}
+}
+
+// LlamaCppQ2KOrder returns the Q2_K order of a llama.cpp CPU backend built
+// for this machine: Q2KLanes, its order without AVX-512.
+func LlamaCppQ2KOrder() Q2KOrder { return Q2KLanes }

@@ -1,0 +1,900 @@
+//go:build ignore
+
+// gen_arm64.go writes the arm64 assembly kernels (dot_arm64.s, dotk_arm64.s
+// and act_arm64.s): go generate in package tensor, or go run gen_arm64.go.
+//
+// The kernels are unrolled by token count and built in two forms from one
+// template: plain NEON (what every arm64 CPU has) and one with the
+// dot-product (SDOT) or FP16 multiply-long (FMLAL) extension. The Go
+// assembler lacks most of the NEON arithmetic these kernels need, so those
+// instructions are emitted as WORD with the mnemonic in a comment, from the
+// small encoder below; TestARM64Encodings checks every such word against an
+// assembler (llvm-mc) where one is installed. Helpers take their operands
+// in ARM order (destination first), whichever syntax they emit.
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"log"
+	"os"
+	"strings"
+)
+
+type gen struct {
+	b bytes.Buffer
+}
+
+// p emits one line of Go assembly.
+func (g *gen) p(format string, a ...any) { fmt.Fprintf(&g.b, "\t"+format+"\n", a...) }
+
+// c emits a comment line.
+func (g *gen) c(format string, a ...any) { fmt.Fprintf(&g.b, "\t// "+format+"\n", a...) }
+
+func (g *gen) label(l string) { fmt.Fprintf(&g.b, "%s:\n", l) }
+
+func (g *gen) word(w uint32, text string) { fmt.Fprintf(&g.b, "\tWORD $0x%08x // %s\n", w, text) }
+
+// enc is an instruction the Go assembler lacks: its encoding with all
+// register fields zero, and the ARM syntax with %d for the registers in
+// order (d, n, m) and, for by-element forms, the index last.
+type enc struct {
+	base uint32
+	text string
+}
+
+// Three-register forms: Rd bits 0-4, Rn 5-9, Rm 16-20.
+var ops3 = map[string]enc{
+	"sdot":      {0x4e809400, "sdot v%d.4s, v%d.16b, v%d.16b"},
+	"fmlal":     {0x4e20ec00, "fmlal v%d.4s, v%d.4h, v%d.4h"},
+	"fmlal2":    {0x6e20cc00, "fmlal2 v%d.4s, v%d.4h, v%d.4h"},
+	"fadd":      {0x4e20d400, "fadd v%d.4s, v%d.4s, v%d.4s"},
+	"faddp":     {0x6e20d400, "faddp v%d.4s, v%d.4s, v%d.4s"},
+	"facgt":     {0x6ea0ec00, "facgt v%d.4s, v%d.4s, v%d.4s"},
+	"fmax":      {0x4e20f400, "fmax v%d.4s, v%d.4s, v%d.4s"},
+	"fcmeq":     {0x4e20e400, "fcmeq v%d.4s, v%d.4s, v%d.4s"},
+	"smull.8h":  {0x0e20c000, "smull v%d.8h, v%d.8b, v%d.8b"},
+	"smull2.8h": {0x4e20c000, "smull2 v%d.8h, v%d.16b, v%d.16b"},
+	"smlal.8h":  {0x0e208000, "smlal v%d.8h, v%d.8b, v%d.8b"},
+	"smlal2.8h": {0x4e208000, "smlal2 v%d.8h, v%d.16b, v%d.16b"},
+	"smull.4s":  {0x0e60c000, "smull v%d.4s, v%d.4h, v%d.4h"},
+	"smull2.4s": {0x4e60c000, "smull2 v%d.4s, v%d.8h, v%d.8h"},
+	"mul.4s":    {0x4ea09c00, "mul v%d.4s, v%d.4s, v%d.4s"},
+	"mla.4s":    {0x4ea09400, "mla v%d.4s, v%d.4s, v%d.4s"},
+	"addp.4s":   {0x4ea0bc00, "addp v%d.4s, v%d.4s, v%d.4s"},
+	"ext8":      {0x6e004000, "ext v%d.16b, v%d.16b, v%d.16b, #8"},
+}
+
+// Two-register forms (Rd, Rn).
+var ops2 = map[string]enc{
+	"fcvtl":      {0x0e217800, "fcvtl v%d.4s, v%d.4h"},
+	"fcvtl2":     {0x4e217800, "fcvtl2 v%d.4s, v%d.8h"},
+	"fcvtn":      {0x0e216800, "fcvtn v%d.4h, v%d.4s"},
+	"fcvtn2":     {0x4e216800, "fcvtn2 v%d.8h, v%d.4s"},
+	"faddp.s":    {0x7e30d800, "faddp s%d, v%d.2s"},
+	"scvtf":      {0x4e21d800, "scvtf v%d.4s, v%d.4s"},
+	"scvtf.s":    {0x5e21d800, "scvtf s%d, s%d"},
+	"fcvtns":     {0x4e21a800, "fcvtns v%d.4s, v%d.4s"},
+	"fabs":       {0x4ea0f800, "fabs v%d.4s, v%d.4s"},
+	"fmaxv":      {0x6e30f800, "fmaxv s%d, v%d.4s"},
+	"sqxtn.4h":   {0x0e614800, "sqxtn v%d.4h, v%d.4s"},
+	"sqxtn2.8h":  {0x4e614800, "sqxtn2 v%d.8h, v%d.4s"},
+	"sqxtn.8b":   {0x0e214800, "sqxtn v%d.8b, v%d.8h"},
+	"sqxtn2.16b": {0x4e214800, "sqxtn2 v%d.16b, v%d.8h"},
+	"sadalp.4s":  {0x4e606800, "sadalp v%d.4s, v%d.8h"},
+	"saddlp.4s":  {0x4e602800, "saddlp v%d.4s, v%d.8h"},
+	"sxtl.8h":    {0x0f08a400, "sxtl v%d.8h, v%d.8b"},
+	"sxtl2.8h":   {0x4f08a400, "sxtl2 v%d.8h, v%d.16b"},
+	"sxtl.4s":    {0x0f10a400, "sxtl v%d.4s, v%d.4h"},
+	"sxtl2.4s":   {0x4f10a400, "sxtl2 v%d.4s, v%d.8h"},
+	"shl5.4s":    {0x4f255400, "shl v%d.4s, v%d.4s, #5"},
+}
+
+// By-element forms on 32-bit elements (Rd, Rn, Rm, index): the index goes
+// to H (bit 11) and L (bit 21).
+var opsE = map[string]enc{
+	"fmul.e": {0x4f809000, "fmul v%d.4s, v%d.4s, v%d.s[%d]"},
+	"fmla.e": {0x4f801000, "fmla v%d.4s, v%d.4s, v%d.s[%d]"},
+	"mla.e":  {0x6f800000, "mla v%d.4s, v%d.4s, v%d.s[%d]"},
+}
+
+func reg(r int) uint32 {
+	if r < 0 || r > 31 {
+		log.Panicf("register %d out of range", r)
+	}
+	return uint32(r)
+}
+
+// o3 emits a three-register instruction in ARM operand order.
+func (g *gen) o3(name string, d, n, m int) {
+	e, ok := ops3[name]
+	if !ok {
+		log.Panicf("no encoding for %s", name)
+	}
+	text := e.text
+	if strings.Count(text, "%d") == 2 {
+		g.word(e.base|reg(n)<<5|reg(d), fmt.Sprintf(text, d, n))
+		return
+	}
+	g.word(e.base|reg(m)<<16|reg(n)<<5|reg(d), fmt.Sprintf(text, d, n, m))
+}
+
+// o2 emits a two-register instruction (d, n).
+func (g *gen) o2(name string, d, n int) {
+	e, ok := ops2[name]
+	if !ok {
+		log.Panicf("no encoding for %s", name)
+	}
+	if name == "mov.16b" {
+		g.word(e.base|reg(n)<<16|reg(n)<<5|reg(d), fmt.Sprintf(e.text, d, n))
+		return
+	}
+	if strings.Count(e.text, "%d") == 1 {
+		g.word(e.base|reg(d), fmt.Sprintf(e.text, d))
+		return
+	}
+	g.word(e.base|reg(n)<<5|reg(d), fmt.Sprintf(e.text, d, n))
+}
+
+// oe emits a by-element instruction on 32-bit lanes.
+func (g *gen) oe(name string, d, n, m, idx int) {
+	e, ok := opsE[name]
+	if !ok {
+		log.Panicf("no encoding for %s", name)
+	}
+	if idx < 0 || idx > 3 {
+		log.Panicf("lane %d", idx)
+	}
+	w := e.base | reg(m)<<16 | reg(n)<<5 | reg(d) | uint32(idx&1)<<21 | uint32(idx>>1)<<11
+	g.word(w, fmt.Sprintf(e.text, d, n, m, idx))
+}
+
+// Go-assembler instructions, operands in ARM order.
+func (g *gen) zero(d int)           { g.p("VEOR V%d.B16, V%d.B16, V%d.B16", d, d, d) }
+func (g *gen) vand(d, n, m int)     { g.p("VAND V%d.B16, V%d.B16, V%d.B16", m, n, d) }
+func (g *gen) vorr(d, n, m int)     { g.p("VORR V%d.B16, V%d.B16, V%d.B16", m, n, d) }
+func (g *gen) vsub16b(d, n, m int)  { g.p("VSUB V%d.B16, V%d.B16, V%d.B16", m, n, d) }
+func (g *gen) vsub4s(d, n, m int)   { g.p("VSUB V%d.S4, V%d.S4, V%d.S4", m, n, d) }
+func (g *gen) fmla(d, n, m int)     { g.p("VFMLA V%d.S4, V%d.S4, V%d.S4", m, n, d) }
+func (g *gen) ushr16b(d, n, sh int) { g.p("VUSHR $%d, V%d.B16, V%d.B16", sh, n, d) }
+func (g *gen) shl16b(d, n, sh int)  { g.p("VSHL $%d, V%d.B16, V%d.B16", sh, n, d) }
+func (g *gen) movi(d, imm int)      { g.p("VMOVI $%d, V%d.B16", imm, d) }
+func (g *gen) addv(d, n int)        { g.p("VADDV V%d.S4, V%d", n, d) }
+func (g *gen) bif(d, n, m int)      { g.p("VBIF V%d.B16, V%d.B16, V%d.B16", m, n, d) }
+func (g *gen) uxtl8h(d, n int)      { g.p("VUXTL V%d.B8, V%d.H8", n, d) }
+func (g *gen) uxtl4s(d, n int)      { g.p("VUXTL V%d.H4, V%d.S4", n, d) }
+func (g *gen) uxtl2_4s(d, n int)    { g.p("VUXTL2 V%d.H8, V%d.S4", n, d) }
+func (g *gen) dupR(d int, r string) { g.p("VDUP %s, V%d.S4", r, d) }
+func (g *gen) ld1b16(ptr string, post int, regs ...int) {
+	g.ld1("B16", ptr, post, regs...)
+}
+
+// ld1 loads consecutive registers; post > 0 post-increments ptr.
+func (g *gen) ld1(arr, ptr string, post int, regs ...int) {
+	var names []string
+	for _, r := range regs {
+		names = append(names, fmt.Sprintf("V%d.%s", r, arr))
+	}
+	list := "[" + strings.Join(names, ", ") + "]"
+	if post > 0 {
+		g.p("VLD1.P %d(%s), %s", post, ptr, list)
+	} else {
+		g.p("VLD1 (%s), %s", ptr, list)
+	}
+}
+
+// fn is a kernel: its name, its arguments (8 bytes each, named as in its
+// Go declaration) and the comment above its TEXT.
+type fn struct {
+	name string
+	args []string
+	doc  string
+}
+
+func (g *gen) text(f fn) {
+	g.b.WriteString("\n")
+	for _, l := range strings.Split(strings.TrimSpace(f.doc), "\n") {
+		fmt.Fprintf(&g.b, "// %s\n", l)
+	}
+	fmt.Fprintf(&g.b, "TEXT ·%s(SB), NOSPLIT, $0-%d\n", f.name, 8*len(f.args))
+}
+
+// loadArgs loads the arguments into the registers given, in order.
+func (g *gen) loadArgs(f fn, regs ...string) {
+	for i, r := range regs {
+		if r == "" {
+			continue
+		}
+		g.p("MOVD %s+%d(FP), %s", f.args[i], 8*i, r)
+	}
+}
+
+const header = `// Code generated by gen_arm64.go; DO NOT EDIT.
+
+//go:build arm64 && !noasm
+
+#include "textflag.h"
+`
+
+func write(name string, g *gen) {
+	if err := os.WriteFile(name, []byte(header+g.b.String()), 0o644); err != nil {
+		log.Fatal(err)
+	}
+}
+
+func main() {
+	var d gen
+	genF16(&d)
+	genQ0(&d)
+	write("dot_arm64.s", &d)
+
+	var k gen
+	genQ4K(&k)
+	genQ6K(&k)
+	write("dotk_arm64.s", &k)
+
+	var a gen
+	genAct(&a)
+	write("act_arm64.s", &a)
+}
+
+// ---- F16 ----------------------------------------------------------------
+
+// f16Reduce folds the eight accumulators a[0..7] (a[k] holds elements
+// 4k..4k+3 of dotF16Generic's 32 lanes) as reduce32 does and leaves the
+// sum in s<dst>; t0..t3 are scratch registers.
+func (g *gen) f16Reduce(a [8]int, t [4]int) {
+	g.c("reduce32: (acc[l]+acc[16+l]) + (acc[8+l]+acc[24+l]), then lanes l+4, then pairs")
+	g.o3("fadd", t[0], a[0], a[4])
+	g.o3("fadd", t[1], a[2], a[6])
+	g.o3("fadd", t[0], t[0], t[1])
+	g.o3("fadd", t[2], a[1], a[5])
+	g.o3("fadd", t[3], a[3], a[7])
+	g.o3("fadd", t[2], t[2], t[3])
+	g.o3("fadd", t[0], t[0], t[2])
+	g.o3("faddp", t[0], t[0], t[0])
+	g.o2("faddp.s", t[0], t[0])
+}
+
+// genF16 writes f16Rows<T><form>: T tokens (1 to 3) against every row, in
+// steps of 16 elements (T > 1) or 32 (T = 1). The FHM form multiplies the
+// halves with FMLAL/FMLAL2, which do not round the product (exact for
+// halves anyway) before the single rounding of the add: the same bits as
+// widening with FCVTL and a fused FMLA, which the NEON form does.
+func genF16(g *gen) {
+	for _, fhm := range []bool{false, true} {
+		form := "NEON"
+		if fhm {
+			form = "FHM"
+		}
+		genF16T1(g, form, fhm)
+		for T := 2; T <= 3; T++ {
+			genF16T(g, T, form, fhm)
+		}
+	}
+}
+
+func genF16T1(g *gen, form string, fhm bool) {
+	f := fn{name: "f16Rows1" + form, args: []string{"w", "wstride", "rows", "x", "n", "out"},
+		doc: "func f16Rows1" + form + "(w *byte, wstride, rows int, x *byte, n int, out *float32)"}
+	g.text(f)
+	g.loadArgs(f, "R0", "R1", "R2", "R3", "R4", "R5")
+	g.p("LSR $5, R4, R4")
+	acc := [8]int{16, 17, 18, 19, 20, 21, 22, 23}
+	g.label("row")
+	g.p("MOVD R0, R6")
+	g.p("MOVD R3, R7")
+	g.p("MOVD R4, R8")
+	for _, a := range acc {
+		g.zero(a)
+	}
+	g.p("CBZ R8, reduce")
+	g.label("loop")
+	g.ld1("H8", "R6", 64, 0, 1, 2, 3)
+	g.ld1("H8", "R7", 64, 4, 5, 6, 7)
+	if fhm {
+		for k := range 4 {
+			g.o3("fmlal", acc[2*k], k, 4+k)
+			g.o3("fmlal2", acc[2*k+1], k, 4+k)
+		}
+	} else {
+		for k := range 4 {
+			g.o2("fcvtl", 8+2*k, k)
+			g.o2("fcvtl2", 9+2*k, k)
+			g.o2("fcvtl", 24+2*k, 4+k)
+			g.o2("fcvtl2", 25+2*k, 4+k)
+		}
+		for k := range 8 {
+			g.fmla(acc[k], 8+k, 24+k)
+		}
+	}
+	g.p("SUBS $1, R8, R8")
+	g.p("BNE loop")
+	g.label("reduce")
+	g.f16Reduce(acc, [4]int{0, 1, 2, 3})
+	g.p("FMOVS.P F0, 4(R5)")
+	g.p("ADD R1, R0, R0")
+	g.p("SUBS $1, R2, R2")
+	g.p("BNE row")
+	g.p("RET")
+}
+
+// genF16T writes the T-token form: acc(t, k) = V(8+8t+k).
+func genF16T(g *gen, T int, form string, fhm bool) {
+	name := fmt.Sprintf("f16Rows%d%s", T, form)
+	f := fn{name: name, args: []string{"w", "wstride", "rows", "x", "xstride", "n", "out", "ostride"},
+		doc: fmt.Sprintf("func %s(w *byte, wstride, rows int, x *byte, xstride, n int, out *float32, ostride int)", name)}
+	g.text(f)
+	g.loadArgs(f, "R0", "R1", "R2", "R3", "R4", "R5", "R6", "R7")
+	g.p("LSR $5, R5, R5")
+	g.p("LSL $2, R7, R7")
+	acc := func(t, k int) int { return 8 + 8*t + k }
+	xp := []string{"R10", "R11", "R12"}
+	g.label("row")
+	g.p("MOVD R0, R9")
+	g.p("MOVD R3, R10")
+	for t := 1; t < T; t++ {
+		g.p("ADD R4, %s, %s", xp[t-1], xp[t])
+	}
+	g.p("MOVD R5, R13")
+	for t := range T {
+		for k := range 8 {
+			g.zero(acc(t, k))
+		}
+	}
+	g.p("CBZ R13, reduce")
+	g.label("loop")
+	for h := range 2 {
+		g.c("elements %d..%d of the step", 16*h, 16*h+15)
+		g.ld1("H8", "R9", 32, 0, 1)
+		if !fhm {
+			g.o2("fcvtl", 4, 0)
+			g.o2("fcvtl2", 5, 0)
+			g.o2("fcvtl", 6, 1)
+			g.o2("fcvtl2", 7, 1)
+		}
+		for t := range T {
+			g.ld1("H8", xp[t], 32, 2, 3)
+			a := func(k int) int { return acc(t, 4*h+k) }
+			if fhm {
+				g.o3("fmlal", a(0), 0, 2)
+				g.o3("fmlal2", a(1), 0, 2)
+				g.o3("fmlal", a(2), 1, 3)
+				g.o3("fmlal2", a(3), 1, 3)
+				continue
+			}
+			g.o2("fcvtl", 0, 2)
+			g.o2("fcvtl2", 1, 2)
+			g.o2("fcvtl", 2, 3)
+			g.o2("fcvtl2", 3, 3)
+			for k := range 4 {
+				g.fmla(a(k), 4+k, k)
+			}
+		}
+	}
+	g.p("SUBS $1, R13, R13")
+	g.p("BNE loop")
+	g.label("reduce")
+	g.p("MOVD R6, R14")
+	for t := range T {
+		var a [8]int
+		for k := range 8 {
+			a[k] = acc(t, k)
+		}
+		g.f16Reduce(a, [4]int{0, 1, 2, 3})
+		g.p("FMOVS F0, (R14)")
+		if t < T-1 {
+			g.p("ADD R7, R14, R14")
+		}
+	}
+	g.p("ADD $4, R6, R6")
+	g.p("ADD R1, R0, R0")
+	g.p("SUBS $1, R2, R2")
+	g.p("BNE row")
+	g.p("RET")
+}
+
+// ---- Q8_0 and Q4_0 ------------------------------------------------------
+
+// genQ0 writes q8_0Rows4T<T><form> and q4_0Rows4T<T><form>: groups of four
+// weight rows (lanes of one vector) against T tokens (1 to 3). Per block
+// each (row, token) pair's integer sum is exact; the four rows' sums, in
+// row order, are converted, multiplied by f16(w.d)·f16(x.d) and FMA'd into
+// the token's accumulator: dotQ8_0Generic and dotQ4_0Generic lane by lane.
+func genQ0(g *gen) {
+	for _, q4 := range []bool{false, true} {
+		for _, dot := range []bool{false, true} {
+			for T := 1; T <= 3; T++ {
+				genQ0T(g, q4, dot, T)
+			}
+		}
+	}
+}
+
+func genQ0T(g *gen, q4, dot bool, T int) {
+	typ, form := "q8_0", "NEON"
+	if q4 {
+		typ = "q4_0"
+	}
+	if dot {
+		form = "Dot"
+	}
+	name := fmt.Sprintf("%sRows4T%d%s", typ, T, form)
+	f := fn{name: name, args: []string{"w", "wstride", "groups", "x", "xstride", "nb", "out", "ostride"},
+		doc: fmt.Sprintf("func %s(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)", name)}
+	g.text(f)
+	g.loadArgs(f, "R0", "R1", "R2", "R3", "R4", "R5", "R6", "R7")
+	g.p("LSL $2, R7, R7")
+	rp := []string{"R8", "R9", "R10", "R11"}
+	xp := []string{"R12", "R13", "R14"}
+	acc := func(r, t int) int { return 16 + 4*t + r }
+	facc := func(t int) int { return 28 + t }
+	xr := func(t, k int) int { return 4 + 2*t + k }
+	const dw, dx, mask, eight, s0, s1, dd = 10, 11, 12, 13, 14, 15, 31
+	if q4 {
+		g.movi(mask, 15)
+		g.movi(eight, 8)
+	}
+	g.label("group")
+	g.p("MOVD R0, R8")
+	for r := 1; r < 4; r++ {
+		g.p("ADD R1, %s, %s", rp[r-1], rp[r])
+	}
+	g.p("MOVD R3, R12")
+	for t := 1; t < T; t++ {
+		g.p("ADD R4, %s, %s", xp[t-1], xp[t])
+	}
+	for t := range T {
+		g.zero(facc(t))
+	}
+	g.p("MOVD R5, R15")
+	g.p("CBZ R15, store")
+	g.label("block")
+	for t := range T {
+		g.p("VLD1.P 2(%s), V%d.H[%d]", xp[t], dx, t)
+		g.ld1b16(xp[t], 32, xr(t, 0), xr(t, 1))
+	}
+	g.o2("fcvtl", dx, dx)
+	for r := range 4 {
+		g.p("VLD1.P 2(%s), V%d.H[%d]", rp[r], dw, r)
+		if q4 {
+			g.ld1b16(rp[r], 16, 0)
+			g.ushr16b(1, 0, 4)
+			g.vand(0, 0, mask)
+			g.vsub16b(0, 0, eight)
+			g.vsub16b(1, 1, eight)
+		} else {
+			g.ld1b16(rp[r], 32, 0, 1)
+		}
+		for t := range T {
+			a := acc(r, t)
+			switch {
+			case dot:
+				g.zero(a)
+				g.o3("sdot", a, 0, xr(t, 0))
+				g.o3("sdot", a, 1, xr(t, 1))
+			case q4:
+				// |(q-8)·y| ≤ 1024: four products per int16 lane fit.
+				g.o3("smull.8h", 2, 0, xr(t, 0))
+				g.o3("smlal2.8h", 2, 0, xr(t, 0))
+				g.o3("smlal.8h", 2, 1, xr(t, 1))
+				g.o3("smlal2.8h", 2, 1, xr(t, 1))
+				g.o2("saddlp.4s", a, 2)
+			default:
+				// (-128)·(-128) twice would overflow int16: widen each product.
+				g.o3("smull.8h", 2, 0, xr(t, 0))
+				g.o3("smull2.8h", 3, 0, xr(t, 0))
+				g.o2("saddlp.4s", a, 2)
+				g.o2("sadalp.4s", a, 3)
+				g.o3("smull.8h", 2, 1, xr(t, 1))
+				g.o3("smull2.8h", 3, 1, xr(t, 1))
+				g.o2("sadalp.4s", a, 2)
+				g.o2("sadalp.4s", a, 3)
+			}
+		}
+	}
+	g.o2("fcvtl", dw, dw)
+	for t := range T {
+		g.c("token %d: the four rows' block sums, in row order", t)
+		g.o3("addp.4s", s0, acc(0, t), acc(1, t))
+		g.o3("addp.4s", s1, acc(2, t), acc(3, t))
+		g.o3("addp.4s", s0, s0, s1)
+		g.o2("scvtf", s0, s0)
+		g.oe("fmul.e", dd, dw, dx, t)
+		g.fmla(facc(t), s0, dd)
+	}
+	g.p("SUBS $1, R15, R15")
+	g.p("BNE block")
+	g.label("store")
+	g.p("MOVD R6, R16")
+	for t := range T {
+		g.p("VST1 [V%d.S4], (R16)", facc(t))
+		if t < T-1 {
+			g.p("ADD R7, R16, R16")
+		}
+	}
+	g.p("ADD $16, R6, R6")
+	g.p("ADD R1<<2, R0, R0")
+	g.p("SUBS $1, R2, R2")
+	g.p("BNE group")
+	g.p("RET")
+}
+
+// ---- Q4_K and Q6_K ------------------------------------------------------
+
+// dot32 adds the 32 products of a0:a1 and b0:b1 (bytes, |a| ≤ 63, so four
+// products fit an int16 lane) into the four lanes of acc, which it first
+// clears: SDOT, or SMULL/SMLAL and a pairwise widening add. tmp is scratch
+// for the NEON form.
+func (g *gen) dot32(dot bool, acc, a0, a1, b0, b1, tmp int) {
+	if dot {
+		g.zero(acc)
+		g.o3("sdot", acc, a0, b0)
+		g.o3("sdot", acc, a1, b1)
+		return
+	}
+	g.o3("smull.8h", tmp, a0, b0)
+	g.o3("smlal2.8h", tmp, a0, b0)
+	g.o3("smlal.8h", tmp, a1, b1)
+	g.o3("smlal2.8h", tmp, a1, b1)
+	g.o2("saddlp.4s", acc, tmp)
+}
+
+// genQ4K writes q4KRows1<form>: one Q8_K activation row against rows Q4_K
+// rows, dotQ4KRef's operations row by row.
+func genQ4K(g *gen) {
+	for _, dot := range []bool{false, true} {
+		form := "NEON"
+		if dot {
+			form = "Dot"
+		}
+		name := "q4KRows1" + form
+		f := fn{name: name, args: []string{"w", "wstride", "rows", "x", "nb", "out"},
+			doc: "func " + name + "(w *byte, wstride, rows int, x *byte, nb int, out *float32)"}
+		g.text(f)
+		g.loadArgs(f, "R0", "R1", "R2", "R3", "R4", "R5")
+		const mask = 30
+		g.movi(mask, 15)
+		g.label("row")
+		g.p("MOVD R0, R6")
+		g.p("MOVD R3, R7")
+		g.p("MOVD R4, R8")
+		g.p("FMOVS ZR, F26") // acc
+		g.p("FMOVS ZR, F27") // accm
+		g.p("CBZ R8, done")
+		g.label("block")
+		g.c("the scales and mins (get_scale_min_k4, as llama.cpp's utmp shuffle)")
+		g.p("MOVWU 4(R6), R9")
+		g.p("MOVWU 8(R6), R10")
+		g.p("MOVWU 12(R6), R11")
+		g.p("LSRW $4, R11, R12")
+		g.p("ANDW $0x0f0f0f0f, R12, R12")
+		g.p("LSRW $6, R10, R13")
+		g.p("ANDW $0x03030303, R13, R13")
+		g.p("ORRW R13<<4, R12, R12")      // mins 4..7
+		g.p("ANDW $0x3f3f3f3f, R10, R13") // mins 0..3
+		g.p("ANDW $0x0f0f0f0f, R11, R14")
+		g.p("LSRW $6, R9, R15")
+		g.p("ANDW $0x03030303, R15, R15")
+		g.p("ORRW R15<<4, R14, R14")    // scales 4..7
+		g.p("ANDW $0x3f3f3f3f, R9, R9") // scales 0..3
+		g.p("ORR R14<<32, R9, R9")
+		g.p("ORR R12<<32, R13, R13")
+		g.p("FMOVD R9, F20")
+		g.p("FMOVD R13, F21")
+		g.uxtl8h(20, 20)
+		g.uxtl4s(22, 20)
+		g.uxtl2_4s(23, 20)
+		g.uxtl8h(21, 21)
+		g.uxtl4s(24, 21)
+		g.uxtl2_4s(25, 21)
+		g.p("ADD $16, R6, R9")
+		g.p("ADD $4, R7, R10")
+		for j := range 4 {
+			g.c("sub-blocks %d and %d", 2*j, 2*j+1)
+			g.ld1b16("R9", 32, 0, 1)
+			g.ld1b16("R10", 64, 2, 3, 4, 5)
+			g.vand(6, 0, mask)
+			g.vand(7, 1, mask)
+			g.ushr16b(0, 0, 4)
+			g.ushr16b(1, 1, 4)
+			g.dot32(dot, 8+2*j, 6, 7, 2, 3, 28)
+			g.dot32(dot, 9+2*j, 0, 1, 4, 5, 29)
+		}
+		g.c("isum = Σ sc[s]·sum[s] (int32, wrapping as the reference)")
+		g.o3("addp.4s", 16, 8, 9)
+		g.o3("addp.4s", 17, 10, 11)
+		g.o3("addp.4s", 16, 16, 17)
+		g.o3("addp.4s", 17, 12, 13)
+		g.o3("addp.4s", 18, 14, 15)
+		g.o3("addp.4s", 17, 17, 18)
+		g.o3("mul.4s", 16, 16, 22)
+		g.o3("mla.4s", 16, 17, 23)
+		g.addv(16, 16)
+		g.c("imin = Σ bsums[j]·mn[j/2] = Σ (bsums[2k]+bsums[2k+1])·mn[k]")
+		g.p("ADD $260, R7, R11")
+		g.ld1("H8", "R11", 0, 18, 19)
+		g.o2("saddlp.4s", 18, 18)
+		g.o2("saddlp.4s", 19, 19)
+		g.o3("mul.4s", 18, 18, 24)
+		g.o3("mla.4s", 18, 19, 25)
+		g.addv(18, 18)
+		g.o2("scvtf.s", 16, 16)
+		g.o2("scvtf.s", 18, 18)
+		g.c("acc = fma(isum, f16(d)·x.d, acc); accm = fma(imin, f16(dmin)·x.d, accm)")
+		g.p("FMOVS (R7), F19")
+		g.p("MOVHU (R6), R11")
+		g.p("MOVHU 2(R6), R12")
+		g.p("FMOVS R11, F20")
+		g.p("FMOVS R12, F21")
+		g.p("FCVTHS F20, F20")
+		g.p("FCVTHS F21, F21")
+		g.p("FMULS F19, F20, F20")
+		g.p("FMULS F19, F21, F21")
+		g.p("FMADDS F20, F26, F16, F26")
+		g.p("FMADDS F21, F27, F18, F27")
+		g.p("ADD $144, R6, R6")
+		g.p("ADD $292, R7, R7")
+		g.p("SUBS $1, R8, R8")
+		g.p("BNE block")
+		g.label("done")
+		g.p("FSUBS F27, F26, F0")
+		g.p("FMOVS.P F0, 4(R5)")
+		g.p("ADD R1, R0, R0")
+		g.p("SUBS $1, R2, R2")
+		g.p("BNE row")
+		g.p("RET")
+	}
+}
+
+// genQ6K writes q6KRows1<form>: one Q8_K activation row against rows Q6_K
+// rows, dotQ6KRef's operations row by row: the eight int32 lanes of
+// q6KLanes (lane L of group g sums elements 32g+4L..32g+4L+3), converted
+// and FMA'd into eight float lanes, reduced as hsum8.
+func genQ6K(g *gen) {
+	for _, dot := range []bool{false, true} {
+		form := "NEON"
+		if dot {
+			form = "Dot"
+		}
+		name := "q6KRows1" + form
+		f := fn{name: name, args: []string{"w", "wstride", "rows", "x", "nb", "out"},
+			doc: "func " + name + "(w *byte, wstride, rows int, x *byte, nb int, out *float32)"}
+		g.text(f)
+		g.loadArgs(f, "R0", "R1", "R2", "R3", "R4", "R5")
+		const (
+			m0f, m30     = 14, 15
+			cLo, cHi     = 16, 17
+			lLo, lHi     = 27, 28
+			aLo, aHi     = 29, 30
+			y0, y1       = 6, 7
+			q0, q1       = 8, 9
+			p0, p1       = 10, 11
+			t0, t1       = 12, 13
+			scale0       = 23 // sc[4i..4i+3] as int32 in V(23+i)
+			sc16a, sc16b = 21, 22
+		)
+		g.movi(m0f, 15)
+		g.movi(m30, 0x30)
+		g.label("row")
+		g.p("MOVD R0, R6")
+		g.p("MOVD R3, R7")
+		g.p("MOVD R4, R8")
+		g.zero(aLo)
+		g.zero(aHi)
+		g.p("CBZ R8, done")
+		g.label("block")
+		g.c("scales as int16 and int32; the bsums correction 32·(sc[2L]·bs[2L] + sc[2L+1]·bs[2L+1])")
+		g.p("ADD $192, R6, R9")
+		g.ld1b16("R9", 0, 20)
+		g.o2("sxtl.8h", sc16a, 20)
+		g.o2("sxtl2.8h", sc16b, 20)
+		g.o2("sxtl.4s", scale0, sc16a)
+		g.o2("sxtl2.4s", scale0+1, sc16a)
+		g.o2("sxtl.4s", scale0+2, sc16b)
+		g.o2("sxtl2.4s", scale0+3, sc16b)
+		g.p("ADD $260, R7, R9")
+		g.ld1("H8", "R9", 0, 18, 19)
+		g.o3("smull.4s", cLo, sc16a, 18)
+		g.o3("smull2.4s", cHi, sc16a, 18)
+		g.o3("addp.4s", cLo, cLo, cHi)
+		g.o3("smull.4s", cHi, sc16b, 19)
+		g.o3("smull2.4s", 18, sc16b, 19)
+		g.o3("addp.4s", cHi, cHi, 18)
+		g.o2("shl5.4s", cLo, cLo)
+		g.o2("shl5.4s", cHi, cHi)
+		g.zero(lLo)
+		g.zero(lHi)
+		g.p("MOVD R6, R9")       // ql
+		g.p("ADD $128, R6, R10") // qh
+		g.p("ADD $4, R7, R11")   // q8
+		for h := range 2 {
+			g.c("half %d: ql[%d:%d], qh[%d:%d]", h, 64*h, 64*h+64, 32*h, 32*h+32)
+			g.ld1b16("R9", 64, 0, 1, 2, 3)
+			g.ld1b16("R10", 32, 4, 5)
+			for k := range 4 {
+				gi := 4*h + k
+				g.c("group %d: elements %d..%d", gi, 32*gi, 32*gi+31)
+				lo, hi := 0, 1 // ql registers for this group
+				if k&1 == 1 {
+					lo, hi = 2, 3
+				}
+				for i, y := range []int{y0, y1} {
+					l := lo
+					if i == 1 {
+						l = hi
+					}
+					hq, t := 4+i, t0+i
+					if k < 2 {
+						g.vand(y, l, m0f)
+					} else {
+						g.ushr16b(y, l, 4)
+					}
+					switch k {
+					case 0:
+						g.shl16b(t, hq, 4)
+					case 1:
+						g.shl16b(t, hq, 2)
+					case 2:
+						t = hq
+					case 3:
+						g.ushr16b(t, hq, 2)
+					}
+					g.vand(t0+i, t, m30)
+					g.vorr(y, y, t0+i)
+				}
+				g.ld1b16("R11", 32, q0, q1)
+				if dot {
+					g.zero(p0)
+					g.zero(p1)
+					g.o3("sdot", p0, y0, q0)
+					g.o3("sdot", p1, y1, q1)
+				} else {
+					// Sums of four consecutive products (|u·q| ≤ 63·128).
+					g.o3("smull.8h", p0, y0, q0)
+					g.o3("smull2.8h", p1, y0, q0)
+					g.o2("saddlp.4s", p0, p0)
+					g.o2("saddlp.4s", p1, p1)
+					g.o3("addp.4s", p0, p0, p1)
+					g.o3("smull.8h", t0, y1, q1)
+					g.o3("smull2.8h", t1, y1, q1)
+					g.o2("saddlp.4s", t0, t0)
+					g.o2("saddlp.4s", t1, t1)
+					g.o3("addp.4s", p1, t0, t1)
+				}
+				s := 2 * gi
+				g.oe("mla.e", lLo, p0, scale0+s/4, s%4)
+				g.oe("mla.e", lHi, p1, scale0+(s+1)/4, (s+1)%4)
+			}
+		}
+		g.vsub4s(lLo, lLo, cLo)
+		g.vsub4s(lHi, lHi, cHi)
+		g.o2("scvtf", lLo, lLo)
+		g.o2("scvtf", lHi, lHi)
+		g.c("d = x.d·f16(w.d); acc[L] = fma(d, lane[L], acc[L])")
+		g.p("FMOVS (R7), F18")
+		g.p("MOVHU 208(R6), R12")
+		g.p("FMOVS R12, F19")
+		g.p("FCVTHS F19, F19")
+		g.p("FMULS F19, F18, F19")
+		g.oe("fmla.e", aLo, lLo, 19, 0)
+		g.oe("fmla.e", aHi, lHi, 19, 0)
+		g.p("ADD $210, R6, R6")
+		g.p("ADD $292, R7, R7")
+		g.p("SUBS $1, R8, R8")
+		g.p("BNE block")
+		g.label("done")
+		g.c("hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two")
+		g.o3("fadd", 0, aLo, aHi)
+		g.o3("ext8", 1, 0, 0)
+		g.o3("fadd", 0, 0, 1)
+		g.o2("faddp.s", 0, 0)
+		g.p("FMOVS.P F0, 4(R5)")
+		g.p("ADD R1, R0, R0")
+		g.p("SUBS $1, R2, R2")
+		g.p("BNE row")
+		g.p("RET")
+	}
+}
+
+// ---- activation converters ----------------------------------------------
+
+func genAct(g *gen) {
+	f := fn{name: "quantizeQ8_0NEON", args: []string{"dst", "src", "nb"},
+		doc: "func quantizeQ8_0NEON(dst *byte, src *float32, nb int)"}
+	g.text(f)
+	g.loadArgs(f, "R0", "R1", "R2")
+	const (
+		two31, intMin = 29, 28
+		id            = 26
+	)
+	g.p("MOVW $0x4f000000, R9") // 2^31
+	g.dupR(two31, "R9")
+	g.p("MOVW $0x80000000, R9")
+	g.dupR(intMin, "R9")
+	g.p("MOVW $0x42fe0000, R9") // 127
+	g.p("FMOVS R9, F30")
+	g.p("CBZ R2, done")
+	g.label("block")
+	g.ld1("S4", "R1", 64, 0, 1, 2, 3)
+	g.ld1("S4", "R1", 64, 4, 5, 6, 7)
+	g.c("amax over the block, NaNs left out as the reference's a > amax does")
+	for k := range 8 {
+		g.o2("fabs", 8+k, k)
+		g.o3("fcmeq", 16+k, 8+k, 8+k)
+		g.vand(8+k, 8+k, 16+k)
+	}
+	g.o3("fmax", 8, 8, 9)
+	g.o3("fmax", 10, 10, 11)
+	g.o3("fmax", 12, 12, 13)
+	g.o3("fmax", 14, 14, 15)
+	g.o3("fmax", 8, 8, 10)
+	g.o3("fmax", 12, 12, 14)
+	g.o3("fmax", 8, 8, 12)
+	g.o2("fmaxv", 8, 8)
+	g.c("d = f16(amax/127); id = 127/amax, or 0 for an all-zero block")
+	g.p("FDIVS F30, F8, F9")
+	g.p("FCVTSH F9, F9")
+	g.p("FMOVS F9, R10")
+	g.p("MOVH.P R10, 2(R0)")
+	g.p("FDIVS F8, F30, F%d", id)
+	g.p("FCMPS $(0.0), F8")
+	g.p("FMOVS ZR, F31")
+	g.p("FCSELS EQ, F31, F%d, F%d", id, id)
+	g.c("q = round-half-even(x·id); NaN or |x·id| ≥ 2^31 gives -128 as cvtps2dq's indefinite does")
+	for k := range 8 {
+		g.oe("fmul.e", k, k, id, 0)
+		g.o3("facgt", 16+k, two31, k)
+		g.o2("fcvtns", k, k)
+		g.bif(k, intMin, 16+k)
+	}
+	g.o2("sqxtn.4h", 16, 0)
+	g.o2("sqxtn2.8h", 16, 1)
+	g.o2("sqxtn.4h", 17, 2)
+	g.o2("sqxtn2.8h", 17, 3)
+	g.o2("sqxtn.4h", 18, 4)
+	g.o2("sqxtn2.8h", 18, 5)
+	g.o2("sqxtn.4h", 19, 6)
+	g.o2("sqxtn2.8h", 19, 7)
+	g.o2("sqxtn.8b", 20, 16)
+	g.o2("sqxtn2.16b", 20, 17)
+	g.o2("sqxtn.8b", 21, 18)
+	g.o2("sqxtn2.16b", 21, 19)
+	g.p("VST1.P [V20.B16, V21.B16], 32(R0)")
+	g.p("SUBS $1, R2, R2")
+	g.p("BNE block")
+	g.label("done")
+	g.p("RET")
+
+	f = fn{name: "f32ToF16sNEON", args: []string{"dst", "src", "n"},
+		doc: "func f32ToF16sNEON(dst *uint16, src *float32, n int)"}
+	g.text(f)
+	g.loadArgs(f, "R0", "R1", "R2")
+	g.p("LSR $3, R2, R2")
+	g.p("CBZ R2, done")
+	g.label("loop")
+	g.ld1("S4", "R1", 32, 0, 1)
+	g.o2("fcvtn", 2, 0)
+	g.o2("fcvtn2", 2, 1)
+	g.p("VST1.P [V2.H8], 16(R0)")
+	g.p("SUBS $1, R2, R2")
+	g.p("BNE loop")
+	g.label("done")
+	g.p("RET")
+
+	f = fn{name: "f16ToF32sNEON", args: []string{"dst", "src", "n"},
+		doc: "func f16ToF32sNEON(dst *float32, src *uint16, n int)"}
+	g.text(f)
+	g.loadArgs(f, "R0", "R1", "R2")
+	g.p("LSR $3, R2, R2")
+	g.p("CBZ R2, done")
+	g.label("loop")
+	g.ld1("H8", "R1", 16, 0)
+	g.o2("fcvtl", 1, 0)
+	g.o2("fcvtl2", 2, 0)
+	g.p("VST1.P [V1.S4, V2.S4], 32(R0)")
+	g.p("SUBS $1, R2, R2")
+	g.p("BNE loop")
+	g.label("done")
+	g.p("RET")
+}
