@@ -1,0 +1,25 @@
+//go:build arm64 && !noasm
+
+package tensor
+
+// kernelForms lists the plain NEON kernels and, where the CPU has SDOT or
+// FMLAL, the forms using them; restore selects the forms in use before.
+func kernelForms() (forms []kernelForm, restore func()) {
+	d, f := useDot, useFHM
+	forms = []kernelForm{{"neon", func() { setARM64Forms(false, false) }}}
+	if cpuDotProd || cpuFHM {
+		forms = append(forms, kernelForm{"dotprod+fhm", func() { setARM64Forms(true, true) }})
+	}
+	return forms, func() { setARM64Forms(d, f) }
+}
+
+// fromQ8_0Act converts nb ggml Q8_0 activation blocks at src into dst in
+// activation type act's layout: on arm64 every Q8_0 kernel takes ggml's.
+func fromQ8_0Act(act Type, dst, src []byte, nb int) { copy(dst[:nb*q8_0Size], src) }
+
+// kGemvWideNB is the widest row (in blocks) the K-quant gemv tests try.
+const kGemvWideNB = 64
+
+// q8ActNaNExact is true: the NEON Q8_0 converter matches the reference on
+// every input, NaNs included.
+const q8ActNaNExact = true

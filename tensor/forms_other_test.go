@@ -1,0 +1,18 @@
+//go:build !(amd64 || arm64) || noasm
+
+package tensor
+
+// kernelForms lists the one form without assembly: the pure-Go kernels.
+func kernelForms() (forms []kernelForm, restore func()) {
+	return []kernelForm{{"go", func() {}}}, func() {}
+}
+
+// fromQ8_0Act converts nb ggml Q8_0 activation blocks at src into dst in
+// activation type act's layout: the pure-Go kernels take ggml's.
+func fromQ8_0Act(act Type, dst, src []byte, nb int) { copy(dst[:nb*q8_0Size], src) }
+
+// kGemvWideNB is the widest row (in blocks) the K-quant gemv tests try.
+const kGemvWideNB = 64
+
+// q8ActNaNExact is true: the converter is the reference.
+const q8ActNaNExact = true
