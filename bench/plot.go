@@ -164,7 +164,7 @@ func (l *legend) width() vg.Length {
 	for _, t := range l.names {
 		w = max(w, l.TextStyle.Rectangle(t).Max.X)
 	}
-	return w + l.ThumbnailWidth + vg.Points(22)
+	return w + l.ThumbnailWidth + vg.Points(34)
 }
 
 // primary picks, from configurations, the ones the figures draw: the
@@ -462,6 +462,7 @@ func histogramPlot(res *Results) (*figure, error) {
 		n = max(n, len(c.Histogram))
 	}
 	w := vg.Points(min(40, 360/float64(n*len(keep))))
+	top := 0.0
 	for i, c := range keep {
 		tot := 0
 		for _, h := range c.Histogram {
@@ -470,6 +471,7 @@ func histogramPlot(res *Results) (*figure, error) {
 		vs := make(plotter.Values, n)
 		for j, h := range c.Histogram {
 			vs[j] = float64(h) / float64(tot)
+			top = max(top, vs[j])
 		}
 		b, err := plotter.NewBarChart(vs, w)
 		if err != nil {
@@ -485,7 +487,7 @@ func histogramPlot(res *Results) (*figure, error) {
 		names[j] = strconv.Itoa(j)
 	}
 	p.NominalX(names...)
-	p.Y.Min = 0
+	p.Y.Min, p.Y.Max = 0, top*1.08
 	return fig, nil
 }
 
