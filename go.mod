@@ -3,6 +3,7 @@ module github.com/specd-dev/specd
 go 1.26.0
 
 require (
+	github.com/ebitengine/purego v0.11.3
 	github.com/nats-io/nats-server/v2 v2.15.2
 	github.com/nats-io/nats.go v1.55.0
 	github.com/nats-io/nuid v1.0.1

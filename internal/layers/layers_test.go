@@ -15,14 +15,16 @@ const mod = "github.com/specd-dev/specd/"
 var forbidden = map[string][]string{
 	"api":     {"serve", "engine", "stages", "model", "tensor", "verify", "draft", "kvsync", "graph", "tokenizer", "sample"},
 	"serve":   {"engine", "model", "model/gguf", "tensor", "verify/cpu", "models", "tokenizer"},
-	"stages":  {"model", "tensor", "engine", "serve", "api", "tokenizer"},
+	"stages":  {"model", "tensor", "engine", "serve", "api", "tokenizer", "backend/cpu", "backend/llamacpp"},
 	"graph":   {"stages", "model", "tensor"},
-	"draft":   {"stages", "tensor", "model", "verify", "engine", "serve"},
-	"verify":  {"model", "tensor", "kvsync", "draft", "stages"},
+	"draft":   {"stages", "tensor", "model", "verify", "engine", "serve", "backend/llamacpp"},
+	"verify":  {"model", "tensor", "kvsync", "draft", "stages", "backend/llamacpp"},
 	"backend": {"model", "tensor", "kvsync", "verify", "draft", "stages", "sample"},
-	"kvsync":  {"model", "tensor", "stages", "verify", "draft"},
-	"tensor":  {"model", "stages", "verify", "draft", "kvsync"},
-	"engine":  {"serve", "cmd/specd"},
+	// The accelerator backend compiles without the Go engine.
+	"backend/llamacpp": {"model", "tensor", "kvsync", "verify", "draft", "stages", "sample", "backend/cpu", "engine", "serve"},
+	"kvsync":           {"model", "tensor", "stages", "verify", "draft"},
+	"tensor":           {"model", "stages", "verify", "draft", "kvsync"},
+	"engine":           {"serve", "cmd/specd"},
 }
 
 func TestLayering(t *testing.T) {

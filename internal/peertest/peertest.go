@@ -51,3 +51,25 @@ func File(tb testing.TB, path string) string {
 	}
 	return path
 }
+
+// LlamaLib returns the libllama the llamacpp backend's tests load:
+// $SPECD_LLAMA_LIB if set, else the CPU build of npm's
+// @node-llama-cpp/linux-x64@3.21.1 that tools/peer/fetch.sh installs
+// (linux/amd64 only). Missing, it calls Missing.
+func LlamaLib(tb testing.TB) string {
+	tb.Helper()
+	if p := os.Getenv("SPECD_LLAMA_LIB"); p != "" {
+		return File(tb, p)
+	}
+	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
+		Missing(tb, "no libllama for "+runtime.GOOS+"/"+runtime.GOARCH+": set SPECD_LLAMA_LIB to one built for it")
+	}
+	return File(tb, NPMLlamaLib())
+}
+
+// NPMLlamaLib is the path of libllama in npm's @node-llama-cpp/linux-x64
+// package under .cache/npm (present after tools/peer/fetch.sh on
+// linux/amd64).
+func NPMLlamaLib() string {
+	return filepath.Join(Root(), ".cache", "npm", "node_modules", "@node-llama-cpp", "linux-x64", "bins", "linux-x64", "libllama.v0.4.0.so")
+}
