@@ -12,9 +12,11 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"sync"
 
+	"github.com/specd-dev/specd/backend/llamacpp"
 	"github.com/specd-dev/specd/model"
 	"github.com/specd-dev/specd/model/gguf"
 	"github.com/specd-dev/specd/models"
@@ -59,13 +61,34 @@ type Options struct {
 	VerifyBatch   int     // stages.Config.VerifyBatch
 	Window        int     // sliding-window attention over the last Window positions (0: none), for every cache made
 	F32Cache      bool    // keep KV caches in F32 instead of F16
+
+	// TargetBackend is where the target runs: BackendGo ("" too), specd's
+	// CPU engine, or BackendLlamaCpp, llama.cpp's libllama (package
+	// backend/llamacpp) on the device it was built for. The draft always
+	// runs on the Go engine.
+	TargetBackend string
+	LlamaLib      string // libllama file or directory for BackendLlamaCpp; "": $SPECD_LLAMA_LIB
+	TargetDevice  string // ggml device of the llama.cpp target (e.g. "HTP0"); "": llama.cpp's choice
+	NGPULayers    int    // target layers llama.cpp offloads to the device; negative: all (DefaultOptions: -1)
+	TargetThreads int    // CPU threads of the llama.cpp target (0: VerifyThreads, else Threads)
 }
+
+// Target backends (Options.TargetBackend).
+const (
+	BackendGo       = "go"
+	BackendLlamaCpp = "llamacpp"
+)
+
+// LlamaLibEnv is the environment variable that names libllama when
+// Options.LlamaLib is empty.
+const LlamaLibEnv = "SPECD_LLAMA_LIB"
 
 // DefaultOptions returns the defaults of specd's flags: the bundled target
 // (and, after ApplyDefaults, the bundled draft), k 4, c 0.1, one draft
 // thread, a target thread per CPU, pre-drafting while α^(k+1) ≥ 0.5.
 func DefaultOptions() Options {
-	return Options{K: 4, DraftCost: 0.1, Threads: runtime.NumCPU(), DraftThreads: 1, PreDraft: true, PreDraftMin: 0.5}
+	return Options{K: 4, DraftCost: 0.1, Threads: runtime.NumCPU(), DraftThreads: 1, PreDraft: true, PreDraftMin: 0.5,
+		TargetBackend: BackendGo, NGPULayers: -1}
 }
 
 // ApplyDefaults fills in the default draft: without Target and without
@@ -90,6 +113,12 @@ func (o Options) Check() error {
 		return fmt.Errorf("--threads %d: must be at least 1", o.Threads)
 	case o.Window < 0:
 		return fmt.Errorf("--window %d: must not be negative", o.Window)
+	case o.TargetBackend != "" && o.TargetBackend != BackendGo && o.TargetBackend != BackendLlamaCpp:
+		return fmt.Errorf("--target-backend %q: must be %s or %s", o.TargetBackend, BackendGo, BackendLlamaCpp)
+	case o.TargetThreads < 0:
+		return fmt.Errorf("--target-threads %d: must not be negative", o.TargetThreads)
+	case o.onLlamaCpp() && o.Window > 0:
+		return fmt.Errorf("--window %d: the llama.cpp target has no sliding window (use --target-backend go)", o.Window)
 	case !o.Speculative():
 		return nil
 	case o.K < 1 || o.K > 64:
@@ -116,6 +145,18 @@ func (o Options) verifyThreads() int {
 	return o.Threads
 }
 
+// onLlamaCpp reports whether the target runs on llama.cpp.
+func (o Options) onLlamaCpp() bool { return o.TargetBackend == BackendLlamaCpp }
+
+// targetThreads is the llama.cpp target's thread count where the Go
+// target would run on goThreads.
+func (o Options) targetThreads(goThreads int) int {
+	if o.TargetThreads != 0 {
+		return o.TargetThreads
+	}
+	return goThreads
+}
+
 // Engine is a loaded target (and draft) ready to build pipelines. Open
 // sets its exported fields; they are read only. Its methods may be called
 // from several goroutines, but not Close while another runs.
@@ -130,6 +171,13 @@ type Engine struct {
 
 	Shared  bool          // the draft uses the target's token embeddings (Sharing.Embd)
 	Sharing model.Sharing // what model.Share decided, and why
+
+	// Accel is the target on llama.cpp (Options.TargetBackend
+	// BackendLlamaCpp), nil on the Go engine. Target is then still loaded
+	// (memory-mapped, its weights untouched but for the rows of
+	// embeddings a sharing draft reads) for the tokenizer, the
+	// configuration and the draft's shared embeddings.
+	Accel *llamacpp.Model
 
 	opts   Options
 	tok    *tokenizer.Tokenizer // nil if the target has none
@@ -160,6 +208,16 @@ func Open(o Options) (*Engine, error) {
 	if e.tokErr == nil && e.tok.VocabSize() != e.Target.Config.Vocab {
 		e.tok, e.tokErr = nil, fmt.Errorf("vocabulary has %d tokens, the model %d", e.tok.VocabSize(), e.Target.Config.Vocab)
 	}
+	if o.onLlamaCpp() {
+		if e.Accel, err = openAccel(o); err != nil {
+			e.Close()
+			return nil, err
+		}
+		if av, tv := e.Accel.Vocab(), e.Target.Config.Vocab; av != tv {
+			e.Close()
+			return nil, fmt.Errorf("llama.cpp reads a vocabulary of %d tokens from the target, specd %d", av, tv)
+		}
+	}
 	if !o.Speculative() || o.Draft == DraftNGram {
 		return e, nil
 	}
@@ -188,6 +246,42 @@ func Open(o Options) (*Engine, error) {
 		e.Shared = e.Sharing.Embd
 	}
 	return e, nil
+}
+
+// openAccel loads libllama (o.LlamaLib, else $SPECD_LLAMA_LIB) and the
+// target in it, placed as o says. The bundled target, which exists only as
+// bytes in the executable, is written to a temporary file for llama.cpp to
+// map, and the file is removed once loaded.
+func openAccel(o Options) (*llamacpp.Model, error) {
+	path := o.LlamaLib
+	if path == "" {
+		path = os.Getenv(LlamaLibEnv)
+	}
+	if path == "" {
+		return nil, fmt.Errorf("--target-backend %s needs libllama: give --llama-lib PATH or set %s", BackendLlamaCpp, LlamaLibEnv)
+	}
+	lib, err := llamacpp.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	target := o.Target
+	if target == "" {
+		b, name := models.Target()
+		f, err := os.CreateTemp("", "specd-*-"+name)
+		if err != nil {
+			return nil, fmt.Errorf("bundled target for llama.cpp: %w", err)
+		}
+		defer os.Remove(f.Name())
+		_, err = f.Write(b)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return nil, fmt.Errorf("bundled target for llama.cpp: %w", err)
+		}
+		target = f.Name()
+	}
+	return lib.LoadModel(target, llamacpp.ModelParams{NGPULayers: o.NGPULayers, Device: o.TargetDevice})
 }
 
 // openModel loads the model file at path, or the bundled target when path
@@ -225,6 +319,9 @@ func (e *Engine) Close() {
 	for _, p := range pools {
 		p.Close()
 	}
+	if e.Accel != nil {
+		e.Accel.Close() // and every backend made on it
+	}
 	if e.Draft != nil && e.Draft != e.Target {
 		e.Draft.Close()
 	}
@@ -245,8 +342,23 @@ func (e *Engine) CtxLen() int { return e.Target.Config.CtxLen }
 
 // ModelsLine is the "models: ..." line generate and specbench print on
 // stderr: which target and draft are in use, and whether the draft shares
-// the target's embeddings (and why not).
+// the target's embeddings (and why not); with the target on llama.cpp,
+// where it runs, and that the accelerator holds its own copy of any
+// embeddings the draft shares.
 func (e *Engine) ModelsLine() string {
+	line := e.modelsLine()
+	if e.Accel == nil {
+		return line
+	}
+	line += "; target on " + e.Accel.String()
+	if e.Draft != nil && e.Draft != e.Target && (e.Sharing.Embd || e.Sharing.Output) {
+		line += " (the accelerator holds its own copy of the shared embeddings)"
+	}
+	return line
+}
+
+// modelsLine is ModelsLine without the accelerator.
+func (e *Engine) modelsLine() string {
 	switch {
 	case !e.opts.Speculative():
 		return fmt.Sprintf("models: %s, no draft (plain decoding)", e.TargetName)

@@ -3,7 +3,9 @@ package engine
 import (
 	"fmt"
 
+	"github.com/specd-dev/specd/backend"
 	"github.com/specd-dev/specd/backend/cpu"
+	"github.com/specd-dev/specd/backend/llamacpp"
 	"github.com/specd-dev/specd/draft"
 	"github.com/specd-dev/specd/kvsync"
 	"github.com/specd-dev/specd/model"
@@ -54,10 +56,25 @@ func (e *Engine) backend(m *model.Model, seqs, maxPos, maxBatch, rollback int, p
 	return cpu.New(m.NewState(maxBatch, p), kv), nil
 }
 
+// TargetBackend makes a backend of the target for seqs sequences of up to
+// maxPos positions and maxBatch tokens per pass: on llama.cpp (a context of
+// Accel, on o's TargetThreads, or threads) when the engine's target runs
+// there, else a CPU backend on threads threads (see Backend). Close
+// releases it either way.
+func (e *Engine) TargetBackend(o Options, seqs, maxPos, maxBatch, threads int) (backend.Backend, error) {
+	if e.Accel == nil {
+		return e.Backend(e.Target, seqs, maxPos, maxBatch, 0, threads)
+	}
+	return e.Accel.NewBackend(llamacpp.ContextParams{
+		Seqs: seqs, MaxPos: maxPos, MaxBatch: maxBatch, Threads: o.targetThreads(threads), F32Cache: e.opts.F32Cache,
+	})
+}
+
 // PipelineConfig builds a stages.Config for seqs sequences of up to maxPos
 // positions, prefilled at most batch tokens per pass, from the engine's
 // options: the target backend on VerifyThreads (or Threads) threads, the
-// drafter (model draft on DraftThreads threads, n-gram, or none), the
+// drafter (model draft on DraftThreads threads, n-gram, or none; always on
+// the Go engine, the target on TargetBackend's), the
 // draft-length policy, pre-drafting, VerifyBatch, sampling, and, when the
 // target has a tokenizer, text prompts (BOS added as the vocabulary asks),
 // end-of-generation stops and detokenizers.
@@ -80,7 +97,7 @@ func (e *Engine) PipelineConfigWith(o Options, seqs, maxPos, batch int) (stages.
 	if err := o.Check(); err != nil {
 		return stages.Config{}, err
 	}
-	tb, err := e.Backend(e.Target, seqs, maxPos, max(batch, seqs*(k+1)), 0, o.verifyThreads())
+	tb, err := e.TargetBackend(o, seqs, maxPos, max(batch, seqs*(k+1)), o.verifyThreads())
 	if err != nil {
 		return stages.Config{}, err
 	}

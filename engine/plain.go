@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/specd-dev/specd/backend"
+	"github.com/specd-dev/specd/backend/llamacpp"
 	"github.com/specd-dev/specd/model"
 	"github.com/specd-dev/specd/sample"
 	"github.com/specd-dev/specd/tensor"
@@ -19,18 +20,18 @@ type PlainResult struct {
 // PlainDecode is the plain loop of specd generate on the target: prefill
 // the prompt in one pass, then one token per forward pass, n tokens
 // sampled with p (no stop at end of generation), on threads threads of a
-// pool it closes before returning.
+// pool it closes before returning (on llama.cpp: a context it frees, on
+// TargetThreads or threads threads).
 func (e *Engine) PlainDecode(ctx context.Context, prompt []int32, n, threads int, p sample.Params) (PlainResult, error) {
 	if len(prompt) == 0 {
 		return PlainResult{}, ErrEmptyPrompt
 	}
 	m := e.Target
-	pool := tensor.NewPool(threads)
-	defer pool.Close()
-	be, err := e.backend(m, 1, len(prompt)+n+1, len(prompt), 0, pool)
+	be, done, err := e.scratchBackend(m, len(prompt)+n+1, len(prompt), threads)
 	if err != nil {
 		return PlainResult{}, err
 	}
+	defer done()
 	lg := make([]float32, len(prompt)*m.Config.Vocab)
 	var b backend.Batch
 	for i, t := range prompt {
@@ -61,17 +62,16 @@ func (e *Engine) PlainDecode(ctx context.Context, prompt []int32, n, threads int
 }
 
 // ForwardCost is the shortest of 16 timed forward passes of m over n
-// tokens (logits for all) at positions near pos, on threads threads: the
-// least disturbed by other work on the machine. It costs about pos/n+18
-// passes.
+// tokens (logits for all) at positions near pos, on threads threads (m the
+// target on llama.cpp: there, on TargetThreads or threads): the least
+// disturbed by other work on the machine. It costs about pos/n+18 passes.
 func (e *Engine) ForwardCost(m *model.Model, threads, n, pos int) (time.Duration, error) {
 	maxPos := min(pos+n+1, m.Config.CtxLen)
-	pool := tensor.NewPool(threads)
-	defer pool.Close()
-	be, err := e.backend(m, 1, maxPos, n, 0, pool)
+	be, done, err := e.scratchBackend(m, maxPos, n, threads)
 	if err != nil {
 		return 0, err
 	}
+	defer done()
 	start := max(0, min(pos, maxPos-n)-1)
 	// Fill the cache up to start so attention spans a realistic length.
 	var b backend.Batch
@@ -104,4 +104,27 @@ func (e *Engine) ForwardCost(m *model.Model, threads, n, pos int) (time.Duration
 		}
 	}
 	return best, nil
+}
+
+// scratchBackend is a one-sequence backend of m for maxPos positions and
+// batches of maxBatch, and the function that releases it: on llama.cpp
+// when m is the target and the target runs there, else on a pool of
+// threads threads of its own.
+func (e *Engine) scratchBackend(m *model.Model, maxPos, maxBatch, threads int) (backend.Backend, func(), error) {
+	if m == e.Target && e.Accel != nil {
+		be, err := e.Accel.NewBackend(llamacpp.ContextParams{
+			Seqs: 1, MaxPos: maxPos, MaxBatch: maxBatch, Threads: e.opts.targetThreads(threads), F32Cache: e.opts.F32Cache,
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		return be, func() { be.Close() }, nil
+	}
+	pool := tensor.NewPool(threads)
+	be, err := e.backend(m, 1, maxPos, maxBatch, 0, pool)
+	if err != nil {
+		pool.Close()
+		return nil, nil, err
+	}
+	return be, pool.Close, nil
 }

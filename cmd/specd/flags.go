@@ -31,7 +31,20 @@ func addSpecFlags(fs *flag.FlagSet) *engine.Options {
 	fs.BoolVar(&o.PreDraft, "pre-draft", d.PreDraft, "draft step n+1 while step n is verified, assuming full acceptance (see --pre-draft-min)")
 	fs.Float64Var(&o.PreDraftMin, "pre-draft-min", d.PreDraftMin, "pre-draft a sequence only while the chance its pre-draft is used, α^(k+1) from its recent acceptance α, is at least `p` (0: every step)")
 	fs.IntVar(&o.VerifyBatch, "verify-batch", d.VerifyBatch, "wait for the blocks of `n` sequences (or all in flight) before a verification pass; 0 verifies what is ready")
+	addTargetFlags(fs, o)
 	return o
+}
+
+// addTargetFlags registers the flags that choose where the target runs:
+// specd's Go engine, or llama.cpp's libllama on a device (the draft stays
+// on the Go engine).
+func addTargetFlags(fs *flag.FlagSet, o *engine.Options) {
+	d := engine.DefaultOptions()
+	fs.StringVar(&o.TargetBackend, "target-backend", d.TargetBackend, "where the target runs: go (specd's CPU engine) or llamacpp (llama.cpp's libllama, see --llama-lib; the draft stays on the Go engine)")
+	fs.StringVar(&o.LlamaLib, "llama-lib", "", "libllama `path` (the file, or its directory) for --target-backend llamacpp; default $"+engine.LlamaLibEnv)
+	fs.StringVar(&o.TargetDevice, "target-device", "", "ggml `device` of the llama.cpp target, e.g. HTP0 (Hexagon NPU) or CPU; default: llama.cpp's choice")
+	fs.IntVar(&o.NGPULayers, "n-gpu-layers", d.NGPULayers, "target layers llama.cpp offloads to --target-device (-1: all)")
+	fs.IntVar(&o.TargetThreads, "target-threads", d.TargetThreads, "CPU threads of the llama.cpp target (0: --verify-threads, else --threads)")
 }
 
 // addStatsFlag registers --spec-stats on fs.

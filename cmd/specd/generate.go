@@ -103,8 +103,8 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	default:
 		return fmt.Errorf("--q8-order %q: must be rows or lanes", o.q8Order)
 	}
-	if o.eng.Speculative() {
-		return generateSpec(ctx, o, stdout, stderr)
+	if o.eng.Speculative() || o.eng.TargetBackend == engine.BackendLlamaCpp {
+		return generateSpec(ctx, o, stdout, stderr) // the pipeline, which also decodes plainly on llama.cpp
 	}
 	return generate(ctx, o, stdout, stderr)
 }

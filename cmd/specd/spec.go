@@ -114,7 +114,9 @@ func generateSpec(ctx context.Context, o generateOpts, stdout, stderr io.Writer)
 	}
 	if o.stats {
 		st := final.Stats
-		fmt.Fprintf(stderr, "speculative: draft %s, k %d, shared embeddings %v\n", s.Draft, s.K, e.Shared)
+		if s.Speculative() {
+			fmt.Fprintf(stderr, "speculative: draft %s, k %d, shared embeddings %v\n", s.Draft, s.K, e.Shared)
+		}
 		fmt.Fprintf(stderr, "decode: %d tokens in %v, %.1f tok/s (TTFT %v, ITL %v)\n", st.Generated,
 			st.Duration.Round(time.Millisecond), float64(st.Generated)/st.Duration.Seconds(),
 			st.TTFT.Round(time.Microsecond), st.ITL().Round(time.Microsecond))
