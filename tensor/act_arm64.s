@@ -145,3 +145,605 @@ loop:
 	BNE loop
 done:
 	RET
+
+// func quantizeQ8KNEON(dst *byte, src *float32, nb int)
+TEXT ·quantizeQ8KNEON(SB), NOSPLIT, $0-24
+	MOVD dst+0(FP), R0
+	MOVD src+8(FP), R1
+	MOVD nb+16(FP), R2
+	MOVW $0x4b400000, R9
+	VDUP R9, V20.S4
+	MOVW $0x007fffff, R9
+	VDUP R9, V21.S4
+	MOVW $0x00400000, R9
+	VDUP R9, V22.S4
+	MOVW $127, R9
+	VDUP R9, V23.S4
+	CBZ R2, done
+block:
+	// the largest and smallest values, NaNs as 0
+	MOVD R1, R10
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	MOVD $8, R11
+scan:
+	VLD1.P 64(R10), [V0.S4, V1.S4, V2.S4, V3.S4]
+	VLD1.P 64(R10), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4e20e408 // fcmeq v8.4s, v0.4s, v0.4s
+	VAND V8.B16, V0.B16, V0.B16
+	WORD $0x4e21e429 // fcmeq v9.4s, v1.4s, v1.4s
+	VAND V9.B16, V1.B16, V1.B16
+	WORD $0x4e22e44a // fcmeq v10.4s, v2.4s, v2.4s
+	VAND V10.B16, V2.B16, V2.B16
+	WORD $0x4e23e46b // fcmeq v11.4s, v3.4s, v3.4s
+	VAND V11.B16, V3.B16, V3.B16
+	WORD $0x4e24e48c // fcmeq v12.4s, v4.4s, v4.4s
+	VAND V12.B16, V4.B16, V4.B16
+	WORD $0x4e25e4ad // fcmeq v13.4s, v5.4s, v5.4s
+	VAND V13.B16, V5.B16, V5.B16
+	WORD $0x4e26e4ce // fcmeq v14.4s, v6.4s, v6.4s
+	VAND V14.B16, V6.B16, V6.B16
+	WORD $0x4e27e4ef // fcmeq v15.4s, v7.4s, v7.4s
+	VAND V15.B16, V7.B16, V7.B16
+	WORD $0x4e21f408 // fmax v8.4s, v0.4s, v1.4s
+	WORD $0x4ea1f409 // fmin v9.4s, v0.4s, v1.4s
+	WORD $0x4e23f44a // fmax v10.4s, v2.4s, v3.4s
+	WORD $0x4ea3f44b // fmin v11.4s, v2.4s, v3.4s
+	WORD $0x4e25f48c // fmax v12.4s, v4.4s, v5.4s
+	WORD $0x4ea5f48d // fmin v13.4s, v4.4s, v5.4s
+	WORD $0x4e27f4ce // fmax v14.4s, v6.4s, v7.4s
+	WORD $0x4ea7f4cf // fmin v15.4s, v6.4s, v7.4s
+	WORD $0x4e2af508 // fmax v8.4s, v8.4s, v10.4s
+	WORD $0x4e2ef58c // fmax v12.4s, v12.4s, v14.4s
+	WORD $0x4eabf529 // fmin v9.4s, v9.4s, v11.4s
+	WORD $0x4eaff5ad // fmin v13.4s, v13.4s, v15.4s
+	WORD $0x4e2cf508 // fmax v8.4s, v8.4s, v12.4s
+	WORD $0x4eadf529 // fmin v9.4s, v9.4s, v13.4s
+	WORD $0x4e28f718 // fmax v24.4s, v24.4s, v8.4s
+	WORD $0x4ea9f739 // fmin v25.4s, v25.4s, v9.4s
+	SUBS $1, R11, R11
+	BNE scan
+	WORD $0x6e30fb18 // fmaxv s24, v24.4s
+	WORD $0x6eb0fb39 // fminv s25, v25.4s
+	FNEGS F25, F26
+	FMAXS F26, F24, F27
+	FCMPS $(0.0), F27
+	BEQ zero
+	// max: +amax or -amax, whichever occurs; the first of them if both do
+	FCMPS F26, F24
+	BEQ tie
+	FCSELS GT, F24, F25, F28
+	B scale
+tie:
+	MOVD R1, R12
+first:
+	FMOVS.P 4(R12), F0
+	FABSS F0, F1
+	FCMPS F27, F1
+	BNE first
+	FMOVS F0, F28
+scale:
+	// iscale = -127/max; d = 1/iscale
+	MOVW $0xc2fe0000, R9
+	FMOVS R9, F29
+	FDIVS F28, F29, F29
+	FMOVS $(1.0), F30
+	FDIVS F29, F30, F30
+	FMOVS.P F30, 4(R0)
+	VDUP V29.S[0], V29.S4
+	MOVD R1, R10
+	// elements 0..15
+	VLD1.P 64(R10), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD $0x6e3ddc00 // fmul v0.4s, v0.4s, v29.4s
+	WORD $0x4e34d400 // fadd v0.4s, v0.4s, v20.4s
+	VAND V21.B16, V0.B16, V0.B16
+	WORD $0x6eb68400 // sub v0.4s, v0.4s, v22.4s
+	WORD $0x4eb76c00 // smin v0.4s, v0.4s, v23.4s
+	WORD $0x6e3ddc21 // fmul v1.4s, v1.4s, v29.4s
+	WORD $0x4e34d421 // fadd v1.4s, v1.4s, v20.4s
+	VAND V21.B16, V1.B16, V1.B16
+	WORD $0x6eb68421 // sub v1.4s, v1.4s, v22.4s
+	WORD $0x4eb76c21 // smin v1.4s, v1.4s, v23.4s
+	WORD $0x6e3ddc42 // fmul v2.4s, v2.4s, v29.4s
+	WORD $0x4e34d442 // fadd v2.4s, v2.4s, v20.4s
+	VAND V21.B16, V2.B16, V2.B16
+	WORD $0x6eb68442 // sub v2.4s, v2.4s, v22.4s
+	WORD $0x4eb76c42 // smin v2.4s, v2.4s, v23.4s
+	WORD $0x6e3ddc63 // fmul v3.4s, v3.4s, v29.4s
+	WORD $0x4e34d463 // fadd v3.4s, v3.4s, v20.4s
+	VAND V21.B16, V3.B16, V3.B16
+	WORD $0x6eb68463 // sub v3.4s, v3.4s, v22.4s
+	WORD $0x4eb76c63 // smin v3.4s, v3.4s, v23.4s
+	WORD $0x0e612804 // xtn v4.4h, v0.4s
+	WORD $0x4e612824 // xtn2 v4.8h, v1.4s
+	WORD $0x0e612845 // xtn v5.4h, v2.4s
+	WORD $0x4e612865 // xtn2 v5.8h, v3.4s
+	WORD $0x0e212886 // xtn v6.8b, v4.8h
+	WORD $0x4e2128a6 // xtn2 v6.16b, v5.8h
+	VST1.P [V6.B16], 16(R0)
+	WORD $0x4e3038c7 // saddlv h7, v6.16b
+	VMOV V7.H[0], V16.H[0]
+	// elements 16..31
+	VLD1.P 64(R10), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD $0x6e3ddc00 // fmul v0.4s, v0.4s, v29.4s
+	WORD $0x4e34d400 // fadd v0.4s, v0.4s, v20.4s
+	VAND V21.B16, V0.B16, V0.B16
+	WORD $0x6eb68400 // sub v0.4s, v0.4s, v22.4s
+	WORD $0x4eb76c00 // smin v0.4s, v0.4s, v23.4s
+	WORD $0x6e3ddc21 // fmul v1.4s, v1.4s, v29.4s
+	WORD $0x4e34d421 // fadd v1.4s, v1.4s, v20.4s
+	VAND V21.B16, V1.B16, V1.B16
+	WORD $0x6eb68421 // sub v1.4s, v1.4s, v22.4s
+	WORD $0x4eb76c21 // smin v1.4s, v1.4s, v23.4s
+	WORD $0x6e3ddc42 // fmul v2.4s, v2.4s, v29.4s
+	WORD $0x4e34d442 // fadd v2.4s, v2.4s, v20.4s
+	VAND V21.B16, V2.B16, V2.B16
+	WORD $0x6eb68442 // sub v2.4s, v2.4s, v22.4s
+	WORD $0x4eb76c42 // smin v2.4s, v2.4s, v23.4s
+	WORD $0x6e3ddc63 // fmul v3.4s, v3.4s, v29.4s
+	WORD $0x4e34d463 // fadd v3.4s, v3.4s, v20.4s
+	VAND V21.B16, V3.B16, V3.B16
+	WORD $0x6eb68463 // sub v3.4s, v3.4s, v22.4s
+	WORD $0x4eb76c63 // smin v3.4s, v3.4s, v23.4s
+	WORD $0x0e612804 // xtn v4.4h, v0.4s
+	WORD $0x4e612824 // xtn2 v4.8h, v1.4s
+	WORD $0x0e612845 // xtn v5.4h, v2.4s
+	WORD $0x4e612865 // xtn2 v5.8h, v3.4s
+	WORD $0x0e212886 // xtn v6.8b, v4.8h
+	WORD $0x4e2128a6 // xtn2 v6.16b, v5.8h
+	VST1.P [V6.B16], 16(R0)
+	WORD $0x4e3038c7 // saddlv h7, v6.16b
+	VMOV V7.H[0], V16.H[1]
+	// elements 32..47
+	VLD1.P 64(R10), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD $0x6e3ddc00 // fmul v0.4s, v0.4s, v29.4s
+	WORD $0x4e34d400 // fadd v0.4s, v0.4s, v20.4s
+	VAND V21.B16, V0.B16, V0.B16
+	WORD $0x6eb68400 // sub v0.4s, v0.4s, v22.4s
+	WORD $0x4eb76c00 // smin v0.4s, v0.4s, v23.4s
+	WORD $0x6e3ddc21 // fmul v1.4s, v1.4s, v29.4s
+	WORD $0x4e34d421 // fadd v1.4s, v1.4s, v20.4s
+	VAND V21.B16, V1.B16, V1.B16
+	WORD $0x6eb68421 // sub v1.4s, v1.4s, v22.4s
+	WORD $0x4eb76c21 // smin v1.4s, v1.4s, v23.4s
+	WORD $0x6e3ddc42 // fmul v2.4s, v2.4s, v29.4s
+	WORD $0x4e34d442 // fadd v2.4s, v2.4s, v20.4s
+	VAND V21.B16, V2.B16, V2.B16
+	WORD $0x6eb68442 // sub v2.4s, v2.4s, v22.4s
+	WORD $0x4eb76c42 // smin v2.4s, v2.4s, v23.4s
+	WORD $0x6e3ddc63 // fmul v3.4s, v3.4s, v29.4s
+	WORD $0x4e34d463 // fadd v3.4s, v3.4s, v20.4s
+	VAND V21.B16, V3.B16, V3.B16
+	WORD $0x6eb68463 // sub v3.4s, v3.4s, v22.4s
+	WORD $0x4eb76c63 // smin v3.4s, v3.4s, v23.4s
+	WORD $0x0e612804 // xtn v4.4h, v0.4s
+	WORD $0x4e612824 // xtn2 v4.8h, v1.4s
+	WORD $0x0e612845 // xtn v5.4h, v2.4s
+	WORD $0x4e612865 // xtn2 v5.8h, v3.4s
+	WORD $0x0e212886 // xtn v6.8b, v4.8h
+	WORD $0x4e2128a6 // xtn2 v6.16b, v5.8h
+	VST1.P [V6.B16], 16(R0)
+	WORD $0x4e3038c7 // saddlv h7, v6.16b
+	VMOV V7.H[0], V16.H[2]
+	// elements 48..63
+	VLD1.P 64(R10), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD $0x6e3ddc00 // fmul v0.4s, v0.4s, v29.4s
+	WORD $0x4e34d400 // fadd v0.4s, v0.4s, v20.4s
+	VAND V21.B16, V0.B16, V0.B16
+	WORD $0x6eb68400 // sub v0.4s, v0.4s, v22.4s
+	WORD $0x4eb76c00 // smin v0.4s, v0.4s, v23.4s
+	WORD $0x6e3ddc21 // fmul v1.4s, v1.4s, v29.4s
+	WORD $0x4e34d421 // fadd v1.4s, v1.4s, v20.4s
+	VAND V21.B16, V1.B16, V1.B16
+	WORD $0x6eb68421 // sub v1.4s, v1.4s, v22.4s
+	WORD $0x4eb76c21 // smin v1.4s, v1.4s, v23.4s
+	WORD $0x6e3ddc42 // fmul v2.4s, v2.4s, v29.4s
+	WORD $0x4e34d442 // fadd v2.4s, v2.4s, v20.4s
+	VAND V21.B16, V2.B16, V2.B16
+	WORD $0x6eb68442 // sub v2.4s, v2.4s, v22.4s
+	WORD $0x4eb76c42 // smin v2.4s, v2.4s, v23.4s
+	WORD $0x6e3ddc63 // fmul v3.4s, v3.4s, v29.4s
+	WORD $0x4e34d463 // fadd v3.4s, v3.4s, v20.4s
+	VAND V21.B16, V3.B16, V3.B16
+	WORD $0x6eb68463 // sub v3.4s, v3.4s, v22.4s
+	WORD $0x4eb76c63 // smin v3.4s, v3.4s, v23.4s
+	WORD $0x0e612804 // xtn v4.4h, v0.4s
+	WORD $0x4e612824 // xtn2 v4.8h, v1.4s
+	WORD $0x0e612845 // xtn v5.4h, v2.4s
+	WORD $0x4e612865 // xtn2 v5.8h, v3.4s
+	WORD $0x0e212886 // xtn v6.8b, v4.8h
+	WORD $0x4e2128a6 // xtn2 v6.16b, v5.8h
+	VST1.P [V6.B16], 16(R0)
+	WORD $0x4e3038c7 // saddlv h7, v6.16b
+	VMOV V7.H[0], V16.H[3]
+	// elements 64..79
+	VLD1.P 64(R10), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD $0x6e3ddc00 // fmul v0.4s, v0.4s, v29.4s
+	WORD $0x4e34d400 // fadd v0.4s, v0.4s, v20.4s
+	VAND V21.B16, V0.B16, V0.B16
+	WORD $0x6eb68400 // sub v0.4s, v0.4s, v22.4s
+	WORD $0x4eb76c00 // smin v0.4s, v0.4s, v23.4s
+	WORD $0x6e3ddc21 // fmul v1.4s, v1.4s, v29.4s
+	WORD $0x4e34d421 // fadd v1.4s, v1.4s, v20.4s
+	VAND V21.B16, V1.B16, V1.B16
+	WORD $0x6eb68421 // sub v1.4s, v1.4s, v22.4s
+	WORD $0x4eb76c21 // smin v1.4s, v1.4s, v23.4s
+	WORD $0x6e3ddc42 // fmul v2.4s, v2.4s, v29.4s
+	WORD $0x4e34d442 // fadd v2.4s, v2.4s, v20.4s
+	VAND V21.B16, V2.B16, V2.B16
+	WORD $0x6eb68442 // sub v2.4s, v2.4s, v22.4s
+	WORD $0x4eb76c42 // smin v2.4s, v2.4s, v23.4s
+	WORD $0x6e3ddc63 // fmul v3.4s, v3.4s, v29.4s
+	WORD $0x4e34d463 // fadd v3.4s, v3.4s, v20.4s
+	VAND V21.B16, V3.B16, V3.B16
+	WORD $0x6eb68463 // sub v3.4s, v3.4s, v22.4s
+	WORD $0x4eb76c63 // smin v3.4s, v3.4s, v23.4s
+	WORD $0x0e612804 // xtn v4.4h, v0.4s
+	WORD $0x4e612824 // xtn2 v4.8h, v1.4s
+	WORD $0x0e612845 // xtn v5.4h, v2.4s
+	WORD $0x4e612865 // xtn2 v5.8h, v3.4s
+	WORD $0x0e212886 // xtn v6.8b, v4.8h
+	WORD $0x4e2128a6 // xtn2 v6.16b, v5.8h
+	VST1.P [V6.B16], 16(R0)
+	WORD $0x4e3038c7 // saddlv h7, v6.16b
+	VMOV V7.H[0], V16.H[4]
+	// elements 80..95
+	VLD1.P 64(R10), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD $0x6e3ddc00 // fmul v0.4s, v0.4s, v29.4s
+	WORD $0x4e34d400 // fadd v0.4s, v0.4s, v20.4s
+	VAND V21.B16, V0.B16, V0.B16
+	WORD $0x6eb68400 // sub v0.4s, v0.4s, v22.4s
+	WORD $0x4eb76c00 // smin v0.4s, v0.4s, v23.4s
+	WORD $0x6e3ddc21 // fmul v1.4s, v1.4s, v29.4s
+	WORD $0x4e34d421 // fadd v1.4s, v1.4s, v20.4s
+	VAND V21.B16, V1.B16, V1.B16
+	WORD $0x6eb68421 // sub v1.4s, v1.4s, v22.4s
+	WORD $0x4eb76c21 // smin v1.4s, v1.4s, v23.4s
+	WORD $0x6e3ddc42 // fmul v2.4s, v2.4s, v29.4s
+	WORD $0x4e34d442 // fadd v2.4s, v2.4s, v20.4s
+	VAND V21.B16, V2.B16, V2.B16
+	WORD $0x6eb68442 // sub v2.4s, v2.4s, v22.4s
+	WORD $0x4eb76c42 // smin v2.4s, v2.4s, v23.4s
+	WORD $0x6e3ddc63 // fmul v3.4s, v3.4s, v29.4s
+	WORD $0x4e34d463 // fadd v3.4s, v3.4s, v20.4s
+	VAND V21.B16, V3.B16, V3.B16
+	WORD $0x6eb68463 // sub v3.4s, v3.4s, v22.4s
+	WORD $0x4eb76c63 // smin v3.4s, v3.4s, v23.4s
+	WORD $0x0e612804 // xtn v4.4h, v0.4s
+	WORD $0x4e612824 // xtn2 v4.8h, v1.4s
+	WORD $0x0e612845 // xtn v5.4h, v2.4s
+	WORD $0x4e612865 // xtn2 v5.8h, v3.4s
+	WORD $0x0e212886 // xtn v6.8b, v4.8h
+	WORD $0x4e2128a6 // xtn2 v6.16b, v5.8h
+	VST1.P [V6.B16], 16(R0)
+	WORD $0x4e3038c7 // saddlv h7, v6.16b
+	VMOV V7.H[0], V16.H[5]
+	// elements 96..111
+	VLD1.P 64(R10), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD $0x6e3ddc00 // fmul v0.4s, v0.4s, v29.4s
+	WORD $0x4e34d400 // fadd v0.4s, v0.4s, v20.4s
+	VAND V21.B16, V0.B16, V0.B16
+	WORD $0x6eb68400 // sub v0.4s, v0.4s, v22.4s
+	WORD $0x4eb76c00 // smin v0.4s, v0.4s, v23.4s
+	WORD $0x6e3ddc21 // fmul v1.4s, v1.4s, v29.4s
+	WORD $0x4e34d421 // fadd v1.4s, v1.4s, v20.4s
+	VAND V21.B16, V1.B16, V1.B16
+	WORD $0x6eb68421 // sub v1.4s, v1.4s, v22.4s
+	WORD $0x4eb76c21 // smin v1.4s, v1.4s, v23.4s
+	WORD $0x6e3ddc42 // fmul v2.4s, v2.4s, v29.4s
+	WORD $0x4e34d442 // fadd v2.4s, v2.4s, v20.4s
+	VAND V21.B16, V2.B16, V2.B16
+	WORD $0x6eb68442 // sub v2.4s, v2.4s, v22.4s
+	WORD $0x4eb76c42 // smin v2.4s, v2.4s, v23.4s
+	WORD $0x6e3ddc63 // fmul v3.4s, v3.4s, v29.4s
+	WORD $0x4e34d463 // fadd v3.4s, v3.4s, v20.4s
+	VAND V21.B16, V3.B16, V3.B16
+	WORD $0x6eb68463 // sub v3.4s, v3.4s, v22.4s
+	WORD $0x4eb76c63 // smin v3.4s, v3.4s, v23.4s
+	WORD $0x0e612804 // xtn v4.4h, v0.4s
+	WORD $0x4e612824 // xtn2 v4.8h, v1.4s
+	WORD $0x0e612845 // xtn v5.4h, v2.4s
+	WORD $0x4e612865 // xtn2 v5.8h, v3.4s
+	WORD $0x0e212886 // xtn v6.8b, v4.8h
+	WORD $0x4e2128a6 // xtn2 v6.16b, v5.8h
+	VST1.P [V6.B16], 16(R0)
+	WORD $0x4e3038c7 // saddlv h7, v6.16b
+	VMOV V7.H[0], V16.H[6]
+	// elements 112..127
+	VLD1.P 64(R10), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD $0x6e3ddc00 // fmul v0.4s, v0.4s, v29.4s
+	WORD $0x4e34d400 // fadd v0.4s, v0.4s, v20.4s
+	VAND V21.B16, V0.B16, V0.B16
+	WORD $0x6eb68400 // sub v0.4s, v0.4s, v22.4s
+	WORD $0x4eb76c00 // smin v0.4s, v0.4s, v23.4s
+	WORD $0x6e3ddc21 // fmul v1.4s, v1.4s, v29.4s
+	WORD $0x4e34d421 // fadd v1.4s, v1.4s, v20.4s
+	VAND V21.B16, V1.B16, V1.B16
+	WORD $0x6eb68421 // sub v1.4s, v1.4s, v22.4s
+	WORD $0x4eb76c21 // smin v1.4s, v1.4s, v23.4s
+	WORD $0x6e3ddc42 // fmul v2.4s, v2.4s, v29.4s
+	WORD $0x4e34d442 // fadd v2.4s, v2.4s, v20.4s
+	VAND V21.B16, V2.B16, V2.B16
+	WORD $0x6eb68442 // sub v2.4s, v2.4s, v22.4s
+	WORD $0x4eb76c42 // smin v2.4s, v2.4s, v23.4s
+	WORD $0x6e3ddc63 // fmul v3.4s, v3.4s, v29.4s
+	WORD $0x4e34d463 // fadd v3.4s, v3.4s, v20.4s
+	VAND V21.B16, V3.B16, V3.B16
+	WORD $0x6eb68463 // sub v3.4s, v3.4s, v22.4s
+	WORD $0x4eb76c63 // smin v3.4s, v3.4s, v23.4s
+	WORD $0x0e612804 // xtn v4.4h, v0.4s
+	WORD $0x4e612824 // xtn2 v4.8h, v1.4s
+	WORD $0x0e612845 // xtn v5.4h, v2.4s
+	WORD $0x4e612865 // xtn2 v5.8h, v3.4s
+	WORD $0x0e212886 // xtn v6.8b, v4.8h
+	WORD $0x4e2128a6 // xtn2 v6.16b, v5.8h
+	VST1.P [V6.B16], 16(R0)
+	WORD $0x4e3038c7 // saddlv h7, v6.16b
+	VMOV V7.H[0], V16.H[7]
+	// elements 128..143
+	VLD1.P 64(R10), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD $0x6e3ddc00 // fmul v0.4s, v0.4s, v29.4s
+	WORD $0x4e34d400 // fadd v0.4s, v0.4s, v20.4s
+	VAND V21.B16, V0.B16, V0.B16
+	WORD $0x6eb68400 // sub v0.4s, v0.4s, v22.4s
+	WORD $0x4eb76c00 // smin v0.4s, v0.4s, v23.4s
+	WORD $0x6e3ddc21 // fmul v1.4s, v1.4s, v29.4s
+	WORD $0x4e34d421 // fadd v1.4s, v1.4s, v20.4s
+	VAND V21.B16, V1.B16, V1.B16
+	WORD $0x6eb68421 // sub v1.4s, v1.4s, v22.4s
+	WORD $0x4eb76c21 // smin v1.4s, v1.4s, v23.4s
+	WORD $0x6e3ddc42 // fmul v2.4s, v2.4s, v29.4s
+	WORD $0x4e34d442 // fadd v2.4s, v2.4s, v20.4s
+	VAND V21.B16, V2.B16, V2.B16
+	WORD $0x6eb68442 // sub v2.4s, v2.4s, v22.4s
+	WORD $0x4eb76c42 // smin v2.4s, v2.4s, v23.4s
+	WORD $0x6e3ddc63 // fmul v3.4s, v3.4s, v29.4s
+	WORD $0x4e34d463 // fadd v3.4s, v3.4s, v20.4s
+	VAND V21.B16, V3.B16, V3.B16
+	WORD $0x6eb68463 // sub v3.4s, v3.4s, v22.4s
+	WORD $0x4eb76c63 // smin v3.4s, v3.4s, v23.4s
+	WORD $0x0e612804 // xtn v4.4h, v0.4s
+	WORD $0x4e612824 // xtn2 v4.8h, v1.4s
+	WORD $0x0e612845 // xtn v5.4h, v2.4s
+	WORD $0x4e612865 // xtn2 v5.8h, v3.4s
+	WORD $0x0e212886 // xtn v6.8b, v4.8h
+	WORD $0x4e2128a6 // xtn2 v6.16b, v5.8h
+	VST1.P [V6.B16], 16(R0)
+	WORD $0x4e3038c7 // saddlv h7, v6.16b
+	VMOV V7.H[0], V17.H[0]
+	// elements 144..159
+	VLD1.P 64(R10), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD $0x6e3ddc00 // fmul v0.4s, v0.4s, v29.4s
+	WORD $0x4e34d400 // fadd v0.4s, v0.4s, v20.4s
+	VAND V21.B16, V0.B16, V0.B16
+	WORD $0x6eb68400 // sub v0.4s, v0.4s, v22.4s
+	WORD $0x4eb76c00 // smin v0.4s, v0.4s, v23.4s
+	WORD $0x6e3ddc21 // fmul v1.4s, v1.4s, v29.4s
+	WORD $0x4e34d421 // fadd v1.4s, v1.4s, v20.4s
+	VAND V21.B16, V1.B16, V1.B16
+	WORD $0x6eb68421 // sub v1.4s, v1.4s, v22.4s
+	WORD $0x4eb76c21 // smin v1.4s, v1.4s, v23.4s
+	WORD $0x6e3ddc42 // fmul v2.4s, v2.4s, v29.4s
+	WORD $0x4e34d442 // fadd v2.4s, v2.4s, v20.4s
+	VAND V21.B16, V2.B16, V2.B16
+	WORD $0x6eb68442 // sub v2.4s, v2.4s, v22.4s
+	WORD $0x4eb76c42 // smin v2.4s, v2.4s, v23.4s
+	WORD $0x6e3ddc63 // fmul v3.4s, v3.4s, v29.4s
+	WORD $0x4e34d463 // fadd v3.4s, v3.4s, v20.4s
+	VAND V21.B16, V3.B16, V3.B16
+	WORD $0x6eb68463 // sub v3.4s, v3.4s, v22.4s
+	WORD $0x4eb76c63 // smin v3.4s, v3.4s, v23.4s
+	WORD $0x0e612804 // xtn v4.4h, v0.4s
+	WORD $0x4e612824 // xtn2 v4.8h, v1.4s
+	WORD $0x0e612845 // xtn v5.4h, v2.4s
+	WORD $0x4e612865 // xtn2 v5.8h, v3.4s
+	WORD $0x0e212886 // xtn v6.8b, v4.8h
+	WORD $0x4e2128a6 // xtn2 v6.16b, v5.8h
+	VST1.P [V6.B16], 16(R0)
+	WORD $0x4e3038c7 // saddlv h7, v6.16b
+	VMOV V7.H[0], V17.H[1]
+	// elements 160..175
+	VLD1.P 64(R10), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD $0x6e3ddc00 // fmul v0.4s, v0.4s, v29.4s
+	WORD $0x4e34d400 // fadd v0.4s, v0.4s, v20.4s
+	VAND V21.B16, V0.B16, V0.B16
+	WORD $0x6eb68400 // sub v0.4s, v0.4s, v22.4s
+	WORD $0x4eb76c00 // smin v0.4s, v0.4s, v23.4s
+	WORD $0x6e3ddc21 // fmul v1.4s, v1.4s, v29.4s
+	WORD $0x4e34d421 // fadd v1.4s, v1.4s, v20.4s
+	VAND V21.B16, V1.B16, V1.B16
+	WORD $0x6eb68421 // sub v1.4s, v1.4s, v22.4s
+	WORD $0x4eb76c21 // smin v1.4s, v1.4s, v23.4s
+	WORD $0x6e3ddc42 // fmul v2.4s, v2.4s, v29.4s
+	WORD $0x4e34d442 // fadd v2.4s, v2.4s, v20.4s
+	VAND V21.B16, V2.B16, V2.B16
+	WORD $0x6eb68442 // sub v2.4s, v2.4s, v22.4s
+	WORD $0x4eb76c42 // smin v2.4s, v2.4s, v23.4s
+	WORD $0x6e3ddc63 // fmul v3.4s, v3.4s, v29.4s
+	WORD $0x4e34d463 // fadd v3.4s, v3.4s, v20.4s
+	VAND V21.B16, V3.B16, V3.B16
+	WORD $0x6eb68463 // sub v3.4s, v3.4s, v22.4s
+	WORD $0x4eb76c63 // smin v3.4s, v3.4s, v23.4s
+	WORD $0x0e612804 // xtn v4.4h, v0.4s
+	WORD $0x4e612824 // xtn2 v4.8h, v1.4s
+	WORD $0x0e612845 // xtn v5.4h, v2.4s
+	WORD $0x4e612865 // xtn2 v5.8h, v3.4s
+	WORD $0x0e212886 // xtn v6.8b, v4.8h
+	WORD $0x4e2128a6 // xtn2 v6.16b, v5.8h
+	VST1.P [V6.B16], 16(R0)
+	WORD $0x4e3038c7 // saddlv h7, v6.16b
+	VMOV V7.H[0], V17.H[2]
+	// elements 176..191
+	VLD1.P 64(R10), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD $0x6e3ddc00 // fmul v0.4s, v0.4s, v29.4s
+	WORD $0x4e34d400 // fadd v0.4s, v0.4s, v20.4s
+	VAND V21.B16, V0.B16, V0.B16
+	WORD $0x6eb68400 // sub v0.4s, v0.4s, v22.4s
+	WORD $0x4eb76c00 // smin v0.4s, v0.4s, v23.4s
+	WORD $0x6e3ddc21 // fmul v1.4s, v1.4s, v29.4s
+	WORD $0x4e34d421 // fadd v1.4s, v1.4s, v20.4s
+	VAND V21.B16, V1.B16, V1.B16
+	WORD $0x6eb68421 // sub v1.4s, v1.4s, v22.4s
+	WORD $0x4eb76c21 // smin v1.4s, v1.4s, v23.4s
+	WORD $0x6e3ddc42 // fmul v2.4s, v2.4s, v29.4s
+	WORD $0x4e34d442 // fadd v2.4s, v2.4s, v20.4s
+	VAND V21.B16, V2.B16, V2.B16
+	WORD $0x6eb68442 // sub v2.4s, v2.4s, v22.4s
+	WORD $0x4eb76c42 // smin v2.4s, v2.4s, v23.4s
+	WORD $0x6e3ddc63 // fmul v3.4s, v3.4s, v29.4s
+	WORD $0x4e34d463 // fadd v3.4s, v3.4s, v20.4s
+	VAND V21.B16, V3.B16, V3.B16
+	WORD $0x6eb68463 // sub v3.4s, v3.4s, v22.4s
+	WORD $0x4eb76c63 // smin v3.4s, v3.4s, v23.4s
+	WORD $0x0e612804 // xtn v4.4h, v0.4s
+	WORD $0x4e612824 // xtn2 v4.8h, v1.4s
+	WORD $0x0e612845 // xtn v5.4h, v2.4s
+	WORD $0x4e612865 // xtn2 v5.8h, v3.4s
+	WORD $0x0e212886 // xtn v6.8b, v4.8h
+	WORD $0x4e2128a6 // xtn2 v6.16b, v5.8h
+	VST1.P [V6.B16], 16(R0)
+	WORD $0x4e3038c7 // saddlv h7, v6.16b
+	VMOV V7.H[0], V17.H[3]
+	// elements 192..207
+	VLD1.P 64(R10), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD $0x6e3ddc00 // fmul v0.4s, v0.4s, v29.4s
+	WORD $0x4e34d400 // fadd v0.4s, v0.4s, v20.4s
+	VAND V21.B16, V0.B16, V0.B16
+	WORD $0x6eb68400 // sub v0.4s, v0.4s, v22.4s
+	WORD $0x4eb76c00 // smin v0.4s, v0.4s, v23.4s
+	WORD $0x6e3ddc21 // fmul v1.4s, v1.4s, v29.4s
+	WORD $0x4e34d421 // fadd v1.4s, v1.4s, v20.4s
+	VAND V21.B16, V1.B16, V1.B16
+	WORD $0x6eb68421 // sub v1.4s, v1.4s, v22.4s
+	WORD $0x4eb76c21 // smin v1.4s, v1.4s, v23.4s
+	WORD $0x6e3ddc42 // fmul v2.4s, v2.4s, v29.4s
+	WORD $0x4e34d442 // fadd v2.4s, v2.4s, v20.4s
+	VAND V21.B16, V2.B16, V2.B16
+	WORD $0x6eb68442 // sub v2.4s, v2.4s, v22.4s
+	WORD $0x4eb76c42 // smin v2.4s, v2.4s, v23.4s
+	WORD $0x6e3ddc63 // fmul v3.4s, v3.4s, v29.4s
+	WORD $0x4e34d463 // fadd v3.4s, v3.4s, v20.4s
+	VAND V21.B16, V3.B16, V3.B16
+	WORD $0x6eb68463 // sub v3.4s, v3.4s, v22.4s
+	WORD $0x4eb76c63 // smin v3.4s, v3.4s, v23.4s
+	WORD $0x0e612804 // xtn v4.4h, v0.4s
+	WORD $0x4e612824 // xtn2 v4.8h, v1.4s
+	WORD $0x0e612845 // xtn v5.4h, v2.4s
+	WORD $0x4e612865 // xtn2 v5.8h, v3.4s
+	WORD $0x0e212886 // xtn v6.8b, v4.8h
+	WORD $0x4e2128a6 // xtn2 v6.16b, v5.8h
+	VST1.P [V6.B16], 16(R0)
+	WORD $0x4e3038c7 // saddlv h7, v6.16b
+	VMOV V7.H[0], V17.H[4]
+	// elements 208..223
+	VLD1.P 64(R10), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD $0x6e3ddc00 // fmul v0.4s, v0.4s, v29.4s
+	WORD $0x4e34d400 // fadd v0.4s, v0.4s, v20.4s
+	VAND V21.B16, V0.B16, V0.B16
+	WORD $0x6eb68400 // sub v0.4s, v0.4s, v22.4s
+	WORD $0x4eb76c00 // smin v0.4s, v0.4s, v23.4s
+	WORD $0x6e3ddc21 // fmul v1.4s, v1.4s, v29.4s
+	WORD $0x4e34d421 // fadd v1.4s, v1.4s, v20.4s
+	VAND V21.B16, V1.B16, V1.B16
+	WORD $0x6eb68421 // sub v1.4s, v1.4s, v22.4s
+	WORD $0x4eb76c21 // smin v1.4s, v1.4s, v23.4s
+	WORD $0x6e3ddc42 // fmul v2.4s, v2.4s, v29.4s
+	WORD $0x4e34d442 // fadd v2.4s, v2.4s, v20.4s
+	VAND V21.B16, V2.B16, V2.B16
+	WORD $0x6eb68442 // sub v2.4s, v2.4s, v22.4s
+	WORD $0x4eb76c42 // smin v2.4s, v2.4s, v23.4s
+	WORD $0x6e3ddc63 // fmul v3.4s, v3.4s, v29.4s
+	WORD $0x4e34d463 // fadd v3.4s, v3.4s, v20.4s
+	VAND V21.B16, V3.B16, V3.B16
+	WORD $0x6eb68463 // sub v3.4s, v3.4s, v22.4s
+	WORD $0x4eb76c63 // smin v3.4s, v3.4s, v23.4s
+	WORD $0x0e612804 // xtn v4.4h, v0.4s
+	WORD $0x4e612824 // xtn2 v4.8h, v1.4s
+	WORD $0x0e612845 // xtn v5.4h, v2.4s
+	WORD $0x4e612865 // xtn2 v5.8h, v3.4s
+	WORD $0x0e212886 // xtn v6.8b, v4.8h
+	WORD $0x4e2128a6 // xtn2 v6.16b, v5.8h
+	VST1.P [V6.B16], 16(R0)
+	WORD $0x4e3038c7 // saddlv h7, v6.16b
+	VMOV V7.H[0], V17.H[5]
+	// elements 224..239
+	VLD1.P 64(R10), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD $0x6e3ddc00 // fmul v0.4s, v0.4s, v29.4s
+	WORD $0x4e34d400 // fadd v0.4s, v0.4s, v20.4s
+	VAND V21.B16, V0.B16, V0.B16
+	WORD $0x6eb68400 // sub v0.4s, v0.4s, v22.4s
+	WORD $0x4eb76c00 // smin v0.4s, v0.4s, v23.4s
+	WORD $0x6e3ddc21 // fmul v1.4s, v1.4s, v29.4s
+	WORD $0x4e34d421 // fadd v1.4s, v1.4s, v20.4s
+	VAND V21.B16, V1.B16, V1.B16
+	WORD $0x6eb68421 // sub v1.4s, v1.4s, v22.4s
+	WORD $0x4eb76c21 // smin v1.4s, v1.4s, v23.4s
+	WORD $0x6e3ddc42 // fmul v2.4s, v2.4s, v29.4s
+	WORD $0x4e34d442 // fadd v2.4s, v2.4s, v20.4s
+	VAND V21.B16, V2.B16, V2.B16
+	WORD $0x6eb68442 // sub v2.4s, v2.4s, v22.4s
+	WORD $0x4eb76c42 // smin v2.4s, v2.4s, v23.4s
+	WORD $0x6e3ddc63 // fmul v3.4s, v3.4s, v29.4s
+	WORD $0x4e34d463 // fadd v3.4s, v3.4s, v20.4s
+	VAND V21.B16, V3.B16, V3.B16
+	WORD $0x6eb68463 // sub v3.4s, v3.4s, v22.4s
+	WORD $0x4eb76c63 // smin v3.4s, v3.4s, v23.4s
+	WORD $0x0e612804 // xtn v4.4h, v0.4s
+	WORD $0x4e612824 // xtn2 v4.8h, v1.4s
+	WORD $0x0e612845 // xtn v5.4h, v2.4s
+	WORD $0x4e612865 // xtn2 v5.8h, v3.4s
+	WORD $0x0e212886 // xtn v6.8b, v4.8h
+	WORD $0x4e2128a6 // xtn2 v6.16b, v5.8h
+	VST1.P [V6.B16], 16(R0)
+	WORD $0x4e3038c7 // saddlv h7, v6.16b
+	VMOV V7.H[0], V17.H[6]
+	// elements 240..255
+	VLD1.P 64(R10), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD $0x6e3ddc00 // fmul v0.4s, v0.4s, v29.4s
+	WORD $0x4e34d400 // fadd v0.4s, v0.4s, v20.4s
+	VAND V21.B16, V0.B16, V0.B16
+	WORD $0x6eb68400 // sub v0.4s, v0.4s, v22.4s
+	WORD $0x4eb76c00 // smin v0.4s, v0.4s, v23.4s
+	WORD $0x6e3ddc21 // fmul v1.4s, v1.4s, v29.4s
+	WORD $0x4e34d421 // fadd v1.4s, v1.4s, v20.4s
+	VAND V21.B16, V1.B16, V1.B16
+	WORD $0x6eb68421 // sub v1.4s, v1.4s, v22.4s
+	WORD $0x4eb76c21 // smin v1.4s, v1.4s, v23.4s
+	WORD $0x6e3ddc42 // fmul v2.4s, v2.4s, v29.4s
+	WORD $0x4e34d442 // fadd v2.4s, v2.4s, v20.4s
+	VAND V21.B16, V2.B16, V2.B16
+	WORD $0x6eb68442 // sub v2.4s, v2.4s, v22.4s
+	WORD $0x4eb76c42 // smin v2.4s, v2.4s, v23.4s
+	WORD $0x6e3ddc63 // fmul v3.4s, v3.4s, v29.4s
+	WORD $0x4e34d463 // fadd v3.4s, v3.4s, v20.4s
+	VAND V21.B16, V3.B16, V3.B16
+	WORD $0x6eb68463 // sub v3.4s, v3.4s, v22.4s
+	WORD $0x4eb76c63 // smin v3.4s, v3.4s, v23.4s
+	WORD $0x0e612804 // xtn v4.4h, v0.4s
+	WORD $0x4e612824 // xtn2 v4.8h, v1.4s
+	WORD $0x0e612845 // xtn v5.4h, v2.4s
+	WORD $0x4e612865 // xtn2 v5.8h, v3.4s
+	WORD $0x0e212886 // xtn v6.8b, v4.8h
+	WORD $0x4e2128a6 // xtn2 v6.16b, v5.8h
+	VST1.P [V6.B16], 16(R0)
+	WORD $0x4e3038c7 // saddlv h7, v6.16b
+	VMOV V7.H[0], V17.H[7]
+	VST1.P [V16.H8, V17.H8], 32(R0)
+	B next
+zero:
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	VST1.P [V0.B16, V1.B16, V2.B16, V3.B16], 64(R0)
+	VST1.P [V0.B16, V1.B16, V2.B16, V3.B16], 64(R0)
+	VST1.P [V0.B16, V1.B16, V2.B16, V3.B16], 64(R0)
+	VST1.P [V0.B16, V1.B16, V2.B16, V3.B16], 64(R0)
+	VST1.P [V0.B16, V1.B16], 32(R0)
+	MOVW.P ZR, 4(R0)
+next:
+	ADD $1024, R1, R1
+	SUBS $1, R2, R2
+	BNE block
+done:
+	RET

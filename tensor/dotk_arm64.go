@@ -119,9 +119,28 @@ func dotQ6K(w, x []byte, n int) float32 {
 	return out
 }
 
-// quantizeQ8K is the registered float32 → Q8_K converter: the reference
-// loop on arm64.
-func quantizeQ8K(dst []byte, src []float32) { quantizeRowQ8K(dst, src) }
+// quantizeQ8KNEON converts nb > 0 blocks of 256 floats at src into Q8_K
+// blocks at dst (act_arm64.s), bit-identical to quantizeRowQ8K on every
+// input, NaNs and infinities included:
+//
+//	max := the first value of largest magnitude, NaNs left out
+//	iscale := -127/max; d = 1/iscale
+//	q := min(nearestInt(iscale·x), 127); qs = byte(q); bsums = Σ int8(q) per 16
+//
+// (an all-zero or all-NaN block is all zero bytes).
+//
+//go:noescape
+func quantizeQ8KNEON(dst *byte, src *float32, nb int)
+
+// quantizeQ8K is the registered float32 → Q8_K converter.
+func quantizeQ8K(dst []byte, src []float32) {
+	nb := len(src) / qkK
+	if nb <= 0 {
+		return
+	}
+	_ = dst[nb*q8KBytes-1]
+	quantizeQ8KNEON(&dst[0], &src[0], nb)
+}
 
 // dotQ2K, dotQ3K, dotQ5K and dotIQ4XS are the Q2_K, Q3_K, Q5_K and IQ4_XS
 // × Q8_K kernels registered with MatMul (dotQ2KR: Q2_K in the Q2KRepacked

@@ -53,6 +53,10 @@ var ops3 = map[string]enc{
 	"facgt":     {0x6ea0ec00, "facgt v%d.4s, v%d.4s, v%d.4s"},
 	"fmax":      {0x4e20f400, "fmax v%d.4s, v%d.4s, v%d.4s"},
 	"fcmeq":     {0x4e20e400, "fcmeq v%d.4s, v%d.4s, v%d.4s"},
+	"fmin":      {0x4ea0f400, "fmin v%d.4s, v%d.4s, v%d.4s"},
+	"fmul":      {0x6e20dc00, "fmul v%d.4s, v%d.4s, v%d.4s"},
+	"sub.4s":    {0x6ea08400, "sub v%d.4s, v%d.4s, v%d.4s"},
+	"smin.4s":   {0x4ea06c00, "smin v%d.4s, v%d.4s, v%d.4s"},
 	"smull.8h":  {0x0e20c000, "smull v%d.8h, v%d.8b, v%d.8b"},
 	"smull2.8h": {0x4e20c000, "smull2 v%d.8h, v%d.16b, v%d.16b"},
 	"smlal.8h":  {0x0e208000, "smlal v%d.8h, v%d.8b, v%d.8b"},
@@ -77,6 +81,12 @@ var ops2 = map[string]enc{
 	"fcvtns":     {0x4e21a800, "fcvtns v%d.4s, v%d.4s"},
 	"fabs":       {0x4ea0f800, "fabs v%d.4s, v%d.4s"},
 	"fmaxv":      {0x6e30f800, "fmaxv s%d, v%d.4s"},
+	"fminv":      {0x6eb0f800, "fminv s%d, v%d.4s"},
+	"xtn.4h":     {0x0e612800, "xtn v%d.4h, v%d.4s"},
+	"xtn2.8h":    {0x4e612800, "xtn2 v%d.8h, v%d.4s"},
+	"xtn.8b":     {0x0e212800, "xtn v%d.8b, v%d.8h"},
+	"xtn2.16b":   {0x4e212800, "xtn2 v%d.16b, v%d.8h"},
+	"saddlv.16b": {0x4e303800, "saddlv h%d, v%d.16b"},
 	"sqxtn.4h":   {0x0e614800, "sqxtn v%d.4h, v%d.4s"},
 	"sqxtn2.8h":  {0x4e614800, "sqxtn2 v%d.8h, v%d.4s"},
 	"sqxtn.8b":   {0x0e214800, "sqxtn v%d.8b, v%d.8h"},
@@ -235,6 +245,7 @@ func main() {
 
 	var a gen
 	genAct(&a)
+	genQ8K(&a)
 	write("act_arm64.s", &a)
 }
 
@@ -895,6 +906,129 @@ func genAct(g *gen) {
 	g.p("VST1.P [V1.S4, V2.S4], 32(R0)")
 	g.p("SUBS $1, R2, R2")
 	g.p("BNE loop")
+	g.label("done")
+	g.p("RET")
+}
+
+// genQ8K writes quantizeQ8KNEON: quantizeRowQ8K block by block. The value
+// of largest magnitude is found from the largest and smallest values (NaNs
+// read as 0, as the reference's a > amax skips them); only when both +amax
+// and -amax occur does a scalar scan find which comes first. The quants
+// are nearestInt's own operations (the add of 1.5·2^23, the mask and the
+// subtraction, then min 127), so out-of-range and NaN products give its
+// bits too; the bytes keep the low 8 bits, as byte(q) does.
+func genQ8K(g *gen) {
+	f := fn{name: "quantizeQ8KNEON", args: []string{"dst", "src", "nb"},
+		doc: "func quantizeQ8KNEON(dst *byte, src *float32, nb int)"}
+	g.text(f)
+	g.loadArgs(f, "R0", "R1", "R2")
+	const (
+		smax, smin  = 24, 25
+		magic, mant = 20, 21
+		half, q127  = 22, 23
+		iscale, bs0 = 29, 16
+	)
+	g.p("MOVW $0x4b400000, R9") // 12582912 = 1.5·2^23
+	g.dupR(magic, "R9")
+	g.p("MOVW $0x007fffff, R9")
+	g.dupR(mant, "R9")
+	g.p("MOVW $0x00400000, R9")
+	g.dupR(half, "R9")
+	g.p("MOVW $127, R9")
+	g.dupR(q127, "R9")
+	g.p("CBZ R2, done")
+	g.label("block")
+	g.c("the largest and smallest values, NaNs as 0")
+	g.p("MOVD R1, R10")
+	g.zero(smax)
+	g.zero(smin)
+	g.p("MOVD $8, R11")
+	g.label("scan")
+	g.ld1("S4", "R10", 64, 0, 1, 2, 3)
+	g.ld1("S4", "R10", 64, 4, 5, 6, 7)
+	for k := range 8 {
+		g.o3("fcmeq", 8+k, k, k)
+		g.vand(k, k, 8+k)
+	}
+	for k := 0; k < 8; k += 2 {
+		g.o3("fmax", 8+k, k, k+1)
+		g.o3("fmin", 9+k, k, k+1)
+	}
+	g.o3("fmax", 8, 8, 10)
+	g.o3("fmax", 12, 12, 14)
+	g.o3("fmin", 9, 9, 11)
+	g.o3("fmin", 13, 13, 15)
+	g.o3("fmax", 8, 8, 12)
+	g.o3("fmin", 9, 9, 13)
+	g.o3("fmax", smax, smax, 8)
+	g.o3("fmin", smin, smin, 9)
+	g.p("SUBS $1, R11, R11")
+	g.p("BNE scan")
+	g.o2("fmaxv", smax, smax)
+	g.o2("fminv", smin, smin)
+	g.p("FNEGS F%d, F26", smin)
+	g.p("FMAXS F26, F%d, F27", smax) // amax
+	g.p("FCMPS $(0.0), F27")
+	g.p("BEQ zero")
+	g.c("max: +amax or -amax, whichever occurs; the first of them if both do")
+	g.p("FCMPS F26, F%d", smax)
+	g.p("BEQ tie")
+	g.p("FCSELS GT, F%d, F%d, F28", smax, smin)
+	g.p("B scale")
+	g.label("tie")
+	g.p("MOVD R1, R12")
+	g.label("first")
+	g.p("FMOVS.P 4(R12), F0")
+	g.p("FABSS F0, F1")
+	g.p("FCMPS F27, F1")
+	g.p("BNE first")
+	g.p("FMOVS F0, F28")
+	g.label("scale")
+	g.c("iscale = -127/max; d = 1/iscale")
+	g.p("MOVW $0xc2fe0000, R9")
+	g.p("FMOVS R9, F%d", iscale)
+	g.p("FDIVS F28, F%d, F%d", iscale, iscale)
+	g.p("FMOVS $(1.0), F30")
+	g.p("FDIVS F%d, F30, F30", iscale)
+	g.p("FMOVS.P F30, 4(R0)")
+	g.p("VDUP V%d.S[0], V%d.S4", iscale, iscale)
+	g.p("MOVD R1, R10")
+	for j := range 16 {
+		g.c("elements %d..%d", 16*j, 16*j+15)
+		g.ld1("S4", "R10", 64, 0, 1, 2, 3)
+		for k := range 4 {
+			g.o3("fmul", k, k, iscale)
+			g.o3("fadd", k, k, magic)
+			g.vand(k, k, mant)
+			g.o3("sub.4s", k, k, half)
+			g.o3("smin.4s", k, k, q127)
+		}
+		g.o2("xtn.4h", 4, 0)
+		g.o2("xtn2.8h", 4, 1)
+		g.o2("xtn.4h", 5, 2)
+		g.o2("xtn2.8h", 5, 3)
+		g.o2("xtn.8b", 6, 4)
+		g.o2("xtn2.16b", 6, 5)
+		g.p("VST1.P [V6.B16], 16(R0)")
+		g.o2("saddlv.16b", 7, 6)
+		g.p("VMOV V7.H[0], V%d.H[%d]", bs0+j/8, j%8)
+	}
+	g.p("VST1.P [V%d.H8, V%d.H8], 32(R0)", bs0, bs0+1)
+	g.p("B next")
+	g.label("zero")
+	for k := range 4 {
+		g.zero(k)
+	}
+	g.p("VST1.P [V0.B16, V1.B16, V2.B16, V3.B16], 64(R0)")
+	g.p("VST1.P [V0.B16, V1.B16, V2.B16, V3.B16], 64(R0)")
+	g.p("VST1.P [V0.B16, V1.B16, V2.B16, V3.B16], 64(R0)")
+	g.p("VST1.P [V0.B16, V1.B16, V2.B16, V3.B16], 64(R0)")
+	g.p("VST1.P [V0.B16, V1.B16], 32(R0)")
+	g.p("MOVW.P ZR, 4(R0)")
+	g.label("next")
+	g.p("ADD $1024, R1, R1")
+	g.p("SUBS $1, R2, R2")
+	g.p("BNE block")
 	g.label("done")
 	g.p("RET")
 }
