@@ -50,7 +50,7 @@ type worker struct {
 // startWorker starts specd serve with args; it is killed at cleanup.
 func startWorker(t *testing.T, args ...string) *worker {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], append([]string{"serve", "--log-format", "json", "--threads", "1"}, args...)...)
+	cmd := exec.Command(os.Args[0], append([]string{"serve", "--log-format", "json", "--threads", "1", "--http", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(os.Environ(), "SPECD_TEST_MAIN=1")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
