@@ -196,9 +196,10 @@ func (g *gen) ld1(arr, ptr string, post int, regs ...int) {
 // fn is a kernel: its name, its arguments (8 bytes each, named as in its
 // Go declaration) and the comment above its TEXT.
 type fn struct {
-	name string
-	args []string
-	doc  string
+	name  string
+	args  []string
+	doc   string
+	frame int // argument bytes, if not 8 per argument
 }
 
 func (g *gen) text(f fn) {
@@ -206,7 +207,11 @@ func (g *gen) text(f fn) {
 	for _, l := range strings.Split(strings.TrimSpace(f.doc), "\n") {
 		fmt.Fprintf(&g.b, "// %s\n", l)
 	}
-	fmt.Fprintf(&g.b, "TEXT ·%s(SB), NOSPLIT, $0-%d\n", f.name, 8*len(f.args))
+	frame := f.frame
+	if frame == 0 {
+		frame = 8 * len(f.args)
+	}
+	fmt.Fprintf(&g.b, "TEXT ·%s(SB), NOSPLIT, $0-%d\n", f.name, frame)
 }
 
 // loadArgs loads the arguments into the registers given, in order.
@@ -247,6 +252,10 @@ func main() {
 	genAct(&a)
 	genQ8K(&a)
 	write("act_arm64.s", &a)
+
+	var v gen
+	genVec(&v)
+	write("vec_arm64.s", &v)
 }
 
 // ---- F16 ----------------------------------------------------------------
@@ -1029,6 +1038,96 @@ func genQ8K(g *gen) {
 	g.p("ADD $1024, R1, R1")
 	g.p("SUBS $1, R2, R2")
 	g.p("BNE block")
+	g.label("done")
+	g.p("RET")
+}
+
+// ---- F32 rows and the attention vector kernels --------------------------
+
+// genVec writes f32Rows1NEON (dotF32Generic and dotRowsF32Generic without
+// their tails: the F16 kernel's accumulators and reduction on float32
+// data), axpyF32NEON, axpyRoundF16NEON and scaleRoundF16NEON.
+func genVec(g *gen) {
+	f := fn{name: "f32Rows1NEON", args: []string{"w", "wstride", "rows", "x", "n", "out"},
+		doc: "func f32Rows1NEON(w *byte, wstride, rows int, x *byte, n int, out *float32)"}
+	g.text(f)
+	g.loadArgs(f, "R0", "R1", "R2", "R3", "R4", "R5")
+	g.p("LSR $5, R4, R4")
+	acc := [8]int{16, 17, 18, 19, 20, 21, 22, 23}
+	g.label("row")
+	g.p("MOVD R0, R6")
+	g.p("MOVD R3, R7")
+	g.p("MOVD R4, R8")
+	for _, a := range acc {
+		g.zero(a)
+	}
+	g.p("CBZ R8, reduce")
+	g.label("loop")
+	g.ld1("S4", "R6", 64, 0, 1, 2, 3)
+	g.ld1("S4", "R6", 64, 4, 5, 6, 7)
+	g.ld1("S4", "R7", 64, 24, 25, 26, 27)
+	g.ld1("S4", "R7", 64, 28, 29, 30, 31)
+	for k := range 8 {
+		g.fmla(acc[k], k, 24+k)
+	}
+	g.p("SUBS $1, R8, R8")
+	g.p("BNE loop")
+	g.label("reduce")
+	g.f16Reduce(acc, [4]int{0, 1, 2, 3})
+	g.p("FMOVS.P F0, 4(R5)")
+	g.p("ADD R1, R0, R0")
+	g.p("SUBS $1, R2, R2")
+	g.p("BNE row")
+	g.p("RET")
+
+	for _, round := range []bool{false, true} {
+		name := "axpyF32NEON"
+		if round {
+			name = "axpyRoundF16NEON"
+		}
+		f := fn{name: name, args: []string{"y", "x", "n"}, frame: 28,
+			doc: "func " + name + "(y, x *float32, n int, a float32)"}
+		g.text(f)
+		g.loadArgs(f, "R0", "R1", "R2")
+		g.p("FMOVS a+24(FP), F31")
+		g.p("LSR $3, R2, R2")
+		g.p("CBZ R2, done")
+		g.label("loop")
+		g.ld1("S4", "R0", 0, 0, 1)
+		g.ld1("S4", "R1", 32, 2, 3)
+		g.oe("fmla.e", 0, 2, 31, 0)
+		g.oe("fmla.e", 1, 3, 31, 0)
+		if round {
+			g.o2("fcvtn", 4, 0)
+			g.o2("fcvtn2", 4, 1)
+			g.o2("fcvtl", 0, 4)
+			g.o2("fcvtl2", 1, 4)
+		}
+		g.p("VST1.P [V0.S4, V1.S4], 32(R0)")
+		g.p("SUBS $1, R2, R2")
+		g.p("BNE loop")
+		g.label("done")
+		g.p("RET")
+	}
+
+	f = fn{name: "scaleRoundF16NEON", args: []string{"y", "n"}, frame: 20,
+		doc: "func scaleRoundF16NEON(y *float32, n int, s float32)"}
+	g.text(f)
+	g.loadArgs(f, "R0", "R1")
+	g.p("FMOVS s+16(FP), F31")
+	g.p("LSR $3, R1, R1")
+	g.p("CBZ R1, done")
+	g.label("loop")
+	g.ld1("S4", "R0", 0, 0, 1)
+	g.oe("fmul.e", 0, 0, 31, 0)
+	g.oe("fmul.e", 1, 1, 31, 0)
+	g.o2("fcvtn", 4, 0)
+	g.o2("fcvtn2", 4, 1)
+	g.o2("fcvtl", 0, 4)
+	g.o2("fcvtl2", 1, 4)
+	g.p("VST1.P [V0.S4, V1.S4], 32(R0)")
+	g.p("SUBS $1, R1, R1")
+	g.p("BNE loop")
 	g.label("done")
 	g.p("RET")
 }
