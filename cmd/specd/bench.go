@@ -73,6 +73,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&o.temps, "temp", "0", "sampling `temperatures`, comma-separated (0: greedy, checked token for token against plain decoding)")
 	fs.StringVar(&o.batches, "batch", "1", "batch `sizes` (sequences decoded at once), comma-separated")
 	fs.StringVar(&o.ths, "threads", "1", "target thread `counts`, comma-separated (plain decoding uses the same)")
+	var dev engine.Options // where the target runs
+	addTargetFlags(fs, &dev)
 	fs.IntVar(&o.draftThreads, "draft-threads", d.DraftThreads, "threads of the draft model")
 	fs.IntVar(&o.reps, "reps", 3, "timed A/B pairs (baseline and configuration) per configuration")
 	fs.IntVar(&o.warmup, "warmup", 1, "untimed A/B pairs first")
@@ -140,6 +142,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	eo.Target, eo.Draft, eo.Threads, eo.DraftThreads = o.target, o.draft, g.Threads[0], o.draftThreads
 	eo.PreDraft, eo.PreDraftMin, eo.VerifyBatch, eo.NoShareEmbd = o.preDraft, o.preDraftMin, o.verifyBatch, o.noShareE
 	eo.K = slices.Max(g.K)
+	eo.TargetBackend, eo.LlamaLib, eo.TargetDevice, eo.NGPULayers, eo.TargetThreads = dev.TargetBackend, dev.LlamaLib, dev.TargetDevice, dev.NGPULayers, dev.TargetThreads
 	eo.ApplyDefaults()
 	model := slices.Contains(g.Drafts, bench.DraftModel)
 	switch {
