@@ -63,6 +63,16 @@ type Drafter interface {
 	Vocab() int
 }
 
+// Feeder is a Drafter that can catch its cache up on committed tokens
+// ahead of the next Draft, so that drafting again after plain steps does
+// not begin with a long catch-up. The pipeline feeds it while the target
+// verifies a step without draft tokens.
+type Feeder interface {
+	// Feed brings slot's cache up to all committed tokens but the last
+	// (which the next Draft feeds), as Draft would before proposing.
+	Feed(slot int, committed []int32) error
+}
+
 // Errors.
 var (
 	ErrEmpty = errors.New("draft: request has no committed tokens")
@@ -103,6 +113,25 @@ func (m *Model) Reset(slot int) error { return m.be.Rollback(slot, 0) }
 func (m *Model) Accept(slot, committed int) error {
 	if n := m.be.Len(slot); n > committed-1 {
 		return m.be.Rollback(slot, max(committed-1, 0))
+	}
+	return nil
+}
+
+// Feed implements Feeder: it feeds committed tokens [Len, len−1) in
+// passes of up to the backend's batch, without logits.
+func (m *Model) Feed(slot int, committed []int32) error {
+	have, n := m.be.Len(slot), len(committed)-1
+	s := int32(slot)
+	for have < n {
+		m.batch.Reset()
+		end := min(n, have+m.be.MaxBatch())
+		for p := have; p < end; p++ {
+			m.batch.Add(committed[p], int32(p), s, false)
+		}
+		if err := m.be.Forward(&m.batch, nil); err != nil {
+			return fmt.Errorf("draft: %w", err)
+		}
+		have = end
 	}
 	return nil
 }

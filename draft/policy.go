@@ -4,9 +4,13 @@ import "math"
 
 // Policy chooses the draft length of each step.
 type Policy struct {
-	K        int     // fixed draft length, or the largest when Adaptive
+	K        int     // fixed draft length, or the largest when Adaptive or Auto
 	Adaptive bool    // choose k per sequence from its recent acceptance
-	Cost     float64 // c: a draft token's cost relative to a target pass (Adaptive)
+	Cost     float64 // c: a draft token's cost relative to a target pass (Adaptive; Auto's prior)
+	// Auto chooses k in [0, K] per sequence and step from measured costs
+	// and acceptance (Choose; auto.go), plain decoding included. It takes
+	// precedence over Adaptive.
+	Auto bool
 }
 
 // Speedup is the expected number of tokens per unit of target time of
@@ -60,7 +64,8 @@ func (s *Acceptance) Alpha() float64 {
 
 // Next returns the draft length for the next step of a sequence whose
 // acceptance is s: K when fixed, else the k in [1, K] with the largest
-// Speedup at the estimated α.
+// Speedup at the estimated α. Next ignores Auto: an Auto policy's steps
+// are chosen by Choose.
 func (p Policy) Next(s *Acceptance) int {
 	if p.K <= 0 {
 		return 0

@@ -1,0 +1,431 @@
+package draft
+
+// Cost-aware draft length (Policy.Auto). Each step of each sequence takes
+// the k in [0, K] with the highest predicted throughput
+//
+//	rate(k) = (G + E(k)) / (T(k) + D(k) − min(h·D(k), T(k)))
+//
+// where E(k) = 1 + Σ_{j≤k} Π_{m≤j} p_m is the tokens the step commits
+// (p_m: the sequence's acceptance at draft position m given the earlier
+// ones were accepted, Positions), T(k) the time of the target pass that
+// verifies the block (the other sequences' blocks in it: Costs, by tokens
+// and sequences), D(k) = O + k·d the draft time of the pass's blocks (O the
+// other sequences', d a draft token's), h the measured fraction of draft
+// time that overlap with verification hides, and G the tokens the other
+// sequences in the pass commit. k = 0 is plain decoding; a k > 0 is taken
+// only when it beats it by Margin. After choosing 0 a sequence probes a
+// small k now and then (more often the closer speculation is to paying),
+// so that its acceptance estimates follow the text.
+
+import (
+	"math"
+	"sync"
+)
+
+// Auto policy constants.
+const (
+	// Margin is the predicted gain over plain decoding (k = 0) below which
+	// the auto policy does not speculate.
+	Margin = 0.05
+	// ProbeBudget is the share of throughput probes may cost: after a
+	// choice of 0, the next probe comes after loss/ProbeBudget steps (loss:
+	// the predicted fraction of a plain step's rate the probe gives up),
+	// but no sooner than ProbeMin and no later than ProbeMax steps.
+	ProbeBudget        = 0.01
+	ProbeMin, ProbeMax = 8, 64
+	// ProbeK is the largest k a probe drafts.
+	ProbeK = 2
+
+	posDecay    = 0.9 // per observation of a position, per sequence
+	priorWeight = 3   // observations' worth of the prior a sequence starts from
+	priorP      = 0.5 // the acceptance assumed where nothing is known
+)
+
+// Positions estimates a sequence's acceptance per draft position: P(j) is
+// the chance that draft token j (from 1) is accepted when tokens 1..j−1
+// were, from exponentially decaying counts (decayed at each observation of
+// that position) and a prior worth priorWeight observations that decays
+// with them. The prior of position 1 is the pipeline's estimate (Init);
+// that of a deeper position is the sequence's own estimate of the position
+// before, times the ratio of the pipeline's estimates of the two, so that
+// positions a sequence has not drafted to lately follow the ones it has.
+// It also holds the sequence's probe schedule. The zero value tracks no
+// positions: call Init.
+type Positions struct {
+	acc, seen []float64 // own decaying counts
+	pw        []float64 // the prior's remaining weight
+	q         []float64 // the pipeline's estimates when the sequence began
+	decay     float64
+	zeros     int // steps in a row the policy chose k = 0 (no probe)
+	interval  int // the probe interval Choose last set; 0 while speculating
+}
+
+// Init sizes p for draft positions 1..k (it allocates only when k grows
+// past what p held) and starts it from prior's estimates (0.5 everywhere
+// when prior is nil).
+func (p *Positions) Init(k int, prior *Positions) { p.init(k, prior, posDecay) }
+
+// NewPrior returns a pipeline-wide estimate over k positions: every
+// sequence's blocks update it (decaying by 0.99 per observation), and new
+// sequences start from it (Init). It is not safe for concurrent use.
+func NewPrior(k int) *Positions {
+	p := &Positions{}
+	p.init(k, nil, 0.99)
+	return p
+}
+
+func (p *Positions) init(k int, prior *Positions, decay float64) {
+	if cap(p.acc) < k {
+		p.acc, p.seen, p.pw, p.q = make([]float64, k), make([]float64, k), make([]float64, k), make([]float64, k)
+	}
+	p.acc, p.seen, p.pw, p.q = p.acc[:k], p.seen[:k], p.pw[:k], p.q[:k]
+	p.decay, p.zeros, p.interval = decay, 0, 0
+	for j := range p.acc {
+		q := priorP
+		if prior != nil {
+			q = prior.P(j + 1)
+		}
+		p.acc[j], p.seen[j], p.pw[j], p.q[j] = 0, 0, priorWeight, min(max(q, 1e-3), 1)
+	}
+}
+
+// Len is the number of positions p tracks.
+func (p *Positions) Len() int { return len(p.acc) }
+
+// ProbeDue is the number of steps after the next before the policy probes,
+// as its last choice of k = 0 scheduled it (negative while it speculates):
+// the time a model drafter has to catch up on the tokens committed
+// meanwhile, off the critical path.
+func (p *Positions) ProbeDue() int {
+	if p.interval == 0 {
+		return -1
+	}
+	return max(p.interval-p.zeros-1, 0)
+}
+
+// Update records a block of k draft tokens of which the first a were
+// accepted: positions 1..a passed, position a+1 (if a < k) failed, later
+// ones were not examined. Positions past Len are ignored.
+func (p *Positions) Update(k, a int) {
+	for j := 0; j < min(a, len(p.acc)); j++ {
+		p.acc[j] = p.decay*p.acc[j] + 1
+		p.seen[j] = p.decay*p.seen[j] + 1
+		p.pw[j] *= p.decay
+	}
+	if a < k && a < len(p.acc) {
+		p.acc[a] *= p.decay
+		p.seen[a] = p.decay*p.seen[a] + 1
+		p.pw[a] *= p.decay
+	}
+}
+
+// P is the estimated acceptance of draft position j ≥ 1 given the
+// positions before it were accepted (past Len: that of position Len).
+func (p *Positions) P(j int) float64 {
+	v := priorP
+	for i := 0; i < min(j, len(p.acc)); i++ {
+		v = p.at(i, v)
+	}
+	return v
+}
+
+// at is the estimate of position i+1 given prev, that of position i.
+func (p *Positions) at(i int, prev float64) float64 {
+	prior := p.q[0] // position 1: the pipeline's; deeper: the one before, reshaped
+	if i > 0 {
+		prior = min(prev*p.q[i]/p.q[i-1], 1)
+	}
+	return (p.acc[i] + p.pw[i]*prior) / (p.seen[i] + p.pw[i])
+}
+
+// Expected is E(k), the tokens a step with k draft tokens commits: the
+// accepted ones and the target's own.
+func (p *Positions) Expected(k int) float64 {
+	e, run, v := 1.0, 1.0, priorP
+	for j := 0; j < k; j++ {
+		if j < len(p.acc) {
+			v = p.at(j, v)
+		}
+		run *= v
+		e += run
+	}
+	return e
+}
+
+// Others are the other sequences verified in the same target pass.
+type Others struct {
+	Gain  float64 // tokens they commit per step
+	Draft float64 // their draft time per step
+}
+
+// Step is what the auto policy knows of a sequence's next step. Times are
+// in seconds (or any one unit).
+type Step struct {
+	// Seqs is the number of sequences in the pass (this one included; 0
+	// counts as 1): a probe costs the pass a share that Rate dilutes by
+	// them, so its interval is scaled back up.
+	Seqs float64
+	// Pass[k], for k = 0 .. the largest k allowed, is the time of the
+	// target pass that would verify this sequence's block of k draft
+	// tokens together with the other sequences' blocks (Costs.Fill).
+	Pass []float64
+	// Draft is the time to draft one token.
+	Draft float64
+	// Hidden is h in [0, 1]: the fraction of draft time that overlap with
+	// verification hides (at most the verification's time is hidden).
+	Hidden float64
+	Others Others
+}
+
+// Choice is the auto policy's decision for one step.
+type Choice struct {
+	K       int
+	Speedup float64 // predicted rate(K) / rate(0)
+	Probe   bool    // K is a probe after choices of 0, not the best k
+}
+
+// Rate is rate(k) of the package comment for a sequence with acceptance
+// estimates pos (predicted tokens committed per unit of time by the pass's
+// sequences); k must index s.Pass.
+func Rate(pos *Positions, s *Step, k int) float64 {
+	d := s.Others.Draft + float64(k)*s.Draft
+	t := s.Pass[k]
+	h := min(max(s.Hidden, 0), 1)
+	return (s.Others.Gain + pos.Expected(k)) / max(t+d-min(h*d, t), 1e-12)
+}
+
+// Choose returns the draft length for the next step: the k in
+// [0, min(K, len(s.Pass)−1)] with the highest Rate, 0 unless the best k > 0
+// beats it by Margin, or a probe when the sequence has chosen 0 long
+// enough (see ProbeBudget; a probe's loss is counted for the whole pass,
+// s.Seqs sequences). It records the choice in pos's probe schedule. It
+// does not allocate.
+func (p Policy) Choose(pos *Positions, s *Step) Choice {
+	kmax := min(p.K, len(s.Pass)-1)
+	if kmax <= 0 {
+		return Choice{Speedup: 1}
+	}
+	r0 := Rate(pos, s, 0)
+	best, bestK := r0, 0
+	probe, probeK := 0.0, 1
+	for k := 1; k <= kmax; k++ {
+		r := Rate(pos, s, k)
+		if r > best {
+			best, bestK = r, k
+		}
+		if k <= ProbeK && r > probe {
+			probe, probeK = r, k
+		}
+	}
+	if bestK > 0 && best >= r0*(1+Margin) {
+		pos.zeros, pos.interval = 0, 0
+		return Choice{K: bestK, Speedup: best / r0}
+	}
+	loss := max(0, 1-probe/r0) * max(s.Seqs, 1)
+	pos.interval = min(max(int(math.Ceil(loss/ProbeBudget)), ProbeMin), ProbeMax)
+	pos.zeros++
+	if pos.zeros >= pos.interval {
+		pos.zeros = 0
+		return Choice{K: probeK, Speedup: probe / r0, Probe: true}
+	}
+	return Choice{Speedup: 1}
+}
+
+// Costs is the measured cost of target passes on one backend. A pass of
+// N tokens over b sequences whose tokens attend to W positions in all (a
+// token at position p attends to p+1: the attention's work) is predicted
+// to take
+//
+//	level · cell(N, b) · (prior(N) + attn·W)
+//
+// where prior(N) (an N-token pass at the start of a sequence) and attn
+// (the time per position attended) come from calibration (Calibrate),
+// level is the decaying mean of observed/predicted-by-the-prior over every
+// pass run (it follows the machine's load), and cell(N, b) the decaying
+// mean of observed/(level·prior) over the passes of that shape, trusted as
+// it gathers observations (its first ones count against cellPrior
+// observations of 1). An observation is first clipped to within clipOut
+// of the prediction, so that a pass whose thread was descheduled does not
+// decide alone. Methods are safe for concurrent use and do not allocate.
+type Costs struct {
+	mu         sync.Mutex
+	maxTok     int
+	maxSeqs    int
+	prior      []float64 // prior[n-1]: n-token pass, one sequence, from position 0, without its attention
+	attn       float64
+	calibrated bool
+	level      float64
+	levelW     float64
+	cell, w    []float64 // [(seqs-1)*maxTok + n-1]
+}
+
+const (
+	costRate   = 0.05 // the weight of a new observation once a mean has enough
+	cellPrior  = 8    // observations' worth of "the prior's shape is right"
+	clipOut    = 2.5  // observations are clipped to within this factor of the prediction
+	levelFloor = 1e-12
+)
+
+// NewCosts returns a table for passes of up to maxTokens tokens and
+// maxSeqs sequences. Until Calibrate, its prior is that an n-token pass
+// costs (n+1)/2 one-token passes and attention nothing, in units of one
+// such pass until a pass has been observed.
+func NewCosts(maxTokens, maxSeqs int) *Costs {
+	maxTokens, maxSeqs = max(maxTokens, 1), max(maxSeqs, 1)
+	c := &Costs{maxTok: maxTokens, maxSeqs: maxSeqs, level: 1,
+		prior: make([]float64, maxTokens), cell: make([]float64, maxTokens*maxSeqs), w: make([]float64, maxTokens*maxSeqs)}
+	for n := range c.prior {
+		c.prior[n] = float64(n+2) / 2
+	}
+	return c
+}
+
+// MaxTokens and MaxSeqs are the table's bounds.
+func (c *Costs) MaxTokens() int { return c.maxTok }
+func (c *Costs) MaxSeqs() int   { return c.maxSeqs }
+
+// Work is the attention work of a block of n tokens from position pos:
+// Σ_{j<n} (pos+j+1) positions attended.
+func Work(pos, n int) float64 {
+	return float64(n)*float64(pos+1) + float64(n)*float64(n-1)/2
+}
+
+// Calibrate sets the prior: pass[n-1] is the measured time of an n-token
+// pass of one sequence from position 0 (so its work is Work(0, n)), 0
+// where not measured (interpolated linearly between measured sizes,
+// extrapolated from the last two); pass[0] must be measured. attn is the
+// time per position attended. The level and the cells start afresh.
+func (c *Costs) Calibrate(pass []float64, attn float64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	attn = max(attn, 0)
+	val := func(n int) float64 { // the measured time without its attention, or 0
+		if n >= len(pass) || !(pass[n] > 0) {
+			return 0
+		}
+		return max(pass[n]-attn*Work(0, n+1), pass[n]/4)
+	}
+	known := -1 // the last measured index
+	for n := 0; n < c.maxTok; n++ {
+		if v := val(n); v > 0 {
+			for m := known + 1; m < n && known >= 0; m++ { // fill the gap
+				f := float64(m-known) / float64(n-known)
+				c.prior[m] = c.prior[known] + f*(v-c.prior[known])
+			}
+			c.prior[n], known = v, n
+		}
+	}
+	if known < 0 {
+		return
+	}
+	// Beyond the last measured size: the slope of the last two measured
+	// points (or proportional to n with one).
+	prev := -1
+	for m := known - 1; m >= 0; m-- {
+		if val(m) > 0 {
+			prev = m
+			break
+		}
+	}
+	for n := known + 1; n < c.maxTok; n++ {
+		if prev < 0 {
+			c.prior[n] = c.prior[known] * float64(n+1) / float64(known+1)
+		} else {
+			slope := max(0, (c.prior[known]-c.prior[prev])/float64(known-prev))
+			c.prior[n] = c.prior[known] + slope*float64(n-known)
+		}
+	}
+	c.attn = attn
+	c.level, c.levelW, c.calibrated = 1, 1, true
+	clear(c.cell)
+	clear(c.w)
+}
+
+// Calibrated reports whether Calibrate has set the prior.
+func (c *Costs) Calibrated() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.calibrated
+}
+
+// ObservePass records a target pass of tokens tokens over seqs sequences,
+// whose attention work (Work summed over its blocks) was work, that took
+// t.
+func (c *Costs) ObservePass(tokens, seqs int, work, t float64) {
+	if tokens < 1 || !(t > 0) {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	base := c.base(tokens, work)
+	if c.levelW == 0 { // the first observation without calibration sets the unit
+		c.level = t / base
+	}
+	if c.levelW >= 2 {
+		p := c.pass(tokens, seqs, work)
+		t = min(max(t, p/clipOut), p*clipOut)
+	}
+	c.level = max(ema(c.level, t/base, &c.levelW), levelFloor)
+	if tokens > c.maxTok {
+		return
+	}
+	i := (min(max(seqs, 1), c.maxSeqs)-1)*c.maxTok + tokens - 1
+	c.cell[i] = ema(c.cell[i], t/(base*c.level), &c.w[i])
+}
+
+// ema moves mean towards x: a plain mean while *w is small, a decaying
+// one (weight costRate) after.
+func ema(mean, x float64, w *float64) float64 {
+	*w++
+	return mean + (x-mean)*max(1 / *w, costRate)
+}
+
+// shape is cell i's correction, shrunk towards 1 while it has few
+// observations. c.mu is held.
+func (c *Costs) shape(i int) float64 {
+	return (c.w[i]*c.cell[i] + cellPrior) / (c.w[i] + cellPrior)
+}
+
+// base is the calibrated time of an n-token pass with attention work
+// work, the prior extrapolated linearly past the table. c.mu is held.
+func (c *Costs) base(n int, work float64) float64 {
+	m := c.maxTok
+	t := c.prior[min(n, m)-1]
+	if n > m {
+		slope := c.prior[m-1]
+		if m >= 2 {
+			slope -= c.prior[m-2]
+		}
+		t += max(slope, 0) * float64(n-m)
+	}
+	return t + c.attn*max(work, 0)
+}
+
+// Pass is the predicted time of a pass of tokens tokens over seqs
+// sequences with attention work work.
+func (c *Costs) Pass(tokens, seqs int, work float64) float64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.pass(tokens, seqs, work)
+}
+
+func (c *Costs) pass(tokens, seqs int, work float64) float64 {
+	tokens = max(tokens, 1)
+	t := c.base(tokens, work) * c.level
+	if tokens <= c.maxTok {
+		t *= c.shape((min(max(seqs, 1), c.maxSeqs)-1)*c.maxTok + tokens - 1)
+	}
+	return t
+}
+
+// Fill sets dst[k], for every k of dst, to the predicted time of a pass
+// over seqs sequences that verifies a block of k+1 tokens from position
+// pos together with baseTokens tokens of other sequences whose attention
+// work is baseWork: Step.Pass.
+func (c *Costs) Fill(dst []float64, seqs, baseTokens int, baseWork float64, pos int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k := range dst {
+		dst[k] = c.pass(baseTokens+k+1, seqs, baseWork+Work(pos, k+1))
+	}
+}

@@ -1,0 +1,422 @@
+package draft_test
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/specd-dev/specd/draft"
+	"github.com/specd-dev/specd/verify/verifytest"
+)
+
+// passShape is a synthetic target: the time of an n-token pass.
+type passShape struct {
+	name string
+	t    func(n int) float64
+}
+
+var shapes = []passShape{
+	{"cpu-linear", func(n int) float64 { return float64(n) }},                  // a token costs a pass: speculation never pays
+	{"cpu-small", func(n int) float64 { return 1 + 0.9*float64(n-1) }},         // nearly linear
+	{"flat", func(n int) float64 { return 1 }},                                 // memory bound: tokens are free
+	{"gpu", func(n int) float64 { return 1 + 0.05*float64(n-1) }},              // almost free
+	{"knee", func(n int) float64 { return 1 + 0.02*float64(n-1) + kneeAt(n) }}, // flat to 8 tokens, then linear
+}
+
+func kneeAt(n int) float64 { return max(0, float64(n-8)) * 0.6 }
+
+// positions returns a fresh estimate with acceptance p[j] at position j+1
+// (the last repeating) learnt from many observations.
+func positions(k int, p ...float64) *draft.Positions {
+	var pos draft.Positions
+	pos.Init(k, nil)
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i < 4000; i++ {
+		a := 0
+		for a < k && r.Float64() < p[min(a, len(p)-1)] {
+			a++
+		}
+		pos.Update(k, a)
+	}
+	return &pos
+}
+
+// rate is the formula of Choose, written out again: the test's reference.
+func rate(p []float64, pass []float64, d, h, gain, other float64, k int) float64 {
+	e, run := 1.0, 1.0
+	for j := 0; j < k; j++ {
+		run *= p[j]
+		e += run
+	}
+	dt := other + float64(k)*d
+	t := pass[k]
+	return (gain + e) / (t + dt - math.Min(h*dt, t))
+}
+
+// TestChooseMatchesFormula: over pass-cost shapes, draft costs, overlap,
+// acceptance profiles and batch loads, Choose picks the k that maximises
+// the throughput formula (0 unless a k > 0 gains Margin), and reports its
+// predicted speedup.
+func TestChooseMatchesFormula(t *testing.T) {
+	const K = 8
+	accs := [][]float64{{0.05}, {0.3}, {0.6}, {0.8}, {0.95}, {0.9, 0.7, 0.5, 0.3}, {0.6, 0.8, 0.9}}
+	pol := draft.Policy{K: K, Auto: true}
+	nonzero, zero := 0, 0
+	for _, sh := range shapes {
+		for _, d := range []float64{0, 0.05, 0.2, 0.6} {
+			for _, h := range []float64{0, 0.5, 1} {
+				for _, batch := range []int{1, 4} {
+					for _, acc := range accs {
+						pos := positions(K, acc...)
+						p := make([]float64, K)
+						for j := range p {
+							p[j] = pos.P(j + 1)
+						}
+						// The other sequences' blocks: 3 tokens each, 2 committed.
+						base, gain, other := (batch-1)*3, float64(batch-1)*2, float64(batch-1)*2*d
+						pass := make([]float64, K+1)
+						for k := range pass {
+							pass[k] = sh.t(base + k + 1)
+						}
+						s := &draft.Step{Pass: pass, Draft: d, Hidden: h, Others: draft.Others{Gain: gain, Draft: other}}
+						wantK, best := 0, rate(p, pass, d, h, gain, other, 0)
+						r0 := best
+						for k := 1; k <= K; k++ {
+							if r := rate(p, pass, d, h, gain, other, k); r > best {
+								wantK, best = k, r
+							}
+						}
+						if best < r0*(1+draft.Margin) {
+							wantK, best = 0, r0
+						}
+						name := fmt.Sprintf("%s/d%g/h%g/b%d/acc%v", sh.name, d, h, batch, acc)
+						c := pol.Choose(pos, s)
+						if c.Probe {
+							t.Fatalf("%s: first choice is a probe", name)
+						}
+						if c.K != wantK || math.Abs(c.Speedup-best/r0) > 1e-9 {
+							t.Errorf("%s: Choose = %+v, want k %d (speedup %.4f)", name, c, wantK, best/r0)
+						}
+						if got := draft.Rate(pos, s, c.K); math.Abs(got-best) > 1e-9*best {
+							t.Errorf("%s: Rate(%d) = %g, formula %g", name, c.K, got, best)
+						}
+						if wantK == 0 {
+							zero++
+						} else {
+							nonzero++
+						}
+						// (With others in the pass that speculate at a loss, a
+						// block that accepts better than theirs raises the
+						// pass's yield even at a linear cost: batch 1 only.)
+						if sh.name == "cpu-linear" && batch == 1 && wantK != 0 {
+							t.Errorf("%s: k %d where a token costs a whole pass", name, wantK)
+						}
+					}
+				}
+			}
+		}
+	}
+	if zero == 0 || nonzero == 0 {
+		t.Errorf("the table exercises only one side: %d zero, %d non-zero choices", zero, nonzero)
+	}
+}
+
+// TestChooseZeroWhenSpeculationCannotPay: when each extra token costs a
+// whole pass, or the draft costs more than the target, the policy decodes
+// plainly, whatever the acceptance below 1, except for its probes.
+func TestChooseZeroWhenSpeculationCannotPay(t *testing.T) {
+	const K = 6
+	pol := draft.Policy{K: K, Auto: true}
+	for _, tc := range []struct {
+		name  string
+		pass  func(n int) float64
+		draft float64
+	}{
+		{"linear-pass", func(n int) float64 { return float64(n) }, 0},
+		{"slow-draft", func(n int) float64 { return 1 }, 1.2},
+	} {
+		for _, a := range []float64{0, 0.5, 0.9} {
+			pos := positions(K, a)
+			pass := make([]float64, K+1)
+			for k := range pass {
+				pass[k] = tc.pass(k + 1)
+			}
+			s := &draft.Step{Pass: pass, Draft: tc.draft}
+			probes := 0
+			const steps = 1000
+			for i := 0; i < steps; i++ {
+				c := pol.Choose(pos, s)
+				switch {
+				case c.Probe:
+					probes++
+					if c.K < 1 || c.K > draft.ProbeK || c.Speedup >= 1 {
+						t.Fatalf("%s α=%g: probe %+v", tc.name, a, c)
+					}
+				case c.K != 0 || c.Speedup != 1:
+					t.Fatalf("%s α=%g: step %d chose %+v", tc.name, a, i, c)
+				}
+			}
+			if probes < steps/draft.ProbeMax || probes > steps/draft.ProbeMin {
+				t.Errorf("%s α=%g: %d probes in %d steps, want between 1/%d and 1/%d", tc.name, a, probes, steps, draft.ProbeMax, draft.ProbeMin)
+			}
+		}
+	}
+}
+
+// TestChooseReturnsWhenAcceptanceRises simulates one sequence on a
+// target whose extra tokens are cheap, with a draft that is almost always
+// wrong for 400 steps and then almost always right: the policy decodes
+// plainly in the first phase (but for probes), notices the rise through
+// its probes and speculates long blocks in the second; and it falls back
+// when acceptance drops again.
+func TestChooseReturnsWhenAcceptanceRises(t *testing.T) {
+	const K = 8
+	pol := draft.Policy{K: K, Auto: true}
+	pass := make([]float64, K+1)
+	for k := range pass {
+		pass[k] = 1 + 0.15*float64(k)
+	}
+	s := &draft.Step{Pass: pass, Draft: 0.05}
+	var pos draft.Positions
+	pos.Init(K, nil)
+	r := rand.New(rand.NewPCG(3, 4))
+	phase := func(alpha float64, steps int) (hist []int, firstSpec int) {
+		hist, firstSpec = make([]int, K+1), -1
+		for i := 0; i < steps; i++ {
+			c := pol.Choose(&pos, s)
+			if !c.Probe {
+				hist[c.K]++
+				if c.K > 0 && firstSpec < 0 {
+					firstSpec = i
+				}
+			}
+			a := 0
+			for a < c.K && r.Float64() < alpha {
+				a++
+			}
+			pos.Update(c.K, a)
+		}
+		return hist, firstSpec
+	}
+	// The prior (0.5) may speculate at first; the last 300 steps must not.
+	phase(0.02, 100)
+	low, _ := phase(0.02, 300)
+	if sumFrom(low, 1) != 0 {
+		t.Errorf("low acceptance: choices %v, want only k = 0", low)
+	}
+	high, first := phase(0.95, 400)
+	if first < 0 || first > 3*draft.ProbeMax {
+		t.Errorf("acceptance rose: first speculative choice after %d steps", first)
+	}
+	if sumFrom(high, 4) < 300 {
+		t.Errorf("high acceptance: choices %v, want mostly k ≥ 4", high)
+	}
+	t.Logf("low %v, high %v (first speculative step %d)", low, high, first)
+	again, _ := phase(0.02, 300)
+	if again[0] < 250 {
+		t.Errorf("acceptance fell again: choices %v, want mostly k = 0", again)
+	}
+}
+
+func sumFrom(h []int, from int) int {
+	n := 0
+	for _, v := range h[from:] {
+		n += v
+	}
+	return n
+}
+
+// TestChooseBatchLowersK: on a target whose passes are flat up to 8
+// tokens and linear beyond, one sequence drafts a long block, while with
+// three others in the pass (3 tokens each) the extra tokens land past the
+// knee and the policy drafts fewer.
+func TestChooseBatchLowersK(t *testing.T) {
+	const K = 8
+	pol := draft.Policy{K: K, Auto: true}
+	knee := func(n int) float64 { return 1 + 0.01*float64(n) + kneeAt(n) }
+	choose := func(others int) draft.Choice {
+		pos := positions(K, 0.8)
+		pass := make([]float64, K+1)
+		for k := range pass {
+			pass[k] = knee(others*3 + k + 1)
+		}
+		return pol.Choose(pos, &draft.Step{Pass: pass, Draft: 0.01, Others: draft.Others{Gain: float64(others) * 2, Draft: float64(others) * 0.02}})
+	}
+	one, four := choose(0), choose(3)
+	if one.K < 5 || four.K >= one.K {
+		t.Errorf("batch 1 chose %+v, batch 4 %+v: want a long block alone and a shorter one in the batch", one, four)
+	}
+}
+
+func TestPositions(t *testing.T) {
+	var p draft.Positions
+	p.Init(3, nil)
+	if p.P(1) != 0.5 || p.Expected(2) != 1.75 {
+		t.Fatalf("prior: P(1) %g, E(2) %g", p.P(1), p.Expected(2))
+	}
+	p.Update(3, 1) // position 1 accepted, 2 rejected, 3 not examined (it follows 2)
+	if !(p.P(1) > 0.5 && p.P(2) < 0.5 && p.P(3) == p.P(2)) {
+		t.Errorf("after (3, 1): P = %g %g %g", p.P(1), p.P(2), p.P(3))
+	}
+	if p.P(9) != p.P(3) {
+		t.Errorf("P past the positions tracked %g, want the last one's %g", p.P(9), p.P(3))
+	}
+	// A new sequence starts from a prior that has learnt.
+	prior := draft.NewPrior(3)
+	for i := 0; i < 500; i++ {
+		prior.Update(3, 3)
+	}
+	var q draft.Positions
+	q.Init(3, prior)
+	if q.P(3) < 0.95 {
+		t.Errorf("from a prior of full acceptance: P(3) = %g", q.P(3))
+	}
+}
+
+func TestCosts(t *testing.T) {
+	c := draft.NewCosts(16, 4)
+	// Calibrated at 1, 2, 4 and 8 tokens: interpolated between, and
+	// extrapolated with the last slope; no attention cost.
+	cal := make([]float64, 16)
+	cal[0], cal[1], cal[3], cal[7] = 1, 2, 3, 5
+	c.Calibrate(cal, 0)
+	for n, want := range map[int]float64{1: 1, 2: 2, 3: 2.5, 4: 3, 6: 4, 8: 5, 10: 6, 16: 9, 20: 11} {
+		if got := c.Pass(n, 1, 0); math.Abs(got-want) > 1e-9 {
+			t.Errorf("calibrated Pass(%d) = %g, want %g", n, got, want)
+		}
+	}
+	// The machine gets twice as slow: passes of 3 tokens teach the level,
+	// which other sizes follow.
+	for i := 0; i < 200; i++ {
+		c.ObservePass(3, 1, 0, 5)
+	}
+	if got := c.Pass(3, 1, 0); math.Abs(got-5) > 0.05 {
+		t.Errorf("observed 3-token passes of 5: Pass(3) = %g", got)
+	}
+	if got := c.Pass(8, 1, 0); math.Abs(got-10) > 0.2 {
+		t.Errorf("level: Pass(8) = %g, want about 10", got)
+	}
+	// A pass 100 times slower (descheduled) moves it little.
+	c.ObservePass(3, 1, 0, 500)
+	if got := c.Pass(3, 1, 0); got > 6 {
+		t.Errorf("one outlier moved Pass(3) to %g", got)
+	}
+	// Passes of 4 sequences and 8 tokens cost more than the prior's shape
+	// says: that cell learns it, the 3-token cell keeps its figure, and a
+	// cell never run takes the level of the mix.
+	for i := 0; i < 400; i++ {
+		c.ObservePass(8, 4, 0, 20)
+		c.ObservePass(3, 1, 0, 5)
+	}
+	if got := c.Pass(8, 4, 0); math.Abs(got-20) > 0.5 {
+		t.Errorf("cell (8, 4): %g, want about 20", got)
+	}
+	if got := c.Pass(3, 1, 0); math.Abs(got-5) > 0.2 {
+		t.Errorf("cell (3, 1): %g, want about 5", got)
+	}
+	if got := c.Pass(8, 1, 0); got < 10 || got > 20 {
+		t.Errorf("cell (8, 1), never run: %g, want between the two levels 10 and 20", got)
+	}
+	dst := make([]float64, 3)
+	c.Fill(dst, 1, 5, 0, 0)
+	for k := range dst {
+		if want := c.Pass(5+k+1, 1, draft.Work(0, k+1)); dst[k] != want {
+			t.Errorf("Fill[%d] = %g, want Pass(%d) = %g", k, dst[k], 5+k+1, want)
+		}
+	}
+	// Without calibration, the first observation sets the unit.
+	u := draft.NewCosts(4, 1)
+	u.ObservePass(1, 1, 0, 0.003)
+	if got := u.Pass(1, 1, 0); math.Abs(got-0.003) > 1e-9 {
+		t.Errorf("uncalibrated after one pass: Pass(1) = %g", got)
+	}
+}
+
+// TestCostsAttention: a pass's time grows with the positions its tokens
+// attend to, as calibrated, so a block deep in a sequence costs more per
+// token than one at its start, and the level learnt at one depth carries
+// to another.
+func TestCostsAttention(t *testing.T) {
+	// Synthetic target: 1 + 0.1·n per pass, 0.01 per position attended.
+	truth := func(n, pos int) float64 { return 1 + 0.1*float64(n) + 0.01*draft.Work(pos, n) }
+	c := draft.NewCosts(8, 1)
+	cal := make([]float64, 8)
+	for n := range cal {
+		cal[n] = truth(n+1, 0)
+	}
+	c.Calibrate(cal, 0.01)
+	for _, pos := range []int{0, 50, 300} {
+		for n := 1; n <= 8; n++ {
+			if got, want := c.Pass(n, 1, draft.Work(pos, n)), truth(n, pos); math.Abs(got-want) > 1e-9*want {
+				t.Errorf("Pass(%d tokens at %d) = %g, want %g", n, pos, got, want)
+			}
+		}
+	}
+	// Observed at depth 300 and twice as slow: the prediction at depth 50
+	// doubles too.
+	for i := 0; i < 300; i++ {
+		c.ObservePass(2, 1, draft.Work(300, 2), 2*truth(2, 300))
+	}
+	if got, want := c.Pass(2, 1, draft.Work(50, 2)), 2*truth(2, 50); math.Abs(got-want) > 0.02*want {
+		t.Errorf("after a slow-down: Pass(2 at 50) = %g, want about %g", got, want)
+	}
+}
+
+// TestAutoNoAllocs: the per-step calls allocate nothing.
+func TestAutoNoAllocs(t *testing.T) {
+	const K = 8
+	c := draft.NewCosts(64, 8)
+	var pos draft.Positions
+	pos.Init(K, draft.NewPrior(K))
+	pass := make([]float64, K+1)
+	s := &draft.Step{Pass: pass, Draft: 0.1}
+	pol := draft.Policy{K: K, Auto: true}
+	allocs := testing.AllocsPerRun(100, func() {
+		c.ObservePass(9, 2, 300, 0.01)
+		c.Fill(pass, 2, 4, 200, 100)
+		ch := pol.Choose(&pos, s)
+		pos.Update(ch.K, ch.K/2)
+	})
+	if allocs != 0 {
+		t.Errorf("%g allocations per step", allocs)
+	}
+}
+
+// TestModelFeed: feeding a model drafter the committed tokens ahead of a
+// draft leaves its cache one short of them (the KV rule) and changes
+// none of the proposals.
+func TestModelFeed(t *testing.T) {
+	be := verifytest.NewFake(vocab, 1, 256, 8, 0)
+	d := draft.NewModel(be, 0)
+	ref := verifytest.NewFake(vocab, 1, 256, 256, 0)
+	toks := []int32{1, 2, 3}
+	r := &draft.Request{K: 3, Out: make([]int32, 0, 3)}
+	for step := 0; step < 6; step++ {
+		// Plain steps: one committed token each, fed as the pipeline does.
+		for i := 0; i < 5+step; i++ {
+			toks = append(toks, int32((i*7+step)%vocab))
+			if err := d.Accept(0, len(toks)); err != nil {
+				t.Fatal(err)
+			}
+			if err := d.Feed(0, toks); err != nil {
+				t.Fatal(err)
+			}
+			if be.Len(0) != len(toks)-1 {
+				t.Fatalf("after Feed the cache holds %d positions, committed %d", be.Len(0), len(toks))
+			}
+		}
+		r.Tokens = toks
+		if err := d.Draft(r); err != nil {
+			t.Fatal(err)
+		}
+		want, _ := ref.Greedy(0, toks, 3)
+		if fmt.Sprint(r.Out) != fmt.Sprint(want) {
+			t.Fatalf("step %d: proposals %v after feeding, want %v", step, r.Out, want)
+		}
+		toks = append(toks, r.Out[0])
+		if err := d.Accept(0, len(toks)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
