@@ -51,9 +51,10 @@ func (p *Pipeline) accept(s *seq) Chunk {
 			s.stats.AcceptedAt[i]++
 		}
 		s.policy.Update(k, b.Accepted)
+		s.auto.Update(k, b.Accepted)
 	}
 	s.stats.Steps++
-	p.metrics.block(k, b.Accepted)
+	p.metrics.block(k, b.Accepted, &s.step)
 	c := Chunk{ID: s.req.ID, key: s.key, stream: s.stream, Drafted: k}
 	draftLen := -1 // bytes of text from accepted draft tokens, once known
 	for i, t := range b.Tokens {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"time"
 
 	"github.com/specd-dev/specd/draft"
 	"github.com/specd-dev/specd/graph"
@@ -16,6 +17,7 @@ import (
 // the count of sequences in flight; it returns when no more can arrive.
 func (p *Pipeline) draftStage(ctx context.Context, st *graph.Stage, fresh, loop, out *graph.Pipe[*seq]) error {
 	inflight, freshOpen := 0, true
+	away := 0 // sequences sent to verify and not yet back
 	freshC := fresh.Chan()
 	pre := make([]preDraft, p.cfg.Slots) // per slot, owned by this stage
 	// A pre-draft stops as soon as a sequence comes back from verification
@@ -33,7 +35,10 @@ func (p *Pipeline) draftStage(ctx context.Context, st *graph.Stage, fresh, loop,
 			inflight++
 			p.inflight.Add(1)
 			s = x
-			pre[s.slot].valid = false
+			pre[s.slot].valid, pre[s.slot].fedTo = false, 0
+			if s.pol.Auto && p.auto != nil {
+				s.auto.Init(s.pol.K, p.auto.prior)
+			}
 			if s.drafter != nil && !s.done {
 				if err := s.drafter.Reset(s.slot); err != nil {
 					s.fail(fmt.Errorf("stages: draft reset: %w", err))
@@ -45,6 +50,7 @@ func (p *Pipeline) draftStage(ctx context.Context, st *graph.Stage, fresh, loop,
 				if err := out.Send(ctx, s); err != nil {
 					return err
 				}
+				away++
 				continue
 			}
 		case x, ok := <-loop.Chan():
@@ -53,6 +59,10 @@ func (p *Pipeline) draftStage(ctx context.Context, st *graph.Stage, fresh, loop,
 			}
 			loop.Took()
 			s = x
+			away--
+			if p.auto != nil && !s.done {
+				p.auto.returned(s)
+			}
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -72,11 +82,21 @@ func (p *Pipeline) draftStage(ctx context.Context, st *graph.Stage, fresh, loop,
 		}
 		var err error
 		pr := &pre[s.slot]
-		st.AddBusy(p.serialize(func() {
+		auto := p.auto != nil && s.pol.Auto && s.drafter != nil
+		var hid0, d0 time.Duration
+		steady := s.step.k > 0 // the drafter has only this step's tokens to catch up on
+		if auto {
+			hid0, d0 = p.overlap.both(), p.draftNow()
+		}
+		busy := p.serialize(func() {
 			p.overlap.enter(0)
 			err = p.draft(s, pr)
 			p.overlap.leave(0)
-		}))
+		})
+		st.AddBusy(busy)
+		if auto {
+			p.auto.drafted(p.drafterIndex(s), len(s.block.Draft), steady, p.draftNow()-d0, p.overlap.both()-hid0, busy, p.verifyWall.Load())
+		}
 		if err != nil {
 			s.fail(err) // this request ends with the drafter's error; verify passes it on
 		}
@@ -93,10 +113,41 @@ func (p *Pipeline) draftStage(ctx context.Context, st *graph.Stage, fresh, loop,
 			pr.req.Slot, pr.req.Sampler, pr.req.K, pr.req.Stop, pr.req.PMin = s.slot, s.dreq.Sampler, k+1, stopPre, s.req.PMin
 			pr.drafter = s.drafter
 		}
+		// An auto step without draft tokens leaves the draft model idle
+		// while the target verifies: when a probe is near, feed it the
+		// committed tokens then, so that the probe does not begin with a
+		// long catch-up. Committed tokens never change, and accept only
+		// appends past them, so reading them while s is verify's is safe.
+		var feeder draft.Feeder
+		var committed []int32
+		if s.step.k > 0 {
+			pr.fedTo = len(s.tokens) // drafting caught the cache up
+		} else if auto && !s.done && s.auto.ProbeDue() <= feedAhead {
+			if f, ok := s.drafter.(draft.Feeder); ok {
+				feeder, committed = f, s.tokens
+			}
+		}
+		slot := s.slot
 		if err := out.Send(ctx, s); err != nil {
 			return err
 		}
+		away++
 		st.AddOut(1)
+		// Feed only while every sequence in flight is past this stage, a
+		// few tokens at a time, so that it never holds up a sequence that
+		// a verification pass could take.
+		for fr := &pre[slot]; feeder != nil && fr.fedTo < len(committed) && away == inflight && !stopPre(); {
+			m := min(len(committed), fr.fedTo+feedChunk)
+			st.AddBusy(p.serialize(func() {
+				p.overlap.enter(0)
+				err = feeder.Feed(slot, committed[:m])
+				p.overlap.leave(0)
+			}))
+			if err != nil {
+				break // left to the next real draft to meet, if it lasts
+			}
+			fr.fedTo = m
+		}
 		if canPre && len(loop.Chan()) == 0 && len(freshC) == 0 {
 			st.AddBusy(p.serialize(func() {
 				p.overlap.enter(0)
@@ -113,9 +164,15 @@ func (p *Pipeline) draftStage(ctx context.Context, st *graph.Stage, fresh, loop,
 	return nil
 }
 
+// feedAhead is how many steps before its next probe an auto sequence
+// decoding plainly starts feeding its draft model the tokens committed
+// since it last drafted, feedChunk the most tokens fed in one pass.
+const feedAhead, feedChunk = 3, 2
+
 // preDraft is a speculative draft of step n+1 (see Config.PreDraft).
 type preDraft struct {
 	valid   bool
+	fedTo   int     // committed tokens the slot's draft cache was last caught up on (auto)
 	base    int     // committed tokens when step n was drafted
 	tokens  []int32 // those tokens and step n's draft
 	req     draft.Request
@@ -145,14 +202,28 @@ func (p *Pipeline) draft(s *seq, pr *preDraft) error {
 	b.Draft, b.Q = b.Draft[:0], nil
 	d := s.drafter
 	if d == nil {
+		s.recordChoice(0, draft.Choice{Speedup: 1}, false)
 		return nil
 	}
-	k := s.pol.Next(&s.policy)
-	if s.req.K > 0 {
-		k = min(k, s.req.K)
+	var k int
+	if s.pol.Auto && p.auto != nil {
+		kmax := s.pol.K
+		if s.req.K > 0 {
+			kmax = min(kmax, s.req.K)
+		}
+		kmax = max(0, min(kmax, s.req.MaxTokens-s.gen-1, p.cfg.MaxPos-n-1))
+		c := p.choose(s, kmax)
+		k = c.K
+		s.recordChoice(k, c, true)
+	} else {
+		k = s.pol.Next(&s.policy)
+		if s.req.K > 0 {
+			k = min(k, s.req.K)
+		}
+		// Do not draft past the tokens still wanted or the cache.
+		k = min(k, s.req.MaxTokens-s.gen-1, p.cfg.MaxPos-n-1)
+		s.recordChoice(max(k, 0), draft.Choice{}, false)
 	}
-	// Do not draft past the tokens still wanted or the cache.
-	k = min(k, s.req.MaxTokens-s.gen-1, p.cfg.MaxPos-n-1)
 	hit := false
 	if pr.valid {
 		pr.valid = false

@@ -16,6 +16,16 @@ type RequestStats struct {
 	AcceptedAt  []int // AcceptedAt[i]: drafts whose token i was accepted
 	Generated   int   // tokens published
 
+	// KChosen[k] counts the steps whose draft length was k: the policy's
+	// choice, after the request's cap and the tokens still wanted (a
+	// model draft may stop before it). Of them, AutoSteps were chosen by
+	// the auto policy (Probes of those were probes after choices of 0),
+	// whose predicted speedups over plain decoding sum to PredictedSum.
+	KChosen      []int
+	AutoSteps    int
+	Probes       int
+	PredictedSum float64
+
 	Queue    time.Duration // submission to admission (waiting for a slot)
 	TTFT     time.Duration // submission to first token
 	ITLSum   time.Duration // sum of gaps between blocks after the first
@@ -28,6 +38,17 @@ func (s *RequestStats) MeanAcceptedLength() float64 {
 		return 1
 	}
 	return 1 + float64(s.Accepted)/float64(s.Drafts)
+}
+
+// PredictedSpeedup is the mean predicted speedup of the auto policy's
+// choices over plain decoding (1 without auto steps).
+func (s *RequestStats) PredictedSpeedup() float64 { return predicted(s.PredictedSum, s.AutoSteps) }
+
+func predicted(sum float64, n int) float64 {
+	if n == 0 {
+		return 1
+	}
+	return sum / float64(n)
 }
 
 // ITL is the mean inter-token latency after the first token.
@@ -60,6 +81,13 @@ type Snapshot struct {
 	AcceptedAt       []int // per draft position
 	Generated        int   // tokens published
 
+	// KChosen, AutoSteps, Probes and PredictedSum: as in RequestStats,
+	// over every block verified.
+	KChosen      []int
+	AutoSteps    int
+	Probes       int
+	PredictedSum float64
+
 	TTFTSum time.Duration // over requests
 	TTFTN   int
 	ITLSum  time.Duration // gaps between a request's blocks after its first
@@ -73,7 +101,7 @@ type Snapshot struct {
 }
 
 func newMetrics(k int) *Metrics {
-	return &Metrics{m: Snapshot{AcceptedAt: make([]int, k)}}
+	return &Metrics{m: Snapshot{AcceptedAt: make([]int, k), KChosen: make([]int, k+1)}}
 }
 
 // Snapshot returns a copy of the metrics.
@@ -82,12 +110,23 @@ func (m *Metrics) Snapshot() Snapshot {
 	defer m.mu.Unlock()
 	s := m.m
 	s.AcceptedAt = append([]int(nil), m.m.AcceptedAt...)
+	s.KChosen = append([]int(nil), m.m.KChosen...)
 	return s
 }
 
-func (m *Metrics) block(k, accepted int) {
+func (m *Metrics) block(k, accepted int, c *stepChoice) {
 	m.mu.Lock()
 	m.m.Steps++
+	if c.k < len(m.m.KChosen) {
+		m.m.KChosen[c.k]++
+	}
+	if c.auto {
+		m.m.AutoSteps++
+		m.m.PredictedSum += c.speedup
+		if c.probe {
+			m.m.Probes++
+		}
+	}
 	if k > 0 {
 		m.m.Drafts++
 		m.m.DraftTokens += k
@@ -170,6 +209,10 @@ func (s Snapshot) MeanAcceptedLength() float64 {
 	return 1 + float64(s.Accepted)/float64(s.Drafts)
 }
 
+// PredictedSpeedup is the mean predicted speedup of the auto policy's
+// choices over plain decoding (1 without auto steps).
+func (s Snapshot) PredictedSpeedup() float64 { return predicted(s.PredictedSum, s.AutoSteps) }
+
 // PreDraftBound is the most wall time pre-drafting could save: drafting
 // step n+1 while step n verifies only helps when step n is accepted in
 // full, so at best it hides the draft time of those steps.
@@ -193,6 +236,7 @@ func (s Snapshot) Write(w io.Writer) {
 		}
 		fmt.Fprintln(w)
 	}
+	writeKChosen(w, s.KChosen, s.Steps, s.AutoSteps, s.Probes, s.PredictedSpeedup())
 	ttft := time.Duration(0)
 	if s.TTFTN > 0 {
 		ttft = s.TTFTSum / time.Duration(s.TTFTN)
@@ -209,6 +253,31 @@ func (s Snapshot) Write(w io.Writer) {
 	fmt.Fprintf(w, "busy: draft %v, verify %v, prefill %v, draft∥verify overlap %v\n",
 		s.DraftBusy.Round(time.Millisecond), s.VerifyBusy.Round(time.Millisecond),
 		s.PrefillBusy.Round(time.Millisecond), s.Overlap.Round(time.Millisecond))
+}
+
+// writeKChosen prints the histogram of draft lengths chosen, as shares of
+// the steps, and what the auto policy predicted, on one line; nothing
+// when every step drafted the same k by a fixed policy.
+func writeKChosen(w io.Writer, hist []int, steps, auto, probes int, speedup float64) {
+	used := 0
+	for _, n := range hist {
+		if n > 0 {
+			used++
+		}
+	}
+	if steps == 0 || (used <= 1 && auto == 0) {
+		return
+	}
+	fmt.Fprint(w, "k chosen:")
+	for k, n := range hist {
+		if n > 0 {
+			fmt.Fprintf(w, " %d:%.0f%%", k, 100*float64(n)/float64(steps))
+		}
+	}
+	if auto > 0 {
+		fmt.Fprintf(w, " (auto: predicted speedup %.2f× over plain decoding, %d probes)", speedup, probes)
+	}
+	fmt.Fprintln(w)
 }
 
 // overlap measures the time two activities (draft 0, verify 1) are busy at

@@ -8,7 +8,9 @@
 // first, from a bounded queue (Submit waits, TrySubmit says ErrBusy) or
 // from Run's channel (intake.go); tokenize turns its prompt into ids and
 // prefill runs the target over it (prefill.go); draft proposes k tokens
-// per sequence on the draft's own thread budget (draft.go); verify checks
+// per sequence on the draft's own thread budget (draft.go), k fixed,
+// adaptive, or chosen each step from measured costs (Policy.Auto, auto.go:
+// verify times its passes, draft its steps); verify checks
 // the blocks of every sequence that is ready in one batched target pass
 // (verify.go); accept commits the accepted tokens, detokenizes them,
 // applies stop tokens and stop strings and sends the sequence back to
@@ -17,7 +19,8 @@
 // request's own Stream (accept.go, intake.go).
 //
 // Files follow the flow: pipeline.go (types, configuration, wiring),
-// intake.go, prefill.go, draft.go, verify.go, accept.go, metrics.go.
+// intake.go, prefill.go, draft.go, verify.go, accept.go, metrics.go; and
+// auto.go.
 //
 // Draft and verify are separate goroutines, so with several sequences the
 // draft works on one while the target verifies others. The target is one
@@ -63,8 +66,11 @@ type Request struct {
 	Priority int
 
 	// Speculation overrides for this request alone (nil: the pipeline's).
-	PMin     *float32  // confidence stop of a model draft
-	Adaptive *bool     // draft length from recent acceptance
+	PMin *float32 // confidence stop of a model draft
+	// Adaptive, if set, replaces the pipeline's draft-length policy (auto
+	// included) for this request: draft length from recent acceptance
+	// (true) or fixed at K (false).
+	Adaptive *bool
 	Draft    DraftMode // which drafter proposes
 }
 
@@ -160,6 +166,18 @@ type Config struct {
 	// (DraftNGram); nil: such requests fail.
 	NGram draft.Drafter
 
+	// Costs, with Policy.Auto, is the table of the target's measured pass
+	// costs that the auto policy reads and verification refines; share it
+	// between pipelines on the same backend (and threads) to keep what it
+	// learnt. nil: the pipeline makes its own, for passes of up to
+	// Slots·(K+1) tokens. If it is not calibrated, Run first times target
+	// passes of 1 to that many tokens on slot 0 (a hundred passes or so;
+	// Metrics' Wall excludes them).
+	Costs *draft.Costs
+	// Clock, if set, is what the auto policy's measurements read instead
+	// of the wall clock (tests: synthetic cost models).
+	Clock *Clock
+
 	// Queue is the most requests Submit holds waiting for a slot (beyond
 	// it, TrySubmit says ErrBusy); 0 means 4·Slots.
 	Queue int
@@ -204,6 +222,17 @@ type Pipeline struct {
 	queue   queue   // requests given to Submit, waiting for a slot
 	streams streams // Streams whose final chunk has not been delivered
 	active  atomic.Int64
+
+	// The auto policy (Policy.Auto; auto.go): costs is shared by verify
+	// (writes) and draft (reads); auto belongs to the draft stage, passMean
+	// to verify, which publishes it in passSeqs (float64 bits) and its
+	// busy time in verifyWall (ns).
+	epoch      time.Time
+	costs      *draft.Costs
+	auto       *autoState
+	passMean   mean
+	passSeqs   atomic.Uint64
+	verifyWall atomic.Int64
 }
 
 // New validates cfg and returns a pipeline.
@@ -232,7 +261,14 @@ func New(cfg Config) (*Pipeline, error) {
 	if cfg.StreamBuffer <= 0 {
 		cfg.StreamBuffer = 256
 	}
-	p := &Pipeline{cfg: cfg, slots: kvsync.NewSlots(cfg.Slots), metrics: newMetrics(cfg.Policy.K), inflightDown: make(chan struct{}, 1)}
+	p := &Pipeline{cfg: cfg, slots: kvsync.NewSlots(cfg.Slots), metrics: newMetrics(cfg.Policy.K), inflightDown: make(chan struct{}, 1), epoch: time.Now()}
+	if cfg.Policy.Auto && cfg.Policy.K > 0 {
+		p.costs = cfg.Costs
+		if p.costs == nil {
+			p.costs = draft.NewCosts(min(cfg.Target.MaxBatch(), cfg.Slots*(cfg.Policy.K+1)), cfg.Slots)
+		}
+		p.auto = newAutoState(cfg.Policy.K)
+	}
 	p.queue.init(cfg.Queue)
 	return p, nil
 }
@@ -295,8 +331,10 @@ type seq struct {
 	gen        int // generated tokens published
 
 	policy  draft.Acceptance
-	pol     draft.Policy  // the pipeline's, with the request's overrides
-	drafter draft.Drafter // nil: plain decoding
+	auto    draft.Positions // acceptance per position, for Policy.Auto
+	step    stepChoice      // the draft length chosen for the block in flight
+	pol     draft.Policy    // the pipeline's, with the request's overrides
+	drafter draft.Drafter   // nil: plain decoding
 	dreq    draft.Request
 	ext     draft.Request // extends a partial pre-draft (Config.PreDraft)
 	block   verify.Block
@@ -335,6 +373,13 @@ func (p *Pipeline) run(ctx context.Context, in <-chan Request, out chan<- Chunk)
 	}
 	defer p.queue.shut(ErrClosed)
 	cfg := p.cfg
+	if p.costs != nil && !p.costs.Calibrated() {
+		if err := p.calibrate(); err != nil {
+			p.queue.shut(err)
+			p.streams.endAll(err)
+			return err
+		}
+	}
 	g := graph.New()
 	p.graph.Store(g)
 	n := cfg.Slots
@@ -404,6 +449,7 @@ func (p *Pipeline) newSeq(r Request, st *Stream, slot int, key uint64, queued ti
 		s.ctx = context.Background()
 	}
 	s.stats.AcceptedAt = make([]int, p.cfg.Policy.K)
+	s.stats.KChosen = make([]int, p.cfg.Policy.K+1)
 	s.stats.Queue = time.Since(queued)
 	if p.cfg.NewDetokenizer != nil {
 		s.dec = p.cfg.NewDetokenizer()

@@ -109,10 +109,12 @@ func prompts(n int) [][]int32 {
 }
 
 // TestGreedyExactness checks that speculative output equals plain greedy
-// decoding of the target, token for token, for k = 1..8, 1..8 sequences
-// with different prompts and lengths, and four drafters: none, a noisy
-// model (partial acceptance), the target itself (full acceptance, which is
-// asserted) and prompt lookup.
+// decoding of the target, token for token, for k = 1..8 (fixed, and the
+// largest of the auto policy's, on a synthetic cost model where
+// speculation pays at good acceptance), 1..8 sequences with different
+// prompts and lengths, and four drafters: none, a noisy model (partial
+// acceptance), the target itself (full acceptance, which is asserted) and
+// prompt lookup.
 func TestGreedyExactness(t *testing.T) {
 	type drafter struct {
 		name string
@@ -134,67 +136,85 @@ func TestGreedyExactness(t *testing.T) {
 		for k := 1; k <= 8; k++ {
 			for _, seqs := range []int{1, 3, 8} {
 				for _, preDraft := range []bool{false, true} {
-					if d.name == "none" && (k > 1 || preDraft) {
-						continue
+					for _, auto := range []bool{false, true} {
+						if d.name == "none" && (k > 1 || preDraft || auto) {
+							continue
+						}
+						name := fmt.Sprintf("%s/k%d/b%d/pre=%v", d.name, k, seqs, preDraft)
+						if auto {
+							name += "/auto"
+						}
+						t.Run(name, func(t *testing.T) { testGreedyExactness(t, ref, d.name, d.make, k, seqs, preDraft, auto, gen) })
 					}
-					t.Run(fmt.Sprintf("%s/k%d/b%d/pre=%v", d.name, k, seqs, preDraft), func(t *testing.T) {
-						target := verifytest.NewFake(vocab, seqs, 512, 72, 4)
-						cfg := stages.Config{
-							Target: target, Drafter: d.make(seqs), Policy: draft.Policy{K: k},
-							Slots: seqs, MaxPos: 512, PreDraft: preDraft,
-						}
-						if k%2 == 1 {
-							cfg.VerifyBatch = seqs // wait for every sequence in flight
-						}
-						ps := prompts(seqs + 2) // more requests than slots: joins and leaves
-						var reqs []stages.Request
-						for i, pr := range ps {
-							// Every third request drafts fewer tokens than the
-							// others: ragged blocks in one pass.
-							reqs = append(reqs, stages.Request{ID: fmt.Sprint(i), PromptIDs: pr, MaxTokens: gen - i, K: (i % 3) * k / 2})
-						}
-						res, p := runPipeline(t, cfg, reqs)
-						for i, pr := range ps {
-							want, err := ref.Greedy(0, pr, gen-i)
-							if err != nil {
-								t.Fatal(err)
-							}
-							r := res[fmt.Sprint(i)]
-							if r.final.Err != nil || r.final.Reason != "length" {
-								t.Fatalf("request %d: final %+v", i, r.final)
-							}
-							if fmt.Sprint(r.tokens) != fmt.Sprint(want) {
-								t.Fatalf("request %d:\n got  %v\n want %v", i, r.tokens, want)
-							}
-						}
-						m := p.Metrics().Snapshot()
-						if m.Requests != len(ps) || m.Generated != sumGen(ps, gen) {
-							t.Errorf("metrics: %d requests, %d tokens", m.Requests, m.Generated)
-						}
-						switch d.name {
-						case "self":
-							if m.Accepted != m.DraftTokens || m.DraftTokens == 0 {
-								t.Errorf("self-draft accepted %d of %d", m.Accepted, m.DraftTokens)
-							}
-						case "noisy":
-							if m.Accepted == m.DraftTokens || m.Accepted == 0 {
-								t.Errorf("noisy draft accepted %d of %d, want partial", m.Accepted, m.DraftTokens)
-							}
-						case "none":
-							if m.DraftTokens != 0 {
-								t.Errorf("no drafter but %d draft tokens", m.DraftTokens)
-							}
-						}
-						if preDraft && d.name == "self" && seqs == 1 && (m.PreDrafts == 0 || m.PreDraftHits == 0) {
-							t.Errorf("self-draft, one sequence: %d pre-drafts, %d used", m.PreDrafts, m.PreDraftHits)
-						}
-						if !preDraft && m.PreDrafts != 0 {
-							t.Errorf("%d pre-drafts with PreDraft off", m.PreDrafts)
-						}
-					})
 				}
 			}
 		}
+	}
+}
+
+// testGreedyExactness is one case of TestGreedyExactness.
+func testGreedyExactness(t *testing.T, ref *verifytest.Fake, name string, mk func(int) draft.Drafter, k, seqs int, preDraft, auto bool, gen int) {
+	cfg := stages.Config{
+		Target: verifytest.NewFake(vocab, seqs, 512, 72, 4), Drafter: mk(seqs), Policy: draft.Policy{K: k, Auto: auto},
+		Slots: seqs, MaxPos: 512, PreDraft: preDraft,
+	}
+	if auto {
+		cfg.Clock = syntheticCosts(&cfg, flatCost, 10*time.Microsecond)
+	}
+	if k%2 == 1 {
+		cfg.VerifyBatch = seqs // wait for every sequence in flight
+	}
+	ps := prompts(seqs + 2) // more requests than slots: joins and leaves
+	var reqs []stages.Request
+	for i, pr := range ps {
+		// Every third request drafts fewer tokens than the others: ragged
+		// blocks in one pass.
+		reqs = append(reqs, stages.Request{ID: fmt.Sprint(i), PromptIDs: pr, MaxTokens: gen - i, K: (i % 3) * k / 2})
+	}
+	res, p := runPipeline(t, cfg, reqs)
+	for i, pr := range ps {
+		want, err := ref.Greedy(0, pr, gen-i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := res[fmt.Sprint(i)]
+		if r.final.Err != nil || r.final.Reason != "length" {
+			t.Fatalf("request %d: final %+v", i, r.final)
+		}
+		if fmt.Sprint(r.tokens) != fmt.Sprint(want) {
+			t.Fatalf("request %d:\n got  %v\n want %v", i, r.tokens, want)
+		}
+	}
+	m := p.Metrics().Snapshot()
+	if m.Requests != len(ps) || m.Generated != sumGen(ps, gen) {
+		t.Errorf("metrics: %d requests, %d tokens", m.Requests, m.Generated)
+	}
+	switch name {
+	case "self":
+		if m.Accepted != m.DraftTokens || m.DraftTokens == 0 {
+			t.Errorf("self-draft accepted %d of %d", m.Accepted, m.DraftTokens)
+		}
+	case "noisy":
+		// (The auto policy may stop drafting a noisy draft but for probes.)
+		if m.Accepted == m.DraftTokens || (m.Accepted == 0 && !auto) {
+			t.Errorf("noisy draft accepted %d of %d, want partial", m.Accepted, m.DraftTokens)
+		}
+	case "none":
+		if m.DraftTokens != 0 {
+			t.Errorf("no drafter but %d draft tokens", m.DraftTokens)
+		}
+	}
+	if preDraft && name == "self" && seqs == 1 && (m.PreDrafts == 0 || m.PreDraftHits == 0) {
+		t.Errorf("self-draft, one sequence: %d pre-drafts, %d used", m.PreDrafts, m.PreDraftHits)
+	}
+	if !preDraft && m.PreDrafts != 0 {
+		t.Errorf("%d pre-drafts with PreDraft off", m.PreDrafts)
+	}
+	if auto {
+		if m.AutoSteps == 0 {
+			t.Errorf("auto policy: no auto steps")
+		}
+		t.Logf("k chosen %v, %d probes", m.KChosen, m.Probes)
 	}
 }
 

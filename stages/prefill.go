@@ -90,7 +90,7 @@ func (p *Pipeline) chooseDrafter(s *seq) error {
 	r := &s.req
 	s.pol, s.drafter = p.cfg.Policy, p.cfg.Drafter
 	if r.Adaptive != nil {
-		s.pol.Adaptive = *r.Adaptive
+		s.pol.Adaptive, s.pol.Auto = *r.Adaptive, false
 	}
 	switch r.Draft {
 	case DraftDefault:

@@ -77,17 +77,28 @@ func (p *Pipeline) verifyStage(ctx context.Context, st *graph.Stage, in, out *gr
 		}
 		st.AddIn(len(batch))
 		var err error
-		var busy time.Duration
+		var busy, cost time.Duration
 		p.serialize(func() {
 			p.device.Lock()
 			t0 := time.Now()
+			var c0 time.Duration
+			if p.costs != nil && p.cfg.Clock != nil {
+				c0 = p.targetNow()
+			}
 			p.overlap.enter(1)
 			err = v.Verify(blocks)
 			p.overlap.leave(1)
 			busy = time.Since(t0)
+			cost = busy
+			if p.costs != nil && p.cfg.Clock != nil {
+				cost = p.targetNow() - c0
+			}
 			p.device.Unlock()
 		})
 		st.AddBusy(busy)
+		if err == nil && p.costs != nil {
+			p.observePass(blocks, tokens, cost, busy)
+		}
 		if err != nil {
 			// The pass failed: its sequences end with the error, the
 			// others go on (their caches are untouched by it).

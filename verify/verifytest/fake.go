@@ -7,6 +7,8 @@ package verifytest
 import (
 	"fmt"
 	"math"
+	"sync/atomic"
+	"time"
 
 	"github.com/specd-dev/specd/backend"
 	"github.com/specd-dev/specd/kvsync"
@@ -180,4 +182,38 @@ func (s *Softmax) Probs(dst, logits []float32) {
 func (s *Softmax) Float() float64 {
 	s.State += 0x9e3779b97f4a7c15
 	return float64(mix(s.State)>>11) / (1 << 53)
+}
+
+// Clock is a synthetic clock for tests of cost measurements: Costed
+// backends advance it by their passes' given costs, so nothing sleeps.
+// It is safe for concurrent use.
+type Clock struct{ ns atomic.Int64 }
+
+// Now is the time the clock has been advanced by.
+func (c *Clock) Now() time.Duration { return time.Duration(c.ns.Load()) }
+
+// Advance moves the clock on by d.
+func (c *Clock) Advance(d time.Duration) { c.ns.Add(int64(d)) }
+
+// Costed is a backend whose every forward pass advances Clock by Cost of
+// the pass (its tokens, and its sequences: runs of one slot): a
+// synthetic cost model. It records the tokens of each pass in Passes.
+type Costed struct {
+	backend.Backend
+	Clock  *Clock
+	Cost   func(tokens, seqs int) time.Duration
+	Passes []int
+}
+
+// Forward implements backend.Backend.
+func (c *Costed) Forward(b *backend.Batch, logits []float32) error {
+	seqs := 0
+	for i := range b.Seq {
+		if i == 0 || b.Seq[i] != b.Seq[i-1] {
+			seqs++
+		}
+	}
+	c.Clock.Advance(c.Cost(b.Len(), seqs))
+	c.Passes = append(c.Passes, b.Len())
+	return c.Backend.Forward(b, logits)
 }

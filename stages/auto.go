@@ -1,0 +1,308 @@
+package stages
+
+// The auto draft-length policy's measurements (draft.Policy.Auto): verify
+// times every pass into Config.Costs (by tokens and sequences) and keeps the
+// mean sequences per pass; the draft stage times every draft step, the
+// share of it that overlapped verification, and the size, yield and draft
+// time of the blocks coming back, and asks draft.Policy.Choose for each
+// step's k. Everything here is preallocated: a step costs a few float
+// operations and the Costs lock.
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/specd-dev/specd/backend"
+	"github.com/specd-dev/specd/draft"
+	"github.com/specd-dev/specd/verify"
+)
+
+// Clock is where the auto policy's cost measurements read the time:
+// Target around each verification pass (and calibration pass), Draft
+// around each draft step. Each returns a monotonic reading; a nil one
+// reads the wall clock. Tests give synthetic clocks that fake backends
+// advance by a given cost per pass, so the policy sees a known cost model.
+type Clock struct {
+	Target, Draft func() time.Duration
+}
+
+// mean is a decaying mean: a plain mean of the first 1/rate values, then
+// an exponential one.
+type mean struct{ v, w float64 }
+
+func (m *mean) add(x, rate float64) {
+	m.w++
+	m.v += (x - m.v) * max(1/m.w, rate)
+}
+
+// autoState is what the draft stage knows for the auto policy. Only the
+// draft stage touches it.
+type autoState struct {
+	prior *draft.Positions // every sequence's blocks; new sequences start from it
+	pass  []float64        // Step.Pass
+	step  draft.Step
+	// per-token draft time: the pipeline's Drafter [0], prompt lookup [1]
+	dcost [2]mean
+	// decaying sums (seconds) for the overlap: draft time that overlapped
+	// verification, draft time, verification time
+	hidden, draftT, verifyT float64
+	lastVerify              int64
+	// per block, over all sequences: tokens in the pass (k+1), their
+	// attention work, tokens committed, draft time
+	tokens, work, gain, blockDraft mean
+}
+
+// autoRate is the weight of a new value in the auto policy's decaying
+// means of blocks and draft costs; autoDecay the per-step decay of the
+// overlap sums.
+const (
+	autoRate  = 0.05
+	autoDecay = 0.98
+)
+
+func newAutoState(k int) *autoState {
+	return &autoState{prior: draft.NewPrior(k), pass: make([]float64, k+1)}
+}
+
+// targetNow and draftNow read the Clock.
+func (p *Pipeline) targetNow() time.Duration {
+	if c := p.cfg.Clock; c != nil && c.Target != nil {
+		return c.Target()
+	}
+	return time.Since(p.epoch)
+}
+
+func (p *Pipeline) draftNow() time.Duration {
+	if c := p.cfg.Clock; c != nil && c.Draft != nil {
+		return c.Draft()
+	}
+	return time.Since(p.epoch)
+}
+
+// seqsPerPass is the decaying mean of the sequences in a verification
+// pass (verify keeps it).
+func (p *Pipeline) seqsPerPass() float64 {
+	v := math.Float64frombits(p.passSeqs.Load())
+	return max(v, 1)
+}
+
+// observePass records a verification pass of blocks for the auto policy;
+// verify calls it (its own goroutine owns passMean).
+func (p *Pipeline) observePass(blocks []*verify.Block, tokens int, d, wall time.Duration) {
+	work := 0.0
+	for _, b := range blocks {
+		work += draft.Work(int(b.Pos), len(b.Draft)+1)
+	}
+	seqs := len(blocks)
+	p.costs.ObservePass(tokens, seqs, work, d.Seconds())
+	p.passMean.add(float64(seqs), autoRate)
+	p.passSeqs.Store(math.Float64bits(p.passMean.v))
+	p.verifyWall.Add(int64(wall))
+}
+
+// drafterIndex is 0 for the pipeline's Drafter, 1 for prompt lookup.
+func (p *Pipeline) drafterIndex(s *seq) int {
+	if s.drafter != nil && s.drafter == p.cfg.NGram && s.drafter != p.cfg.Drafter {
+		return 1
+	}
+	return 0
+}
+
+// returned records the block of s that has just come back from verify.
+func (a *autoState) returned(s *seq) {
+	k := len(s.block.Draft)
+	a.prior.Update(k, s.block.Accepted)
+	a.tokens.add(float64(k+1), autoRate)
+	a.work.add(draft.Work(int(s.block.Pos), k+1), autoRate)
+	a.gain.add(float64(s.block.Accepted+1), autoRate)
+}
+
+// drafted records a draft step that proposed k tokens in d (the Clock's
+// Draft time) with drafter i, of which hidden (wall) overlapped
+// verification out of wall; verifyWall is the verification time so far.
+// Only a steady step (the one before drafted too) teaches the cost of a
+// draft token: after plain steps a model drafter first feeds every token
+// committed since, which speculating every step would not.
+func (a *autoState) drafted(i, k int, steady bool, d, hidden, wall time.Duration, verifyWall int64) {
+	a.blockDraft.add(d.Seconds(), autoRate)
+	if k > 0 && steady {
+		a.dcost[i].add(d.Seconds()/float64(k), autoRate)
+	}
+	a.hidden = autoDecay*a.hidden + hidden.Seconds()
+	a.draftT = autoDecay*a.draftT + wall.Seconds()
+	a.verifyT = autoDecay*a.verifyT + time.Duration(verifyWall-a.lastVerify).Seconds()
+	a.lastVerify = verifyWall
+}
+
+// choose is the auto policy's k for the next step of s, at most kmax.
+func (p *Pipeline) choose(s *seq, kmax int) draft.Choice {
+	a := p.auto
+	if kmax <= 0 {
+		return draft.Choice{Speedup: 1}
+	}
+	b := p.seqsPerPass()
+	o := b - 1 // the other sequences in a pass
+	base, work := int(math.Round(o)), 0.0
+	if a.tokens.w > 0 {
+		base, work = int(math.Round(o*a.tokens.v)), o*a.work.v
+	}
+	pass := a.pass[:kmax+1]
+	p.costs.Fill(pass, int(math.Round(b)), base, work, len(s.tokens)-1)
+	st := &a.step
+	st.Pass, st.Seqs = pass, b
+	i := p.drafterIndex(s)
+	switch {
+	case a.dcost[i].w > 0:
+		st.Draft = a.dcost[i].v
+	case i == 0: // the prior: c one-token passes at this position
+		st.Draft = s.pol.Cost * p.costs.Pass(1, 1, draft.Work(len(s.tokens)-1, 1))
+	default:
+		st.Draft = 0
+	}
+	st.Hidden = 0
+	if m := min(a.draftT, a.verifyT); m > 0 {
+		st.Hidden = min(a.hidden/m, 1)
+	}
+	gain := 1.0
+	if a.gain.w > 0 {
+		gain = a.gain.v
+	}
+	st.Others = draft.Others{Gain: o * gain, Draft: o * a.blockDraft.v}
+	return s.pol.Choose(&s.auto, st)
+}
+
+// calibrate times target passes on slot 0 into the Costs prior: every
+// size from 1 to K+2 tokens, then sizes 1.25 times apart up to the table's
+// largest, from position 0, in calibRounds rounds over all sizes (so that
+// other work on the machine disturbs them alike; larger sizes in half of
+// them), keeping the fastest of each, each timed after a pass of the same
+// size; then passes of 1, 2 and 3 tokens deeper in the slot, whose extra
+// time is the attention's; then it empties the slot again. It costs about
+// 10(K+2) + 40 passes, and 4 for each size beyond.
+func (p *Pipeline) calibrate() error {
+	be := p.cfg.Target
+	maxN := min(be.MaxBatch(), p.costs.MaxTokens(), p.cfg.MaxPos)
+	var sizes []int
+	for n := 1; n <= maxN; {
+		sizes = append(sizes, n)
+		if n < p.cfg.Policy.K+2 || n == maxN {
+			n++
+		} else {
+			n = min(max(n+1, n*5/4), maxN)
+		}
+	}
+	v := be.Vocab()
+	lg := make([]float32, maxN*v)
+	best := make([]float64, maxN)
+	b := backend.NewBatch(maxN)
+	p.device.Lock()
+	defer p.device.Unlock()
+	// pass times a pass of n tokens from position pos, the cache of slot 0
+	// cut back to pos first; with fill, it only feeds them (no logits).
+	pass := func(pos, n int, fill bool) (float64, error) {
+		if err := be.Rollback(0, pos); err != nil {
+			return 0, fmt.Errorf("stages: calibration: %w", err)
+		}
+		b.Reset()
+		for i := 0; i < n; i++ {
+			b.Add(int32((pos+i+1)%v), int32(pos+i), 0, !fill)
+		}
+		t0 := p.targetNow()
+		if err := be.Forward(&b, lg[:n*v]); err != nil {
+			return 0, fmt.Errorf("stages: calibration: %w", err)
+		}
+		return max((p.targetNow() - t0).Seconds(), 1e-9), nil
+	}
+	// timed is the faster of two passes of n tokens from pos: the first
+	// warms the caches up for passes of that size, as decoding at one k
+	// does (a pass after a larger one can take twice as long).
+	timed := func(pos, n int) (float64, error) {
+		if _, err := pass(pos, n, false); err != nil {
+			return 0, err
+		}
+		return pass(pos, n, false)
+	}
+	dense := p.cfg.Policy.K + 2
+	for r := 0; r < calibRounds; r++ {
+		for _, n := range sizes {
+			if n > dense && r >= calibRounds/2 {
+				continue // large passes: fewer rounds
+			}
+			d, err := timed(0, n)
+			if err != nil {
+				return err
+			}
+			if best[n-1] == 0 || d < best[n-1] {
+				best[n-1] = d
+			}
+		}
+	}
+	// The attention: the same passes from position deep.
+	attn := 0.0
+	if deep := min(calibDepth, p.cfg.MaxPos-maxN-1); deep >= 16 {
+		for have := 0; have < deep; have += maxN {
+			if _, err := pass(have, min(maxN, deep-have), true); err != nil {
+				return err
+			}
+		}
+		var extra, work float64
+		for _, n := range []int{1, 2, 3} {
+			if n > maxN {
+				break
+			}
+			deepest := 0.0
+			for r := 0; r < calibRounds/2+1; r++ {
+				d, err := timed(deep, n)
+				if err != nil {
+					return err
+				}
+				if deepest == 0 || d < deepest {
+					deepest = d
+				}
+			}
+			extra += deepest - best[n-1]
+			work += draft.Work(deep, n) - draft.Work(0, n)
+		}
+		attn = max(extra/work, 0)
+	}
+	if err := be.Rollback(0, 0); err != nil {
+		return fmt.Errorf("stages: calibration: %w", err)
+	}
+	p.costs.Calibrate(best, attn)
+	return nil
+}
+
+// calibDepth is the position calibration measures attention's cost at.
+const calibDepth = 128
+
+// calibRounds is the timed rounds of calibration for the passes of up to
+// K+2 tokens, which the decisions between short blocks depend on and
+// which, short, a busy machine disturbs most (larger and deeper ones get
+// about half as many).
+const calibRounds = 5
+
+// recordChoice counts the draft length chosen for s's step (the policy's
+// after the request's and the context's caps) in its stats.
+func (s *seq) recordChoice(k int, c draft.Choice, auto bool) {
+	s.step = stepChoice{k: k, auto: auto, probe: c.Probe, speedup: c.Speedup}
+	st := &s.stats
+	if k < len(st.KChosen) {
+		st.KChosen[k]++
+	}
+	if auto {
+		st.AutoSteps++
+		st.PredictedSum += c.Speedup
+		if c.Probe {
+			st.Probes++
+		}
+	}
+}
+
+// stepChoice is the draft length chosen for a sequence's step, as the
+// metrics record it.
+type stepChoice struct {
+	k           int
+	auto, probe bool
+	speedup     float64
+}

@@ -1,0 +1,280 @@
+package stages_test
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/specd-dev/specd/draft"
+	"github.com/specd-dev/specd/stages"
+	"github.com/specd-dev/specd/verify/verifytest"
+)
+
+// costedDrafter advances a synthetic clock by per for every token drafted.
+type costedDrafter struct {
+	draft.Drafter
+	clock *verifytest.Clock
+	per   time.Duration
+}
+
+func (d costedDrafter) Draft(r *draft.Request) error {
+	err := d.Drafter.Draft(r)
+	d.clock.Advance(time.Duration(len(r.Out)) * d.per)
+	return err
+}
+
+// syntheticCosts gives cfg a synthetic cost model: its target's passes
+// cost pass(tokens, seqs) and a drafted token costs per, on clocks the
+// pipeline's auto policy reads instead of the wall clock. It returns the
+// clocks; cfg.Target becomes a *verifytest.Costed.
+func syntheticCosts(cfg *stages.Config, pass func(tokens, seqs int) time.Duration, per time.Duration) *stages.Clock {
+	tc, dc := &verifytest.Clock{}, &verifytest.Clock{}
+	cfg.Target = &verifytest.Costed{Backend: cfg.Target, Clock: tc, Cost: pass}
+	if cfg.Drafter != nil {
+		cfg.Drafter = costedDrafter{cfg.Drafter, dc, per}
+	}
+	return &stages.Clock{Target: tc.Now, Draft: dc.Now}
+}
+
+// flatCost is an accelerator-like target: extra tokens cost little.
+func flatCost(tokens, seqs int) time.Duration {
+	return 100*time.Microsecond + 2*time.Microsecond*time.Duration(tokens)
+}
+
+// linearCost is a compute-bound target: every token costs a whole pass,
+// so speculation cannot pay even at full acceptance.
+func linearCost(tokens, seqs int) time.Duration {
+	return 100 * time.Microsecond * time.Duration(tokens)
+}
+
+// keepDrafter makes a draft that proposes the target's own tokens accept
+// exactly keep(committed tokens) of each block: it replaces the
+// proposals after those by a token the target does not choose.
+type keepDrafter struct {
+	draft.Drafter
+	keep func(committed int) int
+}
+
+func (d keepDrafter) Draft(r *draft.Request) error {
+	err := d.Drafter.Draft(r)
+	for i := max(d.keep(len(r.Tokens)), 0); i < len(r.Out); i++ {
+		r.Out[i] = (r.Out[i] + 1) % vocab
+	}
+	return err
+}
+
+// autoConfig is one sequence of the fake target drafted for by itself,
+// with acceptance set by keep and costs by pass (and 10µs a draft token).
+func autoConfig(k int, pass func(tokens, seqs int) time.Duration, keep func(int) int) (stages.Config, *verifytest.Costed) {
+	cfg := stages.Config{
+		Target:  verifytest.NewFake(vocab, 1, 2048, 64, 4),
+		Drafter: keepDrafter{draft.NewModel(verifytest.NewFake(vocab, 1, 2048, 64, 4), 0), keep},
+		Policy:  draft.Policy{K: k, Auto: true, Cost: 0.1}, Slots: 1, MaxPos: 2048,
+		Costs: draft.NewCosts(64, 1),
+	}
+	cfg.Clock = syntheticCosts(&cfg, pass, 10*time.Microsecond)
+	return cfg, cfg.Target.(*verifytest.Costed)
+}
+
+func all(int) int { return 1 << 20 }
+
+// TestAutoPicksFormulasK runs the auto policy on synthetic cost models
+// and synthetic acceptance, and checks that it settles on the k the
+// throughput formula says is best: none at all when every token costs a
+// whole pass (even at full acceptance: only its probes draft), the largest
+// when extra tokens are nearly free and every draft token is accepted, and
+// the middle one when exactly two tokens of each block are accepted. It
+// also checks that calibration read the synthetic clock, and that output
+// stays the target's.
+func TestAutoPicksFormulasK(t *testing.T) {
+	const K, gen = 6, 400
+	ref := verifytest.NewFake(vocab, 1, 2048, 2048, 4)
+	prompt := []int32{1, 2, 3}
+	want, err := ref.Greedy(0, prompt, gen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		pass func(tokens, seqs int) time.Duration
+		keep func(int) int
+		kept int // accepted tokens per block (K: all)
+	}{
+		{"linear/full-acceptance", linearCost, all, K},
+		{"flat/full-acceptance", flatCost, all, K},
+		{"flat/two-accepted", func(n, _ int) time.Duration { return time.Duration(90+10*n) * time.Microsecond }, func(int) int { return 2 }, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, target := autoConfig(K, tc.pass, tc.keep)
+			res, p := runPipeline(t, cfg, []stages.Request{{ID: "a", PromptIDs: prompt, MaxTokens: gen}})
+			if got := res["a"].tokens; fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("tokens differ from plain greedy decoding:\n got  %v\n want %v", got, want)
+			}
+			// The formula at the true acceptance and costs.
+			sec := func(d time.Duration) float64 { return d.Seconds() }
+			bestK, best, r0 := 0, 0.0, 0.0
+			for k := 0; k <= K; k++ {
+				e := float64(1 + min(k, tc.kept))
+				r := e / (sec(tc.pass(k+1, 1)) + float64(k)*sec(10*time.Microsecond))
+				if k == 0 {
+					r0 = r
+				}
+				if r > best {
+					bestK, best = k, r
+				}
+			}
+			if best < r0*(1+draft.Margin) {
+				bestK = 0
+			}
+			m := p.Metrics().Snapshot()
+			st := res["a"].final.Stats
+			t.Logf("k chosen %v (%d probes, predicted speedup %.2f); formula's best k %d (speedup %.2f)",
+				m.KChosen, m.Probes, m.PredictedSpeedup(), bestK, best/r0)
+			if fmt.Sprint(st.KChosen) != fmt.Sprint(m.KChosen) || st.AutoSteps != m.AutoSteps || st.Probes != m.Probes {
+				t.Errorf("request stats (k %v, %d auto steps, %d probes) differ from the pipeline's (k %v, %d, %d)",
+					st.KChosen, st.AutoSteps, st.Probes, m.KChosen, m.AutoSteps, m.Probes)
+			}
+			if sumFrom(m.KChosen, 0) != m.Steps || m.AutoSteps != m.Steps {
+				t.Errorf("histogram %v counts %d steps, %d auto steps, of %d", m.KChosen, sumFrom(m.KChosen, 0), m.AutoSteps, m.Steps)
+			}
+			// Settled: at least 80% of the steps on the formula's k (the
+			// rest: the prior's first steps, probes, the capped last steps).
+			if m.KChosen[bestK] < m.Steps*8/10 {
+				t.Errorf("chose k %d in %d of %d steps (histogram %v), want most", bestK, m.KChosen[bestK], m.Steps, m.KChosen)
+			}
+			if bestK == 0 {
+				if spec := sumFrom(m.KChosen, 1); spec != m.Probes || m.Probes > m.Steps/draft.ProbeMin+1 || m.Probes == 0 {
+					t.Errorf("plain decoding is best: %d speculative steps, %d probes in %d steps", spec, m.Probes, m.Steps)
+				}
+			}
+			// Calibration timed the synthetic passes.
+			if got, want := cfg.Costs.Pass(1, 1, 0), sec(tc.pass(1, 1)); math.Abs(got-want) > 0.05*want {
+				t.Errorf("Costs.Pass(1) = %g, the synthetic cost is %g", got, want)
+			}
+			if len(target.Passes) == 0 {
+				t.Error("no passes recorded")
+			}
+			var buf strings.Builder
+			m.Write(&buf)
+			if !strings.Contains(buf.String(), "k chosen: 0:") && bestK == 0 || !strings.Contains(buf.String(), "predicted speedup") {
+				t.Errorf("report lacks the k histogram:\n%s", buf.String())
+			}
+		})
+	}
+}
+
+// TestAutoReturnsWhenAcceptanceRises: a draft that is always wrong for
+// the first 300 tokens and always right after, on a target where extra
+// tokens are nearly free: the policy decodes plainly (but for probes)
+// while the draft is wrong, and its probes bring it back to long blocks
+// once the draft is right.
+func TestAutoReturnsWhenAcceptanceRises(t *testing.T) {
+	const K, gen, switchAt = 6, 900, 300
+	prompt := []int32{4, 5}
+	cfg, target := autoConfig(K, flatCost, func(committed int) int {
+		if committed-len(prompt) < switchAt {
+			return 0
+		}
+		return 1 << 20
+	})
+	// Calibrated here, so that every pass recorded is a decoding pass.
+	cal := make([]float64, 64)
+	for n := range cal {
+		cal[n] = flatCost(n+1, 1).Seconds()
+	}
+	cfg.Costs.Calibrate(cal, 0)
+	res, p := runPipeline(t, cfg, []stages.Request{{ID: "a", PromptIDs: prompt, MaxTokens: gen}})
+	ref := verifytest.NewFake(vocab, 1, 2048, 2048, 4)
+	if want, _ := ref.Greedy(0, prompt, gen); fmt.Sprint(res["a"].tokens) != fmt.Sprint(want) {
+		t.Fatal("tokens differ from plain greedy decoding")
+	}
+	// Walk the passes (the first is the prompt's prefill): a pass of n
+	// tokens commits 1 token while the draft is wrong.
+	passes := target.Passes[1:]
+	committed, low, lowSpec, i := 0, 0, 0, 0
+	for ; i < len(passes) && committed < switchAt; i++ {
+		if committed >= switchAt/2 { // after the prior's first steps
+			low++
+			if passes[i] > 1 {
+				lowSpec++
+			}
+		}
+		committed++
+	}
+	if lowSpec > low/draft.ProbeMin+1 {
+		t.Errorf("wrong draft: %d of the last %d passes drafted, more than probes", lowSpec, low)
+	}
+	first := -1
+	long := 0
+	for j := i; j < len(passes); j++ {
+		if passes[j] > 1 && first < 0 {
+			first = j - i
+		}
+		if passes[j] == K+1 {
+			long++
+		}
+	}
+	high := len(passes) - i
+	if first < 0 || first > 3*draft.ProbeMax {
+		t.Errorf("right draft: first speculative pass after %d passes", first)
+	}
+	if long < high/2 {
+		t.Errorf("right draft: %d of %d passes verified %d tokens", long, high, K+1)
+	}
+	m := p.Metrics().Snapshot()
+	t.Logf("k chosen %v, %d probes; %d of the last %d wrong-draft passes drafted; first speculative pass %d after the switch; %d of %d long",
+		m.KChosen, m.Probes, lowSpec, low, first, long, high)
+}
+
+// TestAutoBatch: four sequences on a target whose passes are flat up to
+// 8 tokens and linear beyond, with a draft that is always right: alone, a
+// sequence drafts long blocks; four sharing a pass draft shorter ones,
+// because their extra tokens land past the knee. Output is the target's.
+func TestAutoBatch(t *testing.T) {
+	const K, gen = 6, 200
+	knee := func(n, _ int) time.Duration {
+		return time.Duration(100+2*n+80*max(0, n-8)) * time.Microsecond
+	}
+	ref := verifytest.NewFake(vocab, 1, 2048, 2048, 4)
+	mean := map[int]float64{}
+	for _, seqs := range []int{1, 4} {
+		cfg := stages.Config{
+			Target:  verifytest.NewFake(vocab, seqs, 512, 64, 4),
+			Drafter: draft.NewModel(verifytest.NewFake(vocab, seqs, 512, 64, 4), 0),
+			Policy:  draft.Policy{K: K, Auto: true, Cost: 0.1}, Slots: seqs, MaxPos: 512, VerifyBatch: seqs,
+		}
+		cfg.Clock = syntheticCosts(&cfg, knee, 5*time.Microsecond)
+		ps := prompts(seqs)
+		var reqs []stages.Request
+		for i, pr := range ps {
+			reqs = append(reqs, stages.Request{ID: fmt.Sprint(i), PromptIDs: pr, MaxTokens: gen})
+		}
+		res, p := runPipeline(t, cfg, reqs)
+		for i, pr := range ps {
+			want, _ := ref.Greedy(0, pr, gen)
+			if got := res[fmt.Sprint(i)].tokens; fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("batch %d request %d differs from plain greedy decoding", seqs, i)
+			}
+		}
+		m := p.Metrics().Snapshot()
+		var sum float64
+		for k, n := range m.KChosen {
+			sum += float64(k * n)
+		}
+		mean[seqs] = sum / float64(m.Steps)
+		t.Logf("batch %d: k chosen %v, mean %.2f, %.1f tokens per pass", seqs, m.KChosen, mean[seqs], float64(m.PassTokens)/float64(m.Passes))
+	}
+	if mean[1] < 4 || mean[4] > mean[1]-1 {
+		t.Errorf("mean k %.2f alone, %.2f in a batch of 4: want long blocks alone and shorter ones in the batch", mean[1], mean[4])
+	}
+}
+
+func sumFrom(h []int, from int) int {
+	n := 0
+	for _, v := range h[from:] {
+		n += v
+	}
+	return n
+}
