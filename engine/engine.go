@@ -51,6 +51,7 @@ type Options struct {
 	K             int     // draft tokens per step (the largest with Adaptive); default 4
 	PMin          float64 // stop a model draft early below this top-token probability
 	Adaptive      bool    // choose each sequence's draft length from its recent acceptance
+	Auto          bool    // choose each step's k in [0, K] from measured costs and acceptance (-k auto; before Adaptive)
 	DraftCost     float64 // c, the draft/target cost ratio, for Adaptive (default 0.1)
 	Threads       int     // target threads when VerifyThreads is 0
 	DraftThreads  int     // threads of the draft model (default 1)
@@ -185,6 +186,7 @@ type Engine struct {
 
 	mu    sync.Mutex
 	pools []*tensor.Pool
+	costs costTables // autoCosts, under mu
 }
 
 // Open checks o (after ApplyDefaults), loads the target, its tokenizer and

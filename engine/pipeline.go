@@ -83,7 +83,7 @@ func (e *Engine) PipelineConfig(seqs, maxPos, batch int) (stages.Config, error) 
 }
 
 // PipelineConfigWith is PipelineConfig with the pipeline options of o in
-// place of the engine's: K, PMin, Adaptive, DraftCost, the thread counts,
+// place of the engine's: K, PMin, Adaptive, Auto, DraftCost, the thread counts,
 // PreDraft, PreDraftMin and VerifyBatch. o's Draft is either the engine's
 // or not Speculative (plain decoding); the models, Window and F32Cache are
 // the engine's whatever o says.
@@ -103,11 +103,14 @@ func (e *Engine) PipelineConfigWith(o Options, seqs, maxPos, batch int) (stages.
 	}
 	cfg := stages.Config{
 		Target: tb, Slots: seqs, MaxPos: maxPos,
-		Policy:      draft.Policy{K: k, Adaptive: o.Adaptive, Cost: o.DraftCost},
+		Policy:      draft.Policy{K: k, Adaptive: o.Adaptive, Cost: o.DraftCost, Auto: o.Auto},
 		NewSampler:  stages.NewSampler,
 		PreDraft:    o.PreDraft,
 		PreDraftMin: o.PreDraftMin,
 		VerifyBatch: o.VerifyBatch,
+	}
+	if o.Auto && k > 0 {
+		cfg.Costs = e.autoCosts(o, seqs, min(tb.MaxBatch(), seqs*(k+1)))
 	}
 	switch {
 	case !o.Speculative():

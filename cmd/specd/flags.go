@@ -21,7 +21,8 @@ func addSpecFlags(fs *flag.FlagSet) *engine.Options {
 	for _, n := range []string{"d", "draft"} {
 		fs.StringVar(&o.Draft, n, d.Draft, "speculative draft: a GGUF model `file`, \"bundled\" (the bundled draft), \"ngram\" (prompt lookup) or \"none\"; default: the bundled draft when -m is absent, none otherwise")
 	}
-	fs.IntVar(&o.K, "k", d.K, "draft tokens per step (the largest with --adaptive)")
+	o.K, o.Auto = d.K, d.Auto
+	fs.Var(kFlag{o}, "k", "draft tokens per step `N` (the largest with --adaptive), or auto: each step's k in 0..8 (0: plain decoding) from measured pass costs and acceptance")
 	fs.Float64Var(&o.PMin, "p-min", d.PMin, "stop a model draft early when its top token's probability is below `p`")
 	fs.BoolVar(&o.Adaptive, "adaptive", d.Adaptive, "choose each sequence's draft length from its recent acceptance")
 	fs.Float64Var(&o.DraftCost, "draft-cost", d.DraftCost, "draft/target cost ratio `c` used by --adaptive")

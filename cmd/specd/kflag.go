@@ -1,0 +1,39 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/specd-dev/specd/engine"
+)
+
+// autoK is the largest draft length of -k auto.
+const autoK = 8
+
+// kFlag is -k: a fixed draft length N (the largest with --adaptive), or
+// "auto": each step's k in [0, 8] from measured costs and acceptance
+// (engine.Options.Auto).
+type kFlag struct{ o *engine.Options }
+
+func (f kFlag) String() string {
+	switch {
+	case f.o == nil:
+		return ""
+	case f.o.Auto:
+		return "auto"
+	}
+	return strconv.Itoa(f.o.K)
+}
+
+func (f kFlag) Set(v string) error {
+	if v == "auto" {
+		f.o.Auto, f.o.K = true, autoK
+		return nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return fmt.Errorf("want a draft length or auto")
+	}
+	f.o.Auto, f.o.K = false, n
+	return nil
+}

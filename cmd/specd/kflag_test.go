@@ -1,0 +1,41 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+)
+
+// TestGenerateKAuto: -k auto decodes the ids of plain decoding with a
+// draft model, the target as its own draft and prompt lookup, and the
+// statistics show the draft lengths it chose; -k N still works; a -k that
+// is neither names the choices.
+func TestGenerateKAuto(t *testing.T) {
+	target, dr := specModels(t)
+	base := []string{"generate", "-m", target, "--prompt-ids", "3,14,15,92,65", "-n", "24", "--ids", "--no-bos", "--threads", "1"}
+	run := func(extra ...string) (string, string, int) {
+		var out, errb bytes.Buffer
+		code := runMain(context.Background(), append(append([]string{}, base...), extra...), &out, &errb)
+		return out.String(), errb.String(), code
+	}
+	plain, _, _ := run()
+	for _, extra := range [][]string{
+		{"-d", dr, "-k", "auto"},
+		{"-d", target, "-k", "auto"},
+		{"-d", "ngram", "-k", "auto"},
+		{"-d", dr, "-k", "auto", "--pre-draft=false"},
+		{"-d", dr, "-k", "3"},
+	} {
+		got, stats, code := run(extra...)
+		if code != 0 || got != plain {
+			t.Errorf("%v: exit %d, ids\n%s want\n%s\n%s", extra, code, got, plain, stats)
+		}
+		if auto := extra[3] == "auto"; auto != strings.Contains(stats, "(auto: predicted speedup") {
+			t.Errorf("%v: statistics:\n%s", extra, stats)
+		}
+	}
+	if _, stats, code := run("-d", dr, "-k", "many"); code == 0 || !strings.Contains(stats, "want a draft length or auto") {
+		t.Errorf("-k many: exit %d: %s", code, stats)
+	}
+}
