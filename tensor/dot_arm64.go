@@ -91,6 +91,17 @@ func q4_0Rows4T2Dot(w *byte, wstride, groups int, x *byte, xstride, nb int, out 
 //go:noescape
 func q4_0Rows4T3Dot(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
 
+// q8_0LanesRows1NEON and q8_0LanesRows1Dot compute, over nb blocks, in
+// the lanes order (Q8_0Lanes),
+//
+//	for r := range rows { out[r] = dotQ8_0LanesGeneric(w[r*wstride:], x, 32*nb) }
+//
+//go:noescape
+func q8_0LanesRows1NEON(w *byte, wstride, rows int, x *byte, nb int, out *float32)
+
+//go:noescape
+func q8_0LanesRows1Dot(w *byte, wstride, rows int, x *byte, nb int, out *float32)
+
 func init() {
 	dotF16 = func(w, x []byte, n int) float32 {
 		var o [1]float32
@@ -100,6 +111,11 @@ func init() {
 	dotQ8_0 = func(w, x []byte, n int) float32 {
 		var o [1]float32
 		gemvQ8_0(w, 0, 1, x, 0, 1, n, o[:], 0)
+		return o[0]
+	}
+	dotQ8_0Lanes = func(w, x []byte, n int) float32 {
+		var o [1]float32
+		gemvQ8_0Lanes(w, 0, 1, x, 0, 1, n, o[:], 0)
 		return o[0]
 	}
 	dotQ4_0 = func(w, x []byte, n int) float32 {
@@ -113,14 +129,14 @@ func init() {
 	// runs after this one.
 }
 
-// registerQ0Kernels registers the Q8_0 and Q4_0 kernels. The lanes order
-// (Q8_0Lanes) has no arm64 kernel: it runs its pure-Go reference.
+// registerQ0Kernels registers the Q4_0 kernels and the Q8_0 ones of
+// q8Order.
 func registerQ0Kernels() {
 	registerKernel(Q4_0, Q8_0, dotQ4_0)
 	registerGemv(Q4_0, gemvQ4_0)
 	if q8Order == Q8_0Lanes {
 		registerKernel(Q8_0, Q8_0, dotQ8_0Lanes)
-		registerGemv(Q8_0, nil)
+		registerGemv(Q8_0, gemvQ8_0Lanes)
 		return
 	}
 	registerKernel(Q8_0, Q8_0, dotQ8_0)
@@ -167,6 +183,23 @@ func f16Rows(T int, w *byte, ws, rows int, x *byte, xs, n int, out *float32, os 
 
 func gemvQ8_0(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
 	gemvQ0(false, w, ws, rows, x, xs, ntok, cols, out, os)
+}
+
+// gemvQ8_0Lanes runs q8_0LanesRows1 once per token.
+func gemvQ8_0Lanes(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
+	nb := cols / qk
+	checkGemv(len(w), ws, rows, nb*q8_0Size, len(x), xs, ntok, nb*q8_0Size, len(out), os)
+	for t := range ntok {
+		if nb == 0 {
+			clear(out[t*os : t*os+rows])
+			continue
+		}
+		if useDot {
+			q8_0LanesRows1Dot(ptr(w), ws, rows, &x[t*xs], nb, &out[t*os])
+		} else {
+			q8_0LanesRows1NEON(ptr(w), ws, rows, &x[t*xs], nb, &out[t*os])
+		}
+	}
 }
 
 func gemvQ4_0(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {

@@ -1941,3 +1941,103 @@ store:
 	SUBS $1, R2, R2
 	BNE group
 	RET
+
+// func q8_0LanesRows1NEON(w *byte, wstride, rows int, x *byte, nb int, out *float32)
+TEXT ·q8_0LanesRows1NEON(SB), NOSPLIT, $0-48
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD nb+32(FP), R4
+	MOVD out+40(FP), R5
+row:
+	MOVD R0, R6
+	MOVD R3, R7
+	MOVD R4, R8
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	CBZ R8, done
+block:
+	MOVHU.P 2(R6), R9
+	MOVHU.P 2(R7), R10
+	VLD1.P 32(R6), [V0.B16, V1.B16]
+	VLD1.P 32(R7), [V2.B16, V3.B16]
+	FMOVS R9, F20
+	FMOVS R10, F21
+	FCVTHS F20, F20
+	FCVTHS F21, F21
+	FMULS F21, F20, F20
+	WORD $0x0e22c006 // smull v6.8h, v0.8b, v2.8b
+	WORD $0x4e22c007 // smull2 v7.8h, v0.16b, v2.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bcc4 // addp v4.4s, v6.4s, v7.4s
+	WORD $0x0e23c026 // smull v6.8h, v1.8b, v3.8b
+	WORD $0x4e23c027 // smull2 v7.8h, v1.16b, v3.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bcc5 // addp v5.4s, v6.4s, v7.4s
+	WORD $0x4e21d884 // scvtf v4.4s, v4.4s
+	WORD $0x4e21d8a5 // scvtf v5.4s, v5.4s
+	WORD $0x4f941090 // fmla v16.4s, v4.4s, v20.s[0]
+	WORD $0x4f9410b1 // fmla v17.4s, v5.4s, v20.s[0]
+	SUBS $1, R8, R8
+	BNE block
+done:
+	// hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e31d600 // fadd v0.4s, v16.4s, v17.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS.P F0, 4(R5)
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q8_0LanesRows1Dot(w *byte, wstride, rows int, x *byte, nb int, out *float32)
+TEXT ·q8_0LanesRows1Dot(SB), NOSPLIT, $0-48
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD nb+32(FP), R4
+	MOVD out+40(FP), R5
+row:
+	MOVD R0, R6
+	MOVD R3, R7
+	MOVD R4, R8
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	CBZ R8, done
+block:
+	MOVHU.P 2(R6), R9
+	MOVHU.P 2(R7), R10
+	VLD1.P 32(R6), [V0.B16, V1.B16]
+	VLD1.P 32(R7), [V2.B16, V3.B16]
+	FMOVS R9, F20
+	FMOVS R10, F21
+	FCVTHS F20, F20
+	FCVTHS F21, F21
+	FMULS F21, F20, F20
+	VEOR V4.B16, V4.B16, V4.B16
+	WORD $0x4e829404 // sdot v4.4s, v0.16b, v2.16b
+	VEOR V5.B16, V5.B16, V5.B16
+	WORD $0x4e839425 // sdot v5.4s, v1.16b, v3.16b
+	WORD $0x4e21d884 // scvtf v4.4s, v4.4s
+	WORD $0x4e21d8a5 // scvtf v5.4s, v5.4s
+	WORD $0x4f941090 // fmla v16.4s, v4.4s, v20.s[0]
+	WORD $0x4f9410b1 // fmla v17.4s, v5.4s, v20.s[0]
+	SUBS $1, R8, R8
+	BNE block
+done:
+	// hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e31d600 // fadd v0.4s, v16.4s, v17.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS.P F0, 4(R5)
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET

@@ -251,6 +251,7 @@ func main() {
 	var d gen
 	genF16(&d)
 	genQ0(&d)
+	genQ8Lanes(&d)
 	write("dot_arm64.s", &d)
 
 	var k gen
@@ -1225,5 +1226,72 @@ func printStats(file, text string) {
 				break
 			}
 		}
+	}
+}
+
+// genQ8Lanes writes q8_0LanesRows1<form>: dotQ8_0LanesGeneric row by row
+// for one token. Per block, lane l of the eight sums the four products
+// 4l..4l+3 (what SDOT's lanes hold; the NEON form adds them up pairwise
+// from SMULL's), converted and FMA'd with f16(w.d)·f16(x.d) into float
+// lane l; hsum8 at the end.
+func genQ8Lanes(g *gen) {
+	for _, dot := range []bool{false, true} {
+		form := "NEON"
+		if dot {
+			form = "Dot"
+		}
+		name := "q8_0LanesRows1" + form
+		f := fn{name: name, args: []string{"w", "wstride", "rows", "x", "nb", "out"},
+			doc: "func " + name + "(w *byte, wstride, rows int, x *byte, nb int, out *float32)"}
+		g.text(f)
+		g.loadArgs(f, "R0", "R1", "R2", "R3", "R4", "R5")
+		const aLo, aHi = 16, 17
+		g.label("row")
+		g.p("MOVD R0, R6")
+		g.p("MOVD R3, R7")
+		g.p("MOVD R4, R8")
+		g.zero(aLo)
+		g.zero(aHi)
+		g.p("CBZ R8, done")
+		g.label("block")
+		g.p("MOVHU.P 2(R6), R9")
+		g.p("MOVHU.P 2(R7), R10")
+		g.ld1b16("R6", 32, 0, 1)
+		g.ld1b16("R7", 32, 2, 3)
+		g.p("FMOVS R9, F20")
+		g.p("FMOVS R10, F21")
+		g.p("FCVTHS F20, F20")
+		g.p("FCVTHS F21, F21")
+		g.p("FMULS F21, F20, F20")
+		for i, p := range []int{4, 5} {
+			a, b := i, 2+i
+			if dot {
+				g.zero(p)
+				g.o3("sdot", p, a, b)
+				continue
+			}
+			g.o3("smull.8h", 6, a, b)
+			g.o3("smull2.8h", 7, a, b)
+			g.o2("saddlp.4s", 6, 6)
+			g.o2("saddlp.4s", 7, 7)
+			g.o3("addp.4s", p, 6, 7)
+		}
+		g.o2("scvtf", 4, 4)
+		g.o2("scvtf", 5, 5)
+		g.oe("fmla.e", aLo, 4, 20, 0)
+		g.oe("fmla.e", aHi, 5, 20, 0)
+		g.p("SUBS $1, R8, R8")
+		g.p("BNE block")
+		g.label("done")
+		g.c("hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two")
+		g.o3("fadd", 0, aLo, aHi)
+		g.o3("ext8", 1, 0, 0)
+		g.o3("fadd", 0, 0, 1)
+		g.o2("faddp.s", 0, 0)
+		g.p("FMOVS.P F0, 4(R5)")
+		g.p("ADD R1, R0, R0")
+		g.p("SUBS $1, R2, R2")
+		g.p("BNE row")
+		g.p("RET")
 	}
 }
