@@ -3,13 +3,15 @@
 package tensor
 
 // The arm64 Q4_K and Q6_K kernels (dotk_arm64.s, written by gen_arm64.go),
-// in a NEON and an SDOT form with the same bits. The other K-quants and
-// IQ4_XS run their pure-Go references.
+// in a NEON and an SDOT form with the same bits, several tokens a pass
+// over the weights. The other K-quants and IQ4_XS run their pure-Go
+// references.
 
-// q4KRows1NEON and q4KRows1Dot compute, for nb > 0 Q4_K blocks a row and
-// one Q8_K activation row x, bit for bit,
+// q4KRows<T><form> compute, for nb > 0 Q4_K blocks a row and T Q8_K
+// activation rows (T = 1 to 4), bit for bit,
 //
-//	for r := range rows { out[r] = dotQ4KRef(w[r*wstride:], x, 256*nb) }
+//	for t := range T { for r := range rows {
+//		out[t*ostride+r] = dotQ4KRef(w[r*wstride:], x[t*xstride:], 256*nb) } }
 //
 // where per block dotQ4KRef does
 //
@@ -19,77 +21,143 @@ package tensor
 //	acc  = fma(float32(isum), f16(w.d)·x.d, acc)
 //	accm = fma(float32(imin), f16(w.dmin)·x.d, accm)
 //
-// and returns acc − accm. The integer sums are grouped differently (they
-// are exact, modulo 2^32 as the reference's int32 are).
+// and returns acc − accm. Each weight block is unpacked once for the T
+// tokens; the integer sums are grouped differently, exactly (modulo 2^32,
+// as the reference's int32 are).
 //
 //go:noescape
-func q4KRows1NEON(w *byte, wstride, rows int, x *byte, nb int, out *float32)
+func q4KRows1NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
 
 //go:noescape
-func q4KRows1Dot(w *byte, wstride, rows int, x *byte, nb int, out *float32)
+func q4KRows2NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
 
-// q6KRows1NEON and q6KRows1Dot compute, for nb > 0 Q6_K blocks a row,
-// bit for bit,
+//go:noescape
+func q4KRows3NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q4KRows4NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q4KRows1Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q4KRows2Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q4KRows3Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q4KRows4Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+// q6KRows<T><form> compute, for nb > 0 Q6_K blocks a row and T Q8_K
+// activation rows (T = 1 to 3), bit for bit,
 //
-//	for r := range rows { out[r] = dotQ6KRef(w[r*wstride:], x, 256*nb) }
+//	for t := range T { for r := range rows {
+//		out[t*ostride+r] = dotQ6KRef(w[r*wstride:], x[t*xstride:], 256*nb) } }
 //
 // where per block dotQ6KRef does
 //
 //	lane := q6KLanes(block)      // eight int32 lanes, as ggml's AVX2 kernel
 //	acc[L] = fma(x.d·f16(w.d), float32(lane[L]), acc[L])
 //
-// and returns hsum8(acc).
+// and returns hsum8(acc). Each weight block's values are built once for
+// the T tokens.
 //
 //go:noescape
-func q6KRows1NEON(w *byte, wstride, rows int, x *byte, nb int, out *float32)
+func q6KRows1NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
 
 //go:noescape
-func q6KRows1Dot(w *byte, wstride, rows int, x *byte, nb int, out *float32)
+func q6KRows2NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q6KRows3NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q6KRows1Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q6KRows2Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q6KRows3Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
 
 func init() {
 	registerGemv(Q4_K, gemvQ4K)
 	registerGemv(Q6_K, gemvQ6K)
 }
 
-// gemvQ4K is the Q4_K gemv (see the gemv type): q4KRows1 once per token.
+// gemvQ4K is the Q4_K gemv (see the gemv type): up to four tokens a pass
+// over the weights (q4KRows<T>).
 func gemvQ4K(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
 	nb := cols / qkK
 	checkGemv(len(w), ws, rows, nb*q4KBytes, len(x), xs, ntok, nb*q8KBytes, len(out), os)
-	for t := range ntok {
-		if nb == 0 {
+	if nb == 0 {
+		for t := range ntok {
 			clear(out[t*os : t*os+rows])
-			continue
 		}
-		q4KRows(&w[0], ws, rows, &x[t*xs], nb, &out[t*os])
+		return
+	}
+	for t := 0; t < ntok; {
+		T := min(4, ntok-t)
+		q4KRows(T, &w[0], ws, rows, &x[t*xs], xs, nb, &out[t*os], os)
+		t += T
 	}
 }
 
-// gemvQ6K is the Q6_K gemv: q6KRows1 once per token.
+// gemvQ6K is the Q6_K gemv: up to three tokens a pass (q6KRows<T>).
 func gemvQ6K(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
 	nb := cols / qkK
 	checkGemv(len(w), ws, rows, nb*q6KBytes, len(x), xs, ntok, nb*q8KBytes, len(out), os)
-	for t := range ntok {
-		if nb == 0 {
+	if nb == 0 {
+		for t := range ntok {
 			clear(out[t*os : t*os+rows])
-			continue
 		}
-		q6KRows(&w[0], ws, rows, &x[t*xs], nb, &out[t*os])
+		return
+	}
+	for t := 0; t < ntok; {
+		T := tokenRun(ntok - t)
+		q6KRows(T, &w[0], ws, rows, &x[t*xs], xs, nb, &out[t*os], os)
+		t += T
 	}
 }
 
-func q4KRows(w *byte, ws, rows int, x *byte, nb int, out *float32) {
-	if useDot {
-		q4KRows1Dot(w, ws, rows, x, nb, out)
-	} else {
-		q4KRows1NEON(w, ws, rows, x, nb, out)
+// q4KRows runs the T-token Q4_K kernel of the form in use.
+func q4KRows(T int, w *byte, ws, rows int, x *byte, xs, nb int, out *float32, os int) {
+	switch {
+	case useDot && T == 1:
+		q4KRows1Dot(w, ws, rows, x, xs, nb, out, os)
+	case useDot && T == 2:
+		q4KRows2Dot(w, ws, rows, x, xs, nb, out, os)
+	case useDot && T == 3:
+		q4KRows3Dot(w, ws, rows, x, xs, nb, out, os)
+	case useDot:
+		q4KRows4Dot(w, ws, rows, x, xs, nb, out, os)
+	case T == 1:
+		q4KRows1NEON(w, ws, rows, x, xs, nb, out, os)
+	case T == 2:
+		q4KRows2NEON(w, ws, rows, x, xs, nb, out, os)
+	case T == 3:
+		q4KRows3NEON(w, ws, rows, x, xs, nb, out, os)
+	default:
+		q4KRows4NEON(w, ws, rows, x, xs, nb, out, os)
 	}
 }
 
-func q6KRows(w *byte, ws, rows int, x *byte, nb int, out *float32) {
-	if useDot {
-		q6KRows1Dot(w, ws, rows, x, nb, out)
-	} else {
-		q6KRows1NEON(w, ws, rows, x, nb, out)
+// q6KRows runs the T-token Q6_K kernel of the form in use.
+func q6KRows(T int, w *byte, ws, rows int, x *byte, xs, nb int, out *float32, os int) {
+	switch {
+	case useDot && T == 1:
+		q6KRows1Dot(w, ws, rows, x, xs, nb, out, os)
+	case useDot && T == 2:
+		q6KRows2Dot(w, ws, rows, x, xs, nb, out, os)
+	case useDot:
+		q6KRows3Dot(w, ws, rows, x, xs, nb, out, os)
+	case T == 1:
+		q6KRows1NEON(w, ws, rows, x, xs, nb, out, os)
+	case T == 2:
+		q6KRows2NEON(w, ws, rows, x, xs, nb, out, os)
+	default:
+		q6KRows3NEON(w, ws, rows, x, xs, nb, out, os)
 	}
 }
 
@@ -102,7 +170,7 @@ func dotQ4K(w, x []byte, n int) float32 {
 	_ = w[nb*q4KBytes-1]
 	_ = x[nb*q8KBytes-1]
 	var out float32
-	q4KRows(&w[0], 0, 1, &x[0], nb, &out)
+	q4KRows(1, &w[0], 0, 1, &x[0], 0, nb, &out, 0)
 	return out
 }
 
@@ -115,7 +183,7 @@ func dotQ6K(w, x []byte, n int) float32 {
 	_ = w[nb*q6KBytes-1]
 	_ = x[nb*q8KBytes-1]
 	var out float32
-	q6KRows(&w[0], 0, 1, &x[0], nb, &out)
+	q6KRows(1, &w[0], 0, 1, &x[0], 0, nb, &out, 0)
 	return out
 }
 

@@ -4,745 +4,4259 @@
 
 #include "textflag.h"
 
-// func q4KRows1NEON(w *byte, wstride, rows int, x *byte, nb int, out *float32)
-TEXT ·q4KRows1NEON(SB), NOSPLIT, $0-48
+// func q4KRows1NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q4KRows1NEON(SB), NOSPLIT, $0-64
 	MOVD w+0(FP), R0
 	MOVD wstride+8(FP), R1
 	MOVD rows+16(FP), R2
 	MOVD x+24(FP), R3
-	MOVD nb+32(FP), R4
-	MOVD out+40(FP), R5
-	VMOVI $15, V30.B16
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V15.B16
 row:
-	MOVD R0, R6
-	MOVD R3, R7
-	MOVD R4, R8
-	FMOVS ZR, F26
-	FMOVS ZR, F27
-	CBZ R8, done
+	MOVD R0, R8
+	MOVD R3, R9
+	MOVD R5, R17
+	FMOVS ZR, F24
+	FMOVS ZR, F28
+	CBZ R17, store
 block:
 	// the scales and mins (get_scale_min_k4, as llama.cpp's utmp shuffle)
-	MOVWU 4(R6), R9
-	MOVWU 8(R6), R10
-	MOVWU 12(R6), R11
-	LSRW $4, R11, R12
-	ANDW $0x0f0f0f0f, R12, R12
-	LSRW $6, R10, R13
-	ANDW $0x03030303, R13, R13
-	ORRW R13<<4, R12, R12
-	ANDW $0x3f3f3f3f, R10, R13
-	ANDW $0x0f0f0f0f, R11, R14
-	LSRW $6, R9, R15
-	ANDW $0x03030303, R15, R15
-	ORRW R15<<4, R14, R14
-	ANDW $0x3f3f3f3f, R9, R9
-	ORR R14<<32, R9, R9
-	ORR R12<<32, R13, R13
-	FMOVD R9, F20
-	FMOVD R13, F21
-	VUXTL V20.B8, V20.H8
-	VUXTL V20.H4, V22.S4
-	VUXTL2 V20.H8, V23.S4
-	VUXTL V21.B8, V21.H8
-	VUXTL V21.H4, V24.S4
-	VUXTL2 V21.H8, V25.S4
-	ADD $16, R6, R9
-	ADD $4, R7, R10
+	MOVWU 4(R8), R19
+	MOVWU 8(R8), R20
+	MOVWU 12(R8), R21
+	LSRW $4, R21, R22
+	ANDW $0x0f0f0f0f, R22, R22
+	LSRW $6, R20, R23
+	ANDW $0x03030303, R23, R23
+	ORRW R23<<4, R22, R22
+	ANDW $0x3f3f3f3f, R20, R23
+	ANDW $0x0f0f0f0f, R21, R24
+	LSRW $6, R19, R25
+	ANDW $0x03030303, R25, R25
+	ORRW R25<<4, R24, R24
+	ANDW $0x3f3f3f3f, R19, R19
+	ORR R24<<32, R19, R19
+	ORR R22<<32, R23, R23
+	FMOVD R19, F16
+	FMOVD R23, F17
+	VUXTL V16.B8, V16.H8
+	VUXTL V16.H4, V22.S4
+	VUXTL2 V16.H8, V23.S4
+	VUXTL V17.B8, V17.H8
+	VUXTL V17.H4, V20.S4
+	VUXTL2 V17.H8, V21.S4
+	ADD $4, R9, R13
+	VEOR V7.B16, V7.B16, V7.B16
+	ADD $16, R8, R19
 	// sub-blocks 0 and 1
-	VLD1.P 32(R9), [V0.B16, V1.B16]
-	VLD1.P 64(R10), [V2.B16, V3.B16, V4.B16, V5.B16]
-	VAND V30.B16, V0.B16, V6.B16
-	VAND V30.B16, V1.B16, V7.B16
+	VLD1.P 32(R19), [V0.B16, V1.B16]
+	VAND V15.B16, V0.B16, V2.B16
+	VAND V15.B16, V1.B16, V3.B16
 	VUSHR $4, V0.B16, V0.B16
 	VUSHR $4, V1.B16, V1.B16
-	WORD $0x0e22c0dc // smull v28.8h, v6.8b, v2.8b
-	WORD $0x4e2280dc // smlal2 v28.8h, v6.16b, v2.16b
-	WORD $0x0e2380fc // smlal v28.8h, v7.8b, v3.8b
-	WORD $0x4e2380fc // smlal2 v28.8h, v7.16b, v3.16b
-	WORD $0x4e602b88 // saddlp v8.4s, v28.8h
-	WORD $0x0e24c01d // smull v29.8h, v0.8b, v4.8b
-	WORD $0x4e24801d // smlal2 v29.8h, v0.16b, v4.16b
-	WORD $0x0e25803d // smlal v29.8h, v1.8b, v5.8b
-	WORD $0x4e25803d // smlal2 v29.8h, v1.16b, v5.16b
-	WORD $0x4e602ba9 // saddlp v9.4s, v29.8h
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9600c7 // mla v7.4s, v6.4s, v22.s[0]
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb600c7 // mla v7.4s, v6.4s, v22.s[1]
 	// sub-blocks 2 and 3
-	VLD1.P 32(R9), [V0.B16, V1.B16]
-	VLD1.P 64(R10), [V2.B16, V3.B16, V4.B16, V5.B16]
-	VAND V30.B16, V0.B16, V6.B16
-	VAND V30.B16, V1.B16, V7.B16
+	VLD1.P 32(R19), [V0.B16, V1.B16]
+	VAND V15.B16, V0.B16, V2.B16
+	VAND V15.B16, V1.B16, V3.B16
 	VUSHR $4, V0.B16, V0.B16
 	VUSHR $4, V1.B16, V1.B16
-	WORD $0x0e22c0dc // smull v28.8h, v6.8b, v2.8b
-	WORD $0x4e2280dc // smlal2 v28.8h, v6.16b, v2.16b
-	WORD $0x0e2380fc // smlal v28.8h, v7.8b, v3.8b
-	WORD $0x4e2380fc // smlal2 v28.8h, v7.16b, v3.16b
-	WORD $0x4e602b8a // saddlp v10.4s, v28.8h
-	WORD $0x0e24c01d // smull v29.8h, v0.8b, v4.8b
-	WORD $0x4e24801d // smlal2 v29.8h, v0.16b, v4.16b
-	WORD $0x0e25803d // smlal v29.8h, v1.8b, v5.8b
-	WORD $0x4e25803d // smlal2 v29.8h, v1.16b, v5.16b
-	WORD $0x4e602bab // saddlp v11.4s, v29.8h
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9608c7 // mla v7.4s, v6.4s, v22.s[2]
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb608c7 // mla v7.4s, v6.4s, v22.s[3]
 	// sub-blocks 4 and 5
-	VLD1.P 32(R9), [V0.B16, V1.B16]
-	VLD1.P 64(R10), [V2.B16, V3.B16, V4.B16, V5.B16]
-	VAND V30.B16, V0.B16, V6.B16
-	VAND V30.B16, V1.B16, V7.B16
+	VLD1.P 32(R19), [V0.B16, V1.B16]
+	VAND V15.B16, V0.B16, V2.B16
+	VAND V15.B16, V1.B16, V3.B16
 	VUSHR $4, V0.B16, V0.B16
 	VUSHR $4, V1.B16, V1.B16
-	WORD $0x0e22c0dc // smull v28.8h, v6.8b, v2.8b
-	WORD $0x4e2280dc // smlal2 v28.8h, v6.16b, v2.16b
-	WORD $0x0e2380fc // smlal v28.8h, v7.8b, v3.8b
-	WORD $0x4e2380fc // smlal2 v28.8h, v7.16b, v3.16b
-	WORD $0x4e602b8c // saddlp v12.4s, v28.8h
-	WORD $0x0e24c01d // smull v29.8h, v0.8b, v4.8b
-	WORD $0x4e24801d // smlal2 v29.8h, v0.16b, v4.16b
-	WORD $0x0e25803d // smlal v29.8h, v1.8b, v5.8b
-	WORD $0x4e25803d // smlal2 v29.8h, v1.16b, v5.16b
-	WORD $0x4e602bad // saddlp v13.4s, v29.8h
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9700c7 // mla v7.4s, v6.4s, v23.s[0]
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb700c7 // mla v7.4s, v6.4s, v23.s[1]
 	// sub-blocks 6 and 7
-	VLD1.P 32(R9), [V0.B16, V1.B16]
-	VLD1.P 64(R10), [V2.B16, V3.B16, V4.B16, V5.B16]
-	VAND V30.B16, V0.B16, V6.B16
-	VAND V30.B16, V1.B16, V7.B16
+	VLD1.P 32(R19), [V0.B16, V1.B16]
+	VAND V15.B16, V0.B16, V2.B16
+	VAND V15.B16, V1.B16, V3.B16
 	VUSHR $4, V0.B16, V0.B16
 	VUSHR $4, V1.B16, V1.B16
-	WORD $0x0e22c0dc // smull v28.8h, v6.8b, v2.8b
-	WORD $0x4e2280dc // smlal2 v28.8h, v6.16b, v2.16b
-	WORD $0x0e2380fc // smlal v28.8h, v7.8b, v3.8b
-	WORD $0x4e2380fc // smlal2 v28.8h, v7.16b, v3.16b
-	WORD $0x4e602b8e // saddlp v14.4s, v28.8h
-	WORD $0x0e24c01d // smull v29.8h, v0.8b, v4.8b
-	WORD $0x4e24801d // smlal2 v29.8h, v0.16b, v4.16b
-	WORD $0x0e25803d // smlal v29.8h, v1.8b, v5.8b
-	WORD $0x4e25803d // smlal2 v29.8h, v1.16b, v5.16b
-	WORD $0x4e602baf // saddlp v15.4s, v29.8h
-	// isum = Σ sc[s]·sum[s] (int32, wrapping as the reference)
-	WORD $0x4ea9bd10 // addp v16.4s, v8.4s, v9.4s
-	WORD $0x4eabbd51 // addp v17.4s, v10.4s, v11.4s
-	WORD $0x4eb1be10 // addp v16.4s, v16.4s, v17.4s
-	WORD $0x4eadbd91 // addp v17.4s, v12.4s, v13.4s
-	WORD $0x4eafbdd2 // addp v18.4s, v14.4s, v15.4s
-	WORD $0x4eb2be31 // addp v17.4s, v17.4s, v18.4s
-	WORD $0x4eb69e10 // mul v16.4s, v16.4s, v22.4s
-	WORD $0x4eb79630 // mla v16.4s, v17.4s, v23.4s
-	VADDV V16.S4, V16
-	// imin = Σ bsums[j]·mn[j/2] = Σ (bsums[2k]+bsums[2k+1])·mn[k]
-	ADD $260, R7, R11
-	VLD1 (R11), [V18.H8, V19.H8]
-	WORD $0x4e602a52 // saddlp v18.4s, v18.8h
-	WORD $0x4e602a73 // saddlp v19.4s, v19.8h
-	WORD $0x4eb89e52 // mul v18.4s, v18.4s, v24.4s
-	WORD $0x4eb99672 // mla v18.4s, v19.4s, v25.4s
-	VADDV V18.S4, V18
-	WORD $0x5e21da10 // scvtf s16, s16
-	WORD $0x5e21da52 // scvtf s18, s18
-	// acc = fma(isum, f16(d)·x.d, acc); accm = fma(imin, f16(dmin)·x.d, accm)
-	FMOVS (R7), F19
-	MOVHU (R6), R11
-	MOVHU 2(R6), R12
-	FMOVS R11, F20
-	FMOVS R12, F21
-	FCVTHS F20, F20
-	FCVTHS F21, F21
-	FMULS F19, F20, F20
-	FMULS F19, F21, F21
-	FMADDS F20, F26, F16, F26
-	FMADDS F21, F27, F18, F27
-	ADD $144, R6, R6
-	ADD $292, R7, R7
-	SUBS $1, R8, R8
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9708c7 // mla v7.4s, v6.4s, v23.s[2]
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb708c7 // mla v7.4s, v6.4s, v23.s[3]
+	// per token: isum, imin = Σ (bsums[2k]+bsums[2k+1])·mn[k], and the float accumulation
+	MOVHU (R8), R19
+	MOVHU 2(R8), R20
+	FMOVS R19, F17
+	FMOVS R20, F18
+	FCVTHS F17, F17
+	FCVTHS F18, F18
+	VADDV V7.S4, V7
+	WORD $0x5e21d8e7 // scvtf s7, s7
+	VLD1 (R13), [V11.H8, V12.H8]
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4eb49d6b // mul v11.4s, v11.4s, v20.4s
+	WORD $0x4eb5958b // mla v11.4s, v12.4s, v21.4s
+	VADDV V11.S4, V11
+	WORD $0x5e21d96b // scvtf s11, s11
+	FMOVS (R9), F16
+	FMULS F16, F17, F19
+	FMULS F16, F18, F16
+	FMADDS F19, F24, F7, F24
+	FMADDS F16, F28, F11, F28
+	ADD $292, R9, R9
+	ADD $144, R8, R8
+	SUBS $1, R17, R17
 	BNE block
-done:
-	FSUBS F27, F26, F0
-	FMOVS.P F0, 4(R5)
+store:
+	MOVD R6, R19
+	FSUBS F28, F24, F0
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
 	ADD R1, R0, R0
 	SUBS $1, R2, R2
 	BNE row
 	RET
 
-// func q4KRows1Dot(w *byte, wstride, rows int, x *byte, nb int, out *float32)
-TEXT ·q4KRows1Dot(SB), NOSPLIT, $0-48
+// func q4KRows2NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q4KRows2NEON(SB), NOSPLIT, $0-64
 	MOVD w+0(FP), R0
 	MOVD wstride+8(FP), R1
 	MOVD rows+16(FP), R2
 	MOVD x+24(FP), R3
-	MOVD nb+32(FP), R4
-	MOVD out+40(FP), R5
-	VMOVI $15, V30.B16
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V15.B16
 row:
-	MOVD R0, R6
-	MOVD R3, R7
-	MOVD R4, R8
-	FMOVS ZR, F26
-	FMOVS ZR, F27
-	CBZ R8, done
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	MOVD R5, R17
+	FMOVS ZR, F24
+	FMOVS ZR, F28
+	FMOVS ZR, F25
+	FMOVS ZR, F29
+	CBZ R17, store
 block:
 	// the scales and mins (get_scale_min_k4, as llama.cpp's utmp shuffle)
-	MOVWU 4(R6), R9
-	MOVWU 8(R6), R10
-	MOVWU 12(R6), R11
-	LSRW $4, R11, R12
-	ANDW $0x0f0f0f0f, R12, R12
-	LSRW $6, R10, R13
-	ANDW $0x03030303, R13, R13
-	ORRW R13<<4, R12, R12
-	ANDW $0x3f3f3f3f, R10, R13
-	ANDW $0x0f0f0f0f, R11, R14
-	LSRW $6, R9, R15
-	ANDW $0x03030303, R15, R15
-	ORRW R15<<4, R14, R14
-	ANDW $0x3f3f3f3f, R9, R9
-	ORR R14<<32, R9, R9
-	ORR R12<<32, R13, R13
-	FMOVD R9, F20
-	FMOVD R13, F21
-	VUXTL V20.B8, V20.H8
-	VUXTL V20.H4, V22.S4
-	VUXTL2 V20.H8, V23.S4
-	VUXTL V21.B8, V21.H8
-	VUXTL V21.H4, V24.S4
-	VUXTL2 V21.H8, V25.S4
-	ADD $16, R6, R9
-	ADD $4, R7, R10
-	// sub-blocks 0 and 1
-	VLD1.P 32(R9), [V0.B16, V1.B16]
-	VLD1.P 64(R10), [V2.B16, V3.B16, V4.B16, V5.B16]
-	VAND V30.B16, V0.B16, V6.B16
-	VAND V30.B16, V1.B16, V7.B16
-	VUSHR $4, V0.B16, V0.B16
-	VUSHR $4, V1.B16, V1.B16
+	MOVWU 4(R8), R19
+	MOVWU 8(R8), R20
+	MOVWU 12(R8), R21
+	LSRW $4, R21, R22
+	ANDW $0x0f0f0f0f, R22, R22
+	LSRW $6, R20, R23
+	ANDW $0x03030303, R23, R23
+	ORRW R23<<4, R22, R22
+	ANDW $0x3f3f3f3f, R20, R23
+	ANDW $0x0f0f0f0f, R21, R24
+	LSRW $6, R19, R25
+	ANDW $0x03030303, R25, R25
+	ORRW R25<<4, R24, R24
+	ANDW $0x3f3f3f3f, R19, R19
+	ORR R24<<32, R19, R19
+	ORR R22<<32, R23, R23
+	FMOVD R19, F16
+	FMOVD R23, F17
+	VUXTL V16.B8, V16.H8
+	VUXTL V16.H4, V22.S4
+	VUXTL2 V16.H8, V23.S4
+	VUXTL V17.B8, V17.H8
+	VUXTL V17.H4, V20.S4
+	VUXTL2 V17.H8, V21.S4
+	ADD $4, R9, R13
+	VEOR V7.B16, V7.B16, V7.B16
+	ADD $4, R10, R14
 	VEOR V8.B16, V8.B16, V8.B16
-	WORD $0x4e8294c8 // sdot v8.4s, v6.16b, v2.16b
-	WORD $0x4e8394e8 // sdot v8.4s, v7.16b, v3.16b
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e849409 // sdot v9.4s, v0.16b, v4.16b
-	WORD $0x4e859429 // sdot v9.4s, v1.16b, v5.16b
+	ADD $16, R8, R19
+	// sub-blocks 0 and 1
+	VLD1.P 32(R19), [V0.B16, V1.B16]
+	VAND V15.B16, V0.B16, V2.B16
+	VAND V15.B16, V1.B16, V3.B16
+	VUSHR $4, V0.B16, V0.B16
+	VUSHR $4, V1.B16, V1.B16
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9600c7 // mla v7.4s, v6.4s, v22.s[0]
+	VLD1.P 32(R14), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9600c8 // mla v8.4s, v6.4s, v22.s[0]
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb600c7 // mla v7.4s, v6.4s, v22.s[1]
+	VLD1.P 32(R14), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb600c8 // mla v8.4s, v6.4s, v22.s[1]
 	// sub-blocks 2 and 3
-	VLD1.P 32(R9), [V0.B16, V1.B16]
-	VLD1.P 64(R10), [V2.B16, V3.B16, V4.B16, V5.B16]
-	VAND V30.B16, V0.B16, V6.B16
-	VAND V30.B16, V1.B16, V7.B16
+	VLD1.P 32(R19), [V0.B16, V1.B16]
+	VAND V15.B16, V0.B16, V2.B16
+	VAND V15.B16, V1.B16, V3.B16
 	VUSHR $4, V0.B16, V0.B16
 	VUSHR $4, V1.B16, V1.B16
-	VEOR V10.B16, V10.B16, V10.B16
-	WORD $0x4e8294ca // sdot v10.4s, v6.16b, v2.16b
-	WORD $0x4e8394ea // sdot v10.4s, v7.16b, v3.16b
-	VEOR V11.B16, V11.B16, V11.B16
-	WORD $0x4e84940b // sdot v11.4s, v0.16b, v4.16b
-	WORD $0x4e85942b // sdot v11.4s, v1.16b, v5.16b
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9608c7 // mla v7.4s, v6.4s, v22.s[2]
+	VLD1.P 32(R14), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9608c8 // mla v8.4s, v6.4s, v22.s[2]
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb608c7 // mla v7.4s, v6.4s, v22.s[3]
+	VLD1.P 32(R14), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb608c8 // mla v8.4s, v6.4s, v22.s[3]
 	// sub-blocks 4 and 5
-	VLD1.P 32(R9), [V0.B16, V1.B16]
-	VLD1.P 64(R10), [V2.B16, V3.B16, V4.B16, V5.B16]
-	VAND V30.B16, V0.B16, V6.B16
-	VAND V30.B16, V1.B16, V7.B16
+	VLD1.P 32(R19), [V0.B16, V1.B16]
+	VAND V15.B16, V0.B16, V2.B16
+	VAND V15.B16, V1.B16, V3.B16
 	VUSHR $4, V0.B16, V0.B16
 	VUSHR $4, V1.B16, V1.B16
-	VEOR V12.B16, V12.B16, V12.B16
-	WORD $0x4e8294cc // sdot v12.4s, v6.16b, v2.16b
-	WORD $0x4e8394ec // sdot v12.4s, v7.16b, v3.16b
-	VEOR V13.B16, V13.B16, V13.B16
-	WORD $0x4e84940d // sdot v13.4s, v0.16b, v4.16b
-	WORD $0x4e85942d // sdot v13.4s, v1.16b, v5.16b
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9700c7 // mla v7.4s, v6.4s, v23.s[0]
+	VLD1.P 32(R14), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9700c8 // mla v8.4s, v6.4s, v23.s[0]
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb700c7 // mla v7.4s, v6.4s, v23.s[1]
+	VLD1.P 32(R14), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb700c8 // mla v8.4s, v6.4s, v23.s[1]
 	// sub-blocks 6 and 7
-	VLD1.P 32(R9), [V0.B16, V1.B16]
-	VLD1.P 64(R10), [V2.B16, V3.B16, V4.B16, V5.B16]
-	VAND V30.B16, V0.B16, V6.B16
-	VAND V30.B16, V1.B16, V7.B16
+	VLD1.P 32(R19), [V0.B16, V1.B16]
+	VAND V15.B16, V0.B16, V2.B16
+	VAND V15.B16, V1.B16, V3.B16
 	VUSHR $4, V0.B16, V0.B16
 	VUSHR $4, V1.B16, V1.B16
-	VEOR V14.B16, V14.B16, V14.B16
-	WORD $0x4e8294ce // sdot v14.4s, v6.16b, v2.16b
-	WORD $0x4e8394ee // sdot v14.4s, v7.16b, v3.16b
-	VEOR V15.B16, V15.B16, V15.B16
-	WORD $0x4e84940f // sdot v15.4s, v0.16b, v4.16b
-	WORD $0x4e85942f // sdot v15.4s, v1.16b, v5.16b
-	// isum = Σ sc[s]·sum[s] (int32, wrapping as the reference)
-	WORD $0x4ea9bd10 // addp v16.4s, v8.4s, v9.4s
-	WORD $0x4eabbd51 // addp v17.4s, v10.4s, v11.4s
-	WORD $0x4eb1be10 // addp v16.4s, v16.4s, v17.4s
-	WORD $0x4eadbd91 // addp v17.4s, v12.4s, v13.4s
-	WORD $0x4eafbdd2 // addp v18.4s, v14.4s, v15.4s
-	WORD $0x4eb2be31 // addp v17.4s, v17.4s, v18.4s
-	WORD $0x4eb69e10 // mul v16.4s, v16.4s, v22.4s
-	WORD $0x4eb79630 // mla v16.4s, v17.4s, v23.4s
-	VADDV V16.S4, V16
-	// imin = Σ bsums[j]·mn[j/2] = Σ (bsums[2k]+bsums[2k+1])·mn[k]
-	ADD $260, R7, R11
-	VLD1 (R11), [V18.H8, V19.H8]
-	WORD $0x4e602a52 // saddlp v18.4s, v18.8h
-	WORD $0x4e602a73 // saddlp v19.4s, v19.8h
-	WORD $0x4eb89e52 // mul v18.4s, v18.4s, v24.4s
-	WORD $0x4eb99672 // mla v18.4s, v19.4s, v25.4s
-	VADDV V18.S4, V18
-	WORD $0x5e21da10 // scvtf s16, s16
-	WORD $0x5e21da52 // scvtf s18, s18
-	// acc = fma(isum, f16(d)·x.d, acc); accm = fma(imin, f16(dmin)·x.d, accm)
-	FMOVS (R7), F19
-	MOVHU (R6), R11
-	MOVHU 2(R6), R12
-	FMOVS R11, F20
-	FMOVS R12, F21
-	FCVTHS F20, F20
-	FCVTHS F21, F21
-	FMULS F19, F20, F20
-	FMULS F19, F21, F21
-	FMADDS F20, F26, F16, F26
-	FMADDS F21, F27, F18, F27
-	ADD $144, R6, R6
-	ADD $292, R7, R7
-	SUBS $1, R8, R8
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9708c7 // mla v7.4s, v6.4s, v23.s[2]
+	VLD1.P 32(R14), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9708c8 // mla v8.4s, v6.4s, v23.s[2]
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb708c7 // mla v7.4s, v6.4s, v23.s[3]
+	VLD1.P 32(R14), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb708c8 // mla v8.4s, v6.4s, v23.s[3]
+	// per token: isum, imin = Σ (bsums[2k]+bsums[2k+1])·mn[k], and the float accumulation
+	MOVHU (R8), R19
+	MOVHU 2(R8), R20
+	FMOVS R19, F17
+	FMOVS R20, F18
+	FCVTHS F17, F17
+	FCVTHS F18, F18
+	VADDV V7.S4, V7
+	WORD $0x5e21d8e7 // scvtf s7, s7
+	VLD1 (R13), [V11.H8, V12.H8]
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4eb49d6b // mul v11.4s, v11.4s, v20.4s
+	WORD $0x4eb5958b // mla v11.4s, v12.4s, v21.4s
+	VADDV V11.S4, V11
+	WORD $0x5e21d96b // scvtf s11, s11
+	FMOVS (R9), F16
+	FMULS F16, F17, F19
+	FMULS F16, F18, F16
+	FMADDS F19, F24, F7, F24
+	FMADDS F16, F28, F11, F28
+	ADD $292, R9, R9
+	VADDV V8.S4, V8
+	WORD $0x5e21d908 // scvtf s8, s8
+	VLD1 (R14), [V11.H8, V12.H8]
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4eb49d6b // mul v11.4s, v11.4s, v20.4s
+	WORD $0x4eb5958b // mla v11.4s, v12.4s, v21.4s
+	VADDV V11.S4, V11
+	WORD $0x5e21d96b // scvtf s11, s11
+	FMOVS (R10), F16
+	FMULS F16, F17, F19
+	FMULS F16, F18, F16
+	FMADDS F19, F25, F8, F25
+	FMADDS F16, F29, F11, F29
+	ADD $292, R10, R10
+	ADD $144, R8, R8
+	SUBS $1, R17, R17
 	BNE block
-done:
-	FSUBS F27, F26, F0
-	FMOVS.P F0, 4(R5)
+store:
+	MOVD R6, R19
+	FSUBS F28, F24, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	FSUBS F29, F25, F0
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
 	ADD R1, R0, R0
 	SUBS $1, R2, R2
 	BNE row
 	RET
 
-// func q6KRows1NEON(w *byte, wstride, rows int, x *byte, nb int, out *float32)
-TEXT ·q6KRows1NEON(SB), NOSPLIT, $0-48
+// func q4KRows3NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q4KRows3NEON(SB), NOSPLIT, $0-64
 	MOVD w+0(FP), R0
 	MOVD wstride+8(FP), R1
 	MOVD rows+16(FP), R2
 	MOVD x+24(FP), R3
-	MOVD nb+32(FP), R4
-	MOVD out+40(FP), R5
-	VMOVI $15, V14.B16
-	VMOVI $48, V15.B16
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V15.B16
 row:
-	MOVD R0, R6
-	MOVD R3, R7
-	MOVD R4, R8
-	VEOR V29.B16, V29.B16, V29.B16
-	VEOR V30.B16, V30.B16, V30.B16
-	CBZ R8, done
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	MOVD R5, R17
+	FMOVS ZR, F24
+	FMOVS ZR, F28
+	FMOVS ZR, F25
+	FMOVS ZR, F29
+	FMOVS ZR, F26
+	FMOVS ZR, F30
+	CBZ R17, store
 block:
-	// scales as int16 and int32; the bsums correction 32·(sc[2L]·bs[2L] + sc[2L+1]·bs[2L+1])
-	ADD $192, R6, R9
-	VLD1 (R9), [V20.B16]
-	WORD $0x0f08a695 // sxtl v21.8h, v20.8b
-	WORD $0x4f08a696 // sxtl2 v22.8h, v20.16b
-	WORD $0x0f10a6b7 // sxtl v23.4s, v21.4h
-	WORD $0x4f10a6b8 // sxtl2 v24.4s, v21.8h
-	WORD $0x0f10a6d9 // sxtl v25.4s, v22.4h
-	WORD $0x4f10a6da // sxtl2 v26.4s, v22.8h
-	ADD $260, R7, R9
-	VLD1 (R9), [V18.H8, V19.H8]
-	WORD $0x0e72c2b0 // smull v16.4s, v21.4h, v18.4h
-	WORD $0x4e72c2b1 // smull2 v17.4s, v21.8h, v18.8h
-	WORD $0x4eb1be10 // addp v16.4s, v16.4s, v17.4s
-	WORD $0x0e73c2d1 // smull v17.4s, v22.4h, v19.4h
-	WORD $0x4e73c2d2 // smull2 v18.4s, v22.8h, v19.8h
-	WORD $0x4eb2be31 // addp v17.4s, v17.4s, v18.4s
-	WORD $0x4f255610 // shl v16.4s, v16.4s, #5
-	WORD $0x4f255631 // shl v17.4s, v17.4s, #5
-	VEOR V27.B16, V27.B16, V27.B16
-	VEOR V28.B16, V28.B16, V28.B16
-	MOVD R6, R9
-	ADD $128, R6, R10
-	ADD $4, R7, R11
-	// half 0: ql[0:64], qh[0:32]
-	VLD1.P 64(R9), [V0.B16, V1.B16, V2.B16, V3.B16]
-	VLD1.P 32(R10), [V4.B16, V5.B16]
-	// group 0: elements 0..31
-	VAND V14.B16, V0.B16, V6.B16
-	VSHL $4, V4.B16, V12.B16
-	VAND V15.B16, V12.B16, V12.B16
-	VORR V12.B16, V6.B16, V6.B16
-	VAND V14.B16, V1.B16, V7.B16
-	VSHL $4, V5.B16, V13.B16
-	VAND V15.B16, V13.B16, V13.B16
-	VORR V13.B16, V7.B16, V7.B16
-	VLD1.P 32(R11), [V8.B16, V9.B16]
-	WORD $0x0e28c0ca // smull v10.8h, v6.8b, v8.8b
-	WORD $0x4e28c0cb // smull2 v11.8h, v6.16b, v8.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	// the scales and mins (get_scale_min_k4, as llama.cpp's utmp shuffle)
+	MOVWU 4(R8), R19
+	MOVWU 8(R8), R20
+	MOVWU 12(R8), R21
+	LSRW $4, R21, R22
+	ANDW $0x0f0f0f0f, R22, R22
+	LSRW $6, R20, R23
+	ANDW $0x03030303, R23, R23
+	ORRW R23<<4, R22, R22
+	ANDW $0x3f3f3f3f, R20, R23
+	ANDW $0x0f0f0f0f, R21, R24
+	LSRW $6, R19, R25
+	ANDW $0x03030303, R25, R25
+	ORRW R25<<4, R24, R24
+	ANDW $0x3f3f3f3f, R19, R19
+	ORR R24<<32, R19, R19
+	ORR R22<<32, R23, R23
+	FMOVD R19, F16
+	FMOVD R23, F17
+	VUXTL V16.B8, V16.H8
+	VUXTL V16.H4, V22.S4
+	VUXTL2 V16.H8, V23.S4
+	VUXTL V17.B8, V17.H8
+	VUXTL V17.H4, V20.S4
+	VUXTL2 V17.H8, V21.S4
+	ADD $4, R9, R13
+	VEOR V7.B16, V7.B16, V7.B16
+	ADD $4, R10, R14
+	VEOR V8.B16, V8.B16, V8.B16
+	ADD $4, R11, R15
+	VEOR V9.B16, V9.B16, V9.B16
+	ADD $16, R8, R19
+	// sub-blocks 0 and 1
+	VLD1.P 32(R19), [V0.B16, V1.B16]
+	VAND V15.B16, V0.B16, V2.B16
+	VAND V15.B16, V1.B16, V3.B16
+	VUSHR $4, V0.B16, V0.B16
+	VUSHR $4, V1.B16, V1.B16
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9600c7 // mla v7.4s, v6.4s, v22.s[0]
+	VLD1.P 32(R14), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9600c8 // mla v8.4s, v6.4s, v22.s[0]
+	VLD1.P 32(R15), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9600c9 // mla v9.4s, v6.4s, v22.s[0]
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb600c7 // mla v7.4s, v6.4s, v22.s[1]
+	VLD1.P 32(R14), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb600c8 // mla v8.4s, v6.4s, v22.s[1]
+	VLD1.P 32(R15), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb600c9 // mla v9.4s, v6.4s, v22.s[1]
+	// sub-blocks 2 and 3
+	VLD1.P 32(R19), [V0.B16, V1.B16]
+	VAND V15.B16, V0.B16, V2.B16
+	VAND V15.B16, V1.B16, V3.B16
+	VUSHR $4, V0.B16, V0.B16
+	VUSHR $4, V1.B16, V1.B16
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9608c7 // mla v7.4s, v6.4s, v22.s[2]
+	VLD1.P 32(R14), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9608c8 // mla v8.4s, v6.4s, v22.s[2]
+	VLD1.P 32(R15), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9608c9 // mla v9.4s, v6.4s, v22.s[2]
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb608c7 // mla v7.4s, v6.4s, v22.s[3]
+	VLD1.P 32(R14), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb608c8 // mla v8.4s, v6.4s, v22.s[3]
+	VLD1.P 32(R15), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb608c9 // mla v9.4s, v6.4s, v22.s[3]
+	// sub-blocks 4 and 5
+	VLD1.P 32(R19), [V0.B16, V1.B16]
+	VAND V15.B16, V0.B16, V2.B16
+	VAND V15.B16, V1.B16, V3.B16
+	VUSHR $4, V0.B16, V0.B16
+	VUSHR $4, V1.B16, V1.B16
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9700c7 // mla v7.4s, v6.4s, v23.s[0]
+	VLD1.P 32(R14), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9700c8 // mla v8.4s, v6.4s, v23.s[0]
+	VLD1.P 32(R15), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9700c9 // mla v9.4s, v6.4s, v23.s[0]
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb700c7 // mla v7.4s, v6.4s, v23.s[1]
+	VLD1.P 32(R14), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb700c8 // mla v8.4s, v6.4s, v23.s[1]
+	VLD1.P 32(R15), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb700c9 // mla v9.4s, v6.4s, v23.s[1]
+	// sub-blocks 6 and 7
+	VLD1.P 32(R19), [V0.B16, V1.B16]
+	VAND V15.B16, V0.B16, V2.B16
+	VAND V15.B16, V1.B16, V3.B16
+	VUSHR $4, V0.B16, V0.B16
+	VUSHR $4, V1.B16, V1.B16
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9708c7 // mla v7.4s, v6.4s, v23.s[2]
+	VLD1.P 32(R14), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9708c8 // mla v8.4s, v6.4s, v23.s[2]
+	VLD1.P 32(R15), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9708c9 // mla v9.4s, v6.4s, v23.s[2]
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb708c7 // mla v7.4s, v6.4s, v23.s[3]
+	VLD1.P 32(R14), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb708c8 // mla v8.4s, v6.4s, v23.s[3]
+	VLD1.P 32(R15), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb708c9 // mla v9.4s, v6.4s, v23.s[3]
+	// per token: isum, imin = Σ (bsums[2k]+bsums[2k+1])·mn[k], and the float accumulation
+	MOVHU (R8), R19
+	MOVHU 2(R8), R20
+	FMOVS R19, F17
+	FMOVS R20, F18
+	FCVTHS F17, F17
+	FCVTHS F18, F18
+	VADDV V7.S4, V7
+	WORD $0x5e21d8e7 // scvtf s7, s7
+	VLD1 (R13), [V11.H8, V12.H8]
 	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
-	WORD $0x0e29c0ec // smull v12.8h, v7.8b, v9.8b
-	WORD $0x4e29c0ed // smull2 v13.8h, v7.16b, v9.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
-	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
-	WORD $0x4eadbd8b // addp v11.4s, v12.4s, v13.4s
-	WORD $0x6f97015b // mla v27.4s, v10.4s, v23.s[0]
-	WORD $0x6fb7017c // mla v28.4s, v11.4s, v23.s[1]
-	// group 1: elements 32..63
-	VAND V14.B16, V2.B16, V6.B16
-	VSHL $2, V4.B16, V12.B16
-	VAND V15.B16, V12.B16, V12.B16
-	VORR V12.B16, V6.B16, V6.B16
-	VAND V14.B16, V3.B16, V7.B16
-	VSHL $2, V5.B16, V13.B16
-	VAND V15.B16, V13.B16, V13.B16
-	VORR V13.B16, V7.B16, V7.B16
-	VLD1.P 32(R11), [V8.B16, V9.B16]
-	WORD $0x0e28c0ca // smull v10.8h, v6.8b, v8.8b
-	WORD $0x4e28c0cb // smull2 v11.8h, v6.16b, v8.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4eb49d6b // mul v11.4s, v11.4s, v20.4s
+	WORD $0x4eb5958b // mla v11.4s, v12.4s, v21.4s
+	VADDV V11.S4, V11
+	WORD $0x5e21d96b // scvtf s11, s11
+	FMOVS (R9), F16
+	FMULS F16, F17, F19
+	FMULS F16, F18, F16
+	FMADDS F19, F24, F7, F24
+	FMADDS F16, F28, F11, F28
+	ADD $292, R9, R9
+	VADDV V8.S4, V8
+	WORD $0x5e21d908 // scvtf s8, s8
+	VLD1 (R14), [V11.H8, V12.H8]
 	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
-	WORD $0x0e29c0ec // smull v12.8h, v7.8b, v9.8b
-	WORD $0x4e29c0ed // smull2 v13.8h, v7.16b, v9.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
-	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
-	WORD $0x4eadbd8b // addp v11.4s, v12.4s, v13.4s
-	WORD $0x6f97095b // mla v27.4s, v10.4s, v23.s[2]
-	WORD $0x6fb7097c // mla v28.4s, v11.4s, v23.s[3]
-	// group 2: elements 64..95
-	VUSHR $4, V0.B16, V6.B16
-	VAND V15.B16, V4.B16, V12.B16
-	VORR V12.B16, V6.B16, V6.B16
-	VUSHR $4, V1.B16, V7.B16
-	VAND V15.B16, V5.B16, V13.B16
-	VORR V13.B16, V7.B16, V7.B16
-	VLD1.P 32(R11), [V8.B16, V9.B16]
-	WORD $0x0e28c0ca // smull v10.8h, v6.8b, v8.8b
-	WORD $0x4e28c0cb // smull2 v11.8h, v6.16b, v8.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4eb49d6b // mul v11.4s, v11.4s, v20.4s
+	WORD $0x4eb5958b // mla v11.4s, v12.4s, v21.4s
+	VADDV V11.S4, V11
+	WORD $0x5e21d96b // scvtf s11, s11
+	FMOVS (R10), F16
+	FMULS F16, F17, F19
+	FMULS F16, F18, F16
+	FMADDS F19, F25, F8, F25
+	FMADDS F16, F29, F11, F29
+	ADD $292, R10, R10
+	VADDV V9.S4, V9
+	WORD $0x5e21d929 // scvtf s9, s9
+	VLD1 (R15), [V11.H8, V12.H8]
 	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
-	WORD $0x0e29c0ec // smull v12.8h, v7.8b, v9.8b
-	WORD $0x4e29c0ed // smull2 v13.8h, v7.16b, v9.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
-	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
-	WORD $0x4eadbd8b // addp v11.4s, v12.4s, v13.4s
-	WORD $0x6f98015b // mla v27.4s, v10.4s, v24.s[0]
-	WORD $0x6fb8017c // mla v28.4s, v11.4s, v24.s[1]
-	// group 3: elements 96..127
-	VUSHR $4, V2.B16, V6.B16
-	VUSHR $2, V4.B16, V12.B16
-	VAND V15.B16, V12.B16, V12.B16
-	VORR V12.B16, V6.B16, V6.B16
-	VUSHR $4, V3.B16, V7.B16
-	VUSHR $2, V5.B16, V13.B16
-	VAND V15.B16, V13.B16, V13.B16
-	VORR V13.B16, V7.B16, V7.B16
-	VLD1.P 32(R11), [V8.B16, V9.B16]
-	WORD $0x0e28c0ca // smull v10.8h, v6.8b, v8.8b
-	WORD $0x4e28c0cb // smull2 v11.8h, v6.16b, v8.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
-	WORD $0x0e29c0ec // smull v12.8h, v7.8b, v9.8b
-	WORD $0x4e29c0ed // smull2 v13.8h, v7.16b, v9.16b
-	WORD $0x4e60298c // saddlp v12.4s, v12.8h
-	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
-	WORD $0x4eadbd8b // addp v11.4s, v12.4s, v13.4s
-	WORD $0x6f98095b // mla v27.4s, v10.4s, v24.s[2]
-	WORD $0x6fb8097c // mla v28.4s, v11.4s, v24.s[3]
-	// half 1: ql[64:128], qh[32:64]
-	VLD1.P 64(R9), [V0.B16, V1.B16, V2.B16, V3.B16]
-	VLD1.P 32(R10), [V4.B16, V5.B16]
-	// group 4: elements 128..159
-	VAND V14.B16, V0.B16, V6.B16
-	VSHL $4, V4.B16, V12.B16
-	VAND V15.B16, V12.B16, V12.B16
-	VORR V12.B16, V6.B16, V6.B16
-	VAND V14.B16, V1.B16, V7.B16
-	VSHL $4, V5.B16, V13.B16
-	VAND V15.B16, V13.B16, V13.B16
-	VORR V13.B16, V7.B16, V7.B16
-	VLD1.P 32(R11), [V8.B16, V9.B16]
-	WORD $0x0e28c0ca // smull v10.8h, v6.8b, v8.8b
-	WORD $0x4e28c0cb // smull2 v11.8h, v6.16b, v8.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
-	WORD $0x0e29c0ec // smull v12.8h, v7.8b, v9.8b
-	WORD $0x4e29c0ed // smull2 v13.8h, v7.16b, v9.16b
-	WORD $0x4e60298c // saddlp v12.4s, v12.8h
-	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
-	WORD $0x4eadbd8b // addp v11.4s, v12.4s, v13.4s
-	WORD $0x6f99015b // mla v27.4s, v10.4s, v25.s[0]
-	WORD $0x6fb9017c // mla v28.4s, v11.4s, v25.s[1]
-	// group 5: elements 160..191
-	VAND V14.B16, V2.B16, V6.B16
-	VSHL $2, V4.B16, V12.B16
-	VAND V15.B16, V12.B16, V12.B16
-	VORR V12.B16, V6.B16, V6.B16
-	VAND V14.B16, V3.B16, V7.B16
-	VSHL $2, V5.B16, V13.B16
-	VAND V15.B16, V13.B16, V13.B16
-	VORR V13.B16, V7.B16, V7.B16
-	VLD1.P 32(R11), [V8.B16, V9.B16]
-	WORD $0x0e28c0ca // smull v10.8h, v6.8b, v8.8b
-	WORD $0x4e28c0cb // smull2 v11.8h, v6.16b, v8.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
-	WORD $0x0e29c0ec // smull v12.8h, v7.8b, v9.8b
-	WORD $0x4e29c0ed // smull2 v13.8h, v7.16b, v9.16b
-	WORD $0x4e60298c // saddlp v12.4s, v12.8h
-	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
-	WORD $0x4eadbd8b // addp v11.4s, v12.4s, v13.4s
-	WORD $0x6f99095b // mla v27.4s, v10.4s, v25.s[2]
-	WORD $0x6fb9097c // mla v28.4s, v11.4s, v25.s[3]
-	// group 6: elements 192..223
-	VUSHR $4, V0.B16, V6.B16
-	VAND V15.B16, V4.B16, V12.B16
-	VORR V12.B16, V6.B16, V6.B16
-	VUSHR $4, V1.B16, V7.B16
-	VAND V15.B16, V5.B16, V13.B16
-	VORR V13.B16, V7.B16, V7.B16
-	VLD1.P 32(R11), [V8.B16, V9.B16]
-	WORD $0x0e28c0ca // smull v10.8h, v6.8b, v8.8b
-	WORD $0x4e28c0cb // smull2 v11.8h, v6.16b, v8.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
-	WORD $0x0e29c0ec // smull v12.8h, v7.8b, v9.8b
-	WORD $0x4e29c0ed // smull2 v13.8h, v7.16b, v9.16b
-	WORD $0x4e60298c // saddlp v12.4s, v12.8h
-	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
-	WORD $0x4eadbd8b // addp v11.4s, v12.4s, v13.4s
-	WORD $0x6f9a015b // mla v27.4s, v10.4s, v26.s[0]
-	WORD $0x6fba017c // mla v28.4s, v11.4s, v26.s[1]
-	// group 7: elements 224..255
-	VUSHR $4, V2.B16, V6.B16
-	VUSHR $2, V4.B16, V12.B16
-	VAND V15.B16, V12.B16, V12.B16
-	VORR V12.B16, V6.B16, V6.B16
-	VUSHR $4, V3.B16, V7.B16
-	VUSHR $2, V5.B16, V13.B16
-	VAND V15.B16, V13.B16, V13.B16
-	VORR V13.B16, V7.B16, V7.B16
-	VLD1.P 32(R11), [V8.B16, V9.B16]
-	WORD $0x0e28c0ca // smull v10.8h, v6.8b, v8.8b
-	WORD $0x4e28c0cb // smull2 v11.8h, v6.16b, v8.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
-	WORD $0x0e29c0ec // smull v12.8h, v7.8b, v9.8b
-	WORD $0x4e29c0ed // smull2 v13.8h, v7.16b, v9.16b
-	WORD $0x4e60298c // saddlp v12.4s, v12.8h
-	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
-	WORD $0x4eadbd8b // addp v11.4s, v12.4s, v13.4s
-	WORD $0x6f9a095b // mla v27.4s, v10.4s, v26.s[2]
-	WORD $0x6fba097c // mla v28.4s, v11.4s, v26.s[3]
-	VSUB V16.S4, V27.S4, V27.S4
-	VSUB V17.S4, V28.S4, V28.S4
-	WORD $0x4e21db7b // scvtf v27.4s, v27.4s
-	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
-	// d = x.d·f16(w.d); acc[L] = fma(d, lane[L], acc[L])
-	FMOVS (R7), F18
-	MOVHU 208(R6), R12
-	FMOVS R12, F19
-	FCVTHS F19, F19
-	FMULS F19, F18, F19
-	WORD $0x4f93137d // fmla v29.4s, v27.4s, v19.s[0]
-	WORD $0x4f93139e // fmla v30.4s, v28.4s, v19.s[0]
-	ADD $210, R6, R6
-	ADD $292, R7, R7
-	SUBS $1, R8, R8
+	WORD $0x4eb49d6b // mul v11.4s, v11.4s, v20.4s
+	WORD $0x4eb5958b // mla v11.4s, v12.4s, v21.4s
+	VADDV V11.S4, V11
+	WORD $0x5e21d96b // scvtf s11, s11
+	FMOVS (R11), F16
+	FMULS F16, F17, F19
+	FMULS F16, F18, F16
+	FMADDS F19, F26, F9, F26
+	FMADDS F16, F30, F11, F30
+	ADD $292, R11, R11
+	ADD $144, R8, R8
+	SUBS $1, R17, R17
 	BNE block
-done:
-	// hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
-	WORD $0x4e3ed7a0 // fadd v0.4s, v29.4s, v30.4s
-	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
-	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD $0x7e30d800 // faddp s0, v0.2s
-	FMOVS.P F0, 4(R5)
+store:
+	MOVD R6, R19
+	FSUBS F28, F24, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	FSUBS F29, F25, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	FSUBS F30, F26, F0
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
 	ADD R1, R0, R0
 	SUBS $1, R2, R2
 	BNE row
 	RET
 
-// func q6KRows1Dot(w *byte, wstride, rows int, x *byte, nb int, out *float32)
-TEXT ·q6KRows1Dot(SB), NOSPLIT, $0-48
+// func q4KRows4NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q4KRows4NEON(SB), NOSPLIT, $0-64
 	MOVD w+0(FP), R0
 	MOVD wstride+8(FP), R1
 	MOVD rows+16(FP), R2
 	MOVD x+24(FP), R3
-	MOVD nb+32(FP), R4
-	MOVD out+40(FP), R5
-	VMOVI $15, V14.B16
-	VMOVI $48, V15.B16
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V15.B16
 row:
-	MOVD R0, R6
-	MOVD R3, R7
-	MOVD R4, R8
-	VEOR V29.B16, V29.B16, V29.B16
-	VEOR V30.B16, V30.B16, V30.B16
-	CBZ R8, done
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	ADD R4, R11, R12
+	MOVD R5, R17
+	FMOVS ZR, F24
+	FMOVS ZR, F28
+	FMOVS ZR, F25
+	FMOVS ZR, F29
+	FMOVS ZR, F26
+	FMOVS ZR, F30
+	FMOVS ZR, F27
+	FMOVS ZR, F31
+	CBZ R17, store
 block:
-	// scales as int16 and int32; the bsums correction 32·(sc[2L]·bs[2L] + sc[2L+1]·bs[2L+1])
-	ADD $192, R6, R9
-	VLD1 (R9), [V20.B16]
-	WORD $0x0f08a695 // sxtl v21.8h, v20.8b
-	WORD $0x4f08a696 // sxtl2 v22.8h, v20.16b
-	WORD $0x0f10a6b7 // sxtl v23.4s, v21.4h
-	WORD $0x4f10a6b8 // sxtl2 v24.4s, v21.8h
-	WORD $0x0f10a6d9 // sxtl v25.4s, v22.4h
-	WORD $0x4f10a6da // sxtl2 v26.4s, v22.8h
-	ADD $260, R7, R9
-	VLD1 (R9), [V18.H8, V19.H8]
-	WORD $0x0e72c2b0 // smull v16.4s, v21.4h, v18.4h
-	WORD $0x4e72c2b1 // smull2 v17.4s, v21.8h, v18.8h
-	WORD $0x4eb1be10 // addp v16.4s, v16.4s, v17.4s
-	WORD $0x0e73c2d1 // smull v17.4s, v22.4h, v19.4h
-	WORD $0x4e73c2d2 // smull2 v18.4s, v22.8h, v19.8h
-	WORD $0x4eb2be31 // addp v17.4s, v17.4s, v18.4s
-	WORD $0x4f255610 // shl v16.4s, v16.4s, #5
-	WORD $0x4f255631 // shl v17.4s, v17.4s, #5
-	VEOR V27.B16, V27.B16, V27.B16
-	VEOR V28.B16, V28.B16, V28.B16
-	MOVD R6, R9
-	ADD $128, R6, R10
-	ADD $4, R7, R11
-	// half 0: ql[0:64], qh[0:32]
-	VLD1.P 64(R9), [V0.B16, V1.B16, V2.B16, V3.B16]
-	VLD1.P 32(R10), [V4.B16, V5.B16]
-	// group 0: elements 0..31
-	VAND V14.B16, V0.B16, V6.B16
-	VSHL $4, V4.B16, V12.B16
-	VAND V15.B16, V12.B16, V12.B16
-	VORR V12.B16, V6.B16, V6.B16
-	VAND V14.B16, V1.B16, V7.B16
-	VSHL $4, V5.B16, V13.B16
-	VAND V15.B16, V13.B16, V13.B16
-	VORR V13.B16, V7.B16, V7.B16
-	VLD1.P 32(R11), [V8.B16, V9.B16]
+	// the scales and mins (get_scale_min_k4, as llama.cpp's utmp shuffle)
+	MOVWU 4(R8), R19
+	MOVWU 8(R8), R20
+	MOVWU 12(R8), R21
+	LSRW $4, R21, R22
+	ANDW $0x0f0f0f0f, R22, R22
+	LSRW $6, R20, R23
+	ANDW $0x03030303, R23, R23
+	ORRW R23<<4, R22, R22
+	ANDW $0x3f3f3f3f, R20, R23
+	ANDW $0x0f0f0f0f, R21, R24
+	LSRW $6, R19, R25
+	ANDW $0x03030303, R25, R25
+	ORRW R25<<4, R24, R24
+	ANDW $0x3f3f3f3f, R19, R19
+	ORR R24<<32, R19, R19
+	ORR R22<<32, R23, R23
+	FMOVD R19, F16
+	FMOVD R23, F17
+	VUXTL V16.B8, V16.H8
+	VUXTL V16.H4, V22.S4
+	VUXTL2 V16.H8, V23.S4
+	VUXTL V17.B8, V17.H8
+	VUXTL V17.H4, V20.S4
+	VUXTL2 V17.H8, V21.S4
+	ADD $4, R9, R13
+	VEOR V7.B16, V7.B16, V7.B16
+	ADD $4, R10, R14
+	VEOR V8.B16, V8.B16, V8.B16
+	ADD $4, R11, R15
+	VEOR V9.B16, V9.B16, V9.B16
+	ADD $4, R12, R16
 	VEOR V10.B16, V10.B16, V10.B16
-	VEOR V11.B16, V11.B16, V11.B16
-	WORD $0x4e8894ca // sdot v10.4s, v6.16b, v8.16b
-	WORD $0x4e8994eb // sdot v11.4s, v7.16b, v9.16b
-	WORD $0x6f97015b // mla v27.4s, v10.4s, v23.s[0]
-	WORD $0x6fb7017c // mla v28.4s, v11.4s, v23.s[1]
-	// group 1: elements 32..63
-	VAND V14.B16, V2.B16, V6.B16
-	VSHL $2, V4.B16, V12.B16
-	VAND V15.B16, V12.B16, V12.B16
-	VORR V12.B16, V6.B16, V6.B16
-	VAND V14.B16, V3.B16, V7.B16
-	VSHL $2, V5.B16, V13.B16
-	VAND V15.B16, V13.B16, V13.B16
-	VORR V13.B16, V7.B16, V7.B16
-	VLD1.P 32(R11), [V8.B16, V9.B16]
-	VEOR V10.B16, V10.B16, V10.B16
-	VEOR V11.B16, V11.B16, V11.B16
-	WORD $0x4e8894ca // sdot v10.4s, v6.16b, v8.16b
-	WORD $0x4e8994eb // sdot v11.4s, v7.16b, v9.16b
-	WORD $0x6f97095b // mla v27.4s, v10.4s, v23.s[2]
-	WORD $0x6fb7097c // mla v28.4s, v11.4s, v23.s[3]
-	// group 2: elements 64..95
-	VUSHR $4, V0.B16, V6.B16
-	VAND V15.B16, V4.B16, V12.B16
-	VORR V12.B16, V6.B16, V6.B16
-	VUSHR $4, V1.B16, V7.B16
-	VAND V15.B16, V5.B16, V13.B16
-	VORR V13.B16, V7.B16, V7.B16
-	VLD1.P 32(R11), [V8.B16, V9.B16]
-	VEOR V10.B16, V10.B16, V10.B16
-	VEOR V11.B16, V11.B16, V11.B16
-	WORD $0x4e8894ca // sdot v10.4s, v6.16b, v8.16b
-	WORD $0x4e8994eb // sdot v11.4s, v7.16b, v9.16b
-	WORD $0x6f98015b // mla v27.4s, v10.4s, v24.s[0]
-	WORD $0x6fb8017c // mla v28.4s, v11.4s, v24.s[1]
-	// group 3: elements 96..127
-	VUSHR $4, V2.B16, V6.B16
-	VUSHR $2, V4.B16, V12.B16
-	VAND V15.B16, V12.B16, V12.B16
-	VORR V12.B16, V6.B16, V6.B16
-	VUSHR $4, V3.B16, V7.B16
-	VUSHR $2, V5.B16, V13.B16
-	VAND V15.B16, V13.B16, V13.B16
-	VORR V13.B16, V7.B16, V7.B16
-	VLD1.P 32(R11), [V8.B16, V9.B16]
-	VEOR V10.B16, V10.B16, V10.B16
-	VEOR V11.B16, V11.B16, V11.B16
-	WORD $0x4e8894ca // sdot v10.4s, v6.16b, v8.16b
-	WORD $0x4e8994eb // sdot v11.4s, v7.16b, v9.16b
-	WORD $0x6f98095b // mla v27.4s, v10.4s, v24.s[2]
-	WORD $0x6fb8097c // mla v28.4s, v11.4s, v24.s[3]
-	// half 1: ql[64:128], qh[32:64]
-	VLD1.P 64(R9), [V0.B16, V1.B16, V2.B16, V3.B16]
-	VLD1.P 32(R10), [V4.B16, V5.B16]
-	// group 4: elements 128..159
-	VAND V14.B16, V0.B16, V6.B16
-	VSHL $4, V4.B16, V12.B16
-	VAND V15.B16, V12.B16, V12.B16
-	VORR V12.B16, V6.B16, V6.B16
-	VAND V14.B16, V1.B16, V7.B16
-	VSHL $4, V5.B16, V13.B16
-	VAND V15.B16, V13.B16, V13.B16
-	VORR V13.B16, V7.B16, V7.B16
-	VLD1.P 32(R11), [V8.B16, V9.B16]
-	VEOR V10.B16, V10.B16, V10.B16
-	VEOR V11.B16, V11.B16, V11.B16
-	WORD $0x4e8894ca // sdot v10.4s, v6.16b, v8.16b
-	WORD $0x4e8994eb // sdot v11.4s, v7.16b, v9.16b
-	WORD $0x6f99015b // mla v27.4s, v10.4s, v25.s[0]
-	WORD $0x6fb9017c // mla v28.4s, v11.4s, v25.s[1]
-	// group 5: elements 160..191
-	VAND V14.B16, V2.B16, V6.B16
-	VSHL $2, V4.B16, V12.B16
-	VAND V15.B16, V12.B16, V12.B16
-	VORR V12.B16, V6.B16, V6.B16
-	VAND V14.B16, V3.B16, V7.B16
-	VSHL $2, V5.B16, V13.B16
-	VAND V15.B16, V13.B16, V13.B16
-	VORR V13.B16, V7.B16, V7.B16
-	VLD1.P 32(R11), [V8.B16, V9.B16]
-	VEOR V10.B16, V10.B16, V10.B16
-	VEOR V11.B16, V11.B16, V11.B16
-	WORD $0x4e8894ca // sdot v10.4s, v6.16b, v8.16b
-	WORD $0x4e8994eb // sdot v11.4s, v7.16b, v9.16b
-	WORD $0x6f99095b // mla v27.4s, v10.4s, v25.s[2]
-	WORD $0x6fb9097c // mla v28.4s, v11.4s, v25.s[3]
-	// group 6: elements 192..223
-	VUSHR $4, V0.B16, V6.B16
-	VAND V15.B16, V4.B16, V12.B16
-	VORR V12.B16, V6.B16, V6.B16
-	VUSHR $4, V1.B16, V7.B16
-	VAND V15.B16, V5.B16, V13.B16
-	VORR V13.B16, V7.B16, V7.B16
-	VLD1.P 32(R11), [V8.B16, V9.B16]
-	VEOR V10.B16, V10.B16, V10.B16
-	VEOR V11.B16, V11.B16, V11.B16
-	WORD $0x4e8894ca // sdot v10.4s, v6.16b, v8.16b
-	WORD $0x4e8994eb // sdot v11.4s, v7.16b, v9.16b
-	WORD $0x6f9a015b // mla v27.4s, v10.4s, v26.s[0]
-	WORD $0x6fba017c // mla v28.4s, v11.4s, v26.s[1]
-	// group 7: elements 224..255
-	VUSHR $4, V2.B16, V6.B16
-	VUSHR $2, V4.B16, V12.B16
-	VAND V15.B16, V12.B16, V12.B16
-	VORR V12.B16, V6.B16, V6.B16
-	VUSHR $4, V3.B16, V7.B16
-	VUSHR $2, V5.B16, V13.B16
-	VAND V15.B16, V13.B16, V13.B16
-	VORR V13.B16, V7.B16, V7.B16
-	VLD1.P 32(R11), [V8.B16, V9.B16]
-	VEOR V10.B16, V10.B16, V10.B16
-	VEOR V11.B16, V11.B16, V11.B16
-	WORD $0x4e8894ca // sdot v10.4s, v6.16b, v8.16b
-	WORD $0x4e8994eb // sdot v11.4s, v7.16b, v9.16b
-	WORD $0x6f9a095b // mla v27.4s, v10.4s, v26.s[2]
-	WORD $0x6fba097c // mla v28.4s, v11.4s, v26.s[3]
-	VSUB V16.S4, V27.S4, V27.S4
-	VSUB V17.S4, V28.S4, V28.S4
-	WORD $0x4e21db7b // scvtf v27.4s, v27.4s
-	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
-	// d = x.d·f16(w.d); acc[L] = fma(d, lane[L], acc[L])
-	FMOVS (R7), F18
-	MOVHU 208(R6), R12
-	FMOVS R12, F19
-	FCVTHS F19, F19
-	FMULS F19, F18, F19
-	WORD $0x4f93137d // fmla v29.4s, v27.4s, v19.s[0]
-	WORD $0x4f93139e // fmla v30.4s, v28.4s, v19.s[0]
-	ADD $210, R6, R6
-	ADD $292, R7, R7
-	SUBS $1, R8, R8
+	ADD $16, R8, R19
+	// sub-blocks 0 and 1
+	VLD1.P 32(R19), [V0.B16, V1.B16]
+	VAND V15.B16, V0.B16, V2.B16
+	VAND V15.B16, V1.B16, V3.B16
+	VUSHR $4, V0.B16, V0.B16
+	VUSHR $4, V1.B16, V1.B16
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9600c7 // mla v7.4s, v6.4s, v22.s[0]
+	VLD1.P 32(R14), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9600c8 // mla v8.4s, v6.4s, v22.s[0]
+	VLD1.P 32(R15), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9600c9 // mla v9.4s, v6.4s, v22.s[0]
+	VLD1.P 32(R16), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9600ca // mla v10.4s, v6.4s, v22.s[0]
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb600c7 // mla v7.4s, v6.4s, v22.s[1]
+	VLD1.P 32(R14), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb600c8 // mla v8.4s, v6.4s, v22.s[1]
+	VLD1.P 32(R15), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb600c9 // mla v9.4s, v6.4s, v22.s[1]
+	VLD1.P 32(R16), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb600ca // mla v10.4s, v6.4s, v22.s[1]
+	// sub-blocks 2 and 3
+	VLD1.P 32(R19), [V0.B16, V1.B16]
+	VAND V15.B16, V0.B16, V2.B16
+	VAND V15.B16, V1.B16, V3.B16
+	VUSHR $4, V0.B16, V0.B16
+	VUSHR $4, V1.B16, V1.B16
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9608c7 // mla v7.4s, v6.4s, v22.s[2]
+	VLD1.P 32(R14), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9608c8 // mla v8.4s, v6.4s, v22.s[2]
+	VLD1.P 32(R15), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9608c9 // mla v9.4s, v6.4s, v22.s[2]
+	VLD1.P 32(R16), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9608ca // mla v10.4s, v6.4s, v22.s[2]
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb608c7 // mla v7.4s, v6.4s, v22.s[3]
+	VLD1.P 32(R14), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb608c8 // mla v8.4s, v6.4s, v22.s[3]
+	VLD1.P 32(R15), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb608c9 // mla v9.4s, v6.4s, v22.s[3]
+	VLD1.P 32(R16), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb608ca // mla v10.4s, v6.4s, v22.s[3]
+	// sub-blocks 4 and 5
+	VLD1.P 32(R19), [V0.B16, V1.B16]
+	VAND V15.B16, V0.B16, V2.B16
+	VAND V15.B16, V1.B16, V3.B16
+	VUSHR $4, V0.B16, V0.B16
+	VUSHR $4, V1.B16, V1.B16
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9700c7 // mla v7.4s, v6.4s, v23.s[0]
+	VLD1.P 32(R14), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9700c8 // mla v8.4s, v6.4s, v23.s[0]
+	VLD1.P 32(R15), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9700c9 // mla v9.4s, v6.4s, v23.s[0]
+	VLD1.P 32(R16), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9700ca // mla v10.4s, v6.4s, v23.s[0]
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb700c7 // mla v7.4s, v6.4s, v23.s[1]
+	VLD1.P 32(R14), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb700c8 // mla v8.4s, v6.4s, v23.s[1]
+	VLD1.P 32(R15), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb700c9 // mla v9.4s, v6.4s, v23.s[1]
+	VLD1.P 32(R16), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb700ca // mla v10.4s, v6.4s, v23.s[1]
+	// sub-blocks 6 and 7
+	VLD1.P 32(R19), [V0.B16, V1.B16]
+	VAND V15.B16, V0.B16, V2.B16
+	VAND V15.B16, V1.B16, V3.B16
+	VUSHR $4, V0.B16, V0.B16
+	VUSHR $4, V1.B16, V1.B16
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9708c7 // mla v7.4s, v6.4s, v23.s[2]
+	VLD1.P 32(R14), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9708c8 // mla v8.4s, v6.4s, v23.s[2]
+	VLD1.P 32(R15), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9708c9 // mla v9.4s, v6.4s, v23.s[2]
+	VLD1.P 32(R16), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9708ca // mla v10.4s, v6.4s, v23.s[2]
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb708c7 // mla v7.4s, v6.4s, v23.s[3]
+	VLD1.P 32(R14), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb708c8 // mla v8.4s, v6.4s, v23.s[3]
+	VLD1.P 32(R15), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb708c9 // mla v9.4s, v6.4s, v23.s[3]
+	VLD1.P 32(R16), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb708ca // mla v10.4s, v6.4s, v23.s[3]
+	// per token: isum, imin = Σ (bsums[2k]+bsums[2k+1])·mn[k], and the float accumulation
+	MOVHU (R8), R19
+	MOVHU 2(R8), R20
+	FMOVS R19, F17
+	FMOVS R20, F18
+	FCVTHS F17, F17
+	FCVTHS F18, F18
+	VADDV V7.S4, V7
+	WORD $0x5e21d8e7 // scvtf s7, s7
+	VLD1 (R13), [V11.H8, V12.H8]
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4eb49d6b // mul v11.4s, v11.4s, v20.4s
+	WORD $0x4eb5958b // mla v11.4s, v12.4s, v21.4s
+	VADDV V11.S4, V11
+	WORD $0x5e21d96b // scvtf s11, s11
+	FMOVS (R9), F16
+	FMULS F16, F17, F19
+	FMULS F16, F18, F16
+	FMADDS F19, F24, F7, F24
+	FMADDS F16, F28, F11, F28
+	ADD $292, R9, R9
+	VADDV V8.S4, V8
+	WORD $0x5e21d908 // scvtf s8, s8
+	VLD1 (R14), [V11.H8, V12.H8]
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4eb49d6b // mul v11.4s, v11.4s, v20.4s
+	WORD $0x4eb5958b // mla v11.4s, v12.4s, v21.4s
+	VADDV V11.S4, V11
+	WORD $0x5e21d96b // scvtf s11, s11
+	FMOVS (R10), F16
+	FMULS F16, F17, F19
+	FMULS F16, F18, F16
+	FMADDS F19, F25, F8, F25
+	FMADDS F16, F29, F11, F29
+	ADD $292, R10, R10
+	VADDV V9.S4, V9
+	WORD $0x5e21d929 // scvtf s9, s9
+	VLD1 (R15), [V11.H8, V12.H8]
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4eb49d6b // mul v11.4s, v11.4s, v20.4s
+	WORD $0x4eb5958b // mla v11.4s, v12.4s, v21.4s
+	VADDV V11.S4, V11
+	WORD $0x5e21d96b // scvtf s11, s11
+	FMOVS (R11), F16
+	FMULS F16, F17, F19
+	FMULS F16, F18, F16
+	FMADDS F19, F26, F9, F26
+	FMADDS F16, F30, F11, F30
+	ADD $292, R11, R11
+	VADDV V10.S4, V10
+	WORD $0x5e21d94a // scvtf s10, s10
+	VLD1 (R16), [V11.H8, V12.H8]
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4eb49d6b // mul v11.4s, v11.4s, v20.4s
+	WORD $0x4eb5958b // mla v11.4s, v12.4s, v21.4s
+	VADDV V11.S4, V11
+	WORD $0x5e21d96b // scvtf s11, s11
+	FMOVS (R12), F16
+	FMULS F16, F17, F19
+	FMULS F16, F18, F16
+	FMADDS F19, F27, F10, F27
+	FMADDS F16, F31, F11, F31
+	ADD $292, R12, R12
+	ADD $144, R8, R8
+	SUBS $1, R17, R17
 	BNE block
-done:
-	// hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
-	WORD $0x4e3ed7a0 // fadd v0.4s, v29.4s, v30.4s
+store:
+	MOVD R6, R19
+	FSUBS F28, F24, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	FSUBS F29, F25, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	FSUBS F30, F26, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	FSUBS F31, F27, F0
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q4KRows1Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q4KRows1Dot(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V15.B16
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	MOVD R5, R17
+	FMOVS ZR, F24
+	FMOVS ZR, F28
+	CBZ R17, store
+block:
+	// the scales and mins (get_scale_min_k4, as llama.cpp's utmp shuffle)
+	MOVWU 4(R8), R19
+	MOVWU 8(R8), R20
+	MOVWU 12(R8), R21
+	LSRW $4, R21, R22
+	ANDW $0x0f0f0f0f, R22, R22
+	LSRW $6, R20, R23
+	ANDW $0x03030303, R23, R23
+	ORRW R23<<4, R22, R22
+	ANDW $0x3f3f3f3f, R20, R23
+	ANDW $0x0f0f0f0f, R21, R24
+	LSRW $6, R19, R25
+	ANDW $0x03030303, R25, R25
+	ORRW R25<<4, R24, R24
+	ANDW $0x3f3f3f3f, R19, R19
+	ORR R24<<32, R19, R19
+	ORR R22<<32, R23, R23
+	FMOVD R19, F16
+	FMOVD R23, F17
+	VUXTL V16.B8, V16.H8
+	VUXTL V16.H4, V22.S4
+	VUXTL2 V16.H8, V23.S4
+	VUXTL V17.B8, V17.H8
+	VUXTL V17.H4, V20.S4
+	VUXTL2 V17.H8, V21.S4
+	ADD $4, R9, R13
+	VEOR V7.B16, V7.B16, V7.B16
+	ADD $16, R8, R19
+	// sub-blocks 0 and 1
+	VLD1.P 32(R19), [V0.B16, V1.B16]
+	VAND V15.B16, V0.B16, V2.B16
+	VAND V15.B16, V1.B16, V3.B16
+	VUSHR $4, V0.B16, V0.B16
+	VUSHR $4, V1.B16, V1.B16
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9600c7 // mla v7.4s, v6.4s, v22.s[0]
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb600c7 // mla v7.4s, v6.4s, v22.s[1]
+	// sub-blocks 2 and 3
+	VLD1.P 32(R19), [V0.B16, V1.B16]
+	VAND V15.B16, V0.B16, V2.B16
+	VAND V15.B16, V1.B16, V3.B16
+	VUSHR $4, V0.B16, V0.B16
+	VUSHR $4, V1.B16, V1.B16
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9608c7 // mla v7.4s, v6.4s, v22.s[2]
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb608c7 // mla v7.4s, v6.4s, v22.s[3]
+	// sub-blocks 4 and 5
+	VLD1.P 32(R19), [V0.B16, V1.B16]
+	VAND V15.B16, V0.B16, V2.B16
+	VAND V15.B16, V1.B16, V3.B16
+	VUSHR $4, V0.B16, V0.B16
+	VUSHR $4, V1.B16, V1.B16
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9700c7 // mla v7.4s, v6.4s, v23.s[0]
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb700c7 // mla v7.4s, v6.4s, v23.s[1]
+	// sub-blocks 6 and 7
+	VLD1.P 32(R19), [V0.B16, V1.B16]
+	VAND V15.B16, V0.B16, V2.B16
+	VAND V15.B16, V1.B16, V3.B16
+	VUSHR $4, V0.B16, V0.B16
+	VUSHR $4, V1.B16, V1.B16
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9708c7 // mla v7.4s, v6.4s, v23.s[2]
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb708c7 // mla v7.4s, v6.4s, v23.s[3]
+	// per token: isum, imin = Σ (bsums[2k]+bsums[2k+1])·mn[k], and the float accumulation
+	MOVHU (R8), R19
+	MOVHU 2(R8), R20
+	FMOVS R19, F17
+	FMOVS R20, F18
+	FCVTHS F17, F17
+	FCVTHS F18, F18
+	VADDV V7.S4, V7
+	WORD $0x5e21d8e7 // scvtf s7, s7
+	VLD1 (R13), [V11.H8, V12.H8]
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4eb49d6b // mul v11.4s, v11.4s, v20.4s
+	WORD $0x4eb5958b // mla v11.4s, v12.4s, v21.4s
+	VADDV V11.S4, V11
+	WORD $0x5e21d96b // scvtf s11, s11
+	FMOVS (R9), F16
+	FMULS F16, F17, F19
+	FMULS F16, F18, F16
+	FMADDS F19, F24, F7, F24
+	FMADDS F16, F28, F11, F28
+	ADD $292, R9, R9
+	ADD $144, R8, R8
+	SUBS $1, R17, R17
+	BNE block
+store:
+	MOVD R6, R19
+	FSUBS F28, F24, F0
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q4KRows2Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q4KRows2Dot(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V15.B16
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	MOVD R5, R17
+	FMOVS ZR, F24
+	FMOVS ZR, F28
+	FMOVS ZR, F25
+	FMOVS ZR, F29
+	CBZ R17, store
+block:
+	// the scales and mins (get_scale_min_k4, as llama.cpp's utmp shuffle)
+	MOVWU 4(R8), R19
+	MOVWU 8(R8), R20
+	MOVWU 12(R8), R21
+	LSRW $4, R21, R22
+	ANDW $0x0f0f0f0f, R22, R22
+	LSRW $6, R20, R23
+	ANDW $0x03030303, R23, R23
+	ORRW R23<<4, R22, R22
+	ANDW $0x3f3f3f3f, R20, R23
+	ANDW $0x0f0f0f0f, R21, R24
+	LSRW $6, R19, R25
+	ANDW $0x03030303, R25, R25
+	ORRW R25<<4, R24, R24
+	ANDW $0x3f3f3f3f, R19, R19
+	ORR R24<<32, R19, R19
+	ORR R22<<32, R23, R23
+	FMOVD R19, F16
+	FMOVD R23, F17
+	VUXTL V16.B8, V16.H8
+	VUXTL V16.H4, V22.S4
+	VUXTL2 V16.H8, V23.S4
+	VUXTL V17.B8, V17.H8
+	VUXTL V17.H4, V20.S4
+	VUXTL2 V17.H8, V21.S4
+	ADD $4, R9, R13
+	VEOR V7.B16, V7.B16, V7.B16
+	ADD $4, R10, R14
+	VEOR V8.B16, V8.B16, V8.B16
+	ADD $16, R8, R19
+	// sub-blocks 0 and 1
+	VLD1.P 32(R19), [V0.B16, V1.B16]
+	VAND V15.B16, V0.B16, V2.B16
+	VAND V15.B16, V1.B16, V3.B16
+	VUSHR $4, V0.B16, V0.B16
+	VUSHR $4, V1.B16, V1.B16
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9600c7 // mla v7.4s, v6.4s, v22.s[0]
+	VLD1.P 32(R14), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9600c8 // mla v8.4s, v6.4s, v22.s[0]
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb600c7 // mla v7.4s, v6.4s, v22.s[1]
+	VLD1.P 32(R14), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb600c8 // mla v8.4s, v6.4s, v22.s[1]
+	// sub-blocks 2 and 3
+	VLD1.P 32(R19), [V0.B16, V1.B16]
+	VAND V15.B16, V0.B16, V2.B16
+	VAND V15.B16, V1.B16, V3.B16
+	VUSHR $4, V0.B16, V0.B16
+	VUSHR $4, V1.B16, V1.B16
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9608c7 // mla v7.4s, v6.4s, v22.s[2]
+	VLD1.P 32(R14), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9608c8 // mla v8.4s, v6.4s, v22.s[2]
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb608c7 // mla v7.4s, v6.4s, v22.s[3]
+	VLD1.P 32(R14), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb608c8 // mla v8.4s, v6.4s, v22.s[3]
+	// sub-blocks 4 and 5
+	VLD1.P 32(R19), [V0.B16, V1.B16]
+	VAND V15.B16, V0.B16, V2.B16
+	VAND V15.B16, V1.B16, V3.B16
+	VUSHR $4, V0.B16, V0.B16
+	VUSHR $4, V1.B16, V1.B16
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9700c7 // mla v7.4s, v6.4s, v23.s[0]
+	VLD1.P 32(R14), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9700c8 // mla v8.4s, v6.4s, v23.s[0]
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb700c7 // mla v7.4s, v6.4s, v23.s[1]
+	VLD1.P 32(R14), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb700c8 // mla v8.4s, v6.4s, v23.s[1]
+	// sub-blocks 6 and 7
+	VLD1.P 32(R19), [V0.B16, V1.B16]
+	VAND V15.B16, V0.B16, V2.B16
+	VAND V15.B16, V1.B16, V3.B16
+	VUSHR $4, V0.B16, V0.B16
+	VUSHR $4, V1.B16, V1.B16
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9708c7 // mla v7.4s, v6.4s, v23.s[2]
+	VLD1.P 32(R14), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9708c8 // mla v8.4s, v6.4s, v23.s[2]
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb708c7 // mla v7.4s, v6.4s, v23.s[3]
+	VLD1.P 32(R14), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb708c8 // mla v8.4s, v6.4s, v23.s[3]
+	// per token: isum, imin = Σ (bsums[2k]+bsums[2k+1])·mn[k], and the float accumulation
+	MOVHU (R8), R19
+	MOVHU 2(R8), R20
+	FMOVS R19, F17
+	FMOVS R20, F18
+	FCVTHS F17, F17
+	FCVTHS F18, F18
+	VADDV V7.S4, V7
+	WORD $0x5e21d8e7 // scvtf s7, s7
+	VLD1 (R13), [V11.H8, V12.H8]
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4eb49d6b // mul v11.4s, v11.4s, v20.4s
+	WORD $0x4eb5958b // mla v11.4s, v12.4s, v21.4s
+	VADDV V11.S4, V11
+	WORD $0x5e21d96b // scvtf s11, s11
+	FMOVS (R9), F16
+	FMULS F16, F17, F19
+	FMULS F16, F18, F16
+	FMADDS F19, F24, F7, F24
+	FMADDS F16, F28, F11, F28
+	ADD $292, R9, R9
+	VADDV V8.S4, V8
+	WORD $0x5e21d908 // scvtf s8, s8
+	VLD1 (R14), [V11.H8, V12.H8]
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4eb49d6b // mul v11.4s, v11.4s, v20.4s
+	WORD $0x4eb5958b // mla v11.4s, v12.4s, v21.4s
+	VADDV V11.S4, V11
+	WORD $0x5e21d96b // scvtf s11, s11
+	FMOVS (R10), F16
+	FMULS F16, F17, F19
+	FMULS F16, F18, F16
+	FMADDS F19, F25, F8, F25
+	FMADDS F16, F29, F11, F29
+	ADD $292, R10, R10
+	ADD $144, R8, R8
+	SUBS $1, R17, R17
+	BNE block
+store:
+	MOVD R6, R19
+	FSUBS F28, F24, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	FSUBS F29, F25, F0
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q4KRows3Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q4KRows3Dot(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V15.B16
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	MOVD R5, R17
+	FMOVS ZR, F24
+	FMOVS ZR, F28
+	FMOVS ZR, F25
+	FMOVS ZR, F29
+	FMOVS ZR, F26
+	FMOVS ZR, F30
+	CBZ R17, store
+block:
+	// the scales and mins (get_scale_min_k4, as llama.cpp's utmp shuffle)
+	MOVWU 4(R8), R19
+	MOVWU 8(R8), R20
+	MOVWU 12(R8), R21
+	LSRW $4, R21, R22
+	ANDW $0x0f0f0f0f, R22, R22
+	LSRW $6, R20, R23
+	ANDW $0x03030303, R23, R23
+	ORRW R23<<4, R22, R22
+	ANDW $0x3f3f3f3f, R20, R23
+	ANDW $0x0f0f0f0f, R21, R24
+	LSRW $6, R19, R25
+	ANDW $0x03030303, R25, R25
+	ORRW R25<<4, R24, R24
+	ANDW $0x3f3f3f3f, R19, R19
+	ORR R24<<32, R19, R19
+	ORR R22<<32, R23, R23
+	FMOVD R19, F16
+	FMOVD R23, F17
+	VUXTL V16.B8, V16.H8
+	VUXTL V16.H4, V22.S4
+	VUXTL2 V16.H8, V23.S4
+	VUXTL V17.B8, V17.H8
+	VUXTL V17.H4, V20.S4
+	VUXTL2 V17.H8, V21.S4
+	ADD $4, R9, R13
+	VEOR V7.B16, V7.B16, V7.B16
+	ADD $4, R10, R14
+	VEOR V8.B16, V8.B16, V8.B16
+	ADD $4, R11, R15
+	VEOR V9.B16, V9.B16, V9.B16
+	ADD $16, R8, R19
+	// sub-blocks 0 and 1
+	VLD1.P 32(R19), [V0.B16, V1.B16]
+	VAND V15.B16, V0.B16, V2.B16
+	VAND V15.B16, V1.B16, V3.B16
+	VUSHR $4, V0.B16, V0.B16
+	VUSHR $4, V1.B16, V1.B16
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9600c7 // mla v7.4s, v6.4s, v22.s[0]
+	VLD1.P 32(R14), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9600c8 // mla v8.4s, v6.4s, v22.s[0]
+	VLD1.P 32(R15), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9600c9 // mla v9.4s, v6.4s, v22.s[0]
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb600c7 // mla v7.4s, v6.4s, v22.s[1]
+	VLD1.P 32(R14), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb600c8 // mla v8.4s, v6.4s, v22.s[1]
+	VLD1.P 32(R15), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb600c9 // mla v9.4s, v6.4s, v22.s[1]
+	// sub-blocks 2 and 3
+	VLD1.P 32(R19), [V0.B16, V1.B16]
+	VAND V15.B16, V0.B16, V2.B16
+	VAND V15.B16, V1.B16, V3.B16
+	VUSHR $4, V0.B16, V0.B16
+	VUSHR $4, V1.B16, V1.B16
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9608c7 // mla v7.4s, v6.4s, v22.s[2]
+	VLD1.P 32(R14), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9608c8 // mla v8.4s, v6.4s, v22.s[2]
+	VLD1.P 32(R15), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9608c9 // mla v9.4s, v6.4s, v22.s[2]
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb608c7 // mla v7.4s, v6.4s, v22.s[3]
+	VLD1.P 32(R14), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb608c8 // mla v8.4s, v6.4s, v22.s[3]
+	VLD1.P 32(R15), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb608c9 // mla v9.4s, v6.4s, v22.s[3]
+	// sub-blocks 4 and 5
+	VLD1.P 32(R19), [V0.B16, V1.B16]
+	VAND V15.B16, V0.B16, V2.B16
+	VAND V15.B16, V1.B16, V3.B16
+	VUSHR $4, V0.B16, V0.B16
+	VUSHR $4, V1.B16, V1.B16
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9700c7 // mla v7.4s, v6.4s, v23.s[0]
+	VLD1.P 32(R14), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9700c8 // mla v8.4s, v6.4s, v23.s[0]
+	VLD1.P 32(R15), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9700c9 // mla v9.4s, v6.4s, v23.s[0]
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb700c7 // mla v7.4s, v6.4s, v23.s[1]
+	VLD1.P 32(R14), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb700c8 // mla v8.4s, v6.4s, v23.s[1]
+	VLD1.P 32(R15), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb700c9 // mla v9.4s, v6.4s, v23.s[1]
+	// sub-blocks 6 and 7
+	VLD1.P 32(R19), [V0.B16, V1.B16]
+	VAND V15.B16, V0.B16, V2.B16
+	VAND V15.B16, V1.B16, V3.B16
+	VUSHR $4, V0.B16, V0.B16
+	VUSHR $4, V1.B16, V1.B16
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9708c7 // mla v7.4s, v6.4s, v23.s[2]
+	VLD1.P 32(R14), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9708c8 // mla v8.4s, v6.4s, v23.s[2]
+	VLD1.P 32(R15), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9708c9 // mla v9.4s, v6.4s, v23.s[2]
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb708c7 // mla v7.4s, v6.4s, v23.s[3]
+	VLD1.P 32(R14), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb708c8 // mla v8.4s, v6.4s, v23.s[3]
+	VLD1.P 32(R15), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb708c9 // mla v9.4s, v6.4s, v23.s[3]
+	// per token: isum, imin = Σ (bsums[2k]+bsums[2k+1])·mn[k], and the float accumulation
+	MOVHU (R8), R19
+	MOVHU 2(R8), R20
+	FMOVS R19, F17
+	FMOVS R20, F18
+	FCVTHS F17, F17
+	FCVTHS F18, F18
+	VADDV V7.S4, V7
+	WORD $0x5e21d8e7 // scvtf s7, s7
+	VLD1 (R13), [V11.H8, V12.H8]
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4eb49d6b // mul v11.4s, v11.4s, v20.4s
+	WORD $0x4eb5958b // mla v11.4s, v12.4s, v21.4s
+	VADDV V11.S4, V11
+	WORD $0x5e21d96b // scvtf s11, s11
+	FMOVS (R9), F16
+	FMULS F16, F17, F19
+	FMULS F16, F18, F16
+	FMADDS F19, F24, F7, F24
+	FMADDS F16, F28, F11, F28
+	ADD $292, R9, R9
+	VADDV V8.S4, V8
+	WORD $0x5e21d908 // scvtf s8, s8
+	VLD1 (R14), [V11.H8, V12.H8]
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4eb49d6b // mul v11.4s, v11.4s, v20.4s
+	WORD $0x4eb5958b // mla v11.4s, v12.4s, v21.4s
+	VADDV V11.S4, V11
+	WORD $0x5e21d96b // scvtf s11, s11
+	FMOVS (R10), F16
+	FMULS F16, F17, F19
+	FMULS F16, F18, F16
+	FMADDS F19, F25, F8, F25
+	FMADDS F16, F29, F11, F29
+	ADD $292, R10, R10
+	VADDV V9.S4, V9
+	WORD $0x5e21d929 // scvtf s9, s9
+	VLD1 (R15), [V11.H8, V12.H8]
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4eb49d6b // mul v11.4s, v11.4s, v20.4s
+	WORD $0x4eb5958b // mla v11.4s, v12.4s, v21.4s
+	VADDV V11.S4, V11
+	WORD $0x5e21d96b // scvtf s11, s11
+	FMOVS (R11), F16
+	FMULS F16, F17, F19
+	FMULS F16, F18, F16
+	FMADDS F19, F26, F9, F26
+	FMADDS F16, F30, F11, F30
+	ADD $292, R11, R11
+	ADD $144, R8, R8
+	SUBS $1, R17, R17
+	BNE block
+store:
+	MOVD R6, R19
+	FSUBS F28, F24, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	FSUBS F29, F25, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	FSUBS F30, F26, F0
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q4KRows4Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q4KRows4Dot(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V15.B16
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	ADD R4, R11, R12
+	MOVD R5, R17
+	FMOVS ZR, F24
+	FMOVS ZR, F28
+	FMOVS ZR, F25
+	FMOVS ZR, F29
+	FMOVS ZR, F26
+	FMOVS ZR, F30
+	FMOVS ZR, F27
+	FMOVS ZR, F31
+	CBZ R17, store
+block:
+	// the scales and mins (get_scale_min_k4, as llama.cpp's utmp shuffle)
+	MOVWU 4(R8), R19
+	MOVWU 8(R8), R20
+	MOVWU 12(R8), R21
+	LSRW $4, R21, R22
+	ANDW $0x0f0f0f0f, R22, R22
+	LSRW $6, R20, R23
+	ANDW $0x03030303, R23, R23
+	ORRW R23<<4, R22, R22
+	ANDW $0x3f3f3f3f, R20, R23
+	ANDW $0x0f0f0f0f, R21, R24
+	LSRW $6, R19, R25
+	ANDW $0x03030303, R25, R25
+	ORRW R25<<4, R24, R24
+	ANDW $0x3f3f3f3f, R19, R19
+	ORR R24<<32, R19, R19
+	ORR R22<<32, R23, R23
+	FMOVD R19, F16
+	FMOVD R23, F17
+	VUXTL V16.B8, V16.H8
+	VUXTL V16.H4, V22.S4
+	VUXTL2 V16.H8, V23.S4
+	VUXTL V17.B8, V17.H8
+	VUXTL V17.H4, V20.S4
+	VUXTL2 V17.H8, V21.S4
+	ADD $4, R9, R13
+	VEOR V7.B16, V7.B16, V7.B16
+	ADD $4, R10, R14
+	VEOR V8.B16, V8.B16, V8.B16
+	ADD $4, R11, R15
+	VEOR V9.B16, V9.B16, V9.B16
+	ADD $4, R12, R16
+	VEOR V10.B16, V10.B16, V10.B16
+	ADD $16, R8, R19
+	// sub-blocks 0 and 1
+	VLD1.P 32(R19), [V0.B16, V1.B16]
+	VAND V15.B16, V0.B16, V2.B16
+	VAND V15.B16, V1.B16, V3.B16
+	VUSHR $4, V0.B16, V0.B16
+	VUSHR $4, V1.B16, V1.B16
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9600c7 // mla v7.4s, v6.4s, v22.s[0]
+	VLD1.P 32(R14), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9600c8 // mla v8.4s, v6.4s, v22.s[0]
+	VLD1.P 32(R15), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9600c9 // mla v9.4s, v6.4s, v22.s[0]
+	VLD1.P 32(R16), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9600ca // mla v10.4s, v6.4s, v22.s[0]
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb600c7 // mla v7.4s, v6.4s, v22.s[1]
+	VLD1.P 32(R14), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb600c8 // mla v8.4s, v6.4s, v22.s[1]
+	VLD1.P 32(R15), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb600c9 // mla v9.4s, v6.4s, v22.s[1]
+	VLD1.P 32(R16), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb600ca // mla v10.4s, v6.4s, v22.s[1]
+	// sub-blocks 2 and 3
+	VLD1.P 32(R19), [V0.B16, V1.B16]
+	VAND V15.B16, V0.B16, V2.B16
+	VAND V15.B16, V1.B16, V3.B16
+	VUSHR $4, V0.B16, V0.B16
+	VUSHR $4, V1.B16, V1.B16
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9608c7 // mla v7.4s, v6.4s, v22.s[2]
+	VLD1.P 32(R14), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9608c8 // mla v8.4s, v6.4s, v22.s[2]
+	VLD1.P 32(R15), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9608c9 // mla v9.4s, v6.4s, v22.s[2]
+	VLD1.P 32(R16), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9608ca // mla v10.4s, v6.4s, v22.s[2]
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb608c7 // mla v7.4s, v6.4s, v22.s[3]
+	VLD1.P 32(R14), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb608c8 // mla v8.4s, v6.4s, v22.s[3]
+	VLD1.P 32(R15), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb608c9 // mla v9.4s, v6.4s, v22.s[3]
+	VLD1.P 32(R16), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb608ca // mla v10.4s, v6.4s, v22.s[3]
+	// sub-blocks 4 and 5
+	VLD1.P 32(R19), [V0.B16, V1.B16]
+	VAND V15.B16, V0.B16, V2.B16
+	VAND V15.B16, V1.B16, V3.B16
+	VUSHR $4, V0.B16, V0.B16
+	VUSHR $4, V1.B16, V1.B16
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9700c7 // mla v7.4s, v6.4s, v23.s[0]
+	VLD1.P 32(R14), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9700c8 // mla v8.4s, v6.4s, v23.s[0]
+	VLD1.P 32(R15), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9700c9 // mla v9.4s, v6.4s, v23.s[0]
+	VLD1.P 32(R16), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9700ca // mla v10.4s, v6.4s, v23.s[0]
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb700c7 // mla v7.4s, v6.4s, v23.s[1]
+	VLD1.P 32(R14), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb700c8 // mla v8.4s, v6.4s, v23.s[1]
+	VLD1.P 32(R15), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb700c9 // mla v9.4s, v6.4s, v23.s[1]
+	VLD1.P 32(R16), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb700ca // mla v10.4s, v6.4s, v23.s[1]
+	// sub-blocks 6 and 7
+	VLD1.P 32(R19), [V0.B16, V1.B16]
+	VAND V15.B16, V0.B16, V2.B16
+	VAND V15.B16, V1.B16, V3.B16
+	VUSHR $4, V0.B16, V0.B16
+	VUSHR $4, V1.B16, V1.B16
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9708c7 // mla v7.4s, v6.4s, v23.s[2]
+	VLD1.P 32(R14), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9708c8 // mla v8.4s, v6.4s, v23.s[2]
+	VLD1.P 32(R15), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9708c9 // mla v9.4s, v6.4s, v23.s[2]
+	VLD1.P 32(R16), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9708ca // mla v10.4s, v6.4s, v23.s[2]
+	VLD1.P 32(R13), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb708c7 // mla v7.4s, v6.4s, v23.s[3]
+	VLD1.P 32(R14), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb708c8 // mla v8.4s, v6.4s, v23.s[3]
+	VLD1.P 32(R15), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb708c9 // mla v9.4s, v6.4s, v23.s[3]
+	VLD1.P 32(R16), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb708ca // mla v10.4s, v6.4s, v23.s[3]
+	// per token: isum, imin = Σ (bsums[2k]+bsums[2k+1])·mn[k], and the float accumulation
+	MOVHU (R8), R19
+	MOVHU 2(R8), R20
+	FMOVS R19, F17
+	FMOVS R20, F18
+	FCVTHS F17, F17
+	FCVTHS F18, F18
+	VADDV V7.S4, V7
+	WORD $0x5e21d8e7 // scvtf s7, s7
+	VLD1 (R13), [V11.H8, V12.H8]
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4eb49d6b // mul v11.4s, v11.4s, v20.4s
+	WORD $0x4eb5958b // mla v11.4s, v12.4s, v21.4s
+	VADDV V11.S4, V11
+	WORD $0x5e21d96b // scvtf s11, s11
+	FMOVS (R9), F16
+	FMULS F16, F17, F19
+	FMULS F16, F18, F16
+	FMADDS F19, F24, F7, F24
+	FMADDS F16, F28, F11, F28
+	ADD $292, R9, R9
+	VADDV V8.S4, V8
+	WORD $0x5e21d908 // scvtf s8, s8
+	VLD1 (R14), [V11.H8, V12.H8]
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4eb49d6b // mul v11.4s, v11.4s, v20.4s
+	WORD $0x4eb5958b // mla v11.4s, v12.4s, v21.4s
+	VADDV V11.S4, V11
+	WORD $0x5e21d96b // scvtf s11, s11
+	FMOVS (R10), F16
+	FMULS F16, F17, F19
+	FMULS F16, F18, F16
+	FMADDS F19, F25, F8, F25
+	FMADDS F16, F29, F11, F29
+	ADD $292, R10, R10
+	VADDV V9.S4, V9
+	WORD $0x5e21d929 // scvtf s9, s9
+	VLD1 (R15), [V11.H8, V12.H8]
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4eb49d6b // mul v11.4s, v11.4s, v20.4s
+	WORD $0x4eb5958b // mla v11.4s, v12.4s, v21.4s
+	VADDV V11.S4, V11
+	WORD $0x5e21d96b // scvtf s11, s11
+	FMOVS (R11), F16
+	FMULS F16, F17, F19
+	FMULS F16, F18, F16
+	FMADDS F19, F26, F9, F26
+	FMADDS F16, F30, F11, F30
+	ADD $292, R11, R11
+	VADDV V10.S4, V10
+	WORD $0x5e21d94a // scvtf s10, s10
+	VLD1 (R16), [V11.H8, V12.H8]
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4eb49d6b // mul v11.4s, v11.4s, v20.4s
+	WORD $0x4eb5958b // mla v11.4s, v12.4s, v21.4s
+	VADDV V11.S4, V11
+	WORD $0x5e21d96b // scvtf s11, s11
+	FMOVS (R12), F16
+	FMULS F16, F17, F19
+	FMULS F16, F18, F16
+	FMADDS F19, F27, F10, F27
+	FMADDS F16, F31, F11, F31
+	ADD $292, R12, R12
+	ADD $144, R8, R8
+	SUBS $1, R17, R17
+	BNE block
+store:
+	MOVD R6, R19
+	FSUBS F28, F24, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	FSUBS F29, F25, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	FSUBS F30, F26, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	FSUBS F31, F27, F0
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q6KRows1NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q6KRows1NEON(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V12.B16
+	VMOVI $48, V13.B16
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	MOVD R5, R17
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	CBZ R17, store
+block:
+	// the scales as int16 and int32
+	ADD $192, R8, R12
+	VLD1 (R12), [V0.B16]
+	WORD $0x0f08a412 // sxtl v18.8h, v0.8b
+	WORD $0x4f08a413 // sxtl2 v19.8h, v0.16b
+	WORD $0x0f10a64e // sxtl v14.4s, v18.4h
+	WORD $0x4f10a64f // sxtl2 v15.4s, v18.8h
+	WORD $0x0f10a670 // sxtl v16.4s, v19.4h
+	WORD $0x4f10a671 // sxtl2 v17.4s, v19.8h
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	MOVD R8, R12
+	ADD $128, R8, R13
+	// half 0: qh[0:32]
+	VLD1.P 32(R13), [V2.B16, V3.B16]
+	// ql[0:32]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 0: elements 0..31
+	VAND V12.B16, V0.B16, V4.B16
+	VSHL $4, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VAND V12.B16, V1.B16, V5.B16
+	VSHL $4, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $4, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0114 // mla v20.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0135 // mla v21.4s, v9.4s, v14.s[1]
+	// group 2: elements 64..95
+	VUSHR $4, V0.B16, V4.B16
+	VAND V13.B16, V2.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VUSHR $4, V1.B16, V5.B16
+	VAND V13.B16, V3.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $68, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8f0114 // mla v20.4s, v8.4s, v15.s[0]
+	WORD $0x6faf0135 // mla v21.4s, v9.4s, v15.s[1]
+	// ql[32:64]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 1: elements 32..63
+	VAND V12.B16, V0.B16, V4.B16
+	VSHL $2, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VAND V12.B16, V1.B16, V5.B16
+	VSHL $2, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $36, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0914 // mla v20.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0935 // mla v21.4s, v9.4s, v14.s[3]
+	// group 3: elements 96..127
+	VUSHR $4, V0.B16, V4.B16
+	VUSHR $2, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VUSHR $4, V1.B16, V5.B16
+	VUSHR $2, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $100, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8f0914 // mla v20.4s, v8.4s, v15.s[2]
+	WORD $0x6faf0935 // mla v21.4s, v9.4s, v15.s[3]
+	// half 1: qh[32:64]
+	VLD1.P 32(R13), [V2.B16, V3.B16]
+	// ql[64:96]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 4: elements 128..159
+	VAND V12.B16, V0.B16, V4.B16
+	VSHL $4, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VAND V12.B16, V1.B16, V5.B16
+	VSHL $4, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $132, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900114 // mla v20.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00135 // mla v21.4s, v9.4s, v16.s[1]
+	// group 6: elements 192..223
+	VUSHR $4, V0.B16, V4.B16
+	VAND V13.B16, V2.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VUSHR $4, V1.B16, V5.B16
+	VAND V13.B16, V3.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $196, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f910114 // mla v20.4s, v8.4s, v17.s[0]
+	WORD $0x6fb10135 // mla v21.4s, v9.4s, v17.s[1]
+	// ql[96:128]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 5: elements 160..191
+	VAND V12.B16, V0.B16, V4.B16
+	VSHL $2, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VAND V12.B16, V1.B16, V5.B16
+	VSHL $2, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $164, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900914 // mla v20.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00935 // mla v21.4s, v9.4s, v16.s[3]
+	// group 7: elements 224..255
+	VUSHR $4, V0.B16, V4.B16
+	VUSHR $2, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VUSHR $4, V1.B16, V5.B16
+	VUSHR $2, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $228, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f910914 // mla v20.4s, v8.4s, v17.s[2]
+	WORD $0x6fb10935 // mla v21.4s, v9.4s, v17.s[3]
+	// per token: lane -= 32·(sc[2L]·bs[2L] + sc[2L+1]·bs[2L+1]); acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
+	MOVHU 208(R8), R19
+	FMOVS R19, F7
+	FCVTHS F7, F7
+	ADD $260, R9, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e68c24a // smull v10.4s, v18.4h, v8.4h
+	WORD $0x4e68c24b // smull2 v11.4s, v18.8h, v8.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e69c26b // smull v11.4s, v19.4h, v9.4h
+	WORD $0x4e69c268 // smull2 v8.4s, v19.8h, v9.8h
+	WORD $0x4ea8bd6b // addp v11.4s, v11.4s, v8.4s
+	WORD $0x4f25554a // shl v10.4s, v10.4s, #5
+	WORD $0x4f25556b // shl v11.4s, v11.4s, #5
+	VSUB V10.S4, V20.S4, V20.S4
+	VSUB V11.S4, V21.S4, V21.S4
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	FMOVS (R9), F6
+	FMULS F7, F6, F6
+	WORD $0x4f86129a // fmla v26.4s, v20.4s, v6.s[0]
+	WORD $0x4f8612bb // fmla v27.4s, v21.4s, v6.s[0]
+	ADD $292, R9, R9
+	ADD $210, R8, R8
+	SUBS $1, R17, R17
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3bd740 // fadd v0.4s, v26.4s, v27.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
-	FMOVS.P F0, 4(R5)
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q6KRows2NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q6KRows2NEON(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V12.B16
+	VMOVI $48, V13.B16
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	MOVD R5, R17
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	CBZ R17, store
+block:
+	// the scales as int16 and int32
+	ADD $192, R8, R12
+	VLD1 (R12), [V0.B16]
+	WORD $0x0f08a412 // sxtl v18.8h, v0.8b
+	WORD $0x4f08a413 // sxtl2 v19.8h, v0.16b
+	WORD $0x0f10a64e // sxtl v14.4s, v18.4h
+	WORD $0x4f10a64f // sxtl2 v15.4s, v18.8h
+	WORD $0x0f10a670 // sxtl v16.4s, v19.4h
+	WORD $0x4f10a671 // sxtl2 v17.4s, v19.8h
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	MOVD R8, R12
+	ADD $128, R8, R13
+	// half 0: qh[0:32]
+	VLD1.P 32(R13), [V2.B16, V3.B16]
+	// ql[0:32]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 0: elements 0..31
+	VAND V12.B16, V0.B16, V4.B16
+	VSHL $4, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VAND V12.B16, V1.B16, V5.B16
+	VSHL $4, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $4, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0114 // mla v20.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0135 // mla v21.4s, v9.4s, v14.s[1]
+	ADD $4, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0116 // mla v22.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0137 // mla v23.4s, v9.4s, v14.s[1]
+	// group 2: elements 64..95
+	VUSHR $4, V0.B16, V4.B16
+	VAND V13.B16, V2.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VUSHR $4, V1.B16, V5.B16
+	VAND V13.B16, V3.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $68, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8f0114 // mla v20.4s, v8.4s, v15.s[0]
+	WORD $0x6faf0135 // mla v21.4s, v9.4s, v15.s[1]
+	ADD $68, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8f0116 // mla v22.4s, v8.4s, v15.s[0]
+	WORD $0x6faf0137 // mla v23.4s, v9.4s, v15.s[1]
+	// ql[32:64]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 1: elements 32..63
+	VAND V12.B16, V0.B16, V4.B16
+	VSHL $2, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VAND V12.B16, V1.B16, V5.B16
+	VSHL $2, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $36, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0914 // mla v20.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0935 // mla v21.4s, v9.4s, v14.s[3]
+	ADD $36, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0916 // mla v22.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0937 // mla v23.4s, v9.4s, v14.s[3]
+	// group 3: elements 96..127
+	VUSHR $4, V0.B16, V4.B16
+	VUSHR $2, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VUSHR $4, V1.B16, V5.B16
+	VUSHR $2, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $100, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8f0914 // mla v20.4s, v8.4s, v15.s[2]
+	WORD $0x6faf0935 // mla v21.4s, v9.4s, v15.s[3]
+	ADD $100, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8f0916 // mla v22.4s, v8.4s, v15.s[2]
+	WORD $0x6faf0937 // mla v23.4s, v9.4s, v15.s[3]
+	// half 1: qh[32:64]
+	VLD1.P 32(R13), [V2.B16, V3.B16]
+	// ql[64:96]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 4: elements 128..159
+	VAND V12.B16, V0.B16, V4.B16
+	VSHL $4, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VAND V12.B16, V1.B16, V5.B16
+	VSHL $4, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $132, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900114 // mla v20.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00135 // mla v21.4s, v9.4s, v16.s[1]
+	ADD $132, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900116 // mla v22.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00137 // mla v23.4s, v9.4s, v16.s[1]
+	// group 6: elements 192..223
+	VUSHR $4, V0.B16, V4.B16
+	VAND V13.B16, V2.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VUSHR $4, V1.B16, V5.B16
+	VAND V13.B16, V3.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $196, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f910114 // mla v20.4s, v8.4s, v17.s[0]
+	WORD $0x6fb10135 // mla v21.4s, v9.4s, v17.s[1]
+	ADD $196, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f910116 // mla v22.4s, v8.4s, v17.s[0]
+	WORD $0x6fb10137 // mla v23.4s, v9.4s, v17.s[1]
+	// ql[96:128]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 5: elements 160..191
+	VAND V12.B16, V0.B16, V4.B16
+	VSHL $2, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VAND V12.B16, V1.B16, V5.B16
+	VSHL $2, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $164, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900914 // mla v20.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00935 // mla v21.4s, v9.4s, v16.s[3]
+	ADD $164, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900916 // mla v22.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00937 // mla v23.4s, v9.4s, v16.s[3]
+	// group 7: elements 224..255
+	VUSHR $4, V0.B16, V4.B16
+	VUSHR $2, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VUSHR $4, V1.B16, V5.B16
+	VUSHR $2, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $228, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f910914 // mla v20.4s, v8.4s, v17.s[2]
+	WORD $0x6fb10935 // mla v21.4s, v9.4s, v17.s[3]
+	ADD $228, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f910916 // mla v22.4s, v8.4s, v17.s[2]
+	WORD $0x6fb10937 // mla v23.4s, v9.4s, v17.s[3]
+	// per token: lane -= 32·(sc[2L]·bs[2L] + sc[2L+1]·bs[2L+1]); acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
+	MOVHU 208(R8), R19
+	FMOVS R19, F7
+	FCVTHS F7, F7
+	ADD $260, R9, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e68c24a // smull v10.4s, v18.4h, v8.4h
+	WORD $0x4e68c24b // smull2 v11.4s, v18.8h, v8.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e69c26b // smull v11.4s, v19.4h, v9.4h
+	WORD $0x4e69c268 // smull2 v8.4s, v19.8h, v9.8h
+	WORD $0x4ea8bd6b // addp v11.4s, v11.4s, v8.4s
+	WORD $0x4f25554a // shl v10.4s, v10.4s, #5
+	WORD $0x4f25556b // shl v11.4s, v11.4s, #5
+	VSUB V10.S4, V20.S4, V20.S4
+	VSUB V11.S4, V21.S4, V21.S4
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	FMOVS (R9), F6
+	FMULS F7, F6, F6
+	WORD $0x4f86129a // fmla v26.4s, v20.4s, v6.s[0]
+	WORD $0x4f8612bb // fmla v27.4s, v21.4s, v6.s[0]
+	ADD $292, R9, R9
+	ADD $260, R10, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e68c24a // smull v10.4s, v18.4h, v8.4h
+	WORD $0x4e68c24b // smull2 v11.4s, v18.8h, v8.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e69c26b // smull v11.4s, v19.4h, v9.4h
+	WORD $0x4e69c268 // smull2 v8.4s, v19.8h, v9.8h
+	WORD $0x4ea8bd6b // addp v11.4s, v11.4s, v8.4s
+	WORD $0x4f25554a // shl v10.4s, v10.4s, #5
+	WORD $0x4f25556b // shl v11.4s, v11.4s, #5
+	VSUB V10.S4, V22.S4, V22.S4
+	VSUB V11.S4, V23.S4, V23.S4
+	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
+	WORD $0x4e21daf7 // scvtf v23.4s, v23.4s
+	FMOVS (R10), F6
+	FMULS F7, F6, F6
+	WORD $0x4f8612dc // fmla v28.4s, v22.4s, v6.s[0]
+	WORD $0x4f8612fd // fmla v29.4s, v23.4s, v6.s[0]
+	ADD $292, R10, R10
+	ADD $210, R8, R8
+	SUBS $1, R17, R17
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3bd740 // fadd v0.4s, v26.4s, v27.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3dd780 // fadd v0.4s, v28.4s, v29.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q6KRows3NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q6KRows3NEON(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V12.B16
+	VMOVI $48, V13.B16
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	MOVD R5, R17
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V31.B16, V31.B16, V31.B16
+	CBZ R17, store
+block:
+	// the scales as int16 and int32
+	ADD $192, R8, R12
+	VLD1 (R12), [V0.B16]
+	WORD $0x0f08a412 // sxtl v18.8h, v0.8b
+	WORD $0x4f08a413 // sxtl2 v19.8h, v0.16b
+	WORD $0x0f10a64e // sxtl v14.4s, v18.4h
+	WORD $0x4f10a64f // sxtl2 v15.4s, v18.8h
+	WORD $0x0f10a670 // sxtl v16.4s, v19.4h
+	WORD $0x4f10a671 // sxtl2 v17.4s, v19.8h
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	MOVD R8, R12
+	ADD $128, R8, R13
+	// half 0: qh[0:32]
+	VLD1.P 32(R13), [V2.B16, V3.B16]
+	// ql[0:32]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 0: elements 0..31
+	VAND V12.B16, V0.B16, V4.B16
+	VSHL $4, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VAND V12.B16, V1.B16, V5.B16
+	VSHL $4, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $4, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0114 // mla v20.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0135 // mla v21.4s, v9.4s, v14.s[1]
+	ADD $4, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0116 // mla v22.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0137 // mla v23.4s, v9.4s, v14.s[1]
+	ADD $4, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0118 // mla v24.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0139 // mla v25.4s, v9.4s, v14.s[1]
+	// group 2: elements 64..95
+	VUSHR $4, V0.B16, V4.B16
+	VAND V13.B16, V2.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VUSHR $4, V1.B16, V5.B16
+	VAND V13.B16, V3.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $68, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8f0114 // mla v20.4s, v8.4s, v15.s[0]
+	WORD $0x6faf0135 // mla v21.4s, v9.4s, v15.s[1]
+	ADD $68, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8f0116 // mla v22.4s, v8.4s, v15.s[0]
+	WORD $0x6faf0137 // mla v23.4s, v9.4s, v15.s[1]
+	ADD $68, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8f0118 // mla v24.4s, v8.4s, v15.s[0]
+	WORD $0x6faf0139 // mla v25.4s, v9.4s, v15.s[1]
+	// ql[32:64]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 1: elements 32..63
+	VAND V12.B16, V0.B16, V4.B16
+	VSHL $2, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VAND V12.B16, V1.B16, V5.B16
+	VSHL $2, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $36, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0914 // mla v20.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0935 // mla v21.4s, v9.4s, v14.s[3]
+	ADD $36, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0916 // mla v22.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0937 // mla v23.4s, v9.4s, v14.s[3]
+	ADD $36, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0918 // mla v24.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0939 // mla v25.4s, v9.4s, v14.s[3]
+	// group 3: elements 96..127
+	VUSHR $4, V0.B16, V4.B16
+	VUSHR $2, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VUSHR $4, V1.B16, V5.B16
+	VUSHR $2, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $100, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8f0914 // mla v20.4s, v8.4s, v15.s[2]
+	WORD $0x6faf0935 // mla v21.4s, v9.4s, v15.s[3]
+	ADD $100, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8f0916 // mla v22.4s, v8.4s, v15.s[2]
+	WORD $0x6faf0937 // mla v23.4s, v9.4s, v15.s[3]
+	ADD $100, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8f0918 // mla v24.4s, v8.4s, v15.s[2]
+	WORD $0x6faf0939 // mla v25.4s, v9.4s, v15.s[3]
+	// half 1: qh[32:64]
+	VLD1.P 32(R13), [V2.B16, V3.B16]
+	// ql[64:96]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 4: elements 128..159
+	VAND V12.B16, V0.B16, V4.B16
+	VSHL $4, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VAND V12.B16, V1.B16, V5.B16
+	VSHL $4, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $132, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900114 // mla v20.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00135 // mla v21.4s, v9.4s, v16.s[1]
+	ADD $132, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900116 // mla v22.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00137 // mla v23.4s, v9.4s, v16.s[1]
+	ADD $132, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900118 // mla v24.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00139 // mla v25.4s, v9.4s, v16.s[1]
+	// group 6: elements 192..223
+	VUSHR $4, V0.B16, V4.B16
+	VAND V13.B16, V2.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VUSHR $4, V1.B16, V5.B16
+	VAND V13.B16, V3.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $196, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f910114 // mla v20.4s, v8.4s, v17.s[0]
+	WORD $0x6fb10135 // mla v21.4s, v9.4s, v17.s[1]
+	ADD $196, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f910116 // mla v22.4s, v8.4s, v17.s[0]
+	WORD $0x6fb10137 // mla v23.4s, v9.4s, v17.s[1]
+	ADD $196, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f910118 // mla v24.4s, v8.4s, v17.s[0]
+	WORD $0x6fb10139 // mla v25.4s, v9.4s, v17.s[1]
+	// ql[96:128]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 5: elements 160..191
+	VAND V12.B16, V0.B16, V4.B16
+	VSHL $2, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VAND V12.B16, V1.B16, V5.B16
+	VSHL $2, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $164, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900914 // mla v20.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00935 // mla v21.4s, v9.4s, v16.s[3]
+	ADD $164, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900916 // mla v22.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00937 // mla v23.4s, v9.4s, v16.s[3]
+	ADD $164, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900918 // mla v24.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00939 // mla v25.4s, v9.4s, v16.s[3]
+	// group 7: elements 224..255
+	VUSHR $4, V0.B16, V4.B16
+	VUSHR $2, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VUSHR $4, V1.B16, V5.B16
+	VUSHR $2, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $228, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f910914 // mla v20.4s, v8.4s, v17.s[2]
+	WORD $0x6fb10935 // mla v21.4s, v9.4s, v17.s[3]
+	ADD $228, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f910916 // mla v22.4s, v8.4s, v17.s[2]
+	WORD $0x6fb10937 // mla v23.4s, v9.4s, v17.s[3]
+	ADD $228, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f910918 // mla v24.4s, v8.4s, v17.s[2]
+	WORD $0x6fb10939 // mla v25.4s, v9.4s, v17.s[3]
+	// per token: lane -= 32·(sc[2L]·bs[2L] + sc[2L+1]·bs[2L+1]); acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
+	MOVHU 208(R8), R19
+	FMOVS R19, F7
+	FCVTHS F7, F7
+	ADD $260, R9, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e68c24a // smull v10.4s, v18.4h, v8.4h
+	WORD $0x4e68c24b // smull2 v11.4s, v18.8h, v8.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e69c26b // smull v11.4s, v19.4h, v9.4h
+	WORD $0x4e69c268 // smull2 v8.4s, v19.8h, v9.8h
+	WORD $0x4ea8bd6b // addp v11.4s, v11.4s, v8.4s
+	WORD $0x4f25554a // shl v10.4s, v10.4s, #5
+	WORD $0x4f25556b // shl v11.4s, v11.4s, #5
+	VSUB V10.S4, V20.S4, V20.S4
+	VSUB V11.S4, V21.S4, V21.S4
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	FMOVS (R9), F6
+	FMULS F7, F6, F6
+	WORD $0x4f86129a // fmla v26.4s, v20.4s, v6.s[0]
+	WORD $0x4f8612bb // fmla v27.4s, v21.4s, v6.s[0]
+	ADD $292, R9, R9
+	ADD $260, R10, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e68c24a // smull v10.4s, v18.4h, v8.4h
+	WORD $0x4e68c24b // smull2 v11.4s, v18.8h, v8.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e69c26b // smull v11.4s, v19.4h, v9.4h
+	WORD $0x4e69c268 // smull2 v8.4s, v19.8h, v9.8h
+	WORD $0x4ea8bd6b // addp v11.4s, v11.4s, v8.4s
+	WORD $0x4f25554a // shl v10.4s, v10.4s, #5
+	WORD $0x4f25556b // shl v11.4s, v11.4s, #5
+	VSUB V10.S4, V22.S4, V22.S4
+	VSUB V11.S4, V23.S4, V23.S4
+	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
+	WORD $0x4e21daf7 // scvtf v23.4s, v23.4s
+	FMOVS (R10), F6
+	FMULS F7, F6, F6
+	WORD $0x4f8612dc // fmla v28.4s, v22.4s, v6.s[0]
+	WORD $0x4f8612fd // fmla v29.4s, v23.4s, v6.s[0]
+	ADD $292, R10, R10
+	ADD $260, R11, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e68c24a // smull v10.4s, v18.4h, v8.4h
+	WORD $0x4e68c24b // smull2 v11.4s, v18.8h, v8.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e69c26b // smull v11.4s, v19.4h, v9.4h
+	WORD $0x4e69c268 // smull2 v8.4s, v19.8h, v9.8h
+	WORD $0x4ea8bd6b // addp v11.4s, v11.4s, v8.4s
+	WORD $0x4f25554a // shl v10.4s, v10.4s, #5
+	WORD $0x4f25556b // shl v11.4s, v11.4s, #5
+	VSUB V10.S4, V24.S4, V24.S4
+	VSUB V11.S4, V25.S4, V25.S4
+	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
+	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
+	FMOVS (R11), F6
+	FMULS F7, F6, F6
+	WORD $0x4f86131e // fmla v30.4s, v24.4s, v6.s[0]
+	WORD $0x4f86133f // fmla v31.4s, v25.4s, v6.s[0]
+	ADD $292, R11, R11
+	ADD $210, R8, R8
+	SUBS $1, R17, R17
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3bd740 // fadd v0.4s, v26.4s, v27.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3dd780 // fadd v0.4s, v28.4s, v29.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3fd7c0 // fadd v0.4s, v30.4s, v31.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q6KRows1Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q6KRows1Dot(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V12.B16
+	VMOVI $48, V13.B16
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	MOVD R5, R17
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	CBZ R17, store
+block:
+	// the scales as int16 and int32
+	ADD $192, R8, R12
+	VLD1 (R12), [V0.B16]
+	WORD $0x0f08a412 // sxtl v18.8h, v0.8b
+	WORD $0x4f08a413 // sxtl2 v19.8h, v0.16b
+	WORD $0x0f10a64e // sxtl v14.4s, v18.4h
+	WORD $0x4f10a64f // sxtl2 v15.4s, v18.8h
+	WORD $0x0f10a670 // sxtl v16.4s, v19.4h
+	WORD $0x4f10a671 // sxtl2 v17.4s, v19.8h
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	MOVD R8, R12
+	ADD $128, R8, R13
+	// half 0: qh[0:32]
+	VLD1.P 32(R13), [V2.B16, V3.B16]
+	// ql[0:32]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 0: elements 0..31
+	VAND V12.B16, V0.B16, V4.B16
+	VSHL $4, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VAND V12.B16, V1.B16, V5.B16
+	VSHL $4, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $4, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0114 // mla v20.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0135 // mla v21.4s, v9.4s, v14.s[1]
+	// group 2: elements 64..95
+	VUSHR $4, V0.B16, V4.B16
+	VAND V13.B16, V2.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VUSHR $4, V1.B16, V5.B16
+	VAND V13.B16, V3.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $68, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8f0114 // mla v20.4s, v8.4s, v15.s[0]
+	WORD $0x6faf0135 // mla v21.4s, v9.4s, v15.s[1]
+	// ql[32:64]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 1: elements 32..63
+	VAND V12.B16, V0.B16, V4.B16
+	VSHL $2, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VAND V12.B16, V1.B16, V5.B16
+	VSHL $2, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $36, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0914 // mla v20.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0935 // mla v21.4s, v9.4s, v14.s[3]
+	// group 3: elements 96..127
+	VUSHR $4, V0.B16, V4.B16
+	VUSHR $2, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VUSHR $4, V1.B16, V5.B16
+	VUSHR $2, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $100, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8f0914 // mla v20.4s, v8.4s, v15.s[2]
+	WORD $0x6faf0935 // mla v21.4s, v9.4s, v15.s[3]
+	// half 1: qh[32:64]
+	VLD1.P 32(R13), [V2.B16, V3.B16]
+	// ql[64:96]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 4: elements 128..159
+	VAND V12.B16, V0.B16, V4.B16
+	VSHL $4, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VAND V12.B16, V1.B16, V5.B16
+	VSHL $4, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $132, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900114 // mla v20.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00135 // mla v21.4s, v9.4s, v16.s[1]
+	// group 6: elements 192..223
+	VUSHR $4, V0.B16, V4.B16
+	VAND V13.B16, V2.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VUSHR $4, V1.B16, V5.B16
+	VAND V13.B16, V3.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $196, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f910114 // mla v20.4s, v8.4s, v17.s[0]
+	WORD $0x6fb10135 // mla v21.4s, v9.4s, v17.s[1]
+	// ql[96:128]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 5: elements 160..191
+	VAND V12.B16, V0.B16, V4.B16
+	VSHL $2, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VAND V12.B16, V1.B16, V5.B16
+	VSHL $2, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $164, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900914 // mla v20.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00935 // mla v21.4s, v9.4s, v16.s[3]
+	// group 7: elements 224..255
+	VUSHR $4, V0.B16, V4.B16
+	VUSHR $2, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VUSHR $4, V1.B16, V5.B16
+	VUSHR $2, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $228, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f910914 // mla v20.4s, v8.4s, v17.s[2]
+	WORD $0x6fb10935 // mla v21.4s, v9.4s, v17.s[3]
+	// per token: lane -= 32·(sc[2L]·bs[2L] + sc[2L+1]·bs[2L+1]); acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
+	MOVHU 208(R8), R19
+	FMOVS R19, F7
+	FCVTHS F7, F7
+	ADD $260, R9, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e68c24a // smull v10.4s, v18.4h, v8.4h
+	WORD $0x4e68c24b // smull2 v11.4s, v18.8h, v8.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e69c26b // smull v11.4s, v19.4h, v9.4h
+	WORD $0x4e69c268 // smull2 v8.4s, v19.8h, v9.8h
+	WORD $0x4ea8bd6b // addp v11.4s, v11.4s, v8.4s
+	WORD $0x4f25554a // shl v10.4s, v10.4s, #5
+	WORD $0x4f25556b // shl v11.4s, v11.4s, #5
+	VSUB V10.S4, V20.S4, V20.S4
+	VSUB V11.S4, V21.S4, V21.S4
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	FMOVS (R9), F6
+	FMULS F7, F6, F6
+	WORD $0x4f86129a // fmla v26.4s, v20.4s, v6.s[0]
+	WORD $0x4f8612bb // fmla v27.4s, v21.4s, v6.s[0]
+	ADD $292, R9, R9
+	ADD $210, R8, R8
+	SUBS $1, R17, R17
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3bd740 // fadd v0.4s, v26.4s, v27.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q6KRows2Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q6KRows2Dot(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V12.B16
+	VMOVI $48, V13.B16
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	MOVD R5, R17
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	CBZ R17, store
+block:
+	// the scales as int16 and int32
+	ADD $192, R8, R12
+	VLD1 (R12), [V0.B16]
+	WORD $0x0f08a412 // sxtl v18.8h, v0.8b
+	WORD $0x4f08a413 // sxtl2 v19.8h, v0.16b
+	WORD $0x0f10a64e // sxtl v14.4s, v18.4h
+	WORD $0x4f10a64f // sxtl2 v15.4s, v18.8h
+	WORD $0x0f10a670 // sxtl v16.4s, v19.4h
+	WORD $0x4f10a671 // sxtl2 v17.4s, v19.8h
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	MOVD R8, R12
+	ADD $128, R8, R13
+	// half 0: qh[0:32]
+	VLD1.P 32(R13), [V2.B16, V3.B16]
+	// ql[0:32]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 0: elements 0..31
+	VAND V12.B16, V0.B16, V4.B16
+	VSHL $4, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VAND V12.B16, V1.B16, V5.B16
+	VSHL $4, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $4, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0114 // mla v20.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0135 // mla v21.4s, v9.4s, v14.s[1]
+	ADD $4, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0116 // mla v22.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0137 // mla v23.4s, v9.4s, v14.s[1]
+	// group 2: elements 64..95
+	VUSHR $4, V0.B16, V4.B16
+	VAND V13.B16, V2.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VUSHR $4, V1.B16, V5.B16
+	VAND V13.B16, V3.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $68, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8f0114 // mla v20.4s, v8.4s, v15.s[0]
+	WORD $0x6faf0135 // mla v21.4s, v9.4s, v15.s[1]
+	ADD $68, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8f0116 // mla v22.4s, v8.4s, v15.s[0]
+	WORD $0x6faf0137 // mla v23.4s, v9.4s, v15.s[1]
+	// ql[32:64]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 1: elements 32..63
+	VAND V12.B16, V0.B16, V4.B16
+	VSHL $2, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VAND V12.B16, V1.B16, V5.B16
+	VSHL $2, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $36, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0914 // mla v20.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0935 // mla v21.4s, v9.4s, v14.s[3]
+	ADD $36, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0916 // mla v22.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0937 // mla v23.4s, v9.4s, v14.s[3]
+	// group 3: elements 96..127
+	VUSHR $4, V0.B16, V4.B16
+	VUSHR $2, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VUSHR $4, V1.B16, V5.B16
+	VUSHR $2, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $100, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8f0914 // mla v20.4s, v8.4s, v15.s[2]
+	WORD $0x6faf0935 // mla v21.4s, v9.4s, v15.s[3]
+	ADD $100, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8f0916 // mla v22.4s, v8.4s, v15.s[2]
+	WORD $0x6faf0937 // mla v23.4s, v9.4s, v15.s[3]
+	// half 1: qh[32:64]
+	VLD1.P 32(R13), [V2.B16, V3.B16]
+	// ql[64:96]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 4: elements 128..159
+	VAND V12.B16, V0.B16, V4.B16
+	VSHL $4, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VAND V12.B16, V1.B16, V5.B16
+	VSHL $4, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $132, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900114 // mla v20.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00135 // mla v21.4s, v9.4s, v16.s[1]
+	ADD $132, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900116 // mla v22.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00137 // mla v23.4s, v9.4s, v16.s[1]
+	// group 6: elements 192..223
+	VUSHR $4, V0.B16, V4.B16
+	VAND V13.B16, V2.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VUSHR $4, V1.B16, V5.B16
+	VAND V13.B16, V3.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $196, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f910114 // mla v20.4s, v8.4s, v17.s[0]
+	WORD $0x6fb10135 // mla v21.4s, v9.4s, v17.s[1]
+	ADD $196, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f910116 // mla v22.4s, v8.4s, v17.s[0]
+	WORD $0x6fb10137 // mla v23.4s, v9.4s, v17.s[1]
+	// ql[96:128]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 5: elements 160..191
+	VAND V12.B16, V0.B16, V4.B16
+	VSHL $2, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VAND V12.B16, V1.B16, V5.B16
+	VSHL $2, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $164, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900914 // mla v20.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00935 // mla v21.4s, v9.4s, v16.s[3]
+	ADD $164, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900916 // mla v22.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00937 // mla v23.4s, v9.4s, v16.s[3]
+	// group 7: elements 224..255
+	VUSHR $4, V0.B16, V4.B16
+	VUSHR $2, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VUSHR $4, V1.B16, V5.B16
+	VUSHR $2, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $228, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f910914 // mla v20.4s, v8.4s, v17.s[2]
+	WORD $0x6fb10935 // mla v21.4s, v9.4s, v17.s[3]
+	ADD $228, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f910916 // mla v22.4s, v8.4s, v17.s[2]
+	WORD $0x6fb10937 // mla v23.4s, v9.4s, v17.s[3]
+	// per token: lane -= 32·(sc[2L]·bs[2L] + sc[2L+1]·bs[2L+1]); acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
+	MOVHU 208(R8), R19
+	FMOVS R19, F7
+	FCVTHS F7, F7
+	ADD $260, R9, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e68c24a // smull v10.4s, v18.4h, v8.4h
+	WORD $0x4e68c24b // smull2 v11.4s, v18.8h, v8.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e69c26b // smull v11.4s, v19.4h, v9.4h
+	WORD $0x4e69c268 // smull2 v8.4s, v19.8h, v9.8h
+	WORD $0x4ea8bd6b // addp v11.4s, v11.4s, v8.4s
+	WORD $0x4f25554a // shl v10.4s, v10.4s, #5
+	WORD $0x4f25556b // shl v11.4s, v11.4s, #5
+	VSUB V10.S4, V20.S4, V20.S4
+	VSUB V11.S4, V21.S4, V21.S4
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	FMOVS (R9), F6
+	FMULS F7, F6, F6
+	WORD $0x4f86129a // fmla v26.4s, v20.4s, v6.s[0]
+	WORD $0x4f8612bb // fmla v27.4s, v21.4s, v6.s[0]
+	ADD $292, R9, R9
+	ADD $260, R10, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e68c24a // smull v10.4s, v18.4h, v8.4h
+	WORD $0x4e68c24b // smull2 v11.4s, v18.8h, v8.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e69c26b // smull v11.4s, v19.4h, v9.4h
+	WORD $0x4e69c268 // smull2 v8.4s, v19.8h, v9.8h
+	WORD $0x4ea8bd6b // addp v11.4s, v11.4s, v8.4s
+	WORD $0x4f25554a // shl v10.4s, v10.4s, #5
+	WORD $0x4f25556b // shl v11.4s, v11.4s, #5
+	VSUB V10.S4, V22.S4, V22.S4
+	VSUB V11.S4, V23.S4, V23.S4
+	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
+	WORD $0x4e21daf7 // scvtf v23.4s, v23.4s
+	FMOVS (R10), F6
+	FMULS F7, F6, F6
+	WORD $0x4f8612dc // fmla v28.4s, v22.4s, v6.s[0]
+	WORD $0x4f8612fd // fmla v29.4s, v23.4s, v6.s[0]
+	ADD $292, R10, R10
+	ADD $210, R8, R8
+	SUBS $1, R17, R17
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3bd740 // fadd v0.4s, v26.4s, v27.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3dd780 // fadd v0.4s, v28.4s, v29.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q6KRows3Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q6KRows3Dot(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V12.B16
+	VMOVI $48, V13.B16
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	MOVD R5, R17
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V31.B16, V31.B16, V31.B16
+	CBZ R17, store
+block:
+	// the scales as int16 and int32
+	ADD $192, R8, R12
+	VLD1 (R12), [V0.B16]
+	WORD $0x0f08a412 // sxtl v18.8h, v0.8b
+	WORD $0x4f08a413 // sxtl2 v19.8h, v0.16b
+	WORD $0x0f10a64e // sxtl v14.4s, v18.4h
+	WORD $0x4f10a64f // sxtl2 v15.4s, v18.8h
+	WORD $0x0f10a670 // sxtl v16.4s, v19.4h
+	WORD $0x4f10a671 // sxtl2 v17.4s, v19.8h
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	MOVD R8, R12
+	ADD $128, R8, R13
+	// half 0: qh[0:32]
+	VLD1.P 32(R13), [V2.B16, V3.B16]
+	// ql[0:32]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 0: elements 0..31
+	VAND V12.B16, V0.B16, V4.B16
+	VSHL $4, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VAND V12.B16, V1.B16, V5.B16
+	VSHL $4, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $4, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0114 // mla v20.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0135 // mla v21.4s, v9.4s, v14.s[1]
+	ADD $4, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0116 // mla v22.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0137 // mla v23.4s, v9.4s, v14.s[1]
+	ADD $4, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0118 // mla v24.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0139 // mla v25.4s, v9.4s, v14.s[1]
+	// group 2: elements 64..95
+	VUSHR $4, V0.B16, V4.B16
+	VAND V13.B16, V2.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VUSHR $4, V1.B16, V5.B16
+	VAND V13.B16, V3.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $68, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8f0114 // mla v20.4s, v8.4s, v15.s[0]
+	WORD $0x6faf0135 // mla v21.4s, v9.4s, v15.s[1]
+	ADD $68, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8f0116 // mla v22.4s, v8.4s, v15.s[0]
+	WORD $0x6faf0137 // mla v23.4s, v9.4s, v15.s[1]
+	ADD $68, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8f0118 // mla v24.4s, v8.4s, v15.s[0]
+	WORD $0x6faf0139 // mla v25.4s, v9.4s, v15.s[1]
+	// ql[32:64]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 1: elements 32..63
+	VAND V12.B16, V0.B16, V4.B16
+	VSHL $2, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VAND V12.B16, V1.B16, V5.B16
+	VSHL $2, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $36, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0914 // mla v20.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0935 // mla v21.4s, v9.4s, v14.s[3]
+	ADD $36, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0916 // mla v22.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0937 // mla v23.4s, v9.4s, v14.s[3]
+	ADD $36, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0918 // mla v24.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0939 // mla v25.4s, v9.4s, v14.s[3]
+	// group 3: elements 96..127
+	VUSHR $4, V0.B16, V4.B16
+	VUSHR $2, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VUSHR $4, V1.B16, V5.B16
+	VUSHR $2, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $100, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8f0914 // mla v20.4s, v8.4s, v15.s[2]
+	WORD $0x6faf0935 // mla v21.4s, v9.4s, v15.s[3]
+	ADD $100, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8f0916 // mla v22.4s, v8.4s, v15.s[2]
+	WORD $0x6faf0937 // mla v23.4s, v9.4s, v15.s[3]
+	ADD $100, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8f0918 // mla v24.4s, v8.4s, v15.s[2]
+	WORD $0x6faf0939 // mla v25.4s, v9.4s, v15.s[3]
+	// half 1: qh[32:64]
+	VLD1.P 32(R13), [V2.B16, V3.B16]
+	// ql[64:96]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 4: elements 128..159
+	VAND V12.B16, V0.B16, V4.B16
+	VSHL $4, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VAND V12.B16, V1.B16, V5.B16
+	VSHL $4, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $132, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900114 // mla v20.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00135 // mla v21.4s, v9.4s, v16.s[1]
+	ADD $132, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900116 // mla v22.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00137 // mla v23.4s, v9.4s, v16.s[1]
+	ADD $132, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900118 // mla v24.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00139 // mla v25.4s, v9.4s, v16.s[1]
+	// group 6: elements 192..223
+	VUSHR $4, V0.B16, V4.B16
+	VAND V13.B16, V2.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VUSHR $4, V1.B16, V5.B16
+	VAND V13.B16, V3.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $196, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f910114 // mla v20.4s, v8.4s, v17.s[0]
+	WORD $0x6fb10135 // mla v21.4s, v9.4s, v17.s[1]
+	ADD $196, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f910116 // mla v22.4s, v8.4s, v17.s[0]
+	WORD $0x6fb10137 // mla v23.4s, v9.4s, v17.s[1]
+	ADD $196, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f910118 // mla v24.4s, v8.4s, v17.s[0]
+	WORD $0x6fb10139 // mla v25.4s, v9.4s, v17.s[1]
+	// ql[96:128]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 5: elements 160..191
+	VAND V12.B16, V0.B16, V4.B16
+	VSHL $2, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VAND V12.B16, V1.B16, V5.B16
+	VSHL $2, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $164, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900914 // mla v20.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00935 // mla v21.4s, v9.4s, v16.s[3]
+	ADD $164, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900916 // mla v22.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00937 // mla v23.4s, v9.4s, v16.s[3]
+	ADD $164, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900918 // mla v24.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00939 // mla v25.4s, v9.4s, v16.s[3]
+	// group 7: elements 224..255
+	VUSHR $4, V0.B16, V4.B16
+	VUSHR $2, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VUSHR $4, V1.B16, V5.B16
+	VUSHR $2, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $228, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f910914 // mla v20.4s, v8.4s, v17.s[2]
+	WORD $0x6fb10935 // mla v21.4s, v9.4s, v17.s[3]
+	ADD $228, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f910916 // mla v22.4s, v8.4s, v17.s[2]
+	WORD $0x6fb10937 // mla v23.4s, v9.4s, v17.s[3]
+	ADD $228, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f910918 // mla v24.4s, v8.4s, v17.s[2]
+	WORD $0x6fb10939 // mla v25.4s, v9.4s, v17.s[3]
+	// per token: lane -= 32·(sc[2L]·bs[2L] + sc[2L+1]·bs[2L+1]); acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
+	MOVHU 208(R8), R19
+	FMOVS R19, F7
+	FCVTHS F7, F7
+	ADD $260, R9, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e68c24a // smull v10.4s, v18.4h, v8.4h
+	WORD $0x4e68c24b // smull2 v11.4s, v18.8h, v8.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e69c26b // smull v11.4s, v19.4h, v9.4h
+	WORD $0x4e69c268 // smull2 v8.4s, v19.8h, v9.8h
+	WORD $0x4ea8bd6b // addp v11.4s, v11.4s, v8.4s
+	WORD $0x4f25554a // shl v10.4s, v10.4s, #5
+	WORD $0x4f25556b // shl v11.4s, v11.4s, #5
+	VSUB V10.S4, V20.S4, V20.S4
+	VSUB V11.S4, V21.S4, V21.S4
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	FMOVS (R9), F6
+	FMULS F7, F6, F6
+	WORD $0x4f86129a // fmla v26.4s, v20.4s, v6.s[0]
+	WORD $0x4f8612bb // fmla v27.4s, v21.4s, v6.s[0]
+	ADD $292, R9, R9
+	ADD $260, R10, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e68c24a // smull v10.4s, v18.4h, v8.4h
+	WORD $0x4e68c24b // smull2 v11.4s, v18.8h, v8.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e69c26b // smull v11.4s, v19.4h, v9.4h
+	WORD $0x4e69c268 // smull2 v8.4s, v19.8h, v9.8h
+	WORD $0x4ea8bd6b // addp v11.4s, v11.4s, v8.4s
+	WORD $0x4f25554a // shl v10.4s, v10.4s, #5
+	WORD $0x4f25556b // shl v11.4s, v11.4s, #5
+	VSUB V10.S4, V22.S4, V22.S4
+	VSUB V11.S4, V23.S4, V23.S4
+	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
+	WORD $0x4e21daf7 // scvtf v23.4s, v23.4s
+	FMOVS (R10), F6
+	FMULS F7, F6, F6
+	WORD $0x4f8612dc // fmla v28.4s, v22.4s, v6.s[0]
+	WORD $0x4f8612fd // fmla v29.4s, v23.4s, v6.s[0]
+	ADD $292, R10, R10
+	ADD $260, R11, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e68c24a // smull v10.4s, v18.4h, v8.4h
+	WORD $0x4e68c24b // smull2 v11.4s, v18.8h, v8.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e69c26b // smull v11.4s, v19.4h, v9.4h
+	WORD $0x4e69c268 // smull2 v8.4s, v19.8h, v9.8h
+	WORD $0x4ea8bd6b // addp v11.4s, v11.4s, v8.4s
+	WORD $0x4f25554a // shl v10.4s, v10.4s, #5
+	WORD $0x4f25556b // shl v11.4s, v11.4s, #5
+	VSUB V10.S4, V24.S4, V24.S4
+	VSUB V11.S4, V25.S4, V25.S4
+	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
+	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
+	FMOVS (R11), F6
+	FMULS F7, F6, F6
+	WORD $0x4f86131e // fmla v30.4s, v24.4s, v6.s[0]
+	WORD $0x4f86133f // fmla v31.4s, v25.4s, v6.s[0]
+	ADD $292, R11, R11
+	ADD $210, R8, R8
+	SUBS $1, R17, R17
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3bd740 // fadd v0.4s, v26.4s, v27.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3dd780 // fadd v0.4s, v28.4s, v29.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3fd7c0 // fadd v0.4s, v30.4s, v31.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
 	ADD R1, R0, R0
 	SUBS $1, R2, R2
 	BNE row

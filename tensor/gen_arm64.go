@@ -571,210 +571,258 @@ func (g *gen) dot32(dot bool, acc, a0, a1, b0, b1, tmp int) {
 	g.o2("saddlp.4s", acc, tmp)
 }
 
-// genQ4K writes q4KRows1<form>: one Q8_K activation row against rows Q4_K
-// rows, dotQ4KRef's operations row by row.
+// genQ4K writes q4KRows<T><form>: T Q8_K activation rows (1 to 4) against
+// rows Q4_K rows, dotQ4KRef's operations for every (row, token) pair. Each
+// weight block's scales and nibbles are unpacked once for the T tokens;
+// each sub-block's 32-product sum is scaled into the token's int32 isum
+// lanes by MLA (by element), so the sums are grouped differently from the
+// reference's, exactly (modulo 2^32, as its int32 are).
 func genQ4K(g *gen) {
 	for _, dot := range []bool{false, true} {
-		form := "NEON"
-		if dot {
-			form = "Dot"
+		for T := 1; T <= 4; T++ {
+			genQ4KT(g, dot, T)
 		}
-		name := "q4KRows1" + form
-		f := fn{name: name, args: []string{"w", "wstride", "rows", "x", "nb", "out"},
-			doc: "func " + name + "(w *byte, wstride, rows int, x *byte, nb int, out *float32)"}
-		g.text(f)
-		g.loadArgs(f, "R0", "R1", "R2", "R3", "R4", "R5")
-		const mask = 30
-		g.movi(mask, 15)
-		g.label("row")
-		g.p("MOVD R0, R6")
-		g.p("MOVD R3, R7")
-		g.p("MOVD R4, R8")
-		g.p("FMOVS ZR, F26") // acc
-		g.p("FMOVS ZR, F27") // accm
-		g.p("CBZ R8, done")
-		g.label("block")
-		g.c("the scales and mins (get_scale_min_k4, as llama.cpp's utmp shuffle)")
-		g.p("MOVWU 4(R6), R9")
-		g.p("MOVWU 8(R6), R10")
-		g.p("MOVWU 12(R6), R11")
-		g.p("LSRW $4, R11, R12")
-		g.p("ANDW $0x0f0f0f0f, R12, R12")
-		g.p("LSRW $6, R10, R13")
-		g.p("ANDW $0x03030303, R13, R13")
-		g.p("ORRW R13<<4, R12, R12")      // mins 4..7
-		g.p("ANDW $0x3f3f3f3f, R10, R13") // mins 0..3
-		g.p("ANDW $0x0f0f0f0f, R11, R14")
-		g.p("LSRW $6, R9, R15")
-		g.p("ANDW $0x03030303, R15, R15")
-		g.p("ORRW R15<<4, R14, R14")    // scales 4..7
-		g.p("ANDW $0x3f3f3f3f, R9, R9") // scales 0..3
-		g.p("ORR R14<<32, R9, R9")
-		g.p("ORR R12<<32, R13, R13")
-		g.p("FMOVD R9, F20")
-		g.p("FMOVD R13, F21")
-		g.uxtl8h(20, 20)
-		g.uxtl4s(22, 20)
-		g.uxtl2_4s(23, 20)
-		g.uxtl8h(21, 21)
-		g.uxtl4s(24, 21)
-		g.uxtl2_4s(25, 21)
-		g.p("ADD $16, R6, R9")
-		g.p("ADD $4, R7, R10")
-		for j := range 4 {
-			g.c("sub-blocks %d and %d", 2*j, 2*j+1)
-			g.ld1b16("R9", 32, 0, 1)
-			g.ld1b16("R10", 64, 2, 3, 4, 5)
-			g.vand(6, 0, mask)
-			g.vand(7, 1, mask)
-			g.ushr16b(0, 0, 4)
-			g.ushr16b(1, 1, 4)
-			g.dot32(dot, 8+2*j, 6, 7, 2, 3, 28)
-			g.dot32(dot, 9+2*j, 0, 1, 4, 5, 29)
-		}
-		g.c("isum = Σ sc[s]·sum[s] (int32, wrapping as the reference)")
-		g.o3("addp.4s", 16, 8, 9)
-		g.o3("addp.4s", 17, 10, 11)
-		g.o3("addp.4s", 16, 16, 17)
-		g.o3("addp.4s", 17, 12, 13)
-		g.o3("addp.4s", 18, 14, 15)
-		g.o3("addp.4s", 17, 17, 18)
-		g.o3("mul.4s", 16, 16, 22)
-		g.o3("mla.4s", 16, 17, 23)
-		g.addv(16, 16)
-		g.c("imin = Σ bsums[j]·mn[j/2] = Σ (bsums[2k]+bsums[2k+1])·mn[k]")
-		g.p("ADD $260, R7, R11")
-		g.ld1("H8", "R11", 0, 18, 19)
-		g.o2("saddlp.4s", 18, 18)
-		g.o2("saddlp.4s", 19, 19)
-		g.o3("mul.4s", 18, 18, 24)
-		g.o3("mla.4s", 18, 19, 25)
-		g.addv(18, 18)
-		g.o2("scvtf.s", 16, 16)
-		g.o2("scvtf.s", 18, 18)
-		g.c("acc = fma(isum, f16(d)·x.d, acc); accm = fma(imin, f16(dmin)·x.d, accm)")
-		g.p("FMOVS (R7), F19")
-		g.p("MOVHU (R6), R11")
-		g.p("MOVHU 2(R6), R12")
-		g.p("FMOVS R11, F20")
-		g.p("FMOVS R12, F21")
-		g.p("FCVTHS F20, F20")
-		g.p("FCVTHS F21, F21")
-		g.p("FMULS F19, F20, F20")
-		g.p("FMULS F19, F21, F21")
-		g.p("FMADDS F20, F26, F16, F26")
-		g.p("FMADDS F21, F27, F18, F27")
-		g.p("ADD $144, R6, R6")
-		g.p("ADD $292, R7, R7")
-		g.p("SUBS $1, R8, R8")
-		g.p("BNE block")
-		g.label("done")
-		g.p("FSUBS F27, F26, F0")
-		g.p("FMOVS.P F0, 4(R5)")
-		g.p("ADD R1, R0, R0")
-		g.p("SUBS $1, R2, R2")
-		g.p("BNE row")
-		g.p("RET")
 	}
 }
 
-// genQ6K writes q6KRows1<form>: one Q8_K activation row against rows Q6_K
-// rows, dotQ6KRef's operations row by row: the eight int32 lanes of
-// q6KLanes (lane L of group g sums elements 32g+4L..32g+4L+3), converted
-// and FMA'd into eight float lanes, reduced as hsum8.
+func genQ4KT(g *gen, dot bool, T int) {
+	form := "NEON"
+	if dot {
+		form = "Dot"
+	}
+	name := fmt.Sprintf("q4KRows%d%s", T, form)
+	f := fn{name: name, args: []string{"w", "wstride", "rows", "x", "xstride", "nb", "out", "ostride"},
+		doc: fmt.Sprintf("func %s(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)", name)}
+	g.text(f)
+	g.loadArgs(f, "R0", "R1", "R2", "R3", "R4", "R5", "R6", "R7")
+	g.p("LSL $2, R7, R7")
+	const (
+		mask       = 15
+		scLo, scHi = 22, 23 // the eight scales as int32
+		mnLo, mnHi = 20, 21 // the eight mins
+		p, tmp     = 6, 14
+	)
+	xb := []string{"R9", "R10", "R11", "R12"}  // each token's block
+	qp := []string{"R13", "R14", "R15", "R16"} // each token's quants
+	isum := func(t int) int { return 7 + t }
+	acc := func(t int) int { return 24 + t }
+	accm := func(t int) int { return 28 + t }
+	g.movi(mask, 15)
+	g.label("row")
+	g.p("MOVD R0, R8")
+	g.p("MOVD R3, R9")
+	for t := 1; t < T; t++ {
+		g.p("ADD R4, %s, %s", xb[t-1], xb[t])
+	}
+	g.p("MOVD R5, R17")
+	for t := range T {
+		g.p("FMOVS ZR, F%d", acc(t))
+		g.p("FMOVS ZR, F%d", accm(t))
+	}
+	g.p("CBZ R17, store")
+	g.label("block")
+	g.c("the scales and mins (get_scale_min_k4, as llama.cpp's utmp shuffle)")
+	g.p("MOVWU 4(R8), R19")
+	g.p("MOVWU 8(R8), R20")
+	g.p("MOVWU 12(R8), R21")
+	g.p("LSRW $4, R21, R22")
+	g.p("ANDW $0x0f0f0f0f, R22, R22")
+	g.p("LSRW $6, R20, R23")
+	g.p("ANDW $0x03030303, R23, R23")
+	g.p("ORRW R23<<4, R22, R22")      // mins 4..7
+	g.p("ANDW $0x3f3f3f3f, R20, R23") // mins 0..3
+	g.p("ANDW $0x0f0f0f0f, R21, R24")
+	g.p("LSRW $6, R19, R25")
+	g.p("ANDW $0x03030303, R25, R25")
+	g.p("ORRW R25<<4, R24, R24")      // scales 4..7
+	g.p("ANDW $0x3f3f3f3f, R19, R19") // scales 0..3
+	g.p("ORR R24<<32, R19, R19")
+	g.p("ORR R22<<32, R23, R23")
+	g.p("FMOVD R19, F16")
+	g.p("FMOVD R23, F17")
+	g.uxtl8h(16, 16)
+	g.uxtl4s(scLo, 16)
+	g.uxtl2_4s(scHi, 16)
+	g.uxtl8h(17, 17)
+	g.uxtl4s(mnLo, 17)
+	g.uxtl2_4s(mnHi, 17)
+	for t := range T {
+		g.p("ADD $4, %s, %s", xb[t], qp[t])
+		g.zero(isum(t))
+	}
+	g.p("ADD $16, R8, R19")
+	for j := range 4 {
+		g.c("sub-blocks %d and %d", 2*j, 2*j+1)
+		g.ld1b16("R19", 32, 0, 1)
+		g.vand(2, 0, mask)
+		g.vand(3, 1, mask)
+		g.ushr16b(0, 0, 4)
+		g.ushr16b(1, 1, 4)
+		for h := range 2 {
+			s := 2*j + h
+			a0, a1 := 2, 3
+			if h == 1 {
+				a0, a1 = 0, 1
+			}
+			sc := scLo
+			if s >= 4 {
+				sc = scHi
+			}
+			for t := range T {
+				g.ld1b16(qp[t], 32, 4, 5)
+				g.dot32(dot, p, a0, a1, 4, 5, tmp)
+				g.oe("mla.e", isum(t), p, sc, s%4)
+			}
+		}
+	}
+	g.c("per token: isum, imin = Σ (bsums[2k]+bsums[2k+1])·mn[k], and the float accumulation")
+	g.p("MOVHU (R8), R19")
+	g.p("MOVHU 2(R8), R20")
+	g.p("FMOVS R19, F17")
+	g.p("FMOVS R20, F18")
+	g.p("FCVTHS F17, F17")
+	g.p("FCVTHS F18, F18")
+	for t := range T {
+		g.addv(isum(t), isum(t))
+		g.o2("scvtf.s", isum(t), isum(t))
+		g.ld1("H8", qp[t], 0, 11, 12)
+		g.o2("saddlp.4s", 11, 11)
+		g.o2("saddlp.4s", 12, 12)
+		g.o3("mul.4s", 11, 11, mnLo)
+		g.o3("mla.4s", 11, 12, mnHi)
+		g.addv(11, 11)
+		g.o2("scvtf.s", 11, 11)
+		g.p("FMOVS (%s), F16", xb[t])
+		g.p("FMULS F16, F17, F19") // f16(d)·x.d
+		g.p("FMULS F16, F18, F16") // f16(dmin)·x.d
+		g.p("FMADDS F19, F%d, F%d, F%d", acc(t), isum(t), acc(t))
+		g.p("FMADDS F16, F%d, F11, F%d", accm(t), accm(t))
+		g.p("ADD $292, %s, %s", xb[t], xb[t])
+	}
+	g.p("ADD $144, R8, R8")
+	g.p("SUBS $1, R17, R17")
+	g.p("BNE block")
+	g.label("store")
+	g.p("MOVD R6, R19")
+	for t := range T {
+		g.p("FSUBS F%d, F%d, F0", accm(t), acc(t))
+		g.p("FMOVS F0, (R19)")
+		if t < T-1 {
+			g.p("ADD R7, R19, R19")
+		}
+	}
+	g.p("ADD $4, R6, R6")
+	g.p("ADD R1, R0, R0")
+	g.p("SUBS $1, R2, R2")
+	g.p("BNE row")
+	g.p("RET")
+}
+
+// genQ6K writes q6KRows<T><form>: T Q8_K activation rows (1 to 3) against
+// rows Q6_K rows, dotQ6KRef's operations for every (row, token) pair: the
+// eight int32 lanes of q6KLanes (lane L of group g sums elements
+// 32g+4L..32g+4L+3), converted and FMA'd into eight float lanes, reduced
+// as hsum8. Each weight block's 6-bit values are built once for the T
+// tokens; the groups of a half are visited in the order 0, 2, 1, 3 (they
+// share ql registers), which changes nothing: each lane's int32 sum is
+// exact (modulo 2^32, as the reference's).
 func genQ6K(g *gen) {
 	for _, dot := range []bool{false, true} {
-		form := "NEON"
-		if dot {
-			form = "Dot"
+		for T := 1; T <= 3; T++ {
+			genQ6KT(g, dot, T)
 		}
-		name := "q6KRows1" + form
-		f := fn{name: name, args: []string{"w", "wstride", "rows", "x", "nb", "out"},
-			doc: "func " + name + "(w *byte, wstride, rows int, x *byte, nb int, out *float32)"}
-		g.text(f)
-		g.loadArgs(f, "R0", "R1", "R2", "R3", "R4", "R5")
-		const (
-			m0f, m30     = 14, 15
-			cLo, cHi     = 16, 17
-			lLo, lHi     = 27, 28
-			aLo, aHi     = 29, 30
-			y0, y1       = 6, 7
-			q0, q1       = 8, 9
-			p0, p1       = 10, 11
-			t0, t1       = 12, 13
-			scale0       = 23 // sc[4i..4i+3] as int32 in V(23+i)
-			sc16a, sc16b = 21, 22
-		)
-		g.movi(m0f, 15)
-		g.movi(m30, 0x30)
-		g.label("row")
-		g.p("MOVD R0, R6")
-		g.p("MOVD R3, R7")
-		g.p("MOVD R4, R8")
-		g.zero(aLo)
-		g.zero(aHi)
-		g.p("CBZ R8, done")
-		g.label("block")
-		g.c("scales as int16 and int32; the bsums correction 32·(sc[2L]·bs[2L] + sc[2L+1]·bs[2L+1])")
-		g.p("ADD $192, R6, R9")
-		g.ld1b16("R9", 0, 20)
-		g.o2("sxtl.8h", sc16a, 20)
-		g.o2("sxtl2.8h", sc16b, 20)
-		g.o2("sxtl.4s", scale0, sc16a)
-		g.o2("sxtl2.4s", scale0+1, sc16a)
-		g.o2("sxtl.4s", scale0+2, sc16b)
-		g.o2("sxtl2.4s", scale0+3, sc16b)
-		g.p("ADD $260, R7, R9")
-		g.ld1("H8", "R9", 0, 18, 19)
-		g.o3("smull.4s", cLo, sc16a, 18)
-		g.o3("smull2.4s", cHi, sc16a, 18)
-		g.o3("addp.4s", cLo, cLo, cHi)
-		g.o3("smull.4s", cHi, sc16b, 19)
-		g.o3("smull2.4s", 18, sc16b, 19)
-		g.o3("addp.4s", cHi, cHi, 18)
-		g.o2("shl5.4s", cLo, cLo)
-		g.o2("shl5.4s", cHi, cHi)
-		g.zero(lLo)
-		g.zero(lHi)
-		g.p("MOVD R6, R9")       // ql
-		g.p("ADD $128, R6, R10") // qh
-		g.p("ADD $4, R7, R11")   // q8
-		for h := range 2 {
-			g.c("half %d: ql[%d:%d], qh[%d:%d]", h, 64*h, 64*h+64, 32*h, 32*h+32)
-			g.ld1b16("R9", 64, 0, 1, 2, 3)
-			g.ld1b16("R10", 32, 4, 5)
-			for k := range 4 {
-				gi := 4*h + k
-				g.c("group %d: elements %d..%d", gi, 32*gi, 32*gi+31)
-				lo, hi := 0, 1 // ql registers for this group
-				if k&1 == 1 {
-					lo, hi = 2, 3
+	}
+}
+
+func genQ6KT(g *gen, dot bool, T int) {
+	form := "NEON"
+	if dot {
+		form = "Dot"
+	}
+	name := fmt.Sprintf("q6KRows%d%s", T, form)
+	f := fn{name: name, args: []string{"w", "wstride", "rows", "x", "xstride", "nb", "out", "ostride"},
+		doc: fmt.Sprintf("func %s(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)", name)}
+	g.text(f)
+	g.loadArgs(f, "R0", "R1", "R2", "R3", "R4", "R5", "R6", "R7")
+	g.p("LSL $2, R7, R7")
+	const (
+		y0, y1       = 4, 5
+		q0, q1       = 6, 7
+		p0, p1       = 8, 9
+		t0, t1       = 10, 11
+		m0f, m30     = 12, 13
+		scale0       = 14 // sc[4i..4i+3] as int32 in V(14+i)
+		sc16a, sc16b = 18, 19
+	)
+	xb := []string{"R9", "R10", "R11"}
+	lLo := func(t int) int { return 20 + 2*t }
+	lHi := func(t int) int { return 21 + 2*t }
+	aLo := func(t int) int { return 26 + 2*t }
+	aHi := func(t int) int { return 27 + 2*t }
+	g.movi(m0f, 15)
+	g.movi(m30, 0x30)
+	g.label("row")
+	g.p("MOVD R0, R8")
+	g.p("MOVD R3, R9")
+	for t := 1; t < T; t++ {
+		g.p("ADD R4, %s, %s", xb[t-1], xb[t])
+	}
+	g.p("MOVD R5, R17")
+	for t := range T {
+		g.zero(aLo(t))
+		g.zero(aHi(t))
+	}
+	g.p("CBZ R17, store")
+	g.label("block")
+	g.c("the scales as int16 and int32")
+	g.p("ADD $192, R8, R12")
+	g.ld1b16("R12", 0, 0)
+	g.o2("sxtl.8h", sc16a, 0)
+	g.o2("sxtl2.8h", sc16b, 0)
+	g.o2("sxtl.4s", scale0, sc16a)
+	g.o2("sxtl2.4s", scale0+1, sc16a)
+	g.o2("sxtl.4s", scale0+2, sc16b)
+	g.o2("sxtl2.4s", scale0+3, sc16b)
+	for t := range T {
+		g.zero(lLo(t))
+		g.zero(lHi(t))
+	}
+	g.p("MOVD R8, R12")      // ql
+	g.p("ADD $128, R8, R13") // qh
+	for h := range 2 {
+		g.c("half %d: qh[%d:%d]", h, 32*h, 32*h+32)
+		g.ld1b16("R13", 32, 2, 3)
+		for _, k := range []int{0, 2, 1, 3} {
+			gi := 4*h + k
+			if k == 0 || k == 1 {
+				g.c("ql[%d:%d]", 64*h+32*k, 64*h+32*k+32)
+				g.ld1b16("R12", 32, 0, 1)
+			}
+			g.c("group %d: elements %d..%d", gi, 32*gi, 32*gi+31)
+			for i, y := range []int{y0, y1} {
+				l, hq, t := i, 2+i, t0+i
+				if k < 2 {
+					g.vand(y, l, m0f)
+				} else {
+					g.ushr16b(y, l, 4)
 				}
-				for i, y := range []int{y0, y1} {
-					l := lo
-					if i == 1 {
-						l = hi
-					}
-					hq, t := 4+i, t0+i
-					if k < 2 {
-						g.vand(y, l, m0f)
-					} else {
-						g.ushr16b(y, l, 4)
-					}
-					switch k {
-					case 0:
-						g.shl16b(t, hq, 4)
-					case 1:
-						g.shl16b(t, hq, 2)
-					case 2:
-						t = hq
-					case 3:
-						g.ushr16b(t, hq, 2)
-					}
-					g.vand(t0+i, t, m30)
-					g.vorr(y, y, t0+i)
+				switch k {
+				case 0:
+					g.shl16b(t, hq, 4)
+				case 1:
+					g.shl16b(t, hq, 2)
+				case 2:
+					t = hq
+				case 3:
+					g.ushr16b(t, hq, 2)
 				}
-				g.ld1b16("R11", 32, q0, q1)
+				g.vand(t0+i, t, m30)
+				g.vorr(y, y, t0+i)
+			}
+			sc := 2 * gi
+			for tk := range T {
+				g.p("ADD $%d, %s, R19", 4+32*gi, xb[tk])
+				g.ld1b16("R19", 0, q0, q1)
 				if dot {
 					g.zero(p0)
 					g.zero(p1)
@@ -793,39 +841,57 @@ func genQ6K(g *gen) {
 					g.o2("saddlp.4s", t1, t1)
 					g.o3("addp.4s", p1, t0, t1)
 				}
-				s := 2 * gi
-				g.oe("mla.e", lLo, p0, scale0+s/4, s%4)
-				g.oe("mla.e", lHi, p1, scale0+(s+1)/4, (s+1)%4)
+				g.oe("mla.e", lLo(tk), p0, scale0+sc/4, sc%4)
+				g.oe("mla.e", lHi(tk), p1, scale0+(sc+1)/4, (sc+1)%4)
 			}
 		}
-		g.vsub4s(lLo, lLo, cLo)
-		g.vsub4s(lHi, lHi, cHi)
-		g.o2("scvtf", lLo, lLo)
-		g.o2("scvtf", lHi, lHi)
-		g.c("d = x.d·f16(w.d); acc[L] = fma(d, lane[L], acc[L])")
-		g.p("FMOVS (R7), F18")
-		g.p("MOVHU 208(R6), R12")
-		g.p("FMOVS R12, F19")
-		g.p("FCVTHS F19, F19")
-		g.p("FMULS F19, F18, F19")
-		g.oe("fmla.e", aLo, lLo, 19, 0)
-		g.oe("fmla.e", aHi, lHi, 19, 0)
-		g.p("ADD $210, R6, R6")
-		g.p("ADD $292, R7, R7")
-		g.p("SUBS $1, R8, R8")
-		g.p("BNE block")
-		g.label("done")
-		g.c("hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two")
-		g.o3("fadd", 0, aLo, aHi)
+	}
+	g.c("per token: lane -= 32·(sc[2L]·bs[2L] + sc[2L+1]·bs[2L+1]); acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])")
+	g.p("MOVHU 208(R8), R19")
+	g.p("FMOVS R19, F7")
+	g.p("FCVTHS F7, F7")
+	for t := range T {
+		g.p("ADD $260, %s, R19", xb[t])
+		g.ld1("H8", "R19", 0, p0, p1)
+		g.o3("smull.4s", t0, sc16a, p0)
+		g.o3("smull2.4s", t1, sc16a, p0)
+		g.o3("addp.4s", t0, t0, t1)
+		g.o3("smull.4s", t1, sc16b, p1)
+		g.o3("smull2.4s", p0, sc16b, p1)
+		g.o3("addp.4s", t1, t1, p0)
+		g.o2("shl5.4s", t0, t0)
+		g.o2("shl5.4s", t1, t1)
+		g.vsub4s(lLo(t), lLo(t), t0)
+		g.vsub4s(lHi(t), lHi(t), t1)
+		g.o2("scvtf", lLo(t), lLo(t))
+		g.o2("scvtf", lHi(t), lHi(t))
+		g.p("FMOVS (%s), F6", xb[t])
+		g.p("FMULS F7, F6, F6")
+		g.oe("fmla.e", aLo(t), lLo(t), 6, 0)
+		g.oe("fmla.e", aHi(t), lHi(t), 6, 0)
+		g.p("ADD $292, %s, %s", xb[t], xb[t])
+	}
+	g.p("ADD $210, R8, R8")
+	g.p("SUBS $1, R17, R17")
+	g.p("BNE block")
+	g.label("store")
+	g.p("MOVD R6, R19")
+	for t := range T {
+		g.c("token %d, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two", t)
+		g.o3("fadd", 0, aLo(t), aHi(t))
 		g.o3("ext8", 1, 0, 0)
 		g.o3("fadd", 0, 0, 1)
 		g.o2("faddp.s", 0, 0)
-		g.p("FMOVS.P F0, 4(R5)")
-		g.p("ADD R1, R0, R0")
-		g.p("SUBS $1, R2, R2")
-		g.p("BNE row")
-		g.p("RET")
+		g.p("FMOVS F0, (R19)")
+		if t < T-1 {
+			g.p("ADD R7, R19, R19")
+		}
 	}
+	g.p("ADD $4, R6, R6")
+	g.p("ADD R1, R0, R0")
+	g.p("SUBS $1, R2, R2")
+	g.p("BNE row")
+	g.p("RET")
 }
 
 // ---- activation converters ----------------------------------------------
