@@ -2,7 +2,7 @@
 
 package tensor
 
-//go:generate go run gen_arm64.go
+//go:generate env -u GOARCH go run gen_arm64.go
 
 // The arm64 kernels for F16, Q8_0 and Q4_0 weights (dot_arm64.s, written by
 // gen_arm64.go). Each comes in a NEON form and one using an extension

@@ -1,7 +1,10 @@
 //go:build ignore
 
-// gen_arm64.go writes the arm64 assembly kernels (dot_arm64.s, dotk_arm64.s
-// and act_arm64.s): go generate in package tensor, or go run gen_arm64.go.
+// gen_arm64.go writes the arm64 assembly kernels (dot_arm64.s, dotk_arm64.s,
+// act_arm64.s and vec_arm64.s): GOARCH=arm64 go generate ./tensor (the
+// directive is in dot_arm64.go), or go run gen_arm64.go in tensor/. With
+// -stats it prints each kernel's inner-loop instructions by pipeline class
+// instead (docs/performance.md's arm64 estimate).
 //
 // The kernels are unrolled by token count and built in two forms from one
 // template: plain NEON (what every arm64 CPU has) and one with the
