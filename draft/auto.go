@@ -29,12 +29,18 @@ const (
 	Margin = 0.05
 	// ProbeBudget is the share of throughput probes may cost: after a
 	// choice of 0, the next probe comes after loss/ProbeBudget steps (loss:
-	// the predicted fraction of a plain step's rate the probe gives up),
-	// but no sooner than ProbeMin and no later than ProbeMax steps.
+	// the predicted fraction of a plain step's rate the probe gives up,
+	// and its catch-up, Step.Catchup, in plain steps), but no sooner than
+	// ProbeMin and no later than ProbeMax steps (times the backoff).
 	ProbeBudget        = 0.01
 	ProbeMin, ProbeMax = 8, 64
 	// ProbeK is the largest k a probe drafts.
 	ProbeK = 2
+	// ProbeBackoff: each probe in a row after which the policy still
+	// decodes plainly doubles the next interval, up to 2^ProbeBackoff
+	// times. (A model draft must have read every token before a probe, so
+	// probing costs a draft token's work per token, however rare.)
+	ProbeBackoff = 2
 
 	posDecay    = 0.9 // per observation of a position, per sequence
 	priorWeight = 3   // observations' worth of the prior a sequence starts from
@@ -58,6 +64,8 @@ type Positions struct {
 	decay     float64
 	zeros     int // steps in a row the policy chose k = 0 (no probe)
 	interval  int // the probe interval Choose last set; 0 while speculating
+	backoff   int // probes in a row that did not lead to speculating (capped)
+	probed    bool
 }
 
 // Init sizes p for draft positions 1..k (it allocates only when k grows
@@ -79,7 +87,7 @@ func (p *Positions) init(k int, prior *Positions, decay float64) {
 		p.acc, p.seen, p.pw, p.q = make([]float64, k), make([]float64, k), make([]float64, k), make([]float64, k)
 	}
 	p.acc, p.seen, p.pw, p.q = p.acc[:k], p.seen[:k], p.pw[:k], p.q[:k]
-	p.decay, p.zeros, p.interval = decay, 0, 0
+	p.decay, p.zeros, p.interval, p.backoff, p.probed = decay, 0, 0, 0, false
 	for j := range p.acc {
 		q := priorP
 		if prior != nil {
@@ -174,7 +182,12 @@ type Step struct {
 	// Hidden is h in [0, 1]: the fraction of draft time that overlap with
 	// verification hides (at most the verification's time is hidden).
 	Hidden float64
-	Others Others
+	// Catchup is the time the drafter needs to read the tokens committed
+	// since it last drafted for this sequence, before it can propose: a
+	// model draft must have read every token, so a probe after plain
+	// steps costs it as well (ProbeBudget).
+	Catchup float64
+	Others  Others
 }
 
 // Choice is the auto policy's decision for one step.
@@ -198,8 +211,8 @@ func Rate(pos *Positions, s *Step, k int) float64 {
 // [0, min(K, len(s.Pass)−1)] with the highest Rate, 0 unless the best k > 0
 // beats it by Margin, or a probe when the sequence has chosen 0 long
 // enough (see ProbeBudget; a probe's loss is counted for the whole pass,
-// s.Seqs sequences). It records the choice in pos's probe schedule. It
-// does not allocate.
+// s.Seqs sequences; ProbeBackoff). It records the choice in pos's probe
+// schedule. It does not allocate.
 func (p Policy) Choose(pos *Positions, s *Step) Choice {
 	kmax := min(p.K, len(s.Pass)-1)
 	if kmax <= 0 {
@@ -218,14 +231,19 @@ func (p Policy) Choose(pos *Positions, s *Step) Choice {
 		}
 	}
 	if bestK > 0 && best >= r0*(1+Margin) {
-		pos.zeros, pos.interval = 0, 0
+		pos.zeros, pos.interval, pos.backoff, pos.probed = 0, 0, 0, false
 		return Choice{K: bestK, Speedup: best / r0}
 	}
-	loss := max(0, 1-probe/r0) * max(s.Seqs, 1)
-	pos.interval = min(max(int(math.Ceil(loss/ProbeBudget)), ProbeMin), ProbeMax)
+	if pos.probed { // the last probe did not make speculation pay
+		pos.probed, pos.backoff = false, min(pos.backoff+1, ProbeBackoff)
+	}
+	// The probe's loss: the throughput its step gives up (for the whole
+	// pass) and the catch-up it needs, in plain steps of this sequence.
+	loss := max(0, 1-probe/r0)*max(s.Seqs, 1) + s.Catchup*r0/max(s.Others.Gain+pos.Expected(0), 1)
+	pos.interval = min(max(int(math.Ceil(loss/ProbeBudget)), ProbeMin), ProbeMax) << pos.backoff
 	pos.zeros++
 	if pos.zeros >= pos.interval {
-		pos.zeros = 0
+		pos.zeros, pos.probed = 0, true
 		return Choice{K: probeK, Speedup: probe / r0, Probe: true}
 	}
 	return Choice{Speedup: 1}

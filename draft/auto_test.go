@@ -157,8 +157,9 @@ func TestChooseZeroWhenSpeculationCannotPay(t *testing.T) {
 					t.Fatalf("%s α=%g: step %d chose %+v", tc.name, a, i, c)
 				}
 			}
-			if probes < steps/draft.ProbeMax || probes > steps/draft.ProbeMin {
-				t.Errorf("%s α=%g: %d probes in %d steps, want between 1/%d and 1/%d", tc.name, a, probes, steps, draft.ProbeMax, draft.ProbeMin)
+			// Probes back off: the longest interval is ProbeMax·2^ProbeBackoff.
+			if most := draft.ProbeMax << draft.ProbeBackoff; probes < steps/most || probes > steps/draft.ProbeMin/2 {
+				t.Errorf("%s α=%g: %d probes in %d steps, want between 1/%d and 1/%d", tc.name, a, probes, steps, most, 2*draft.ProbeMin)
 			}
 		}
 	}
@@ -206,11 +207,11 @@ func TestChooseReturnsWhenAcceptanceRises(t *testing.T) {
 		t.Errorf("low acceptance: choices %v, want only k = 0", low)
 	}
 	high, first := phase(0.95, 400)
-	if first < 0 || first > 3*draft.ProbeMax {
+	if first < 0 || first > draft.ProbeMax<<draft.ProbeBackoff {
 		t.Errorf("acceptance rose: first speculative choice after %d steps", first)
 	}
-	if sumFrom(high, 4) < 300 {
-		t.Errorf("high acceptance: choices %v, want mostly k ≥ 4", high)
+	if sumFrom(high, 4) < 400-first-50 {
+		t.Errorf("high acceptance: choices %v, want mostly k ≥ 4 after step %d", high, first)
 	}
 	t.Logf("low %v, high %v (first speculative step %d)", low, high, first)
 	again, _ := phase(0.02, 300)
@@ -418,5 +419,30 @@ func TestModelFeed(t *testing.T) {
 		if err := d.Accept(0, len(toks)); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestChooseProbeCatchup: a probe that first has the draft read many
+// tokens (Step.Catchup) comes later than one that does not, at most
+// ProbeMax steps after the last.
+func TestChooseProbeCatchup(t *testing.T) {
+	const K = 4
+	pol := draft.Policy{K: K, Auto: true}
+	pass := []float64{1, 2, 3, 4, 5}
+	firstProbe := func(catchupPerStep float64) int {
+		var pos draft.Positions
+		pos.Init(K, nil)
+		for i := 1; i <= 1000; i++ {
+			// The draft falls one token further behind every plain step.
+			s := &draft.Step{Pass: pass, Draft: 0.1, Catchup: catchupPerStep * float64(i)}
+			if pol.Choose(&pos, s).Probe {
+				return i
+			}
+		}
+		return -1
+	}
+	cheap, dear := firstProbe(0), firstProbe(0.05)
+	if cheap < draft.ProbeMin || dear <= cheap || dear > draft.ProbeMax {
+		t.Errorf("first probe after %d steps without catch-up, %d with; want %d ≤ the first < the second ≤ %d", cheap, dear, draft.ProbeMin, draft.ProbeMax)
 	}
 }

@@ -51,6 +51,8 @@ type autoState struct {
 	// per block, over all sequences: tokens in the pass (k+1), their
 	// attention work, tokens committed, draft time
 	tokens, work, gain, blockDraft mean
+	// per token a model drafter is fed (draft.Feeder)
+	feed mean
 }
 
 // autoRate is the weight of a new value in the auto policy's decaying
@@ -135,8 +137,9 @@ func (a *autoState) drafted(i, k int, steady bool, d, hidden, wall time.Duration
 	a.lastVerify = verifyWall
 }
 
-// choose is the auto policy's k for the next step of s, at most kmax.
-func (p *Pipeline) choose(s *seq, kmax int) draft.Choice {
+// choose is the auto policy's k for the next step of s, at most kmax;
+// fedTo is how many of its committed tokens its drafter has read.
+func (p *Pipeline) choose(s *seq, kmax, fedTo int) draft.Choice {
 	a := p.auto
 	if kmax <= 0 {
 		return draft.Choice{Speedup: 1}
@@ -163,6 +166,14 @@ func (p *Pipeline) choose(s *seq, kmax int) draft.Choice {
 	st.Hidden = 0
 	if m := min(a.draftT, a.verifyT); m > 0 {
 		st.Hidden = min(a.hidden/m, 1)
+	}
+	st.Catchup = 0
+	if _, ok := s.drafter.(draft.Feeder); ok { // a drafter with a cache
+		per := 0.5 * st.Draft // the prior: a token read in a batch, half a proposal
+		if a.feed.w > 0 {
+			per = a.feed.v
+		}
+		st.Catchup = float64(max(len(s.tokens)-1-fedTo, 0)) * per * (1 - st.Hidden)
 	}
 	gain := 1.0
 	if a.gain.w > 0 {

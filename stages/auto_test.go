@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,6 +26,23 @@ func (d costedDrafter) Draft(r *draft.Request) error {
 	return err
 }
 
+// costedFeeder is a costedDrafter of a draft.Feeder. The pipeline feeds a
+// couple of tokens at a time: a call costs a drafted token; feeds counts
+// the calls.
+type costedFeeder struct {
+	costedDrafter
+	feeds *atomic.Int64
+}
+
+func (d costedFeeder) Feed(slot int, committed []int32) error {
+	d.feeds.Add(1)
+	d.clock.Advance(d.per)
+	return d.Drafter.(draft.Feeder).Feed(slot, committed)
+}
+
+// feeds counts the Feed calls of every costedFeeder.
+var feeds atomic.Int64
+
 // syntheticCosts gives cfg a synthetic cost model: its target's passes
 // cost pass(tokens, seqs) and a drafted token costs per, on clocks the
 // pipeline's auto policy reads instead of the wall clock. It returns the
@@ -32,8 +50,11 @@ func (d costedDrafter) Draft(r *draft.Request) error {
 func syntheticCosts(cfg *stages.Config, pass func(tokens, seqs int) time.Duration, per time.Duration) *stages.Clock {
 	tc, dc := &verifytest.Clock{}, &verifytest.Clock{}
 	cfg.Target = &verifytest.Costed{Backend: cfg.Target, Clock: tc, Cost: pass}
-	if cfg.Drafter != nil {
-		cfg.Drafter = costedDrafter{cfg.Drafter, dc, per}
+	if d := cfg.Drafter; d != nil {
+		cfg.Drafter = costedDrafter{d, dc, per}
+		if _, ok := d.(draft.Feeder); ok {
+			cfg.Drafter = costedFeeder{costedDrafter{d, dc, per}, &feeds}
+		}
 	}
 	return &stages.Clock{Target: tc.Now, Draft: dc.Now}
 }
@@ -57,6 +78,13 @@ type keepDrafter struct {
 	keep func(committed int) int
 }
 
+// keepFeeder is a keepDrafter of a model draft, with its Feed.
+type keepFeeder struct{ keepDrafter }
+
+func (d keepFeeder) Feed(slot int, committed []int32) error {
+	return d.Drafter.(draft.Feeder).Feed(slot, committed)
+}
+
 func (d keepDrafter) Draft(r *draft.Request) error {
 	err := d.Drafter.Draft(r)
 	for i := max(d.keep(len(r.Tokens)), 0); i < len(r.Out); i++ {
@@ -70,7 +98,7 @@ func (d keepDrafter) Draft(r *draft.Request) error {
 func autoConfig(k int, pass func(tokens, seqs int) time.Duration, keep func(int) int) (stages.Config, *verifytest.Costed) {
 	cfg := stages.Config{
 		Target:  verifytest.NewFake(vocab, 1, 2048, 64, 4),
-		Drafter: keepDrafter{draft.NewModel(verifytest.NewFake(vocab, 1, 2048, 64, 4), 0), keep},
+		Drafter: keepFeeder{keepDrafter{draft.NewModel(verifytest.NewFake(vocab, 1, 2048, 64, 4), 0), keep}},
 		Policy:  draft.Policy{K: k, Auto: true, Cost: 0.1}, Slots: 1, MaxPos: 2048,
 		Costs: draft.NewCosts(64, 1),
 	}
@@ -167,9 +195,10 @@ func TestAutoPicksFormulasK(t *testing.T) {
 
 // TestAutoReturnsWhenAcceptanceRises: a draft that is always wrong for
 // the first 300 tokens and always right after, on a target where extra
-// tokens are nearly free: the policy decodes plainly (but for probes)
+// tokens are nearly free: the policy decodes plainly (but for probes, for
+// which the draft model is fed the tokens while the target verifies)
 // while the draft is wrong, and its probes bring it back to long blocks
-// once the draft is right.
+// once the draft is right, for most of the remaining tokens.
 func TestAutoReturnsWhenAcceptanceRises(t *testing.T) {
 	const K, gen, switchAt = 6, 900, 300
 	prompt := []int32{4, 5}
@@ -185,7 +214,9 @@ func TestAutoReturnsWhenAcceptanceRises(t *testing.T) {
 		cal[n] = flatCost(n+1, 1).Seconds()
 	}
 	cfg.Costs.Calibrate(cal, 0)
+	fed := feeds.Load()
 	res, p := runPipeline(t, cfg, []stages.Request{{ID: "a", PromptIDs: prompt, MaxTokens: gen}})
+	fed = feeds.Load() - fed
 	ref := verifytest.NewFake(vocab, 1, 2048, 2048, 4)
 	if want, _ := ref.Greedy(0, prompt, gen); fmt.Sprint(res["a"].tokens) != fmt.Sprint(want) {
 		t.Fatal("tokens differ from plain greedy decoding")
@@ -217,15 +248,18 @@ func TestAutoReturnsWhenAcceptanceRises(t *testing.T) {
 		}
 	}
 	high := len(passes) - i
-	if first < 0 || first > 3*draft.ProbeMax {
+	if first < 0 || first > draft.ProbeMax<<draft.ProbeBackoff {
 		t.Errorf("right draft: first speculative pass after %d passes", first)
 	}
-	if long < high/2 {
-		t.Errorf("right draft: %d of %d passes verified %d tokens", long, high, K+1)
+	if long*(K+1) < (gen-switchAt)/2 {
+		t.Errorf("right draft: %d of %d passes verified %d tokens: %d of the last %d tokens", long, high, K+1, long*(K+1), gen-switchAt)
 	}
 	m := p.Metrics().Snapshot()
-	t.Logf("k chosen %v, %d probes; %d of the last %d wrong-draft passes drafted; first speculative pass %d after the switch; %d of %d long",
-		m.KChosen, m.Probes, lowSpec, low, first, long, high)
+	if fed == 0 {
+		t.Error("the draft model was never fed while decoding plainly")
+	}
+	t.Logf("k chosen %v, %d probes, %d feeds; %d of the last %d wrong-draft passes drafted; first speculative pass %d after the switch; %d of %d long",
+		m.KChosen, m.Probes, fed, lowSpec, low, first, long, high)
 }
 
 // TestAutoBatch: four sequences on a target whose passes are flat up to

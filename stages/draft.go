@@ -138,6 +138,7 @@ func (p *Pipeline) draftStage(ctx context.Context, st *graph.Stage, fresh, loop,
 		// a verification pass could take.
 		for fr := &pre[slot]; feeder != nil && fr.fedTo < len(committed) && away == inflight && !stopPre(); {
 			m := min(len(committed), fr.fedTo+feedChunk)
+			d0 := p.draftNow()
 			st.AddBusy(p.serialize(func() {
 				p.overlap.enter(0)
 				err = feeder.Feed(slot, committed[:m])
@@ -146,6 +147,7 @@ func (p *Pipeline) draftStage(ctx context.Context, st *graph.Stage, fresh, loop,
 			if err != nil {
 				break // left to the next real draft to meet, if it lasts
 			}
+			p.auto.feed.add((p.draftNow()-d0).Seconds()/float64(m-fr.fedTo), autoRate)
 			fr.fedTo = m
 		}
 		if canPre && len(loop.Chan()) == 0 && len(freshC) == 0 {
@@ -212,7 +214,7 @@ func (p *Pipeline) draft(s *seq, pr *preDraft) error {
 			kmax = min(kmax, s.req.K)
 		}
 		kmax = max(0, min(kmax, s.req.MaxTokens-s.gen-1, p.cfg.MaxPos-n-1))
-		c := p.choose(s, kmax)
+		c := p.choose(s, kmax, pr.fedTo)
 		k = c.K
 		s.recordChoice(k, c, true)
 	} else {
