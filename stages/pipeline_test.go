@@ -375,9 +375,10 @@ func TestSerialSameOutput(t *testing.T) {
 // the last token (a Markov chain), so every transition a → b in the output,
 // wherever it falls in a block (accepted draft, correction, bonus, or a
 // pre-drafted block), must follow p(b | a): checked by chi-square over all
-// 16 rows at once, with and without pre-drafting.
+// 16 rows at once, with and without pre-drafting, and with the auto
+// policy's draft lengths (on a synthetic cost model where they vary).
 func TestSamplingDistribution(t *testing.T) {
-	for _, pre := range []string{"off", "on", "partial"} {
+	for _, pre := range []string{"off", "on", "partial", "auto"} {
 		t.Run("pre="+pre, func(t *testing.T) { testSamplingDistribution(t, pre) })
 	}
 }
@@ -400,7 +401,7 @@ func (d stopAfter) Draft(r *draft.Request) error {
 }
 
 func testSamplingDistribution(t *testing.T, pre string) {
-	preDraft := pre != "off"
+	preDraft := pre == "on" || pre == "partial"
 	const n, gen = 1500, 16
 	const temp = 0.8
 	// p(· | a) for every last token a.
@@ -432,12 +433,23 @@ func testSamplingDistribution(t *testing.T, pre string) {
 			return &verifytest.Softmax{State: p.Seed*2 + stream, Temp: p.Temp}
 		},
 	}
+	if pre == "auto" {
+		cfg.Policy = draft.Policy{K: 3, Auto: true}
+		cfg.Clock = syntheticCosts(&cfg, func(n, _ int) time.Duration { return time.Duration(100+15*n) * time.Microsecond }, 5*time.Microsecond)
+	}
 	prompt := []int32{5, 9}
 	var reqs []stages.Request
 	for i := 0; i < n; i++ {
 		reqs = append(reqs, stages.Request{ID: fmt.Sprint(i), PromptIDs: prompt, MaxTokens: gen, Params: sample.Params{Temp: temp, Seed: uint64(i) * 7919}})
 	}
 	res, p := runPipeline(t, cfg, reqs)
+	if pre == "auto" {
+		m := p.Metrics().Snapshot()
+		if m.AutoSteps != m.Steps || sumFrom(m.KChosen, 1) == 0 || m.KChosen[0] == 0 {
+			t.Errorf("auto: %d auto steps of %d, k chosen %v: want some of 0 and some more", m.AutoSteps, m.Steps, m.KChosen)
+		}
+		t.Logf("auto: k chosen %v", m.KChosen)
+	}
 	counts := make([][]float64, vocab)
 	for a := range counts {
 		counts[a] = make([]float64, vocab)
