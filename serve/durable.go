@@ -14,7 +14,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -211,9 +210,7 @@ func (d *durable) take(m jetstream.Msg) {
 	if reply != "" {
 		g := &gen{id: r.ID, job: job}
 		h := s.header(g, 1, api.StatusError)
-		h[api.HeaderError] = []string{err.Error()}
-		h[api.HeaderErrorCode] = []string{strconv.Itoa(code)}
-		s.publish(reply, h, []byte(`{"code":`+strconv.Itoa(code)+`,"error":`+strconv.Quote(err.Error())+`}`))
+		s.publish(reply, h, errorMsg(h, r.ID, err))
 		s.publish(reply, nil, nil)
 	}
 	_ = m.Term() // a bad request never succeeds: do not redeliver it

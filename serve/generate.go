@@ -345,12 +345,9 @@ func (s *Server) finish(g *gen, c stages.Chunk) {
 	sum := s.summarize(g, c)
 	subject := s.subject(g)
 	if c.Err != nil {
-		code := codeOf(c.Err)
-		body, _ := json.Marshal(api.ErrorBody{ID: g.id, Code: code, Error: c.Err.Error()})
 		g.seq++
 		h := s.header(g, g.seq, api.StatusError)
-		h[api.HeaderError] = []string{c.Err.Error()}
-		h[api.HeaderErrorCode] = []string{strconv.Itoa(code)}
+		body := errorMsg(h, g.id, c.Err)
 		s.publish(subject, h, body)
 		if g.speech != nil {
 			g.speechSeq++
@@ -415,6 +412,17 @@ func (g *gen) via() string {
 		return "session"
 	}
 	return "nats"
+}
+
+// errorMsg completes h (a reply message's headers) as an error message for
+// err, with micro's error headers, and returns its body.
+func errorMsg(h nats.Header, id string, err error) []byte {
+	code := codeOf(err)
+	h[api.HeaderStatus] = []string{api.StatusError}
+	h[api.HeaderError] = []string{err.Error()}
+	h[api.HeaderErrorCode] = []string{strconv.Itoa(code)}
+	body, _ := json.Marshal(api.ErrorBody{ID: id, Code: code, Error: err.Error()})
+	return body
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

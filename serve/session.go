@@ -8,7 +8,6 @@ package serve
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"strconv"
 	"strings"
 	"time"
@@ -174,17 +173,11 @@ func (s *Server) sessionLocked(sid string) (*session, error) {
 func (s *Server) sessionError(sid, reply, id string, err error) {
 	code := codeOf(err)
 	s.log.Info().Str("session", sid).Int("code", code).Err(err).Msg("session prompt refused")
-	body, _ := json.Marshal(api.ErrorBody{ID: id, Code: code, Error: err.Error()})
-	h := nats.Header{
-		api.HeaderSession:   {sid},
-		api.HeaderSeq:       {"1"},
-		api.HeaderStatus:    {api.StatusError},
-		api.HeaderError:     {err.Error()},
-		api.HeaderErrorCode: {strconv.Itoa(code)},
-	}
+	h := nats.Header{api.HeaderSession: {sid}, api.HeaderSeq: {"1"}}
 	if id != "" {
 		h[api.HeaderRequestID] = []string{id}
 	}
+	body := errorMsg(h, id, err)
 	if api.ValidToken(sid) {
 		s.publish(api.SessionSubject(sid, api.SessionTokens), h, body)
 		s.publish(api.SessionSubject(sid, api.SessionTokens), nil, nil)
