@@ -3,8 +3,9 @@
 // over the sequence's own tokens, with a draft-length policy per sequence
 // (fixed k, confidence stop p_min, adaptive k from recent acceptance).
 //
-// KV rule (see kvsync). A model drafter's cache for a slot never holds a
-// position whose token is not committed: Draft first feeds the committed
+// KV rule (the draft's half of the rule in package stages). A model
+// drafter's cache for a slot never holds a position whose token is not
+// committed: Draft first feeds the committed
 // tokens it lacks (the whole prompt on the first call; afterwards the
 // correction token, or the last draft token and the bonus token after a
 // full acceptance), then feeds its own proposals, and Accept cuts it back

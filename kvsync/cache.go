@@ -1,6 +1,8 @@
 // Package kvsync owns the key/value caches of the target and draft models:
 // one preallocated arena per model, a length per sequence slot, and O(1)
-// commit and rollback by changing that length.
+// commit and rollback by changing that length. Which lengths the two
+// caches of a sequence keep between steps (the KV rule) is the pipeline's
+// to keep: package stages states it, verify and draft apply it.
 //
 // Layout. For layer l, sequence slot s and KV head h the keys (and, alike,
 // the values) of positions 0..MaxPos-1 are contiguous, position-major,

@@ -52,84 +52,6 @@ func contents(t *testing.T, c *Cache, s int) []float32 {
 	return out
 }
 
-// TestSyncEveryPosition simulates speculative steps for every draft length
-// k = 1..8 and every number of accepted tokens a = 0..k (rejection of the
-// first token through acceptance of all k) and checks the invariant after
-// each: the target holds exactly the committed tokens but the last, the
-// draft holds a prefix of them, and both agree with the committed list.
-func TestSyncEveryPosition(t *testing.T) {
-	for k := 1; k <= 8; k++ {
-		for a := 0; a <= k; a++ {
-			target := newTestCache(t, 2, 64)
-			draft := newTestCache(t, 2, 64)
-			const s = 1
-			committed := []float32{1, 2, 3} // prompt
-			// Prefill: target and draft hold all but the last prompt token.
-			for i := 0; i < len(committed)-1; i++ {
-				write(t, target, s, i, committed[i])
-				write(t, draft, s, i, committed[i])
-			}
-			next := float32(100)
-			for step := 0; step < 3; step++ {
-				n := len(committed)
-				// Draft: catch up on committed tokens it lacks, then feed
-				// t[n-1], d1..d(k-1).
-				for p := draft.Len(s); p < n; p++ {
-					write(t, draft, s, p, committed[p])
-				}
-				d := make([]float32, k)
-				for i := range d {
-					d[i] = next
-					next++
-					if i < k-1 {
-						write(t, draft, s, n+i, d[i])
-					}
-				}
-				// Verify: target writes t[n-1], d1..dk.
-				write(t, target, s, n-1, committed[n-1])
-				for i := range d {
-					write(t, target, s, n+i, d[i])
-				}
-				// Accept a drafts and one correction token.
-				committed = append(committed, d[:a]...)
-				committed = append(committed, -next)
-				next++
-				if err := Sync(target, draft, s, len(committed)); err != nil {
-					t.Fatal(err)
-				}
-				if err := Check(target, s, len(committed)); err != nil {
-					t.Fatal(err)
-				}
-				if err := Check(draft, s, len(committed)); err != nil {
-					t.Fatal(err)
-				}
-				tc := contents(t, target, s)
-				if len(tc) != len(committed)-1 {
-					t.Fatalf("k=%d a=%d: target len %d, want %d", k, a, len(tc), len(committed)-1)
-				}
-				for i, v := range tc {
-					if v != committed[i] {
-						t.Fatalf("k=%d a=%d: target pos %d = %v, want %v", k, a, i, v, committed[i])
-					}
-				}
-				dc := contents(t, draft, s)
-				wantDraft := min(n+a, n+k-1)
-				if len(dc) != wantDraft {
-					t.Fatalf("k=%d a=%d: draft len %d, want %d", k, a, len(dc), wantDraft)
-				}
-				for i, v := range dc {
-					if v != committed[i] {
-						t.Fatalf("k=%d a=%d: draft pos %d = %v, want %v", k, a, i, v, committed[i])
-					}
-				}
-				if target.Len(0) != 0 || draft.Len(0) != 0 {
-					t.Fatal("another slot changed")
-				}
-			}
-		}
-	}
-}
-
 func TestLengthErrors(t *testing.T) {
 	c := newTestCache(t, 2, 4)
 	var se *SeqError
@@ -163,19 +85,6 @@ func TestLengthErrors(t *testing.T) {
 	if err := c.Reset(0); err != nil || c.Len(0) != 0 {
 		t.Errorf("Reset = %v, len %d", err, c.Len(0))
 	}
-	// The target must have written every position that is now committed.
-	if err := Sync(c, nil, 0, 3); !errors.Is(err, ErrBadLength) {
-		t.Errorf("Sync past target length = %v", err)
-	}
-	if err := Sync(c, nil, 0, 0); !errors.Is(err, ErrBadLength) {
-		t.Errorf("Sync with no committed tokens = %v", err)
-	}
-	if err := c.Commit(1, 3); err != nil {
-		t.Fatal(err)
-	}
-	if err := Check(c, 1, 3); !errors.Is(err, ErrAhead) {
-		t.Errorf("Check = %v, want ErrAhead", err)
-	}
 	if _, err := New(Config{Layers: 1, KVHeads: 1, HeadDim: 1, Seqs: 1, MaxPos: 0}); err == nil {
 		t.Error("New accepted MaxPos 0")
 	}
@@ -188,7 +97,7 @@ func TestRollbackAllocs(t *testing.T) {
 	c := newTestCache(t, 1, 16)
 	if n := testing.AllocsPerRun(100, func() {
 		_ = c.Commit(0, 10)
-		_ = Sync(c, c, 0, 5)
+		_ = c.Rollback(0, 5)
 		_ = c.Rollback(0, 0)
 	}); n != 0 {
 		t.Fatalf("%v allocations per rollback", n)

@@ -28,6 +28,23 @@
 // model's KV cache is touched only by the draft stage (including the
 // rollback to the accepted prefix, done when a sequence comes back), the
 // target's only under the device lock.
+//
+// KV rule. A sequence has committed tokens t[0..n). Between steps the
+// target's cache of its slot holds exactly the first n-1 of them (prefill
+// writes all prompt tokens but the last): the last committed token is fed,
+// at position n-1, as the first entry of the next verification block
+// [t[n-1], d1..dk], which writes positions n-1..n+k-1. If a of the k draft
+// tokens are accepted, one more token (the correction, or the bonus when
+// a == k) is committed, so n' = n+a+1, and the target keeps positions
+// [0, n'-1): what it wrote for t[n-1], d1..da, nothing of the rejected
+// d(a+1).. — an O(1) rollback, done by verify.Verify under the device
+// lock. The draft cache never holds a position whose token is not
+// committed: drafting fed t[n-1], d1..d(k-1) (positions up to n+k-2), so
+// when the sequence comes back the draft stage cuts it to min(its length,
+// n'-1) positions, the accepted prefix (draft.Drafter.Accept; skipped when
+// a pre-draft guessed the step, whose cache then holds exactly what
+// drafting would feed), and the next draft first feeds the committed
+// tokens it lacks. kv_test.go checks the rule for every k and a.
 package stages
 
 import (

@@ -68,7 +68,9 @@ func (v *Verifier) Backend() backend.Backend { return v.be }
 // Verify runs one forward pass over all blocks, applies each block's
 // acceptance rule, fills Accepted and Tokens (reusing its capacity; give
 // it k+1 to avoid allocation) and rolls the target cache of every slot
-// back to its committed tokens minus the last, Pos+1+Accepted positions.
+// back to its committed tokens minus the last, Pos+1+Accepted positions:
+// the target's half of the KV rule (package stages), so that the next
+// block of the slot starts at the new last committed token.
 func (v *Verifier) Verify(blocks []*Block) error {
 	total := 0
 	for _, b := range blocks {
