@@ -22,15 +22,13 @@ func quantizeQ8VNNI(dst *byte, src *float32, nb int, shift int)
 //go:noescape
 func f32ToF16sAVX2(dst *uint16, src *float32, n int)
 
-func init() {
-	if !hasAVX2FMA {
-		return
-	}
+// installAVX2Acts points the activation converters at their AVX2 forms
+// (called by installArchImpls where the AVX2 set is in use).
+func installAVX2Acts() {
 	quantizeQ8_0Act = quantizeQ8_0ActFast
 	quantizeF16Act = quantizeF16Fast
 	f32ToF16sImpl = f32ToF16sFast
-	registerAct(Q8_0, quantizeQ8_0Act)
-	registerAct(F16, quantizeF16Act)
+	quantizeQ8_1Act = quantizeQ8_1ActFast
 }
 
 func quantizeQ8_0ActFast(dst []byte, src []float32) {

@@ -33,13 +33,13 @@ func f32ToF16sNEON(dst *uint16, src *float32, n int)
 //go:noescape
 func f16ToF32sNEON(dst *float32, src *uint16, n int)
 
-func init() {
+// installNEONActs points the activation converters and the F16/F32
+// conversions at their NEON forms (called by installArchImpls).
+func installNEONActs() {
 	quantizeQ8_0Act = quantizeQ8_0ActFast
 	quantizeF16Act = quantizeF16Fast
 	f32ToF16sImpl = f32ToF16sFast
 	f16ToF32sImpl = f16ToF32sFast
-	registerAct(Q8_0, quantizeQ8_0Act)
-	registerAct(F16, quantizeF16Act)
 }
 
 func quantizeQ8_0ActFast(dst []byte, src []float32) {

@@ -20,8 +20,12 @@ import "encoding/binary"
 // one ggml does not use.
 const bf16Wide Type = 62
 
-func init() {
-	types[bf16Wide] = typeInfo{"BF16 (widened to F32)", 1, 4, false}
+// bf16WideInfo names bf16Wide, the widened activations of BF16 weights
+// where the AVX2 kernels run (registerTypeInfos).
+var bf16WideInfo = typeInfo{"BF16 (widened to F32)", 1, 4, false}
+
+// registerBF16Wide registers bf16Wide's converter and dequantizer.
+func registerBF16Wide() {
 	registerAct(bf16Wide, quantizeBF16Wide)
 	registerDequant(bf16Wide, dequantizeF32)
 }

@@ -19,13 +19,9 @@ var bf16Act = func() Type {
 //go:noescape
 func bf16WidenAVX2(dst *byte, src *float32, n int)
 
-func init() {
-	if !hasAVX2FMA {
-		return
-	}
-	quantizeBF16Wide = quantizeBF16WideFast
-	registerAct(bf16Wide, quantizeBF16Wide)
-}
+// installAVX2Widen points BF16's activation widening at its AVX2 form
+// (called by installArchImpls where the AVX2 set is in use).
+func installAVX2Widen() { quantizeBF16Wide = quantizeBF16WideFast }
 
 func quantizeBF16WideFast(dst []byte, src []float32) {
 	n8 := len(src) &^ 7

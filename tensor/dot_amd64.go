@@ -122,10 +122,10 @@ var useVNNI = hasVNNI
 //go:noescape
 func f16ToF32sAVX2(dst *float32, src *uint16, n int)
 
-func init() {
-	if !hasAVX2FMA {
-		return
-	}
+// installAVX2Dots points the single-row dots of F32, F16, BF16, Q8_0 and
+// Q4_0 at their AVX2 gemvs (called by installArchImpls where the AVX2 set
+// is in use; the registrations then read them).
+func installAVX2Dots() {
 	dotF32 = func(w, x []byte, n int) float32 {
 		var o [1]float32
 		gemvF32(w, 0, 1, x, 0, 1, n, o[:], 0)
@@ -158,14 +158,6 @@ func init() {
 		return o[0]
 	}
 	f16ToF32sImpl = f16ToF32sFast
-	registerKernel(F32, F32, dotF32)
-	registerKernel(F16, F16, dotF16)
-	registerKernel(BF16, bf16Act, dotBF16)
-	registerGemv(F32, gemvF32)
-	registerGemv(F16, gemvF16)
-	registerGemv(BF16, gemvBF16)
-	// Q8_0 and Q4_0 register in q8.go's init (setVNNI: the VNNI or these
-	// AVX2 forms), which runs after this one.
 }
 
 func gemvF32(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {

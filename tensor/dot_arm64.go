@@ -102,7 +102,10 @@ func q8_0LanesRows1NEON(w *byte, wstride, rows int, x *byte, nb int, out *float3
 //go:noescape
 func q8_0LanesRows1Dot(w *byte, wstride, rows int, x *byte, nb int, out *float32)
 
-func init() {
+// installNEONDots points the single-row dots of F16, Q8_0 and Q4_0 at
+// their NEON gemvs (called by installArchImpls; the registrations then
+// read them).
+func installNEONDots() {
 	dotF16 = func(w, x []byte, n int) float32 {
 		var o [1]float32
 		gemvF16(w, 0, 1, x, 0, 1, n, o[:], 0)
@@ -123,10 +126,6 @@ func init() {
 		gemvQ4_0(w, 0, 1, x, 0, 1, n, o[:], 0)
 		return o[0]
 	}
-	registerKernel(F16, F16, dotF16)
-	registerGemv(F16, gemvF16)
-	// Q8_0 and Q4_0 register in q8.go's init (registerQ0Kernels), which
-	// runs after this one.
 }
 
 // registerQ0Kernels registers the Q4_0 kernels and the Q8_0 ones of

@@ -159,14 +159,6 @@ func registerQ2K() {
 	}
 }
 
-func init() {
-	if haveAVX2K {
-		registerGemv(Q3_K, gemvQ3K)
-		registerGemv(Q5_K, gemvQ5K)
-		registerGemv(IQ4_XS, gemvIQ4XS)
-	}
-}
-
 // The registered dots: the assembly where haveAVX2K, else the reference.
 
 func dotQ2K(w, x []byte, n int) float32 {

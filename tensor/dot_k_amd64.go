@@ -58,13 +58,6 @@ func q6KRows(w *byte, wstride, rows int, x *byte, nb int, out *float32)
 //go:noescape
 func q6KRows4(w *byte, wstride, rows int, x *[4]*byte, nb int, out *[4]*float32)
 
-func init() {
-	if haveAVX2K {
-		registerGemv(Q4_K, gemvQ4K)
-		registerGemv(Q6_K, gemvQ6K)
-	}
-}
-
 // gemvQ4K is the Q4_K gemv (see the gemv type): where useVNNI (and rows
 // have at most kMaxQ4KTBlocks blocks), tokens go through the T-token
 // kernels (gemvQ4KT) up to eight at a time, leaving at most one; otherwise

@@ -81,11 +81,6 @@ func q6KRows2Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *floa
 //go:noescape
 func q6KRows3Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
 
-func init() {
-	registerGemv(Q4_K, gemvQ4K)
-	registerGemv(Q6_K, gemvQ6K)
-}
-
 // gemvQ4K is the Q4_K gemv (see the gemv type): up to four tokens a pass
 // over the weights (q4KRows<T>).
 func gemvQ4K(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {

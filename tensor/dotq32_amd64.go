@@ -72,8 +72,8 @@ func registerQ32VNNI() { setQ32Forms(useVNNI) }
 
 // setQ32Forms registers the VNNI kernels of Q4_1, Q5_0, Q5_1 and IQ4_NL,
 // on their VNNI activation layouts, where v and the CPU has VNNI, and the
-// AVX2 ones on Q8_0 and Q8_1 activations otherwise. setVNNI calls it, so
-// tests flip these types with Q8_0 and Q4_0.
+// AVX2 ones on Q8_0 and Q8_1 activations otherwise (registerQ32 calls it,
+// so setVNNI flips these types with Q8_0 and Q4_0).
 func setQ32Forms(v bool) {
 	if v && hasVNNI {
 		registerKernel(Q4_1, q8_1VNNI, dotQ4_1V)
@@ -186,15 +186,6 @@ func gemvIQ4_NLAsm(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []f
 				(*float32)(unsafe.Add(unsafe.Pointer(out), 4*t*os)))
 		}
 	})
-}
-
-// asmQ8_1Act returns the Q8_1 activation converter built on the AVX2 Q8_0
-// one, or nil where the CPU lacks AVX2.
-func asmQ8_1Act() ActQuant {
-	if !hasAVX2FMA {
-		return nil
-	}
-	return quantizeQ8_1ActFast
 }
 
 // quantizeQ8_1ActFast is quantizeQ8_1ActGeneric with the quants and d from

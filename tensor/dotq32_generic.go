@@ -7,10 +7,6 @@ package tensor
 // types use their pure-Go references.
 func asmQ32(Type) (VecDot, gemv) { return nil, nil }
 
-// asmQ8_1Act returns the assembly-backed Q8_1 activation converter; none
-// without assembly.
-func asmQ8_1Act() ActQuant { return nil }
-
 // registerQ32VNNI installs the AVX-512 forms of Q4_1, Q5_0, Q5_1 and
 // IQ4_NL; there are none without assembly.
 func registerQ32VNNI() {}

@@ -30,9 +30,9 @@ const (
 	q8LanesVNNISize      = 68
 )
 
-func init() {
-	types[q8_1VNNI] = typeInfo{"Q8_1 (VNNI activation layout)", qk, q8_1VNNISize, false}
-	types[q8LanesVNNI] = typeInfo{"Q8_0 (VNNI activation layout with lane offsets)", qk, q8LanesVNNISize, false}
+// registerQ32VNNITypes registers the converters into the two layouts where
+// the VNNI set may run (their names are in registerArchTypeInfos).
+func registerQ32VNNITypes() {
 	if hasVNNI {
 		registerAct(q8_1VNNI, quantizeQ8_1VNNIAct)
 		registerAct(q8LanesVNNI, quantizeQ8LanesVNNIAct)

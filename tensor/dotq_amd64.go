@@ -37,26 +37,28 @@ const (
 	q8VNNISize      = 40
 )
 
-func init() {
-	types[q8VNNI] = typeInfo{"Q8_0 (VNNI activation layout for Q4_0)", qk, q8VNNISize, false}
-	types[q8VNNI128] = typeInfo{"Q8_0 (VNNI activation layout for Q8_0)", qk, q8VNNISize, false}
+// registerQ0VNNITypes registers the converters into the two layouts where
+// the VNNI set may run (their names are in registerArchTypeInfos).
+func registerQ0VNNITypes() {
 	if hasVNNI {
 		registerAct(q8VNNI, quantizeQ8VNNIAct)
 		registerAct(q8VNNI128, quantizeQ8VNNI128Act)
 	}
 }
 
-// registerQ0Kernels registers the Q8_0 and Q4_0 kernels of the form
-// useVNNI selects (called from q8.go's init, after dot_amd64.go's has
-// installed the AVX2 ones).
-func registerQ0Kernels() { setVNNI(useVNNI) }
-
-// setVNNI sets useVNNI (where hasVNNI) and registers the Q8_0 and Q4_0
-// kernels of that form with their activation type; Q8_0 in the lanes
-// order (q8Order) always takes the AVX2 kernels. Tests flip the form
-// through it.
+// setVNNI sets useVNNI (where hasVNNI) and registers every kernel again
+// for that form. Tests flip the form through it; it must not run
+// concurrently with a kernel.
 func setVNNI(v bool) {
 	useVNNI = v && hasVNNI
+	registerKernels()
+}
+
+// registerQ0Kernels registers the Q8_0 and Q4_0 kernels of the form
+// useVNNI selects with their activation type (from registerQ0, after
+// installArchImpls has installed the AVX2 ones); Q8_0 in the lanes order
+// (q8Order) always takes the AVX2 kernels.
+func registerQ0Kernels() {
 	if useVNNI {
 		registerKernel(Q8_0, q8VNNI128, dotQ8_0V)
 		registerKernel(Q4_0, q8VNNI, dotQ4_0V)
@@ -78,9 +80,6 @@ func setVNNI(v bool) {
 		if hasAVX2FMA {
 			registerGemv(Q8_0, gemvQ8_0Lanes)
 		}
-	}
-	if hasAVX2FMA {
-		setQ32Forms(useVNNI) // Q4_1, Q5_0, Q5_1, IQ4_NL (dotq32_amd64.go)
 	}
 }
 

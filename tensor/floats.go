@@ -12,7 +12,8 @@ import (
 // same structure, so both agree bit for bit except where rounding a float64
 // FMA to float32 differs from a fused float32 FMA (vanishingly rare).
 
-func init() {
+// registerFloats registers F32, F16 and BF16 weights and activations.
+func registerFloats() {
 	registerKernel(F32, F32, dotF32)
 	registerKernel(F16, F16, dotF16)
 	registerKernel(BF16, bf16Act, dotBF16)

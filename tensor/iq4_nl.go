@@ -31,7 +31,9 @@ var iq4nlTable = [16]int8{-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 3
 // (qlanes.go registers them).
 var dotIQ4_NL, gemvIQ4_NL = asmOr(IQ4_NL, dotIQ4_NLGeneric)
 
-func init() {
+// registerIQ4_NL registers IQ4_NL's dequantizer and quantizer (its kernels:
+// registerQ32).
+func registerIQ4_NL() {
 	registerDequant(IQ4_NL, dequantizeIQ4_NL)
 	registerQuantize(IQ4_NL, quantizeIQ4_NL)
 }

@@ -32,7 +32,8 @@ const (
 // kvaluesIQ4NL is ggml's kvalues_iq4nl: the sixteen IQ4_NL/IQ4_XS levels.
 var kvaluesIQ4NL = [16]int8{-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113}
 
-func init() {
+// registerIQ4_XS registers IQ4_XS weights.
+func registerIQ4_XS() {
 	registerKernel(IQ4_XS, Q8_K, dotIQ4XS)
 	registerDequant(IQ4_XS, dequantizeRowIQ4XS)
 	registerQuantize(IQ4_XS, quantizeRowIQ4XS)

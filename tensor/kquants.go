@@ -48,7 +48,9 @@ const (
 	q8KBsums = 260
 )
 
-func init() {
+// registerKQuants registers Q8_K activations and the Q4_K and Q6_K kernels
+// and dequantizers.
+func registerKQuants() {
 	registerAct(Q8_K, quantizeQ8K)
 	registerKernel(Q4_K, Q8_K, dotQ4K)
 	registerKernel(Q6_K, Q8_K, dotQ6K)

@@ -15,7 +15,8 @@ import (
 	"math"
 )
 
-func init() {
+// registerKQuantQuantizers registers the Q4_K and Q6_K quantizers.
+func registerKQuantQuantizers() {
 	registerQuantize(Q4_K, quantizeRowQ4K)
 	registerQuantize(Q6_K, quantizeRowQ6K)
 }

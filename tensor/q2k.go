@@ -61,7 +61,9 @@ func SetQ2KOrder(o Q2KOrder) {
 	registerQ2K()
 }
 
-func init() {
+// registerQ2_K registers Q2_K: the kernel of q2Order (registerQ2K),
+// dequantizer and quantizer.
+func registerQ2_K() {
 	registerQ2K()
 	registerDequant(Q2_K, dequantizeRowQ2K)
 	registerQuantize(Q2_K, quantizeRowQ2K)

@@ -25,7 +25,8 @@ const (
 	q3KD      = 108
 )
 
-func init() {
+// registerQ3_K registers Q3_K weights.
+func registerQ3_K() {
 	registerKernel(Q3_K, Q8_K, dotQ3K)
 	registerDequant(Q3_K, dequantizeRowQ3K)
 	registerQuantize(Q3_K, quantizeRowQ3K)

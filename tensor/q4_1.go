@@ -27,7 +27,9 @@ const q4_1Size = 20
 // registers them).
 var dotQ4_1, gemvQ4_1 = asmOr(Q4_1, dotQ4_1Generic)
 
-func init() {
+// registerQ4_1 registers Q4_1's dequantizer and quantizer (its kernels:
+// registerQ32).
+func registerQ4_1() {
 	registerDequant(Q4_1, dequantizeQ4_1)
 	registerQuantize(Q4_1, quantizeQ4_1Ref)
 }

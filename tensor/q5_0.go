@@ -21,7 +21,9 @@ const q5_0Size = 22
 // registers them).
 var dotQ5_0, gemvQ5_0 = asmOr(Q5_0, dotQ5_0Generic)
 
-func init() {
+// registerQ5_0 registers Q5_0's dequantizer and quantizer (its kernels:
+// registerQ32).
+func registerQ5_0() {
 	registerDequant(Q5_0, dequantizeQ5_0)
 	registerQuantize(Q5_0, quantizeQ5_0Ref)
 }

@@ -20,7 +20,9 @@ const q5_1Size = 24
 // registers them).
 var dotQ5_1, gemvQ5_1 = asmOr(Q5_1, dotQ5_1Generic)
 
-func init() {
+// registerQ5_1 registers Q5_1's dequantizer and quantizer (its kernels:
+// registerQ32).
+func registerQ5_1() {
 	registerDequant(Q5_1, dequantizeQ5_1)
 	registerQuantize(Q5_1, quantizeQ5_1Ref)
 }

@@ -31,7 +31,8 @@ const (
 	q5KQs     = 48
 )
 
-func init() {
+// registerQ5_K registers Q5_K weights.
+func registerQ5_K() {
 	registerKernel(Q5_K, Q8_K, dotQ5K)
 	registerDequant(Q5_K, dequantizeRowQ5K)
 	registerQuantize(Q5_K, quantizeRowQ5K)

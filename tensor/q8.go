@@ -56,7 +56,10 @@ const (
 	q4_0Size = 18
 )
 
-func init() {
+// registerQ0 registers Q8_0 and Q4_0: the kernels of q8Order and the form
+// in use (registerQ0Kernels), Q8_0 activations, dequantizers and
+// quantizers.
+func registerQ0() {
 	registerQ0Kernels()
 	registerAct(Q8_0, quantizeQ8_0Act)
 	registerDequant(Q8_0, dequantizeQ8_0)

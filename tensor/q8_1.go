@@ -15,14 +15,12 @@ import (
 
 const q8_1Size = 36
 
-// quantizeQ8_1Act is the converter in use; an assembly-backed one replaces
-// it at init where the CPU supports it.
+// quantizeQ8_1Act is the converter in use; installArchImpls replaces it by
+// an assembly-backed one where the CPU supports it.
 var quantizeQ8_1Act ActQuant = quantizeQ8_1ActGeneric
 
-func init() {
-	if q := asmQ8_1Act(); q != nil {
-		quantizeQ8_1Act = q
-	}
+// registerQ8_1 registers the Q8_1 activation type.
+func registerQ8_1() {
 	registerAct(Q8_1, quantizeQ8_1Act)
 	registerDequant(Q8_1, dequantizeQ8_1)
 }

@@ -10,7 +10,9 @@ package tensor
 // end. llamafile's tinyBLAS_Q0_AVX, which llama.cpp runs for Q5_0 batches
 // of two or more tokens, computes the same operations in the same order.
 
-func init() {
+// registerQ32 registers the kernels of Q4_1, Q5_0, Q5_1 and IQ4_NL, in the
+// VNNI form where useVNNI.
+func registerQ32() {
 	registerQ32Kernels()
 	registerQ32VNNI() // the AVX-512 VNNI forms, where in use
 }

@@ -1,8 +1,3 @@
-// Package tensor holds the weight types of GGUF files and the kernels that
-// compute with them: dot products, multi-token matrix multiplication on a
-// worker pool, activation quantization and F16/BF16 conversion.
-//
-// Type ids are those of ggml, so a GGUF tensor's type field converts directly.
 package tensor
 
 import "fmt"

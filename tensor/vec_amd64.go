@@ -17,10 +17,9 @@ func axpyRoundF16AVX2(y, x *float32, n int, a float32)
 //go:noescape
 func scaleRoundF16AVX2(y *float32, n int, s float32)
 
-func init() {
-	if !hasAVX2FMA {
-		return
-	}
+// installAVX2Vec points the attention vector kernels at their AVX2 forms
+// (called by installArchImpls where the AVX2 set is in use).
+func installAVX2Vec() {
 	dotRowsF32Impl = dotRowsF32Fast
 	axpyF32Impl = axpyF32Fast
 	axpyRoundF16Impl = axpyRoundF16Fast

@@ -33,7 +33,9 @@ func axpyRoundF16NEON(y, x *float32, n int, a float32)
 //go:noescape
 func scaleRoundF16NEON(y *float32, n int, s float32)
 
-func init() {
+// installNEONVec points the attention vector kernels and the F32 dot at
+// their NEON forms (called by installArchImpls).
+func installNEONVec() {
 	dotRowsF32Impl = dotRowsF32Fast
 	axpyF32Impl = axpyF32Fast
 	axpyRoundF16Impl = axpyRoundF16Fast
@@ -43,8 +45,6 @@ func init() {
 		gemvF32(w, 0, 1, x, 0, 1, n, o[:], 0)
 		return o[0]
 	}
-	registerKernel(F32, F32, dotF32)
-	registerGemv(F32, gemvF32)
 }
 
 // gemvF32 runs f32Rows1NEON once per token and adds the tails (tailF32:

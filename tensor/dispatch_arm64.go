@@ -3,6 +3,7 @@
 package tensor
 
 import (
+	"fmt"
 	"os"
 
 	"golang.org/x/sys/cpu"
@@ -36,14 +37,29 @@ var (
 )
 
 // useDot and useFHM select the kernel forms in use: the extension where the
-// CPU has it, unless SPECD_CPU=neon.
-var useDot, useFHM = arm64Forms(os.Getenv("SPECD_CPU"))
+// CPU has it, unless SPECD_CPU=neon; envErr names a SPECD_CPU value the
+// selection does not understand (the extensions are then used).
+var (
+	useDot, useFHM = arm64Forms(os.Getenv("SPECD_CPU"))
+	envErr         = arm64EnvErr(os.Getenv("SPECD_CPU"))
+)
 
+// arm64Forms returns the forms SPECD_CPU=env selects: none under neon,
+// else those the CPU has.
 func arm64Forms(env string) (dot, fhm bool) {
 	if env == "neon" {
 		return false, false
 	}
 	return cpuDotProd, cpuFHM
+}
+
+// arm64EnvErr names a SPECD_CPU value arm64Forms does not understand.
+func arm64EnvErr(env string) error {
+	switch env {
+	case "", "neon", "native":
+		return nil
+	}
+	return fmt.Errorf("tensor: SPECD_CPU=%q: want neon or nothing on arm64 (using the CPU's extensions)", env)
 }
 
 // setARM64Forms selects the SDOT and FMLAL forms (where the CPU has them)
@@ -59,3 +75,53 @@ func setARM64Forms(dot, fhm bool) {
 // SDOT (dotProd), FMLAL (fhm) and SMMLA (i8mm, detected only: no kernel
 // uses it yet). SPECD_CPU=neon turns the first two off.
 func ARM64Features() (dotProd, fhm, i8mm bool) { return useDot, useFHM, cpuI8MM }
+
+// kernelSet names the arm64 set in use: "neon" and the extensions taken.
+func kernelSet() string {
+	s := "neon"
+	if useDot {
+		s += "+dotprod"
+	}
+	if useFHM {
+		s += "+fhm"
+	}
+	return s
+}
+
+// cpuFeatures lists the extensions the kernels look at that the CPU has.
+func cpuFeatures() []string {
+	fs := []string{"asimd"}
+	for _, f := range []struct {
+		name string
+		has  bool
+	}{{"asimddp", cpuDotProd}, {"asimdfhm", cpuFHM}, {"i8mm", cpuI8MM}} {
+		if f.has {
+			fs = append(fs, f.name)
+		}
+	}
+	return fs
+}
+
+// installArchImpls points the kernel variables at their NEON forms (every
+// ARMv8-A CPU has NEON; the SDOT and FMLAL forms are chosen at each call
+// from useDot and useFHM).
+func installArchImpls() {
+	installNEONActs() // act_arm64.go
+	installNEONDots() // dot_arm64.go
+	installNEONVec()  // vec_arm64.go
+}
+
+// registerArchTypeInfos: the arm64 kernels take ggml's activation layouts.
+func registerArchTypeInfos() {}
+
+// registerArchTypes: no internal activation layouts on arm64.
+func registerArchTypes() {}
+
+// registerArchGemvs registers the multi-row forms that do not depend on
+// an order (Q8_0 and Q4_0 register theirs with their kernels).
+func registerArchGemvs() {
+	registerGemv(F32, gemvF32)
+	registerGemv(F16, gemvF16)
+	registerGemv(Q4_K, gemvQ4K)
+	registerGemv(Q6_K, gemvQ6K)
+}
