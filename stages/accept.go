@@ -84,9 +84,11 @@ func (p *Pipeline) accept(s *seq) Chunk {
 		draftLen = len(c.Text)
 	}
 	c.DraftLen = draftLen
-	if !s.done && (s.gen >= s.req.MaxTokens || len(s.tokens) >= p.cfg.MaxPos) {
-		// Enough tokens, or the context is full: the next block would
-		// need position MaxPos.
+	if !s.done && (s.gen >= s.req.MaxTokens || len(s.tokens) > p.cfg.MaxPos) {
+		// Enough tokens, or the context is full: every position holds a
+		// token and the last token, sampled from position MaxPos-1's
+		// logits, is emitted too (as plain decoding does); the next block
+		// would need position MaxPos.
 		s.done, s.reason = true, "length"
 	}
 	if len(c.Tokens) > 0 {

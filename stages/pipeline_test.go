@@ -497,7 +497,9 @@ func testSamplingDistribution(t *testing.T, pre string) {
 
 // TestContextFull ends sequences whose context fills before MaxTokens, for
 // every draft length (pre-drafting from k = 7, with k-1 meaning the same
-// as without), without a pipeline error.
+// as without), without a pipeline error, with as many tokens as plain
+// decoding emits: one per free position and the one sampled from the last
+// position's logits.
 func TestContextFull(t *testing.T) {
 	ref := verifytest.NewFake(vocab, 1, 512, 512, 4)
 	for kk := 1; kk <= 12; kk++ {
@@ -508,7 +510,7 @@ func TestContextFull(t *testing.T) {
 		cfg := stages.Config{Target: target, Drafter: dr, Policy: draft.Policy{K: k}, Slots: 2, MaxPos: maxPos, PreDraft: kk > 6}
 		prompt := []int32{1, 2, 3, 4, 5}
 		res, _ := runPipeline(t, cfg, []stages.Request{{ID: "a", PromptIDs: prompt, MaxTokens: 100}})
-		want, _ := ref.Greedy(0, prompt, maxPos-len(prompt))
+		want, _ := ref.Greedy(0, prompt, maxPos-len(prompt)+1)
 		r := res["a"]
 		if r.final.Reason != "length" || fmt.Sprint(r.tokens) != fmt.Sprint(want) {
 			t.Fatalf("k=%d: reason %q, tokens %v, want %v", k, r.final.Reason, r.tokens, want)
