@@ -9,6 +9,7 @@ import (
 
 	"github.com/specd-dev/specd/model"
 	"github.com/specd-dev/specd/model/gguf"
+	"github.com/specd-dev/specd/models"
 	"github.com/specd-dev/specd/tensor"
 	"github.com/specd-dev/specd/tokenizer"
 )
@@ -19,26 +20,55 @@ func init() {
 
 func runInspect(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("inspect", stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: specd inspect MODEL.gguf\n\nPrints the model's architecture, hyperparameters, tensor types and vocabulary.")
-		fs.PrintDefaults()
-	}
+	fs.Usage = fs.usageFunc([]string{"specd inspect MODEL"},
+		"Prints the model's architecture, hyperparameters, tensor types and vocabulary.\n"+
+			"MODEL is a GGUF file, bundled (the bundled target) or bundled-draft.")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
+		if fs.NArg() == 0 {
+			fmt.Fprintln(stderr, "specd inspect: a model is required")
+		} else {
+			fmt.Fprintf(stderr, "specd inspect: one model at a time, not %d\n", fs.NArg())
+		}
 		fs.Usage()
 		return errUsage
 	}
-	path := fs.Arg(0)
-	// OpenInfo: a file with tensor types specd does not know is still
+	// Info only: a file with tensor types specd does not know is still
 	// described, and those types named.
-	f, err := gguf.OpenInfo(path)
+	f, name, err := openGGUF(fs.Arg(0), true)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	return inspectModel(stdout, path, f)
+	return inspectModel(stdout, name, f)
+}
+
+// openGGUF opens the GGUF file at path, or a bundled model (modelBundled,
+// modelBundledDraft), returning it and its name to show. With info, tensor
+// types specd does not know are allowed (gguf.OpenInfo).
+func openGGUF(path string, info bool) (*gguf.File, string, error) {
+	var get func() ([]byte, string)
+	switch path {
+	case modelBundled:
+		get = models.Target
+	case modelBundledDraft:
+		get = models.Draft
+	default:
+		if info {
+			f, err := gguf.OpenInfo(path)
+			return f, path, err
+		}
+		f, err := gguf.Open(path)
+		return f, path, err
+	}
+	b, name := get()
+	f, err := gguf.Parse(b)
+	if err != nil {
+		return nil, "", fmt.Errorf("bundled %s: %w", name, err)
+	}
+	return f, "bundled " + name, nil
 }
 
 // inspectModel writes a description of f. It reports what it can even when the

@@ -23,6 +23,8 @@ type command struct {
 	// run executes the command with its arguments (without the name).
 	// stdout and stderr are passed so tests can run commands in-process.
 	run func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+	// runIn, if set instead of run, also reads stdin.
+	runIn func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error
 }
 
 var commands = map[string]command{}
@@ -51,17 +53,14 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "\nRun 'specd <command> -h' for a command's flags.")
 }
 
-// newFlagSet returns a FlagSet for a subcommand that reports errors instead
-// of exiting, printing usage to stderr.
-func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("specd "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	return fs
+// runMain runs specd with args (without the program name), reading
+// os.Stdin, and returns the process exit code.
+func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return runMainIn(ctx, args, os.Stdin, stdout, stderr)
 }
 
-// runMain runs specd with args (without the program name) and returns the
-// process exit code.
-func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+// runMainIn is runMain reading stdin.
+func runMainIn(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		usage(stderr)
 		if len(args) == 0 {
@@ -75,7 +74,13 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		usage(stderr)
 		return 2
 	}
-	if err := c.run(ctx, args[1:], stdout, stderr); err != nil {
+	run := c.run
+	if c.runIn != nil {
+		run = func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+			return c.runIn(ctx, args, stdin, stdout, stderr)
+		}
+	}
+	if err := run(ctx, args[1:], stdout, stderr); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}

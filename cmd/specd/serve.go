@@ -5,7 +5,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -25,7 +24,7 @@ func init() {
 
 // natsFlags are the NATS client flags serve and run share, named as the
 // nats CLI names them.
-func addNATSFlags(fs *flag.FlagSet, c *serve.NATSConfig, urls *string) {
+func addNATSFlags(fs *flagSet, c *serve.NATSConfig, urls *string) {
 	fs.StringVar(urls, "nats", "", "join the NATS deployment at `URL[,URL…]` instead of starting an embedded server")
 	fs.StringVar(&c.Creds, "creds", "", "NATS user credentials `file` (JWT and NKey seed)")
 	fs.StringVar(&c.NKey, "nkey", "", "NATS NKey seed `file`")
@@ -49,9 +48,8 @@ func splitURLs(s string) []string {
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("serve", stderr)
-	var target string
-	fs.StringVar(&target, "m", "", "target model `file` (GGUF); default: the bundled target, drafted for by the bundled draft unless -d says otherwise")
 	spec := addSpecFlags(fs)
+	addModelFlag(fs, &spec.Target)
 	fs.IntVar(&spec.Threads, "threads", runtime.NumCPU(), "threads of the target model (see --verify-threads)")
 	fs.IntVar(&spec.Window, "window", 0, "sliding-window attention over the last `n` positions (0: full attention)")
 	slots := fs.Int("slots", 4, "sequences decoded at once (KV cache slots of both models)")
@@ -75,10 +73,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&sc.NATS.StoreDir, "nats-store", "", "JetStream store `dir` of the embedded server with --durable (default: the --nats-config file's, else the system temporary directory)")
 	httpAddr := fs.String("http", "127.0.0.1:8080", "`HOST:PORT` of the OpenAI-compatible HTTP API, /metrics and the page at /; \"off\" disables it")
 	fs.StringVar(&sc.APIKey, "api-key", os.Getenv("SPECD_API_KEY"), "bearer `key` the HTTP API requires (default $SPECD_API_KEY; /health stays open)")
-	logLevel := fs.String("log-level", "info", "log level: trace, debug, info, warn or error")
-	logFormat := fs.String("log-format", "auto", "log format: auto (console on a terminal, JSON lines otherwise), console or json")
+	lf := addLogFlags(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: specd serve [-m MODEL.gguf] [-d DRAFT] [--nats URL] [flags]")
+		fmt.Fprintln(stderr, "usage: specd serve [-m MODEL] [-d DRAFT] [--nats URL] [flags]")
 		fmt.Fprintln(stderr, "\nServes the model pair over NATS until SIGINT/SIGTERM: the micro service \"specd\"")
 		fmt.Fprintln(stderr, "(specd.v1.generate), sessions (specd.v1.session.<sid>.prompt/tokens/speech/cancel)")
 		fmt.Fprintln(stderr, "and specd.v1.cancel.<id>; see docs/protocol.md. Without --nats it starts an embedded")
@@ -95,7 +92,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fs.Usage()
 		return errUsage
 	}
-	log, err := newLogger(stderr, *logLevel, *logFormat)
+	log, err := newLogger(stderr, lf.level, lf.format)
 	if err != nil {
 		return err
 	}
@@ -109,8 +106,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	case spec.Threads < 1:
 		return fmt.Errorf("--threads %d: must be at least 1", spec.Threads)
 	}
-	spec.Target = target
-	spec.ApplyDefaults()
+	resolveModels(spec)
 	if spec.Speculative() {
 		if err := spec.Check(); err != nil {
 			return err

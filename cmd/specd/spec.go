@@ -6,12 +6,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/specd-dev/specd/engine"
 	"github.com/specd-dev/specd/stages"
@@ -34,25 +32,6 @@ func openSpec(o generateOpts, stderr io.Writer) (*engine.Engine, []int32, error)
 	return e, prompt, nil
 }
 
-// promptIDs returns the prompt ids of generate's -p / --prompt-ids.
-func promptIDs(e *engine.Engine, o generateOpts) ([]int32, error) {
-	if o.prompt == "" {
-		prompt, err := e.PromptIDs(o.promptIDs, !o.noBOS)
-		if err != nil {
-			return nil, fmt.Errorf("--prompt-ids: %w", err)
-		}
-		return prompt, nil
-	}
-	if _, err := e.Tokenizer(); err != nil {
-		return nil, fmt.Errorf("-p needs the model's tokenizer: %w (use --prompt-ids)", err)
-	}
-	prompt, err := e.Encode(o.prompt, !o.noBOS)
-	if errors.Is(err, engine.ErrEmptyPrompt) {
-		return nil, errors.New("the prompt is empty")
-	}
-	return prompt, err
-}
-
 // generateSpec is specd generate with a draft: the completion streams to
 // stdout block by block, statistics go to stderr.
 func generateSpec(ctx context.Context, o generateOpts, stdout, stderr io.Writer) error {
@@ -72,6 +51,8 @@ func generateSpec(ctx context.Context, o generateOpts, stdout, stderr io.Writer)
 	if len(prompt) >= ctxLen {
 		return fmt.Errorf("prompt of %d tokens does not fit the context of %d (see --ctx)", len(prompt), ctxLen)
 	}
+	// Plain decoding's count at a full context: a token for each free
+	// position, and the one sampled from the last position's logits.
 	maxPos := min(ctxLen, len(prompt)+o.n+s.K+1)
 	cfg, err := e.PipelineConfig(1, maxPos, min(o.batch, len(prompt)))
 	if err != nil {
@@ -84,10 +65,17 @@ func generateSpec(ctx context.Context, o generateOpts, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
-	req := stages.Request{ID: "cli", PromptIDs: prompt, MaxTokens: min(o.n, maxPos-len(prompt)),
-		Params: o.params}
+	req := stages.Request{ID: "cli", PromptIDs: prompt, MaxTokens: min(o.n, maxPos-len(prompt)+1),
+		Params: o.params, Stop: o.stops}
+	var out []string // the ids with --ids
+	if o.echo {
+		if out, err = echoPrompt(stdout, e, prompt, o.ids); err != nil {
+			return err
+		}
+	}
 	if o.n == 0 {
-		fmt.Fprintln(stdout)
+		fmt.Fprintln(stdout, strings.Join(out, " "))
+		fmt.Fprintln(stderr, finishLine("length", 0, 0, ""))
 		return nil
 	}
 	final, ids, err := runOne(ctx, p, req, func(c stages.Chunk) error {
@@ -101,9 +89,8 @@ func generateSpec(ctx context.Context, o generateOpts, stdout, stderr io.Writer)
 		return err
 	}
 	if o.ids {
-		out := make([]string, len(ids))
-		for i, t := range ids {
-			out[i] = strconv.Itoa(int(t))
+		for _, t := range ids {
+			out = append(out, strconv.Itoa(int(t)))
 		}
 		fmt.Fprintln(stdout, strings.Join(out, " "))
 	} else {
@@ -113,18 +100,16 @@ func generateSpec(ctx context.Context, o generateOpts, stdout, stderr io.Writer)
 		return final.Err
 	}
 	if o.stats {
-		st := final.Stats
 		if s.Speculative() {
-			fmt.Fprintf(stderr, "speculative: draft %s, k %d, shared embeddings %v\n", s.Draft, s.K, e.Shared)
+			fmt.Fprintf(stderr, "speculative: draft %s, k %s, shared embeddings %v\n", s.Draft, kFlag{&s}, e.Shared)
 		}
-		fmt.Fprintf(stderr, "decode: %d tokens in %v, %.1f tok/s (TTFT %v, ITL %v)\n", st.Generated,
-			st.Duration.Round(time.Millisecond), float64(st.Generated)/st.Duration.Seconds(),
-			st.TTFT.Round(time.Microsecond), st.ITL().Round(time.Microsecond))
-		p.Metrics().Snapshot().Write(stderr)
-		if final.Reason == "stop" {
-			fmt.Fprintln(stderr, "stopped: end of generation")
-		}
+		p.Metrics().Snapshot().Write(stderr) // tokens, tok/s, TTFT and ITL among them
 	}
+	var hit string
+	if final.Reason == "stop" && len(o.stops) > 0 {
+		hit = stopHit(e, ids, o.stops)
+	}
+	fmt.Fprintln(stderr, finishLine(final.Reason, len(ids), o.n, hit))
 	if o.memStats {
 		var emb []byte
 		if e.Draft != nil && e.Draft != e.Target {

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/specd-dev/specd/model/gguf"
 	"github.com/specd-dev/specd/tokenizer"
 )
 
@@ -18,18 +17,28 @@ func init() {
 
 func runTokenize(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("tokenize", stderr)
-	modelPath := fs.String("m", "", "model or vocabulary `GGUF` file (required)")
+	modelPath := fs.String("m", "", "`PATH|bundled|bundled-draft`: model or vocabulary GGUF file, or a bundled model (required)")
 	file := fs.String("f", "", "read the text from `FILE` (bytes exactly, no newline stripped)")
 	addSpecial := fs.Bool("add-special", false, "add BOS/EOS as the model asks (tokenizer.ggml.add_bos_token/add_eos_token)")
 	parseSpecial := fs.Bool("parse-special", false, "turn special-token text such as <|im_start|> into those tokens")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: specd tokenize -m MODEL.gguf [--add-special] [--parse-special] (-f FILE | TEXT)\n\nPrints the token ids of TEXT, space-separated on one line.")
-		fs.PrintDefaults()
-	}
+	fs.Usage = fs.usageFunc([]string{"specd tokenize -m MODEL [--add-special] [--parse-special] (-f FILE | TEXT)"},
+		"Prints the token ids of TEXT, space-separated on one line.")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *modelPath == "" || (*file == "") == (fs.NArg() == 0) || fs.NArg() > 1 {
+	var why string
+	switch {
+	case *modelPath == "":
+		why = "a model is required: -m PATH, or -m bundled"
+	case *file == "" && fs.NArg() == 0:
+		why = "a text is required: TEXT, or -f FILE"
+	case *file != "" && fs.NArg() > 0:
+		why = "give the text once: TEXT or -f FILE, not both"
+	case fs.NArg() > 1:
+		why = fmt.Sprintf("one TEXT argument, not %d (quote a text with spaces)", fs.NArg())
+	}
+	if why != "" {
+		fmt.Fprintln(stderr, "specd tokenize: "+why)
 		fs.Usage()
 		return errUsage
 	}
@@ -43,7 +52,7 @@ func runTokenize(_ context.Context, args []string, stdout, stderr io.Writer) err
 	} else {
 		text = fs.Arg(0)
 	}
-	f, err := gguf.Open(*modelPath)
+	f, _, err := openGGUF(*modelPath, false)
 	if err != nil {
 		return err
 	}
