@@ -39,12 +39,15 @@ const (
 // Point is one configuration of the grid.
 type Point struct {
 	Draft    string  `json:"draft"` // DraftModel, DraftNGram or DraftNone
-	K        int     `json:"k"`     // draft length (the largest with Adaptive); 0 for DraftNone
+	K        int     `json:"k"`     // draft length (the largest with Adaptive or Auto); 0 for DraftNone
 	PMin     float64 `json:"p_min"` // confidence stop of the draft model (0: none)
 	Adaptive bool    `json:"adaptive"`
-	Temp     float64 `json:"temp"`
-	Batch    int     `json:"batch"`   // sequences decoded at once
-	Threads  int     `json:"threads"` // target threads
+	// Auto: the cost-aware policy chooses each step's k in [0, K]
+	// (engine.Options.Auto, specd generate -k auto).
+	Auto    bool    `json:"auto"`
+	Temp    float64 `json:"temp"`
+	Batch   int     `json:"batch"`   // sequences decoded at once
+	Threads int     `json:"threads"` // target threads
 }
 
 // Baseline is the plain configuration p is compared with: no draft, the
@@ -57,14 +60,18 @@ func (p Point) Baseline() Point {
 func (p Point) Greedy() bool { return p.Temp == 0 }
 
 // String names p compactly, for tables and progress: "model k4 p0.3
-// adaptive t0.8 b4 th1"; fields at their neutral value are left out
-// except k, batch and threads.
+// adaptive t0.8 b4 th1", "model auto≤8 t0 b1 th1"; fields at their
+// neutral value are left out except k, batch and threads.
 func (p Point) String() string {
 	if p.Draft == DraftNone {
 		return fmt.Sprintf("plain t%s b%d th%d", fnum(p.Temp), p.Batch, p.Threads)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s k%d", p.Draft, p.K)
+	if p.Auto {
+		fmt.Fprintf(&b, "%s auto≤%d", p.Draft, p.K)
+	} else {
+		fmt.Fprintf(&b, "%s k%d", p.Draft, p.K)
+	}
 	if p.PMin > 0 {
 		fmt.Fprintf(&b, " p%s", fnum(p.PMin))
 	}
@@ -82,18 +89,28 @@ func (p Point) Series() Point {
 	return p
 }
 
+// Fixed is p's series at fixed k: neither adaptive nor auto. An auto
+// configuration is compared with the fixed ones of its Fixed series.
+func (p Point) Fixed() Point {
+	p.K, p.Adaptive, p.Auto = 0, false, false
+	return p
+}
+
 func fnum(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
 // Grid is the set of configurations a sweep measures: every combination
 // of its lists.
 type Grid struct {
-	K        []int     // draft lengths
+	K        []int     // fixed draft lengths (may be empty with Auto)
 	PMin     []float64 // confidence stops (model draft only)
 	Adaptive bool      // also an adaptive configuration (K = the largest k) per combination
-	Drafts   []string  // DraftModel, DraftNGram
-	Temps    []float64
-	Batches  []int
-	Threads  []int
+	// Auto: also an auto configuration (the cost-aware policy, k in
+	// [0, MaxK]) per combination.
+	Auto    bool
+	Drafts  []string // DraftModel, DraftNGram
+	Temps   []float64
+	Batches []int
+	Threads []int
 }
 
 // ErrGrid reports an invalid grid.
@@ -103,7 +120,7 @@ var ErrGrid = errors.New("bench: invalid grid")
 func (g Grid) Check() error {
 	bad := func(flag, why string) error { return fmt.Errorf("%w: --%s: %s", ErrGrid, flag, why) }
 	switch {
-	case len(g.K) == 0:
+	case len(g.K) == 0 && !g.Auto:
 		return bad("k", "no draft length")
 	case len(g.Drafts) == 0:
 		return bad("draft", "no draft mode")
@@ -147,9 +164,23 @@ func (g Grid) Check() error {
 	return nil
 }
 
+// AutoK is the largest draft length of an auto configuration when the
+// grid has no fixed one (as specd generate -k auto).
+const AutoK = 8
+
+// MaxK is the largest draft length of g: its largest fixed k, or AutoK
+// with only auto.
+func (g Grid) MaxK() int {
+	if len(g.K) == 0 {
+		return AutoK
+	}
+	return slices.Max(g.K)
+}
+
 // Points returns the speculative configurations of g in a fixed order
-// (threads, temperature, draft, p_min, batch, then k; adaptive after the
-// fixed lengths), without duplicates: the n-gram draft has no p_min, so
+// (threads, temperature, draft, p_min, batch, then k; adaptive and auto
+// after the fixed lengths, with the largest k as their cap), without
+// duplicates: the n-gram draft has no p_min, so
 // it gets one configuration per k whatever the p_min list.
 func (g Grid) Points() []Point {
 	pmins := g.PMin
@@ -164,7 +195,7 @@ func (g Grid) Points() []Point {
 			out = append(out, p)
 		}
 	}
-	kmax := slices.Max(g.K)
+	kmax := g.MaxK()
 	for _, th := range g.Threads {
 		for _, t := range g.Temps {
 			for _, d := range g.Drafts {
@@ -178,6 +209,9 @@ func (g Grid) Points() []Point {
 						}
 						if g.Adaptive {
 							add(Point{Draft: d, K: kmax, PMin: pm, Adaptive: true, Temp: t, Batch: b, Threads: th})
+						}
+						if g.Auto {
+							add(Point{Draft: d, K: kmax, PMin: pm, Auto: true, Temp: t, Batch: b, Threads: th})
 						}
 					}
 				}
@@ -198,6 +232,27 @@ func ParseInts(s string) ([]int, error) {
 		out = append(out, v)
 	}
 	return out, nil
+}
+
+// ParseKs parses --k: a comma-separated list of draft lengths and "auto"
+// ("1,2,4,8,auto"); auto reports whether "auto" was among them.
+func ParseKs(s string) (ks []int, auto bool, err error) {
+	for i, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "auto" {
+			if auto {
+				return nil, false, fmt.Errorf("item %d: auto given twice", i+1)
+			}
+			auto = true
+			continue
+		}
+		v, err := strconv.Atoi(f)
+		if err != nil {
+			return nil, false, fmt.Errorf("item %d (%q) is neither a draft length nor auto", i+1, f)
+		}
+		ks = append(ks, v)
+	}
+	return ks, auto, nil
 }
 
 // ParseFloats parses a comma-separated list of numbers ("0,0.8").

@@ -31,6 +31,7 @@ const (
 	FigHistogram = "accepted_length.png"
 	FigBatch     = "toks_vs_batch.png"
 	FigTimeline  = "timeline.png"
+	FigKChosen   = "k_chosen.png"
 )
 
 // palette: distinguishable on white and in grey scale (Okabe and Ito).
@@ -62,7 +63,7 @@ func WritePlots(res *Results, dir string) ([]string, error) {
 		draw func(*Results) (*figure, error)
 	}{
 		{FigSpeedup, speedupPlot}, {FigPositions, positionPlot}, {FigHistogram, histogramPlot},
-		{FigBatch, batchPlot}, {FigTimeline, timelinePlot},
+		{FigBatch, batchPlot}, {FigTimeline, timelinePlot}, {FigKChosen, kChosenPlot},
 	}
 	var out []string
 	for _, f := range figs {
@@ -182,7 +183,7 @@ func primary(cs []ConfigResult) []ConfigResult {
 		if _, ok := pmin[c.Draft]; !ok {
 			pmin[c.Draft] = c.PMin
 		}
-		if c.Temp == temp && c.Threads == th && c.PMin == pmin[c.Draft] && !c.Adaptive {
+		if c.Temp == temp && c.Threads == th && c.PMin == pmin[c.Draft] && !c.Adaptive && !c.Auto {
 			out = append(out, c)
 		}
 	}
@@ -370,9 +371,98 @@ func speedupPlot(res *Results) (*figure, error) {
 	}
 	plainLine(p, leg, 1, "plain decoding")
 	slices.Sort(ks)
+	xmin := float64(ks[0])
+	// Auto: a triangle at its mean chosen k (bars from the least to the
+	// most speedup) and a dash-dotted level across, in its series' colour.
+	for i, key := range order {
+		series := by[key][0].Point.Fixed()
+		for _, c := range res.Configs {
+			if !c.Auto || c.Point.Fixed() != series || math.IsNaN(c.Speedup.Median) {
+				continue
+			}
+			clr := colorAt(i)
+			x := float64(c.MeanK)
+			if math.IsNaN(x) {
+				x = float64(c.K)
+			}
+			xmin = min(xmin, x)
+			ymax = max(ymax, c.Speedup.Max)
+			xy := plotter.XYs{{X: x, Y: c.Speedup.Median}}
+			s, err := plotter.NewScatter(xy)
+			if err != nil {
+				return nil, err
+			}
+			s.Color, s.Shape, s.Radius = clr, draw.PyramidGlyph{}, vg.Points(6)
+			eb, err := plotter.NewYErrorBars(struct {
+				plotter.XYs
+				plotter.YErrors
+			}{xy, plotter.YErrors{{Low: c.Speedup.Median - c.Speedup.Min, High: c.Speedup.Max - c.Speedup.Median}}})
+			if err != nil {
+				return nil, err
+			}
+			eb.Color, eb.Width, eb.CapWidth = clr, vg.Points(1.2), vg.Points(6)
+			y := c.Speedup.Median
+			lvl := plotter.NewFunction(func(float64) float64 { return y })
+			lvl.Color, lvl.Width, lvl.Dashes = clr, vg.Points(1.2), []vg.Length{vg.Points(8), vg.Points(2), vg.Points(1.5), vg.Points(2)}
+			p.Add(lvl, eb, s)
+			leg.add(fmt.Sprintf("auto, %s, batch %d: %.2f× at mean k %s", draftWord(key.draft), key.batch, y, fd(c.MeanK, 1)), lvl, s)
+		}
+	}
+	if xmin < float64(ks[0]) {
+		ks = append([]int{int(math.Floor(xmin))}, ks...) // a tick under auto's star
+	}
 	p.X.Tick.Marker = intTicks(ks)
-	p.X.Min, p.X.Max = float64(ks[0])-0.3, float64(ks[len(ks)-1])+0.3
+	p.X.Min, p.X.Max = xmin-0.3, float64(ks[len(ks)-1])+0.3
 	p.Y.Min, p.Y.Max = 0, ymax*1.08
+	return fig, nil
+}
+
+// kChosenPlot: the share of verified blocks at each draft length the auto
+// policy chose (0: a plain step), per auto configuration at the first
+// thread count (at most 8 configurations).
+func kChosenPlot(res *Results) (*figure, error) {
+	var keep []ConfigResult
+	for _, c := range res.Configs {
+		if c.Auto && c.Threads == res.Configs[0].Threads && MeanChosen(c.KChosen) >= 0 && len(keep) < 8 {
+			keep = append(keep, c)
+		}
+	}
+	if len(keep) == 0 {
+		return nil, nil
+	}
+	fig := newFigure("Draft length the auto policy chose per verification step\n0: a plain decoding step", "draft length k chosen", "share of verified blocks")
+	p, leg := fig.p, fig.leg
+	n := 0
+	for _, c := range keep {
+		n = max(n, len(c.KChosen))
+	}
+	w := vg.Points(min(40, 360/float64(n*len(keep))))
+	top := 0.0
+	for i, c := range keep {
+		tot := 0
+		for _, h := range c.KChosen {
+			tot += h
+		}
+		vs := make(plotter.Values, n)
+		for j, h := range c.KChosen {
+			vs[j] = float64(h) / float64(tot)
+			top = max(top, vs[j])
+		}
+		b, err := plotter.NewBarChart(vs, w)
+		if err != nil {
+			return nil, err
+		}
+		b.Color, b.LineStyle.Width = colorAt(i), 0
+		b.Offset = vg.Length(float64(i)-float64(len(keep)-1)/2) * w
+		p.Add(b)
+		leg.add(fmt.Sprintf("%s, temp %s, batch %d: mean k %s, %.2f×", draftWord(c.Draft), fnum(c.Temp), c.Batch, fd(c.MeanK, 2), c.Speedup.Median), b)
+	}
+	names := make([]string, n)
+	for j := range names {
+		names[j] = strconv.Itoa(j)
+	}
+	p.NominalX(names...)
+	p.Y.Min, p.Y.Max = 0, top*1.08
 	return fig, nil
 }
 

@@ -20,7 +20,7 @@ func TestPlotsRender(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{FigSpeedup, FigPositions, FigHistogram, FigBatch, FigTimeline}; !slices.Equal(figs, want) {
+	if want := []string{FigSpeedup, FigPositions, FigHistogram, FigBatch, FigTimeline, FigKChosen}; !slices.Equal(figs, want) {
 		t.Fatalf("figures %v, want %v", figs, want)
 	}
 	for _, f := range figs {
@@ -82,7 +82,7 @@ func TestReportAndSummary(t *testing.T) {
 	r := rep.String()
 	for _, want := range []string{"Test CPU (2 CPUs; avx2 yes, avx512_vnni no; linux/amd64, go1.x)", "sha256 `00ff`",
 		"**Best: model k2 t0.8 b1 th1 at 1.20×", "knee is k 2", "| model k2 t0 b1 th1 |", "**NO** (2 requests)", "⚠1",
-		"| plain t0 b1 th1 | 100.0 (70.0–100.0) | 100.0 100.0 100.0 70.0⚠ |", "| news α | news speedup |", "![speedup against draft length"} {
+		"| plain t0 b1 th1 | 100.0 (70.0–100.0) | 100.0 100.0 100.0 100.0 70.0⚠ 100.0 |", "| news α | news speedup |", "![speedup against draft length"} {
 		if !strings.Contains(r, want) {
 			t.Errorf("report lacks %q:\n%s", want, r)
 		}

@@ -58,9 +58,16 @@ func (r *Results) WriteSummary(w io.Writer) {
 		fmt.Fprintf(w, "%-34s %10.1f %9.1f %5.2fx (%.2f-%.2f) %6s %6s %8sx %s%s\n", c.Label, c.TokS.Median, c.BaselineTokS.Median,
 			c.Speedup.Median, c.Speedup.Min, c.Speedup.Max, fd(c.Alpha, 3), fd(c.MeanAcceptedLength, 2), fd(c.Predicted, 2), c.Exact, driftMark(c.DriftedPairs))
 	}
+	for _, a := range AutoRows(r) {
+		fmt.Fprintf(w, "auto: %s: %.2fx plain", a.Label, a.Speedup.Median)
+		if a.BestK >= 0 {
+			fmt.Fprintf(w, ", %.2fx the best fixed k (k %d at %.2fx)", a.VsBest, a.BestK, a.BestSpeedup)
+		}
+		fmt.Fprintf(w, "; mean k %s; %s\n", fd(Num(a.MeanK), 2), goalWord(a))
+	}
 	if b := r.Best; b != nil {
 		fmt.Fprintf(w, "best: %s at %.2fx", b.Label, b.Speedup.Median)
-		if !b.Point.Adaptive {
+		if !b.Point.Adaptive && !b.Point.Auto {
 			fmt.Fprintf(w, "; knee at k %d (%sx, the smallest k within 5%% of its series' best)", b.Knee, fd(b.KneeSpeedup, 2))
 		}
 		fmt.Fprintln(w)
@@ -126,7 +133,7 @@ func (r *Results) WriteReport(w io.Writer, figs []string) error {
 
 	if bst := r.Best; bst != nil {
 		fmt.Fprintf(&b, "**Best: %s at %s over plain decoding**", bst.Label, spread(bst.Speedup, 2, "×"))
-		if !bst.Point.Adaptive {
+		if !bst.Point.Adaptive && !bst.Point.Auto {
 			fmt.Fprintf(&b, "; its knee is k %d (%s×): the smallest k within 5%% of the best of its series.", bst.Knee, fd(bst.KneeSpeedup, 2))
 		}
 		b.WriteString("\n\n")
@@ -142,6 +149,9 @@ func (r *Results) WriteReport(w io.Writer, figs []string) error {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s%s | %s× | %s× | %s | %s | %s | %s |\n", c.Label, spread(c.TokS, 1, ""), fd(Num(c.BaselineTokS.Median), 1),
 			spread(c.Speedup, 2, "×"), driftMark(c.DriftedPairs), fd(c.Predicted, 2), fd(c.PredictedPass, 2), pct(c.Theory), exactCell(c),
 			fd(c.CPUShare, 2), fd(Num(c.CPUTokS.Median), 1))
+	}
+	if rows := AutoRows(r); len(rows) > 0 {
+		writeAutoTable(&b, rows)
 	}
 	b.WriteString("\n## Acceptance\n\nα: per-token acceptance, the maximum-likelihood estimate Σaccepted / Σ(accepted + rejections), as the theory uses it; rate: accepted / drafted tokens (vLLM's draft acceptance rate); fit: α of a geometric fit α^i to the per-position acceptance; mean length: tokens committed per drafted step, the target's own included. A block the length limit cut before the target's own token is left out of all of these.\n\n")
 	b.WriteString("| configuration | α | rate | fit | mean length | mean drafted | per position (P accepted) | histogram of accepted length |\n|---|---|---|---|---|---|---|---|\n")
@@ -221,6 +231,89 @@ func (r *Results) WriteReport(w io.Writer, figs []string) error {
 	return err
 }
 
+// goalWord says whether an auto row met the goal, and if not, which part
+// it missed.
+func goalWord(a AutoRow) string {
+	var miss []string
+	if !a.MeetsPlain {
+		miss = append(miss, fmt.Sprintf("below %.2f× plain", AutoGoalPlain))
+	}
+	switch {
+	case a.BestK < 0:
+		miss = append(miss, "no fixed k to compare")
+	case !a.MeetsBest:
+		miss = append(miss, fmt.Sprintf("more than %.0f%% below the best fixed k", 100*(1-AutoGoalBest)))
+	}
+	if a.Exact == "no" {
+		miss = append(miss, "inexact")
+	}
+	if len(miss) == 0 {
+		return "goal met"
+	}
+	return "goal missed: " + strings.Join(miss, ", ")
+}
+
+// writeAutoTable writes the auto configurations beside plain decoding and
+// every fixed k of their series.
+func writeAutoTable(b *strings.Builder, rows []AutoRow) {
+	var ks []int
+	for _, a := range rows {
+		for _, f := range a.Fixed {
+			if !slices.Contains(ks, f.K) {
+				ks = append(ks, f.K)
+			}
+		}
+	}
+	slices.Sort(ks)
+	fmt.Fprintf(b, "\n## Auto draft length against fixed k\n\nTokens per second (median of the repeats) of plain decoding, of every fixed k and of the auto policy (each step's k in [0, cap] from the measured pass costs and acceptance), with each one's median speedup over its paired plain runs in brackets. Goal: auto at least %.2f× plain and at least %.2f× the best fixed k's speedup (the best of several noisy medians, so this side of the comparison is biased upwards). k chosen: the share of the auto configuration's verified blocks that drafted k tokens (0: a plain step).\n\n", AutoGoalPlain, AutoGoalBest)
+	b.WriteString("| configuration | plain tok/s |")
+	for _, k := range ks {
+		fmt.Fprintf(b, " k %d |", k)
+	}
+	b.WriteString(" auto | auto / plain | best fixed | auto / best fixed | k chosen (mean) | goal |\n|---|---|")
+	b.WriteString(strings.Repeat("---|", len(ks)+6) + "\n")
+	for _, a := range rows {
+		fmt.Fprintf(b, "| %s | %s |", a.Label, fd(Num(a.PlainTokS), 1))
+		for _, k := range ks {
+			cell := "–"
+			for _, f := range a.Fixed {
+				if f.K == k {
+					cell = fmt.Sprintf("%s (%s×)", fd(Num(f.TokS.Median), 1), fd(Num(f.Speedup.Median), 2))
+					if f.Exact == "no" {
+						cell += " **inexact**"
+					}
+				}
+			}
+			fmt.Fprintf(b, " %s |", cell)
+		}
+		best := "–"
+		if a.BestK >= 0 {
+			best = fmt.Sprintf("k %d (%.2f×)", a.BestK, a.BestSpeedup)
+		}
+		fmt.Fprintf(b, " %s | %s | %s | %s | %s (%s) | %s |\n", fd(Num(a.AutoTokS.Median), 1), spread(a.Speedup, 2, "×"), best,
+			fd(Num(a.VsBest), 2)+"×", chosenShares(a.KChosen), fd(Num(a.MeanK), 2), goalWord(a))
+	}
+}
+
+// chosenShares formats a histogram of chosen draft lengths as the share
+// of each k that was chosen at all: "0: 62%, 2: 30%, 3: 8%".
+func chosenShares(h []int) string {
+	n := 0
+	for _, c := range h {
+		n += c
+	}
+	if n == 0 {
+		return "–"
+	}
+	var out []string
+	for k, c := range h {
+		if c > 0 {
+			out = append(out, fmt.Sprintf("%d: %.0f%%", k, 100*float64(c)/float64(n)))
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
 func exactCell(c ConfigResult) string {
 	if c.Exact == "no" {
 		return fmt.Sprintf("**NO** (%d requests)", c.Mismatched)
@@ -252,6 +345,8 @@ func figureTitle(name string) string {
 		return "throughput against batch size"
 	case FigTimeline:
 		return "timeline of one request: draft and target busy intervals"
+	case FigKChosen:
+		return "draft lengths the auto policy chose"
 	}
 	return name
 }

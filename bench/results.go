@@ -187,6 +187,16 @@ type ConfigResult struct {
 	MeanDrafted        Num        `json:"mean_drafted"`
 	PerPosition        []Position `json:"per_position"`
 	Histogram          []int      `json:"accepted_histogram"`
+	// KChosen[k] counts the verified blocks whose draft length was k, over
+	// all repeats: the auto policy's choices (0: a plain step), or the
+	// fixed k (less where a request's end or a confidence stop cut it).
+	// MeanK is their mean; Probes the auto policy's probes after choices
+	// of 0; PredictedAuto its mean predicted speedup over plain decoding
+	// (NaN without auto).
+	KChosen       []int `json:"k_chosen"`
+	MeanK         Num   `json:"mean_k"`
+	Probes        int   `json:"probes"`
+	PredictedAuto Num   `json:"predicted_auto"`
 
 	TTFTP50     Num `json:"ttft_p50_ms"`
 	TTFSP50     Num `json:"ttfs_p50_ms"` // time to first sentence
@@ -243,11 +253,12 @@ func (r *Results) WriteJSON(w io.Writer) error {
 // csvHeader is results.csv's header: one row per speculative
 // configuration, then one per baseline (draft "none").
 var csvHeader = []string{
-	"label", "draft", "k", "p_min", "adaptive", "temp", "batch", "threads", "runs",
+	"label", "draft", "k", "p_min", "adaptive", "auto", "temp", "batch", "threads", "runs",
 	"tok_s", "tok_s_min", "tok_s_max", "baseline_tok_s", "speedup", "speedup_min", "speedup_max", "drifted_pairs", "tok_per_cpu_s", "cpu_share",
 	"exact", "acceptance_rate", "alpha", "alpha_fit", "mean_accepted_length", "mean_drafted", "accepted_per_position", "accepted_histogram",
 	"ttft_p50_ms", "ttfs_p50_ms", "itl_p50_ms", "itl_p99_ms", "tpot_ms",
 	"draft_busy", "verify_busy", "overlap", "c", "pass_ms", "r", "predicted", "predicted_r",
+	"k_chosen", "mean_k", "probes", "predicted_auto",
 }
 
 // WriteCSV writes one row per configuration and per baseline; lists
@@ -271,6 +282,7 @@ func (r *Results) WriteCSV(w io.Writer) error {
 	}
 	point := func(p Point) map[string]string {
 		return map[string]string{"draft": p.Draft, "k": strconv.Itoa(p.K), "p_min": cf(Num(p.PMin)), "adaptive": strconv.FormatBool(p.Adaptive),
+			"auto": strconv.FormatBool(p.Auto),
 			"temp": cf(Num(p.Temp)), "batch": strconv.Itoa(p.Batch), "threads": strconv.Itoa(p.Threads)}
 	}
 	for _, c := range r.Configs {
@@ -278,10 +290,7 @@ func (r *Results) WriteCSV(w io.Writer) error {
 		for i, p := range c.PerPosition {
 			rates[i] = cf(Num(p.Rate))
 		}
-		hist := make([]string, len(c.Histogram))
-		for i, h := range c.Histogram {
-			hist[i] = strconv.Itoa(h)
-		}
+		hist := joinInts(c.Histogram)
 		v := point(c.Point)
 		for k, x := range map[string]string{
 			"label": c.Label, "runs": strconv.Itoa(c.Runs),
@@ -292,10 +301,11 @@ func (r *Results) WriteCSV(w io.Writer) error {
 			"tok_per_cpu_s": cf(Num(c.CPUTokS.Median)), "cpu_share": cf(c.CPUShare),
 			"acceptance_rate": cf(c.AcceptanceRate), "alpha": cf(c.Alpha), "alpha_fit": cf(c.AlphaFit),
 			"mean_accepted_length": cf(c.MeanAcceptedLength), "mean_drafted": cf(c.MeanDrafted),
-			"accepted_per_position": strings.Join(rates, ";"), "accepted_histogram": strings.Join(hist, ";"),
+			"accepted_per_position": strings.Join(rates, ";"), "accepted_histogram": hist,
 			"ttft_p50_ms": cf(c.TTFTP50), "ttfs_p50_ms": cf(c.TTFSP50), "itl_p50_ms": cf(c.ITLP50), "itl_p99_ms": cf(c.ITLP99), "tpot_ms": cf(c.TPOT),
 			"draft_busy": cf(c.DraftBusy), "verify_busy": cf(c.VerifyBusy), "overlap": cf(c.Overlap),
 			"c": cf(c.C), "pass_ms": cf(c.PassMs), "r": cf(c.R), "predicted": cf(c.Predicted), "predicted_r": cf(c.PredictedPass),
+			"k_chosen": joinInts(c.KChosen), "mean_k": cf(c.MeanK), "probes": strconv.Itoa(c.Probes), "predicted_auto": cf(c.PredictedAuto),
 		} {
 			v[k] = x
 		}
@@ -331,6 +341,15 @@ func cf(n Num) string {
 		return ""
 	}
 	return strconv.FormatFloat(f, 'g', 6, 64)
+}
+
+// joinInts joins vs with ';', as results.csv writes lists.
+func joinInts(vs []int) string {
+	s := make([]string, len(vs))
+	for i, v := range vs {
+		s[i] = strconv.Itoa(v)
+	}
+	return strings.Join(s, ";")
 }
 
 func countTrue(bs []bool) int {

@@ -38,9 +38,17 @@ type Sample struct {
 	// CPU is the process's CPU time during the run (0 where not
 	// measured): on a shared machine CPU/Wall shows how much of its
 	// threads' time the run actually got.
-	CPU      time.Duration
-	Requests []Request
-	Timeline *Timeline // when asked for
+	CPU time.Duration
+	// KChosen[k] counts the blocks whose draft length was k
+	// (stages.Snapshot.KChosen); AutoSteps of them were chosen by the
+	// auto policy, Probes of those were probes after choices of 0, and
+	// PredictedSum sums the policy's predicted speedups.
+	KChosen      []int
+	AutoSteps    int
+	Probes       int
+	PredictedSum float64
+	Requests     []Request
+	Timeline     *Timeline // when asked for
 }
 
 // CPUTokS is tokens per CPU-second of the process (0 if not measured):
@@ -298,7 +306,7 @@ func (r *EngineRunner) Costs(ctx context.Context, threads int, ks []int) (Costs,
 func (r *EngineRunner) Run(ctx context.Context, p Point, timeline bool) (Sample, error) {
 	o := r.base
 	o.Threads, o.VerifyThreads = p.Threads, p.Threads
-	o.K, o.PMin, o.Adaptive = max(p.K, 1), p.PMin, p.Adaptive
+	o.K, o.PMin, o.Adaptive, o.Auto = max(p.K, 1), p.PMin, p.Adaptive, p.Auto
 	if c, ok := r.c[p.Threads]; ok && p.Adaptive {
 		o.DraftCost = c
 	}
@@ -353,7 +361,8 @@ func (r *EngineRunner) Run(ctx context.Context, p Point, timeline bool) (Sample,
 	cpu := processCPU() - cpu0
 	m := pl.Metrics().Snapshot()
 	s := Sample{Wall: m.Wall, Generated: m.Generated, DraftBusy: m.DraftBusy, VerifyBusy: m.VerifyBusy,
-		PrefillBusy: m.PrefillBusy, Overlap: m.Overlap, Passes: m.Passes, PassTokens: m.PassTokens, CPU: cpu}
+		PrefillBusy: m.PrefillBusy, Overlap: m.Overlap, Passes: m.Passes, PassTokens: m.PassTokens, CPU: cpu,
+		KChosen: m.KChosen, AutoSteps: m.AutoSteps, Probes: m.Probes, PredictedSum: m.PredictedSum}
 	for i := range res {
 		res[i].Prompt = i
 		s.Requests = append(s.Requests, res[i].Request)

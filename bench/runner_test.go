@@ -38,7 +38,8 @@ func TestEngineSweep(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := Grid{K: []int{3}, Drafts: []string{DraftModel, DraftNGram}, Temps: []float64{0}, Batches: []int{1, 2}, Threads: []int{1}}
-	pts := append(g.Points(), Point{Draft: DraftModel, K: 2, Temp: 0.8, Batch: 2, Threads: 1})
+	pts := append(g.Points(), Point{Draft: DraftModel, K: 2, Temp: 0.8, Batch: 2, Threads: 1},
+		Point{Draft: DraftModel, K: 3, Auto: true, Batch: 2, Threads: 1})
 	res, err := Sweep(context.Background(), r, Plan{Points: pts, Reps: 1, Timeline: true}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -50,6 +51,18 @@ func TestEngineSweep(t *testing.T) {
 		}
 		if c.Exact != want {
 			t.Errorf("%s: exact %q, want %q", c.Label, c.Exact, want)
+		}
+		// Auto's k is the policy's, per step (0 included): every verified
+		// block counts once in its histogram, whose cap is k.
+		if c.Auto {
+			n := 0
+			for _, x := range c.KChosen {
+				n += x
+			}
+			if len(c.KChosen) != c.K+1 || n < c.Blocks || n == 0 || !(c.PredictedAuto > 0) {
+				t.Errorf("%s: k chosen %v over %d blocks, predicted %v", c.Label, c.KChosen, c.Blocks, c.PredictedAuto)
+			}
+			continue
 		}
 		if c.Draft == DraftModel && !(c.AcceptanceRate > 0 && c.Blocks > 0 && len(c.Histogram) == c.K+1) {
 			t.Errorf("%s: acceptance %v over %d blocks, histogram %v", c.Label, c.AcceptanceRate, c.Blocks, c.Histogram)

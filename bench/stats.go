@@ -290,3 +290,17 @@ func Knee(ks []int, speedup []float64, frac float64) int {
 	}
 	return ks[len(ks)-1]
 }
+
+// MeanChosen is the mean draft length of a histogram of chosen lengths
+// (h[k]: steps that drafted k tokens, 0 for a plain step); NaN when empty.
+func MeanChosen(h []int) float64 {
+	n, s := 0, 0
+	for k, c := range h {
+		n += c
+		s += k * c
+	}
+	if n == 0 {
+		return nan
+	}
+	return float64(s) / float64(n)
+}

@@ -73,7 +73,7 @@ func Sweep(ctx context.Context, r Runner, pl Plan, progress Progress) (*Results,
 	for _, th := range threadsOf(pl.Points) {
 		var ks []int
 		for _, p := range pl.Points {
-			if p.Threads == th && !slices.Contains(ks, p.K) {
+			if p.Threads == th && !p.Auto && !slices.Contains(ks, p.K) {
 				ks = append(ks, p.K)
 			}
 		}
@@ -156,12 +156,12 @@ func Sweep(ctx context.Context, r Runner, pl Plan, progress Progress) (*Results,
 }
 
 // timelinePoint is the configuration whose timeline a sweep records: the
-// fastest exact one with a draft model (where draft and verify overlap),
-// else the best.
+// fastest exact one with a draft model at a fixed or adaptive k (where
+// draft and verify overlap; auto may not draft at all), else the best.
 func timelinePoint(cs []ConfigResult, b *Best) (Point, bool) {
 	var model []ConfigResult
 	for _, c := range cs {
-		if c.Draft == DraftModel {
+		if c.Draft == DraftModel && !c.Auto {
 			model = append(model, c)
 		}
 	}
@@ -294,6 +294,8 @@ func aggregate(p Point, prs []pair, c Costs, prompts []string, ref [][]int32, sy
 	var toks, base, speed, dbusy, vbusy, over, cpuToks, share []float64
 	var blocks []Block
 	var ttft, ttfs, gaps, tpot []time.Duration
+	var autoSteps int
+	var predSum float64
 	type catAcc struct {
 		n             int
 		blocks        []Block
@@ -323,6 +325,15 @@ func aggregate(p Point, prs []pair, c Costs, prompts []string, ref [][]int32, sy
 		if p.Greedy() && !synthetic {
 			mism += mismatches(s, ref)
 		}
+		for k, n := range s.KChosen {
+			for len(cr.KChosen) <= k {
+				cr.KChosen = append(cr.KChosen, 0)
+			}
+			cr.KChosen[k] += n
+		}
+		cr.Probes += s.Probes
+		autoSteps += s.AutoSteps
+		predSum += s.PredictedSum
 		baseRate := map[int]float64{}
 		for _, q := range b.Requests {
 			baseRate[q.Prompt] = reqRate(q)
@@ -366,6 +377,9 @@ func aggregate(p Point, prs []pair, c Costs, prompts []string, ref [][]int32, sy
 	}
 	cr.Blocks = len(blocks)
 	cr.AcceptanceRate, cr.Alpha = Num(AcceptanceRate(blocks)), Num(Alpha(blocks))
+	if !slices.ContainsFunc(blocks, func(b Block) bool { return b.Drafted > 0 }) {
+		cr.AcceptanceRate, cr.Alpha = Num(nan), Num(nan) // nothing drafted (auto decoding plainly): unknown, not 0
+	}
 	cr.PerPosition = PerPosition(blocks)
 	cr.AlphaFit = Num(FitDecay(cr.PerPosition))
 	cr.MeanAcceptedLength, cr.MeanDrafted = Num(MeanAcceptedLength(blocks)), Num(MeanDrafted(blocks))
@@ -377,6 +391,10 @@ func aggregate(p Point, prs []pair, c Costs, prompts []string, ref [][]int32, sy
 	}
 	cr.ITLP50, cr.ITLP99 = dms(DurationQuantile(gaps, 0.5)), dms(DurationQuantile(gaps, 0.99))
 	cr.DraftBusy, cr.VerifyBusy, cr.Overlap = Num(Quantile(dbusy, 0.5)), Num(Quantile(vbusy, 0.5)), Num(Quantile(over, 0.5))
+	cr.MeanK, cr.PredictedAuto = Num(MeanChosen(cr.KChosen)), Num(nan)
+	if autoSteps > 0 {
+		cr.PredictedAuto = Num(predSum / float64(autoSteps))
+	}
 	cr.C, cr.R, cr.PassMs = c.C, Num(c.R(p.K)), Num(nan)
 	for _, pc := range c.Pass {
 		if pc.K == p.K {
@@ -386,6 +404,10 @@ func aggregate(p Point, prs []pair, c Costs, prompts []string, ref [][]int32, sy
 	alpha := float64(cr.Alpha)
 	cr.Predicted = Num(Predicted(alpha, p.K, float64(c.C)))
 	cr.PredictedPass = Num(PredictedPass(alpha, p.K, float64(c.C), float64(cr.R)))
+	if p.Auto {
+		// k varies step by step: no one (k+1)-pass cost or prediction.
+		cr.R, cr.PassMs, cr.Predicted, cr.PredictedPass = Num(nan), Num(nan), Num(nan), Num(nan)
+	}
 	cr.Theory = Num(cr.Speedup.Median / float64(cr.Predicted))
 	for _, name := range catOrder {
 		a := cats[name]
@@ -437,13 +459,13 @@ func best(cs []ConfigResult) *Best {
 	var ks []int
 	var sp []float64
 	for _, c := range cs {
-		if !c.Adaptive && c.Point.Series() == b.Point.Series() {
+		if !c.Adaptive && !c.Auto && c.Point.Series() == b.Point.Series() {
 			ks = append(ks, c.K)
 			sp = append(sp, c.Speedup.Median)
 		}
 	}
 	out := &Best{Label: b.Label, Point: b.Point, Speedup: b.Speedup, Knee: b.K, KneeSpeedup: Num(b.Speedup.Median)}
-	if b.Adaptive {
+	if b.Adaptive || b.Auto {
 		return out
 	}
 	idx := make([]int, len(ks))

@@ -42,6 +42,9 @@ func (f *fakeRunner) Run(ctx context.Context, p Point, timeline bool) (Sample, e
 	call := len(f.calls)
 	f.calls = append(f.calls, p.String())
 	tokS := 100 * (1 + float64(p.K)/10)
+	if p.Auto {
+		tokS = 119
+	}
 	if x, ok := f.slow[call]; ok {
 		tokS *= x
 	}
@@ -61,6 +64,16 @@ func (f *fakeRunner) Run(ctx context.Context, p Point, timeline bool) (Sample, e
 		s.Requests = append(s.Requests, q)
 		s.Generated += q.Generated
 	}
+	if p.K > 0 {
+		// Auto: per run, 2 plain steps, 1 of k 1 and 5 of k 2 (a probe
+		// among them), each predicted at 1.25×; fixed: every block at k.
+		s.KChosen = make([]int, p.K+1)
+		s.KChosen[p.K] = 2 * len(fakePrompts)
+		if p.Auto {
+			s.KChosen = []int{2, 1, 5}
+			s.AutoSteps, s.Probes, s.PredictedSum = 8, 1, 8*1.25
+		}
+	}
 	s.Wall = time.Duration(float64(s.Generated) / tokS * float64(time.Second))
 	s.DraftBusy, s.VerifyBusy, s.Overlap = s.Wall/4, s.Wall/2, s.Wall/8
 	s.CPU = s.Wall * 3 / 2
@@ -77,14 +90,15 @@ var fakePoints = []Point{
 	{Draft: DraftModel, K: 1, Batch: 1, Threads: 1},
 	{Draft: DraftModel, K: 2, Batch: 1, Threads: 1},
 	{Draft: DraftModel, K: 2, Temp: 0.8, Batch: 1, Threads: 1},
+	{Draft: DraftModel, K: 2, Auto: true, Batch: 1, Threads: 1},
 }
 
-// fakeSweep runs fakePoints with 2 repeats and 1 warm-up pair; call 11
+// fakeSweep runs fakePoints with 2 repeats and 1 warm-up pair; call 13
 // (the baseline after k2 in the second repeat) runs at 70%, and k 2
 // greedy decodes prompt 0 wrongly.
 func fakeSweep(t *testing.T) (*Results, *fakeRunner, []int) {
 	t.Helper()
-	f := &fakeRunner{slow: map[int]float64{11: 0.7}, wrong: map[string]bool{"model k2 t0 b1 th1": true}}
+	f := &fakeRunner{slow: map[int]float64{13: 0.7}, wrong: map[string]bool{"model k2 t0 b1 th1": true}}
 	var prog []int
 	pl := Plan{Points: fakePoints, Reps: 2, Warmup: 1, Timeline: true}
 	res, err := Sweep(context.Background(), f, pl, func(done, total int, what string) {
@@ -106,8 +120,10 @@ func TestSweepSchedule(t *testing.T) {
 		"plain t0 b1 th1", "model k1 t0 b1 th1",
 		// repeat 0: baseline first
 		"plain t0 b1 th1", "model k1 t0 b1 th1", "plain t0 b1 th1", "model k2 t0 b1 th1", "plain t0.8 b1 th1", "model k2 t0.8 b1 th1",
+		"plain t0 b1 th1", "model auto≤2 t0 b1 th1",
 		// repeat 1: configuration first
 		"model k1 t0 b1 th1", "plain t0 b1 th1", "model k2 t0 b1 th1", "plain t0 b1 th1", "model k2 t0.8 b1 th1", "plain t0.8 b1 th1",
+		"model auto≤2 t0 b1 th1", "plain t0 b1 th1",
 		// the timeline of the best exact configuration
 		"model k2 t0.8 b1 th1",
 	}
@@ -127,8 +143,8 @@ func TestSweepDriftExactnessSpeedup(t *testing.T) {
 		byLabel[c.Label] = c
 	}
 	k1, k2, k2s := byLabel["model k1 t0 b1 th1"], byLabel["model k2 t0 b1 th1"], byLabel["model k2 t0.8 b1 th1"]
-	// Drift: the greedy baseline ran 100, 100, 100, 70: median 100, the
-	// 70 is 30% off and its pair (k 2's second) is flagged.
+	// Drift: the greedy baseline ran 100, 100, 100, 100, 70, 100: median
+	// 100, the 70 is 30% off and its pair (k 2's second) is flagged.
 	if k1.DriftedPairs != 0 || k2.DriftedPairs != 1 || k2s.DriftedPairs != 0 || res.DriftFlagged != 1 {
 		t.Errorf("drifted pairs k1 %d k2 %d k2 t0.8 %d, total %d; want 0 1 0 1", k1.DriftedPairs, k2.DriftedPairs, k2s.DriftedPairs, res.DriftFlagged)
 	}
@@ -141,7 +157,7 @@ func TestSweepDriftExactnessSpeedup(t *testing.T) {
 			b0 = &res.Baselines[i]
 		}
 	}
-	if b0 == nil || !slices.Equal(b0.Drifted, []bool{false, false, false, true}) || !slices.Equal(b0.Step, []int{0, 2, 7, 9}) {
+	if b0 == nil || !slices.Equal(b0.Drifted, []bool{false, false, false, false, true, false}) || !slices.Equal(b0.Step, []int{0, 2, 6, 9, 11, 15}) {
 		t.Fatalf("greedy baseline %+v", b0)
 	}
 	// Exactness: k 2 greedy got prompt 0 wrong in both repeats.

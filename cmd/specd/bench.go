@@ -66,7 +66,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&o.prompts, "prompts", bench.SetAll, "prompt set: brown (held-out Brown sentences), assistant (short requests), all, or a JSON-lines `file` of {\"id\", \"category\", \"text\" or \"ids\"}")
 	fs.IntVar(&o.nPrompts, "n-prompts", 8, "prompts decoded per run, taken in turn from each category (0: all)")
 	fs.IntVar(&o.n, "n", 64, "tokens generated per prompt (no stop at end of text: every configuration does the same work)")
-	fs.StringVar(&o.ks, "k", "1,2,4,8", "draft `lengths`, comma-separated")
+	fs.StringVar(&o.ks, "k", "1,2,4,8", "draft `lengths`, comma-separated; auto adds the cost-aware policy (k in [0, the largest k], or [0, 8] alone): 1,2,4,8,auto")
 	fs.StringVar(&o.pmins, "p-min", "0", "confidence stops of the draft model, comma-separated `list` (0: none)")
 	fs.BoolVar(&o.adaptive, "adaptive", false, "also measure adaptive k (up to the largest --k, with the measured c) for each combination")
 	fs.StringVar(&o.drafts, "draft", "", "draft `modes`: model, ngram or model,ngram (default: model with a draft model, else ngram)")
@@ -141,7 +141,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	eo := d
 	eo.Target, eo.Draft, eo.Threads, eo.DraftThreads = o.target, o.draft, g.Threads[0], o.draftThreads
 	eo.PreDraft, eo.PreDraftMin, eo.VerifyBatch, eo.NoShareEmbd = o.preDraft, o.preDraftMin, o.verifyBatch, o.noShareE
-	eo.K = slices.Max(g.K)
+	eo.K = g.MaxK()
 	eo.TargetBackend, eo.LlamaLib, eo.TargetDevice, eo.NGPULayers, eo.TargetThreads = dev.TargetBackend, dev.LlamaLib, dev.TargetDevice, dev.NGPULayers, dev.TargetThreads
 	eo.ApplyDefaults()
 	model := slices.Contains(g.Drafts, bench.DraftModel)
@@ -200,7 +200,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 func (o *benchOpts) grid() (bench.Grid, []float64, error) {
 	var g bench.Grid
 	var err error
-	if g.K, err = bench.ParseInts(o.ks); err != nil {
+	if g.K, g.Auto, err = bench.ParseKs(o.ks); err != nil {
 		return g, nil, fmt.Errorf("--k: %w", err)
 	}
 	if g.PMin, err = bench.ParseFloats(o.pmins); err != nil {
