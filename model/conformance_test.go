@@ -413,17 +413,12 @@ func checkConformance(t *testing.T, peer *modeltest.Peer, path string, prompt []
 	t.Logf("%d greedy ids identical; %s: %v", confSteps, drift(confSteps-1, std), ids)
 }
 
-// greedy runs specd: the prompt in one batch, then one token per step, each
-// the argmax (lowest id on ties) of the previous step's logits. It returns
-// the ids, each step's top two, and the first step's logits.
-func greedy(m *model.Model, prompt []int32, n, threads int) (ids []int32, tops []modeltest.Top2, first []float32, err error) {
-	ids, tops, _, first, err = greedyTrace(m, prompt, n, threads, nil)
-	return ids, tops, first, err
-}
-
-// greedyTrace is greedy that also returns, at each step, specd's logits for
-// the two ids that ref (llama.cpp's top two per step, may be nil) names, to
-// show how far the engines drift apart while their contexts are the same.
+// greedyTrace runs specd: the prompt in one batch, then one token per step,
+// each the argmax (lowest id on ties) of the previous step's logits. It
+// returns the ids, each step's top two, at each step specd's logits for the
+// two ids that ref (llama.cpp's top two per step, may be nil) names (to show
+// how far the engines drift apart while their contexts are the same), and the
+// first step's logits.
 func greedyTrace(m *model.Model, prompt []int32, n, threads int, ref []modeltest.Top2) (ids []int32, tops, atRef []modeltest.Top2, first []float32, err error) {
 	kv, err := m.NewCache(1, len(prompt)+n, false)
 	if err != nil {
