@@ -2,7 +2,10 @@
 
 package tensor
 
-import "unsafe"
+import (
+	"encoding/binary"
+	"unsafe"
+)
 
 // The AVX2 kernels of dotq32_amd64.s. Each takes 1 to 4 activation rows
 // (ntok) at x + t·xstride and writes out[t·ostride + r]; the doc comments
@@ -198,4 +201,28 @@ func quantizeQ8_1ActFast(dst []byte, src []float32) {
 	dst = dst[:nb*q8_1Size]
 	quantizeQ8_0AVX2(&dst[0], &src[0], nb)
 	q8_1FromQ8_0(dst, src, nb)
+}
+
+// q8_1FromQ8_0 rewrites nb Q8_0 blocks, which the caller has written at
+// the start of dst from src's activations, into Q8_1 blocks in place: the
+// blocks move up from the last one down (each lands at or above where it
+// was), and s is computed from src's block maxima and the quants.
+func q8_1FromQ8_0(dst []byte, src []float32, nb int) {
+	dst = dst[:nb*q8_1Size]
+	for i := nb - 1; i >= 0; i-- {
+		b := dst[i*q8_1Size : (i+1)*q8_1Size]
+		copy(b[4:], dst[i*q8_0Size+2:(i+1)*q8_0Size])
+		b[0], b[1] = dst[i*q8_0Size], dst[i*q8_0Size+1]
+		var amax float32
+		for _, v := range src[i*qk : (i+1)*qk] {
+			if a := abs32(v); a > amax {
+				amax = a
+			}
+		}
+		var sum int32
+		for _, q := range b[4:] {
+			sum += int32(int8(q))
+		}
+		binary.LittleEndian.PutUint16(b[2:], F32ToF16(float32(float32(amax/127)*float32(sum))))
+	}
 }

@@ -6,6 +6,17 @@ import "unsafe"
 
 // Helpers of the float gemvs on both architectures with assembly.
 
+// checkGemv panics unless a gemv's operands hold rows weight rows of wrb
+// bytes at wstride, ntok activation rows of xrb bytes at xstride and the
+// outputs: the assembly behind a gemv must never read or write out of bounds.
+func checkGemv(wlen, wstride, rows, wrb, xlen, xstride, ntok, xrb, olen, ostride int) {
+	if rows < 1 || ntok < 1 || wstride < 0 || xstride < 0 || ostride < 0 ||
+		(rows-1)*wstride+wrb > wlen || (ntok-1)*xstride+xrb > xlen || (ntok-1)*ostride+rows > olen ||
+		(ntok > 1 && ostride < rows) {
+		panic("tensor: gemv operands out of range")
+	}
+}
+
 // ptr returns a pointer to b's first byte (nil-safe for empty b).
 func ptr(b []byte) *byte { return unsafe.SliceData(b) }
 

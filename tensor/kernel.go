@@ -50,17 +50,6 @@ func registerKernel(weight, act Type, dot VecDot) {
 // registerGemv records f as the multi-row form of weight's kernel.
 func registerGemv(weight Type, f gemv) { gemvs[weight] = f }
 
-// checkGemv panics unless a gemv's operands hold rows weight rows of wrb
-// bytes at wstride, ntok activation rows of xrb bytes at xstride and the
-// outputs: the assembly behind a gemv must never read or write out of bounds.
-func checkGemv(wlen, wstride, rows, wrb, xlen, xstride, ntok, xrb, olen, ostride int) {
-	if rows < 1 || ntok < 1 || wstride < 0 || xstride < 0 || ostride < 0 ||
-		(rows-1)*wstride+wrb > wlen || (ntok-1)*xstride+xrb > xlen || (ntok-1)*ostride+rows > olen ||
-		(ntok > 1 && ostride < rows) {
-		panic("tensor: gemv operands out of range")
-	}
-}
-
 // registerAct records q as the converter from float32 into activation type act.
 func registerAct(act Type, q ActQuant) { actQuants[act] = q }
 
