@@ -14,9 +14,14 @@
 //
 // Stage authors write synchronous functions: Map and FlatMap adapt a
 // Process(ctx, in) function to channels, Source produces items, Sink
-// consumes them, and Go runs an arbitrary stage body with access to its
-// counters. Counters (items in and out, busy time, calls) and queue depths
-// are atomics, readable with Stats while the graph runs.
+// consumes them, Loop is the entry of a cycle (it merges new items with
+// those coming back and keeps the count of items inside the cycle), and
+// Go runs an arbitrary stage body. Counters (items in and out, items in a
+// cycle, busy time, calls) and queue depths are atomics, readable with
+// Stats while the graph runs; they are kept by the pipes and adapters
+// alone: a send counts on the pipe's writer stage, a receive on its reader
+// stage (Map, FlatMap, Sink and Loop declare their input; a Go stage
+// declares its inputs with From), so a stage body never counts by hand.
 package graph
 
 import (
@@ -36,6 +41,8 @@ var (
 	ErrNoStages  = errors.New("graph: no stages")
 	ErrNoWriter  = errors.New("graph: pipe has no writer stage")
 	ErrTwoWriter = errors.New("graph: pipe has more than one writer stage")
+	ErrTwoReader = errors.New("graph: pipe has more than one reader stage")
+	ErrLoop      = errors.New("graph: a cycle's return pipe closed with items inside")
 )
 
 // Graph is a set of stages and the pipes between them.
@@ -56,27 +63,59 @@ type pipe interface {
 	close()
 	stats() PipeStats
 	writer() **Stage
+	reader() **Stage
 }
 
+// Port is a pipe as a stage's input or output (any *Pipe).
+type Port interface{ pipeName() string }
+
 // Stage is one running stage: a name, a body and its counters. Stage
-// bodies written with Go receive it to record busy time and item counts.
+// bodies written with Go receive it to record busy time.
 type Stage struct {
+	g       *Graph
 	name    string
 	body    func(ctx context.Context) error
 	outputs []pipe
 
 	in, out, calls atomic.Int64
-	busy           atomic.Int64 // nanoseconds
+	busy           atomic.Int64  // nanoseconds
+	live           atomic.Int64  // items inside the cycle a Loop stage enters
+	left           chan struct{} // Loop: capacity 1, signalled when live drops
 }
 
 // Name returns the stage's name.
 func (s *Stage) Name() string { return s.name }
 
-// AddIn counts n items received by the stage.
-func (s *Stage) AddIn(n int) { s.in.Add(int64(n)) }
+// From declares the stage's inputs: their receives count as its In. Each
+// pipe has at most one reader stage. It returns s.
+func (s *Stage) From(inputs ...Port) *Stage {
+	s.g.mu.Lock()
+	defer s.g.mu.Unlock()
+	for _, i := range inputs {
+		p, ok := i.(pipe)
+		if !ok {
+			s.g.errs = append(s.g.errs, fmt.Errorf("graph: stage %s: input %s is not a pipe", s.name, i.pipeName()))
+			continue
+		}
+		r := p.reader()
+		if *r != nil && *r != s {
+			s.g.errs = append(s.g.errs, fmt.Errorf("%w: %s (stages %s and %s)", ErrTwoReader, p.pipeName(), (*r).name, s.name))
+			continue
+		}
+		*r = s
+	}
+	return s
+}
 
-// AddOut counts n items sent by the stage.
-func (s *Stage) AddOut(n int) { s.out.Add(int64(n)) }
+// Live is the number of items inside the cycle that the Loop stage s
+// enters: received from its input and not yet retired (0 for other
+// stages). Safe while running; it costs one atomic load.
+func (s *Stage) Live() int { return int(s.live.Load()) }
+
+// Left is signalled (capacity 1: wake-ups merge, none is lost) each time
+// an item leaves the cycle of the Loop stage s, so that a stage waiting
+// for more of the cycle's items re-reads Live. nil for other stages.
+func (s *Stage) Left() <-chan struct{} { return s.left }
 
 // Busy runs f and adds its duration to the stage's busy time; it counts one
 // call. Stages call it around their work, not around waits.
@@ -98,7 +137,7 @@ func (s *Stage) AddBusy(d time.Duration) {
 type Pipe[T any] struct {
 	name      string
 	ch        chan T
-	w         *Stage
+	w, r      *Stage // writer and reader stages (r may be nil: Go without From)
 	sent, got atomic.Int64
 }
 
@@ -117,6 +156,7 @@ func NewPipe[T any](g *Graph, name string, capacity int) *Pipe[T] {
 func (p *Pipe[T]) pipeName() string { return p.name }
 func (p *Pipe[T]) close()           { close(p.ch) }
 func (p *Pipe[T]) writer() **Stage  { return &p.w }
+func (p *Pipe[T]) reader() **Stage  { return &p.r }
 func (p *Pipe[T]) stats() PipeStats {
 	return PipeStats{Name: p.name, Len: len(p.ch), Cap: cap(p.ch), Sent: p.sent.Load(), Received: p.got.Load()}
 }
@@ -128,14 +168,26 @@ func (p *Pipe[T]) Name() string { return p.name }
 func (p *Pipe[T]) Len() int { return len(p.ch) }
 
 // Send queues v, blocking while the pipe is full; it returns ctx.Err() if
-// ctx ends first. Only the pipe's writer stage may send.
+// ctx ends first. Only the pipe's writer stage may send; the item counts
+// as that stage's Out.
 func (p *Pipe[T]) Send(ctx context.Context, v T) error {
 	select {
 	case p.ch <- v:
 		p.sent.Add(1)
+		if p.w != nil {
+			p.w.out.Add(1)
+		}
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
+	}
+}
+
+// took counts one received item, on the pipe and as its reader's In.
+func (p *Pipe[T]) took() {
+	p.got.Add(1)
+	if p.r != nil {
+		p.r.in.Add(1)
 	}
 }
 
@@ -145,11 +197,28 @@ func (p *Pipe[T]) Recv(ctx context.Context) (v T, ok bool, err error) {
 	select {
 	case v, ok = <-p.ch:
 		if ok {
-			p.got.Add(1)
+			p.took()
 		}
 		return v, ok, nil
 	case <-ctx.Done():
 		return v, false, ctx.Err()
+	}
+}
+
+// RecvOr waits for the next item or for wake, whichever comes first
+// (woke: wake fired and no item was taken). ok is false once the pipe is
+// closed and drained; err is ctx.Err() if ctx ends first.
+func (p *Pipe[T]) RecvOr(ctx context.Context, wake <-chan struct{}) (v T, ok, woke bool, err error) {
+	select {
+	case v, ok = <-p.ch:
+		if ok {
+			p.took()
+		}
+		return v, ok, false, nil
+	case <-wake:
+		return v, false, true, nil
+	case <-ctx.Done():
+		return v, false, false, ctx.Err()
 	}
 }
 
@@ -159,7 +228,7 @@ func (p *Pipe[T]) TryRecv() (v T, ok, closed bool) {
 	select {
 	case v, ok = <-p.ch:
 		if ok {
-			p.got.Add(1)
+			p.took()
 		}
 		return v, ok, !ok
 	default:
@@ -167,17 +236,10 @@ func (p *Pipe[T]) TryRecv() (v T, ok, closed bool) {
 	}
 }
 
-// Chan exposes the receive side for select statements over several pipes.
-// A value taken from it directly should be reported with Took.
-func (p *Pipe[T]) Chan() <-chan T { return p.ch }
-
-// Took counts one item received through Chan.
-func (p *Pipe[T]) Took() { p.got.Add(1) }
-
 // Go adds a stage whose body is fn; the graph closes outputs after fn
 // returns. Each pipe must be the output of exactly one stage.
-func (g *Graph) Go(name string, fn func(ctx context.Context, s *Stage) error, outputs ...interface{ pipeName() string }) *Stage {
-	s := &Stage{name: name}
+func (g *Graph) Go(name string, fn func(ctx context.Context, s *Stage) error, outputs ...Port) *Stage {
+	s := &Stage{g: g, name: name}
 	s.body = func(ctx context.Context) error { return fn(ctx, s) }
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -203,14 +265,7 @@ func (g *Graph) Go(name string, fn func(ctx context.Context, s *Stage) error, ou
 // each one; out is closed when fn returns.
 func Source[O any](g *Graph, name string, out *Pipe[O], fn func(ctx context.Context, emit func(O) error) error) *Stage {
 	return g.Go(name, func(ctx context.Context, s *Stage) error {
-		emit := func(v O) error {
-			if err := out.Send(ctx, v); err != nil {
-				return err
-			}
-			s.AddOut(1)
-			return nil
-		}
-		return fn(ctx, emit)
+		return fn(ctx, func(v O) error { return out.Send(ctx, v) })
 	}, out)
 }
 
@@ -223,7 +278,6 @@ func Map[I, O any](g *Graph, name string, in *Pipe[I], out *Pipe[O], fn func(ctx
 			if err != nil || !ok {
 				return err
 			}
-			s.AddIn(1)
 			var r O
 			if err := s.Busy(func() (err error) { r, err = fn(ctx, v); return }); err != nil {
 				return fmt.Errorf("%s: %w", name, err)
@@ -231,9 +285,8 @@ func Map[I, O any](g *Graph, name string, in *Pipe[I], out *Pipe[O], fn func(ctx
 			if err := out.Send(ctx, r); err != nil {
 				return err
 			}
-			s.AddOut(1)
 		}
-	}, out)
+	}, out).From(in)
 }
 
 // FlatMap adds a stage that calls fn for every item of in; fn may emit any
@@ -245,9 +298,6 @@ func FlatMap[I, O any](g *Graph, name string, in *Pipe[I], out *Pipe[O], fn func
 			t := time.Now()
 			err := out.Send(ctx, r)
 			blocked += time.Since(t)
-			if err == nil {
-				s.AddOut(1)
-			}
 			return err
 		}
 		for {
@@ -255,7 +305,6 @@ func FlatMap[I, O any](g *Graph, name string, in *Pipe[I], out *Pipe[O], fn func
 			if err != nil || !ok {
 				return err
 			}
-			s.AddIn(1)
 			blocked = 0
 			t := time.Now()
 			err = fn(ctx, v, emit)
@@ -267,7 +316,7 @@ func FlatMap[I, O any](g *Graph, name string, in *Pipe[I], out *Pipe[O], fn func
 				return fmt.Errorf("%s: %w", name, err)
 			}
 		}
-	}, out)
+	}, out).From(in)
 }
 
 // Sink adds a stage that calls fn for every item of in.
@@ -278,12 +327,80 @@ func Sink[I any](g *Graph, name string, in *Pipe[I], fn func(ctx context.Context
 			if err != nil || !ok {
 				return err
 			}
-			s.AddIn(1)
 			if err := s.Busy(func() error { return fn(ctx, v) }); err != nil {
 				return fmt.Errorf("%s: %w", name, err)
 			}
 		}
-	})
+	}).From(in)
+}
+
+// Loop adds the stage that enters a cycle (out → … → back → this stage):
+// it takes new items from in and items coming back from back, whichever
+// is ready, and calls fn for each (fresh: it came from in).
+// fn passes an item on into the cycle with emit or, by returning without
+// emitting it, retires it: the item leaves the cycle. Live counts the
+// items inside: received from in and not retired; Left signals each
+// retirement. The stage returns once in is closed and the cycle is empty,
+// which closes out and, stage by stage, back; back closing while items
+// are inside is ErrLoop. fn records its own busy time on s (Busy,
+// AddBusy), so that what it waits for in emit or on locks is left out.
+func Loop[T any](g *Graph, name string, in, back, out *Pipe[T], fn func(ctx context.Context, s *Stage, v T, fresh bool, emit func(T) error) error) *Stage {
+	var st *Stage
+	st = g.Go(name, func(ctx context.Context, s *Stage) error {
+		emitted := 0
+		emit := func(v T) error {
+			if err := out.Send(ctx, v); err != nil {
+				return err
+			}
+			emitted++
+			return nil
+		}
+		inC := in.ch
+		for inC != nil || s.live.Load() > 0 {
+			var v T
+			fresh := false
+			select {
+			case x, ok := <-inC:
+				if !ok {
+					inC = nil
+					continue
+				}
+				in.took()
+				s.live.Add(1)
+				v, fresh = x, true
+			case x, ok := <-back.ch:
+				if !ok {
+					return fmt.Errorf("%w: %s, %d items", ErrLoop, back.name, s.live.Load())
+				}
+				back.took()
+				v = x
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			emitted = 0
+			err := fn(ctx, s, v, fresh, emit)
+			// Each item is one inside the cycle: emitting it keeps it
+			// there (emitting more adds some), not emitting retires it.
+			if d := emitted - 1; d != 0 {
+				s.live.Add(int64(d))
+				if d < 0 {
+					select {
+					case s.left <- struct{}{}:
+					default:
+					}
+				}
+			}
+			if err != nil {
+				if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+					return err
+				}
+				return fmt.Errorf("%s: %w", name, err)
+			}
+		}
+		return nil
+	}, out).From(in, back)
+	st.left = make(chan struct{}, 1)
+	return st
 }
 
 // Run starts every stage and waits for all of them to return. The first
@@ -350,6 +467,7 @@ func (s *Stage) run(ctx context.Context) (err error) {
 type StageStats struct {
 	Name    string
 	In, Out int64
+	Live    int64 // Loop: items inside its cycle
 	Calls   int64
 	Busy    time.Duration
 }
@@ -392,5 +510,5 @@ func (g *Graph) Stage(name string) *Stage {
 
 // Stats returns a snapshot of s's counters.
 func (s *Stage) Stats() StageStats {
-	return StageStats{Name: s.name, In: s.in.Load(), Out: s.out.Load(), Calls: s.calls.Load(), Busy: time.Duration(s.busy.Load())}
+	return StageStats{Name: s.name, In: s.in.Load(), Out: s.out.Load(), Live: s.live.Load(), Calls: s.calls.Load(), Busy: time.Duration(s.busy.Load())}
 }

@@ -228,8 +228,9 @@ func TestBackPressure(t *testing.T) {
 	}
 }
 
-// TestCycle runs a loop a → b → a with a stage that ends the loop by
-// counting items in flight, the shape of the speculative pipeline.
+// TestCycle runs a loop a → b → a entered by a Loop stage, the shape of
+// the speculative pipeline: the Loop ends once its input is closed and
+// every item has been retired, and the counters come from the pipes.
 func TestCycle(t *testing.T) {
 	g := New()
 	fresh := NewPipe[int](g, "fresh", 4)
@@ -244,42 +245,19 @@ func TestCycle(t *testing.T) {
 		}
 		return nil
 	})
-	// router merges fresh and loop items; items reaching a multiple of 10
-	// plus 5 are finished and dropped. It returns when fresh is closed and
-	// nothing is in flight, which closes work and, in turn, loop.
-	g.Go("router", func(ctx context.Context, s *Stage) error {
-		inflight, freshOpen := 0, true
-		for freshOpen || inflight > 0 {
-			var v int
-			select {
-			case x, ok := <-fresh.Chan():
-				if !ok {
-					freshOpen = false
-					continue
-				}
-				fresh.Took()
-				inflight++
-				v = x
-			case x, ok := <-loop.Chan():
-				if !ok {
-					return errors.New("loop closed early")
-				}
-				loop.Took()
-				if x%10 == 5 {
-					inflight--
-					continue
-				}
-				v = x
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-			s.AddIn(1)
-			if err := work.Send(ctx, v); err != nil {
-				return err
-			}
+	// router passes items on until they reach a multiple of 10 plus 5,
+	// which it retires.
+	maxLive := 0
+	router := Loop(g, "router", fresh, loop, work, func(ctx context.Context, s *Stage, v int, isFresh bool, emit func(int) error) error {
+		if isFresh != (v%10 == 0) {
+			return fmt.Errorf("item %d: fresh %v", v, isFresh)
 		}
-		return nil
-	}, work)
+		maxLive = max(maxLive, s.Live())
+		if v%10 == 5 {
+			return nil
+		}
+		return emit(v)
+	})
 	FlatMap(g, "step", work, loop, func(ctx context.Context, v int, emit func(int) error) error {
 		return emit(v + 1)
 	})
@@ -290,8 +268,95 @@ func TestCycle(t *testing.T) {
 	if err := runWithin(t, context.Background(), g, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	if s := g.Stage("step").Stats(); s.In != 4*5 {
-		t.Fatalf("step ran %d times, want 20", s.In)
+	if s := g.Stage("step").Stats(); s.In != 4*5 || s.Out != 4*5 {
+		t.Fatalf("step: in %d, out %d, want 20 and 20", s.In, s.Out)
+	}
+	// The router took 4 fresh items and 20 back, passed 20 on and retired 4.
+	if s := router.Stats(); s.In != 24 || s.Out != 20 || s.Live != 0 {
+		t.Fatalf("router: in %d, out %d, live %d; want 24, 20, 0", s.In, s.Out, s.Live)
+	}
+	if maxLive < 1 || maxLive > 4 {
+		t.Fatalf("most items inside the cycle %d, want 1 to 4", maxLive)
+	}
+}
+
+// TestLoopLeft: a stage that waits for more of the cycle's items (as
+// verification waits for a fuller batch) is woken by Left when one is
+// retired, and reads the lower Live.
+func TestLoopLeft(t *testing.T) {
+	g := New()
+	fresh := NewPipe[int](g, "fresh", 2)
+	work := NewPipe[int](g, "work", 2)
+	back := NewPipe[int](g, "back", 2)
+	woken := make(chan struct{})
+	// intake keeps the cycle open until gather has been woken.
+	Source(g, "intake", fresh, func(ctx context.Context, emit func(int) error) error {
+		if err := emit(7); err != nil {
+			return err
+		}
+		select {
+		case <-woken:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	})
+	// The item goes round once, then is retired.
+	router := Loop(g, "router", fresh, back, work, func(ctx context.Context, s *Stage, v int, isFresh bool, emit func(int) error) error {
+		if !isFresh {
+			return nil
+		}
+		return emit(v)
+	})
+	g.Go("gather", func(ctx context.Context, s *Stage) error {
+		v, ok, w, err := work.RecvOr(ctx, nil)
+		if err != nil || !ok || w {
+			return fmt.Errorf("first receive: %d %v %v %v", v, ok, w, err)
+		}
+		if n := router.Live(); n != 1 {
+			return fmt.Errorf("live %d with the item taken, want 1", n)
+		}
+		if err := back.Send(ctx, v); err != nil {
+			return err
+		}
+		// Nothing more can come: only the retirement wakes this wait.
+		_, ok, w, err = work.RecvOr(ctx, router.Left())
+		if err != nil || ok || !w {
+			return fmt.Errorf("second receive: ok %v, woke %v, %v", ok, w, err)
+		}
+		if n := router.Live(); n != 0 {
+			return fmt.Errorf("live %d after the wake, want 0", n)
+		}
+		close(woken)
+		if _, ok, err := work.Recv(ctx); ok || err != nil {
+			return fmt.Errorf("work not closed: %v %v", ok, err)
+		}
+		return nil
+	}, back).From(work)
+	if err := runWithin(t, context.Background(), g, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if s := g.Stage("gather").Stats(); s.In != 1 || s.Out != 1 {
+		t.Fatalf("gather: in %d, out %d, want 1 and 1", s.In, s.Out)
+	}
+}
+
+// TestLoopBackClosed: the cycle's return pipe closing with items inside
+// is an error, not a hang.
+func TestLoopBackClosed(t *testing.T) {
+	g := New()
+	fresh := NewPipe[int](g, "fresh", 1)
+	work := NewPipe[int](g, "work", 1)
+	back := NewPipe[int](g, "back", 1)
+	Source(g, "intake", fresh, func(ctx context.Context, emit func(int) error) error { return emit(1) })
+	Loop(g, "router", fresh, back, work, func(ctx context.Context, s *Stage, v int, isFresh bool, emit func(int) error) error {
+		return emit(v)
+	})
+	// quit returns at once, closing back while the item is inside.
+	g.Go("quit", func(ctx context.Context, s *Stage) error { return nil }, back)
+	Sink(g, "drain", work, func(ctx context.Context, v int) error { return nil })
+	if err := runWithin(t, context.Background(), g, 10*time.Second); !errors.Is(err, ErrLoop) {
+		t.Fatalf("Run = %v, want ErrLoop", err)
 	}
 }
 
@@ -308,6 +373,14 @@ func TestBuildErrors(t *testing.T) {
 	Source(g, "b", p, func(ctx context.Context, emit func(int) error) error { return nil })
 	if err := g.Run(context.Background()); !errors.Is(err, ErrTwoWriter) {
 		t.Errorf("Run = %v, want ErrTwoWriter", err)
+	}
+	g = New()
+	p = NewPipe[int](g, "p", 0)
+	Source(g, "a", p, func(ctx context.Context, emit func(int) error) error { return nil })
+	Sink(g, "s", p, func(ctx context.Context, v int) error { return nil })
+	g.Go("t", func(ctx context.Context, s *Stage) error { return nil }).From(p)
+	if err := g.Run(context.Background()); !errors.Is(err, ErrTwoReader) {
+		t.Errorf("Run = %v, want ErrTwoReader", err)
 	}
 	if err := New().Run(context.Background()); !errors.Is(err, ErrNoStages) {
 		t.Errorf("Run = %v, want ErrNoStages", err)

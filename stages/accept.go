@@ -16,7 +16,6 @@ func (p *Pipeline) acceptStage(ctx context.Context, st *graph.Stage, in, loop *g
 		if err != nil || !ok {
 			return err
 		}
-		st.AddIn(1)
 		if !s.done {
 			var c Chunk
 			st.AddBusy(p.serialize(func() { c = p.accept(s) }))
@@ -31,7 +30,6 @@ func (p *Pipeline) acceptStage(ctx context.Context, st *graph.Stage, in, loop *g
 				return err
 			}
 		}
-		st.AddOut(1)
 		if err := loop.Send(ctx, s); err != nil {
 			return err
 		}

@@ -2,7 +2,6 @@ package stages
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -12,29 +11,18 @@ import (
 	"github.com/specd-dev/specd/graph"
 )
 
-// draftStage merges new sequences and sequences coming back from accept,
-// drafts k tokens for each and sends it to verify. It owns the drafter and
-// the count of sequences in flight; it returns when no more can arrive.
-func (p *Pipeline) draftStage(ctx context.Context, st *graph.Stage, fresh, loop, out *graph.Pipe[*seq]) error {
-	inflight, freshOpen := 0, true
-	away := 0 // sequences sent to verify and not yet back
-	freshC := fresh.Chan()
+// draftStage returns the body of the draft stage, the graph.Loop that
+// merges new sequences (fresh) and sequences coming back from accept
+// (loop): it drafts k tokens for each and sends it to verify (emit), and
+// retires finished ones, freeing their slots. It owns the drafter; the
+// graph keeps the count of sequences in flight (the stage's Live).
+func (p *Pipeline) draftStage(fresh, loop *graph.Pipe[*seq]) func(ctx context.Context, st *graph.Stage, s *seq, isFresh bool, emit func(*seq) error) error {
 	pre := make([]preDraft, p.cfg.Slots) // per slot, owned by this stage
 	// A pre-draft stops as soon as a sequence comes back from verification
 	// or a new one arrives: it must not delay real work.
-	stopPre := func() bool { return len(loop.Chan()) > 0 || len(freshC) > 0 }
-	for freshOpen || inflight > 0 {
-		var s *seq
-		select {
-		case x, ok := <-freshC:
-			if !ok {
-				freshOpen, freshC = false, nil
-				continue
-			}
-			fresh.Took()
-			inflight++
-			p.inflight.Add(1)
-			s = x
+	stopPre := func() bool { return loop.Len() > 0 || fresh.Len() > 0 }
+	return func(ctx context.Context, st *graph.Stage, s *seq, isFresh bool, emit func(*seq) error) error {
+		if isFresh {
 			pre[s.slot].valid, pre[s.slot].fedTo = false, 0
 			if s.pol.Auto && p.auto != nil {
 				s.auto.Init(s.pol.K, p.auto.prior)
@@ -47,38 +35,17 @@ func (p *Pipeline) draftStage(ctx context.Context, st *graph.Stage, fresh, loop,
 			if s.done {
 				// Failed before decoding: accept publishes its final
 				// chunk and sends it back here to free the slot.
-				if err := out.Send(ctx, s); err != nil {
-					return err
-				}
-				away++
-				continue
+				return emit(s)
 			}
-		case x, ok := <-loop.Chan():
-			if !ok {
-				return errors.New("stages: loop closed with sequences in flight")
-			}
-			loop.Took()
-			s = x
-			away--
-			if p.auto != nil && !s.done {
-				p.auto.returned(s)
-			}
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		st.AddIn(1)
-		if s.done {
-			// Finished: the slot becomes free for intake.
-			inflight--
-			p.inflight.Add(-1)
-			select {
-			case p.inflightDown <- struct{}{}:
-			default:
-			}
+		} else if s.done {
+			// Finished: retired (not emitted), the slot becomes free for
+			// intake.
 			pre[s.slot].valid = false
 			p.slots.Release(s.slot)
 			p.active.Add(-1)
-			continue
+			return nil
+		} else if p.auto != nil {
+			p.auto.returned(s)
 		}
 		var err error
 		pr := &pre[s.slot]
@@ -128,15 +95,13 @@ func (p *Pipeline) draftStage(ctx context.Context, st *graph.Stage, fresh, loop,
 			}
 		}
 		slot := s.slot
-		if err := out.Send(ctx, s); err != nil {
+		if err := emit(s); err != nil {
 			return err
 		}
-		away++
-		st.AddOut(1)
-		// Feed only while every sequence in flight is past this stage, a
-		// few tokens at a time, so that it never holds up a sequence that
-		// a verification pass could take.
-		for fr := &pre[slot]; feeder != nil && fr.fedTo < len(committed) && away == inflight && !stopPre(); {
+		// Every sequence in flight is now past this stage. Feed while no
+		// other is waiting for it, a few tokens at a time, so that it
+		// never holds up a sequence that a verification pass could take.
+		for fr := &pre[slot]; feeder != nil && fr.fedTo < len(committed) && !stopPre(); {
 			m := min(len(committed), fr.fedTo+feedChunk)
 			d0 := p.draftNow()
 			st.AddBusy(p.serialize(func() {
@@ -150,7 +115,7 @@ func (p *Pipeline) draftStage(ctx context.Context, st *graph.Stage, fresh, loop,
 			p.auto.feed.add((p.draftNow()-d0).Seconds()/float64(m-fr.fedTo), autoRate)
 			fr.fedTo = m
 		}
-		if canPre && len(loop.Chan()) == 0 && len(freshC) == 0 {
+		if canPre && !stopPre() {
 			st.AddBusy(p.serialize(func() {
 				p.overlap.enter(0)
 				err = p.preDraft(pr)
@@ -162,8 +127,8 @@ func (p *Pipeline) draftStage(ctx context.Context, st *graph.Stage, fresh, loop,
 				pr.valid = false
 			}
 		}
+		return nil
 	}
-	return nil
 }
 
 // feedAhead is how many steps before its next probe an auto sequence

@@ -230,12 +230,6 @@ type Pipeline struct {
 	overlap overlap
 	ran     atomic.Bool
 
-	// inflight counts admitted sequences not yet finished; the draft stage
-	// keeps it and signals inflightDown (capacity 1) when it drops, so a
-	// verify stage waiting for a fuller batch re-checks.
-	inflight     atomic.Int64
-	inflightDown chan struct{}
-
 	queue   queue   // requests given to Submit, waiting for a slot
 	streams streams // Streams whose final chunk has not been delivered
 	active  atomic.Int64
@@ -278,7 +272,7 @@ func New(cfg Config) (*Pipeline, error) {
 	if cfg.StreamBuffer <= 0 {
 		cfg.StreamBuffer = 256
 	}
-	p := &Pipeline{cfg: cfg, slots: kvsync.NewSlots(cfg.Slots), metrics: newMetrics(cfg.Policy.K), inflightDown: make(chan struct{}, 1), epoch: time.Now()}
+	p := &Pipeline{cfg: cfg, slots: kvsync.NewSlots(cfg.Slots), metrics: newMetrics(cfg.Policy.K), epoch: time.Now()}
 	if cfg.Policy.Auto && cfg.Policy.K > 0 {
 		p.costs = cfg.Costs
 		if p.costs == nil {
@@ -419,15 +413,13 @@ func (p *Pipeline) run(ctx context.Context, in <-chan Request, out chan<- Chunk)
 		p.serialize(func() { p.prefill(s) })
 		return s, nil
 	})
-	g.Go("draft", func(ctx context.Context, st *graph.Stage) error {
-		return p.draftStage(ctx, st, fresh, loop, blocks)
-	}, blocks)
+	drafts := graph.Loop(g, "draft", fresh, loop, blocks, p.draftStage(fresh, loop))
 	g.Go("verify", func(ctx context.Context, st *graph.Stage) error {
-		return p.verifyStage(ctx, st, blocks, verified)
-	}, verified)
+		return p.verifyStage(ctx, st, blocks, verified, drafts)
+	}, verified).From(blocks)
 	g.Go("accept", func(ctx context.Context, st *graph.Stage) error {
 		return p.acceptStage(ctx, st, verified, loop, chunks)
-	}, loop, chunks)
+	}, loop, chunks).From(verified)
 	graph.Sink(g, "publish", chunks, func(ctx context.Context, c Chunk) error {
 		return p.publish(ctx, c, out)
 	})

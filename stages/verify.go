@@ -10,8 +10,11 @@ import (
 )
 
 // verifyStage takes every drafted sequence that is ready (up to the
-// target's batch size) and verifies them in one pass.
-func (p *Pipeline) verifyStage(ctx context.Context, st *graph.Stage, in, out *graph.Pipe[*seq]) error {
+// target's batch size) and verifies them in one pass. With
+// Config.VerifyBatch it waits for more while the draft stage (a
+// graph.Loop) has that many sequences in flight, re-reading its Live when
+// one leaves.
+func (p *Pipeline) verifyStage(ctx context.Context, st *graph.Stage, in, out *graph.Pipe[*seq], drafts *graph.Stage) error {
 	maxBatch := p.cfg.Target.MaxBatch()
 	v := verify.New(p.cfg.Target)
 	batch := make([]*seq, 0, p.cfg.Slots)
@@ -52,30 +55,23 @@ func (p *Pipeline) verifyStage(ctx context.Context, st *graph.Stage, in, out *gr
 			}
 			// Nothing queued: verify now, or wait for more sequences
 			// (Config.VerifyBatch) as long as enough are in flight.
-			want := max(1, min(p.cfg.VerifyBatch, int(p.inflight.Load())))
+			want := max(1, min(p.cfg.VerifyBatch, drafts.Live()))
 			if len(batch) >= want {
 				break
 			}
-			select {
-			case s, ok := <-in.Chan():
-				if !ok {
-					closed = true
-					break
-				}
-				in.Took()
-				pending = s
-			case <-p.inflightDown:
-			case <-ctx.Done():
-				return ctx.Err()
+			s, ok, woke, err := in.RecvOr(ctx, drafts.Left())
+			if err != nil {
+				return err
 			}
-			if closed {
+			if !ok && !woke {
+				closed = true
 				break
 			}
+			pending = s
 		}
 		if len(batch) == 0 {
 			continue
 		}
-		st.AddIn(len(batch))
 		var err error
 		var busy, cost time.Duration
 		p.serialize(func() {
@@ -112,7 +108,6 @@ func (p *Pipeline) verifyStage(ctx context.Context, st *graph.Stage, in, out *gr
 			if err := out.Send(ctx, s); err != nil {
 				return err
 			}
-			st.AddOut(1)
 		}
 	}
 	return nil
