@@ -25,6 +25,9 @@ type command struct {
 	run func(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	// runIn, if set instead of run, also reads stdin.
 	runIn func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error
+	// interrupts: the command handles SIGINT itself (main's context then
+	// ends on SIGTERM only).
+	interrupts bool
 }
 
 var commands = map[string]command{}
@@ -94,7 +97,11 @@ func runMainIn(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	sigs := []os.Signal{os.Interrupt, syscall.SIGTERM}
+	if len(os.Args) > 1 && commands[os.Args[1]].interrupts {
+		sigs = sigs[1:]
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), sigs...)
 	code := runMain(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
