@@ -72,7 +72,8 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	o.eng = *eo
 	resolveModels(&o.eng)
-	if _, err := newLogger(stderr, lf.level, lf.format); err != nil {
+	var err error
+	if o.log, err = lf.logger(stderr); err != nil {
 		return err
 	}
 	switch {
@@ -197,6 +198,8 @@ func (c *chat) answer(ctx context.Context, msg string) error {
 	fmt.Fprintln(c.out)
 	if st := final.Stats; st != nil {
 		c.gen, c.busy, c.ttft = c.gen+st.Generated, c.busy+st.Duration, c.ttft+st.TTFT
+		c.o.log.Debug().Int("turn", c.turns).Int("prompt_tokens", len(ids)).Int("tokens", st.Generated).Str("reason", final.Reason).
+			Dur("duration", st.Duration).Dur("ttft", st.TTFT).Int("accepted", st.Accepted).Msg("answer")
 	}
 	switch {
 	case final.Err != nil && tctx.Err() != nil && ctx.Err() == nil:

@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/rs/zerolog"
+
 	"github.com/specd-dev/specd/engine"
 	"github.com/specd-dev/specd/sample"
 )
@@ -135,6 +137,13 @@ func (s *sampleFlags) params(stderr io.Writer) (sample.Params, error) {
 
 // logFlags are --log-level and --log-format.
 type logFlags struct{ level, format string }
+
+// logger returns the command's logger on w (newLogger): structured
+// records for machines at --log-level; status lines for people are plain
+// text on stderr.
+func (l *logFlags) logger(w io.Writer) (zerolog.Logger, error) {
+	return newLogger(w, l.level, l.format)
+}
 
 // addLogFlags registers the logging flags on fs.
 func addLogFlags(fs *flagSet) *logFlags {

@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/rs/zerolog"
+
 	"github.com/specd-dev/specd/engine"
 	"github.com/specd-dev/specd/sample"
 	"github.com/specd-dev/specd/tensor"
@@ -35,6 +37,7 @@ type generateOpts struct {
 	memStats   bool
 	stats      bool // --spec-stats
 	q8Order    string
+	log        zerolog.Logger
 }
 
 // stringsFlag is a repeatable string flag.
@@ -101,7 +104,8 @@ func runGenerate(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	}
 	o.eng, o.stats = *eo, *stats
 	resolveModels(&o.eng)
-	if _, err := newLogger(stderr, lf.level, lf.format); err != nil {
+	var err error
+	if o.log, err = lf.logger(stderr); err != nil {
 		return err
 	}
 	if err := o.readPrompt(stdin); err != nil {
@@ -123,7 +127,6 @@ func runGenerate(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	case o.system != "" && !o.chat:
 		return fmt.Errorf("--system needs --chat (the system prompt is part of the chat template)")
 	}
-	var err error
 	if o.params, err = sf.params(stderr); err != nil {
 		return err
 	}

@@ -20,6 +20,7 @@ func init() {
 
 func runInspect(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("inspect", stderr)
+	lf := addLogFlags(fs)
 	fs.Usage = fs.usageFunc([]string{"specd inspect MODEL"},
 		"Prints the model's architecture, hyperparameters, tensor types and vocabulary.\n"+
 			"MODEL is a GGUF file, bundled (the bundled target) or bundled-draft.")
@@ -37,11 +38,16 @@ func runInspect(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	// Info only: a file with tensor types specd does not know is still
 	// described, and those types named.
+	log, err := lf.logger(stderr)
+	if err != nil {
+		return err
+	}
 	f, name, err := openGGUF(fs.Arg(0), true)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
+	log.Debug().Str("model", name).Int("tensors", len(f.Tensors)).Int("keys", len(f.KV)).Msg("inspect")
 	return inspectModel(stdout, name, f)
 }
 

@@ -132,6 +132,7 @@ func generate(ctx context.Context, o generateOpts, stdout, stderr io.Writer) err
 		hit = txt.hit
 	}
 	fmt.Fprintln(stderr, finishLine(stop, gen, o.n, hit))
+	o.log.Debug().Int("tokens", gen).Str("reason", stop).Str("stop", hit).Dur("prefill", prefill).Dur("decode", decode).Msg("done")
 	if o.memStats {
 		memReport(stderr, nil)
 	}

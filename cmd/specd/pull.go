@@ -22,6 +22,7 @@ func runPull(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	force := fs.Bool("force", false, "download again even if the file is already in the cache")
 	quiet := fs.Bool("quiet", false, "no progress output")
 	endpoint := fs.String("endpoint", "", "Hugging Face `URL` for org/repo/file references (default $SPECD_HF_ENDPOINT, else "+pull.DefaultEndpoint+")")
+	lf := addLogFlags(fs)
 	retries := fs.Int("retries", 3, "resume a cut-short download up to `N` times before giving up")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `usage: specd pull REF [--dir DIR] [--sha256 HEX] [--force] [--quiet]
@@ -54,6 +55,10 @@ HF_TOKEN, if set, is sent to the Hugging Face endpoint (gated or private repos).
 		fs.Usage()
 		return errUsage
 	}
+	log, err := lf.logger(stderr)
+	if err != nil {
+		return err
+	}
 	if *retries < 0 {
 		return fmt.Errorf("--retries %d is negative", *retries)
 	}
@@ -75,6 +80,7 @@ HF_TOKEN, if set, is sent to the Hugging Face endpoint (gated or private repos).
 	if err != nil {
 		return err
 	}
+	log.Debug().Str("ref", refs[0]).Str("path", path).Msg("pulled")
 	_, err = fmt.Fprintln(stdout, path)
 	return err
 }

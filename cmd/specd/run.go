@@ -34,6 +34,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	seed := fs.Uint64("seed", 0, "random seed for sampling")
 	id := fs.String("id", "", "request id (for specd.v1.cancel.<id>); default: one is made")
 	timeout := fs.Duration("timeout", api.DefaultTimeout, "give up after this long")
+	lf := addLogFlags(fs)
 	durable := fs.Bool("durable", false, "send through the JetStream work queue of specd serve --durable (survives a worker's death; the id deduplicates)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: specd run [--nats URL] [--session S] [--json] TEXT")
@@ -56,6 +57,10 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	case *n < 0:
 		return fmt.Errorf("-n %d: must not be negative", *n)
 	}
+	log, err := lf.logger(stderr)
+	if err != nil {
+		return err
+	}
 	nc.URLs = splitURLs(urls)
 	if len(nc.URLs) == 0 {
 		nc.URLs = []string{nats.DefaultURL}
@@ -66,6 +71,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	defer conn.Close()
+	log.Debug().Strs("nats", nc.URLs).Str("session", *session).Str("listen", *listen).Bool("durable", *durable).Msg("connected")
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
 	p := &printer{out: stdout, err: stderr, json: *asJSON}

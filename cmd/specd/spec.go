@@ -29,6 +29,8 @@ func openSpec(o generateOpts, stderr io.Writer) (*engine.Engine, []int32, error)
 		e.Close()
 		return nil, nil, err
 	}
+	o.log.Debug().Str("target", e.TargetName).Str("draft", e.DraftName).Bool("speculative", e.Options().Speculative()).
+		Int("prompt_tokens", len(prompt)).Bool("chat", o.chat).Strs("stop", o.stops).Uint64("seed", o.params.Seed).Msg("generate")
 	return e, prompt, nil
 }
 
@@ -110,6 +112,10 @@ func generateSpec(ctx context.Context, o generateOpts, stdout, stderr io.Writer)
 		hit = stopHit(e, ids, o.stops)
 	}
 	fmt.Fprintln(stderr, finishLine(final.Reason, len(ids), o.n, hit))
+	if st := final.Stats; st != nil {
+		o.log.Debug().Int("tokens", st.Generated).Str("reason", final.Reason).Str("stop", hit).Dur("duration", st.Duration).
+			Dur("ttft", st.TTFT).Int("draft_tokens", st.DraftTokens).Int("accepted", st.Accepted).Msg("done")
+	}
 	if o.memStats {
 		var emb []byte
 		if e.Draft != nil && e.Draft != e.Target {

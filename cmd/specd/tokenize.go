@@ -21,6 +21,7 @@ func runTokenize(_ context.Context, args []string, stdout, stderr io.Writer) err
 	file := fs.String("f", "", "read the text from `FILE` (bytes exactly, no newline stripped)")
 	addSpecial := fs.Bool("add-special", false, "add BOS/EOS as the model asks (tokenizer.ggml.add_bos_token/add_eos_token)")
 	parseSpecial := fs.Bool("parse-special", false, "turn special-token text such as <|im_start|> into those tokens")
+	lf := addLogFlags(fs)
 	fs.Usage = fs.usageFunc([]string{"specd tokenize -m MODEL [--add-special] [--parse-special] (-f FILE | TEXT)"},
 		"Prints the token ids of TEXT, space-separated on one line.")
 	if err := fs.Parse(args); err != nil {
@@ -37,6 +38,10 @@ func runTokenize(_ context.Context, args []string, stdout, stderr io.Writer) err
 	case fs.NArg() > 1:
 		why = fmt.Sprintf("one TEXT argument, not %d (quote a text with spaces)", fs.NArg())
 	}
+	log, err := lf.logger(stderr)
+	if err != nil {
+		return err
+	}
 	if why != "" {
 		fmt.Fprintln(stderr, "specd tokenize: "+why)
 		fs.Usage()
@@ -52,11 +57,12 @@ func runTokenize(_ context.Context, args []string, stdout, stderr io.Writer) err
 	} else {
 		text = fs.Arg(0)
 	}
-	f, _, err := openGGUF(*modelPath, false)
+	f, name, err := openGGUF(*modelPath, false)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
+	log.Debug().Str("model", name).Int("bytes", len(text)).Bool("add_special", *addSpecial).Bool("parse_special", *parseSpecial).Msg("tokenize")
 	tok, err := tokenizer.New(f)
 	if err != nil {
 		return err

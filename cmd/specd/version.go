@@ -20,6 +20,7 @@ func init() {
 
 func runVersion(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("version", stderr)
+	lf := addLogFlags(fs)
 	fs.Usage = fs.usageFunc([]string{"specd version"},
 		"Prints specd's module version and VCS commit (as the Go toolchain recorded them),\n"+
 			"the Go version, the CPU features the kernels look at and the kernel set in use.")
@@ -31,7 +32,13 @@ func runVersion(_ context.Context, args []string, stdout, stderr io.Writer) erro
 		fs.Usage()
 		return errUsage
 	}
-	_, err := io.WriteString(stdout, versionText())
+	log, err := lf.logger(stderr)
+	if err != nil {
+		return err
+	}
+	text := versionText()
+	log.Debug().Str("kernels", tensor.KernelSet()).Strs("cpu", tensor.CPUFeatures()).Msg("version")
+	_, err = io.WriteString(stdout, text)
 	return err
 }
 
