@@ -8,6 +8,7 @@ import (
 	"github.com/specd-dev/specd/backend/llamacpp"
 	"github.com/specd-dev/specd/model"
 	"github.com/specd-dev/specd/sample"
+	"github.com/specd-dev/specd/stages"
 	"github.com/specd-dev/specd/tensor"
 )
 
@@ -17,48 +18,39 @@ type PlainResult struct {
 	TPS    float64 // tokens per second over the decode part (prefill excluded)
 }
 
-// PlainDecode is the plain loop of specd generate on the target: prefill
-// the prompt in one pass, then one token per forward pass, n tokens
-// sampled with p (no stop at end of generation), on threads threads of a
-// pool it closes before returning (on llama.cpp: a context it frees, on
-// TargetThreads or threads threads).
+// PlainDecode is the plain loop on the target (Plain): the prompt in one
+// pass, then n tokens sampled with p, one per forward pass (no stop at end
+// of generation), on threads threads.
 func (e *Engine) PlainDecode(ctx context.Context, prompt []int32, n, threads int, p sample.Params) (PlainResult, error) {
-	if len(prompt) == 0 {
-		return PlainResult{}, ErrEmptyPrompt
-	}
-	m := e.Target
-	be, done, err := e.scratchBackend(m, len(prompt)+n+1, len(prompt), threads)
+	out := make([]int32, 0, n)
+	st, err := e.Plain(ctx, prompt, n, len(prompt)+n+1, len(prompt), threads, p, func(t int32) (bool, error) {
+		out = append(out, t)
+		return true, nil
+	})
 	if err != nil {
 		return PlainResult{}, err
 	}
+	return PlainResult{out, float64(n) / st.Wall.Seconds()}, nil
+}
+
+// Plain decodes on the target alone with the plain loop, stages.Plain:
+// up to n tokens sampled with p (a seeded sampler.New) and handed to emit,
+// on a one-sequence backend of its own for maxPos positions, fed at most
+// batch prompt tokens a pass, on threads threads of a pool it closes
+// before returning (on llama.cpp: a context it frees, on TargetThreads or
+// threads threads).
+func (e *Engine) Plain(ctx context.Context, prompt []int32, n, maxPos, batch, threads int, p sample.Params, emit func(int32) (bool, error)) (stages.PlainStats, error) {
+	if len(prompt) == 0 {
+		return stages.PlainStats{}, ErrEmptyPrompt
+	}
+	be, done, err := e.scratchBackend(e.Target, maxPos, max(1, min(batch, len(prompt))), threads)
+	if err != nil {
+		return stages.PlainStats{}, err
+	}
 	defer done()
-	lg := make([]float32, len(prompt)*m.Config.Vocab)
-	var b backend.Batch
-	for i, t := range prompt {
-		b.Add(t, int32(i), 0, i == len(prompt)-1)
-	}
-	if err := be.Forward(&b, lg); err != nil {
-		return PlainResult{}, err
-	}
 	smp := sample.New(p)
-	var out []int32
-	start := time.Now()
-	for len(out) < n {
-		if err := ctx.Err(); err != nil {
-			return PlainResult{}, err
-		}
-		next := int32(smp.Sample(lg[:m.Config.Vocab]))
-		out = append(out, next)
-		if len(out) == n {
-			break
-		}
-		b.Reset()
-		b.Add(next, int32(len(prompt)+len(out)-1), 0, true)
-		if err := be.Forward(&b, lg); err != nil {
-			return PlainResult{}, err
-		}
-	}
-	return PlainResult{out, float64(n) / time.Since(start).Seconds()}, nil
+	pick := func(lg []float32) int32 { return int32(smp.Sample(lg)) }
+	return stages.Plain(ctx, be, 0, prompt, n, maxPos, pick, emit)
 }
 
 // ForwardCost is the shortest of 16 timed forward passes of m over n

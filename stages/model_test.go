@@ -1,11 +1,11 @@
 package stages_test
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"testing"
 
-	"github.com/specd-dev/specd/backend"
 	"github.com/specd-dev/specd/backend/cpu"
 	"github.com/specd-dev/specd/draft"
 	"github.com/specd-dev/specd/model"
@@ -51,27 +51,22 @@ func cpuBackend(t testing.TB, m *model.Model, seqs, maxPos, maxBatch, threads in
 	return cpu.New(m.NewState(maxBatch, pool), kv)
 }
 
-// plainGreedy decodes n tokens one at a time: the reference.
+// plainGreedy decodes n tokens one at a time with the plain loop: the
+// reference.
 func plainGreedy(t testing.TB, m *model.Model, prompt []int32, n int) []int32 {
 	t.Helper()
 	be := cpuBackend(t, m, 1, len(prompt)+n+1, len(prompt), 1)
-	lg := make([]float32, len(prompt)*m.Config.Vocab)
-	var b backend.Batch
-	for i, tok := range prompt {
-		b.Add(tok, int32(i), 0, i == len(prompt)-1)
-	}
-	if err := be.Forward(&b, lg); err != nil {
+	var out []int32
+	greedy := func(lg []float32) int32 { return int32(sample.Greedy(lg)) }
+	st, err := stages.Plain(context.Background(), be, 0, prompt, n, 0, greedy, func(tok int32) (bool, error) {
+		out = append(out, tok)
+		return true, nil
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
-	var out []int32
-	for len(out) < n {
-		next := int32(sample.Greedy(lg[:m.Config.Vocab]))
-		out = append(out, next)
-		b.Reset()
-		b.Add(next, int32(len(prompt)+len(out)-1), 0, true)
-		if err := be.Forward(&b, lg); err != nil {
-			t.Fatal(err)
-		}
+	if st.Tokens != n || st.Passes != n-1 || len(out) != n {
+		t.Fatalf("plain loop: %d tokens, %d passes, %d emitted; want %d, %d, %d", st.Tokens, st.Passes, len(out), n, n-1, n)
 	}
 	return out
 }

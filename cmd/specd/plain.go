@@ -9,9 +9,6 @@ import (
 	"time"
 
 	"github.com/specd-dev/specd/engine"
-	"github.com/specd-dev/specd/model"
-	"github.com/specd-dev/specd/sample"
-	"github.com/specd-dev/specd/tensor"
 	"github.com/specd-dev/specd/tokenizer"
 )
 
@@ -38,40 +35,12 @@ func generate(ctx context.Context, o generateOpts, stdout, stderr io.Writer) err
 		return fmt.Errorf("prompt of %d tokens does not fit the context of %d (see --ctx)", len(prompt), ctxLen)
 	}
 	maxPos := min(ctxLen, len(prompt)+o.n)
-	kv, err := e.Cache(m, 1, maxPos, min(o.batch, len(prompt)), 0)
-	if err != nil {
-		return err
-	}
-	pool := tensor.NewPool(o.eng.Threads)
-	defer pool.Close()
-	st := m.NewState(min(o.batch, len(prompt)), pool)
-	logits := make([]float32, c.Vocab)
-	smp := sample.New(o.params)
-
 	var out []string // the ids with --ids
 	if o.echo {
 		if out, err = echoPrompt(stdout, e, prompt, o.ids); err != nil {
 			return err
 		}
 	}
-	// Prefill in chunks of at most --batch tokens; logits for the last.
-	var b model.Batch
-	start := time.Now()
-	for i := 0; i < len(prompt); i += st.MaxBatch() {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		b.Reset()
-		end := min(i+st.MaxBatch(), len(prompt))
-		for j := i; j < end; j++ {
-			b.Add(prompt[j], int32(j), 0, j == len(prompt)-1)
-		}
-		if err := st.Forward(&b, kv, logits); err != nil {
-			return err
-		}
-	}
-	prefill := time.Since(start)
-
 	var txt *stopText
 	if !o.ids {
 		dec := tok.NewDecoder()
@@ -79,47 +48,31 @@ func generate(ctx context.Context, o generateOpts, stdout, stderr io.Writer) err
 		txt = &stopText{dec: dec, stops: o.stops, w: stdout}
 	}
 	var (
-		decoded, gen int
-		decode       time.Duration
-		stop         string
+		gen  int
+		stop string
 	)
-	pos := len(prompt)
-	for ; gen < o.n; gen++ {
-		next := int32(smp.Sample(logits))
+	// The plain loop: prefill in chunks of at most --batch tokens, then
+	// one token per forward pass.
+	ps, err := e.Plain(ctx, prompt, o.n, maxPos, o.batch, o.eng.Threads, o.params, func(next int32) (bool, error) {
 		if tokErr == nil && tok.IsEOG(next) {
 			stop = "end of generation"
-			break
+			return false, nil
 		}
+		gen++
 		if o.ids {
 			out = append(out, strconv.Itoa(int(next)))
-		} else if done, err := txt.add(next); err != nil {
-			return err
-		} else if done {
-			gen++
-			break
+			return true, nil
 		}
-		if gen == o.n-1 {
-			gen++
-			break
-		}
-		if pos >= maxPos {
-			stop = "context full"
-			gen++
-			break
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		t0 := time.Now()
-		b.Reset()
-		b.Add(next, int32(pos), 0, true)
-		if err := st.Forward(&b, kv, logits); err != nil {
-			return err
-		}
-		decode += time.Since(t0)
-		decoded++
-		pos++
+		done, err := txt.add(next)
+		return !done, err
+	})
+	if err != nil {
+		return err
 	}
+	if ps.Full {
+		stop = "context full"
+	}
+	prefill, decode, decoded := ps.Prefill, ps.Decode, ps.Passes
 	if o.ids {
 		fmt.Fprintln(stdout, strings.Join(out, " "))
 	} else if err := txt.flush(); err != nil {
