@@ -151,12 +151,6 @@ func TestGenerateErrors(t *testing.T) {
 		{[]string{"-m", path, "--prompt-ids", "1", "--threads", "0"}, "--threads 0"},
 		{[]string{"-m", path, "--prompt-ids", "1", "--q8-order", "fast"}, "--q8-order \"fast\""},
 		{[]string{"-m", path, "--prompt-ids", "1", "--top-p", "2"}, "top-p"},
-		{[]string{"-p", "x", "-f", "prompt.txt"}, "exactly one of -p, -f and --prompt-ids"},
-		{[]string{"-f", filepath.Join(t.TempDir(), "none.txt")}, "-f: open"},
-		{[]string{"-m", path, "--prompt-ids", "1", "--chat"}, "--chat applies the chat template to text"},
-		{[]string{"-p", "x", "--system", "Be brief."}, "--system needs --chat"},
-		{[]string{"-m", path, "--prompt-ids", "1", "--ids", "--stop", "x"}, "--stop needs text output"},
-		{[]string{"-p", "x", "--stop", ""}, "an empty stop string"},
 	} {
 		code, _, errOut := runCmd(append([]string{"generate"}, tc.args...)...)
 		if code == 0 || !strings.Contains(errOut, tc.want) {

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestChatPipe chats through a pipe: two turns with a stop string, then
+// /stats. Each answer must be what generate gives for the conversation so
+// far rendered with the bundled pair's template (the messages one per
+// line), cut at the stop string or the newline that ends a message; the
+// second turn sees the first.
+func TestChatPipe(t *testing.T) {
+	const stop = "Research"
+	in := "The jury said\nShe went to the \\\nmarket\n/stats\n/exit\nnever read\n"
+	out, errOut := mustRun(t, in, "chat", "--threads", "1", "-n", "48", "--stop", stop)
+	lines := strings.Split(out, "\n")
+	if len(lines) < 5 {
+		t.Fatalf("chat output:\n%s\nstderr:\n%s", out, errOut)
+	}
+	a1, a2 := lines[0], lines[1]
+	gen := func(prompt string) string {
+		t.Helper()
+		o, _ := mustRun(t, "", "generate", "--chat", "-p", prompt, "--threads", "1", "-n", "48", "--stop", stop, "--stop", "\n")
+		return strings.TrimSuffix(o, "\n")
+	}
+	if want := gen("The jury said"); a1 != want || a1 == "" || strings.Contains(a1, stop) {
+		t.Errorf("first answer %q, want %q (without %q)", a1, want, stop)
+	}
+	// The second message spans two lines (the first ends in \).
+	if want := gen("The jury said\n" + strings.TrimSpace(a1) + "\nShe went to the \nmarket"); a2 != want {
+		t.Errorf("second answer %q, want %q", a2, want)
+	}
+	stats := strings.Join(lines[2:], "\n")
+	for _, w := range []string{"turns 2, history 4 messages, chat template raw", "tok/s", "mean accepted length"} {
+		if !strings.Contains(stats, w) {
+			t.Errorf("/stats lacks %q:\n%s", w, stats)
+		}
+	}
+	if strings.Contains(out, "never read") || strings.Contains(out, "> ") {
+		t.Errorf("input after /exit answered, or a prompt shown on a pipe:\n%s", out)
+	}
+}
+
+// TestChatCommands: /reset forgets the conversation, an unknown command is
+// named, the end of input ends the chat, --system must be plain text, and
+// --show-draft --color always highlights accepted draft text.
+func TestChatCommands(t *testing.T) {
+	out, errOut := mustRun(t, "The jury said\n/reset\n/nope\n/stats", "chat", "--threads", "1", "-n", "24", "--show-draft", "--color", "always")
+	if !strings.Contains(out, "turns 1, history 0 messages") || !strings.Contains(errOut, "(conversation forgotten)") ||
+		!strings.Contains(errOut, "unknown command /nope") {
+		t.Errorf("stdout:\n%s\nstderr:\n%s", out, errOut)
+	}
+	if !strings.Contains(out, "\x1b[36m") || !strings.Contains(out, "\x1b[0m") {
+		t.Errorf("--show-draft --color always: no highlighted draft text in %q", out)
+	}
+	plain, _ := mustRun(t, "The jury said\n", "chat", "--threads", "1", "-n", "24", "--show-draft")
+	if strings.Contains(plain, "\x1b[") {
+		t.Errorf("--show-draft on a pipe (--color auto) wrote ANSI: %q", plain)
+	}
+	if code, _, errOut := runIn("", "chat", "--color", "pink"); code == 0 || !strings.Contains(errOut, `--color "pink"`) {
+		t.Errorf("--color pink: exit %d, %s", code, errOut)
+	}
+}
