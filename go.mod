@@ -13,6 +13,7 @@ require (
 	github.com/rs/zerolog v1.35.1
 	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/synadia-io/orbit.go/natsext v0.1.3
+	github.com/x448/float16 v0.8.4
 	golang.org/x/sync v0.25.0
 	golang.org/x/sys v0.50.0
 	golang.org/x/term v0.48.0

@@ -1,6 +1,7 @@
 package tensor
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -71,6 +72,39 @@ func TestF16Exhaustive(t *testing.T) {
 				t.Fatalf("F32ToF16(%g [%#08x]) = %#04x, ggml gives %#04x", v, math.Float32bits(v), got, want)
 			}
 		}
+	}
+}
+
+// TestF32ToF16All checks F32ToF16 against ggml's rounding and F32ToF16Hw
+// against the F16C rule (ggml's for numbers; for a NaN the sign, 0x7e00 and
+// the payload's top 9 bits) on every float32 bit pattern (about 80 s of CPU,
+// in four parallel parts); with -short on every 509th, a sample that still
+// reaches every exponent.
+func TestF32ToF16All(t *testing.T) {
+	step := uint64(1)
+	if testing.Short() {
+		step = 509
+		t.Logf("-short: every %dth of the 2^32 inputs", step)
+	}
+	const parts = 4
+	for p := range uint64(parts) {
+		t.Run(fmt.Sprintf("part%d", p), func(t *testing.T) {
+			t.Parallel()
+			for i := p << 30; i < (p+1)<<30; i += step {
+				u := uint32(i)
+				v := math.Float32frombits(u)
+				want := ggmlF32ToF16(v)
+				if got := F32ToF16(v); got != want {
+					t.Fatalf("F32ToF16(%g [%#08x]) = %#04x, ggml gives %#04x", v, u, got, want)
+				}
+				if u&0x7fffffff > 0x7f800000 {
+					want = uint16(u>>16)&0x8000 | 0x7e00 | uint16(u>>13)&0x1ff
+				}
+				if got := F32ToF16Hw(v); got != want {
+					t.Fatalf("F32ToF16Hw(%g [%#08x]) = %#04x, want %#04x", v, u, got, want)
+				}
+			}
+		})
 	}
 }
 
