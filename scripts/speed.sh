@@ -18,12 +18,14 @@
 # F32 and F16 are written by tools/peer/mkmodel; the others are made from
 # the F32 file of their model by llama-quantize (with its usual tensor
 # mixtures), all cached in .cache/speed/ (the width-896 files only once
-# measured). Each file is measured by
-#   llama-bench -m FILE -t THREADS -p 64 -n 64 -r REPS
-# and by tools/peer/specdbench with the same tests (pp64: one 64-token
-# forward pass; tg64: 64 single-token passes from an empty cache). The table
-# gives tokens/second and specd's ratio to llama.cpp. It takes minutes and
-# uses every core it is given: run it on an otherwise idle machine.
+# measured). Each file is measured in REPS interleaved rounds, each running
+#   llama-bench -m FILE -t THREADS -p 64 -n 64 -r 1
+# and tools/peer/specdbench with the same tests (pp64: one 64-token forward
+# pass; tg64: 64 single-token passes from an empty cache), in an order that
+# flips every round. The table gives each side's median tokens/second and
+# the median of the rounds' specd/llama.cpp ratios. It takes minutes and
+# uses every core it is given: quote it from an otherwise idle machine (the
+# interleaving keeps the ratios fair on a busy one, not the absolute rates).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$PWD"
@@ -79,31 +81,55 @@ if awk -v l="$(cut -d' ' -f1 /proc/loadavg)" 'BEGIN { exit !(l > 0.5) }'; then
 fi
 results="$dir/results.txt"
 : >"$results"
+# Interleaved rounds: each round runs llama-bench and specdbench once each
+# (-r 1, after each tool's own untimed warm-up), the order flipping every
+# round, so a change in the machine's load falls on both alike. The table
+# gives each side's median over the rounds, and the median of the rounds'
+# specd/llama.cpp ratios.
+llama_round() {
+  "$bin/llama-bench" -m "$1" -t "$threads" -p 64 -n 64 -r 1 -o jsonl 2>/dev/null |
+    jq -r --arg f "$2" --arg r "$3" '"\($f) \(if .n_prompt > 0 then "pp\(.n_prompt)" else "tg\(.n_gen)" end) \(.n_threads) llama \($r) \(.avg_ts)"' >>"$results"
+}
+specd_round() {
+  if ! "$dir/specdbench" -m "$1" -t "$threads" -p 64 -n 64 -r 1 2>"$dir/specd-${2//\//-}.err" |
+    awk -v f="$2" -v r="$3" '{print f, $1, $2, "specd", r, $3}' >>"$results"; then
+    echo "speed: specd could not run $2: $(tail -1 "$dir/specd-${2//\//-}.err")" >&2
+  fi
+}
 for f in "${measured[@]}"; do
   m=$(model_file "$f")
-  echo "speed: $f: llama-bench" >&2
-  "$bin/llama-bench" -m "$m" -t "$threads" -p 64 -n 64 -r "$reps" -o jsonl 2>/dev/null |
-    jq -r --arg f "$f" '"\($f) \(if .n_prompt > 0 then "pp\(.n_prompt)" else "tg\(.n_gen)" end) \(.n_threads) llama \(.avg_ts)"' >>"$results"
-  echo "speed: $f: specd" >&2
-  if ! "$dir/specdbench" -m "$m" -t "$threads" -p 64 -n 64 -r "$reps" 2>"$dir/specd-${f//\//-}.err" |
-    awk -v f="$f" '{print f, $1, $2, "specd", $3}' >>"$results"; then
-    echo "speed: specd could not run $f: $(tail -1 "$dir/specd-${f//\//-}.err")" >&2
-  fi
+  for ((r = 1; r <= reps; r++)); do
+    echo "speed: $f: round $r of $reps" >&2
+    if ((r % 2)); then llama_round "$m" "$f" "$r"; specd_round "$m" "$f" "$r"
+    else specd_round "$m" "$f" "$r"; llama_round "$m" "$f" "$r"; fi
+  done
 done
 
 echo "speed: load average after: $(load) (figures are only comparable on an otherwise idle machine)" >&2
 
-# One row per (format, test, threads): llama.cpp, specd, ratio.
+# One row per (format, test, threads): the medians of llama.cpp's and
+# specd's tok/s over the rounds, and the median of the rounds' ratios.
 awk '
+  function median(list,   a, n, i, j, t) {
+    n = split(list, a, " ")
+    for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] + 0 > t + 0; j--) a[j + 1] = a[j]; a[j + 1] = t }
+    return n == 0 ? "" : (n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2)
+  }
   { key = $1 " " $2 " " $3; if (!(key in seen)) { seen[key] = 1; order[++n] = key }
-    v[key, $4] = $5 }
+    v[key, $4] = v[key, $4] " " $6; round[key, $4, $5] = $6; rounds[key] = rounds[key] " " $5 }
   END {
-    printf "| weights | test | threads | llama.cpp tok/s | specd tok/s | specd / llama.cpp |\n"
+    printf "| weights | test | threads | llama.cpp tok/s | specd tok/s | specd / llama.cpp (median of rounds) |\n"
     printf "|---|---|---|---|---|---|\n"
     for (i = 1; i <= n; i++) {
       k = order[i]; split(k, p, " ")
-      l = v[k, "llama"]; s = v[k, "specd"]
-      r = (l != "" && s != "") ? sprintf("%.2f", s / l) : "n/a"
-      printf "| %s | %s | %s | %s | %s | %s |\n", p[1], p[2], p[3], (l != "" ? sprintf("%.1f", l) : "n/a"), (s != "" ? sprintf("%.1f", s) : "n/a"), r
+      l = median(v[k, "llama"]); s = median(v[k, "specd"])
+      ratios = ""; delete done
+      m = split(rounds[k], rs, " ")
+      for (j = 1; j <= m; j++) {
+        r = rs[j]; if (r in done) continue; done[r] = 1
+        if ((k, "llama", r) in round && (k, "specd", r) in round) ratios = ratios " " round[k, "specd", r] / round[k, "llama", r]
+      }
+      q = median(ratios)
+      printf "| %s | %s | %s | %s | %s | %s |\n", p[1], p[2], p[3], (l != "" ? sprintf("%.1f", l) : "n/a"), (s != "" ? sprintf("%.1f", s) : "n/a"), (q != "" ? sprintf("%.2f", q) : "n/a")
     }
   }' "$results"
