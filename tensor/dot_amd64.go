@@ -43,6 +43,15 @@ func f16Rows4(w *byte, wstride, rows int, x *byte, xstride, n int, out *float32,
 //go:noescape
 func bf16Rows4(w *byte, wstride, rows int, x *byte, xstride, n int, out *float32, ostride int)
 
+// f16Rows5 is f16Rows4 for five activation rows (x + t*xstride, t < 5),
+// in one pass pair over the weights with AVX2 registers only:
+//
+//	for t := range 5 { for r := range rows {
+//		out[t*ostride+r] = f16Rows(w + r*wstride, x + t*xstride) } }
+//
+//go:noescape
+func f16Rows5(w *byte, wstride, rows int, x *byte, xstride, n int, out *float32, ostride int)
+
 // f32RowsxT, f16RowsxT and bf16RowsxT compute f32Rows4, f16Rows4 and
 // bf16Rows4 for ntok (1 to 8) activation rows in one pass pair over the
 // weights (AVX-512 VL registers; used where hasVNNI):
@@ -107,6 +116,15 @@ func q4_0Rows8(w *byte, wstride, groups int, x *byte, nb int, out *float32)
 //
 //go:noescape
 func q4_0Rows8x4(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+
+// q4_0Rows8xT computes q4_0Rows8 for ntok (1 to 8) activation rows in one
+// pass over the weights (each block decoded once for all of them):
+//
+//	for t := range ntok { for r := range 8*groups {
+//		out[t*ostride+r] = dotQ4_0Generic(w[r*wstride:], x[t*xstride:], 32*nb) } }
+//
+//go:noescape
+func q4_0Rows8xT(w *byte, wstride, groups int, x *byte, xstride, ntok, nb int, out *float32, ostride int)
 
 // useVNNI selects the AVX-512 forms of the kernels where hasVNNI: the
 // eight-token F32, F16 and BF16 kernels that need the 32 vector registers,
@@ -201,22 +219,30 @@ func gemvF16(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32
 		}
 		t = ntok
 	}
-	if np > 0 && t == 0 && (ntok == 2 || ntok == 3) {
-		// Two or three tokens, the counts speculative verification runs
-		// most, take the kernel fixed to them.
-		f16Rows23(ptr(w), ws, rows, &x[0], xs, ntok, np, &out[0], os)
-		t = ntok
-	}
 	if useVNNI && np > 0 && ntok-t >= minXTF16 {
 		for ; t+1 < ntok; t += 8 {
 			f16RowsxT(ptr(w), ws, rows, &x[t*xs], xs, min(8, ntok-t), np, &out[t*os], os)
 		}
 	}
-	for ; t+4 <= ntok; t += 4 {
-		f16Rows4(ptr(w), ws, rows, &x[t*xs], xs, np, &out[t*os], os)
-	}
-	for ; t < ntok; t++ {
-		f16Rows(ptr(w), ws, rows, &x[t*xs], np, &out[t*os])
+	// The AVX2 kernels: each pass takes as many of the tokens left as one
+	// kernel can, five at most, so that a verification pass of up to five
+	// tokens reads the weights once (two and three, the counts speculative
+	// verification runs most, have a kernel fixed to them).
+	for t < ntok {
+		switch rem := ntok - t; {
+		case rem == 5:
+			f16Rows5(ptr(w), ws, rows, &x[t*xs], xs, np, &out[t*os], os)
+			t += 5
+		case rem >= 4:
+			f16Rows4(ptr(w), ws, rows, &x[t*xs], xs, np, &out[t*os], os)
+			t += 4
+		case np > 0 && rem >= 2:
+			f16Rows23(ptr(w), ws, rows, &x[t*xs], xs, rem, np, &out[t*os], os)
+			t += rem
+		default:
+			f16Rows(ptr(w), ws, rows, &x[t*xs], np, &out[t*os])
+			t++
+		}
 	}
 	floatTails(tailF16, 2, 2, w, ws, rows, x, xs, ntok, cols, out, os)
 }
@@ -287,13 +313,20 @@ func gemvQ4_0(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float3
 	nb := cols / qk
 	checkGemv(len(w), ws, rows, nb*q4_0Size, len(x), xs, ntok, nb*q8_0Size, len(out), os)
 	groups := rows / 8
-	if groups > 0 {
-		t := 0
-		for ; t+4 <= ntok; t += 4 {
-			q4_0Rows8x4(ptr(w), ws, groups, &x[t*xs], xs, nb, &out[t*os], os)
-		}
-		for ; t < ntok; t++ {
+	// One pass over the weights for up to eight tokens: four with the
+	// accumulators in registers, one streaming, the other counts with
+	// them on the stack.
+	for t := 0; groups > 0 && t < ntok; {
+		switch nt := min(8, ntok-t); nt {
+		case 1:
 			q4_0Rows8(ptr(w), ws, groups, &x[t*xs], nb, &out[t*os])
+			t++
+		case 4:
+			q4_0Rows8x4(ptr(w), ws, groups, &x[t*xs], xs, nb, &out[t*os], os)
+			t += 4
+		default:
+			q4_0Rows8xT(ptr(w), ws, groups, &x[t*xs], xs, nt, nb, &out[t*os], os)
+			t += nt
 		}
 	}
 	for t := range ntok {

@@ -549,6 +549,91 @@ f16x4done:
 	VZEROUPPER
 	RET
 
+// cvtFma5 is cvtFma with the weights in Y10, Y11 and Y12, Y13 for the
+// widened activations (f16Rows5 keeps ten accumulators in Y0-Y9).
+#define cvtFma5(A, B, ACCA, ACCB) \
+	VCVTPH2PS   A, Y12 \
+	VCVTPH2PS   B, Y13 \
+	VFMADD231PS Y12, Y10, ACCA \
+	VFMADD231PS Y13, Y11, ACCB
+
+// red5 is red4 with X12 for its temporary (X8 is token 4's).
+#define red5(YA, YB, XA, OA, OB, DST) \
+	VADDPS       OA, YA, YA \
+	VADDPS       OB, YB, YB \
+	VADDPS       YB, YA, YA \
+	VEXTRACTF128 $1, YA, X12 \
+	VADDPS       X12, XA, XA \
+	VHADDPS      XA, XA, XA \
+	VHADDPS      XA, XA, XA \
+	MOVSS        XA, DST
+
+// func f16Rows5(w *byte, wstride, rows int, x *byte, xstride, n int, out *float32, ostride int)
+//
+// f16Rows4 for five tokens (x + t·xstride, t < 5): the two passes over
+// each row keep ten accumulators (two per token) in Y0-Y9; the first
+// pass's wait on the stack (token t at 64t).
+TEXT ·f16Rows5(SB), NOSPLIT, $320-64
+	rows4Prologue
+	TESTQ R9, R9
+	JZ    f16x5done
+
+f16x5row:
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	passStart(f16x5a)
+
+f16x5loopa:
+	PREFETCHT0 (R8)(DX*1)
+	VCVTPH2PS  (R8), Y10
+	VCVTPH2PS  16(R8), Y11
+	cvtFma5((DI), 16(DI), Y0, Y1)
+	cvtFma5((DI)(R14*1), 16(DI)(R14*1), Y2, Y3)
+	cvtFma5((DI)(R14*2), 16(DI)(R14*2), Y4, Y5)
+	cvtFma5((DI)(R12*1), 16(DI)(R12*1), Y6, Y7)
+	cvtFma5((DI)(R14*4), 16(DI)(R14*4), Y8, Y9)
+	ADDQ       $64, R8
+	ADDQ       $64, DI
+	DECQ       CX
+	JNZ        f16x5loopa
+
+f16x5a:
+	spill8
+	VMOVUPS Y8, 256(SP)
+	VMOVUPS Y9, 288(SP)
+	VXORPS  Y8, Y8, Y8
+	VXORPS  Y9, Y9, Y9
+	passStart(f16x5b)
+
+f16x5loopb:
+	VCVTPH2PS 32(R8), Y10
+	VCVTPH2PS 48(R8), Y11
+	cvtFma5(32(DI), 48(DI), Y0, Y1)
+	cvtFma5(32(DI)(R14*1), 48(DI)(R14*1), Y2, Y3)
+	cvtFma5(32(DI)(R14*2), 48(DI)(R14*2), Y4, Y5)
+	cvtFma5(32(DI)(R12*1), 48(DI)(R12*1), Y6, Y7)
+	cvtFma5(32(DI)(R14*4), 48(DI)(R14*4), Y8, Y9)
+	ADDQ      $64, R8
+	ADDQ      $64, DI
+	DECQ      CX
+	JNZ       f16x5loopb
+
+f16x5b:
+	outAddrs
+	red5(Y0, Y1, X0, 0(SP), 32(SP), (R11))
+	red5(Y2, Y3, X2, 64(SP), 96(SP), (R11)(AX*1))
+	red5(Y4, Y5, X4, 128(SP), 160(SP), (BX))
+	red5(Y6, Y7, X6, 192(SP), 224(SP), (BX)(AX*1))
+	red5(Y8, Y9, X8, 256(SP), 288(SP), (R11)(AX*4))
+	ADDQ $4, R11
+	ADDQ DX, SI
+	DECQ R9
+	JNZ  f16x5row
+
+f16x5done:
+	VZEROUPPER
+	RET
+
 // func bf16Rows4(w *byte, wstride, rows int, x *byte, xstride, n int, out *float32, ostride int)
 TEXT ·bf16Rows4(SB), NOSPLIT, $256-64
 	rows4Prologue
@@ -1524,6 +1609,120 @@ q4x4groupdone:
 	JNZ     q4x4group
 
 q4x4done:
+	VZEROUPPER
+	RET
+
+// func q4_0Rows8xT(w *byte, wstride, groups int, x *byte, xstride, ntok, nb int, out *float32, ostride int)
+//
+// q4_0Rows8x4 for ntok (1 to 8) activation rows in one pass over the
+// weights: each block of eight rows is decoded once onto the stack, and
+// every token's accumulator (on the stack too, token t at 320 + 32t) is
+// updated by q4Token in turn. Per output the arithmetic is q4_0Rows8's.
+// Stack: 0-255 the decoded nibbles, 256 the rows' scales (q4Token's
+// layout), 288 the prefetch pointer, 296 the group counter, 304 32·ntok.
+TEXT ·q4_0Rows8xT(SB), NOSPLIT, $576-72
+	MOVQ         w+0(FP), SI
+	MOVQ         wstride+8(FP), DX
+	MOVQ         groups+16(FP), AX
+	MOVQ         AX, 296(SP)
+	MOVQ         x+24(FP), R10
+	MOVQ         xstride+32(FP), R14
+	MOVQ         ntok+40(FP), AX
+	SHLQ         $5, AX
+	MOVQ         AX, 304(SP)
+	MOVQ         out+56(FP), R11
+	MOVQ         ·f16Table(SB), R13
+	LEAQ         (DX)(DX*2), BX
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL         $0x08080808, AX
+	VMOVD        AX, X13
+	VPBROADCASTD X13, Y13
+	VPCMPEQW     Y14, Y14, Y14
+	VPSRLW       $15, Y14, Y14
+	CMPQ         296(SP), $0
+	JLE          q4xtdone
+
+q4xtgroup:
+	MOVQ    SI, R8
+	LEAQ    (SI)(DX*4), R12
+	LEAQ    (SI)(DX*8), AX
+	MOVQ    AX, 288(SP)
+	MOVQ    R10, DI
+	MOVQ    nb+48(FP), CX
+	VXORPS  Y8, Y8, Y8
+	VMOVUPS Y8, 320(SP)
+	VMOVUPS Y8, 352(SP)
+	VMOVUPS Y8, 384(SP)
+	VMOVUPS Y8, 416(SP)
+	VMOVUPS Y8, 448(SP)
+	VMOVUPS Y8, 480(SP)
+	VMOVUPS Y8, 512(SP)
+	VMOVUPS Y8, 544(SP)
+	TESTQ   CX, CX
+	JZ      q4xtstore
+
+q4xtloop:
+	MOVQ       288(SP), AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	ADDQ       $192, AX
+	MOVQ       AX, 288(SP)
+	q4Decode(2(R8), 2(R8)(DX*1), 0(SP), 32(SP))
+	q4Decode(2(R8)(DX*2), 2(R8)(BX*1), 64(SP), 96(SP))
+	q4Decode(2(R12), 2(R12)(DX*1), 128(SP), 160(SP))
+	q4Decode(2(R12)(DX*2), 2(R12)(BX*1), 192(SP), 224(SP))
+	MOVWLZX   (R8), AX
+	VMOVD     AX, X4
+	VPINSRW   $1, (R8)(DX*2), X4, X4
+	VPINSRW   $2, (R12), X4, X4
+	VPINSRW   $3, (R12)(DX*2), X4, X4
+	VPINSRW   $4, (R8)(DX*1), X4, X4
+	VPINSRW   $5, (R8)(BX*1), X4, X4
+	VPINSRW   $6, (R12)(DX*1), X4, X4
+	VPINSRW   $7, (R12)(BX*1), X4, X4
+	VCVTPH2PS X4, Y4
+	VMOVUPS   Y4, 256(SP)
+	MOVQ      DI, R15
+	XORQ      R9, R9
+
+q4xttok:
+	VMOVUPS 320(SP)(R9*1), Y8
+	q4Token((R15), 2(R15), 18(R15), Y8)
+	VMOVUPS Y8, 320(SP)(R9*1)
+	ADDQ    R14, R15
+	ADDQ    $32, R9
+	CMPQ    R9, 304(SP)
+	JLT     q4xttok
+	ADDQ    $18, R8
+	ADDQ    $18, R12
+	ADDQ    $34, DI
+	DECQ    CX
+	JNZ     q4xtloop
+
+q4xtstore:
+	MOVQ    ostride+64(FP), CX
+	SHLQ    $2, CX
+	MOVQ    R11, R15
+	XORQ    R9, R9
+	VMOVDQU ·permRows8(SB), Y0
+
+q4xtstoretok:
+	VMOVUPS 320(SP)(R9*1), Y8
+	VPERMPS Y8, Y0, Y8
+	VMOVUPS Y8, (R15)
+	ADDQ    CX, R15
+	ADDQ    $32, R9
+	CMPQ    R9, 304(SP)
+	JLT     q4xtstoretok
+	ADDQ    $32, R11
+	LEAQ    (SI)(DX*8), SI
+	DECQ    296(SP)
+	JNZ     q4xtgroup
+
+q4xtdone:
 	VZEROUPPER
 	RET
 

@@ -331,7 +331,7 @@ func checkGemvKernels(t *testing.T) {
 		}
 		for _, c := range cols {
 			for _, rows := range []int{1, 3, 8, 9, 17} {
-				for _, ntok := range []int{1, 2, 4, 5, 9} {
+				for _, ntok := range []int{1, 2, 3, 4, 5, 7, 8, 9} {
 					wrb, xrb := RowSize(p.weight, c), RowSize(p.act, c)
 					ws, xs, os := wrb+5, xrb+3, rows+2
 					w := make([]byte, (rows-1)*ws+wrb+64)
