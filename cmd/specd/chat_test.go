@@ -1,8 +1,14 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 // TestChatPipe chats through a pipe: two turns with a stop string, then
@@ -61,4 +67,66 @@ func TestChatCommands(t *testing.T) {
 	if code, _, errOut := runIn("", "chat", "--color", "pink"); code == 0 || !strings.Contains(errOut, `--color "pink"`) {
 		t.Errorf("--color pink: exit %d, %s", code, errOut)
 	}
+}
+
+// TestChatInterrupts: the first SIGINT during an answer cancels that
+// answer alone, one at the prompt prints the hint, a second in a row
+// ends the chat; a message typed between resets the count.
+func TestChatInterrupts(t *testing.T) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	var errw syncBuffer
+	in := newInterrupts(ctx, cancel, &errw)
+	defer in.stop()
+	wait := func(what string, done <-chan struct{}) {
+		t.Helper()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: not within 10 s", what)
+		}
+	}
+	turn, stopTurn := context.WithCancelCause(ctx)
+	in.answering(stopTurn)
+	in.sig <- os.Interrupt
+	wait("the answer stopped", turn.Done())
+	if ctx.Err() != nil {
+		t.Fatal("the first interrupt ended the chat")
+	}
+	in.answering(nil)
+	in.typed()
+	in.sig <- os.Interrupt // at the prompt, after a message: the first again
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(errw.String(), "(Ctrl-C again or /exit to quit)") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no hint within 10 s: %q", errw.String())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if ctx.Err() != nil {
+		t.Fatal("an interrupt after a message ended the chat")
+	}
+	in.sig <- os.Interrupt
+	wait("the chat ended", ctx.Done())
+	if !errors.Is(context.Cause(ctx), errInterrupted) {
+		t.Errorf("chat ended with %v, want errInterrupted", context.Cause(ctx))
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for one writer and one reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
