@@ -5,21 +5,17 @@ package api_test
 // body are pinned by golden files (go test ./api -update rewrites them).
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"math"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/specd-dev/specd/api"
+	"github.com/specd-dev/specd/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 func ptr[T any](v T) *T { return &v }
 
@@ -247,32 +243,6 @@ func TestSubjects(t *testing.T) {
 	}
 }
 
-// golden compares got with testdata/name, rewriting it with -update; on a
-// mismatch it writes testdata/name.got for diffing.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		os.Remove(path + ".got")
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./api -update to write it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		if err := os.WriteFile(path+".got", got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Errorf("%s differs from the golden file: diff %s %s.got (go test ./api -update accepts the change)", path, path, path)
-		return
-	}
-	os.Remove(path + ".got")
-}
-
 func marshal(t *testing.T, v any) []byte {
 	t.Helper()
 	b, err := json.MarshalIndent(v, "", "  ")
@@ -306,7 +276,7 @@ func fullRequest() api.Request {
 func TestGoldenRequest(t *testing.T) {
 	req := fullRequest()
 	got := marshal(t, req)
-	golden(t, "request.golden", got)
+	golden.Check(t, filepath.Join("testdata", "request.golden"), got)
 	back, err := api.DecodeRequest(got)
 	if err != nil {
 		t.Fatalf("the golden request does not decode: %v", err)
@@ -338,7 +308,7 @@ func TestGoldenReplies(t *testing.T) {
 			Sessions: 1, K: 4, TargetModel: "bundled specd-target.gguf", DraftModel: "bundled specd-draft.gguf",
 		},
 	}
-	golden(t, "summary.golden", marshal(t, replies))
+	golden.Check(t, filepath.Join("testdata", "summary.golden"), marshal(t, replies))
 
 	// Optional fields are left out when empty.
 	for _, tc := range []struct {

@@ -3,17 +3,15 @@ package bench
 import (
 	"bytes"
 	"context"
-	"flag"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files of testdata/")
+	"github.com/specd-dev/specd/internal/golden"
+)
 
 // fakeRunner is a Runner with made-up, deterministic figures: plain
 // decoding at 100 tok/s, a configuration at 100·(1 + k/10) tok/s (times
@@ -209,30 +207,6 @@ func TestSweepErrors(t *testing.T) {
 	}
 }
 
-// golden compares got with testdata/name.golden, writing name.got on a
-// mismatch (and the golden file with -update).
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./bench -run %s -update)", err, t.Name())
-	}
-	gotPath := filepath.Join("testdata", name+".got")
-	if !bytes.Equal(got, want) {
-		os.WriteFile(gotPath, got, 0o644)
-		t.Errorf("%s differs from %s: see %s", name, path, gotPath)
-		return
-	}
-	os.Remove(gotPath)
-}
-
 func fakeResults(t *testing.T) *Results {
 	res, _, _ := fakeSweep(t)
 	res.Machine = Machine{CPU: "Test CPU", Flags: []string{"avx2", "fma"}, CPUs: 2, OS: "linux", Arch: "amd64", Go: "go1.x"}
@@ -249,11 +223,11 @@ func TestResultsSchema(t *testing.T) {
 	if err := res.WriteJSON(&j); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "results.json", j.Bytes())
+	golden.Check(t, filepath.Join("testdata", "results.json.golden"), j.Bytes())
 	if err := res.WriteCSV(&c); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "results.csv", c.Bytes())
+	golden.Check(t, filepath.Join("testdata", "results.csv.golden"), c.Bytes())
 	// What was written reads back (null for what was not measured) and
 	// writes the same again.
 	back, err := ReadJSON(bytes.NewReader(j.Bytes()))
@@ -265,7 +239,7 @@ func TestResultsSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(again.Bytes(), j.Bytes()) {
-		golden(t, "results.json", again.Bytes()) // shows the difference in results.json.got
+		golden.Check(t, filepath.Join("testdata", "results.json.golden"), again.Bytes()) // shows the difference in results.json.got
 	}
 	if _, err := ReadJSON(strings.NewReader(`{"schema": "specd-bench/0"}`)); err == nil {
 		t.Error("another schema read")
