@@ -32,6 +32,7 @@ const (
 	FigBatch     = "toks_vs_batch.png"
 	FigTimeline  = "timeline.png"
 	FigKChosen   = "k_chosen.png"
+	FigPeer      = "peer_toks_vs_k.png"
 )
 
 // palette: distinguishable on white and in grey scale (Okabe and Ito).
@@ -63,7 +64,7 @@ func WritePlots(res *Results, dir string) ([]string, error) {
 		draw func(*Results) (*figure, error)
 	}{
 		{FigSpeedup, speedupPlot}, {FigPositions, positionPlot}, {FigHistogram, histogramPlot},
-		{FigBatch, batchPlot}, {FigTimeline, timelinePlot}, {FigKChosen, kChosenPlot},
+		{FigBatch, batchPlot}, {FigTimeline, timelinePlot}, {FigKChosen, kChosenPlot}, {FigPeer, peerPlot},
 	}
 	var out []string
 	for _, f := range figs {
@@ -408,11 +409,122 @@ func speedupPlot(res *Results) (*figure, error) {
 			leg.add(fmt.Sprintf("auto, %s, batch %d: %.2f× at mean k %s", draftWord(key.draft), key.batch, y, fd(c.MeanK, 1)), lvl, s)
 		}
 	}
+	// llama.cpp's llama-speculative-simple over its own k 0 (--peer-bin).
+	var peer plotter.XYs
+	for _, pr := range res.Peers {
+		if pr.Tool == PeerSpecSimple && pr.Point.Draft == DraftModel && pr.Point.Temp == cs[0].Temp && pr.Point.Threads == cs[0].Threads &&
+			!math.IsNaN(float64(pr.Speedup)) {
+			peer = append(peer, plotter.XY{X: float64(pr.Point.K), Y: float64(pr.Speedup)})
+			ymax = max(ymax, float64(pr.Speedup))
+		}
+	}
+	if len(peer) > 0 {
+		if err := peerLine(p, leg, "llama.cpp speculative-simple, batch 1", peer); err != nil {
+			return nil, err
+		}
+	}
 	if xmin < float64(ks[0]) {
 		ks = append([]int{int(math.Floor(xmin))}, ks...) // a tick under auto's star
 	}
 	p.X.Tick.Marker = intTicks(ks)
 	p.X.Min, p.X.Max = xmin-0.3, float64(ks[len(ks)-1])+0.3
+	p.Y.Min, p.Y.Max = 0, ymax*1.08
+	return fig, nil
+}
+
+// peerLine draws a llama.cpp series: black, dashed, square markers.
+func peerLine(p *plot.Plot, leg *legend, name string, xy plotter.XYs) error {
+	slices.SortFunc(xy, func(a, b plotter.XY) int { return cmp.Compare(a.X, b.X) })
+	l, sc, err := plotter.NewLinePoints(xy)
+	if err != nil {
+		return err
+	}
+	l.Color, l.Width, l.Dashes = color.Black, vg.Points(1.6), []vg.Length{vg.Points(5), vg.Points(2.5)}
+	sc.Color, sc.Shape, sc.Radius = color.Black, draw.BoxGlyph{}, vg.Points(3.5)
+	p.Add(l, sc)
+	leg.add(name, l, sc)
+	return nil
+}
+
+// peerPlot: tokens per second against k at batch 1, specd's and
+// llama.cpp's, each with its plain decoding as a level (--peer-bin).
+func peerPlot(res *Results) (*figure, error) {
+	var spec plotter.XYs
+	plainLlama, plainBench := math.NaN(), math.NaN()
+	var temp float64
+	th := -1
+	for _, pr := range res.Peers {
+		if pr.Tool != PeerLlamaBench && th < 0 {
+			temp, th = pr.Point.Temp, pr.Point.Threads
+		}
+	}
+	if th < 0 {
+		return nil, nil
+	}
+	ymax := 0.0
+	for _, pr := range res.Peers {
+		switch {
+		case pr.Tool == PeerLlamaBench && pr.Point.Threads == th:
+			plainBench = pr.TokS.Median
+		case pr.Tool == PeerLlamaBench || pr.Point.Temp != temp || pr.Point.Threads != th:
+			continue
+		case pr.Point.Draft == DraftNone:
+			plainLlama = pr.TokS.Median
+		default:
+			spec = append(spec, plotter.XY{X: float64(pr.Point.K), Y: pr.TokS.Median})
+		}
+		ymax = max(ymax, pr.TokS.Max)
+	}
+	fig := newFigure(fmt.Sprintf("specd and llama.cpp on %s, batch 1, temperature %s, %d target thread(s)\ntokens per second of decoding; levels: each one's plain decoding", res.Models.Target.short(), fnum(temp), th),
+		"draft length k", "tokens per second")
+	p, leg := fig.p, fig.leg
+	var xs, ys, lo, hi []float64
+	var ks []int
+	for _, c := range res.Configs {
+		if c.Draft == DraftModel && c.Batch == 1 && c.Temp == temp && c.Threads == th && !c.Auto && !c.Adaptive && c.PMin == 0 {
+			xs, ys, lo, hi = append(xs, float64(c.K)), append(ys, c.TokS.Median), append(lo, c.TokS.Min), append(hi, c.TokS.Max)
+			ymax = max(ymax, c.TokS.Max)
+			ks = append(ks, c.K)
+		}
+	}
+	for _, xy := range spec {
+		if !slices.Contains(ks, int(xy.X)) {
+			ks = append(ks, int(xy.X))
+		}
+	}
+	if len(ks) == 0 {
+		return nil, nil
+	}
+	if len(xs) > 0 {
+		if err := lineWith(p, leg, "specd, model draft", colorAt(0), nil, xs, ys, lo, hi); err != nil {
+			return nil, err
+		}
+	}
+	if len(spec) > 0 {
+		if err := peerLine(p, leg, "llama.cpp speculative-simple", spec); err != nil {
+			return nil, err
+		}
+	}
+	level := func(y float64, name string, clr color.Color, dashes []vg.Length) {
+		if math.IsNaN(y) {
+			return
+		}
+		ymax = max(ymax, y)
+		l := plotter.NewFunction(func(float64) float64 { return y })
+		l.Color, l.Width, l.Dashes = clr, vg.Points(1.2), dashes
+		p.Add(l)
+		leg.add(name, l)
+	}
+	for _, b := range res.Baselines {
+		if b.Batch == 1 && b.Temp == temp && b.Threads == th {
+			level(b.Summary.Median, fmt.Sprintf("specd plain: %.1f tok/s", b.Summary.Median), colorAt(0), []vg.Length{vg.Points(8), vg.Points(2), vg.Points(1.5), vg.Points(2)})
+		}
+	}
+	level(plainLlama, fmt.Sprintf("llama.cpp plain (llama-completion): %.1f tok/s", plainLlama), color.Gray{60}, []vg.Length{vg.Points(1.5), vg.Points(2.5)})
+	level(plainBench, fmt.Sprintf("llama-bench tg: %.1f tok/s", plainBench), color.Gray{140}, nil)
+	slices.Sort(ks)
+	p.X.Tick.Marker = intTicks(ks)
+	p.X.Min, p.X.Max = float64(ks[0])-0.3, float64(ks[len(ks)-1])+0.3
 	p.Y.Min, p.Y.Max = 0, ymax*1.08
 	return fig, nil
 }

@@ -153,6 +153,9 @@ func (r *Results) WriteReport(w io.Writer, figs []string) error {
 	if rows := AutoRows(r); len(rows) > 0 {
 		writeAutoTable(&b, rows)
 	}
+	if len(r.Peers) > 0 {
+		r.writePeerTable(&b)
+	}
 	b.WriteString("\n## Acceptance\n\nα: per-token acceptance, the maximum-likelihood estimate Σaccepted / Σ(accepted + rejections), as the theory uses it; rate: accepted / drafted tokens (vLLM's draft acceptance rate); fit: α of a geometric fit α^i to the per-position acceptance; mean length: tokens committed per drafted step, the target's own included. A block the length limit cut before the target's own token is left out of all of these.\n\n")
 	b.WriteString("| configuration | α | rate | fit | mean length | mean drafted | per position (P accepted) | histogram of accepted length |\n|---|---|---|---|---|---|---|---|\n")
 	for _, c := range r.Configs {
@@ -314,6 +317,44 @@ func chosenShares(h []int) string {
 	return strings.Join(out, ", ")
 }
 
+// writePeerTable writes llama.cpp's tools beside specd at batch 1.
+func (r *Results) writePeerTable(b *strings.Builder) {
+	b.WriteString("\n## llama.cpp beside specd\n\nThe same models, prompts, tokens per prompt, draft lengths, temperatures and threads, at batch 1 (llama-speculative-simple decodes one sequence). llama.cpp's tok/s is decoded tokens over decoding time (prefill excluded), the median over the repeats of all prompts, while specd's counts the whole run (prefill included, as everywhere in this report), so short runs favour llama.cpp; its plain decoding is llama-completion on the same prompts (llama-speculative-simple cannot run at k 0: this build asserts in llama_decode), its speedup llama-speculative-simple's tok/s over that, and its acceptance rate accepted / drafted tokens as it counts them. Its samplers are its defaults at the given temperature (top-k 40, top-p 0.95, min-p 0.05), specd's the temperature alone. specd's are from the A/B pairs above. llama-bench: plain tg from an empty cache, `-p 0 -n N`.\n\n")
+	for _, p := range r.Peers {
+		if p.Tool == PeerLlamaBench {
+			fmt.Fprintf(b, "- **%s**: %s tok/s (`llama-bench %s`)\n", p.Label, spread(p.TokS, 1, ""), strings.Join(p.Args, " "))
+		}
+	}
+	b.WriteString("\n| configuration | specd tok/s | specd speedup | specd acceptance rate | llama.cpp tok/s | llama.cpp speedup | llama.cpp acceptance rate | specd / llama.cpp tok/s |\n|---|---|---|---|---|---|---|---|\n")
+	for _, p := range r.Peers {
+		if p.Tool == PeerLlamaBench {
+			continue
+		}
+		st, ss, sa := "–", "–", "–"
+		var stoks float64 = math.NaN()
+		if p.Point.Draft == DraftNone {
+			for _, bl := range r.Baselines {
+				if bl.Point == p.Point {
+					stoks = bl.Summary.Median
+					st, ss = spread(bl.Summary, 1, ""), "1"
+				}
+			}
+		} else {
+			for _, c := range r.Configs {
+				if c.Point == p.Point {
+					stoks = c.TokS.Median
+					st, ss, sa = spread(c.TokS, 1, ""), spread(c.Speedup, 2, "×"), fd(c.AcceptanceRate, 3)
+				}
+			}
+		}
+		lsp := "1"
+		if p.Point.Draft != DraftNone {
+			lsp = fd(p.Speedup, 2) + "×"
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s× |\n", p.Point, st, ss, sa, spread(p.TokS, 1, ""), lsp, fd(p.AcceptanceRate, 3), fd(Num(stoks/p.TokS.Median), 2))
+	}
+}
+
 func exactCell(c ConfigResult) string {
 	if c.Exact == "no" {
 		return fmt.Sprintf("**NO** (%d requests)", c.Mismatched)
@@ -347,6 +388,8 @@ func figureTitle(name string) string {
 		return "timeline of one request: draft and target busy intervals"
 	case FigKChosen:
 		return "draft lengths the auto policy chose"
+	case FigPeer:
+		return "specd and llama.cpp: tokens per second against k at batch 1"
 	}
 	return name
 }

@@ -89,6 +89,9 @@ type Results struct {
 	DriftFlagged int       `json:"drift_flagged_pairs"`
 	Best         *Best     `json:"best,omitempty"`
 	Timeline     *Timeline `json:"timeline,omitempty"`
+	// Peers are llama.cpp's tools on the same models and prompts
+	// (--peer-bin), if run.
+	Peers []PeerResult `json:"peers,omitempty"`
 }
 
 // Machine is where the sweep ran.

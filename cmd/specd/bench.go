@@ -50,7 +50,7 @@ type benchOpts struct {
 	verifyBatch          int
 	noProgress, noFigs   bool
 	noTimeline, noShareE bool
-	replot               string
+	replot, peerBin      string
 	natsURLs             string
 	nats                 serve.NATSConfig
 	clients, requests    int
@@ -93,6 +93,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&o.clients, "clients", 4, "with --nats: concurrent clients")
 	fs.Float64Var(&o.rate, "rate", 0, "with --nats: mean arrival rate in requests per `second` (Poisson; 0: each client sends its next request when its last ends)")
 	fs.IntVar(&o.requests, "requests", 32, "with --nats: requests in all")
+	fs.StringVar(&o.peerBin, "peer-bin", "", "also run llama.cpp's llama-bench and llama-speculative-simple from `directory` (e.g. .cache/llama.cpp/build/bin) on the same models, prompts, k, temperatures and threads at batch 1, beside specd in the tables and plots")
 	fs.StringVar(&o.replot, "replot", "", "measure nothing: redraw report.md and the PNGs of `directory` from its results.json")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: specd bench [-m TARGET -d DRAFT] [--prompts SET|FILE.jsonl] [--k 1,2,4,8] [--p-min …] [--adaptive]")
@@ -137,6 +138,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	ps = bench.Pick(ps, o.nPrompts)
+	if o.peerBin != "" {
+		if err := bench.CheckPeerBin(o.peerBin); err != nil {
+			return err
+		}
+	}
 
 	eo := d
 	eo.Target, eo.Draft, eo.Threads, eo.DraftThreads = o.target, o.draft, g.Threads[0], o.draftThreads
@@ -193,6 +199,22 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	res.Machine, res.Models, res.Args = res0.Machine, res0.Models, res0.Args
 	res.Settings = bench.Settings{N: o.n, Reps: o.reps, Warmup: o.warmup, Seed: o.seed, Prompts: o.prompts, PromptCount: len(ps),
 		DriftTol: o.driftTol, Synthetic: synth, DraftThreads: o.draftThreads, PreDraft: eo.PreDraft, PreDraftMin: eo.PreDraftMin, VerifyBatch: eo.VerifyBatch}
+	if o.peerBin != "" {
+		tmp, err := os.MkdirTemp("", "specd-peer") // the bundled models, as files for llama.cpp
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		po, err := bench.EnginePeerOptions(e, o.peerBin, tmp, ps, o.n, o.reps, o.seed)
+		if err != nil {
+			return err
+		}
+		if res.Peers, err = bench.RunPeers(ctx, po, pl.Points, func(done, total int, what string) {
+			fmt.Fprintf(stderr, "peer %d/%d: %s\n", done, total, what)
+		}); err != nil {
+			return err
+		}
+	}
 	return writeBench(res, o.out, !o.noFigs, stdout)
 }
 
