@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/specd-dev/specd/kvsync"
 	"github.com/specd-dev/specd/tensor"
@@ -40,6 +41,53 @@ type State struct {
 	seqEnd []int  // (cache slots) scratch for batch validation
 	seqLo  []int  // (cache slots) first position of each sequence in the batch, -1 if absent
 	act    []byte // activations converted once for matrices sharing an input
+
+	prof *Profile // nil: Forward times nothing
+}
+
+// Op is a stage of Forward that a Profile times.
+type Op int
+
+// The stages of Forward, summed over layers.
+const (
+	OpEmbed     Op = iota // token embeddings and RoPE angles
+	OpNorm                // RMS norms: attention, feed-forward and final
+	OpQKV                 // Q, K, V projections (and biases)
+	OpRoPEKV              // RoPE of q and k, and k, v into the KV cache
+	OpAttention           // causal attention over the cache
+	OpAttnOut             // attn_output projection and the residual add
+	OpGateUp              // ffn_gate and ffn_up projections
+	OpSwiGLU              // silu(gate) * up
+	OpDown                // ffn_down projection and the residual add
+	OpOutput              // output head (logits)
+	NumOps
+)
+
+var opNames = [NumOps]string{"embed", "norms", "Q K V projections", "RoPE + KV write", "attention", "attn_output", "ffn gate + up", "SwiGLU", "ffn_down", "output head"}
+
+func (o Op) String() string {
+	if o < 0 || o >= NumOps {
+		return fmt.Sprintf("op %d", int(o))
+	}
+	return opNames[o]
+}
+
+// Profile accumulates the wall time of each Op over the Forward calls of
+// the State it is set on.
+type Profile [NumOps]time.Duration
+
+// SetProfile makes Forward add the time of each of its stages to p (nil:
+// time nothing, the default; off, it costs a nil check per stage).
+func (st *State) SetProfile(p *Profile) { st.prof = p }
+
+// lap adds the time since *t to op and restarts *t, if profiling.
+func (st *State) lap(op Op, t *time.Time) {
+	if st.prof == nil {
+		return
+	}
+	now := time.Now()
+	st.prof[op] += now.Sub(*t)
+	*t = now
 }
 
 // NewState allocates run-state buffers for batches of up to maxBatch tokens
@@ -107,6 +155,10 @@ func (st *State) Forward(b *Batch, kv *kvsync.Cache, logits []float32) error {
 	qDim, kvDim := c.Heads*hd, c.KVHeads*hd
 	mode := st.m.arch.rope
 	f32 := kv.IsF32()
+	var t0 time.Time
+	if st.prof != nil {
+		t0 = time.Now()
+	}
 
 	// Token embeddings and the RoPE angles of each position.
 	emb := w.tokEmbd
@@ -116,6 +168,7 @@ func (st *State) Forward(b *Batch, kv *kvsync.Cache, logits []float32) error {
 		tensor.DequantizeRow(st.x[t*dim:(t+1)*dim], emb.Type, emb.Data[tok*rs:(tok+1)*rs])
 		ropeAngles(st.cs[t*hd:(t+1)*hd], b.Pos[t], st.thetaScale)
 	}
+	st.lap(OpEmbed, &t0)
 
 	for l := range w.layers {
 		lw := &w.layers[l]
@@ -124,6 +177,7 @@ func (st *State) Forward(b *Batch, kv *kvsync.Cache, logits []float32) error {
 		for t := range n {
 			rmsnorm(st.xb[t*dim:(t+1)*dim], st.x[t*dim:(t+1)*dim], lw.attnNorm, c.NormEps)
 		}
+		st.lap(OpNorm, &t0)
 		st.project(st.xb, n, st.q, lw.wq, st.k, lw.wk, st.v, lw.wv)
 		if lw.bq != nil {
 			for t := range n {
@@ -132,6 +186,7 @@ func (st *State) Forward(b *Batch, kv *kvsync.Cache, logits []float32) error {
 				addTo(st.v[t*kvDim:(t+1)*kvDim], lw.bv)
 			}
 		}
+		st.lap(OpQKV, &t0)
 
 		// RoPE on q and k, then k and v into the cache at (seq, pos).
 		for t := range n {
@@ -157,9 +212,12 @@ func (st *State) Forward(b *Batch, kv *kvsync.Cache, logits []float32) error {
 			}
 		}
 
+		st.lap(OpRoPEKV, &t0)
+
 		// Causal attention of each token and query head over its sequence,
 		// shared among the pool's threads.
 		st.attn.run(l, b, kv, st.q, st.att, &c, st.kqScale)
+		st.lap(OpAttention, &t0)
 
 		// After the last layer's attention only the rows that want logits
 		// matter (their keys and values are written): keep those, in order.
@@ -180,17 +238,22 @@ func (st *State) Forward(b *Batch, kv *kvsync.Cache, logits []float32) error {
 		}
 		st.pool.MatMul(st.xb2, lw.wo, st.att, rows)
 		addTo(st.x[:rows*dim], st.xb2[:rows*dim])
+		st.lap(OpAttnOut, &t0)
 
 		// Feed-forward: x += down · (silu(gate·xb) * up·xb), xb = rmsnorm(x).
 		for t := range rows {
 			rmsnorm(st.xb[t*dim:(t+1)*dim], st.x[t*dim:(t+1)*dim], lw.ffnNorm, c.NormEps)
 		}
+		st.lap(OpNorm, &t0)
 		st.project(st.xb, rows, st.hb, lw.gate, st.hb2, lw.up, nil, nil)
+		st.lap(OpGateUp, &t0)
 		for t := range rows {
 			swiglu(st.hb[t*ffn:(t+1)*ffn], st.hb2[t*ffn:(t+1)*ffn])
 		}
+		st.lap(OpSwiGLU, &t0)
 		st.pool.MatMul(st.xb2, lw.down, st.hb, rows)
 		addTo(st.x[:rows*dim], st.xb2[:rows*dim])
+		st.lap(OpDown, &t0)
 	}
 
 	// Final norm and output projection: the first nl rows of x are the
@@ -199,7 +262,9 @@ func (st *State) Forward(b *Batch, kv *kvsync.Cache, logits []float32) error {
 		for j := range nl {
 			rmsnorm(st.xb[j*dim:(j+1)*dim], st.x[j*dim:(j+1)*dim], w.outNorm, c.NormEps)
 		}
+		st.lap(OpNorm, &t0)
 		st.pool.MatMul(logits[:nl*c.Vocab], w.output, st.xb, nl)
+		st.lap(OpOutput, &t0)
 	}
 
 	for t := range n {
