@@ -21,11 +21,17 @@ func init() {
 func runInspect(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("inspect", stderr)
 	lf := addLogFlags(fs)
-	fs.Usage = fs.usageFunc([]string{"specd inspect MODEL"},
+	cpu := fs.Bool("cpu", false, "print the CPU features and the kernel set in use (SPECD_CPU=avx2, generic or neon runs fewer); no model needed")
+	fs.Usage = fs.usageFunc([]string{"specd inspect MODEL", "specd inspect --cpu"},
 		"Prints the model's architecture, hyperparameters, tensor types and vocabulary.\n"+
 			"MODEL is a GGUF file, bundled (the bundled target) or bundled-draft.")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *cpu {
+		if err := inspectCPU(stdout); err != nil || fs.NArg() == 0 {
+			return err
+		}
 	}
 	if fs.NArg() != 1 {
 		if fs.NArg() == 0 {
@@ -49,6 +55,21 @@ func runInspect(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	defer f.Close()
 	log.Debug().Str("model", name).Int("tensors", len(f.Tensors)).Int("keys", len(f.KV)).Msg("inspect")
 	return inspectModel(stdout, name, f)
+}
+
+// inspectCPU prints the kernel set package tensor chose for this CPU and
+// the features it was chosen from, or an error for a SPECD_CPU value the
+// selection could not follow.
+func inspectCPU(w io.Writer) error {
+	env, err := tensor.CPUEnv()
+	if err != nil {
+		return err
+	}
+	if env == "" {
+		env = "unset"
+	}
+	fmt.Fprintf(w, "kernels:       %s\ncpu features:  %s\nSPECD_CPU:     %s\n", tensor.KernelSet(), inspOrNone(strings.Join(tensor.CPUFeatures(), " ")), env)
+	return nil
 }
 
 // openGGUF opens the GGUF file at path, or a bundled model (modelBundled,
