@@ -61,8 +61,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var o benchOpts
 	d := engine.DefaultOptions()
 	fs := newFlagSet("bench", stderr)
-	fs.StringVar(&o.target, "m", "", "target model `file` (GGUF); default: the bundled target, with the bundled draft")
-	fs.StringVar(&o.draft, "d", "", "draft model `file`, \"bundled\" or \"ngram\" (with -m, required for --draft model)")
+	fs.StringVar(&o.target, "m", "", "`PATH|bundled|bundled-draft`: target model: a GGUF file or a bundled model; default: the bundled target, with the bundled draft")
+	fs.StringVar(&o.draft, "d", "", "`PATH|bundled|ngram`: draft model: a GGUF file, the bundled draft or prompt lookup (with -m, required for --draft model)")
 	fs.StringVar(&o.prompts, "prompts", bench.SetAll, "prompt set: brown (held-out Brown sentences), assistant (short requests), all, or a JSON-lines `file` of {\"id\", \"category\", \"text\" or \"ids\"}")
 	fs.IntVar(&o.nPrompts, "n-prompts", 8, "prompts decoded per run, taken in turn from each category (0: all)")
 	fs.IntVar(&o.n, "n", 64, "tokens generated per prompt (no stop at end of text: every configuration does the same work)")
@@ -115,6 +115,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fs.Usage()
 		return errUsage
 	}
+	o.target, o.draft = targetPath(o.target), draftPath(o.draft) // bundled, bundled-draft
 	if o.replot != "" {
 		return replot(o.replot, stdout)
 	}
