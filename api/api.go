@@ -144,10 +144,14 @@ type Request struct {
 
 // Speculative is per-request speculation control.
 type Speculative struct {
-	K        *int     `json:"k,omitempty"`        // draft tokens per step, 0…server's k (0: none)
+	K        *int     `json:"k,omitempty"`        // draft tokens per step, 0…server's k (0: none); with Auto, the largest
 	PMin     *float64 `json:"p_min,omitempty"`    // stop a model draft below this top probability, [0, 1)
 	Adaptive *bool    `json:"adaptive,omitempty"` // draft length from recent acceptance
-	Draft    string   `json:"draft,omitempty"`    // DraftModel, DraftNGram or DraftNone
+	// Auto: each step's draft length in 0…k chosen from the measured cost
+	// of target passes and this request's acceptance (true; the server must
+	// run -k auto, Stats.Auto), or fixed at k (false). Not with Adaptive.
+	Auto  *bool  `json:"auto,omitempty"`
+	Draft string `json:"draft,omitempty"` // DraftModel, DraftNGram or DraftNone
 }
 
 // Draft names.
@@ -222,7 +226,8 @@ type Stats struct {
 	Queued      int    `json:"queued"`
 	QueueLimit  int    `json:"queue_limit"`
 	Sessions    int    `json:"sessions"`
-	K           int    `json:"k"`
+	K           int    `json:"k"`              // the largest draft length
+	Auto        bool   `json:"auto,omitempty"` // draft lengths chosen by cost (-k auto); requests may ask speculative.auto
 	TargetModel string `json:"target_model"`
 	DraftModel  string `json:"draft_model,omitempty"`
 }

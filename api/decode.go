@@ -126,9 +126,10 @@ func invalidAt(b []byte) int {
 
 // Limits are the server's bounds on a request.
 type Limits struct {
-	MaxTokens int // largest max_tokens
-	K         int // largest speculative.k (the server's draft length)
-	MaxStops  int // most stop strings (0: 8)
+	MaxTokens int  // largest max_tokens
+	K         int  // largest speculative.k (the server's draft length)
+	Auto      bool // the server can choose draft lengths by cost (speculative.auto)
+	MaxStops  int  // most stop strings (0: 8)
 }
 
 // Validate checks r's fields against l and reports the first field out of
@@ -183,6 +184,14 @@ func (r *Request) Validate(l Limits) error {
 		}
 		if p := s.PMin; p != nil && !(*p >= 0 && *p < 1) {
 			return bad("speculative.p_min", "%g: must be in [0, 1)", *p)
+		}
+		if s.Auto != nil && *s.Auto {
+			switch {
+			case s.Adaptive != nil && *s.Adaptive:
+				return bad("speculative.auto", "auto and adaptive exclude each other: give one")
+			case !l.Auto:
+				return bad("speculative.auto", "this server does not choose draft lengths by cost (it runs with a fixed -k; start it with -k auto)")
+			}
 		}
 		switch s.Draft {
 		case "", DraftModel, DraftNGram, DraftNone:

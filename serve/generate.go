@@ -59,7 +59,7 @@ func reqErr(code int, format string, args ...any) error {
 }
 
 func (s *Server) limits() api.Limits {
-	return api.Limits{MaxTokens: s.cfg.MaxTokens, K: s.p.K()}
+	return api.Limits{MaxTokens: s.cfg.MaxTokens, K: s.p.K(), Auto: s.p.Auto()}
 }
 
 // handleGenerate serves specd.v1.generate. It returns at once: the reply
@@ -158,7 +158,7 @@ func (s *Server) admit(r api.Request, o admitOpts) (*gen, error) {
 			v := float32(*sp.PMin)
 			sr.PMin = &v
 		}
-		sr.Adaptive = sp.Adaptive
+		sr.Adaptive, sr.Auto = sp.Adaptive, sp.Auto
 		if sp.Draft != "" && sr.Draft == "" {
 			sr.Draft = stages.DraftMode(sp.Draft)
 		}

@@ -175,7 +175,7 @@ func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
 func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []map[string]any{{
 		"id": s.modelID, "object": "model", "created": s.started.Unix(), "owned_by": "specd",
-		"meta": map[string]any{"target": s.cfg.TargetModel, "draft": s.cfg.DraftModel, "k": s.p.K(), "slots": s.p.Slots()},
+		"meta": map[string]any{"target": s.cfg.TargetModel, "draft": s.cfg.DraftModel, "k": s.p.K(), "auto": s.p.Auto(), "slots": s.p.Slots()},
 	}}})
 }
 

@@ -84,6 +84,7 @@ type setup struct {
 	// gateway, if set, is an HTTP gateway opened before the server (as
 	// specd serve opens it before loading the models).
 	gateway *serve.Gateway
+	auto    bool // the engine's -k auto (engine.Options.Auto, k up to 8)
 }
 
 func defaults() setup { return setup{slots: 4, queue: 16, ctx: 256} }
@@ -105,12 +106,16 @@ type client struct {
 	errs chan error
 }
 
-// openEngine opens the bundled pair on one target and one draft thread.
-func openEngine(t *testing.T) *engine.Engine {
+// openEngine opens the bundled pair on one target and one draft thread,
+// with the auto draft-length policy if auto (one value) is true.
+func openEngine(t *testing.T, auto ...bool) *engine.Engine {
 	t.Helper()
 	o := engine.DefaultOptions()
 	o.ApplyDefaults()
 	o.Threads, o.DraftThreads = 1, 1
+	if len(auto) == 1 && auto[0] {
+		o.Auto, o.K = true, 8
+	}
 	e, err := engine.Open(o)
 	if err != nil {
 		t.Fatal(err)
@@ -123,7 +128,7 @@ func openEngine(t *testing.T) *engine.Engine {
 // ends, and connects a client to it.
 func start(t *testing.T, s setup) *fixture {
 	t.Helper()
-	e := openEngine(t)
+	e := openEngine(t, s.auto)
 	pc, err := e.PipelineConfig(s.slots, s.ctx, min(512, s.ctx))
 	if err != nil {
 		t.Fatal(err)

@@ -216,7 +216,7 @@ func (s *Server) Run(ctx context.Context) error {
 		return err
 	}
 	g.Go(func() error { s.sweepSessions(gctx); return nil })
-	s.log.Info().Str("nats", s.describeNATS()).Str("http", s.HTTPAddr()).Int("slots", s.p.Slots()).Int("k", s.p.K()).
+	s.log.Info().Str("nats", s.describeNATS()).Str("http", s.HTTPAddr()).Int("slots", s.p.Slots()).Int("k", s.p.K()).Bool("auto", s.p.Auto()).
 		Str("target", s.cfg.TargetModel).Str("draft", s.cfg.DraftModel).Msg("serving")
 	close(s.ready)
 
@@ -420,6 +420,7 @@ func (s *Server) Stats() api.Stats {
 		QueueLimit:  s.p.QueueLimit(),
 		Sessions:    sessions,
 		K:           s.p.K(),
+		Auto:        s.p.Auto(),
 		TargetModel: s.cfg.TargetModel,
 		DraftModel:  s.cfg.DraftModel,
 	}

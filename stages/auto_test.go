@@ -312,3 +312,71 @@ func sumFrom(h []int, from int) int {
 	}
 	return n
 }
+
+// TestRequestAuto: a request turns the auto policy off (a fixed k, or its
+// own k as the cap) or asks for it; asking for it on a pipeline of a fixed
+// k, or with adaptive too, ends the request with an error that says so.
+// Output is the target's either way.
+func TestRequestAuto(t *testing.T) {
+	const K, gen = 4, 60
+	prompt := []int32{1, 2, 3}
+	ref := verifytest.NewFake(vocab, 1, 2048, 2048, 4)
+	want, err := ref.Greedy(0, prompt, gen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	yes, no := true, false
+	for _, tc := range []struct {
+		name      string
+		auto      bool // the pipeline's policy
+		reqAuto   *bool
+		adaptive  *bool
+		k         int
+		autoSteps bool   // every step chosen by the auto policy
+		fixedK    int    // else: every step drafted this k
+		err       string // the request fails with this
+	}{
+		{"auto pipeline, default", true, nil, nil, 0, true, 0, ""},
+		{"auto pipeline, auto", true, &yes, nil, 0, true, 0, ""},
+		{"auto pipeline, auto up to 2", true, &yes, nil, 2, true, 0, ""},
+		{"auto pipeline, auto off", true, &no, nil, 0, false, K, ""},
+		{"auto pipeline, auto off, k 2", true, &no, nil, 2, false, 2, ""},
+		{"auto and adaptive", true, &yes, &yes, 0, false, 0, "exclude each other"},
+		{"fixed pipeline, auto off", false, &no, nil, 3, false, 3, ""},
+		{"fixed pipeline, auto", false, &yes, nil, 0, false, 0, "does not choose draft lengths by cost"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, _ := autoConfig(K, flatCost, all)
+			cfg.Policy.Auto = tc.auto
+			res, _ := runPipeline(t, cfg, []stages.Request{{ID: "a", PromptIDs: prompt, MaxTokens: gen, K: tc.k, Auto: tc.reqAuto, Adaptive: tc.adaptive}})
+			r := res["a"]
+			if tc.err != "" {
+				if r.final.Err == nil || !strings.Contains(r.final.Err.Error(), tc.err) || len(r.tokens) != 0 {
+					t.Fatalf("error %v, %d tokens; want one that says %q", r.final.Err, len(r.tokens), tc.err)
+				}
+				return
+			}
+			if r.final.Err != nil || fmt.Sprint(r.tokens) != fmt.Sprint(want) {
+				t.Fatalf("error %v, tokens %v, want %v", r.final.Err, r.tokens, want)
+			}
+			st := r.final.Stats
+			if tc.autoSteps {
+				if st.AutoSteps != st.Steps {
+					t.Fatalf("%d auto steps of %d", st.AutoSteps, st.Steps)
+				}
+				if kmax := max(tc.k, 0); kmax > 0 {
+					for k := kmax + 1; k < len(st.KChosen); k++ {
+						if st.KChosen[k] > 0 {
+							t.Fatalf("k chosen %v past the request's k %d", st.KChosen, kmax)
+						}
+					}
+				}
+				return
+			}
+			// Fixed: every step but those the length cuts short drafts k.
+			if st.AutoSteps != 0 || st.KChosen[tc.fixedK] < st.Steps-tc.fixedK {
+				t.Fatalf("%d auto steps, k chosen %v over %d steps; want k %d", st.AutoSteps, st.KChosen, st.Steps, tc.fixedK)
+			}
+		})
+	}
+}

@@ -88,6 +88,11 @@ type Request struct {
 	// included) for this request: draft length from recent acceptance
 	// (true) or fixed at K (false).
 	Adaptive *bool
+	// Auto, if set, turns the cost-aware draft length (Policy.Auto: each
+	// step's k in 0..K) on or off for this request; on needs a pipeline
+	// whose policy is auto (Pipeline.Auto), and not Adaptive too. Off
+	// leaves the pipeline's fixed or adaptive policy.
+	Auto *bool
 	Draft    DraftMode // which drafter proposes
 }
 
@@ -306,6 +311,10 @@ func (p *Pipeline) MaxPos() int { return p.cfg.MaxPos }
 
 // K is the pipeline's largest draft length (0: plain decoding).
 func (p *Pipeline) K() int { return p.cfg.Policy.K }
+
+// Auto reports whether the pipeline chooses draft lengths by cost
+// (Policy.Auto with a drafter), so that requests may ask for it.
+func (p *Pipeline) Auto() bool { return p.auto != nil }
 
 // HasDrafter reports whether requests may ask for DraftModel.
 func (p *Pipeline) HasDrafter() bool { return p.cfg.Drafter != nil }

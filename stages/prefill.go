@@ -92,6 +92,18 @@ func (p *Pipeline) chooseDrafter(s *seq) error {
 	if r.Adaptive != nil {
 		s.pol.Adaptive, s.pol.Auto = *r.Adaptive, false
 	}
+	if r.Auto != nil {
+		switch {
+		case *r.Auto && r.Adaptive != nil && *r.Adaptive:
+			return fmt.Errorf("%w %q: auto and adaptive draft lengths exclude each other", ErrRequest, r.ID)
+		case *r.Auto && p.auto == nil:
+			return fmt.Errorf("%w %q: auto draft length: this pipeline does not choose draft lengths by cost (its policy is fixed or adaptive)", ErrRequest, r.ID)
+		case *r.Auto:
+			s.pol.Auto, s.pol.Adaptive = true, false
+		default:
+			s.pol.Auto = false
+		}
+	}
 	switch r.Draft {
 	case DraftDefault:
 	case DraftModel:

@@ -31,7 +31,7 @@ func TestGenerateKAuto(t *testing.T) {
 		if code != 0 || got != plain {
 			t.Errorf("%v: exit %d, ids\n%s want\n%s\n%s", extra, code, got, plain, stats)
 		}
-		if auto := extra[3] == "auto"; auto != strings.Contains(stats, "(auto: predicted speedup") {
+		if auto := extra[3] == "auto"; auto != strings.Contains(stats, "(auto: predicted speedup") || auto != strings.Contains(stats, ", k auto,") {
 			t.Errorf("%v: statistics:\n%s", extra, stats)
 		}
 	}
