@@ -113,80 +113,90 @@ func kErr(diff float32, mad bool) float32 {
 // blocks as ggml's quantize_row_q4_K_ref: per sub-block of 32, a weighted
 // scale/min search (weights av|x| + |x|); the eight scales and mins are then
 // quantized to 6 bits against the block's largest, d and dmin stored as F16,
-// and the values requantized with the stored scales.
+// and the values requantized with the stored scales (quantizeKScaleMin).
 func quantizeRowQ4K(dst []byte, src []float32) {
 	nb := len(src) / qkK
 	_ = dst[nb*q4KBytes-1]
-	var (
-		l       [qkK]uint8
-		laux    [32]uint8
-		weights [32]float32
-		mins    [8]float32
-		scales  [8]float32
-	)
+	var l [qkK]uint8
 	for i := 0; i < nb; i++ {
-		x := src[i*qkK : (i+1)*qkK]
 		b := dst[i*q4KBytes : (i+1)*q4KBytes]
-		var maxScale, maxMin float32
-		for j := 0; j < 8; j++ {
-			xs := x[32*j : 32*j+32]
-			var sumX2 float32
-			for _, v := range xs {
-				sumX2 += float32(v * v)
-			}
-			avX := float32(math.Sqrt(float64(sumX2 / 32)))
-			for k, v := range xs {
-				weights[k] = avX + abs32(v)
-			}
-			scales[j], mins[j] = makeQKX2Quants(15, xs, weights[:], l[32*j:32*j+32], laux[:], -1, 0.1, 20, false)
-			if scales[j] > maxScale {
-				maxScale = scales[j]
-			}
-			if mins[j] > maxMin {
-				maxMin = mins[j]
-			}
-		}
-		var invScale, invMin float32
-		if maxScale > 0 {
-			invScale = 63 / maxScale
-		}
-		if maxMin > 0 {
-			invMin = 63 / maxMin
-		}
-		sc := b[q4KScales : q4KScales+12]
-		for j := 0; j < 8; j++ {
-			ls := min(uint8(nearestInt(float32(invScale*scales[j]))), 63)
-			lm := min(uint8(nearestInt(float32(invMin*mins[j]))), 63)
-			if j < 4 {
-				sc[j] = ls
-				sc[j+4] = lm
-			} else {
-				sc[j+4] = ls&0xf | (lm&0xf)<<4
-				sc[j-4] |= (ls >> 4) << 6
-				sc[j] |= (lm >> 4) << 6
-			}
-		}
-		hd, hm := F32ToF16(maxScale/63), F32ToF16(maxMin/63)
-		binary.LittleEndian.PutUint16(b, hd)
-		binary.LittleEndian.PutUint16(b[2:], hm)
-		fd, fm := F16ToF32(hd), F16ToF32(hm)
-		scs, mns := q4KScaleMin(sc)
-		for j := 0; j < 8; j++ {
-			d := float32(fd * float32(scs[j]))
-			if d == 0 {
-				continue
-			}
-			dm := float32(fm * float32(mns[j]))
-			for k := 0; k < 32; k++ {
-				q := nearestInt(float32(x[32*j+k]+dm) / d)
-				l[32*j+k] = uint8(max(0, min(15, q)))
-			}
-		}
+		quantizeKScaleMin(b, b[q4KScales:q4KScales+12], src[i*qkK:(i+1)*qkK], &l, 15, -1, 20)
 		q := b[q4KQs : q4KQs+128]
 		for j := 0; j < 4; j++ {
 			for k := 0; k < 32; k++ {
 				q[32*j+k] = l[64*j+k] | l[64*j+k+32]<<4
 			}
+		}
+	}
+}
+
+// quantizeKScaleMin is the part of quantize_row_q4_K_ref and
+// quantize_row_q5_K_ref that Q4_K and Q5_K share, for one super-block x of
+// 256 floats: per sub-block of 32 a weighted scale/min search
+// (makeQKX2Quants with nmax, rmin, steps of 0.1 and nstep; weights
+// av|x| + |x|); the eight scales and mins quantized to 6 bits against the
+// block's largest into sc (12 bytes), d and dmin as F16 into b[0:4]; then
+// the values requantized with the stored scales into l, each in [0, nmax].
+func quantizeKScaleMin(b, sc []byte, x []float32, l *[qkK]uint8, nmax int32, rmin float32, nstep int) {
+	var (
+		laux    [32]uint8
+		weights [32]float32
+		mins    [8]float32
+		scales  [8]float32
+	)
+	var maxScale, maxMin float32
+	for j := 0; j < 8; j++ {
+		xs := x[32*j : 32*j+32]
+		var sumX2 float32
+		for _, v := range xs {
+			sumX2 += float32(v * v)
+		}
+		avX := float32(math.Sqrt(float64(sumX2 / 32)))
+		for k, v := range xs {
+			weights[k] = avX + abs32(v)
+		}
+		scales[j], mins[j] = makeQKX2Quants(nmax, xs, weights[:], l[32*j:32*j+32], laux[:], rmin, 0.1, nstep, false)
+		if scales[j] > maxScale {
+			maxScale = scales[j]
+		}
+		if mins[j] > maxMin {
+			maxMin = mins[j]
+		}
+	}
+	var invScale, invMin float32
+	if maxScale > 0 {
+		invScale = 63 / maxScale
+	}
+	if maxMin > 0 {
+		invMin = 63 / maxMin
+	}
+	clear(sc)
+	for j := 0; j < 8; j++ {
+		ls := min(uint8(nearestInt(float32(invScale*scales[j]))), 63)
+		lm := min(uint8(nearestInt(float32(invMin*mins[j]))), 63)
+		if j < 4 {
+			sc[j] = ls
+			sc[j+4] = lm
+		} else {
+			sc[j+4] = ls&0xf | (lm&0xf)<<4
+			sc[j-4] |= (ls >> 4) << 6
+			sc[j] |= (lm >> 4) << 6
+		}
+	}
+	hd, hm := F32ToF16(maxScale/63), F32ToF16(maxMin/63)
+	binary.LittleEndian.PutUint16(b, hd)
+	binary.LittleEndian.PutUint16(b[2:], hm)
+	fd, fm := F16ToF32(hd), F16ToF32(hm)
+	scs, mns := q4KScaleMin(sc)
+	for j := 0; j < 8; j++ {
+		d := float32(fd * float32(scs[j]))
+		if d == 0 {
+			continue
+		}
+		dm := float32(fm * float32(mns[j]))
+		for k := 0; k < 32; k++ {
+			q := nearestInt(float32(x[32*j+k]+dm) / d)
+			l[32*j+k] = uint8(max(0, min(nmax, q)))
 		}
 	}
 }

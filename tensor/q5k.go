@@ -119,77 +119,16 @@ func dotQ5KRef(w, x []byte, n int) float32 {
 }
 
 // quantizeRowQ5K converts len(src) floats (a multiple of 256) into Q5_K
-// blocks as ggml's quantize_row_q5_K_ref: Q4_K's procedure with 5-bit
-// quants (makeQKX2Quants with 31 levels, rmin −0.5, 16 steps of 0.1).
+// blocks as ggml's quantize_row_q5_K_ref: Q4_K's procedure
+// (quantizeKScaleMin) with 5-bit quants (makeQKX2Quants with nmax 31,
+// rmin −0.5, nstep 15).
 func quantizeRowQ5K(dst []byte, src []float32) {
 	nb := len(src) / qkK
 	_ = dst[nb*q5KBytes-1]
-	var (
-		l       [qkK]uint8
-		laux    [32]uint8
-		weights [32]float32
-		mins    [8]float32
-		scales  [8]float32
-	)
+	var l [qkK]uint8
 	for i := 0; i < nb; i++ {
-		x := src[i*qkK : (i+1)*qkK]
 		b := dst[i*q5KBytes : (i+1)*q5KBytes]
-		var maxScale, maxMin float32
-		for j := 0; j < 8; j++ {
-			xs := x[32*j : 32*j+32]
-			var sumX2 float32
-			for _, v := range xs {
-				sumX2 += float32(v * v)
-			}
-			avX := float32(math.Sqrt(float64(sumX2 / 32)))
-			for k, v := range xs {
-				weights[k] = avX + abs32(v)
-			}
-			scales[j], mins[j] = makeQKX2Quants(31, xs, weights[:], l[32*j:32*j+32], laux[:], -0.5, 0.1, 15, false)
-			if scales[j] > maxScale {
-				maxScale = scales[j]
-			}
-			if mins[j] > maxMin {
-				maxMin = mins[j]
-			}
-		}
-		var invScale, invMin float32
-		if maxScale > 0 {
-			invScale = 63 / maxScale
-		}
-		if maxMin > 0 {
-			invMin = 63 / maxMin
-		}
-		sc := b[q5KScales : q5KScales+12]
-		clear(sc)
-		for j := 0; j < 8; j++ {
-			ls := min(uint8(nearestInt(float32(invScale*scales[j]))), 63)
-			lm := min(uint8(nearestInt(float32(invMin*mins[j]))), 63)
-			if j < 4 {
-				sc[j] = ls
-				sc[j+4] = lm
-			} else {
-				sc[j+4] = ls&0xf | (lm&0xf)<<4
-				sc[j-4] |= (ls >> 4) << 6
-				sc[j] |= (lm >> 4) << 6
-			}
-		}
-		hd, hm := F32ToF16(maxScale/63), F32ToF16(maxMin/63)
-		binary.LittleEndian.PutUint16(b, hd)
-		binary.LittleEndian.PutUint16(b[2:], hm)
-		fd, fm := F16ToF32(hd), F16ToF32(hm)
-		scs, mns := q4KScaleMin(sc)
-		for j := 0; j < 8; j++ {
-			d := float32(fd * float32(scs[j]))
-			if d == 0 {
-				continue
-			}
-			dm := float32(fm * float32(mns[j]))
-			for k := 0; k < 32; k++ {
-				q := nearestInt(float32(x[32*j+k]+dm) / d)
-				l[32*j+k] = uint8(max(0, min(31, q)))
-			}
-		}
+		quantizeKScaleMin(b, b[q5KScales:q5KScales+12], src[i*qkK:(i+1)*qkK], &l, 31, -0.5, 15)
 		qh := b[q5KQh : q5KQh+32]
 		clear(qh)
 		for j := 0; j < 4; j++ {
