@@ -92,8 +92,8 @@ type Request struct {
 	// step's k in 0..K) on or off for this request; on needs a pipeline
 	// whose policy is auto (Pipeline.Auto), and not Adaptive too. Off
 	// leaves the pipeline's fixed or adaptive policy.
-	Auto *bool
-	Draft    DraftMode // which drafter proposes
+	Auto  *bool
+	Draft DraftMode // which drafter proposes
 }
 
 // DraftMode names the drafter a request uses.

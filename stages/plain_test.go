@@ -45,8 +45,10 @@ func TestPlain(t *testing.T) {
 		{"context and n meet", 6, 12, 0, 6, 5, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			be := verifytest.NewFake(vocab, 2, 64, 3, 0) // passes of 3 tokens: prefill in 3
-			var stale backend.Batch // a position the loop must clear first
+			// Passes of 3 tokens: the prompt takes 3; a stale position
+			// that the loop must clear first.
+			be := verifytest.NewFake(vocab, 2, 64, 3, 0)
+			var stale backend.Batch
 			stale.Add(9, 0, 1, false)
 			if err := be.Forward(&stale, nil); err != nil {
 				t.Fatal(err)
