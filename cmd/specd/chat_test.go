@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/signal"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -129,4 +131,46 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// TestChatStopsAnswer: an interrupt while an answer streams stops that
+// answer (what came so far stays in the history) and the chat goes on.
+func TestChatStopsAnswer(t *testing.T) {
+	var sig chan<- os.Signal
+	notifyInterrupt = func(c chan<- os.Signal, _ ...os.Signal) { sig = c }
+	defer func() { notifyInterrupt = signal.Notify }()
+	// The first text of the answer interrupts it (from the goroutine that
+	// writes it, so the answer is still being decoded).
+	out := &onWrite{f: func() {
+		select {
+		case sig <- os.Interrupt:
+		default:
+		}
+	}}
+	var errb bytes.Buffer
+	code := runMainIn(context.Background(), []string{"chat", "--threads", "1", "-n", "128"},
+		strings.NewReader("The jury said\n/stats\n"), out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	m := regexp.MustCompile(`generated (\d+) tokens`).FindStringSubmatch(out.b.String())
+	if !strings.Contains(errb.String(), "(answer stopped)") || m == nil || m[1] == "128" ||
+		!strings.Contains(out.b.String(), "turns 1, history 2 messages") {
+		t.Errorf("stdout:\n%s\nstderr:\n%s", out.b.String(), errb.String())
+	}
+}
+
+// onWrite is a buffer that calls f on its first write.
+type onWrite struct {
+	b    bytes.Buffer
+	f    func()
+	done bool
+}
+
+func (w *onWrite) Write(p []byte) (int, error) {
+	if !w.done && len(bytes.TrimSpace(p)) > 0 {
+		w.done = true
+		w.f()
+	}
+	return w.b.Write(p)
 }

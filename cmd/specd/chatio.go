@@ -22,6 +22,10 @@ import (
 // errInterrupted ends a chat on a second Ctrl-C.
 var errInterrupted = errors.New("interrupted")
 
+// notifyInterrupt is signal.Notify; tests replace it to send the
+// interrupts themselves.
+var notifyInterrupt = signal.Notify
+
 // isTerminal reports whether f is a terminal.
 func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
 
@@ -35,13 +39,15 @@ type interrupts struct {
 	sig    chan os.Signal
 	wg     sync.WaitGroup
 	cancel context.CancelCauseFunc // the chat's
+	prompt string                  // shown again after the hint at the prompt (interactive only)
+	out    io.Writer
 }
 
 // newInterrupts watches SIGINT until ctx ends (or stop); a second
 // interrupt cancels ctx (through cancel) with errInterrupted.
 func newInterrupts(ctx context.Context, cancel context.CancelCauseFunc, errw io.Writer) *interrupts {
 	in := &interrupts{errw: errw, sig: make(chan os.Signal, 2), cancel: cancel}
-	signal.Notify(in.sig, os.Interrupt)
+	notifyInterrupt(in.sig, os.Interrupt)
 	in.wg.Add(1)
 	go func() {
 		defer in.wg.Done()
@@ -69,6 +75,9 @@ func (in *interrupts) interrupt() {
 		in.turn(context.Canceled)
 	default:
 		fmt.Fprintln(in.errw, "\n(Ctrl-C again or /exit to quit)")
+		if in.prompt != "" {
+			io.WriteString(in.out, in.prompt)
+		}
 	}
 }
 
@@ -122,6 +131,9 @@ func (c *chat) loop(ctx context.Context, stdin io.Reader) error {
 	interactive := false
 	if f, ok := stdin.(*os.File); ok && isTerminal(f) {
 		interactive = true
+		c.intr.mu.Lock()
+		c.intr.prompt, c.intr.out = "> ", c.out
+		c.intr.mu.Unlock()
 		fmt.Fprintf(c.errw, "chat template %s; /stats, /reset, /exit; end a line with \\ to continue it; Ctrl-C stops an answer, twice quits\n", c.tmpl)
 	}
 	lines := readLines(stdin)
