@@ -177,6 +177,52 @@ func prefill(t testing.TB, st *State, kv *kvsync.Cache, toks []int32) []float32 
 	return logits
 }
 
+// checkNearRef fails t unless, at every position p of want (the float64
+// reference's logits), got's logits of p are within tol·RMS(want[p]) of it,
+// where that RMS is at least 0.1 (a smaller one means a degenerate model).
+func checkNearRef(t *testing.T, got []float32, want [][]float64, tol float64) {
+	t.Helper()
+	for p, wp := range want {
+		V := len(wp)
+		var rms, maxd float64
+		for i, w := range wp {
+			rms += w * w
+			maxd = math.Max(maxd, math.Abs(float64(got[p*V+i])-w))
+		}
+		rms = math.Sqrt(rms / float64(V))
+		if rms < 0.1 {
+			t.Fatalf("pos %d: reference logits RMS %g is degenerate", p, rms)
+		}
+		t.Logf("pos %d: rel %.3g", p, maxd/rms)
+		if maxd > tol*rms {
+			t.Errorf("pos %d: max |Δ| = %g, above %g (RMS %g)", p, maxd, tol*rms, rms)
+		}
+	}
+}
+
+// checkAllOfType loads the model o describes, whose every matrix,
+// token_embd included, is o.Type (token_embd tied to the output where
+// o.Tied), checks that it loaded so, and checks the logits of an 8-token
+// prefill against the float64 forward pass on the dequantized weights
+// within 0.15·RMS (Q4_0's bound in TestForwardMatchesReference: the error
+// is the activations' re-quantization, which the random model amplifies).
+// It returns the model, the tokens and their logits.
+func checkAllOfType(t *testing.T, o modeltest.Options) (*Model, []int32, []float32) {
+	t.Helper()
+	m := writeModel(t, o)
+	if m.TiedEmbeddings() != o.Tied || m.w.tokEmbd.Type != o.Type || m.w.output.Type != o.Type {
+		t.Fatalf("tied %v, token_embd %v, output %v", m.TiedEmbeddings(), m.w.tokEmbd.Type, m.w.output.Type)
+	}
+	toks := testTokens(8, m.Config.Vocab, 3)
+	kv, err := m.NewCache(1, 16, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := prefill(t, m.NewState(8, nil), kv, toks)
+	checkNearRef(t, got, refForward(m, toks), 0.15)
+	return m, toks, got
+}
+
 func testTokens(n, vocab int, seed int) []int32 {
 	toks := make([]int32, n)
 	for i := range toks {
@@ -213,24 +259,7 @@ func TestForwardMatchesReference(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := prefill(t, m.NewState(16, nil), kv, toks)
-			want := refForward(m, toks)
-			V := m.Config.Vocab
-			for p := range toks {
-				var rms, maxd float64
-				for i := range V {
-					w := want[p][i]
-					rms += w * w
-					maxd = math.Max(maxd, math.Abs(float64(got[p*V+i])-w))
-				}
-				rms = math.Sqrt(rms / float64(V))
-				if rms < 0.1 {
-					t.Fatalf("pos %d: reference logits RMS %g is degenerate", p, rms)
-				}
-				t.Logf("pos %d: rel %.3g", p, maxd/rms)
-				if maxd > tc.tol*rms {
-					t.Errorf("pos %d: max |Δ| = %g, above %g (RMS %g)", p, maxd, tc.tol*rms, rms)
-				}
-			}
+			checkNearRef(t, got, refForward(m, toks), tc.tol)
 			if kv.Len(0) != len(toks) {
 				t.Errorf("cache length %d after prefill of %d", kv.Len(0), len(toks))
 			}

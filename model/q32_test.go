@@ -2,7 +2,6 @@ package model
 
 import (
 	"fmt"
-	"math"
 	"testing"
 
 	"github.com/specd-dev/specd/model/modeltest"
@@ -24,33 +23,7 @@ func TestQ32Types(t *testing.T) {
 		} {
 			o.Type = typ
 			t.Run(fmt.Sprintf("%v-%s-tied=%v", typ, o.Arch, o.Tied), func(t *testing.T) {
-				m := writeModel(t, o)
-				if m.TiedEmbeddings() != o.Tied || m.w.tokEmbd.Type != typ || m.w.output.Type != typ {
-					t.Fatalf("tied %v, token_embd %v, output %v", m.TiedEmbeddings(), m.w.tokEmbd.Type, m.w.output.Type)
-				}
-				toks := testTokens(8, m.Config.Vocab, 3)
-				kv, err := m.NewCache(1, 16, true)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got := prefill(t, m.NewState(8, nil), kv, toks)
-				want := refForward(m, toks)
-				V := m.Config.Vocab
-				for p := range toks {
-					var rms, maxd float64
-					for i := range V {
-						w := want[p][i]
-						rms += w * w
-						maxd = math.Max(maxd, math.Abs(float64(got[p*V+i])-w))
-					}
-					rms = math.Sqrt(rms / float64(V))
-					if rms < 0.1 {
-						t.Fatalf("pos %d: reference logits RMS %g is degenerate", p, rms)
-					}
-					if maxd > 0.15*rms {
-						t.Errorf("pos %d: max |Δ| = %g, above %g (RMS %g)", p, maxd, 0.15*rms, rms)
-					}
-				}
+				checkAllOfType(t, o)
 			})
 		}
 	}
