@@ -119,8 +119,9 @@ say "/exit"
 deadline=$((SECONDS + 20))
 status=""
 while ((SECONDS < deadline)); do
-  status="$(T display-message -p -t chat '#{pane_dead} #{pane_dead_status}')"
-  [[ $status == 1* ]] && break
+  # pane_dead may be set a moment before the exit status or signal.
+  status="$(T display-message -p -t chat '#{pane_dead} #{pane_dead_status}#{pane_dead_signal}')"
+  [[ $status =~ ^1\ [0-9]+$ ]] && break
   sleep 0.1
 done
 if [[ $status == "1 0" ]]; then pass "/exit" "specd chat exited 0"; else fail "/exit" "pane dead and status: \"$status\", want \"1 0\""; fi
