@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"testing"
 )
 
@@ -450,35 +449,13 @@ func TestQuantizeK2RoundTrip(t *testing.T) {
 // batches of 8 or more. The golden file is made by
 // testdata/kquants2_golden.c (see there to regenerate it).
 func TestKQuants2Golden(t *testing.T) {
-	data, err := os.ReadFile("testdata/kquants2.golden")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(data) < 16 || string(data[:8]) != "KQGOLD2\n" {
-		t.Fatal("testdata/kquants2.golden: bad header")
-	}
-	nb, rows := int(binary.LittleEndian.Uint32(data[8:])), int(binary.LittleEndian.Uint32(data[12:]))
+	r, hdr := openRefFile(t, "kquants2.golden", "KQGOLD2\n", 2)
+	nb, rows := hdr[0], hdr[1]
 	n := nb * qkK
-	rest := data[16:]
-	take := func(size int) []byte {
-		if size > len(rest) {
-			t.Fatalf("testdata/kquants2.golden: truncated")
-		}
-		b := rest[:size]
-		rest = rest[size:]
-		return b
-	}
-	floats := func(b []byte) []float32 {
-		f := make([]float32, len(b)/4)
-		for i := range f {
-			f[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-		}
-		return f
-	}
-	x := floats(take(4 * n))
-	q8 := take(nb * q8KBytes)
-	wf := floats(take(4 * rows * n))
-	q8raw := take(nb * q8KBytes)
+	x := r.floats(n)
+	q8 := r.bytes(nb * q8KBytes)
+	wf := r.floats(rows * n)
+	q8raw := r.bytes(nb * q8KBytes)
 
 	got := make([]byte, len(q8))
 	quantizeQ8K(got, x)
@@ -492,12 +469,12 @@ func TestKQuants2Golden(t *testing.T) {
 	y := make([]float32, n)
 	for _, c := range k2Types {
 		rb := nb * c.bs
-		q := take(rows * rb)
-		deq := floats(take(4 * rows * n))
-		dots := floats(take(4 * rows))
-		raw := take(rows * rb)
-		rawDots := floats(take(4 * rows))
-		rawDots8 := floats(take(4 * rows))
+		q := r.bytes(rows * rb)
+		deq := r.floats(rows * n)
+		dots := r.floats(rows)
+		raw := r.bytes(rows * rb)
+		rawDots := r.floats(rows)
+		rawDots8 := r.floats(rows)
 		quants[c.typ] = q
 		b := make([]byte, rb)
 		for r := 0; r < rows; r++ {
@@ -536,13 +513,11 @@ func TestKQuants2Golden(t *testing.T) {
 			}
 		}
 	}
-	gemv2 := floats(take(4 * rows))
-	gemm2 := floats(take(4 * rows))
-	mm1 := floats(take(4 * rows))
-	mm8 := floats(take(4 * rows))
-	if len(rest) != 0 {
-		t.Fatalf("testdata/kquants2.golden: %d trailing bytes", len(rest))
-	}
+	gemv2 := r.floats(rows)
+	gemm2 := r.floats(rows)
+	mm1 := r.floats(rows)
+	mm8 := r.floats(rows)
+	r.done()
 	// In the Q2KRepacked order Q2_K follows the repacked gemv bit for bit.
 	q2 := quants[Q2_K]
 	for r := 0; r < rows; r++ {

@@ -6,7 +6,6 @@ import (
 	"math"
 	"math/big"
 	"math/rand/v2"
-	"os"
 	"testing"
 )
 
@@ -516,45 +515,21 @@ func BenchmarkQuantizeQ8_KRef(b *testing.B) { kBenchQ8K(b, quantizeRowQ8K) }
 // AVX2 kernels within float32 summation-order tolerance. The golden file is
 // made by testdata/kquants_golden.c (see there to regenerate it).
 func TestKQuantsGolden(t *testing.T) {
-	data, err := os.ReadFile("testdata/kquants.golden")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(data) < 16 || string(data[:8]) != "KQGOLD1\n" {
-		t.Fatal("testdata/kquants.golden: bad header")
-	}
-	nb, rows := int(binary.LittleEndian.Uint32(data[8:])), int(binary.LittleEndian.Uint32(data[12:]))
+	r, hdr := openRefFile(t, "kquants.golden", "KQGOLD1\n", 2)
+	nb, rows := hdr[0], hdr[1]
 	n := nb * qkK
-	rest := data[16:]
-	take := func(size int) []byte {
-		if size > len(rest) {
-			t.Fatalf("testdata/kquants.golden: truncated")
-		}
-		b := rest[:size]
-		rest = rest[size:]
-		return b
-	}
-	floats := func(b []byte) []float32 {
-		f := make([]float32, len(b)/4)
-		for i := range f {
-			f[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-		}
-		return f
-	}
-	x := floats(take(4 * n))
-	q8 := take(nb * q8KBytes)
-	q4 := take(rows * nb * q4KBytes)
-	q6 := take(rows * nb * q6KBytes)
-	deq4 := floats(take(4 * rows * n))
-	deq6 := floats(take(4 * rows * n))
-	dot4 := floats(take(4 * rows))
-	dot6 := floats(take(4 * rows))
-	wf := floats(take(4 * rows * n))
-	gemv4 := floats(take(4 * rows))
-	gemm4 := floats(take(4 * rows))
-	if len(rest) != 0 {
-		t.Fatalf("testdata/kquants.golden: %d trailing bytes", len(rest))
-	}
+	x := r.floats(n)
+	q8 := r.bytes(nb * q8KBytes)
+	q4 := r.bytes(rows * nb * q4KBytes)
+	q6 := r.bytes(rows * nb * q6KBytes)
+	deq4 := r.floats(rows * n)
+	deq6 := r.floats(rows * n)
+	dot4 := r.floats(rows)
+	dot6 := r.floats(rows)
+	wf := r.floats(rows * n)
+	gemv4 := r.floats(rows)
+	gemm4 := r.floats(rows)
+	r.done()
 
 	got := make([]byte, len(q8))
 	quantizeRowQ8K(got, x)

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
-	"os"
 	"strings"
 	"testing"
 )
@@ -19,36 +18,13 @@ import (
 // the repacked gemv and gemm for IQ4_NL. The golden file is made by
 // testdata/q32_golden.c (see there to regenerate it).
 func TestQ32Golden(t *testing.T) {
-	data, err := os.ReadFile("testdata/q32.golden")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(data) < 24 || string(data[:8]) != "Q32GLD1\n" {
-		t.Fatal("testdata/q32.golden: bad header")
-	}
-	hdr := func(i int) int { return int(binary.LittleEndian.Uint32(data[8+4*i:])) }
-	nb, rows, ntok, ntypes := hdr(0), hdr(1), hdr(2), hdr(3)
+	r, hdr := openRefFile(t, "q32.golden", "Q32GLD1\n", 4)
+	nb, rows, ntok, ntypes := hdr[0], hdr[1], hdr[2], hdr[3]
 	n := nb * qk
-	rest := data[24:]
-	take := func(size int) []byte {
-		if size > len(rest) {
-			t.Fatalf("testdata/q32.golden: truncated")
-		}
-		b := rest[:size]
-		rest = rest[size:]
-		return b
-	}
-	floats := func(b []byte) []float32 {
-		f := make([]float32, len(b)/4)
-		for i := range f {
-			f[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-		}
-		return f
-	}
-	x := floats(take(4 * ntok * n))
-	q8_0 := take(ntok * nb * q8_0Size)
-	q8_1 := take(ntok * nb * q8_1Size)
-	wf := floats(take(4 * rows * n))
+	x := r.floats(ntok * n)
+	q8_0 := r.bytes(ntok * nb * q8_0Size)
+	q8_1 := r.bytes(ntok * nb * q8_1Size)
+	wf := r.floats(rows * n)
 	type golden struct {
 		typ          Type
 		q            []byte
@@ -56,18 +32,16 @@ func TestQ32Golden(t *testing.T) {
 	}
 	var gs []golden
 	for range ntypes {
-		g := golden{typ: Type(binary.LittleEndian.Uint32(take(4)))}
-		g.q = take(rows * RowSize(g.typ, n))
-		g.deq = floats(take(4 * rows * n))
-		g.dot = floats(take(4 * ntok * rows))
-		g.mm = floats(take(4 * ntok * rows))
+		g := golden{typ: Type(r.u32())}
+		g.q = r.bytes(rows * RowSize(g.typ, n))
+		g.deq = r.floats(rows * n)
+		g.dot = r.floats(ntok * rows)
+		g.mm = r.floats(ntok * rows)
 		gs = append(gs, g)
 	}
-	gemvNL := floats(take(4 * ntok * rows))
-	gemmNL := floats(take(4 * ntok * rows))
-	if len(rest) != 0 {
-		t.Fatalf("testdata/q32.golden: %d trailing bytes", len(rest))
-	}
+	gemvNL := r.floats(ntok * rows)
+	gemmNL := r.floats(ntok * rows)
+	r.done()
 
 	acts := map[Type][]byte{Q8_0: q8_0, Q8_1: q8_1}
 	for _, c := range []struct {
