@@ -110,10 +110,13 @@ func (f *flagSet) IsSet(name string) bool {
 	return set
 }
 
-// dashed is how a flag name is written: -x for one or two letters, and
-// for an alias of three (llama.cpp's -md, -sys), --name otherwise.
+// short reports whether a flag name is written with one dash: a letter,
+// or an alias of up to three (llama.cpp's -md, -sys).
+func short(name string, alias bool) bool { return len(name) == 1 || alias && len(name) <= 3 }
+
+// dashed is how a flag name is written: -x when short, --name otherwise.
 func dashed(name string, alias bool) string {
-	if len(name) <= 2 || alias && len(name) == 3 {
+	if short(name, alias) {
 		return "-" + name
 	}
 	return "--" + name
@@ -143,7 +146,7 @@ func (f *flagSet) PrintDefaults() {
 		// Short names first, then the defined name, then other aliases.
 		rank := func(n string) int {
 			switch {
-			case len(n) <= 2:
+			case short(n, n != k):
 				return 0
 			case n == k:
 				return 1
