@@ -156,6 +156,9 @@ func (r *Results) WriteReport(w io.Writer, figs []string) error {
 	if len(r.Peers) > 0 {
 		r.writePeerTable(&b)
 	}
+	if r.Profile != nil && len(r.Profile.Steps) > 0 {
+		r.writeProfile(&b)
+	}
 	b.WriteString("\n## Acceptance\n\nα: per-token acceptance, the maximum-likelihood estimate Σaccepted / Σ(accepted + rejections), as the theory uses it; rate: accepted / drafted tokens (vLLM's draft acceptance rate); fit: α of a geometric fit α^i to the per-position acceptance; mean length: tokens committed per drafted step, the target's own included. A block the length limit cut before the target's own token is left out of all of these.\n\n")
 	b.WriteString("| configuration | α | rate | fit | mean length | mean drafted | per position (P accepted) | histogram of accepted length |\n|---|---|---|---|---|---|---|---|\n")
 	for _, c := range r.Configs {

@@ -92,6 +92,9 @@ type Results struct {
 	// Peers are llama.cpp's tools on the same models and prompts
 	// (--peer-bin), if run.
 	Peers []PeerResult `json:"peers,omitempty"`
+	// Profile is --profile's: one target and one draft step, stage by
+	// stage, against the machine's memory bandwidth.
+	Profile *Profile `json:"profile,omitempty"`
 }
 
 // Machine is where the sweep ran.

@@ -50,6 +50,7 @@ type benchOpts struct {
 	verifyBatch          int
 	noProgress, noFigs   bool
 	noTimeline, noShareE bool
+	profile              bool
 	replot, peerBin      string
 	natsURLs             string
 	nats                 serve.NATSConfig
@@ -93,6 +94,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&o.clients, "clients", 4, "with --nats: concurrent clients")
 	fs.Float64Var(&o.rate, "rate", 0, "with --nats: mean arrival rate in requests per `second` (Poisson; 0: each client sends its next request when its last ends)")
 	fs.IntVar(&o.requests, "requests", 32, "with --nats: requests in all")
+	fs.BoolVar(&o.profile, "profile", false, "also profile one target step and one draft step stage by stage (projections, attention, FFN, norms, output head, KV, sampling, pipeline overhead) against the machine's measured memory bandwidth")
 	fs.StringVar(&o.peerBin, "peer-bin", "", "also run llama.cpp's llama-bench and llama-speculative-simple from `directory` (e.g. .cache/llama.cpp/build/bin) on the same models, prompts, k, temperatures and threads at batch 1, beside specd in the tables and plots")
 	fs.StringVar(&o.replot, "replot", "", "measure nothing: redraw report.md and the PNGs of `directory` from its results.json")
 	fs.Usage = func() {
@@ -200,6 +202,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	res.Machine, res.Models, res.Args = res0.Machine, res0.Models, res0.Args
 	res.Settings = bench.Settings{N: o.n, Reps: o.reps, Warmup: o.warmup, Seed: o.seed, Prompts: o.prompts, PromptCount: len(ps),
 		DriftTol: o.driftTol, Synthetic: synth, DraftThreads: o.draftThreads, PreDraft: eo.PreDraft, PreDraftMin: eo.PreDraftMin, VerifyBatch: eo.VerifyBatch}
+	if o.profile {
+		if res.Profile, err = r.Profile(ctx); err != nil {
+			return err
+		}
+	}
 	if o.peerBin != "" {
 		tmp, err := os.MkdirTemp("", "specd-peer") // the bundled models, as files for llama.cpp
 		if err != nil {
