@@ -3,9 +3,7 @@
 package tensor
 
 import (
-	"encoding/binary"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -138,35 +136,8 @@ func TestKQuants2GemvExtremeQuants(t *testing.T) {
 					}
 				}
 			}
-			x := make([]byte, ntok*nb*q8KBytes)
-			for i := range x {
-				x[i] = byte(r.IntN(256))
-			}
-			for tok := range ntok {
-				for b := range nb {
-					blk := x[(tok*nb+b)*q8KBytes:]
-					q := byte(0x80)
-					if (tok+b)%3 == 2 {
-						q = 127
-					}
-					for i := q8KQs; i < q8KQs+qkK; i++ {
-						blk[i] = q
-					}
-					binary.LittleEndian.PutUint32(blk, math.Float32bits(float32(r.IntN(100)+1)/4096))
-				}
-			}
-			out := make([]float32, rows*ntok)
-			for n := 1; n <= ntok; n++ {
-				g(w, nb*c.bs, rows, x, nb*q8KBytes, n, nb*qkK, out, rows)
-				for tok := range n {
-					for row := range rows {
-						want := c.ref(w[row*nb*c.bs:(row+1)*nb*c.bs], x[tok*nb*q8KBytes:(tok+1)*nb*q8KBytes], nb*qkK)
-						if got := out[tok*rows+row]; !kSameBits(got, want) {
-							t.Fatalf("%s vnni=%v fill=%#x n=%d: out[tok %d, row %d] = %v, reference %v", gc.name, useVNNI, fill, n, tok, row, got, want)
-						}
-					}
-				}
-			}
+			what := fmt.Sprintf("%s vnni=%v fill=%#x", gc.name, useVNNI, fill)
+			checkKGemvTokens(t, what, g, c.ref, w, c.bs, rows, kExtremeActs(r, nb, ntok), nb, ntok)
 		}
 	}
 }

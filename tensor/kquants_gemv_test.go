@@ -83,6 +83,51 @@ func checkKQuantGemv(t *testing.T) {
 	}
 }
 
+// kExtremeActs returns ntok rows of nb Q8_K blocks whose quants are all
+// −128, or all 127 in every third block, where the pair sums the
+// multi-token kernels pack into 16 bits are largest; the scales are small
+// and random, the bsums arbitrary.
+func kExtremeActs(r *rand.Rand, nb, ntok int) []byte {
+	x := make([]byte, ntok*nb*q8KBytes)
+	for i := range x {
+		x[i] = byte(r.IntN(256))
+	}
+	for tok := range ntok {
+		for b := range nb {
+			blk := x[(tok*nb+b)*q8KBytes:]
+			q := byte(0x80)
+			if (tok+b)%3 == 2 {
+				q = 127
+			}
+			for i := q8KQs; i < q8KQs+qkK; i++ {
+				blk[i] = q
+			}
+			binary.LittleEndian.PutUint32(blk, math.Float32bits(float32(r.IntN(100)+1)/4096))
+		}
+	}
+	return x
+}
+
+// checkKGemvTokens runs g on rows rows of w (nb blocks of bs bytes each)
+// and the first 1, 2, … ntok token rows of the Q8_K activations x, and
+// fails t, naming the case what, unless every output equals ref's dot bit
+// for bit.
+func checkKGemvTokens(t *testing.T, what string, g gemv, ref VecDot, w []byte, bs, rows int, x []byte, nb, ntok int) {
+	t.Helper()
+	out := make([]float32, rows*ntok)
+	for n := 1; n <= ntok; n++ {
+		g(w, nb*bs, rows, x, nb*q8KBytes, n, nb*qkK, out, rows)
+		for tok := range n {
+			for row := range rows {
+				want := ref(w[row*nb*bs:(row+1)*nb*bs], x[tok*nb*q8KBytes:(tok+1)*nb*q8KBytes], nb*qkK)
+				if got := out[tok*rows+row]; !kSameBits(got, want) {
+					t.Fatalf("%s n=%d: out[tok %d, row %d] = %v, reference %v", what, n, tok, row, got, want)
+				}
+			}
+		}
+	}
+}
+
 // TestKQuantGemvExtremeQuants runs the gemv kernels on weights whose quants
 // are all at their maximum (Q4_K nibbles 15, Q6_K values 63) against
 // activations of all -128 or all 127, where the four-element sums the
@@ -121,34 +166,6 @@ func TestKQuantGemvExtremeQuants(t *testing.T) {
 				binary.LittleEndian.PutUint16(blk[c.d1:], F32ToF16(float32(r.IntN(100)+1)/64))
 			}
 		}
-		x := make([]byte, ntok*nb*q8KBytes)
-		for i := range x {
-			x[i] = byte(r.IntN(256))
-		}
-		for tok := range ntok {
-			for b := range nb {
-				blk := x[(tok*nb+b)*q8KBytes:]
-				q := byte(0x80)
-				if (tok+b)%3 == 2 {
-					q = 127
-				}
-				for i := q8KQs; i < q8KQs+qkK; i++ {
-					blk[i] = q
-				}
-				binary.LittleEndian.PutUint32(blk, math.Float32bits(float32(r.IntN(100)+1)/4096))
-			}
-		}
-		out := make([]float32, rows*ntok)
-		for n := 1; n <= ntok; n++ {
-			c.gemv(w, nb*c.bs, rows, x, nb*q8KBytes, n, nb*qkK, out, rows)
-			for tok := range n {
-				for row := range rows {
-					want := c.ref(w[row*nb*c.bs:(row+1)*nb*c.bs], x[tok*nb*q8KBytes:(tok+1)*nb*q8KBytes], nb*qkK)
-					if got := out[tok*rows+row]; !kSameBits(got, want) {
-						t.Fatalf("%s n=%d: out[tok %d, row %d] = %v, reference %v", c.name, n, tok, row, got, want)
-					}
-				}
-			}
-		}
+		checkKGemvTokens(t, c.name, c.gemv, c.ref, w, c.bs, rows, kExtremeActs(r, nb, ntok), nb, ntok)
 	}
 }
