@@ -8,6 +8,24 @@ import (
 	"testing"
 )
 
+// benchVNNIForms runs p.MatMul of m on the n tokens of x in
+// the AVX2 and then the VNNI form, one sub-benchmark TYPE/n=N/vnni=V each,
+// reporting CPU time.
+func benchVNNIForms(b *testing.B, p *Pool, m *Matrix, x []float32, n int) {
+	out := make([]float32, n*m.Rows)
+	for _, v := range []bool{false, true} {
+		b.Run(fmt.Sprintf("%v/n=%d/vnni=%v", m.Type, n, v), func(b *testing.B) {
+			setVNNI(v)
+			b.SetBytes(int64(len(m.Data)))
+			c0 := cpuNanos()
+			for b.Loop() {
+				p.MatMul(out, m, x, n)
+			}
+			reportCPU(b, c0, len(m.Data))
+		})
+	}
+}
+
 // BenchmarkVNNI compares the AVX-512 forms of the gemv kernels (useVNNI: the
 // VNNI Q4_0 and Q8_0 kernels on their activation layout, eight tokens per
 // pass for Q4_0, Q8_0, F32 and F16) with the AVX2 ones on the 1536×512
@@ -22,19 +40,7 @@ func BenchmarkVNNI(b *testing.B) {
 		m := randMatrix(b, r, typ, 1536, 512)
 		p := NewPool(1)
 		for _, n := range []int{1, 5} {
-			x := randFloats(r, n*512, 1)
-			out := make([]float32, n*1536)
-			for _, v := range []bool{false, true} {
-				b.Run(fmt.Sprintf("%v/n=%d/vnni=%v", typ, n, v), func(b *testing.B) {
-					setVNNI(v)
-					b.SetBytes(int64(len(m.Data)))
-					c0 := cpuNanos()
-					for b.Loop() {
-						p.MatMul(out, m, x, n)
-					}
-					reportCPU(b, c0, len(m.Data))
-				})
-			}
+			benchVNNIForms(b, p, m, randFloats(r, n*512, 1), n)
 		}
 		p.Close()
 	}

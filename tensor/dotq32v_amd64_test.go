@@ -114,19 +114,7 @@ func TestQ32VNNIQuantizers(t *testing.T) {
 	r := rand.New(rand.NewPCG(57, 58))
 	for trial := range 300 {
 		nb := 1 + trial%9
-		src := randFloats(r, 32*nb, math.Ldexp(1, trial%40-20))
-		switch trial % 4 {
-		case 1:
-			clear(src[:32])
-		case 2:
-			for i := range 32 {
-				src[i] = float32(i-16) / 2
-			}
-			src[0] = 127
-		case 3:
-			src[3] = 1e-40
-			src[4] = -3e38
-		}
+		src := awkwardActs(r, nb, trial, trial%4)
 		for _, c := range []struct {
 			vact, act Type
 			conv      func(dst, src []byte, nb int)
@@ -166,19 +154,7 @@ func BenchmarkQ32Forms(b *testing.B) {
 	for _, typ := range []Type{Q4_1, Q5_0, Q5_1, IQ4_NL} {
 		m := randMatrix(b, r, typ, 1536, 512)
 		for _, n := range []int{1, 2, 5, 8} {
-			x := randFloats(r, n*512, 1)
-			out := make([]float32, n*1536)
-			for _, v := range []bool{false, true} {
-				b.Run(fmt.Sprintf("%v/n=%d/vnni=%v", typ, n, v), func(b *testing.B) {
-					setVNNI(v)
-					b.SetBytes(int64(len(m.Data)))
-					c0 := cpuNanos()
-					for b.Loop() {
-						p.MatMul(out, m, x, n)
-					}
-					reportCPU(b, c0, len(m.Data))
-				})
-			}
+			benchVNNIForms(b, p, m, randFloats(r, n*512, 1), n)
 		}
 	}
 }

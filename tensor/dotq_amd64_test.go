@@ -34,19 +34,8 @@ func TestQ8VNNIQuantizer(t *testing.T) {
 	r := rand.New(rand.NewPCG(41, 42))
 	for trial := range 300 {
 		nb := 1 + trial%9
-		src := randFloats(r, 32*nb, math.Ldexp(1, trial%40-20))
-		switch trial % 5 {
-		case 1:
-			clear(src[:32])
-		case 2:
-			for i := range 32 {
-				src[i] = float32(i-16) / 2
-			}
-			src[0] = 127
-		case 3:
-			src[3] = 1e-40
-			src[4] = -3e38
-		case 4: // every quant ±127 or -128-free extremes in one block
+		src := awkwardActs(r, nb, trial, trial%5)
+		if trial%5 == 4 { // every quant ±127 or -128-free extremes in one block
 			for i := range 32 {
 				src[i] = float32(1 - 2*(i/4%2))
 			}

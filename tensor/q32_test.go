@@ -254,25 +254,34 @@ func TestQ32ExtremeQuants(t *testing.T) {
 	}
 }
 
+// awkwardActs returns nb blocks of 32 activations for a converter test,
+// random at scale 2^(trial%40−20), and by kind 1: the first block zero,
+// 2: exact ties (halves) and a 127 in the first block, 3: a subnormal and
+// a value near −MaxFloat32 in it; other kinds leave them all random.
+func awkwardActs(r *rand.Rand, nb, trial, kind int) []float32 {
+	src := randFloats(r, 32*nb, math.Ldexp(1, trial%40-20))
+	switch kind {
+	case 1:
+		clear(src[:32])
+	case 2:
+		for i := range 32 {
+			src[i] = float32(i-16) / 2
+		}
+		src[0] = 127
+	case 3:
+		src[3] = 1e-40
+		src[4] = -3e38
+	}
+	return src
+}
+
 // TestQ8_1Act checks the Q8_1 converter in use against the reference loop
 // byte for byte over scales from tiny to huge, zero blocks and exact ties.
 func TestQ8_1Act(t *testing.T) {
 	r := rand.New(rand.NewPCG(53, 54))
 	for trial := range 200 {
 		nb := 1 + trial%7
-		src := randFloats(r, 32*nb, math.Ldexp(1, trial%40-20))
-		switch trial % 5 {
-		case 1:
-			clear(src[:32])
-		case 2:
-			for i := range 32 {
-				src[i] = float32(i-16) / 2
-			}
-			src[0] = 127
-		case 3:
-			src[3] = 1e-40
-			src[4] = -3e38
-		}
+		src := awkwardActs(r, nb, trial, trial%5)
 		got := make([]byte, nb*q8_1Size+5)
 		want := make([]byte, nb*q8_1Size+5)
 		for i := nb * q8_1Size; i < len(got); i++ {
