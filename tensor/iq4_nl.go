@@ -142,25 +142,4 @@ func quantizeIQ4_NL(dst []byte, src []float32) {
 
 // bestIndexIQ4NL is ggml's best_index_int8 over iq4nlTable: the index of
 // the value nearest x, the upper one on a tie.
-func bestIndexIQ4NL(x float32) uint8 {
-	val := &iq4nlTable
-	if x <= float32(val[0]) {
-		return 0
-	}
-	if x >= float32(val[15]) {
-		return 15
-	}
-	ml, mu := 0, 15
-	for mu-ml > 1 {
-		mav := (ml + mu) / 2
-		if x < float32(val[mav]) {
-			mu = mav
-		} else {
-			ml = mav
-		}
-	}
-	if float32(x-float32(val[mu-1])) < float32(float32(val[mu])-x) {
-		return uint8(mu - 1)
-	}
-	return uint8(mu)
-}
+func bestIndexIQ4NL(x float32) uint8 { return uint8(bestIndexInt8(&iq4nlTable, x)) }
