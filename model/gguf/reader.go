@@ -482,61 +482,35 @@ func (d *decoder) array(depth int) (Value, error) {
 		copy(s, p)
 		x = s
 	case TypeInt8:
-		s := make([]int8, n)
-		for i := range s {
-			s[i] = int8(p[i])
-		}
-		x = s
+		x = fixedArray(p, n, 1, func(b []byte) int8 { return int8(b[0]) })
 	case TypeUint16:
-		s := make([]uint16, n)
-		for i := range s {
-			s[i] = le.Uint16(p[2*i:])
-		}
-		x = s
+		x = fixedArray(p, n, 2, le.Uint16)
 	case TypeInt16:
-		s := make([]int16, n)
-		for i := range s {
-			s[i] = int16(le.Uint16(p[2*i:]))
-		}
-		x = s
+		x = fixedArray(p, n, 2, func(b []byte) int16 { return int16(le.Uint16(b)) })
 	case TypeUint32:
-		s := make([]uint32, n)
-		for i := range s {
-			s[i] = le.Uint32(p[4*i:])
-		}
-		x = s
+		x = fixedArray(p, n, 4, le.Uint32)
 	case TypeInt32:
-		s := make([]int32, n)
-		for i := range s {
-			s[i] = int32(le.Uint32(p[4*i:]))
-		}
-		x = s
+		x = fixedArray(p, n, 4, func(b []byte) int32 { return int32(le.Uint32(b)) })
 	case TypeFloat32:
-		s := make([]float32, n)
-		for i := range s {
-			s[i] = math.Float32frombits(le.Uint32(p[4*i:]))
-		}
-		x = s
+		x = fixedArray(p, n, 4, func(b []byte) float32 { return math.Float32frombits(le.Uint32(b)) })
 	case TypeUint64:
-		s := make([]uint64, n)
-		for i := range s {
-			s[i] = le.Uint64(p[8*i:])
-		}
-		x = s
+		x = fixedArray(p, n, 8, le.Uint64)
 	case TypeInt64:
-		s := make([]int64, n)
-		for i := range s {
-			s[i] = int64(le.Uint64(p[8*i:]))
-		}
-		x = s
+		x = fixedArray(p, n, 8, func(b []byte) int64 { return int64(le.Uint64(b)) })
 	case TypeFloat64:
-		s := make([]float64, n)
-		for i := range s {
-			s[i] = math.Float64frombits(le.Uint64(p[8*i:]))
-		}
-		x = s
+		x = fixedArray(p, n, 8, func(b []byte) float64 { return math.Float64frombits(le.Uint64(b)) })
 	}
 	return Value{typ: TypeArray, elem: elem, x: x}, nil
+}
+
+// fixedArray decodes the n little-endian elements of size bytes each at
+// the start of p with at.
+func fixedArray[T any](p []byte, n, size int, at func([]byte) T) []T {
+	s := make([]T, n)
+	for i := range s {
+		s[i] = at(p[size*i:])
+	}
+	return s
 }
 
 // stringArray reads n strings. It first checks every length, then copies
