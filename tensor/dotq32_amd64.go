@@ -213,12 +213,7 @@ func q8_1FromQ8_0(dst []byte, src []float32, nb int) {
 		b := dst[i*q8_1Size : (i+1)*q8_1Size]
 		copy(b[4:], dst[i*q8_0Size+2:(i+1)*q8_0Size])
 		b[0], b[1] = dst[i*q8_0Size], dst[i*q8_0Size+1]
-		var amax float32
-		for _, v := range src[i*qk : (i+1)*qk] {
-			if a := abs32(v); a > amax {
-				amax = a
-			}
-		}
+		amax := maxAbs(src[i*qk : (i+1)*qk])
 		var sum int32
 		for _, q := range b[4:] {
 			sum += int32(int8(q))

@@ -84,13 +84,7 @@ func quantizeQ5_0Ref(dst []byte, src []float32) {
 	for i := range nb {
 		xs := src[i*qk : (i+1)*qk]
 		b := dst[i*q5_0Size : (i+1)*q5_0Size]
-		var amax, mx float32
-		for _, v := range xs {
-			if a := abs32(v); amax < a {
-				amax, mx = a, v
-			}
-		}
-		d := mx / -16
+		d := maxMagnitude(xs) / -16
 		var id float32
 		if d != 0 {
 			id = 1 / d

@@ -166,12 +166,7 @@ func quantizeQ8_0ActGeneric(dst []byte, src []float32) {
 	for i := range nb {
 		xs := src[i*qk : (i+1)*qk]
 		b := dst[i*q8_0Size : (i+1)*q8_0Size]
-		var amax float32
-		for _, v := range xs {
-			if a := abs32(v); a > amax {
-				amax = a
-			}
-		}
+		amax := maxAbs(xs)
 		binary.LittleEndian.PutUint16(b, F32ToF16(amax/127))
 		var id float32
 		if amax != 0 {
@@ -198,6 +193,30 @@ func satInt8(r float64) int8 {
 }
 
 func abs32(v float32) float32 { return math.Float32frombits(math.Float32bits(v) &^ (1 << 31)) }
+
+// maxAbs returns the largest |v| of xs, 0 for none; NaNs are passed over.
+func maxAbs(xs []float32) float32 {
+	var amax float32
+	for _, v := range xs {
+		if a := abs32(v); a > amax {
+			amax = a
+		}
+	}
+	return amax
+}
+
+// maxMagnitude returns the element of xs of the largest magnitude with its
+// sign (the first of equal magnitudes; 0 for none, NaNs passed over), the
+// max of ggml's quantize_row_q4_0_ref and its kin.
+func maxMagnitude(xs []float32) float32 {
+	var amax, mx float32
+	for _, v := range xs {
+		if a := abs32(v); amax < a {
+			amax, mx = a, v
+		}
+	}
+	return mx
+}
 
 // quantizeQ8_0Ref is ggml's quantize_row_q8_0_ref (used to write weights):
 // d = amax/127, q = roundf(x × (1/d)) rounding half away from zero.
@@ -231,13 +250,7 @@ func quantizeQ4_0Ref(dst []byte, src []float32) {
 	for i := range nb {
 		xs := src[i*qk : (i+1)*qk]
 		b := dst[i*q4_0Size : (i+1)*q4_0Size]
-		var amax, mx float32
-		for _, v := range xs {
-			if a := abs32(v); amax < a {
-				amax, mx = a, v
-			}
-		}
-		d := mx / -8
+		d := maxMagnitude(xs) / -8
 		var id float32
 		if d != 0 {
 			id = 1 / d

@@ -34,12 +34,7 @@ func quantizeQ8_1ActGeneric(dst []byte, src []float32) {
 	for i := range nb {
 		xs := src[i*qk : (i+1)*qk]
 		b := dst[i*q8_1Size : (i+1)*q8_1Size]
-		var amax float32
-		for _, v := range xs {
-			if a := abs32(v); a > amax {
-				amax = a
-			}
-		}
+		amax := maxAbs(xs)
 		d := amax / 127
 		var id float32
 		if amax != 0 {
