@@ -72,7 +72,14 @@ type PeerResult struct {
 	Accepted       int      `json:"accepted"`
 	AcceptanceRate Num      `json:"acceptance_rate"` // accepted / drafted
 	Args           []string `json:"args"`            // the last command line run
+	// Retries counts the runs repeated because their output lacked the
+	// summary (see peerTries).
+	Retries int `json:"retries"`
 }
+
+// peerTries is how many times a peer run whose output lacks its summary
+// lines is tried.
+const peerTries = 4
 
 // run is o.Run, or the command itself.
 func (o PeerOptions) run(ctx context.Context, name string, args ...string) ([]byte, error) {
@@ -215,17 +222,27 @@ func (o PeerOptions) peerRuns(ctx context.Context, k int, temp float64, threads 
 					"--spec-draft-n-max", strconv.Itoa(k), "--spec-draft-n-min", "0", "--spec-draft-p-min", "0",
 					"-td", strconv.Itoa(max(o.DraftThreads, 1))}, common...)
 			}
-			b, err := o.run(ctx, filepath.Join(o.Bin, tool), args...)
-			if err != nil {
-				return pr, err
-			}
 			parse := ParseSpecSimple
 			if k == 0 {
 				parse = ParseCompletion
 			}
-			r, err := parse(bytes.NewReader(b))
-			if err != nil {
-				return pr, fmt.Errorf("%s: %w", label, err)
+			// This llama.cpp now and then exits (status 0) before its
+			// logging thread has written the summary lines: run again,
+			// up to peerTries times in all.
+			var r SpecSimpleResult
+			var b []byte
+			var err error
+			for try := 1; ; try++ {
+				if b, err = o.run(ctx, filepath.Join(o.Bin, tool), args...); err != nil {
+					return pr, err
+				}
+				if r, err = parse(bytes.NewReader(b)); err == nil {
+					break
+				}
+				if try == peerTries {
+					return pr, fmt.Errorf("%s: %w, %d times (%s %s):\n%s", label, err, try, tool, strings.Join(args, " "), b[max(0, len(b)-1500):])
+				}
+				pr.Retries++
 			}
 			n += r.Decoded
 			secs += r.Seconds
@@ -387,7 +404,7 @@ var reEval = regexp.MustCompile(`(?:^|\s)eval time =\s+([0-9.]+) ms /\s+(\d+) ru
 
 // ParseCompletion reads llama-completion's "eval time = X ms / R runs"
 // line (the prompt eval line is the one before it): R tokens decoded one
-// pass each in X ms.
+// pass each in X ms; X and R must be positive.
 func ParseCompletion(r io.Reader) (SpecSimpleResult, error) {
 	var res SpecSimpleResult
 	sc := bufio.NewScanner(r)
@@ -411,7 +428,7 @@ func ParseCompletion(r io.Reader) (SpecSimpleResult, error) {
 	if err := sc.Err(); err != nil {
 		return res, err
 	}
-	if !found || res.Decoded == 0 {
+	if !found || res.Decoded == 0 || !(res.Seconds > 0) {
 		return res, fmt.Errorf("%w: llama-completion: no \"eval time = … ms / N runs\" line in its output", ErrPeer)
 	}
 	return res, nil

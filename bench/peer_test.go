@@ -64,6 +64,10 @@ func TestParseCompletion(t *testing.T) {
 	if _, err := ParseCompletion(strings.NewReader("common_perf_print: prompt eval time =      21.21 ms /    10 tokens\n")); err == nil {
 		t.Error("only a prompt eval line: no error")
 	}
+	// llama-speculative-simple's own perf line counts no eval time.
+	if _, err := ParseCompletion(open(t, "speculative-simple-k4.txt")); err == nil {
+		t.Error("eval time = 0.00 ms / 1 runs: no error")
+	}
 }
 
 func TestParseLlamaBench(t *testing.T) {
@@ -158,6 +162,36 @@ func TestRunPeers(t *testing.T) {
 	if !near(k4.TokS.Median, 37/0.796, 1e-6) || !near(float64(k4.Speedup), (37/0.796)/(31/0.13494), 1e-6) ||
 		k4.Drafted != 4*41 || k4.Accepted != 4*26 || !near(float64(k4.AcceptanceRate), 26.0/41, 1e-12) || k2.Point.K != 2 {
 		t.Errorf("k4 %+v", k4)
+	}
+	// A run whose output lacks its summary (this llama.cpp's logging
+	// thread loses it now and then) is run again.
+	lost, tries := read("completion-t0.8.txt"), 0
+	lost = lost[:strings.Index(string(lost), "common_perf_print")]
+	o.Reps, o.Prompts = 1, o.Prompts[:1]
+	tries = 0
+	o.Run = func(_ context.Context, name string, args ...string) ([]byte, error) {
+		switch filepath.Base(name) {
+		case PeerLlamaBench:
+			return read("llama-bench.json"), nil
+		case PeerCompletion:
+			if tries++; tries == 1 {
+				return lost, nil
+			}
+			return read("completion-t0.8.txt"), nil
+		}
+		return read("speculative-simple-k4.txt"), nil
+	}
+	if res, err = RunPeers(context.Background(), o, pts[:1], nil); err != nil || len(res) != 3 || res[1].Retries != 1 || res[2].Retries != 0 {
+		t.Errorf("retry: %v %+v", err, res)
+	}
+	o.Run = func(_ context.Context, name string, args ...string) ([]byte, error) {
+		if filepath.Base(name) == PeerLlamaBench {
+			return read("llama-bench.json"), nil
+		}
+		return lost, nil
+	}
+	if _, err = RunPeers(context.Background(), o, pts[:1], nil); err == nil || !strings.Contains(err.Error(), "4 times") {
+		t.Errorf("summary never written: %v", err)
 	}
 	// A failing tool fails the run, with its output's tail.
 	o.Run = func(context.Context, string, ...string) ([]byte, error) { return nil, errors.New("boom") }

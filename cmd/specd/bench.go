@@ -207,6 +207,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 	}
+	var peerErr error
 	if o.peerBin != "" {
 		tmp, err := os.MkdirTemp("", "specd-peer") // the bundled models, as files for llama.cpp
 		if err != nil {
@@ -220,10 +221,14 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if res.Peers, err = bench.RunPeers(ctx, po, pl.Points, func(done, total int, what string) {
 			fmt.Fprintf(stderr, "peer %d/%d: %s\n", done, total, what)
 		}); err != nil {
-			return err
+			peerErr = err // specd's results are written all the same
+			fmt.Fprintf(stderr, "specd bench: llama.cpp: %v\n", err)
 		}
 	}
-	return writeBench(res, o.out, !o.noFigs, stdout)
+	if err := writeBench(res, o.out, !o.noFigs, stdout); err != nil {
+		return err
+	}
+	return peerErr
 }
 
 // grid parses the list flags.
