@@ -59,13 +59,6 @@ func TestKQuants2Gemv(t *testing.T) {
 func checkKQuants2Gemv(t *testing.T) {
 	t.Helper()
 	r := rand.New(rand.NewPCG(51, 52))
-	raw := func(n int) []byte {
-		b := make([]byte, n)
-		for i := range b {
-			b[i] = byte(r.IntN(256))
-		}
-		return b
-	}
 	for _, gc := range k2GemvCases() {
 		c, g := gc.c, gc.g
 		if gemvs[c.typ] == nil {
@@ -76,36 +69,7 @@ func checkKQuants2Gemv(t *testing.T) {
 				for ntok := 1; ntok <= 17; ntok++ {
 					for _, isRaw := range []bool{false, true} {
 						name := fmt.Sprintf("%s vnni=%v nb=%d rows=%d ntok=%d raw=%v", gc.name, useVNNI, nb, rows, ntok, isRaw)
-						wrb, xrb := nb*c.bs, nb*q8KBytes
-						ws, xs, os := wrb+3, xrb+5, rows+2
-						w := raw(ws*rows + 7)
-						x := raw(xs*ntok + 9)
-						if !isRaw {
-							for i := range rows {
-								copy(w[i*ws:], c.gen(r, nb))
-							}
-							for i := range ntok {
-								copy(x[i*xs:], kRandQ8K(r, nb))
-							}
-						}
-						out := make([]float32, os*ntok)
-						for i := range out {
-							out[i] = -7
-						}
-						g(w, ws, rows, x, xs, ntok, nb*qkK, out, os)
-						for tok := range ntok {
-							for row := range rows {
-								want := c.ref(w[row*ws:row*ws+wrb], x[tok*xs:tok*xs+xrb], nb*qkK)
-								if got := out[tok*os+row]; !kSameBits(got, want) {
-									t.Fatalf("%s: out[tok %d, row %d] = %v, single-row %v", name, tok, row, got, want)
-								}
-							}
-							for i := rows; i < os; i++ {
-								if out[tok*os+i] != -7 {
-									t.Fatalf("%s: wrote the output gap at token %d, %d", name, tok, i)
-								}
-							}
-						}
+						checkKGemvStrided(t, r, name, g, c.ref, c.gen, c.bs, nb, rows, ntok, isRaw)
 					}
 				}
 			}

@@ -17,13 +17,6 @@ func TestKQuantGemv(t *testing.T) { checkKQuantGemv(t) }
 func checkKQuantGemv(t *testing.T) {
 	t.Helper()
 	r := rand.New(rand.NewPCG(13, 14))
-	raw := func(n int) []byte {
-		b := make([]byte, n)
-		for i := range b {
-			b[i] = byte(r.IntN(256))
-		}
-		return b
-	}
 	for _, c := range []struct {
 		name string
 		bs   int
@@ -46,38 +39,55 @@ func checkKQuantGemv(t *testing.T) {
 					}
 					for _, isRaw := range []bool{false, true} {
 						name := fmt.Sprintf("%s nb=%d rows=%d ntok=%d raw=%v", c.name, nb, rows, ntok, isRaw)
-						wrb, xrb := nb*c.bs, nb*q8KBytes
-						ws, xs, os := wrb+3, xrb+5, rows+2
-						w := raw(ws*rows + 7)
-						x := raw(xs*ntok + 9)
-						if !isRaw {
-							for i := range rows {
-								copy(w[i*ws:], c.gen(r, nb))
-							}
-							for i := range ntok {
-								copy(x[i*xs:], kRandQ8K(r, nb))
-							}
-						}
-						out := make([]float32, os*ntok)
-						for i := range out {
-							out[i] = -7
-						}
-						c.gemv(w, ws, rows, x, xs, ntok, nb*qkK, out, os)
-						for tok := range ntok {
-							for row := range rows {
-								want := c.ref(w[row*ws:row*ws+wrb], x[tok*xs:tok*xs+xrb], nb*qkK)
-								if got := out[tok*os+row]; !kSameBits(got, want) {
-									t.Fatalf("%s: out[tok %d, row %d] = %v, single-row %v", name, tok, row, got, want)
-								}
-							}
-							for i := rows; i < os; i++ {
-								if out[tok*os+i] != -7 {
-									t.Fatalf("%s: wrote the output gap at token %d, %d", name, tok, i)
-								}
-							}
-						}
+						checkKGemvStrided(t, r, name, c.gemv, c.ref, c.gen, c.bs, nb, rows, ntok, isRaw)
 					}
 				}
+			}
+		}
+	}
+}
+
+// checkKGemvStrided runs g on rows weight rows of nb blocks of bs bytes
+// (from gen, or arbitrary bytes where raw) and ntok Q8_K activation rows
+// (from kRandQ8K, or arbitrary), all at strides that leave gaps, and fails
+// t, naming the case what, unless every output equals ref's dot bit for
+// bit and no output gap was written.
+func checkKGemvStrided(t *testing.T, r *rand.Rand, what string, g gemv, ref VecDot, gen func(*rand.Rand, int) []byte, bs, nb, rows, ntok int, raw bool) {
+	t.Helper()
+	arbitrary := func(n int) []byte {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte(r.IntN(256))
+		}
+		return b
+	}
+	wrb, xrb := nb*bs, nb*q8KBytes
+	ws, xs, os := wrb+3, xrb+5, rows+2
+	w := arbitrary(ws*rows + 7)
+	x := arbitrary(xs*ntok + 9)
+	if !raw {
+		for i := range rows {
+			copy(w[i*ws:], gen(r, nb))
+		}
+		for i := range ntok {
+			copy(x[i*xs:], kRandQ8K(r, nb))
+		}
+	}
+	out := make([]float32, os*ntok)
+	for i := range out {
+		out[i] = -7
+	}
+	g(w, ws, rows, x, xs, ntok, nb*qkK, out, os)
+	for tok := range ntok {
+		for row := range rows {
+			want := ref(w[row*ws:row*ws+wrb], x[tok*xs:tok*xs+xrb], nb*qkK)
+			if got := out[tok*os+row]; !kSameBits(got, want) {
+				t.Fatalf("%s: out[tok %d, row %d] = %v, single-row %v", what, tok, row, got, want)
+			}
+		}
+		for i := rows; i < os; i++ {
+			if out[tok*os+i] != -7 {
+				t.Fatalf("%s: wrote the output gap at token %d, %d", what, tok, i)
 			}
 		}
 	}
