@@ -25,10 +25,11 @@ func cpuTime(tb testing.TB) time.Duration {
 
 // BenchmarkPipelineOverhead measures what the concurrent pipeline costs
 // over the plain loop when it decodes plainly: one greedy sequence of the
-// bundled target on one thread, n tokens, through Plain and through a
-// pipeline without a draft (k = 0, as -k auto runs while it chooses 0),
-// in interleaved pairs (one of each per iteration, the order alternating),
-// both detokenizing every token. Time per token is, for Plain, its wall
+// bundled target on one thread, n tokens, through Plain, through a
+// pipeline without a draft (k = 0), and through the bundled pair's
+// pipeline under -k auto (which chooses k = 0 on this pair nearly always;
+// auto-k0-share), interleaved (one of each per iteration, the order
+// alternating), all detokenizing every token. Time per token is, for Plain, its wall
 // time after the prompt over n-1 tokens, and for the pipeline the time
 // from its first token to its last over n-1 (RequestStats.ITLSum): the
 // steady state, prompt excluded on both sides. The process's CPU time
@@ -37,7 +38,8 @@ func cpuTime(tb testing.TB) time.Duration {
 // and wake each step, which the kernel's scheduler rewards over a thread
 // that never sleeps), while CPU time counts only the work each side does.
 // Reported: each side's median tok/s, the median of the pairs' ratios
-// pipeline/plain by wall time and by CPU time (goal ≥ 0.97), the extra
+// pipeline/plain by wall time and by CPU time (goal ≥ 0.97; auto-… the
+// same for the auto pipeline), the extra
 // CPU time per pipeline step, and where a pipeline step's time goes, per step, from the
 // graph's stage counters: verify (the forward pass, the greedy rule and
 // the rollback), accept (commit, detokenize, stops), draft (choosing k =
@@ -86,9 +88,20 @@ func BenchmarkPipelineOverhead(b *testing.B) {
 		}
 		return st.Wall / (n - 1), (cpuTime(b) - c0) / n
 	}
+	// ea is the bundled pair under -k auto: a pipeline with the draft
+	// model whose policy mostly chooses k = 0 on this pair (the cost table
+	// is the engine's, calibrated by the warm-up run).
+	oa := bundled()
+	oa.Auto, oa.K = true, 8
+	ea, err := Open(oa)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ea.Close()
 	var verify, accept, drafting, steps time.Duration
-	pipeline := func() (time.Duration, time.Duration) {
-		cfg, err := e.PipelineConfig(1, maxPos, len(prompt))
+	var autoSteps, autoK0 int
+	run := func(e *Engine, auto bool) (time.Duration, time.Duration) {
+		cfg, err := e.PipelineConfig(1, maxPos+8, len(prompt))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -120,6 +133,11 @@ func BenchmarkPipelineOverhead(b *testing.B) {
 		if final.Err != nil || final.Stats == nil || !slices.Equal(toks, want) {
 			b.Fatalf("pipeline: %v, %d tokens (want the plain loop's %d)", final.Err, len(toks), len(want))
 		}
+		if auto {
+			autoSteps += final.Stats.Steps
+			autoK0 += final.Stats.KChosen[0]
+			return final.Stats.ITLSum / time.Duration(final.Stats.Generated-1), cpu
+		}
 		g := p.Graph()
 		verify += g.Stage("verify").Stats().Busy
 		accept += g.Stage("accept").Stats().Busy
@@ -128,17 +146,22 @@ func BenchmarkPipelineOverhead(b *testing.B) {
 		return final.Stats.ITLSum / time.Duration(final.Stats.Generated-1), cpu
 	}
 
+	pipeline := func() (time.Duration, time.Duration) { return run(e, false) }
+	autoRun := func() (time.Duration, time.Duration) { return run(ea, true) }
 	plain() // warm up, and the reference tokens
 	pipeline()
-	verify, accept, drafting, steps = 0, 0, 0, 0
-	var plainStep, pipeStep, ratio, plainCPU, pipeCPU, cpuRatio []float64
+	autoRun() // and the auto policy's calibration
+	verify, accept, drafting, steps, autoSteps, autoK0 = 0, 0, 0, 0, 0, 0
+	var plainStep, pipeStep, ratio, plainCPU, pipeCPU, cpuRatio, autoRatio, autoCPURatio []float64
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		var a, p, ac, pc time.Duration
+		var a, p, au, ac, pc, auc time.Duration
 		if i%2 == 0 {
 			a, ac = plain()
 			p, pc = pipeline()
+			au, auc = autoRun()
 		} else {
+			au, auc = autoRun()
 			p, pc = pipeline()
 			a, ac = plain()
 		}
@@ -148,6 +171,8 @@ func BenchmarkPipelineOverhead(b *testing.B) {
 		plainCPU = append(plainCPU, ac.Seconds())
 		pipeCPU = append(pipeCPU, pc.Seconds())
 		cpuRatio = append(cpuRatio, ac.Seconds()/pc.Seconds())
+		autoRatio = append(autoRatio, a.Seconds()/au.Seconds())
+		autoCPURatio = append(autoCPURatio, ac.Seconds()/auc.Seconds())
 	}
 	b.StopTimer()
 	median := func(x []float64) float64 {
@@ -163,6 +188,9 @@ func BenchmarkPipelineOverhead(b *testing.B) {
 	b.ReportMetric(1/pipeMed, "pipeline-tok/s")
 	b.ReportMetric(median(ratio), "ratio-median")
 	b.ReportMetric(median(cpuRatio), "cpu-ratio-median")
+	b.ReportMetric(median(autoRatio), "auto-ratio-median")
+	b.ReportMetric(median(autoCPURatio), "auto-cpu-ratio-median")
+	b.ReportMetric(float64(autoK0)/float64(max(autoSteps, 1)), "auto-k0-share")
 	b.ReportMetric(median(plainCPU)*1e6, "plain-cpu-µs/tok")
 	b.ReportMetric(median(pipeCPU)*1e6, "pipeline-cpu-µs/tok")
 	us := func(d time.Duration) float64 { return d.Seconds() * 1e6 / float64(steps) }
