@@ -402,41 +402,11 @@ func TestKQuants2NoAllocs(t *testing.T) {
 // checks the dequantized error against each format's resolution.
 func TestQuantizeK2RoundTrip(t *testing.T) {
 	r := rand.New(rand.NewPCG(39, 40))
-	const n = 4 * qkK
 	for _, c := range []struct {
 		typ Type
 		tol float64 // allowed RMS error relative to the row's RMS
 	}{{Q2_K, 0.5}, {Q3_K, 0.25}, {Q5_K, 0.08}, {IQ4_XS, 0.15}} {
-		x := kRandFloats(r, n)
-		for i := range x {
-			x[i] *= 0.02
-		}
-		b := make([]byte, RowSize(c.typ, n))
-		if err := QuantizeRow(b, c.typ, x); err != nil {
-			t.Fatal(err)
-		}
-		y := make([]float32, n)
-		DequantizeRow(y, c.typ, b)
-		var se, sx float64
-		for i := range x {
-			se += float64(y[i]-x[i]) * float64(y[i]-x[i])
-			sx += float64(x[i]) * float64(x[i])
-		}
-		rel := math.Sqrt(se / sx)
-		t.Logf("%v: relative RMS error %.4f", c.typ, rel)
-		if rel > c.tol || rel == 0 {
-			t.Errorf("%v: relative RMS error %.4f, want (0, %.2f]", c.typ, rel, c.tol)
-		}
-		z := make([]float32, qkK)
-		if err := QuantizeRow(b[:RowSize(c.typ, qkK)], c.typ, z); err != nil {
-			t.Fatal(err)
-		}
-		DequantizeRow(y[:qkK], c.typ, b[:RowSize(c.typ, qkK)])
-		for i, v := range y[:qkK] {
-			if v != 0 {
-				t.Fatalf("%v: zero row dequantizes to %v at %d", c.typ, v, i)
-			}
-		}
+		checkKRoundTrip(t, r, c.typ, c.tol)
 	}
 }
 
