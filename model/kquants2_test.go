@@ -1,7 +1,6 @@
 package model
 
 import (
-	"fmt"
 	"math"
 	"testing"
 
@@ -18,36 +17,29 @@ import (
 // re-quantization), and that a prefill's logits equal those of the same
 // tokens decoded one at a time on two threads, bit for bit.
 func TestKQuants2Types(t *testing.T) {
-	for _, typ := range []tensor.Type{tensor.Q2_K, tensor.Q3_K, tensor.Q5_K, tensor.IQ4_XS} {
-		for _, o := range []modeltest.Options{
-			{Arch: "llama", Dim: 256, Layers: 2, Heads: 4, KVHeads: 2, FFN: 512, Vocab: 300, Seed: 7},
-			{Arch: "qwen2", Dim: 256, Layers: 2, Heads: 4, KVHeads: 2, FFN: 512, Vocab: 300, Seed: 8, Tied: true},
-		} {
-			o.Type = typ
-			t.Run(fmt.Sprintf("%v-%s-tied=%v", typ, o.Arch, o.Tied), func(t *testing.T) {
-				m, toks, got := checkAllOfType(t, o)
-				V := m.Config.Vocab
-				pool := tensor.NewPool(2)
-				defer pool.Close()
-				st := m.NewState(8, pool)
-				kv2, err := m.NewCache(1, 16, true)
-				if err != nil {
+	forEachTypeModel(t, []tensor.Type{tensor.Q2_K, tensor.Q3_K, tensor.Q5_K, tensor.IQ4_XS}, 256, 512,
+		func(t *testing.T, o modeltest.Options) {
+			m, toks, got := checkAllOfType(t, o)
+			V := m.Config.Vocab
+			pool := tensor.NewPool(2)
+			defer pool.Close()
+			st := m.NewState(8, pool)
+			kv2, err := m.NewCache(1, 16, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			one := make([]float32, V)
+			for p, tok := range toks {
+				var b Batch
+				b.Add(tok, int32(p), 0, true)
+				if err := st.Forward(&b, kv2, one); err != nil {
 					t.Fatal(err)
 				}
-				one := make([]float32, V)
-				for p, tok := range toks {
-					var b Batch
-					b.Add(tok, int32(p), 0, true)
-					if err := st.Forward(&b, kv2, one); err != nil {
-						t.Fatal(err)
-					}
-					for i, v := range one {
-						if math.Float32bits(v) != math.Float32bits(got[p*V+i]) {
-							t.Fatalf("pos %d: logit %d alone %v, in the prefill %v", p, i, v, got[p*V+i])
-						}
+				for i, v := range one {
+					if math.Float32bits(v) != math.Float32bits(got[p*V+i]) {
+						t.Fatalf("pos %d: logit %d alone %v, in the prefill %v", p, i, v, got[p*V+i])
 					}
 				}
-			})
-		}
-	}
+			}
+		})
 }

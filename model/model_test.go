@@ -200,6 +200,22 @@ func checkNearRef(t *testing.T, got []float32, want [][]float64, tol float64) {
 	}
 }
 
+// forEachTypeModel runs f, as subtest TYPE-ARCH-tied=T, on the options of
+// two random models per type of types, with width dim and FFN width ffn: a
+// llama one with its own output matrix and a qwen2 one whose output is tied
+// to token_embd.
+func forEachTypeModel(t *testing.T, types []tensor.Type, dim, ffn int, f func(t *testing.T, o modeltest.Options)) {
+	for _, typ := range types {
+		for _, o := range []modeltest.Options{
+			{Arch: "llama", Dim: dim, Layers: 2, Heads: 4, KVHeads: 2, FFN: ffn, Vocab: 300, Seed: 7},
+			{Arch: "qwen2", Dim: dim, Layers: 2, Heads: 4, KVHeads: 2, FFN: ffn, Vocab: 300, Seed: 8, Tied: true},
+		} {
+			o.Type = typ
+			t.Run(fmt.Sprintf("%v-%s-tied=%v", typ, o.Arch, o.Tied), func(t *testing.T) { f(t, o) })
+		}
+	}
+}
+
 // checkAllOfType loads the model o describes, whose every matrix,
 // token_embd included, is o.Type (token_embd tied to the output where
 // o.Tied), checks that it loaded so, and checks the logits of an 8-token

@@ -1,7 +1,6 @@
 package model
 
 import (
-	"fmt"
 	"testing"
 
 	"github.com/specd-dev/specd/model/modeltest"
@@ -16,15 +15,6 @@ import (
 // the error is the activations' re-quantization, which the random model
 // amplifies.
 func TestQ32Types(t *testing.T) {
-	for _, typ := range []tensor.Type{tensor.Q4_1, tensor.Q5_0, tensor.Q5_1, tensor.IQ4_NL} {
-		for _, o := range []modeltest.Options{
-			{Arch: "llama", Dim: 64, Layers: 2, Heads: 4, KVHeads: 2, FFN: 96, Vocab: 300, Seed: 7},
-			{Arch: "qwen2", Dim: 64, Layers: 2, Heads: 4, KVHeads: 2, FFN: 96, Vocab: 300, Seed: 8, Tied: true},
-		} {
-			o.Type = typ
-			t.Run(fmt.Sprintf("%v-%s-tied=%v", typ, o.Arch, o.Tied), func(t *testing.T) {
-				checkAllOfType(t, o)
-			})
-		}
-	}
+	forEachTypeModel(t, []tensor.Type{tensor.Q4_1, tensor.Q5_0, tensor.Q5_1, tensor.IQ4_NL}, 64, 96,
+		func(t *testing.T, o modeltest.Options) { checkAllOfType(t, o) })
 }
