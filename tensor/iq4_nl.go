@@ -128,10 +128,7 @@ func quantizeIQ4_NL(dst []byte, src []float32) {
 			scale = d
 		}
 		binary.LittleEndian.PutUint16(b, F32ToF16(scale))
-		var id float32
-		if scale != 0 {
-			id = 1 / scale
-		}
+		id := inv(scale)
 		for j := range 16 {
 			lo := bestIndexIQ4NL(float32(id * xs[j]))
 			hi := bestIndexIQ4NL(float32(id * xs[j+16]))

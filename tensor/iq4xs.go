@@ -212,10 +212,7 @@ func quantizeRowIQ4XS(dst []byte, src []float32) {
 		}
 		d := -maxScale / 32
 		binary.LittleEndian.PutUint16(b, F32ToF16(d))
-		var id float32
-		if d != 0 {
-			id = 1 / d
-		}
+		id := inv(d)
 		var sh uint16
 		sl := b[4:8]
 		for ib := 0; ib < 8; ib++ {

@@ -85,10 +85,7 @@ func quantizeQ5_0Ref(dst []byte, src []float32) {
 		xs := src[i*qk : (i+1)*qk]
 		b := dst[i*q5_0Size : (i+1)*q5_0Size]
 		d := maxMagnitude(xs) / -16
-		var id float32
-		if d != 0 {
-			id = 1 / d
-		}
+		id := inv(d)
 		binary.LittleEndian.PutUint16(b, F32ToF16(d))
 		var qh uint32
 		for j := range qk / 2 {

@@ -194,6 +194,14 @@ func satInt8(r float64) int8 {
 
 func abs32(v float32) float32 { return math.Float32frombits(math.Float32bits(v) &^ (1 << 31)) }
 
+// inv returns 1/d, or 0 where d is 0 (ggml's d ? 1.0f/d : 0.0f).
+func inv(d float32) float32 {
+	if d == 0 {
+		return 0
+	}
+	return 1 / d
+}
+
 // maxAbs returns the largest |v| of xs, 0 for none; NaNs are passed over.
 func maxAbs(xs []float32) float32 {
 	var amax float32
@@ -231,10 +239,7 @@ func quantizeQ8_0Ref(dst []byte, src []float32) {
 			amax = max(amax, abs32(v))
 		}
 		d := amax / 127
-		var id float32
-		if d != 0 {
-			id = 1 / d
-		}
+		id := inv(d)
 		binary.LittleEndian.PutUint16(b, F32ToF16(d))
 		for j, v := range xs {
 			b[2+j] = byte(satInt8(math.Round(float64(float32(v * id)))))
@@ -251,10 +256,7 @@ func quantizeQ4_0Ref(dst []byte, src []float32) {
 		xs := src[i*qk : (i+1)*qk]
 		b := dst[i*q4_0Size : (i+1)*q4_0Size]
 		d := maxMagnitude(xs) / -8
-		var id float32
-		if d != 0 {
-			id = 1 / d
-		}
+		id := inv(d)
 		binary.LittleEndian.PutUint16(b, F32ToF16(d))
 		for j := range qk / 2 {
 			lo := q4nibble(float32(xs[j] * id))
