@@ -345,8 +345,7 @@ func Sink[I any](g *Graph, name string, in *Pipe[I], fn func(ctx context.Context
 // are inside is ErrLoop. fn records its own busy time on s (Busy,
 // AddBusy), so that what it waits for in emit or on locks is left out.
 func Loop[T any](g *Graph, name string, in, back, out *Pipe[T], fn func(ctx context.Context, s *Stage, v T, fresh bool, emit func(T) error) error) *Stage {
-	var st *Stage
-	st = g.Go(name, func(ctx context.Context, s *Stage) error {
+	st := g.Go(name, func(ctx context.Context, s *Stage) error {
 		emitted := 0
 		emit := func(v T) error {
 			if err := out.Send(ctx, v); err != nil {

@@ -18,40 +18,6 @@ func newTestCache(t *testing.T, seqs, maxPos int) *Cache {
 	return c
 }
 
-// write stores token tok at position pos of slot s in every layer, the way a
-// forward pass writes K and V, and extends the length to pos+1 if needed.
-func write(t *testing.T, c *Cache, s, pos int, tok float32) {
-	t.Helper()
-	if pos > c.Len(s) {
-		t.Fatalf("write at %d past length %d of slot %d", pos, c.Len(s), s)
-	}
-	for l := 0; l < c.cfg.Layers; l++ {
-		k, v := c.Head32(l, s, 0)
-		k[pos], v[pos] = tok, -tok
-	}
-	if pos+1 > c.Len(s) {
-		if err := c.Commit(s, pos+1); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-// contents returns the tokens slot s holds, checking K and V agree.
-func contents(t *testing.T, c *Cache, s int) []float32 {
-	t.Helper()
-	out := make([]float32, c.Len(s))
-	for l := 0; l < c.cfg.Layers; l++ {
-		k, v := c.Head32(l, s, 0)
-		for i := range out {
-			if k[i] != -v[i] || (l > 0 && k[i] != out[i]) {
-				t.Fatalf("layer %d pos %d: k=%v v=%v", l, i, k[i], v[i])
-			}
-			out[i] = k[i]
-		}
-	}
-	return out
-}
-
 func TestLengthErrors(t *testing.T) {
 	c := newTestCache(t, 2, 4)
 	var se *SeqError
