@@ -188,7 +188,7 @@ func (w *attnWorkers) itemF16(sc *attnScratch, g, t0, t1 int) {
 				// the sum.
 				m := sc.m[qi]
 				for i, dot := range ws {
-					x := dot * j.scale
+					x := float32(dot * j.scale) // rounded: m-x and x-m must not fuse (FMA-fusing targets)
 					if x > m {
 						ws[i], ms[i] = m-x, 0
 						m = x

@@ -41,7 +41,9 @@ func expf(x float32) float32 {
 		}
 	}
 	xd := float64(x)
-	z := invLn2N * xd
+	// The conversion keeps z rounded: targets that fuse multiply-adds
+	// (arm64) would otherwise compute z + shift and z - kd unrounded.
+	z := float64(invLn2N * xd)
 	kd := z + shift
 	ki := math.Float64bits(kd)
 	kd -= shift
