@@ -1,4 +1,4 @@
-//go:build !amd64 || noasm
+//go:build !(amd64 || arm64) || noasm
 
 package model
 
@@ -8,7 +8,7 @@ func dot32(k, q []float32) float32 { return dot32Generic(k, q) }
 
 func dot64(k, q []float32) float32 { return dot64Generic(k, q) }
 
-// ggmlLanes: without amd64 feature detection, mirror ggml's AVX2 layout.
+// ggmlLanes: without feature detection, mirror ggml's AVX2 layout.
 var ggmlLanes = 8
 
 // ggmlSilu16: SwiGLU as ggml's AVX2 build.

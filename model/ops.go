@@ -30,6 +30,13 @@ func rmsnorm(out, x, w []float32, eps float32) {
 	}
 	mean := float32(sum / float64(len(x)))
 	scale := 1 / float32(math.Sqrt(float64(mean+eps)))
+	rmsScale(out, x, w, scale)
+}
+
+// rmsScaleGeneric is rmsnorm's second pass: out[i] = (x[i]*scale)*w[i],
+// the product rounded before the weight multiply. (The sum of squares
+// stays scalar everywhere: it is one float64 addition chain, in order.)
+func rmsScaleGeneric(out, x, w []float32, scale float32) {
 	w = w[:len(x)]
 	out = out[:len(x)]
 	for i, v := range x {
@@ -84,12 +91,21 @@ func rope(x, cs []float32, mode ropeMode) {
 
 // swiglu writes g[i] = silu(g[i]) * u[i], as ggml_vec_swiglu_f32: runs of
 // vector lanes through ggml's vector expf (ggml_v_silu; 16 lanes with
-// AVX-512F+DQ, else 8), the tail through expf.
+// AVX-512F+DQ, else 8), the tail through expf. The prefix swigluVec has a
+// kernel for goes there (a whole number of runs), the rest through
+// swigluGeneric.
 func swiglu(g, u []float32) {
+	u = u[:len(g)]
+	i := swigluVec(g, u)
+	swigluGeneric(g[i:], u[i:])
+}
+
+// swigluGeneric is swiglu in scalar code.
+func swigluGeneric(g, u []float32) {
 	u = u[:len(g)]
 	if ggmlSilu16 {
 		n16 := len(g) &^ 15
-		for i := swigluVec(g, u); i < n16; i++ {
+		for i := 0; i < n16; i++ {
 			x := g[i]
 			g[i] = float32(x/(1+vexpf512(-x))) * u[i]
 		}
@@ -431,7 +447,7 @@ func attnF16(out, q []float32, k, v []uint16, npos int, scale float32, qh, acc [
 	m := float32(math.Inf(-1))
 	var s float32
 	for p := range npos {
-		x := dotAttnF16(k[p*d:(p+1)*d], qh) * scale
+		x := float32(dotAttnF16(k[p*d:(p+1)*d], qh) * scale) // rounded: m-x and x-m must not fuse
 		ms, vs := float32(1), float32(1)
 		if x > m {
 			ms = expf(m - x)
@@ -465,7 +481,7 @@ func attnF32(out []float32, q []float32, k, v []float32, npos int, scale float32
 	m := float32(math.Inf(-1))
 	var s float32
 	for p := range npos {
-		x := dotAttn(k[p*d:(p+1)*d], q) * scale
+		x := float32(dotAttn(k[p*d:(p+1)*d], q) * scale) // rounded, as in attnF16
 		ms, vs := float32(1), float32(1)
 		if x > m {
 			ms = expf(m - x)
