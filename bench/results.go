@@ -367,13 +367,3 @@ func countTrue(bs []bool) int {
 	}
 	return n
 }
-
-// ms is a duration in milliseconds as a Num (NaN for a negative one).
-func ms(d float64) Num {
-	if d < 0 {
-		return Num(math.NaN())
-	}
-	return Num(d / 1e6)
-}
-
-func label(p Point) string { return fmt.Sprint(p) }
