@@ -9,13 +9,15 @@ import "github.com/specd-dev/specd/tensor"
 // NEON versions of the attention inner loops, SwiGLU and RMSNorm's scale
 // (attn_arm64.s, written by gen_arm64.go). Plain NEON is part of every
 // ARMv8-A CPU, so there is no run-time choice. Each kernel performs exactly
-// the operations of its generic counterpart, in the same order — the same
+// the operations of its generic counterpart, in the same order: the same
 // fused multiply-adds (FMLA), the same single roundings, half rounding by
 // FCVTN (ties to even, overflow to ±Inf, subnormal halves kept) and exact
-// widening by FCVTL — so results are bit-identical (TestAttnKernels,
-// TestAttnRowKernels, TestExpfs, TestNEONKernels). The one difference is the
-// payload of a NaN rounded to half: FCVTN keeps its top bits and quietens
-// it, as VCVTPS2PH does on amd64, where roundF16 returns the NaN unchanged;
+// widening by FCVTL. So results are bit-identical (TestAttnKernels,
+// TestAttnRowKernels, TestExpfs and the TestVec tests), with two caveats
+// the amd64 kernels share: the references' fma32 emulates the fused
+// float32 operation in float64, which can round twice in rare ties (no
+// tested case does), and a NaN rounded to half keeps only its payload's top
+// bits (FCVTN, like VCVTPS2PH, where roundF16 returns the NaN unchanged):
 // NaN stays NaN.
 //
 // The layouts are those of ggml's AVX2 build (ggmlLanes 8, 8-lane SwiGLU
