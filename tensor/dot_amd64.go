@@ -270,9 +270,23 @@ func gemvQ8_0(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float3
 	nb := cols / qk
 	checkGemv(len(w), ws, rows, nb*q8_0Size, len(x), xs, ntok, nb*q8_0Size, len(out), os)
 	gemvGroups8(w, ws, rows, x, xs, ntok, out, os, func(w *byte, ws, groups int, x *byte, nt int, out *float32, os int) {
-		q8_0Rows8(w, ws, groups, x, xs, nt, nb, out, os)
+		if nt == 1 {
+			q8_0Rows8(w, ws, groups, x, xs, nt, nb, out, os)
+			return
+		}
+		q8_0Rows8T(w, ws, groups, x, xs, nt, nb, out, os)
 	})
 }
+
+// q8_0Rows8T computes q8_0Rows8 for ntok (2 to 8) tokens with each block
+// of eight rows transposed once for all of them, so that every lane of a
+// token's sum is one row's (no horizontal adds):
+//
+//	for t := range ntok { for r := range 8*groups {
+//		out[t*ostride+r] = dotQ8_0Generic(w[r*wstride:], x[t*xstride:], 32*nb) } }
+//
+//go:noescape
+func q8_0Rows8T(w *byte, wstride, groups int, x *byte, xstride, ntok, nb int, out *float32, ostride int)
 
 // gemvGroups8 runs an eight-row kernel (kern: groups of eight rows from w
 // at stride ws, nt ≤ 8 tokens from x, outputs at out with token stride os)

@@ -1317,6 +1317,213 @@ q8gdone:
 	VZEROUPPER
 	RET
 
+// func q8_0Rows8T(w *byte, wstride, groups int, x *byte, xstride, ntok, nb int, out *float32, ostride int)
+//
+// q8_0Rows8 for 2 to 8 tokens with each block of eight rows transposed
+// once for all of them: vector k of the transpose holds, in lane r, the
+// quants 4k..4k+3 of row r; the eight vectors go to a 32-byte-aligned
+// scratch area (R11: 0-255; 512-767 hold the tokens' accumulators, token t
+// at 512 + 32t) and their absolute values stay in Y4, Y5, Y8-Y13. Each token then
+// broadcasts its four activation quants of group k against all eight
+// rows, so the lanes end up holding the rows' block sums without
+// q8_0Rows8's horizontal adds. The integer sums are exact and the float
+// operations are q8_0Rows8's: acc = fma(float32(isum), d_w·d_x, acc), the
+// order of dotQ8_0Generic. Frame slots: 800 the group's outputs, 808 the
+// groups left, 816 the prefetch pointer, 824 32·ntok. Its frame is over
+// the NOSPLIT limit, so it has a stack check.
+TEXT ·q8_0Rows8T(SB), 0, $832-72
+	MOVQ     w+0(FP), SI
+	MOVQ     wstride+8(FP), DX
+	MOVQ     groups+16(FP), AX
+	MOVQ     AX, 808(SP)
+	MOVQ     x+24(FP), R10
+	MOVQ     xstride+32(FP), R14
+	MOVQ     ntok+40(FP), AX
+	SHLQ     $5, AX
+	MOVQ     AX, 824(SP)
+	MOVQ     out+56(FP), AX
+	MOVQ     AX, 800(SP)
+	MOVQ     ·f16Table(SB), R13
+	LEAQ     (DX)(DX*2), BX
+	LEAQ     31(SP), R11
+	ANDQ     $~31, R11
+	VPCMPEQW Y15, Y15, Y15
+	VPSRLW   $15, Y15, Y15
+	CMPQ     808(SP), $0
+	JLE      q8tdone
+
+q8tgroup:
+	MOVQ    SI, R8
+	LEAQ    (SI)(DX*4), R12
+	LEAQ    (SI)(DX*8), AX
+	MOVQ    AX, 816(SP)
+	MOVQ    R10, DI
+	MOVQ    nb+48(FP), CX
+	VXORPS  Y0, Y0, Y0
+	VMOVAPS Y0, 512(R11)
+	VMOVAPS Y0, 544(R11)
+	VMOVAPS Y0, 576(R11)
+	VMOVAPS Y0, 608(R11)
+	VMOVAPS Y0, 640(R11)
+	VMOVAPS Y0, 672(R11)
+	VMOVAPS Y0, 704(R11)
+	VMOVAPS Y0, 736(R11)
+	TESTQ   CX, CX
+	JZ      q8tstore
+
+q8tloop:
+	// Fetch the next row group ahead, as q8_0Rows8 does.
+	MOVQ       816(SP), AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT0 192(AX)
+	PREFETCHT0 256(AX)
+	ADDQ       $320, AX
+	MOVQ       AX, 816(SP)
+	MOVWLZX    (R8), AX
+	VMOVD      AX, X14
+	VPINSRW    $1, (R8)(DX*1), X14, X14
+	VPINSRW    $2, (R8)(DX*2), X14, X14
+	VPINSRW    $3, (R8)(BX*1), X14, X14
+	VPINSRW    $4, (R12), X14, X14
+	VPINSRW    $5, (R12)(DX*1), X14, X14
+	VPINSRW    $6, (R12)(DX*2), X14, X14
+	VPINSRW    $7, (R12)(BX*1), X14, X14
+	VCVTPH2PS  X14, Y14
+
+	// Transpose the eight rows' quants as 8×8 dwords: u_j (Y0-Y3) hold
+	// dwords j and j+4 of rows 0-3, v_j (Y4-Y7) those of rows 4-7.
+	VMOVDQU     2(R8), Y0
+	VMOVDQU     2(R8)(DX*1), Y1
+	VMOVDQU     2(R8)(DX*2), Y2
+	VMOVDQU     2(R8)(BX*1), Y3
+	VMOVDQU     2(R12), Y4
+	VMOVDQU     2(R12)(DX*1), Y5
+	VMOVDQU     2(R12)(DX*2), Y6
+	VMOVDQU     2(R12)(BX*1), Y7
+	VPUNPCKLDQ  Y1, Y0, Y8
+	VPUNPCKHDQ  Y1, Y0, Y9
+	VPUNPCKLDQ  Y3, Y2, Y10
+	VPUNPCKHDQ  Y3, Y2, Y11
+	VPUNPCKLQDQ Y10, Y8, Y0
+	VPUNPCKHQDQ Y10, Y8, Y1
+	VPUNPCKLQDQ Y11, Y9, Y2
+	VPUNPCKHQDQ Y11, Y9, Y3
+	VPUNPCKLDQ  Y5, Y4, Y8
+	VPUNPCKHDQ  Y5, Y4, Y9
+	VPUNPCKLDQ  Y7, Y6, Y10
+	VPUNPCKHDQ  Y7, Y6, Y11
+	VPUNPCKLQDQ Y10, Y8, Y4
+	VPUNPCKHQDQ Y10, Y8, Y5
+	VPUNPCKLQDQ Y11, Y9, Y6
+	VPUNPCKHQDQ Y11, Y9, Y7
+	VPERM2I128 $0x20, Y4, Y0, Y10
+	VPERM2I128 $0x31, Y4, Y0, Y4
+	VMOVDQA    Y10, 0(R11)
+	VMOVDQA    Y4, 128(R11)
+	VPABSB     Y10, Y10
+	VPABSB     Y4, Y4
+	VPERM2I128 $0x20, Y5, Y1, Y11
+	VPERM2I128 $0x31, Y5, Y1, Y5
+	VMOVDQA    Y11, 32(R11)
+	VMOVDQA    Y5, 160(R11)
+	VPABSB     Y11, Y11
+	VPABSB     Y5, Y5
+	VPERM2I128 $0x20, Y6, Y2, Y12
+	VPERM2I128 $0x31, Y6, Y2, Y8
+	VMOVDQA    Y12, 64(R11)
+	VMOVDQA    Y8, 192(R11)
+	VPABSB     Y12, Y12
+	VPABSB     Y8, Y8
+	VPERM2I128 $0x20, Y7, Y3, Y13
+	VPERM2I128 $0x31, Y7, Y3, Y9
+	VMOVDQA    Y13, 96(R11)
+	VMOVDQA    Y9, 224(R11)
+	VPABSB     Y13, Y13
+	VPABSB     Y9, Y9
+	MOVQ        DI, R9
+	XORQ        R15, R15
+
+q8ttok:
+	VPBROADCASTD 2(R9), Y0
+	VPSIGNB      0(R11), Y0, Y0
+	VPMADDUBSW   Y0, Y10, Y1
+	VPMADDWD     Y15, Y1, Y6
+	VPBROADCASTD 6(R9), Y2
+	VPSIGNB      32(R11), Y2, Y2
+	VPMADDUBSW   Y2, Y11, Y3
+	VPMADDWD     Y15, Y3, Y7
+	VPBROADCASTD 10(R9), Y0
+	VPSIGNB      64(R11), Y0, Y0
+	VPMADDUBSW   Y0, Y12, Y1
+	VPMADDWD     Y15, Y1, Y1
+	VPADDD       Y1, Y6, Y6
+	VPBROADCASTD 14(R9), Y2
+	VPSIGNB      96(R11), Y2, Y2
+	VPMADDUBSW   Y2, Y13, Y3
+	VPMADDWD     Y15, Y3, Y3
+	VPADDD       Y3, Y7, Y7
+	VPBROADCASTD 18(R9), Y0
+	VPSIGNB      128(R11), Y0, Y0
+	VPMADDUBSW   Y0, Y4, Y1
+	VPMADDWD     Y15, Y1, Y1
+	VPADDD       Y1, Y6, Y6
+	VPBROADCASTD 22(R9), Y2
+	VPSIGNB      160(R11), Y2, Y2
+	VPMADDUBSW   Y2, Y5, Y3
+	VPMADDWD     Y15, Y3, Y3
+	VPADDD       Y3, Y7, Y7
+	VPBROADCASTD 26(R9), Y0
+	VPSIGNB      192(R11), Y0, Y0
+	VPMADDUBSW   Y0, Y8, Y1
+	VPMADDWD     Y15, Y1, Y1
+	VPADDD       Y1, Y6, Y6
+	VPBROADCASTD 30(R9), Y2
+	VPSIGNB      224(R11), Y2, Y2
+	VPMADDUBSW   Y2, Y9, Y3
+	VPMADDWD     Y15, Y3, Y3
+	VPADDD       Y3, Y7, Y7
+	VPADDD       Y7, Y6, Y6
+	VCVTDQ2PS    Y6, Y6
+	MOVWLZX      (R9), AX
+	VBROADCASTSS (R13)(AX*4), Y0
+	VMULPS       Y14, Y0, Y0
+	VMOVAPS      512(R11)(R15*1), Y2
+	VFMADD231PS  Y0, Y6, Y2
+	VMOVAPS      Y2, 512(R11)(R15*1)
+	ADDQ         R14, R9
+	ADDQ         $32, R15
+	CMPQ         R15, 824(SP)
+	JLT          q8ttok
+	ADDQ         $34, R8
+	ADDQ         $34, R12
+	ADDQ         $34, DI
+	DECQ         CX
+	JNZ          q8tloop
+
+q8tstore:
+	MOVQ ostride+64(FP), CX
+	SHLQ $2, CX
+	MOVQ 800(SP), R9
+	XORQ R15, R15
+
+q8tstoretok:
+	VMOVAPS 512(R11)(R15*1), Y0
+	VMOVUPS Y0, (R9)
+	ADDQ    CX, R9
+	ADDQ    $32, R15
+	CMPQ    R15, 824(SP)
+	JLT     q8tstoretok
+	ADDQ    $32, 800(SP)
+	LEAQ    (SI)(DX*8), SI
+	DECQ    808(SP)
+	JNZ     q8tgroup
+
+q8tdone:
+	VZEROUPPER
+	RET
+
 // func q8_0LanesRows(w *byte, wstride, rows int, x *byte, nb int, out *float32)
 TEXT ·q8_0LanesRows(SB), NOSPLIT, $0-48
 	MOVQ     w+0(FP), SI
