@@ -31,6 +31,12 @@ func q4KRows(w *byte, wstride, rows int, x *byte, nb int, out *float32)
 //go:noescape
 func q4KRows4(w *byte, wstride, rows int, x *[4]*byte, nb int, out *[4]*float32)
 
+// q4KRows5 is q4KRows4 for five activation rows: a five-token
+// verification pass reads each weight block once.
+//
+//go:noescape
+func q4KRows5(w *byte, wstride, rows int, x *[5]*byte, nb int, out *[5]*float32)
+
 // q4KRows8 is q4KRows for groups·8 rows, eight at a time: the eight rows'
 // integer sums are gathered into one vector and their float accumulation
 // runs on eight lanes at once, each lane doing its row's q4KRows operations.
@@ -61,8 +67,8 @@ func q6KRows4(w *byte, wstride, rows int, x *[4]*byte, nb int, out *[4]*float32)
 // gemvQ4K is the Q4_K gemv (see the gemv type): where useVNNI (and rows
 // have at most kMaxQ4KTBlocks blocks), tokens go through the T-token
 // kernels (gemvQ4KT) up to eight at a time, leaving at most one; otherwise
-// through q4KRows4 four at a time, a remainder of three as four with the
-// last repeated. The rest go one at a time through q4KRows8 (rows in
+// five tokens through q4KRows5 in one pass, other counts through q4KRows4
+// four at a time, a remainder of three as four with the last repeated. The rest go one at a time through q4KRows8 (rows in
 // eights) and q4KRows (the leftover rows). Bit-identical to dotQ4K on
 // every (row, token) pair.
 func gemvQ4K(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
@@ -77,6 +83,15 @@ func gemvQ4K(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32
 		for ; ntok-t >= 2; t += min(8, ntok-t) {
 			gemvQ4KT(w, ws, rows, x, xs, t, min(8, ntok-t), nb, out, os)
 		}
+	}
+	if ntok-t == 5 {
+		var xp [5]*byte
+		var op [5]*float32
+		for k := range 5 {
+			xp[k], op[k] = &x[(t+k)*xs], &out[(t+k)*os]
+		}
+		q4KRows5(&w[0], ws, rows, &xp, nb, &op)
+		t += 5
 	}
 	var xp [4]*byte
 	var op [4]*float32

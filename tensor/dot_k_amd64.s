@@ -444,6 +444,176 @@ q4x4loop:
 	VZEROUPPER
 	RET
 
+// Q4X5STEP is Q4X4STEP with a fifth token at R14 accumulating into Y14.
+#define Q4X5STEP(qo, xo, xo2, so, so2) \
+	Q4X4STEP(qo, xo, xo2, so, so2); \
+	Q4X4ROW(R14, xo, xo2, Y14)
+
+// KHADD8 sums the eight int32 lanes of y into lane 0 of x (its low half).
+// Clobbers X3.
+#define KHADD8(y, x) \
+	VEXTRACTI128 $1, y, X3; \
+	VPADDD X3, x, x; \
+	VPSHUFD $0x4e, x, X3; \
+	VPADDD X3, x, x; \
+	VPSHUFD $0xb1, x, X3; \
+	VPADDD X3, x, x
+
+// func q4KRows5(w *byte, wstride, rows int, x *[5]*byte, nb int, out *[5]*float32)
+//
+// q4KRows4 with a fifth token (R14), whose block sums accumulate in Y14 and
+// whose float accumulators, one lane's worth, live in the frame: the same
+// operations as the other four tokens' lanes, in scalar form. Frame: as
+// q4KRows4, and 56 acc, 60 accm of the fifth token.
+TEXT ·q4KRows5(SB), NOSPLIT, $64-48
+	MOVQ w+0(FP), AX
+	MOVQ AX, 32(SP)
+	MOVQ rows+16(FP), AX
+	MOVQ AX, 40(SP)
+	MOVQ $0, 48(SP)
+	VMOVDQU kMask0F<>(SB), Y15
+
+q4x5row:
+	MOVQ 32(SP), SI
+	MOVQ x+24(FP), AX
+	MOVQ 0(AX), DI
+	MOVQ 8(AX), R11
+	MOVQ 16(AX), R12
+	MOVQ 24(AX), R13
+	MOVQ 32(AX), R14
+	MOVQ nb+32(FP), CX
+	MOVL $0, 56(SP)
+	MOVL $0, 60(SP)
+	VXORPS X0, X0, X0
+	VXORPS X13, X13, X13
+
+q4x5loop:
+	MOVL 4(SI), AX
+	MOVL 8(SI), BX
+	MOVL 12(SI), DX
+	MOVL AX, R8
+	ANDL $0x3f3f3f3f, R8
+	MOVL DX, R9
+	ANDL $0x0f0f0f0f, R9
+	MOVL AX, R10
+	SHRL $6, R10
+	ANDL $0x03030303, R10
+	SHLL $4, R10
+	ORL  R10, R9
+	SHLQ $32, R9
+	ORQ  R9, R8
+	MOVL BX, R10
+	ANDL $0x3f3f3f3f, R10
+	SHRL $4, DX
+	ANDL $0x0f0f0f0f, DX
+	SHRL $6, BX
+	ANDL $0x03030303, BX
+	SHLL $4, BX
+	ORL  BX, DX
+	SHLQ $32, DX
+	ORQ  DX, R10
+	VMOVQ R8, X1
+	VPINSRQ $1, R10, X1, X1
+
+	// Y2: mins doubled as words; the frame: scales as doubled words.
+	VPSHUFB kQ4MinShuf<>(SB), X1, X2
+	VPMOVZXBW X2, Y2
+	VPMOVZXBW X1, X3
+	VPUNPCKLWD X3, X3, X5
+	VPUNPCKHWD X3, X3, X6
+	VMOVDQU X5, 0(SP)
+	VMOVDQU X6, 16(SP)
+
+	VPXOR Y8, Y8, Y8
+	VPXOR Y9, Y9, Y9
+	VPXOR Y10, Y10, Y10
+	VPXOR Y11, Y11, Y11
+	VPXOR Y14, Y14, Y14
+	Q4X5STEP(16, 4, 36, 0, 4)
+	Q4X5STEP(48, 68, 100, 8, 12)
+	Q4X5STEP(80, 132, 164, 16, 20)
+	Q4X5STEP(112, 196, 228, 24, 28)
+
+	// X8 = isum per row; X1 = imin per row.
+	KREDUCE4(Y8, Y9, Y10, Y11, Y8, Y10, X8, Y8)
+	VPMADDWD 260(DI), Y2, Y1
+	VPMADDWD 260(R11), Y2, Y4
+	VPMADDWD 260(R12), Y2, Y5
+	VPMADDWD 260(R13), Y2, Y6
+	KREDUCE4(Y1, Y4, Y5, Y6, Y1, Y5, X1, Y1)
+	VCVTDQ2PS X8, X8
+	VCVTDQ2PS X1, X1
+
+	// The fifth token: X14 = isum, X9 = imin in lane 0, as floats.
+	KHADD8(Y14, X14)
+	VPMADDWD 260(R14), Y2, Y9
+	KHADD8(Y9, X9)
+	VCVTDQ2PS X14, X14
+	VCVTDQ2PS X9, X9
+
+	// X5 = xd per row; d = wd·xd, dmin = wdmin·xd lane-wise; X0 = acc and
+	// X13 = accm per row, each updated with one fused multiply-add.
+	VMOVSS (DI), X5
+	VINSERTPS $0x10, (R11), X5, X5
+	VINSERTPS $0x20, (R12), X5, X5
+	VINSERTPS $0x30, (R13), X5, X5
+	MOVL (SI), AX
+	VMOVD AX, X6
+	VCVTPH2PS X6, X6
+	VBROADCASTSS X6, X7
+	VMOVSHDUP X6, X6
+	VBROADCASTSS X6, X6
+	VMOVSS (R14), X10
+	VMULSS X10, X7, X11
+	VMULSS X10, X6, X10
+	VMOVSS 56(SP), X12
+	VFMADD231SS X11, X14, X12
+	VMOVSS X12, 56(SP)
+	VMOVSS 60(SP), X12
+	VFMADD231SS X10, X9, X12
+	VMOVSS X12, 60(SP)
+	VMULPS X5, X7, X7
+	VMULPS X5, X6, X6
+	VFMADD231PS X7, X8, X0
+	VFMADD231PS X6, X1, X13
+
+	ADDQ $144, SI
+	ADDQ $292, DI
+	ADDQ $292, R11
+	ADDQ $292, R12
+	ADDQ $292, R13
+	ADDQ $292, R14
+	DECQ CX
+	JNZ  q4x5loop
+
+	VSUBPS X13, X0, X0
+
+	// out[t][r] for the five tokens; 48(SP) is r·4.
+	MOVQ out+40(FP), AX
+	MOVQ 48(SP), BX
+	MOVQ 0(AX), DX
+	VMOVSS X0, (DX)(BX*1)
+	MOVQ 8(AX), DX
+	VEXTRACTPS $1, X0, (DX)(BX*1)
+	MOVQ 16(AX), DX
+	VEXTRACTPS $2, X0, (DX)(BX*1)
+	MOVQ 24(AX), DX
+	VEXTRACTPS $3, X0, (DX)(BX*1)
+	VMOVSS 56(SP), X1
+	VSUBSS 60(SP), X1, X1
+	MOVQ 32(AX), DX
+	VMOVSS X1, (DX)(BX*1)
+	ADDQ $4, BX
+	MOVQ BX, 48(SP)
+	MOVQ 32(SP), AX
+	ADDQ wstride+8(FP), AX
+	MOVQ AX, 32(SP)
+	DECQ 40(SP)
+	JNZ  q4x5row
+
+	VZEROUPPER
+	RET
+
 // Eight weight rows, one token: each row's block is computed as in q4KRows,
 // but the per-row integer sums are gathered into one vector of eight (a
 // VPHADDD tree) and the float accumulation runs on eight lanes at once, lane
