@@ -77,9 +77,9 @@ func TestF16Exhaustive(t *testing.T) {
 
 // TestF32ToF16All checks F32ToF16 against ggml's rounding and F32ToF16Hw
 // against the F16C rule (ggml's for numbers; for a NaN the sign, 0x7e00 and
-// the payload's top 9 bits) on every float32 bit pattern (about 80 s of CPU,
-// in four parallel parts); with -short on every 509th, a sample that still
-// reaches every exponent.
+// the payload's top 9 bits) on every float32 bit pattern (a minute or so
+// of CPU, in four parallel parts); with -short on every 509th, a sample
+// that still reaches every exponent.
 func TestF32ToF16All(t *testing.T) {
 	step := uint64(1)
 	if testing.Short() {
