@@ -11,25 +11,10 @@ import (
 // (ntok) at x + t·xstride and writes out[t·ostride + r]; the doc comments
 // give the Go loop each computes, bit for bit.
 
-// q5_0RowsN computes, over nb blocks,
+// q5_0RowsN, q4_1RowsN and q5_1RowsN are generated (asm/q32.go) into
+// dotq32_lanes_amd64.s and declared in dotq32_lanes_stubs_amd64.go.
 //
-//	for t := range ntok { for r := range rows {
-//		out[t*ostride+r] = dotQ5_0Generic(w[r*wstride:], x[t*xstride:], 32*nb) } }
-//
-//go:noescape
-func q5_0RowsN(w *byte, wstride, rows int, x *byte, xstride, ntok, nb int, out *float32, ostride int)
-
-// q4_1RowsN is q5_0RowsN for Q4_1 weights and Q8_1 activations
-// (dotQ4_1Generic).
-//
-//go:noescape
-func q4_1RowsN(w *byte, wstride, rows int, x *byte, xstride, ntok, nb int, out *float32, ostride int)
-
-// q5_1RowsN is q5_0RowsN for Q5_1 weights and Q8_1 activations
-// (dotQ5_1Generic).
-//
-//go:noescape
-func q5_1RowsN(w *byte, wstride, rows int, x *byte, xstride, ntok, nb int, out *float32, ostride int)
+//go:generate env -u GOARCH go run -C asm . -kernels q32 -out ../dotq32_lanes_amd64.s -stubs ../dotq32_lanes_stubs_amd64.go -pkg tensor
 
 // iq4nlRows8 computes, over nb blocks, for groups of eight IQ4_NL rows,
 //

@@ -328,12 +328,26 @@ func loadHalves(m Mem, x int) {
 func main() {
 	fs := flag.NewFlagSet("asm", flag.ExitOnError)
 	flags := build.NewFlags(fs)
+	kernels := fs.String("kernels", "dotk", "the kernels to write: dotk (the T-token K-quant kernels) or q32 (the Q5_0, Q4_1 and Q5_1 lanes kernels)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		fail(err)
 	}
 	top = build.NewContext()
 	c = top
 	c.ConstraintExpr("amd64,!noasm")
+	switch *kernels {
+	case "dotk":
+		dotk()
+	case "q32":
+		q32()
+	default:
+		fail(fmt.Errorf("-kernels %q: want dotk or q32", *kernels))
+	}
+	os.Exit(build.Main(flags.Config(), top))
+}
+
+// dotk writes the T-token K-quant kernels.
+func dotk() {
 	data()
 	data2()
 	for T := 2; T <= 8; T++ {
@@ -354,5 +368,4 @@ func main() {
 	for T := 2; T <= 8; T++ {
 		iq4XST(T)
 	}
-	os.Exit(build.Main(flags.Config(), top))
 }

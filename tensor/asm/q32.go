@@ -1,0 +1,275 @@
+package main
+
+import (
+	. "github.com/mmcloughlin/avo/attr"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// The AVX2 lanes kernels of Q5_0, Q4_1 and Q5_1 (qlanes.go in package
+// tensor): weight rows against 1 to 4 activation rows, each weight block
+// decoded once for all the tokens, every output with the exact operations
+// and order of the type's Go reference (ggml's AVX2 dot products), so a
+// token's results do not depend on the tokens beside it. Registers are
+// virtual throughout.
+
+const q32Sig = "func(w *byte, wstride, rows int, x *byte, xstride, ntok, nb int, out *float32, ostride int)"
+
+// q32Type describes one weight type of the lanes kernels.
+type q32Type struct {
+	name string
+	// bs and xbs: the weight and activation block sizes in bytes.
+	bs, xbs int
+	// qs: the quants' offset in a weight block; qh: that of the fifth
+	// bits (0: none).
+	qs, qh int
+	// min: the type has a min (Q4_1, Q5_1; activations Q8_1).
+	min bool
+	doc []string
+}
+
+var q32Types = []q32Type{
+	{name: "q5_0RowsN", bs: 22, xbs: 34, qs: 6, qh: 2, doc: []string{
+		"q5_0RowsN computes, over nb blocks,",
+		"",
+		"\tfor t := range ntok { for r := range rows {",
+		"\t\tout[t*ostride+r] = dotQ5_0Generic(w[r*wstride:], x[t*xstride:], 32*nb) } }",
+		"",
+		"for 1 ≤ ntok ≤ 4 Q8_0 activation rows: a block's quants are (nibble | 0xf0",
+		"where the qh bit is clear) as int8, that is q-16.",
+	}},
+	{name: "q4_1RowsN", bs: 20, xbs: 36, qs: 4, min: true, doc: []string{
+		"q4_1RowsN is q5_0RowsN for Q4_1 weights and Q8_1 activations",
+		"(dotQ4_1Generic).",
+	}},
+	{name: "q5_1RowsN", bs: 24, xbs: 36, qs: 8, qh: 4, min: true, doc: []string{
+		"q5_1RowsN is q5_0RowsN for Q5_1 weights and Q8_1 activations",
+		"(dotQ5_1Generic): a block's quants are nibble | (0x10 where the qh bit",
+		"is set).",
+	}},
+}
+
+// goSym is the address of the package-level Go variable name.
+func goSym(name string) Mem { return NewDataAddr(Symbol{Name: "·" + name}, 0) }
+
+// broadcastD returns a vector with the dword v in every lane.
+func broadcastD(v uint32) VecVirtual {
+	r := gp32()
+	c.MOVL(U32(v), r)
+	y := top.YMM()
+	c.VMOVD(r, y.AsX())
+	c.VPBROADCASTD(y.AsX(), y)
+	return y
+}
+
+// hsum reduces y as hsum_float_8 (halves added, then movehl, then
+// movehdup), leaving the sum in lane 0 of y's low half.
+func hsum(y VecVirtual) {
+	x, t := y.AsX(), top.XMM()
+	c.VEXTRACTF128(U8(1), y, t)
+	c.VADDPS(x, t, x)
+	c.VMOVHLPS(x, x, t)
+	c.VADDPS(t, x, x)
+	c.VMOVSHDUP(x, t)
+	c.VADDSS(t, x, x)
+}
+
+func q32Lanes(k q32Type) {
+	name := k.name
+	frame := 0
+	if k.min {
+		frame = 16
+	}
+	text(name, NOSPLIT, q32Sig)
+	c.Doc(k.doc...)
+	c.Pragma("noescape")
+	if frame > 0 {
+		c.AllocLocal(frame)
+	}
+	w, ws, rows, x, xs, ntok, out := gp64(), gp64(), gp64(), gp64(), gp64(), gp64(), gp64()
+	for _, a := range []struct {
+		r   GPVirtual
+		arg string
+		off int
+	}{{w, "w", 0}, {ws, "wstride", 8}, {rows, "rows", 16}, {x, "x", 24}, {xs, "xstride", 32}, {ntok, "ntok", 40}, {out, "out", 56}} {
+		c.MOVQ(arg(a.arg, a.off), a.r)
+	}
+	tab := gp64()
+	c.MOVQ(goSym("f16Table"), tab)
+	xs3 := gp64()
+	c.LEAQ(Mem{Base: xs, Index: xs, Scale: 2}, xs3)
+	// f16 is the float32 of the half at m.
+	f16 := func(m Mem) Mem {
+		h := gp32()
+		c.MOVWLZX(m, h)
+		return Mem{Base: tab, Index: h.As64(), Scale: 4}
+	}
+	c.Comment("Int16 ones, 0x0f bytes.")
+	ones := top.YMM()
+	c.VPCMPEQW(ones, ones, ones)
+	c.VPSRLW(U8(15), ones, ones)
+	low := broadcastD(0x0f0f0f0f)
+	var qhShuf, qhBit, hiBits VecVirtual
+	if k.qh != 0 {
+		c.Comment("The byte shuffle that spreads the four qh bytes over eight bytes each, the bit",
+			"of its byte each element tests, and the high bits those set or clear.")
+		qhShuf = top.YMM()
+		c.VMOVDQU(goSym("q32QhShuf"), qhShuf)
+		r := gp64()
+		c.MOVQ(U64(0x8040201008040201), r)
+		qhBit = top.YMM()
+		c.VMOVQ(r, qhBit.AsX())
+		c.VPBROADCASTQ(qhBit.AsX(), qhBit)
+		if k.min {
+			hiBits = broadcastD(0x10101010)
+		} else {
+			hiBits = broadcastD(0xf0f0f0f0)
+		}
+	}
+	c.TESTQ(rows, rows)
+	c.JZ(LabelRef("done"))
+
+	c.Label("row")
+	b, xb, n := gp64(), gp64(), gp64()
+	c.MOVQ(w, b)
+	c.MOVQ(x, xb)
+	c.MOVQ(arg("nb", 48), n)
+	var acc [4]VecVirtual
+	for t := range acc {
+		acc[t] = top.YMM()
+		c.VXORPS(acc[t], acc[t], acc[t])
+	}
+	// The summs: token 0's in a register, the others' at 4(t-1)(SP).
+	summs := top.XMM()
+	if k.min {
+		c.VXORPS(summs, summs, summs)
+		c.MOVQ(U32(0), sp(0))
+		c.MOVQ(U32(0), sp(8))
+	}
+	c.TESTQ(n, n)
+	c.JZ(LabelRef("rowdone"))
+
+	c.Label("loop")
+	c.Comment("The block's quants in element order: low nibbles (elements 0-15), then high ones.")
+	q, t1 := top.YMM(), top.XMM()
+	c.VMOVDQU(Mem{Base: b, Disp: k.qs}, q.AsX())
+	c.VPSRLW(U8(4), q.AsX(), t1)
+	c.VINSERTI128(U8(1), t1, q, q)
+	c.VPAND(low, q, q)
+	var mag VecVirtual
+	if k.qh != 0 {
+		c.Comment("0xff in byte j where bit j of qh is set (ggml's bytes_from_bits_32).")
+		h := top.YMM()
+		c.VPBROADCASTD(Mem{Base: b, Disp: k.qh}, h)
+		c.VPSHUFB(qhShuf, h, h)
+		c.VPAND(qhBit, h, h)
+		c.VPCMPEQB(qhBit, h, h)
+		if k.min {
+			c.VPAND(hiBits, h, h)
+		} else {
+			c.VPANDN(hiBits, h, h)
+		}
+		c.VPOR(h, q, q)
+		if !k.min {
+			mag = h
+			c.VPABSB(q, mag)
+		}
+	}
+	wd := top.XMM()
+	c.VMOVSS(f16(Mem{Base: b}), wd)
+	wm := top.XMM()
+	if k.min {
+		c.VMOVSS(f16(Mem{Base: b, Disp: 2}), wm)
+	}
+	xq := func(t, off int) Mem {
+		m := Mem{Base: xb, Disp: off}
+		switch t {
+		case 1:
+			m = m.Idx(xs, 1)
+		case 2:
+			m = m.Idx(xs, 2)
+		case 3:
+			m = m.Idx(xs3, 1)
+		}
+		return m
+	}
+	for t := 0; t < 4; t++ {
+		if t > 0 {
+			c.CMPQ(ntok, U8(t))
+			c.JLE(LabelRef("tokdone"))
+		}
+		p := top.YMM()
+		if k.min {
+			c.Commentf("Token %d: ggml's mul_sum_us8_pairs_float, and summs = fma(m_w, s_x, summs).", t)
+			c.VPMADDUBSW(xq(t, 4), q, p)
+		} else {
+			c.Commentf("Token %d: |q| times y with q's sign, pairs and then fours summed (mul_sum_i8_pairs_float).", t)
+			c.VMOVDQU(xq(t, 2), p)
+			c.VPSIGNB(q, p, p)
+			c.VPMADDUBSW(p, mag, p)
+		}
+		c.VPMADDWD(ones, p, p)
+		c.VCVTDQ2PS(p, p)
+		d := top.XMM()
+		c.VMULSS(f16(xq(t, 0)), wd, d)
+		dy := top.YMM()
+		c.VBROADCASTSS(d, dy)
+		c.VFMADD231PS(p, dy, acc[t])
+		if k.min {
+			if t == 0 {
+				c.VFMADD231SS(f16(xq(t, 2)), wm, summs)
+			} else {
+				s := top.XMM()
+				c.VMOVSS(sp(4*(t-1)), s)
+				c.VFMADD231SS(f16(xq(t, 2)), wm, s)
+				c.VMOVSS(s, sp(4*(t-1)))
+			}
+		}
+	}
+
+	c.Label("tokdone")
+	c.ADDQ(U8(k.bs), b)
+	c.ADDQ(U8(k.xbs), xb)
+	c.DECQ(n)
+	c.JNZ(LabelRef("loop"))
+
+	c.Label("rowdone")
+	c.Comment("out[t·ostride + r] = hsum(acc_t) (+ summs_t).")
+	os, o := gp64(), gp64()
+	c.MOVQ(arg("ostride", 64), os)
+	c.SHLQ(U8(2), os)
+	c.MOVQ(out, o)
+	for t := 0; t < 4; t++ {
+		if t > 0 {
+			c.CMPQ(ntok, U8(t))
+			c.JLE(LabelRef("stored"))
+			c.ADDQ(os, o)
+		}
+		hsum(acc[t])
+		if k.min {
+			if t == 0 {
+				c.VADDSS(summs, acc[t].AsX(), acc[t].AsX())
+			} else {
+				c.VADDSS(sp(4*(t-1)), acc[t].AsX(), acc[t].AsX())
+			}
+		}
+		c.VMOVSS(acc[t].AsX(), Mem{Base: o})
+	}
+
+	c.Label("stored")
+	c.ADDQ(U8(4), out)
+	c.ADDQ(ws, w)
+	c.DECQ(rows)
+	c.JNZ(LabelRef("row"))
+
+	c.Label("done")
+	c.VZEROUPPER()
+	c.RET()
+}
+
+// q32 writes the lanes kernels.
+func q32() {
+	for _, k := range q32Types {
+		q32Lanes(k)
+	}
+}
