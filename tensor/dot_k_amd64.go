@@ -64,6 +64,11 @@ func q6KRows(w *byte, wstride, rows int, x *byte, nb int, out *float32)
 //go:noescape
 func q6KRows4(w *byte, wstride, rows int, x *[4]*byte, nb int, out *[4]*float32)
 
+// q6KRows5 is q6KRows for five activation rows, as q4KRows5.
+//
+//go:noescape
+func q6KRows5(w *byte, wstride, rows int, x *[5]*byte, nb int, out *[5]*float32)
+
 // gemvQ4K is the Q4_K gemv (see the gemv type): where useVNNI (and rows
 // have at most kMaxQ4KTBlocks blocks), tokens go through the T-token
 // kernels (gemvQ4KT) up to eight at a time, leaving at most one; otherwise
@@ -124,6 +129,15 @@ func gemvQ6K(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32
 		for ; ntok-t >= 2; t += min(8, ntok-t) {
 			gemvQ6KT(w, ws, rows, x, xs, t, min(8, ntok-t), nb, out, os)
 		}
+	}
+	if ntok-t == 5 {
+		var xp [5]*byte
+		var op [5]*float32
+		for k := range 5 {
+			xp[k], op[k] = &x[(t+k)*xs], &out[(t+k)*os]
+		}
+		q6KRows5(&w[0], ws, rows, &xp, nb, &op)
+		t += 5
 	}
 	var xp [4]*byte
 	var op [4]*float32

@@ -927,6 +927,136 @@ q6x4loop:
 	VZEROUPPER
 	RET
 
+// Q6X5Q is Q6X4Q with a fifth token at R14, its int32 lanes at 0(SP).
+#define Q6X5Q(xo, so) \
+	Q6X4Q(xo, so); \
+	VPMADDUBSW xo(R14), Y6, Y12; \
+	VPMADDWD Y7, Y12, Y12; \
+	VPADDD 0(SP), Y12, Y12; \
+	VMOVDQU Y12, 0(SP)
+
+// Q6X5HALF is Q6X4HALF with Q6X5Q.
+#define Q6X5HALF(lo, lo2, ho, xo0, xo1, xo2, xo3, so0, so1, so2, so3) \
+	VMOVDQU lo(SI), Y3; \
+	VMOVDQU lo2(SI), Y4; \
+	VMOVDQU ho(SI), Y5; \
+	VPAND Y15, Y3, Y6; \
+	VPAND kMask03<>(SB), Y5, Y7; \
+	VPSLLW $4, Y7, Y7; \
+	VPOR Y7, Y6, Y6; \
+	Q6X5Q(xo0, so0); \
+	VPAND Y15, Y4, Y6; \
+	VPAND kMask0C<>(SB), Y5, Y7; \
+	VPSLLW $2, Y7, Y7; \
+	VPOR Y7, Y6, Y6; \
+	Q6X5Q(xo1, so1); \
+	VPSRLW $4, Y3, Y3; \
+	VPAND Y15, Y3, Y6; \
+	VPAND kMask30<>(SB), Y5, Y7; \
+	VPOR Y7, Y6, Y6; \
+	Q6X5Q(xo2, so2); \
+	VPSRLW $4, Y4, Y4; \
+	VPAND Y15, Y4, Y6; \
+	VPAND kMaskC0<>(SB), Y5, Y7; \
+	VPSRLW $2, Y7, Y7; \
+	VPOR Y7, Y6, Y6; \
+	Q6X5Q(xo3, so3)
+
+// func q6KRows5(w *byte, wstride, rows int, x *[5]*byte, nb int, out *[5]*float32)
+//
+// q6KRows4 with a fifth token (R14) whose int32 lanes (0-31) and float
+// accumulator (64-95) live in the frame, updated with the same operations
+// as the other tokens' registers. Frame otherwise as q6KRows4.
+TEXT ·q6KRows5(SB), NOSPLIT, $96-48
+	MOVQ w+0(FP), AX
+	MOVQ AX, 32(SP)
+	MOVQ rows+16(FP), AX
+	MOVQ AX, 40(SP)
+	MOVQ $0, 48(SP)
+	VMOVDQU kMask0F<>(SB), Y15
+
+q6x5row:
+	MOVQ 32(SP), SI
+	MOVQ x+24(FP), AX
+	MOVQ 0(AX), DI
+	MOVQ 8(AX), R11
+	MOVQ 16(AX), R12
+	MOVQ 24(AX), R13
+	MOVQ 32(AX), R14
+	MOVQ nb+32(FP), CX
+	VXORPS Y0, Y0, Y0
+	VMOVUPS Y0, 64(SP)
+	VXORPS Y2, Y2, Y2
+	VXORPS Y13, Y13, Y13
+	VXORPS Y14, Y14, Y14
+
+q6x5loop:
+	VMOVDQU 192(SI), X1
+	VPMOVSXBW X1, Y6
+	Q6X4OFF(DI, Y8)
+	Q6X4OFF(R11, Y9)
+	Q6X4OFF(R12, Y10)
+	Q6X4OFF(R13, Y11)
+	Q6X4OFF(R14, Y3)
+	VMOVDQU Y3, 0(SP)
+
+	Q6X5HALF(0, 32, 128, 4, 36, 68, 100, 0, 16, 32, 48)
+	Q6X5HALF(64, 96, 160, 132, 164, 196, 228, 64, 80, 96, 112)
+
+	// acc_t[L] = fma(xd_t·wd, float32(lane_t[L]), acc_t[L]) for the four
+	// tokens' accumulators Y0, Y2, Y13, Y14.
+	MOVWLZX 208(SI), AX
+	VMOVD AX, X5
+	VCVTPH2PS X5, X5
+	VBROADCASTSS X5, Y5
+	Q6X4ACC(DI, Y8, Y0)
+	Q6X4ACC(R11, Y9, Y2)
+	Q6X4ACC(R12, Y10, Y13)
+	Q6X4ACC(R13, Y11, Y14)
+	VMOVDQU 0(SP), Y12
+	VMOVUPS 64(SP), Y3
+	Q6X4ACC(R14, Y12, Y3)
+	VMOVUPS Y3, 64(SP)
+
+	ADDQ $210, SI
+	ADDQ $292, DI
+	ADDQ $292, R11
+	ADDQ $292, R12
+	ADDQ $292, R13
+	ADDQ $292, R14
+	DECQ CX
+	JNZ  q6x5loop
+
+	// out[t][r] for the five tokens; 48(SP) is r·4.
+	MOVQ out+40(FP), AX
+	MOVQ 48(SP), BX
+	KHSUM8(Y0, X0, X3, X4)
+	MOVQ 0(AX), DX
+	VMOVSS X3, (DX)(BX*1)
+	KHSUM8(Y2, X2, X3, X4)
+	MOVQ 8(AX), DX
+	VMOVSS X3, (DX)(BX*1)
+	KHSUM8(Y13, X13, X3, X4)
+	MOVQ 16(AX), DX
+	VMOVSS X3, (DX)(BX*1)
+	KHSUM8(Y14, X14, X3, X4)
+	MOVQ 24(AX), DX
+	VMOVSS X3, (DX)(BX*1)
+	VMOVUPS 64(SP), Y12
+	KHSUM8(Y12, X12, X3, X4)
+	MOVQ 32(AX), DX
+	VMOVSS X3, (DX)(BX*1)
+	ADDQ $4, BX
+	MOVQ BX, 48(SP)
+	MOVQ 32(SP), AX
+	ADDQ wstride+8(FP), AX
+	MOVQ AX, 32(SP)
+	DECQ 40(SP)
+	JNZ  q6x5row
+
+	VZEROUPPER
+	RET
+
 DATA kAbsMask<>+0(SB)/8, $0x7fffffff7fffffff
 DATA kAbsMask<>+8(SB)/8, $0x7fffffff7fffffff
 DATA kAbsMask<>+16(SB)/8, $0x7fffffff7fffffff
