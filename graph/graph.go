@@ -79,7 +79,7 @@ type Stage struct {
 
 	in, out, calls atomic.Int64
 	busy           atomic.Int64  // nanoseconds
-	live           atomic.Int64  // items inside the cycle a Loop stage enters
+	live, retired  atomic.Int64  // Loop: items inside its cycle, items it retired
 	left           chan struct{} // Loop: capacity 1, signalled when live drops
 }
 
@@ -339,10 +339,10 @@ func Sink[I any](g *Graph, name string, in *Pipe[I], fn func(ctx context.Context
 // is ready, and calls fn for each (fresh: it came from in).
 // fn passes an item on into the cycle with emit or, by returning without
 // emitting it, retires it: the item leaves the cycle. Live counts the
-// items inside: received from in and not retired; Left signals each
-// retirement. The stage returns once in is closed and the cycle is empty,
-// which closes out and, stage by stage, back; back closing while items
-// are inside is ErrLoop. fn records its own busy time on s (Busy,
+// items inside: received from in and not retired; Retired (in Stats)
+// those that left; Left signals each retirement. The stage returns once
+// in is closed and the cycle is empty, which closes out and, stage by
+// stage, back; back closing while items are inside is ErrLoop. fn records its own busy time on s (Busy,
 // AddBusy), so that what it waits for in emit or on locks is left out.
 func Loop[T any](g *Graph, name string, in, back, out *Pipe[T], fn func(ctx context.Context, s *Stage, v T, fresh bool, emit func(T) error) error) *Stage {
 	st := g.Go(name, func(ctx context.Context, s *Stage) error {
@@ -383,6 +383,7 @@ func Loop[T any](g *Graph, name string, in, back, out *Pipe[T], fn func(ctx cont
 			if d := emitted - 1; d != 0 {
 				s.live.Add(int64(d))
 				if d < 0 {
+					s.retired.Add(int64(-d))
 					select {
 					case s.left <- struct{}{}:
 					default:
@@ -467,6 +468,7 @@ type StageStats struct {
 	Name    string
 	In, Out int64
 	Live    int64 // Loop: items inside its cycle
+	Retired int64 // Loop: items that left the cycle
 	Calls   int64
 	Busy    time.Duration
 }
@@ -509,5 +511,5 @@ func (g *Graph) Stage(name string) *Stage {
 
 // Stats returns a snapshot of s's counters.
 func (s *Stage) Stats() StageStats {
-	return StageStats{Name: s.name, In: s.in.Load(), Out: s.out.Load(), Live: s.live.Load(), Calls: s.calls.Load(), Busy: time.Duration(s.busy.Load())}
+	return StageStats{Name: s.name, In: s.in.Load(), Out: s.out.Load(), Live: s.live.Load(), Retired: s.retired.Load(), Calls: s.calls.Load(), Busy: time.Duration(s.busy.Load())}
 }

@@ -272,8 +272,8 @@ func TestCycle(t *testing.T) {
 		t.Fatalf("step: in %d, out %d, want 20 and 20", s.In, s.Out)
 	}
 	// The router took 4 fresh items and 20 back, passed 20 on and retired 4.
-	if s := router.Stats(); s.In != 24 || s.Out != 20 || s.Live != 0 {
-		t.Fatalf("router: in %d, out %d, live %d; want 24, 20, 0", s.In, s.Out, s.Live)
+	if s := router.Stats(); s.In != 24 || s.Out != 20 || s.Live != 0 || s.Retired != 4 {
+		t.Fatalf("router: in %d, out %d, live %d, retired %d; want 24, 20, 0, 4", s.In, s.Out, s.Live, s.Retired)
 	}
 	if maxLive < 1 || maxLive > 4 {
 		t.Fatalf("most items inside the cycle %d, want 1 to 4", maxLive)

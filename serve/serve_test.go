@@ -1145,7 +1145,10 @@ func TestStats(t *testing.T) {
 	if len(msgs) != 1 {
 		t.Fatalf("refused request: %d messages", len(msgs))
 	}
-	st := stats(t, f.nc.Conn)
+	// The done message goes out as the sequence leaves the pipeline; its
+	// slot is free a decoding step later at most.
+	var st api.Stats
+	poll(t, "the slots free in the stats", func() bool { st = stats(t, f.nc.Conn); return st.SlotsInUse == 0 })
 	if st.Requests != 3 || st.Failed != 0 || st.Generated != 96 || st.Slots != 4 || st.SlotsInUse != 0 || st.Queued != 0 ||
 		st.QueueLimit != 16 || st.K != 4 || st.TargetModel != f.e.TargetName || st.DraftModel != f.e.DraftName {
 		t.Errorf("stats %+v", st)

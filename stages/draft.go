@@ -42,7 +42,6 @@ func (p *Pipeline) draftStage(fresh, loop *graph.Pipe[*seq]) func(ctx context.Co
 			// intake.
 			pre[s.slot].valid = false
 			p.slots.Release(s.slot)
-			p.active.Add(-1)
 			return nil
 		} else if p.auto != nil {
 			p.auto.returned(s)

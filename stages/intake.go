@@ -126,7 +126,6 @@ func (p *Pipeline) intake(ctx context.Context, in <-chan Request, emit func(*seq
 				return ctx.Err()
 			}
 		}
-		p.active.Add(1)
 		if err := emit(s); err != nil {
 			return err
 		}

@@ -235,9 +235,9 @@ type Pipeline struct {
 	overlap overlap
 	ran     atomic.Bool
 
-	queue   queue   // requests given to Submit, waiting for a slot
-	streams streams // Streams whose final chunk has not been delivered
-	active  atomic.Int64
+	queue   queue       // requests given to Submit, waiting for a slot
+	streams streams     // Streams whose final chunk has not been delivered
+	failed  atomic.Bool // Run ended with an error: no slot is held
 
 	// The auto policy (Policy.Auto; auto.go): costs is shared by verify
 	// (writes) and draft (reads); auto belongs to the draft stage, passMean
@@ -292,9 +292,18 @@ func New(cfg Config) (*Pipeline, error) {
 // Metrics returns the pipeline's global metrics (safe while running).
 func (p *Pipeline) Metrics() *Metrics { return p.metrics }
 
-// Active is the number of requests holding a sequence slot (admitted and
-// not yet finished): the pipeline's own slot accounting.
-func (p *Pipeline) Active() int { return int(p.active.Load()) }
+// Active is the number of requests holding a sequence slot: admitted
+// (sent on by intake) and not yet finished (retired by the draft stage),
+// from the graph's counters.
+func (p *Pipeline) Active() int {
+	g := p.graph.Load()
+	if g == nil || p.failed.Load() {
+		return 0
+	}
+	// A sequence may be retired a moment before intake has counted its
+	// send: never below 0.
+	return max(0, int(g.Stage("intake").Stats().Out-g.Stage("draft").Stats().Retired))
+}
 
 // Queued is the number of requests waiting for a slot.
 func (p *Pipeline) Queued() int { return p.queue.len() }
@@ -443,7 +452,7 @@ func (p *Pipeline) run(ctx context.Context, in <-chan Request, out chan<- Chunk)
 		// so none of them holds a slot any more.
 		p.queue.shut(err)
 		p.streams.endAll(err)
-		p.active.Store(0)
+		p.failed.Store(true)
 	}
 	return err
 }
