@@ -11,8 +11,9 @@ import (
 // (ntok) at x + t·xstride and writes out[t·ostride + r]; the doc comments
 // give the Go loop each computes, bit for bit.
 
-// q5_0RowsN, q4_1RowsN and q5_1RowsN are generated (asm/q32.go) into
-// dotq32_lanes_amd64.s and declared in dotq32_lanes_stubs_amd64.go.
+// q5_0RowsN, q4_1RowsN, q5_1RowsN and their Rows4 forms are generated
+// (asm/q32.go) into dotq32_lanes_amd64.s and declared in
+// dotq32_lanes_stubs_amd64.go.
 //
 //go:generate env -u GOARCH go run -C asm . -kernels q32 -out ../dotq32_lanes_amd64.s -stubs ../dotq32_lanes_stubs_amd64.go -pkg tensor
 
@@ -23,20 +24,6 @@ import (
 //
 //go:noescape
 func iq4nlRows8(w *byte, wstride, groups int, x *byte, xstride, ntok, nb int, out *float32, ostride int)
-
-// q5_0Rows4, q4_1Rows4 and q5_1Rows4 compute their RowsN kernel for one
-// token and rows in groups of four, whose accumulators interleave:
-//
-//	for r := range 4*groups { out[r] = dot<type>Generic(w[r*wstride:], x, 32*nb) }
-//
-//go:noescape
-func q5_0Rows4(w *byte, wstride, groups int, x *byte, nb int, out *float32)
-
-//go:noescape
-func q4_1Rows4(w *byte, wstride, groups int, x *byte, nb int, out *float32)
-
-//go:noescape
-func q5_1Rows4(w *byte, wstride, groups int, x *byte, nb int, out *float32)
 
 // iq4nlRows8x1 is iq4nlRows8 for one token:
 //

@@ -49,10 +49,10 @@ row:
 
 loop:
 	// The block's quants in element order: low nibbles (elements 0-15), then high ones.
-	VMOVDQU     6(R11), X9
-	VPSRLW      $0x04, X9, X10
-	VINSERTI128 $0x01, X10, Y9, Y9
-	VPAND       Y1, Y9, Y9
+	VBROADCASTI128 6(R11), Y9
+	VPSRLW         $0x04, Y9, Y10
+	VPBLENDD       $0xf0, Y10, Y9, Y9
+	VPAND          Y1, Y9, Y9
 
 	// 0xff in byte j where bit j of qh is set (ggml's bytes_from_bits_32).
 	VPBROADCASTD 2(R11), Y10
@@ -112,8 +112,8 @@ loop:
 	VCVTDQ2PS    Y12, Y12
 	MOVWLZX      (R12)(R10*1), R14
 	VMULSS       (R9)(R14*4), X11, X9
-	VBROADCASTSS X9, Y10
-	VFMADD231PS  Y12, Y10, Y8
+	VBROADCASTSS X9, Y9
+	VFMADD231PS  Y12, Y9, Y8
 
 tokdone:
 	ADDQ $0x16, R11
@@ -212,14 +212,14 @@ row:
 
 loop:
 	// The block's quants in element order: low nibbles (elements 0-15), then high ones.
-	VMOVDQU     4(R11), X7
-	VPSRLW      $0x04, X7, X8
-	VINSERTI128 $0x01, X8, Y7, Y7
-	VPAND       Y1, Y7, Y7
-	MOVWLZX     (R11), R14
-	VMOVSS      (R9)(R14*4), X8
-	MOVWLZX     2(R11), R14
-	VMOVSS      (R9)(R14*4), X9
+	VBROADCASTI128 4(R11), Y7
+	VPSRLW         $0x04, Y7, Y8
+	VPBLENDD       $0xf0, Y8, Y7, Y7
+	VPAND          Y1, Y7, Y7
+	MOVWLZX        (R11), R14
+	VMOVSS         (R9)(R14*4), X8
+	MOVWLZX        2(R11), R14
+	VMOVSS         (R9)(R14*4), X9
 
 	// Token 0: ggml's mul_sum_us8_pairs_float, and summs = fma(m_w, s_x, summs).
 	VPMADDUBSW   4(R12), Y7, Y10
@@ -265,13 +265,13 @@ loop:
 	JLE          tokdone
 
 	// Token 3: ggml's mul_sum_us8_pairs_float, and summs = fma(m_w, s_x, summs).
-	VPMADDUBSW   4(R12)(R10*1), Y7, Y10
-	VPMADDWD     Y0, Y10, Y10
-	VCVTDQ2PS    Y10, Y10
+	VPMADDUBSW   4(R12)(R10*1), Y7, Y7
+	VPMADDWD     Y0, Y7, Y7
+	VCVTDQ2PS    Y7, Y7
 	MOVWLZX      (R12)(R10*1), R14
-	VMULSS       (R9)(R14*4), X8, X7
-	VBROADCASTSS X7, Y8
-	VFMADD231PS  Y10, Y8, Y5
+	VMULSS       (R9)(R14*4), X8, X8
+	VBROADCASTSS X8, Y8
+	VFMADD231PS  Y7, Y8, Y5
 	VMOVSS       8(SP), X7
 	MOVWLZX      2(R12)(R10*1), R14
 	VFMADD231SS  (R9)(R14*4), X9, X7
@@ -388,10 +388,10 @@ row:
 
 loop:
 	// The block's quants in element order: low nibbles (elements 0-15), then high ones.
-	VMOVDQU     8(R11), X10
-	VPSRLW      $0x04, X10, X11
-	VINSERTI128 $0x01, X11, Y10, Y10
-	VPAND       Y1, Y10, Y10
+	VBROADCASTI128 8(R11), Y10
+	VPSRLW         $0x04, Y10, Y11
+	VPBLENDD       $0xf0, Y11, Y10, Y10
+	VPAND          Y1, Y10, Y10
 
 	// 0xff in byte j where bit j of qh is set (ggml's bytes_from_bits_32).
 	VPBROADCASTD 4(R11), Y11
@@ -449,13 +449,13 @@ loop:
 	JLE          tokdone
 
 	// Token 3: ggml's mul_sum_us8_pairs_float, and summs = fma(m_w, s_x, summs).
-	VPMADDUBSW   4(R12)(R10*1), Y10, Y13
-	VPMADDWD     Y0, Y13, Y13
-	VCVTDQ2PS    Y13, Y13
+	VPMADDUBSW   4(R12)(R10*1), Y10, Y10
+	VPMADDWD     Y0, Y10, Y10
+	VCVTDQ2PS    Y10, Y10
 	MOVWLZX      (R12)(R10*1), R14
-	VMULSS       (R9)(R14*4), X11, X10
-	VBROADCASTSS X10, Y11
-	VFMADD231PS  Y13, Y11, Y8
+	VMULSS       (R9)(R14*4), X11, X11
+	VBROADCASTSS X11, Y11
+	VFMADD231PS  Y10, Y11, Y8
 	VMOVSS       8(SP), X10
 	MOVWLZX      2(R12)(R10*1), R14
 	VFMADD231SS  (R9)(R14*4), X12, X10
@@ -519,6 +519,564 @@ stored:
 	ADDQ CX, AX
 	DECQ DX
 	JNZ  row
+
+done:
+	VZEROUPPER
+	RET
+
+// func q5_0Rows4(w *byte, wstride int, groups int, x *byte, nb int, out *float32)
+// Requires: AVX, AVX2, FMA3, MMX+
+TEXT ·q5_0Rows4(SB), NOSPLIT, $0-48
+	MOVQ w+0(FP), AX
+	MOVQ wstride+8(FP), CX
+	MOVQ groups+16(FP), DX
+	MOVQ x+24(FP), BX
+	MOVQ out+40(FP), SI
+	MOVQ ·f16Table+0(SB), DI
+	LEAQ (CX)(CX*2), R8
+
+	// Int16 ones, 0x0f bytes.
+	VPCMPEQW     Y0, Y0, Y0
+	VPSRLW       $0x0f, Y0, Y0
+	MOVL         $0x0f0f0f0f, R9
+	VMOVD        R9, X1
+	VPBROADCASTD X1, Y1
+
+	// The byte shuffle that spreads the four qh bytes over eight bytes each, the bit
+	// of its byte each element tests, and the high bits those set or clear.
+	VMOVDQU      ·q32QhShuf+0(SB), Y2
+	MOVQ         $0x8040201008040201, R9
+	VMOVQ        R9, X3
+	VPBROADCASTQ X3, Y3
+	MOVL         $0xf0f0f0f0, R9
+	VMOVD        R9, X4
+	VPBROADCASTD X4, Y4
+	TESTQ        DX, DX
+	JZ           done
+
+group:
+	MOVQ   AX, R9
+	LEAQ   (AX)(CX*4), R10
+	MOVQ   BX, R11
+	MOVQ   nb+32(FP), R12
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	TESTQ  R12, R12
+	JZ     groupdone
+
+loop:
+	PREFETCHT0 (R10)
+	PREFETCHT0 64(R10)
+	ADDQ       $0x58, R10
+	VMOVDQU    2(R11), Y9
+	MOVWLZX    (R11), R13
+	VMOVSS     (DI)(R13*4), X10
+
+	// Row 0.
+	// The block's quants in element order: low nibbles (elements 0-15), then high ones.
+	VBROADCASTI128 6(R9), Y11
+	VPSRLW         $0x04, Y11, Y12
+	VPBLENDD       $0xf0, Y12, Y11, Y11
+	VPAND          Y1, Y11, Y11
+
+	// 0xff in byte j where bit j of qh is set (ggml's bytes_from_bits_32).
+	VPBROADCASTD 2(R9), Y12
+	VPSHUFB      Y2, Y12, Y12
+	VPAND        Y3, Y12, Y12
+	VPCMPEQB     Y3, Y12, Y12
+	VPANDN       Y4, Y12, Y12
+	VPOR         Y12, Y11, Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y9, Y11
+	VPMADDUBSW   Y11, Y12, Y11
+	VPMADDWD     Y0, Y11, Y11
+	VCVTDQ2PS    Y11, Y11
+	MOVWLZX      (R9), R13
+	VMULSS       (DI)(R13*4), X10, X12
+	VBROADCASTSS X12, Y12
+	VFMADD231PS  Y11, Y12, Y5
+
+	// Row 1.
+	// The block's quants in element order: low nibbles (elements 0-15), then high ones.
+	VBROADCASTI128 6(R9)(CX*1), Y11
+	VPSRLW         $0x04, Y11, Y12
+	VPBLENDD       $0xf0, Y12, Y11, Y11
+	VPAND          Y1, Y11, Y11
+
+	// 0xff in byte j where bit j of qh is set (ggml's bytes_from_bits_32).
+	VPBROADCASTD 2(R9)(CX*1), Y12
+	VPSHUFB      Y2, Y12, Y12
+	VPAND        Y3, Y12, Y12
+	VPCMPEQB     Y3, Y12, Y12
+	VPANDN       Y4, Y12, Y12
+	VPOR         Y12, Y11, Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y9, Y11
+	VPMADDUBSW   Y11, Y12, Y11
+	VPMADDWD     Y0, Y11, Y11
+	VCVTDQ2PS    Y11, Y11
+	MOVWLZX      (R9)(CX*1), R13
+	VMULSS       (DI)(R13*4), X10, X12
+	VBROADCASTSS X12, Y12
+	VFMADD231PS  Y11, Y12, Y6
+
+	// Row 2.
+	// The block's quants in element order: low nibbles (elements 0-15), then high ones.
+	VBROADCASTI128 6(R9)(CX*2), Y11
+	VPSRLW         $0x04, Y11, Y12
+	VPBLENDD       $0xf0, Y12, Y11, Y11
+	VPAND          Y1, Y11, Y11
+
+	// 0xff in byte j where bit j of qh is set (ggml's bytes_from_bits_32).
+	VPBROADCASTD 2(R9)(CX*2), Y12
+	VPSHUFB      Y2, Y12, Y12
+	VPAND        Y3, Y12, Y12
+	VPCMPEQB     Y3, Y12, Y12
+	VPANDN       Y4, Y12, Y12
+	VPOR         Y12, Y11, Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y9, Y11
+	VPMADDUBSW   Y11, Y12, Y11
+	VPMADDWD     Y0, Y11, Y11
+	VCVTDQ2PS    Y11, Y11
+	MOVWLZX      (R9)(CX*2), R13
+	VMULSS       (DI)(R13*4), X10, X12
+	VBROADCASTSS X12, Y12
+	VFMADD231PS  Y11, Y12, Y7
+
+	// Row 3.
+	// The block's quants in element order: low nibbles (elements 0-15), then high ones.
+	VBROADCASTI128 6(R9)(R8*1), Y11
+	VPSRLW         $0x04, Y11, Y12
+	VPBLENDD       $0xf0, Y12, Y11, Y11
+	VPAND          Y1, Y11, Y11
+
+	// 0xff in byte j where bit j of qh is set (ggml's bytes_from_bits_32).
+	VPBROADCASTD 2(R9)(R8*1), Y12
+	VPSHUFB      Y2, Y12, Y12
+	VPAND        Y3, Y12, Y12
+	VPCMPEQB     Y3, Y12, Y12
+	VPANDN       Y4, Y12, Y12
+	VPOR         Y12, Y11, Y11
+	VPABSB       Y11, Y12
+	VPSIGNB      Y11, Y9, Y9
+	VPMADDUBSW   Y9, Y12, Y9
+	VPMADDWD     Y0, Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	MOVWLZX      (R9)(R8*1), R13
+	VMULSS       (DI)(R13*4), X10, X10
+	VBROADCASTSS X10, Y10
+	VFMADD231PS  Y9, Y10, Y8
+	ADDQ         $0x16, R9
+	ADDQ         $0x22, R11
+	DECQ         R12
+	JNZ          loop
+
+groupdone:
+	VEXTRACTF128 $0x01, Y5, X9
+	VADDPS       X5, X9, X5
+	VMOVHLPS     X5, X5, X9
+	VADDPS       X9, X5, X5
+	VMOVSHDUP    X5, X9
+	VADDSS       X9, X5, X5
+	VMOVSS       X5, (SI)
+	VEXTRACTF128 $0x01, Y6, X5
+	VADDPS       X6, X5, X6
+	VMOVHLPS     X6, X6, X5
+	VADDPS       X5, X6, X6
+	VMOVSHDUP    X6, X5
+	VADDSS       X5, X6, X6
+	VMOVSS       X6, 4(SI)
+	VEXTRACTF128 $0x01, Y7, X5
+	VADDPS       X7, X5, X7
+	VMOVHLPS     X7, X7, X5
+	VADDPS       X5, X7, X7
+	VMOVSHDUP    X7, X5
+	VADDSS       X5, X7, X7
+	VMOVSS       X7, 8(SI)
+	VEXTRACTF128 $0x01, Y8, X5
+	VADDPS       X8, X5, X8
+	VMOVHLPS     X8, X8, X5
+	VADDPS       X5, X8, X8
+	VMOVSHDUP    X8, X5
+	VADDSS       X5, X8, X8
+	VMOVSS       X8, 12(SI)
+	ADDQ         $0x10, SI
+	LEAQ         (AX)(CX*4), AX
+	DECQ         DX
+	JNZ          group
+
+done:
+	VZEROUPPER
+	RET
+
+// func q4_1Rows4(w *byte, wstride int, groups int, x *byte, nb int, out *float32)
+// Requires: AVX, AVX2, FMA3, MMX+
+TEXT ·q4_1Rows4(SB), NOSPLIT, $16-48
+	MOVQ w+0(FP), AX
+	MOVQ wstride+8(FP), CX
+	MOVQ groups+16(FP), DX
+	MOVQ x+24(FP), BX
+	MOVQ out+40(FP), SI
+	MOVQ ·f16Table+0(SB), DI
+	LEAQ (CX)(CX*2), R8
+
+	// Int16 ones, 0x0f bytes.
+	VPCMPEQW     Y0, Y0, Y0
+	VPSRLW       $0x0f, Y0, Y0
+	MOVL         $0x0f0f0f0f, R9
+	VMOVD        R9, X1
+	VPBROADCASTD X1, Y1
+	TESTQ        DX, DX
+	JZ           done
+
+group:
+	MOVQ   AX, R9
+	LEAQ   (AX)(CX*4), R10
+	MOVQ   BX, R11
+	MOVQ   nb+32(FP), R12
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+
+	// Row r's summs at 4r(SP).
+	MOVQ  $0x00000000, (SP)
+	MOVQ  $0x00000000, 8(SP)
+	TESTQ R12, R12
+	JZ    groupdone
+
+loop:
+	PREFETCHT0 (R10)
+	PREFETCHT0 64(R10)
+	ADDQ       $0x50, R10
+	VMOVDQU    4(R11), Y6
+	MOVWLZX    (R11), R13
+	VMOVSS     (DI)(R13*4), X7
+	MOVWLZX    2(R11), R13
+	VMOVSS     (DI)(R13*4), X8
+
+	// Row 0.
+	// The block's quants in element order: low nibbles (elements 0-15), then high ones.
+	VBROADCASTI128 4(R9), Y9
+	VPSRLW         $0x04, Y9, Y10
+	VPBLENDD       $0xf0, Y10, Y9, Y9
+	VPAND          Y1, Y9, Y9
+	VPMADDUBSW     Y6, Y9, Y9
+	VPMADDWD       Y0, Y9, Y9
+	VCVTDQ2PS      Y9, Y9
+	MOVWLZX        (R9), R13
+	VMULSS         (DI)(R13*4), X7, X10
+	VBROADCASTSS   X10, Y10
+	VFMADD231PS    Y9, Y10, Y2
+	MOVWLZX        2(R9), R13
+	VMOVSS         (SP), X9
+	VFMADD231SS    (DI)(R13*4), X8, X9
+	VMOVSS         X9, (SP)
+
+	// Row 1.
+	// The block's quants in element order: low nibbles (elements 0-15), then high ones.
+	VBROADCASTI128 4(R9)(CX*1), Y9
+	VPSRLW         $0x04, Y9, Y10
+	VPBLENDD       $0xf0, Y10, Y9, Y9
+	VPAND          Y1, Y9, Y9
+	VPMADDUBSW     Y6, Y9, Y9
+	VPMADDWD       Y0, Y9, Y9
+	VCVTDQ2PS      Y9, Y9
+	MOVWLZX        (R9)(CX*1), R13
+	VMULSS         (DI)(R13*4), X7, X10
+	VBROADCASTSS   X10, Y10
+	VFMADD231PS    Y9, Y10, Y3
+	MOVWLZX        2(R9)(CX*1), R13
+	VMOVSS         4(SP), X9
+	VFMADD231SS    (DI)(R13*4), X8, X9
+	VMOVSS         X9, 4(SP)
+
+	// Row 2.
+	// The block's quants in element order: low nibbles (elements 0-15), then high ones.
+	VBROADCASTI128 4(R9)(CX*2), Y9
+	VPSRLW         $0x04, Y9, Y10
+	VPBLENDD       $0xf0, Y10, Y9, Y9
+	VPAND          Y1, Y9, Y9
+	VPMADDUBSW     Y6, Y9, Y9
+	VPMADDWD       Y0, Y9, Y9
+	VCVTDQ2PS      Y9, Y9
+	MOVWLZX        (R9)(CX*2), R13
+	VMULSS         (DI)(R13*4), X7, X10
+	VBROADCASTSS   X10, Y10
+	VFMADD231PS    Y9, Y10, Y4
+	MOVWLZX        2(R9)(CX*2), R13
+	VMOVSS         8(SP), X9
+	VFMADD231SS    (DI)(R13*4), X8, X9
+	VMOVSS         X9, 8(SP)
+
+	// Row 3.
+	// The block's quants in element order: low nibbles (elements 0-15), then high ones.
+	VBROADCASTI128 4(R9)(R8*1), Y9
+	VPSRLW         $0x04, Y9, Y10
+	VPBLENDD       $0xf0, Y10, Y9, Y9
+	VPAND          Y1, Y9, Y9
+	VPMADDUBSW     Y6, Y9, Y6
+	VPMADDWD       Y0, Y6, Y6
+	VCVTDQ2PS      Y6, Y6
+	MOVWLZX        (R9)(R8*1), R13
+	VMULSS         (DI)(R13*4), X7, X7
+	VBROADCASTSS   X7, Y7
+	VFMADD231PS    Y6, Y7, Y5
+	MOVWLZX        2(R9)(R8*1), R13
+	VMOVSS         12(SP), X6
+	VFMADD231SS    (DI)(R13*4), X8, X6
+	VMOVSS         X6, 12(SP)
+	ADDQ           $0x14, R9
+	ADDQ           $0x24, R11
+	DECQ           R12
+	JNZ            loop
+
+groupdone:
+	VEXTRACTF128 $0x01, Y2, X6
+	VADDPS       X2, X6, X2
+	VMOVHLPS     X2, X2, X6
+	VADDPS       X6, X2, X2
+	VMOVSHDUP    X2, X6
+	VADDSS       X6, X2, X2
+	VADDSS       (SP), X2, X2
+	VMOVSS       X2, (SI)
+	VEXTRACTF128 $0x01, Y3, X2
+	VADDPS       X3, X2, X3
+	VMOVHLPS     X3, X3, X2
+	VADDPS       X2, X3, X3
+	VMOVSHDUP    X3, X2
+	VADDSS       X2, X3, X3
+	VADDSS       4(SP), X3, X3
+	VMOVSS       X3, 4(SI)
+	VEXTRACTF128 $0x01, Y4, X2
+	VADDPS       X4, X2, X4
+	VMOVHLPS     X4, X4, X2
+	VADDPS       X2, X4, X4
+	VMOVSHDUP    X4, X2
+	VADDSS       X2, X4, X4
+	VADDSS       8(SP), X4, X4
+	VMOVSS       X4, 8(SI)
+	VEXTRACTF128 $0x01, Y5, X2
+	VADDPS       X5, X2, X5
+	VMOVHLPS     X5, X5, X2
+	VADDPS       X2, X5, X5
+	VMOVSHDUP    X5, X2
+	VADDSS       X2, X5, X5
+	VADDSS       12(SP), X5, X5
+	VMOVSS       X5, 12(SI)
+	ADDQ         $0x10, SI
+	LEAQ         (AX)(CX*4), AX
+	DECQ         DX
+	JNZ          group
+
+done:
+	VZEROUPPER
+	RET
+
+// func q5_1Rows4(w *byte, wstride int, groups int, x *byte, nb int, out *float32)
+// Requires: AVX, AVX2, FMA3, MMX+
+TEXT ·q5_1Rows4(SB), NOSPLIT, $16-48
+	MOVQ w+0(FP), AX
+	MOVQ wstride+8(FP), CX
+	MOVQ groups+16(FP), DX
+	MOVQ x+24(FP), BX
+	MOVQ out+40(FP), SI
+	MOVQ ·f16Table+0(SB), DI
+	LEAQ (CX)(CX*2), R8
+
+	// Int16 ones, 0x0f bytes.
+	VPCMPEQW     Y0, Y0, Y0
+	VPSRLW       $0x0f, Y0, Y0
+	MOVL         $0x0f0f0f0f, R9
+	VMOVD        R9, X1
+	VPBROADCASTD X1, Y1
+
+	// The byte shuffle that spreads the four qh bytes over eight bytes each, the bit
+	// of its byte each element tests, and the high bits those set or clear.
+	VMOVDQU      ·q32QhShuf+0(SB), Y2
+	MOVQ         $0x8040201008040201, R9
+	VMOVQ        R9, X3
+	VPBROADCASTQ X3, Y3
+	MOVL         $0x10101010, R9
+	VMOVD        R9, X4
+	VPBROADCASTD X4, Y4
+	TESTQ        DX, DX
+	JZ           done
+
+group:
+	MOVQ   AX, R9
+	LEAQ   (AX)(CX*4), R10
+	MOVQ   BX, R11
+	MOVQ   nb+32(FP), R12
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+
+	// Row r's summs at 4r(SP).
+	MOVQ  $0x00000000, (SP)
+	MOVQ  $0x00000000, 8(SP)
+	TESTQ R12, R12
+	JZ    groupdone
+
+loop:
+	PREFETCHT0 (R10)
+	PREFETCHT0 64(R10)
+	ADDQ       $0x60, R10
+	VMOVDQU    4(R11), Y9
+	MOVWLZX    (R11), R13
+	VMOVSS     (DI)(R13*4), X10
+	MOVWLZX    2(R11), R13
+	VMOVSS     (DI)(R13*4), X11
+
+	// Row 0.
+	// The block's quants in element order: low nibbles (elements 0-15), then high ones.
+	VBROADCASTI128 8(R9), Y12
+	VPSRLW         $0x04, Y12, Y13
+	VPBLENDD       $0xf0, Y13, Y12, Y12
+	VPAND          Y1, Y12, Y12
+
+	// 0xff in byte j where bit j of qh is set (ggml's bytes_from_bits_32).
+	VPBROADCASTD 4(R9), Y13
+	VPSHUFB      Y2, Y13, Y13
+	VPAND        Y3, Y13, Y13
+	VPCMPEQB     Y3, Y13, Y13
+	VPAND        Y4, Y13, Y13
+	VPOR         Y13, Y12, Y12
+	VPMADDUBSW   Y9, Y12, Y12
+	VPMADDWD     Y0, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	MOVWLZX      (R9), R13
+	VMULSS       (DI)(R13*4), X10, X13
+	VBROADCASTSS X13, Y13
+	VFMADD231PS  Y12, Y13, Y5
+	MOVWLZX      2(R9), R13
+	VMOVSS       (SP), X12
+	VFMADD231SS  (DI)(R13*4), X11, X12
+	VMOVSS       X12, (SP)
+
+	// Row 1.
+	// The block's quants in element order: low nibbles (elements 0-15), then high ones.
+	VBROADCASTI128 8(R9)(CX*1), Y12
+	VPSRLW         $0x04, Y12, Y13
+	VPBLENDD       $0xf0, Y13, Y12, Y12
+	VPAND          Y1, Y12, Y12
+
+	// 0xff in byte j where bit j of qh is set (ggml's bytes_from_bits_32).
+	VPBROADCASTD 4(R9)(CX*1), Y13
+	VPSHUFB      Y2, Y13, Y13
+	VPAND        Y3, Y13, Y13
+	VPCMPEQB     Y3, Y13, Y13
+	VPAND        Y4, Y13, Y13
+	VPOR         Y13, Y12, Y12
+	VPMADDUBSW   Y9, Y12, Y12
+	VPMADDWD     Y0, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	MOVWLZX      (R9)(CX*1), R13
+	VMULSS       (DI)(R13*4), X10, X13
+	VBROADCASTSS X13, Y13
+	VFMADD231PS  Y12, Y13, Y6
+	MOVWLZX      2(R9)(CX*1), R13
+	VMOVSS       4(SP), X12
+	VFMADD231SS  (DI)(R13*4), X11, X12
+	VMOVSS       X12, 4(SP)
+
+	// Row 2.
+	// The block's quants in element order: low nibbles (elements 0-15), then high ones.
+	VBROADCASTI128 8(R9)(CX*2), Y12
+	VPSRLW         $0x04, Y12, Y13
+	VPBLENDD       $0xf0, Y13, Y12, Y12
+	VPAND          Y1, Y12, Y12
+
+	// 0xff in byte j where bit j of qh is set (ggml's bytes_from_bits_32).
+	VPBROADCASTD 4(R9)(CX*2), Y13
+	VPSHUFB      Y2, Y13, Y13
+	VPAND        Y3, Y13, Y13
+	VPCMPEQB     Y3, Y13, Y13
+	VPAND        Y4, Y13, Y13
+	VPOR         Y13, Y12, Y12
+	VPMADDUBSW   Y9, Y12, Y12
+	VPMADDWD     Y0, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	MOVWLZX      (R9)(CX*2), R13
+	VMULSS       (DI)(R13*4), X10, X13
+	VBROADCASTSS X13, Y13
+	VFMADD231PS  Y12, Y13, Y7
+	MOVWLZX      2(R9)(CX*2), R13
+	VMOVSS       8(SP), X12
+	VFMADD231SS  (DI)(R13*4), X11, X12
+	VMOVSS       X12, 8(SP)
+
+	// Row 3.
+	// The block's quants in element order: low nibbles (elements 0-15), then high ones.
+	VBROADCASTI128 8(R9)(R8*1), Y12
+	VPSRLW         $0x04, Y12, Y13
+	VPBLENDD       $0xf0, Y13, Y12, Y12
+	VPAND          Y1, Y12, Y12
+
+	// 0xff in byte j where bit j of qh is set (ggml's bytes_from_bits_32).
+	VPBROADCASTD 4(R9)(R8*1), Y13
+	VPSHUFB      Y2, Y13, Y13
+	VPAND        Y3, Y13, Y13
+	VPCMPEQB     Y3, Y13, Y13
+	VPAND        Y4, Y13, Y13
+	VPOR         Y13, Y12, Y12
+	VPMADDUBSW   Y9, Y12, Y9
+	VPMADDWD     Y0, Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	MOVWLZX      (R9)(R8*1), R13
+	VMULSS       (DI)(R13*4), X10, X10
+	VBROADCASTSS X10, Y10
+	VFMADD231PS  Y9, Y10, Y8
+	MOVWLZX      2(R9)(R8*1), R13
+	VMOVSS       12(SP), X9
+	VFMADD231SS  (DI)(R13*4), X11, X9
+	VMOVSS       X9, 12(SP)
+	ADDQ         $0x18, R9
+	ADDQ         $0x24, R11
+	DECQ         R12
+	JNZ          loop
+
+groupdone:
+	VEXTRACTF128 $0x01, Y5, X9
+	VADDPS       X5, X9, X5
+	VMOVHLPS     X5, X5, X9
+	VADDPS       X9, X5, X5
+	VMOVSHDUP    X5, X9
+	VADDSS       X9, X5, X5
+	VADDSS       (SP), X5, X5
+	VMOVSS       X5, (SI)
+	VEXTRACTF128 $0x01, Y6, X5
+	VADDPS       X6, X5, X6
+	VMOVHLPS     X6, X6, X5
+	VADDPS       X5, X6, X6
+	VMOVSHDUP    X6, X5
+	VADDSS       X5, X6, X6
+	VADDSS       4(SP), X6, X6
+	VMOVSS       X6, 4(SI)
+	VEXTRACTF128 $0x01, Y7, X5
+	VADDPS       X7, X5, X7
+	VMOVHLPS     X7, X7, X5
+	VADDPS       X5, X7, X7
+	VMOVSHDUP    X7, X5
+	VADDSS       X5, X7, X7
+	VADDSS       8(SP), X7, X7
+	VMOVSS       X7, 8(SI)
+	VEXTRACTF128 $0x01, Y8, X5
+	VADDPS       X8, X5, X8
+	VMOVHLPS     X8, X8, X5
+	VADDPS       X5, X8, X8
+	VMOVSHDUP    X8, X5
+	VADDSS       X5, X8, X8
+	VADDSS       12(SP), X8, X8
+	VMOVSS       X8, 12(SI)
+	ADDQ         $0x10, SI
+	LEAQ         (AX)(CX*4), AX
+	DECQ         DX
+	JNZ          group
 
 done:
 	VZEROUPPER

@@ -27,3 +27,21 @@ func q4_1RowsN(w *byte, wstride int, rows int, x *byte, xstride int, ntok int, n
 //
 //go:noescape
 func q5_1RowsN(w *byte, wstride int, rows int, x *byte, xstride int, ntok int, nb int, out *float32, ostride int)
+
+// q5_0Rows4, q4_1Rows4 and q5_1Rows4 compute their RowsN kernel for one
+// token and rows in groups of four, whose accumulators interleave:
+//
+//	for r := range 4*groups { out[r] = dot<type>Generic(w[r*wstride:], x, 32*nb) }
+//
+//go:noescape
+func q5_0Rows4(w *byte, wstride int, groups int, x *byte, nb int, out *float32)
+
+// q4_1Rows4 is q5_0Rows4 for Q4_1.
+//
+//go:noescape
+func q4_1Rows4(w *byte, wstride int, groups int, x *byte, nb int, out *float32)
+
+// q5_1Rows4 is q5_0Rows4 for Q5_1.
+//
+//go:noescape
+func q5_1Rows4(w *byte, wstride int, groups int, x *byte, nb int, out *float32)

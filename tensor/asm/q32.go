@@ -1,14 +1,18 @@
 package main
 
 import (
+	"fmt"
+	"strings"
+
 	. "github.com/mmcloughlin/avo/attr"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
 )
 
 // The AVX2 lanes kernels of Q5_0, Q4_1 and Q5_1 (qlanes.go in package
-// tensor): weight rows against 1 to 4 activation rows, each weight block
-// decoded once for all the tokens, every output with the exact operations
+// tensor): weight rows against 1 to 4 activation rows (RowsN), each weight
+// block decoded once for all the tokens, or groups of four rows against one
+// (Rows4), every output with the exact operations
 // and order of the type's Go reference (ggml's AVX2 dot products), so a
 // token's results do not depend on the tokens beside it. Registers are
 // virtual throughout.
@@ -17,7 +21,7 @@ const q32Sig = "func(w *byte, wstride, rows int, x *byte, xstride, ntok, nb int,
 
 // q32Type describes one weight type of the lanes kernels.
 type q32Type struct {
-	name string
+	name, typ string
 	// bs and xbs: the weight and activation block sizes in bytes.
 	bs, xbs int
 	// qs: the quants' offset in a weight block; qh: that of the fifth
@@ -29,7 +33,7 @@ type q32Type struct {
 }
 
 var q32Types = []q32Type{
-	{name: "q5_0RowsN", bs: 22, xbs: 34, qs: 6, qh: 2, doc: []string{
+	{name: "q5_0RowsN", typ: "Q5_0", bs: 22, xbs: 34, qs: 6, qh: 2, doc: []string{
 		"q5_0RowsN computes, over nb blocks,",
 		"",
 		"\tfor t := range ntok { for r := range rows {",
@@ -38,11 +42,11 @@ var q32Types = []q32Type{
 		"for 1 ≤ ntok ≤ 4 Q8_0 activation rows: a block's quants are (nibble | 0xf0",
 		"where the qh bit is clear) as int8, that is q-16.",
 	}},
-	{name: "q4_1RowsN", bs: 20, xbs: 36, qs: 4, min: true, doc: []string{
+	{name: "q4_1RowsN", typ: "Q4_1", bs: 20, xbs: 36, qs: 4, min: true, doc: []string{
 		"q4_1RowsN is q5_0RowsN for Q4_1 weights and Q8_1 activations",
 		"(dotQ4_1Generic).",
 	}},
-	{name: "q5_1RowsN", bs: 24, xbs: 36, qs: 8, qh: 4, min: true, doc: []string{
+	{name: "q5_1RowsN", typ: "Q5_1", bs: 24, xbs: 36, qs: 8, qh: 4, min: true, doc: []string{
 		"q5_1RowsN is q5_0RowsN for Q5_1 weights and Q8_1 activations",
 		"(dotQ5_1Generic): a block's quants are nibble | (0x10 where the qh bit",
 		"is set).",
@@ -104,28 +108,7 @@ func q32Lanes(k q32Type) {
 		c.MOVWLZX(m, h)
 		return Mem{Base: tab, Index: h.As64(), Scale: 4}
 	}
-	c.Comment("Int16 ones, 0x0f bytes.")
-	ones := top.YMM()
-	c.VPCMPEQW(ones, ones, ones)
-	c.VPSRLW(U8(15), ones, ones)
-	low := broadcastD(0x0f0f0f0f)
-	var qhShuf, qhBit, hiBits VecVirtual
-	if k.qh != 0 {
-		c.Comment("The byte shuffle that spreads the four qh bytes over eight bytes each, the bit",
-			"of its byte each element tests, and the high bits those set or clear.")
-		qhShuf = top.YMM()
-		c.VMOVDQU(goSym("q32QhShuf"), qhShuf)
-		r := gp64()
-		c.MOVQ(U64(0x8040201008040201), r)
-		qhBit = top.YMM()
-		c.VMOVQ(r, qhBit.AsX())
-		c.VPBROADCASTQ(qhBit.AsX(), qhBit)
-		if k.min {
-			hiBits = broadcastD(0x10101010)
-		} else {
-			hiBits = broadcastD(0xf0f0f0f0)
-		}
-	}
+	cs := q32Consts(k)
 	c.TESTQ(rows, rows)
 	c.JZ(LabelRef("done"))
 
@@ -150,31 +133,7 @@ func q32Lanes(k q32Type) {
 	c.JZ(LabelRef("rowdone"))
 
 	c.Label("loop")
-	c.Comment("The block's quants in element order: low nibbles (elements 0-15), then high ones.")
-	q, t1 := top.YMM(), top.XMM()
-	c.VMOVDQU(Mem{Base: b, Disp: k.qs}, q.AsX())
-	c.VPSRLW(U8(4), q.AsX(), t1)
-	c.VINSERTI128(U8(1), t1, q, q)
-	c.VPAND(low, q, q)
-	var mag VecVirtual
-	if k.qh != 0 {
-		c.Comment("0xff in byte j where bit j of qh is set (ggml's bytes_from_bits_32).")
-		h := top.YMM()
-		c.VPBROADCASTD(Mem{Base: b, Disp: k.qh}, h)
-		c.VPSHUFB(qhShuf, h, h)
-		c.VPAND(qhBit, h, h)
-		c.VPCMPEQB(qhBit, h, h)
-		if k.min {
-			c.VPAND(hiBits, h, h)
-		} else {
-			c.VPANDN(hiBits, h, h)
-		}
-		c.VPOR(h, q, q)
-		if !k.min {
-			mag = h
-			c.VPABSB(q, mag)
-		}
-	}
+	q, mag := q32Decode(k, cs, Mem{Base: b})
 	wd := top.XMM()
 	c.VMOVSS(f16(Mem{Base: b}), wd)
 	wm := top.XMM()
@@ -208,7 +167,7 @@ func q32Lanes(k q32Type) {
 			c.VPSIGNB(q, p, p)
 			c.VPMADDUBSW(p, mag, p)
 		}
-		c.VPMADDWD(ones, p, p)
+		c.VPMADDWD(cs.ones, p, p)
 		c.VCVTDQ2PS(p, p)
 		d := top.XMM()
 		c.VMULSS(f16(xq(t, 0)), wd, d)
@@ -267,9 +226,211 @@ func q32Lanes(k q32Type) {
 	c.RET()
 }
 
+// q32Regs holds a lanes kernel's constants.
+type q32Regs struct {
+	// ones: int16 ones; low: 0x0f bytes; qhShuf: the byte shuffle that
+	// spreads the four qh bytes over eight bytes each; qhBit: the bit of
+	// its byte each element tests; hiBits: the high bits those set or clear.
+	ones, low, qhShuf, qhBit, hiBits VecVirtual
+}
+
+func q32Consts(k q32Type) q32Regs {
+	var r q32Regs
+	c.Comment("Int16 ones, 0x0f bytes.")
+	r.ones = top.YMM()
+	c.VPCMPEQW(r.ones, r.ones, r.ones)
+	c.VPSRLW(U8(15), r.ones, r.ones)
+	r.low = broadcastD(0x0f0f0f0f)
+	if k.qh != 0 {
+		c.Comment("The byte shuffle that spreads the four qh bytes over eight bytes each, the bit",
+			"of its byte each element tests, and the high bits those set or clear.")
+		r.qhShuf = top.YMM()
+		c.VMOVDQU(goSym("q32QhShuf"), r.qhShuf)
+		g := gp64()
+		c.MOVQ(U64(0x8040201008040201), g)
+		r.qhBit = top.YMM()
+		c.VMOVQ(g, r.qhBit.AsX())
+		c.VPBROADCASTQ(r.qhBit.AsX(), r.qhBit)
+		if k.min {
+			r.hiBits = broadcastD(0x10101010)
+		} else {
+			r.hiBits = broadcastD(0xf0f0f0f0)
+		}
+	}
+	return r
+}
+
+// q32Decode decodes the weight block at m: its quants (Q5_0: signed, and
+// their magnitudes in mag; Q4_1, Q5_1: unsigned).
+func q32Decode(k q32Type, cs q32Regs, m Mem) (q, mag VecVirtual) {
+	c.Comment("The block's quants in element order: low nibbles (elements 0-15), then high ones.")
+	// The 16 bytes go to both halves, the upper half takes them shifted
+	// (every register written whole, so that avo's liveness, which tracks
+	// the halves, sees each value start here). h: the shifted bytes, then
+	// (Q5_0, Q5_1) the fifth bits, then (Q5_0) the magnitudes.
+	q, h := top.YMM(), top.YMM()
+	c.VBROADCASTI128(m.Offset(k.qs), q)
+	c.VPSRLW(U8(4), q, h)
+	c.VPBLENDD(U8(0xf0), h, q, q)
+	c.VPAND(cs.low, q, q)
+	if k.qh != 0 {
+		c.Comment("0xff in byte j where bit j of qh is set (ggml's bytes_from_bits_32).")
+		c.VPBROADCASTD(m.Offset(k.qh), h)
+		c.VPSHUFB(cs.qhShuf, h, h)
+		c.VPAND(cs.qhBit, h, h)
+		c.VPCMPEQB(cs.qhBit, h, h)
+		if k.min {
+			c.VPAND(cs.hiBits, h, h)
+		} else {
+			c.VPANDN(cs.hiBits, h, h)
+		}
+		c.VPOR(h, q, q)
+		if !k.min {
+			mag = h
+			c.VPABSB(q, mag)
+		}
+	}
+	return q, mag
+}
+
+// q32Rows4 writes the single-token form: four rows at a time (w + r·wstride),
+// so that four independent accumulators hide the latency of each row's
+// chain of fused multiply-adds; the activation block is loaded once for the
+// four, and the next group's rows are prefetched.
+func q32Rows4(k q32Type) {
+	name := strings.Replace(k.name, "RowsN", "Rows4", 1)
+	frame := 0
+	if k.min {
+		frame = 16
+	}
+	text(name, NOSPLIT, "func(w *byte, wstride, groups int, x *byte, nb int, out *float32)")
+	if k.min {
+		c.Doc(fmt.Sprintf("%s is q5_0Rows4 for %s.", name, k.typ))
+	} else {
+		c.Doc("q5_0Rows4, q4_1Rows4 and q5_1Rows4 compute their RowsN kernel for one",
+			"token and rows in groups of four, whose accumulators interleave:",
+			"",
+			"\tfor r := range 4*groups { out[r] = dot<type>Generic(w[r*wstride:], x, 32*nb) }")
+	}
+	c.Pragma("noescape")
+	if frame > 0 {
+		c.AllocLocal(frame)
+	}
+	w, ws, groups, x, out := gp64(), gp64(), gp64(), gp64(), gp64()
+	for _, a := range []struct {
+		r   GPVirtual
+		arg string
+		off int
+	}{{w, "w", 0}, {ws, "wstride", 8}, {groups, "groups", 16}, {x, "x", 24}, {out, "out", 40}} {
+		c.MOVQ(arg(a.arg, a.off), a.r)
+	}
+	tab := gp64()
+	c.MOVQ(goSym("f16Table"), tab)
+	ws3 := gp64()
+	c.LEAQ(Mem{Base: ws, Index: ws, Scale: 2}, ws3)
+	f16 := func(m Mem) Mem {
+		h := gp32()
+		c.MOVWLZX(m, h)
+		return Mem{Base: tab, Index: h.As64(), Scale: 4}
+	}
+	cs := q32Consts(k)
+	c.TESTQ(groups, groups)
+	c.JZ(LabelRef("done"))
+
+	c.Label("group")
+	b, pf, xb, n := gp64(), gp64(), gp64(), gp64()
+	c.MOVQ(w, b)
+	c.LEAQ(Mem{Base: w, Index: ws, Scale: 4}, pf)
+	c.MOVQ(x, xb)
+	c.MOVQ(arg("nb", 32), n)
+	var acc [4]VecVirtual
+	for r := range acc {
+		acc[r] = top.YMM()
+		c.VXORPS(acc[r], acc[r], acc[r])
+	}
+	if k.min {
+		c.Comment("Row r's summs at 4r(SP).")
+		c.MOVQ(U32(0), sp(0))
+		c.MOVQ(U32(0), sp(8))
+	}
+	c.TESTQ(n, n)
+	c.JZ(LabelRef("groupdone"))
+
+	c.Label("loop")
+	c.PREFETCHT0(Mem{Base: pf})
+	c.PREFETCHT0(Mem{Base: pf, Disp: 64})
+	c.ADDQ(U8(4*k.bs), pf)
+	y, dx, sx := top.YMM(), top.XMM(), top.XMM()
+	if k.min {
+		c.VMOVDQU(Mem{Base: xb, Disp: 4}, y)
+		c.VMOVSS(f16(Mem{Base: xb}), dx)
+		c.VMOVSS(f16(Mem{Base: xb, Disp: 2}), sx)
+	} else {
+		c.VMOVDQU(Mem{Base: xb, Disp: 2}, y)
+		c.VMOVSS(f16(Mem{Base: xb}), dx)
+	}
+	for r := 0; r < 4; r++ {
+		m := Mem{Base: b}
+		switch r {
+		case 1:
+			m = m.Idx(ws, 1)
+		case 2:
+			m = m.Idx(ws, 2)
+		case 3:
+			m = m.Idx(ws3, 1)
+		}
+		c.Commentf("Row %d.", r)
+		q, mag := q32Decode(k, cs, m)
+		p := top.YMM()
+		if k.min {
+			c.VPMADDUBSW(y, q, p)
+		} else {
+			c.VPSIGNB(q, y, p)
+			c.VPMADDUBSW(p, mag, p)
+		}
+		c.VPMADDWD(cs.ones, p, p)
+		c.VCVTDQ2PS(p, p)
+		dy := top.YMM()
+		c.VMULSS(f16(m), dx, dy.AsX())
+		c.VBROADCASTSS(dy.AsX(), dy)
+		c.VFMADD231PS(p, dy, acc[r])
+		if k.min {
+			s := top.XMM()
+			mw := f16(m.Offset(2))
+			c.VMOVSS(sp(4*r), s)
+			c.VFMADD231SS(mw, sx, s)
+			c.VMOVSS(s, sp(4*r))
+		}
+	}
+	c.ADDQ(U8(k.bs), b)
+	c.ADDQ(U8(k.xbs), xb)
+	c.DECQ(n)
+	c.JNZ(LabelRef("loop"))
+
+	c.Label("groupdone")
+	for r := 0; r < 4; r++ {
+		hsum(acc[r])
+		if k.min {
+			c.VADDSS(sp(4*r), acc[r].AsX(), acc[r].AsX())
+		}
+		c.VMOVSS(acc[r].AsX(), Mem{Base: out, Disp: 4 * r})
+	}
+	c.ADDQ(U8(16), out)
+	c.LEAQ(Mem{Base: w, Index: ws, Scale: 4}, w)
+	c.DECQ(groups)
+	c.JNZ(LabelRef("group"))
+
+	c.Label("done")
+	c.VZEROUPPER()
+	c.RET()
+}
+
 // q32 writes the lanes kernels.
 func q32() {
 	for _, k := range q32Types {
 		q32Lanes(k)
+	}
+	for _, k := range q32Types {
+		q32Rows4(k)
 	}
 }
