@@ -1081,3 +1081,730 @@ groupdone:
 done:
 	VZEROUPPER
 	RET
+
+// func q4_1RowsV(w *byte, wstride int, rows int, x *byte, xstride int, ntok int, nb int, out *float32, ostride int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, AVX512_VNNI, FMA3
+TEXT ·q4_1RowsV(SB), NOSPLIT, $0-72
+	MOVQ w+0(FP), AX
+	MOVQ wstride+8(FP), CX
+	MOVQ rows+16(FP), DX
+	MOVQ x+24(FP), BX
+	MOVQ xstride+32(FP), SI
+	MOVQ ntok+40(FP), DI
+	MOVQ out+56(FP), R8
+	MOVQ ·f16Table+0(SB), R9
+
+	// Int16 ones, 0x0f bytes.
+	VPCMPEQW     Y0, Y0, Y0
+	VPSRLW       $0x0f, Y0, Y0
+	MOVL         $0x0f0f0f0f, R10
+	VMOVD        R10, X0
+	VPBROADCASTD X0, Y0
+	TESTQ        DX, DX
+	JZ           done
+
+row:
+	MOVQ   AX, R10
+	MOVQ   BX, R11
+	MOVQ   nb+48(FP), R12
+	VPXORD Y16, Y16, Y16
+	VPXORD Y17, Y17, Y17
+	VPXORD Y18, Y18, Y18
+	VPXORD Y19, Y19, Y19
+	VPXORD Y20, Y20, Y20
+	VPXORD Y21, Y21, Y21
+	VPXORD Y22, Y22, Y22
+	VPXORD Y23, Y23, Y23
+	VPXORD X24, X24, X24
+	VPXORD X25, X25, X25
+	VPXORD X26, X26, X26
+	VPXORD X27, X27, X27
+	VPXORD X28, X28, X28
+	VPXORD X29, X29, X29
+	VPXORD X30, X30, X30
+	VPXORD X31, X31, X31
+	TESTQ  R12, R12
+	JZ     rowdone
+
+loop:
+	// The block's quants in element order: low nibbles (elements 0-15), then high ones.
+	VBROADCASTI128 4(R10), Y9
+	VPSRLW         $0x04, Y9, Y10
+	VPBLENDD       $0xf0, Y10, Y9, Y9
+	VPAND          Y0, Y9, Y9
+	MOVWLZX        (R10), R13
+	VBROADCASTSS   (R9)(R13*4), Y10
+	MOVWLZX        2(R10), R13
+	VMOVSS         (R9)(R13*4), X11
+	MOVQ           R11, R13
+	VPXORD         Y1, Y1, Y1
+	VPDPBUSD       (R13), Y9, Y1
+	VCVTDQ2PS      Y1, Y1
+	VMULPS.BCST    32(R13), Y10, Y12
+	VFMADD231PS    Y1, Y12, Y16
+	VFMADD231SS    36(R13), X11, X24
+	CMPQ           DI, $0x01
+	JLE            tokdone
+	ADDQ           SI, R13
+	VPXORD         Y2, Y2, Y2
+	VPDPBUSD       (R13), Y9, Y2
+	VCVTDQ2PS      Y2, Y2
+	VMULPS.BCST    32(R13), Y10, Y12
+	VFMADD231PS    Y2, Y12, Y17
+	VFMADD231SS    36(R13), X11, X25
+	CMPQ           DI, $0x02
+	JLE            tokdone
+	ADDQ           SI, R13
+	VPXORD         Y3, Y3, Y3
+	VPDPBUSD       (R13), Y9, Y3
+	VCVTDQ2PS      Y3, Y3
+	VMULPS.BCST    32(R13), Y10, Y12
+	VFMADD231PS    Y3, Y12, Y18
+	VFMADD231SS    36(R13), X11, X26
+	CMPQ           DI, $0x03
+	JLE            tokdone
+	ADDQ           SI, R13
+	VPXORD         Y4, Y4, Y4
+	VPDPBUSD       (R13), Y9, Y4
+	VCVTDQ2PS      Y4, Y4
+	VMULPS.BCST    32(R13), Y10, Y12
+	VFMADD231PS    Y4, Y12, Y19
+	VFMADD231SS    36(R13), X11, X27
+	CMPQ           DI, $0x04
+	JLE            tokdone
+	ADDQ           SI, R13
+	VPXORD         Y5, Y5, Y5
+	VPDPBUSD       (R13), Y9, Y5
+	VCVTDQ2PS      Y5, Y5
+	VMULPS.BCST    32(R13), Y10, Y12
+	VFMADD231PS    Y5, Y12, Y20
+	VFMADD231SS    36(R13), X11, X28
+	CMPQ           DI, $0x05
+	JLE            tokdone
+	ADDQ           SI, R13
+	VPXORD         Y6, Y6, Y6
+	VPDPBUSD       (R13), Y9, Y6
+	VCVTDQ2PS      Y6, Y6
+	VMULPS.BCST    32(R13), Y10, Y12
+	VFMADD231PS    Y6, Y12, Y21
+	VFMADD231SS    36(R13), X11, X29
+	CMPQ           DI, $0x06
+	JLE            tokdone
+	ADDQ           SI, R13
+	VPXORD         Y7, Y7, Y7
+	VPDPBUSD       (R13), Y9, Y7
+	VCVTDQ2PS      Y7, Y7
+	VMULPS.BCST    32(R13), Y10, Y12
+	VFMADD231PS    Y7, Y12, Y22
+	VFMADD231SS    36(R13), X11, X30
+	CMPQ           DI, $0x07
+	JLE            tokdone
+	ADDQ           SI, R13
+	VPXORD         Y8, Y8, Y8
+	VPDPBUSD       (R13), Y9, Y8
+	VCVTDQ2PS      Y8, Y8
+	VMULPS.BCST    32(R13), Y10, Y9
+	VFMADD231PS    Y8, Y9, Y23
+	VFMADD231SS    36(R13), X11, X31
+
+tokdone:
+	ADDQ $0x14, R10
+	ADDQ $0x28, R11
+	DECQ R12
+	JNZ  loop
+
+rowdone:
+	MOVQ         ostride+64(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         R8, R11
+	VMOVAPS      Y16, Y9
+	VEXTRACTF128 $0x01, Y9, X10
+	VADDPS       X9, X10, X9
+	VMOVHLPS     X9, X9, X10
+	VADDPS       X10, X9, X9
+	VMOVSHDUP    X9, X10
+	VADDSS       X10, X9, X9
+	VADDSS       X24, X9, X9
+	VMOVSS       X9, (R11)
+	CMPQ         DI, $0x01
+	JLE          stored
+	ADDQ         R10, R11
+	VMOVAPS      Y17, Y9
+	VEXTRACTF128 $0x01, Y9, X10
+	VADDPS       X9, X10, X9
+	VMOVHLPS     X9, X9, X10
+	VADDPS       X10, X9, X9
+	VMOVSHDUP    X9, X10
+	VADDSS       X10, X9, X9
+	VADDSS       X25, X9, X9
+	VMOVSS       X9, (R11)
+	CMPQ         DI, $0x02
+	JLE          stored
+	ADDQ         R10, R11
+	VMOVAPS      Y18, Y9
+	VEXTRACTF128 $0x01, Y9, X10
+	VADDPS       X9, X10, X9
+	VMOVHLPS     X9, X9, X10
+	VADDPS       X10, X9, X9
+	VMOVSHDUP    X9, X10
+	VADDSS       X10, X9, X9
+	VADDSS       X26, X9, X9
+	VMOVSS       X9, (R11)
+	CMPQ         DI, $0x03
+	JLE          stored
+	ADDQ         R10, R11
+	VMOVAPS      Y19, Y9
+	VEXTRACTF128 $0x01, Y9, X10
+	VADDPS       X9, X10, X9
+	VMOVHLPS     X9, X9, X10
+	VADDPS       X10, X9, X9
+	VMOVSHDUP    X9, X10
+	VADDSS       X10, X9, X9
+	VADDSS       X27, X9, X9
+	VMOVSS       X9, (R11)
+	CMPQ         DI, $0x04
+	JLE          stored
+	ADDQ         R10, R11
+	VMOVAPS      Y20, Y9
+	VEXTRACTF128 $0x01, Y9, X10
+	VADDPS       X9, X10, X9
+	VMOVHLPS     X9, X9, X10
+	VADDPS       X10, X9, X9
+	VMOVSHDUP    X9, X10
+	VADDSS       X10, X9, X9
+	VADDSS       X28, X9, X9
+	VMOVSS       X9, (R11)
+	CMPQ         DI, $0x05
+	JLE          stored
+	ADDQ         R10, R11
+	VMOVAPS      Y21, Y9
+	VEXTRACTF128 $0x01, Y9, X10
+	VADDPS       X9, X10, X9
+	VMOVHLPS     X9, X9, X10
+	VADDPS       X10, X9, X9
+	VMOVSHDUP    X9, X10
+	VADDSS       X10, X9, X9
+	VADDSS       X29, X9, X9
+	VMOVSS       X9, (R11)
+	CMPQ         DI, $0x06
+	JLE          stored
+	ADDQ         R10, R11
+	VMOVAPS      Y22, Y9
+	VEXTRACTF128 $0x01, Y9, X10
+	VADDPS       X9, X10, X9
+	VMOVHLPS     X9, X9, X10
+	VADDPS       X10, X9, X9
+	VMOVSHDUP    X9, X10
+	VADDSS       X10, X9, X9
+	VADDSS       X30, X9, X9
+	VMOVSS       X9, (R11)
+	CMPQ         DI, $0x07
+	JLE          stored
+	ADDQ         R10, R11
+	VMOVAPS      Y23, Y9
+	VEXTRACTF128 $0x01, Y9, X10
+	VADDPS       X9, X10, X9
+	VMOVHLPS     X9, X9, X10
+	VADDPS       X10, X9, X9
+	VMOVSHDUP    X9, X10
+	VADDSS       X10, X9, X9
+	VADDSS       X31, X9, X9
+	VMOVSS       X9, (R11)
+
+stored:
+	ADDQ $0x04, R8
+	ADDQ CX, AX
+	DECQ DX
+	JNZ  row
+
+done:
+	VZEROUPPER
+	RET
+
+// func q5_0RowsV(w *byte, wstride int, rows int, x *byte, xstride int, ntok int, nb int, out *float32, ostride int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, AVX512_VNNI, FMA3
+TEXT ·q5_0RowsV(SB), NOSPLIT, $0-72
+	MOVQ w+0(FP), AX
+	MOVQ wstride+8(FP), CX
+	MOVQ rows+16(FP), DX
+	MOVQ x+24(FP), BX
+	MOVQ xstride+32(FP), SI
+	MOVQ ntok+40(FP), DI
+	MOVQ out+56(FP), R8
+	MOVQ ·f16Table+0(SB), R9
+
+	// Int16 ones, 0x0f bytes.
+	VPCMPEQW     Y0, Y0, Y0
+	VPSRLW       $0x0f, Y0, Y0
+	MOVL         $0x0f0f0f0f, R10
+	VMOVD        R10, X0
+	VPBROADCASTD X0, Y0
+
+	// The byte shuffle that spreads the four qh bytes over eight bytes each, the bit
+	// of its byte each element tests, and the high bits those set or clear.
+	VMOVDQU      ·q32QhShuf+0(SB), Y1
+	MOVQ         $0x8040201008040201, R10
+	VMOVQ        R10, X2
+	VPBROADCASTQ X2, Y2
+	MOVL         $0x10101010, R10
+	VMOVD        R10, X3
+	VPBROADCASTD X3, Y3
+	TESTQ        DX, DX
+	JZ           done
+
+row:
+	MOVQ   AX, R10
+	MOVQ   BX, R11
+	MOVQ   nb+48(FP), R12
+	VPXORD Y16, Y16, Y16
+	VPXORD Y17, Y17, Y17
+	VPXORD Y18, Y18, Y18
+	VPXORD Y19, Y19, Y19
+	VPXORD Y20, Y20, Y20
+	VPXORD Y21, Y21, Y21
+	VPXORD Y22, Y22, Y22
+	VPXORD Y23, Y23, Y23
+	TESTQ  R12, R12
+	JZ     rowdone
+
+loop:
+	// The block's quants in element order: low nibbles (elements 0-15), then high ones.
+	VBROADCASTI128 6(R10), Y4
+	VPSRLW         $0x04, Y4, Y5
+	VPBLENDD       $0xf0, Y5, Y4, Y4
+	VPAND          Y0, Y4, Y4
+
+	// 0xff in byte j where bit j of qh is set (ggml's bytes_from_bits_32).
+	VPBROADCASTD 2(R10), Y5
+	VPSHUFB      Y1, Y5, Y5
+	VPAND        Y2, Y5, Y5
+	VPCMPEQB     Y2, Y5, Y5
+	VPAND        Y3, Y5, Y5
+	VPOR         Y5, Y4, Y4
+	MOVWLZX      (R10), R13
+	VBROADCASTSS (R9)(R13*4), Y5
+	MOVQ         R11, R13
+	VMOVDQU32    32(R13), Y6
+	VPDPBUSD     (R13), Y4, Y6
+	VCVTDQ2PS    Y6, Y6
+	VMULPS.BCST  64(R13), Y5, Y7
+	VFMADD231PS  Y6, Y7, Y16
+	CMPQ         DI, $0x01
+	JLE          tokdone
+	ADDQ         SI, R13
+	VMOVDQU32    32(R13), Y6
+	VPDPBUSD     (R13), Y4, Y6
+	VCVTDQ2PS    Y6, Y6
+	VMULPS.BCST  64(R13), Y5, Y7
+	VFMADD231PS  Y6, Y7, Y17
+	CMPQ         DI, $0x02
+	JLE          tokdone
+	ADDQ         SI, R13
+	VMOVDQU32    32(R13), Y6
+	VPDPBUSD     (R13), Y4, Y6
+	VCVTDQ2PS    Y6, Y6
+	VMULPS.BCST  64(R13), Y5, Y7
+	VFMADD231PS  Y6, Y7, Y18
+	CMPQ         DI, $0x03
+	JLE          tokdone
+	ADDQ         SI, R13
+	VMOVDQU32    32(R13), Y6
+	VPDPBUSD     (R13), Y4, Y6
+	VCVTDQ2PS    Y6, Y6
+	VMULPS.BCST  64(R13), Y5, Y7
+	VFMADD231PS  Y6, Y7, Y19
+	CMPQ         DI, $0x04
+	JLE          tokdone
+	ADDQ         SI, R13
+	VMOVDQU32    32(R13), Y6
+	VPDPBUSD     (R13), Y4, Y6
+	VCVTDQ2PS    Y6, Y6
+	VMULPS.BCST  64(R13), Y5, Y7
+	VFMADD231PS  Y6, Y7, Y20
+	CMPQ         DI, $0x05
+	JLE          tokdone
+	ADDQ         SI, R13
+	VMOVDQU32    32(R13), Y6
+	VPDPBUSD     (R13), Y4, Y6
+	VCVTDQ2PS    Y6, Y6
+	VMULPS.BCST  64(R13), Y5, Y7
+	VFMADD231PS  Y6, Y7, Y21
+	CMPQ         DI, $0x06
+	JLE          tokdone
+	ADDQ         SI, R13
+	VMOVDQU32    32(R13), Y6
+	VPDPBUSD     (R13), Y4, Y6
+	VCVTDQ2PS    Y6, Y6
+	VMULPS.BCST  64(R13), Y5, Y7
+	VFMADD231PS  Y6, Y7, Y22
+	CMPQ         DI, $0x07
+	JLE          tokdone
+	ADDQ         SI, R13
+	VMOVDQU32    32(R13), Y6
+	VPDPBUSD     (R13), Y4, Y6
+	VCVTDQ2PS    Y6, Y6
+	VMULPS.BCST  64(R13), Y5, Y4
+	VFMADD231PS  Y6, Y4, Y23
+
+tokdone:
+	ADDQ $0x16, R10
+	ADDQ $0x44, R11
+	DECQ R12
+	JNZ  loop
+
+rowdone:
+	MOVQ         ostride+64(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         R8, R11
+	VMOVAPS      Y16, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VADDPS       X4, X5, X4
+	VMOVHLPS     X4, X4, X5
+	VADDPS       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VADDSS       X5, X4, X4
+	VMOVSS       X4, (R11)
+	CMPQ         DI, $0x01
+	JLE          stored
+	ADDQ         R10, R11
+	VMOVAPS      Y17, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VADDPS       X4, X5, X4
+	VMOVHLPS     X4, X4, X5
+	VADDPS       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VADDSS       X5, X4, X4
+	VMOVSS       X4, (R11)
+	CMPQ         DI, $0x02
+	JLE          stored
+	ADDQ         R10, R11
+	VMOVAPS      Y18, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VADDPS       X4, X5, X4
+	VMOVHLPS     X4, X4, X5
+	VADDPS       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VADDSS       X5, X4, X4
+	VMOVSS       X4, (R11)
+	CMPQ         DI, $0x03
+	JLE          stored
+	ADDQ         R10, R11
+	VMOVAPS      Y19, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VADDPS       X4, X5, X4
+	VMOVHLPS     X4, X4, X5
+	VADDPS       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VADDSS       X5, X4, X4
+	VMOVSS       X4, (R11)
+	CMPQ         DI, $0x04
+	JLE          stored
+	ADDQ         R10, R11
+	VMOVAPS      Y20, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VADDPS       X4, X5, X4
+	VMOVHLPS     X4, X4, X5
+	VADDPS       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VADDSS       X5, X4, X4
+	VMOVSS       X4, (R11)
+	CMPQ         DI, $0x05
+	JLE          stored
+	ADDQ         R10, R11
+	VMOVAPS      Y21, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VADDPS       X4, X5, X4
+	VMOVHLPS     X4, X4, X5
+	VADDPS       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VADDSS       X5, X4, X4
+	VMOVSS       X4, (R11)
+	CMPQ         DI, $0x06
+	JLE          stored
+	ADDQ         R10, R11
+	VMOVAPS      Y22, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VADDPS       X4, X5, X4
+	VMOVHLPS     X4, X4, X5
+	VADDPS       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VADDSS       X5, X4, X4
+	VMOVSS       X4, (R11)
+	CMPQ         DI, $0x07
+	JLE          stored
+	ADDQ         R10, R11
+	VMOVAPS      Y23, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VADDPS       X4, X5, X4
+	VMOVHLPS     X4, X4, X5
+	VADDPS       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VADDSS       X5, X4, X4
+	VMOVSS       X4, (R11)
+
+stored:
+	ADDQ $0x04, R8
+	ADDQ CX, AX
+	DECQ DX
+	JNZ  row
+
+done:
+	VZEROUPPER
+	RET
+
+// func q5_1RowsV(w *byte, wstride int, rows int, x *byte, xstride int, ntok int, nb int, out *float32, ostride int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, AVX512_VNNI, FMA3
+TEXT ·q5_1RowsV(SB), NOSPLIT, $0-72
+	MOVQ w+0(FP), AX
+	MOVQ wstride+8(FP), CX
+	MOVQ rows+16(FP), DX
+	MOVQ x+24(FP), BX
+	MOVQ xstride+32(FP), SI
+	MOVQ ntok+40(FP), DI
+	MOVQ out+56(FP), R8
+	MOVQ ·f16Table+0(SB), R9
+
+	// Int16 ones, 0x0f bytes.
+	VPCMPEQW     Y0, Y0, Y0
+	VPSRLW       $0x0f, Y0, Y0
+	MOVL         $0x0f0f0f0f, R10
+	VMOVD        R10, X0
+	VPBROADCASTD X0, Y0
+
+	// The byte shuffle that spreads the four qh bytes over eight bytes each, the bit
+	// of its byte each element tests, and the high bits those set or clear.
+	VMOVDQU      ·q32QhShuf+0(SB), Y9
+	MOVQ         $0x8040201008040201, R10
+	VMOVQ        R10, X10
+	VPBROADCASTQ X10, Y10
+	MOVL         $0x10101010, R10
+	VMOVD        R10, X11
+	VPBROADCASTD X11, Y11
+	TESTQ        DX, DX
+	JZ           done
+
+row:
+	MOVQ   AX, R10
+	MOVQ   BX, R11
+	MOVQ   nb+48(FP), R12
+	VPXORD Y16, Y16, Y16
+	VPXORD Y17, Y17, Y17
+	VPXORD Y18, Y18, Y18
+	VPXORD Y19, Y19, Y19
+	VPXORD Y20, Y20, Y20
+	VPXORD Y21, Y21, Y21
+	VPXORD Y22, Y22, Y22
+	VPXORD Y23, Y23, Y23
+	VPXORD X24, X24, X24
+	VPXORD X25, X25, X25
+	VPXORD X26, X26, X26
+	VPXORD X27, X27, X27
+	VPXORD X28, X28, X28
+	VPXORD X29, X29, X29
+	VPXORD X30, X30, X30
+	VPXORD X31, X31, X31
+	TESTQ  R12, R12
+	JZ     rowdone
+
+loop:
+	// The block's quants in element order: low nibbles (elements 0-15), then high ones.
+	VBROADCASTI128 8(R10), Y12
+	VPSRLW         $0x04, Y12, Y13
+	VPBLENDD       $0xf0, Y13, Y12, Y12
+	VPAND          Y0, Y12, Y12
+
+	// 0xff in byte j where bit j of qh is set (ggml's bytes_from_bits_32).
+	VPBROADCASTD 4(R10), Y13
+	VPSHUFB      Y9, Y13, Y13
+	VPAND        Y10, Y13, Y13
+	VPCMPEQB     Y10, Y13, Y13
+	VPAND        Y11, Y13, Y13
+	VPOR         Y13, Y12, Y12
+	MOVWLZX      (R10), R13
+	VBROADCASTSS (R9)(R13*4), Y13
+	MOVWLZX      2(R10), R13
+	VMOVSS       (R9)(R13*4), X14
+	MOVQ         R11, R13
+	VPXORD       Y1, Y1, Y1
+	VPDPBUSD     (R13), Y12, Y1
+	VCVTDQ2PS    Y1, Y1
+	VMULPS.BCST  32(R13), Y13, Y15
+	VFMADD231PS  Y1, Y15, Y16
+	VFMADD231SS  36(R13), X14, X24
+	CMPQ         DI, $0x01
+	JLE          tokdone
+	ADDQ         SI, R13
+	VPXORD       Y2, Y2, Y2
+	VPDPBUSD     (R13), Y12, Y2
+	VCVTDQ2PS    Y2, Y2
+	VMULPS.BCST  32(R13), Y13, Y15
+	VFMADD231PS  Y2, Y15, Y17
+	VFMADD231SS  36(R13), X14, X25
+	CMPQ         DI, $0x02
+	JLE          tokdone
+	ADDQ         SI, R13
+	VPXORD       Y3, Y3, Y3
+	VPDPBUSD     (R13), Y12, Y3
+	VCVTDQ2PS    Y3, Y3
+	VMULPS.BCST  32(R13), Y13, Y15
+	VFMADD231PS  Y3, Y15, Y18
+	VFMADD231SS  36(R13), X14, X26
+	CMPQ         DI, $0x03
+	JLE          tokdone
+	ADDQ         SI, R13
+	VPXORD       Y4, Y4, Y4
+	VPDPBUSD     (R13), Y12, Y4
+	VCVTDQ2PS    Y4, Y4
+	VMULPS.BCST  32(R13), Y13, Y15
+	VFMADD231PS  Y4, Y15, Y19
+	VFMADD231SS  36(R13), X14, X27
+	CMPQ         DI, $0x04
+	JLE          tokdone
+	ADDQ         SI, R13
+	VPXORD       Y5, Y5, Y5
+	VPDPBUSD     (R13), Y12, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS.BCST  32(R13), Y13, Y15
+	VFMADD231PS  Y5, Y15, Y20
+	VFMADD231SS  36(R13), X14, X28
+	CMPQ         DI, $0x05
+	JLE          tokdone
+	ADDQ         SI, R13
+	VPXORD       Y6, Y6, Y6
+	VPDPBUSD     (R13), Y12, Y6
+	VCVTDQ2PS    Y6, Y6
+	VMULPS.BCST  32(R13), Y13, Y15
+	VFMADD231PS  Y6, Y15, Y21
+	VFMADD231SS  36(R13), X14, X29
+	CMPQ         DI, $0x06
+	JLE          tokdone
+	ADDQ         SI, R13
+	VPXORD       Y7, Y7, Y7
+	VPDPBUSD     (R13), Y12, Y7
+	VCVTDQ2PS    Y7, Y7
+	VMULPS.BCST  32(R13), Y13, Y15
+	VFMADD231PS  Y7, Y15, Y22
+	VFMADD231SS  36(R13), X14, X30
+	CMPQ         DI, $0x07
+	JLE          tokdone
+	ADDQ         SI, R13
+	VPXORD       Y8, Y8, Y8
+	VPDPBUSD     (R13), Y12, Y8
+	VCVTDQ2PS    Y8, Y8
+	VMULPS.BCST  32(R13), Y13, Y12
+	VFMADD231PS  Y8, Y12, Y23
+	VFMADD231SS  36(R13), X14, X31
+
+tokdone:
+	ADDQ $0x18, R10
+	ADDQ $0x28, R11
+	DECQ R12
+	JNZ  loop
+
+rowdone:
+	MOVQ         ostride+64(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         R8, R11
+	VMOVAPS      Y16, Y12
+	VEXTRACTF128 $0x01, Y12, X13
+	VADDPS       X12, X13, X12
+	VMOVHLPS     X12, X12, X13
+	VADDPS       X13, X12, X12
+	VMOVSHDUP    X12, X13
+	VADDSS       X13, X12, X12
+	VADDSS       X24, X12, X12
+	VMOVSS       X12, (R11)
+	CMPQ         DI, $0x01
+	JLE          stored
+	ADDQ         R10, R11
+	VMOVAPS      Y17, Y12
+	VEXTRACTF128 $0x01, Y12, X13
+	VADDPS       X12, X13, X12
+	VMOVHLPS     X12, X12, X13
+	VADDPS       X13, X12, X12
+	VMOVSHDUP    X12, X13
+	VADDSS       X13, X12, X12
+	VADDSS       X25, X12, X12
+	VMOVSS       X12, (R11)
+	CMPQ         DI, $0x02
+	JLE          stored
+	ADDQ         R10, R11
+	VMOVAPS      Y18, Y12
+	VEXTRACTF128 $0x01, Y12, X13
+	VADDPS       X12, X13, X12
+	VMOVHLPS     X12, X12, X13
+	VADDPS       X13, X12, X12
+	VMOVSHDUP    X12, X13
+	VADDSS       X13, X12, X12
+	VADDSS       X26, X12, X12
+	VMOVSS       X12, (R11)
+	CMPQ         DI, $0x03
+	JLE          stored
+	ADDQ         R10, R11
+	VMOVAPS      Y19, Y12
+	VEXTRACTF128 $0x01, Y12, X13
+	VADDPS       X12, X13, X12
+	VMOVHLPS     X12, X12, X13
+	VADDPS       X13, X12, X12
+	VMOVSHDUP    X12, X13
+	VADDSS       X13, X12, X12
+	VADDSS       X27, X12, X12
+	VMOVSS       X12, (R11)
+	CMPQ         DI, $0x04
+	JLE          stored
+	ADDQ         R10, R11
+	VMOVAPS      Y20, Y12
+	VEXTRACTF128 $0x01, Y12, X13
+	VADDPS       X12, X13, X12
+	VMOVHLPS     X12, X12, X13
+	VADDPS       X13, X12, X12
+	VMOVSHDUP    X12, X13
+	VADDSS       X13, X12, X12
+	VADDSS       X28, X12, X12
+	VMOVSS       X12, (R11)
+	CMPQ         DI, $0x05
+	JLE          stored
+	ADDQ         R10, R11
+	VMOVAPS      Y21, Y12
+	VEXTRACTF128 $0x01, Y12, X13
+	VADDPS       X12, X13, X12
+	VMOVHLPS     X12, X12, X13
+	VADDPS       X13, X12, X12
+	VMOVSHDUP    X12, X13
+	VADDSS       X13, X12, X12
+	VADDSS       X29, X12, X12
+	VMOVSS       X12, (R11)
+	CMPQ         DI, $0x06
+	JLE          stored
+	ADDQ         R10, R11
+	VMOVAPS      Y22, Y12
+	VEXTRACTF128 $0x01, Y12, X13
+	VADDPS       X12, X13, X12
+	VMOVHLPS     X12, X12, X13
+	VADDPS       X13, X12, X12
+	VMOVSHDUP    X12, X13
+	VADDSS       X13, X12, X12
+	VADDSS       X30, X12, X12
+	VMOVSS       X12, (R11)
+	CMPQ         DI, $0x07
+	JLE          stored
+	ADDQ         R10, R11
+	VMOVAPS      Y23, Y12
+	VEXTRACTF128 $0x01, Y12, X13
+	VADDPS       X12, X13, X12
+	VMOVHLPS     X12, X12, X13
+	VADDPS       X13, X12, X12
+	VMOVSHDUP    X12, X13
+	VADDSS       X13, X12, X12
+	VADDSS       X31, X12, X12
+	VMOVSS       X12, (R11)
+
+stored:
+	ADDQ $0x04, R8
+	ADDQ CX, AX
+	DECQ DX
+	JNZ  row
+
+done:
+	VZEROUPPER
+	RET

@@ -45,3 +45,22 @@ func q4_1Rows4(w *byte, wstride int, groups int, x *byte, nb int, out *float32)
 //
 //go:noescape
 func q5_1Rows4(w *byte, wstride int, groups int, x *byte, nb int, out *float32)
+
+// q4_1RowsV, q5_0RowsV and q5_1RowsV compute, over nb blocks, for ntok (1
+// to 8) activation rows in their VNNI layout,
+//
+//	for t := range ntok { for r := range rows {
+//		out[t*ostride+r] = dot<type>Generic(w[r*wstride:], Q8_1 or Q8_0 form of x[t*xstride:], 32*nb) } }
+//
+//go:noescape
+func q4_1RowsV(w *byte, wstride int, rows int, x *byte, xstride int, ntok int, nb int, out *float32, ostride int)
+
+// q5_0RowsV is q4_1RowsV for Q5_0.
+//
+//go:noescape
+func q5_0RowsV(w *byte, wstride int, rows int, x *byte, xstride int, ntok int, nb int, out *float32, ostride int)
+
+// q5_1RowsV is q4_1RowsV for Q5_1.
+//
+//go:noescape
+func q5_1RowsV(w *byte, wstride int, rows int, x *byte, xstride int, ntok int, nb int, out *float32, ostride int)

@@ -39,20 +39,8 @@ func registerQ32VNNITypes() {
 	}
 }
 
-// q4_1RowsV, q5_0RowsV and q5_1RowsV compute, over nb blocks, for ntok (1
-// to 8) activation rows in their VNNI layout,
-//
-//	for t := range ntok { for r := range rows {
-//		out[t*ostride+r] = dot<type>Generic(w[r*wstride:], Q8_1 or Q8_0 form of x[t*xstride:], 32*nb) } }
-//
-//go:noescape
-func q4_1RowsV(w *byte, wstride, rows int, x *byte, xstride, ntok, nb int, out *float32, ostride int)
-
-//go:noescape
-func q5_0RowsV(w *byte, wstride, rows int, x *byte, xstride, ntok, nb int, out *float32, ostride int)
-
-//go:noescape
-func q5_1RowsV(w *byte, wstride, rows int, x *byte, xstride, ntok, nb int, out *float32, ostride int)
+// q4_1RowsV, q5_0RowsV and q5_1RowsV are generated (asm/q32.go) into
+// dotq32_lanes_amd64.s and declared in dotq32_lanes_stubs_amd64.go.
 
 func gemvQ4_1V(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
 	gemvLanesV(q4_1RowsV, q4_1Size, q8_1VNNISize, w, ws, rows, x, xs, ntok, cols, out, os)

@@ -108,7 +108,7 @@ func q32Lanes(k q32Type) {
 		c.MOVWLZX(m, h)
 		return Mem{Base: tab, Index: h.As64(), Scale: 4}
 	}
-	cs := q32Consts(k)
+	cs := q32Consts(k, !k.min)
 	c.TESTQ(rows, rows)
 	c.JZ(LabelRef("done"))
 
@@ -133,7 +133,7 @@ func q32Lanes(k q32Type) {
 	c.JZ(LabelRef("rowdone"))
 
 	c.Label("loop")
-	q, mag := q32Decode(k, cs, Mem{Base: b})
+	q, mag := q32Decode(k, !k.min, cs, Mem{Base: b})
 	wd := top.XMM()
 	c.VMOVSS(f16(Mem{Base: b}), wd)
 	wm := top.XMM()
@@ -234,7 +234,7 @@ type q32Regs struct {
 	ones, low, qhShuf, qhBit, hiBits VecVirtual
 }
 
-func q32Consts(k q32Type) q32Regs {
+func q32Consts(k q32Type, signed bool) q32Regs {
 	var r q32Regs
 	c.Comment("Int16 ones, 0x0f bytes.")
 	r.ones = top.YMM()
@@ -251,18 +251,18 @@ func q32Consts(k q32Type) q32Regs {
 		r.qhBit = top.YMM()
 		c.VMOVQ(g, r.qhBit.AsX())
 		c.VPBROADCASTQ(r.qhBit.AsX(), r.qhBit)
-		if k.min {
-			r.hiBits = broadcastD(0x10101010)
-		} else {
+		if signed {
 			r.hiBits = broadcastD(0xf0f0f0f0)
+		} else {
+			r.hiBits = broadcastD(0x10101010)
 		}
 	}
 	return r
 }
 
-// q32Decode decodes the weight block at m: its quants (Q5_0: signed, and
-// their magnitudes in mag; Q4_1, Q5_1: unsigned).
-func q32Decode(k q32Type, cs q32Regs, m Mem) (q, mag VecVirtual) {
+// q32Decode decodes the weight block at m: its quants, signed with their
+// magnitudes in mag (Q5_0 where signed), else unsigned (Q5_0 as q+16).
+func q32Decode(k q32Type, signed bool, cs q32Regs, m Mem) (q, mag VecVirtual) {
 	c.Comment("The block's quants in element order: low nibbles (elements 0-15), then high ones.")
 	// The 16 bytes go to both halves, the upper half takes them shifted
 	// (every register written whole, so that avo's liveness, which tracks
@@ -279,13 +279,13 @@ func q32Decode(k q32Type, cs q32Regs, m Mem) (q, mag VecVirtual) {
 		c.VPSHUFB(cs.qhShuf, h, h)
 		c.VPAND(cs.qhBit, h, h)
 		c.VPCMPEQB(cs.qhBit, h, h)
-		if k.min {
-			c.VPAND(cs.hiBits, h, h)
-		} else {
+		if signed {
 			c.VPANDN(cs.hiBits, h, h)
+		} else {
+			c.VPAND(cs.hiBits, h, h)
 		}
 		c.VPOR(h, q, q)
-		if !k.min {
+		if signed {
 			mag = h
 			c.VPABSB(q, mag)
 		}
@@ -333,7 +333,7 @@ func q32Rows4(k q32Type) {
 		c.MOVWLZX(m, h)
 		return Mem{Base: tab, Index: h.As64(), Scale: 4}
 	}
-	cs := q32Consts(k)
+	cs := q32Consts(k, !k.min)
 	c.TESTQ(groups, groups)
 	c.JZ(LabelRef("done"))
 
@@ -380,7 +380,7 @@ func q32Rows4(k q32Type) {
 			m = m.Idx(ws3, 1)
 		}
 		c.Commentf("Row %d.", r)
-		q, mag := q32Decode(k, cs, m)
+		q, mag := q32Decode(k, !k.min, cs, m)
 		p := top.YMM()
 		if k.min {
 			c.VPMADDUBSW(y, q, p)
@@ -433,4 +433,136 @@ func q32() {
 	for _, k := range q32Types {
 		q32Rows4(k)
 	}
+	for _, i := range []int{1, 0, 2} {
+		q32RowsV(q32Types[i])
+	}
+}
+
+// q32RowsV writes the VNNI form (AVX-512 VL and VNNI, 1 to 8 tokens per
+// pass): the weights' quants as unsigned bytes (Q5_0's as q+16), the
+// activations in the VNNI layouts of package tensor's dotq32v_amd64.go,
+// where d_x (and s_x) are float32 and, for Q5_0, each lane's -16·Σy is
+// stored: VPDPBUSD started from it leaves exactly ggml's lane sums. Token
+// t accumulates in Y16+t and its summs in X24+t, physical registers, so
+// that the decoding's VEX-only instructions get Y0-Y15.
+func q32RowsV(k q32Type) {
+	name := strings.Replace(k.name, "RowsN", "RowsV", 1)
+	text(name, NOSPLIT, q32Sig)
+	switch name {
+	case "q4_1RowsV":
+		c.Doc("q4_1RowsV, q5_0RowsV and q5_1RowsV compute, over nb blocks, for ntok (1",
+			"to 8) activation rows in their VNNI layout,",
+			"",
+			"\tfor t := range ntok { for r := range rows {",
+			"\t\tout[t*ostride+r] = dot<type>Generic(w[r*wstride:], Q8_1 or Q8_0 form of x[t*xstride:], 32*nb) } }")
+	default:
+		c.Doc(fmt.Sprintf("%s is q4_1RowsV for %s.", name, k.typ))
+	}
+	c.Pragma("noescape")
+	xbs := 40 // q8_1VNNISize
+	if !k.min {
+		xbs = 68 // q8LanesVNNISize
+	}
+	w, ws, rows, x, xs, ntok, out := gp64(), gp64(), gp64(), gp64(), gp64(), gp64(), gp64()
+	for _, a := range []struct {
+		r   GPVirtual
+		arg string
+		off int
+	}{{w, "w", 0}, {ws, "wstride", 8}, {rows, "rows", 16}, {x, "x", 24}, {xs, "xstride", 32}, {ntok, "ntok", 40}, {out, "out", 56}} {
+		c.MOVQ(arg(a.arg, a.off), a.r)
+	}
+	tab := gp64()
+	c.MOVQ(goSym("f16Table"), tab)
+	f16 := func(m Mem) Mem {
+		h := gp32()
+		c.MOVWLZX(m, h)
+		return Mem{Base: tab, Index: h.As64(), Scale: 4}
+	}
+	cs := q32Consts(k, false)
+	c.TESTQ(rows, rows)
+	c.JZ(LabelRef("done"))
+
+	c.Label("row")
+	b, xb, n := gp64(), gp64(), gp64()
+	c.MOVQ(w, b)
+	c.MOVQ(x, xb)
+	c.MOVQ(arg("nb", 48), n)
+	for t := 0; t < 8; t++ {
+		c.VPXORD(Y(16+t), Y(16+t), Y(16+t))
+	}
+	if k.min {
+		for t := 0; t < 8; t++ {
+			c.VPXORD(X(24+t), X(24+t), X(24+t))
+		}
+	}
+	c.TESTQ(n, n)
+	c.JZ(LabelRef("rowdone"))
+
+	c.Label("loop")
+	q, _ := q32Decode(k, false, cs, Mem{Base: b})
+	wd, wm := top.YMM(), top.XMM()
+	c.VBROADCASTSS(f16(Mem{Base: b}), wd)
+	if k.min {
+		c.VMOVSS(f16(Mem{Base: b, Disp: 2}), wm)
+	}
+	p := gp64()
+	c.MOVQ(xb, p)
+	for t := 0; t < 8; t++ {
+		if t > 0 {
+			c.CMPQ(ntok, U8(t))
+			c.JLE(LabelRef("tokdone"))
+			c.ADDQ(xs, p)
+		}
+		s, f := top.YMM(), top.YMM()
+		if k.min {
+			c.VPXORD(s, s, s)
+			vpdpbusd(Mem{Base: p}, q, s)
+			c.VCVTDQ2PS(s, s)
+			c.VMULPS_BCST(Mem{Base: p, Disp: 32}, wd, f)
+			c.VFMADD231PS(s, f, Y(16+t))
+			c.VFMADD231SS(Mem{Base: p, Disp: 36}, wm, X(24+t))
+		} else {
+			c.VMOVDQU32(Mem{Base: p, Disp: 32}, s)
+			vpdpbusd(Mem{Base: p}, q, s)
+			c.VCVTDQ2PS(s, s)
+			c.VMULPS_BCST(Mem{Base: p, Disp: 64}, wd, f)
+			c.VFMADD231PS(s, f, Y(16+t))
+		}
+	}
+
+	c.Label("tokdone")
+	c.ADDQ(U8(k.bs), b)
+	c.ADDQ(U8(xbs), xb)
+	c.DECQ(n)
+	c.JNZ(LabelRef("loop"))
+
+	c.Label("rowdone")
+	os, o := gp64(), gp64()
+	c.MOVQ(arg("ostride", 64), os)
+	c.SHLQ(U8(2), os)
+	c.MOVQ(out, o)
+	for t := 0; t < 8; t++ {
+		if t > 0 {
+			c.CMPQ(ntok, U8(t))
+			c.JLE(LabelRef("stored"))
+			c.ADDQ(os, o)
+		}
+		a := top.YMM()
+		c.VMOVAPS(Y(16+t), a)
+		hsum(a)
+		if k.min {
+			c.VADDSS(X(24+t), a.AsX(), a.AsX())
+		}
+		c.VMOVSS(a.AsX(), Mem{Base: o})
+	}
+
+	c.Label("stored")
+	c.ADDQ(U8(4), out)
+	c.ADDQ(ws, w)
+	c.DECQ(rows)
+	c.JNZ(LabelRef("row"))
+
+	c.Label("done")
+	c.VZEROUPPER()
+	c.RET()
 }
