@@ -1,33 +1,34 @@
 // Command asm writes package tensor's generated amd64 assembly with avo
-// (github.com/mmcloughlin/avo): dotk_amd64.s, the AVX-512 (VL, BW, VNNI)
-// K-quant kernels that run T = 2..8 activation rows through one pass over
-// the weights, and dotk_stubs_amd64.go, their Go declarations. It is a
-// module of its own, so that avo is no dependency of the product's build;
-// package tensor runs it through go generate:
+// (github.com/mmcloughlin/avo). It is a module of its own, so that avo is
+// no dependency of the product's build; package tensor runs it through go
+// generate, once per kernel family:
 //
-//	go run -C asm . -out ../dotk_amd64.s -stubs ../dotk_stubs_amd64.go -pkg tensor
+//	go run -C asm . -kernels dotk -out ../dotk_amd64.s -stubs ../dotk_stubs_amd64.go -pkg tensor
+//	go run -C asm . -kernels q32 -out ../dotq32_lanes_amd64.s -stubs ../dotq32_lanes_stubs_amd64.go -pkg tensor
 //
-// # The kernels
+// The stubs file declares every kernel, with the reference loop it
+// computes bit for bit.
 //
-// Each weight block is decoded once for all tokens. Per token, VPDPBUSD sums
-// the unsigned quants times the int8 activations four at a time
-// (|sum| < 2^15), two such vectors are packed into words, and one VPDPWSSD
-// applies both their scales and accumulates in int32 lanes: three
-// multiplies per 64 elements instead of four, with the same exact sums as
-// the AVX2 kernels, grouped differently. Q4_K packs with VPACKSSDW (only the
-// block total matters); Q6_K must keep each four-element sum in its ggml
-// lane, so it moves the second vector's sums into the high words (shift,
-// then a word-masked move with K1). The float work is the single-row
-// kernels', op for op: Q4_K reduces each token's sums to one lane per token
-// and runs its two fused multiply-adds per block on the token lanes; Q6_K
-// keeps ggml's eight lanes per token.
+// # dotk: the T-token K-quant kernels
+//
+// AVX-512 (VL, BW, VNNI) kernels that run T = 2..8 activation rows through
+// one pass over the weights. Each weight block is decoded once for all
+// tokens. Per token, VPDPBUSD sums the unsigned quants times the int8
+// activations four at a time (|sum| < 2^15), two such vectors are packed
+// into words, and one VPDPWSSD applies both their scales and accumulates
+// in int32 lanes: three multiplies per 64 elements instead of four, with
+// the same exact sums as the AVX2 kernels, grouped differently. Q4_K packs
+// with VPACKSSDW (only the block total matters); Q6_K must keep each
+// four-element sum in its ggml lane, so it moves the second vector's sums
+// into the high words (shift, then a word-masked move with K1). The float
+// work is the single-row kernels', op for op: Q4_K reduces each token's
+// sums to one lane per token and runs its two fused multiply-adds per block
+// on the token lanes; Q6_K keeps ggml's eight lanes per token.
 //
 // The Q2_K, Q3_K, Q5_K and IQ4_XS kernels keep the AVX2 kernels' integer
 // work per token (VPMADDUBSW of each 32-element group against the token's
 // activations), but fuse the VPMADDWD by the scales and the VPADDD into one
 // VPDPWSSD, which gives the same wrapping int32 lanes.
-//
-// # Registers
 //
 // General-purpose registers are avo's virtual registers. The vector
 // registers are physical, because the kernels' design is a budget of the
@@ -36,9 +37,25 @@
 // uses all of Y16-Y31 and one function per T exists because every token has
 // registers of its own; Y0-Y15 hold the block decoding and the constants
 // (instructions such as VPAND, VPSIGNB and VPHADDW have no EVEX form and
-// need them). avo v0.5.0 has no AVX512_VNNI instructions: VPDPBUSD and
-// VPDPWSSD are built as ir.Instructions with their inputs and outputs (see
-// vnni).
+// need them).
+//
+// # q32: the lanes kernels of Q5_0, Q4_1 and Q5_1
+//
+// See q32.go: AVX2 forms for 1 to 4 tokens and for one token four rows at
+// a time, AVX-512 VNNI forms for 1 to 8 tokens, all from one description
+// of each type. Registers are virtual, but for the VNNI forms' per-token
+// accumulators (Y16+t, X24+t), which keep the allocator's other vectors in
+// Y0-Y15.
+//
+// # avo's limits met here
+//
+// avo v0.5.0 has no AVX512_VNNI instructions: VPDPBUSD and VPDPWSSD are
+// built as ir.Instructions with their inputs and outputs (see vnni). Its
+// allocator may hand out Y16-Y31, which VEX-only instructions cannot take
+// (the assembler then rejects the file), and its liveness tracks a
+// register's halves apart, so a value written by halves (a 128-bit load,
+// then VINSERTI128) looks live across the loop; the kernels write whole
+// registers instead (VBROADCASTI128, VPBLENDD).
 package main
 
 import (
