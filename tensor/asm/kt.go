@@ -22,7 +22,7 @@ func ktRows(name, typ string, T, frame, bs int, doc string, setup, rowInit func(
 	text(name, NOSPLIT, kSig)
 	kDoc(name, typ, T, "", doc)
 	c.AllocLocal(frame)
-	rowHeader()
+	rowHeader(0)
 	setup()
 	c.Label(name + "row")
 	w, tk, n := rowStart(T)

@@ -53,6 +53,36 @@ var q32Types = []q32Type{
 	}},
 }
 
+// ld loads the argument name at off(FP) into a new virtual register.
+func ld(name string, off int) GPVirtual {
+	r := gp64()
+	c.MOVQ(arg(name, off), r)
+	return r
+}
+
+// f16At returns the function that loads the half at m and gives the
+// address of its float32 in the f16Table at tab.
+func f16At(tab GPVirtual) func(m Mem) Mem {
+	return func(m Mem) Mem {
+		h := gp32()
+		c.MOVWLZX(m, h)
+		return Mem{Base: tab, Index: h.As64(), Scale: 4}
+	}
+}
+
+// rowsEnd moves out on by one float32 and w by ws, loops to "row" while
+// rows are left, then returns (at "done").
+func rowsEnd(out, w, ws, rows GPVirtual) {
+	c.ADDQ(U8(4), out)
+	c.ADDQ(ws, w)
+	c.DECQ(rows)
+	c.JNZ(LabelRef("row"))
+
+	c.Label("done")
+	c.VZEROUPPER()
+	c.RET()
+}
+
 // goSym is the address of the package-level Go variable name.
 func goSym(name string) Mem { return NewDataAddr(Symbol{Name: "·" + name}, 0) }
 
@@ -90,24 +120,12 @@ func q32Lanes(k q32Type) {
 	if frame > 0 {
 		c.AllocLocal(frame)
 	}
-	w, ws, rows, x, xs, ntok, out := gp64(), gp64(), gp64(), gp64(), gp64(), gp64(), gp64()
-	for _, a := range []struct {
-		r   GPVirtual
-		arg string
-		off int
-	}{{w, "w", 0}, {ws, "wstride", 8}, {rows, "rows", 16}, {x, "x", 24}, {xs, "xstride", 32}, {ntok, "ntok", 40}, {out, "out", 56}} {
-		c.MOVQ(arg(a.arg, a.off), a.r)
-	}
+	w, ws, rows, x, xs, ntok, out := ld("w", 0), ld("wstride", 8), ld("rows", 16), ld("x", 24), ld("xstride", 32), ld("ntok", 40), ld("out", 56)
 	tab := gp64()
 	c.MOVQ(goSym("f16Table"), tab)
 	xs3 := gp64()
 	c.LEAQ(Mem{Base: xs, Index: xs, Scale: 2}, xs3)
-	// f16 is the float32 of the half at m.
-	f16 := func(m Mem) Mem {
-		h := gp32()
-		c.MOVWLZX(m, h)
-		return Mem{Base: tab, Index: h.As64(), Scale: 4}
-	}
+	f16 := f16At(tab)
 	cs := q32Consts(k, !k.min)
 	c.TESTQ(rows, rows)
 	c.JZ(LabelRef("done"))
@@ -216,14 +234,7 @@ func q32Lanes(k q32Type) {
 	}
 
 	c.Label("stored")
-	c.ADDQ(U8(4), out)
-	c.ADDQ(ws, w)
-	c.DECQ(rows)
-	c.JNZ(LabelRef("row"))
-
-	c.Label("done")
-	c.VZEROUPPER()
-	c.RET()
+	rowsEnd(out, w, ws, rows)
 }
 
 // q32Regs holds a lanes kernel's constants.
@@ -316,23 +327,12 @@ func q32Rows4(k q32Type) {
 	if frame > 0 {
 		c.AllocLocal(frame)
 	}
-	w, ws, groups, x, out := gp64(), gp64(), gp64(), gp64(), gp64()
-	for _, a := range []struct {
-		r   GPVirtual
-		arg string
-		off int
-	}{{w, "w", 0}, {ws, "wstride", 8}, {groups, "groups", 16}, {x, "x", 24}, {out, "out", 40}} {
-		c.MOVQ(arg(a.arg, a.off), a.r)
-	}
+	w, ws, groups, x, out := ld("w", 0), ld("wstride", 8), ld("groups", 16), ld("x", 24), ld("out", 40)
 	tab := gp64()
 	c.MOVQ(goSym("f16Table"), tab)
 	ws3 := gp64()
 	c.LEAQ(Mem{Base: ws, Index: ws, Scale: 2}, ws3)
-	f16 := func(m Mem) Mem {
-		h := gp32()
-		c.MOVWLZX(m, h)
-		return Mem{Base: tab, Index: h.As64(), Scale: 4}
-	}
+	f16 := f16At(tab)
 	cs := q32Consts(k, !k.min)
 	c.TESTQ(groups, groups)
 	c.JZ(LabelRef("done"))
@@ -463,21 +463,10 @@ func q32RowsV(k q32Type) {
 	if !k.min {
 		xbs = 68 // q8LanesVNNISize
 	}
-	w, ws, rows, x, xs, ntok, out := gp64(), gp64(), gp64(), gp64(), gp64(), gp64(), gp64()
-	for _, a := range []struct {
-		r   GPVirtual
-		arg string
-		off int
-	}{{w, "w", 0}, {ws, "wstride", 8}, {rows, "rows", 16}, {x, "x", 24}, {xs, "xstride", 32}, {ntok, "ntok", 40}, {out, "out", 56}} {
-		c.MOVQ(arg(a.arg, a.off), a.r)
-	}
+	w, ws, rows, x, xs, ntok, out := ld("w", 0), ld("wstride", 8), ld("rows", 16), ld("x", 24), ld("xstride", 32), ld("ntok", 40), ld("out", 56)
 	tab := gp64()
 	c.MOVQ(goSym("f16Table"), tab)
-	f16 := func(m Mem) Mem {
-		h := gp32()
-		c.MOVWLZX(m, h)
-		return Mem{Base: tab, Index: h.As64(), Scale: 4}
-	}
+	f16 := f16At(tab)
 	cs := q32Consts(k, false)
 	c.TESTQ(rows, rows)
 	c.JZ(LabelRef("done"))
@@ -557,12 +546,5 @@ func q32RowsV(k q32Type) {
 	}
 
 	c.Label("stored")
-	c.ADDQ(U8(4), out)
-	c.ADDQ(ws, w)
-	c.DECQ(rows)
-	c.JNZ(LabelRef("row"))
-
-	c.Label("done")
-	c.VZEROUPPER()
-	c.RET()
+	rowsEnd(out, w, ws, rows)
 }

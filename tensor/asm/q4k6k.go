@@ -150,14 +150,7 @@ func q4K(T int) {
 		"Frame: 0-31 the block's scales, 32-63 and 64-95 the mins of even and odd",
 		"blocks, as doubled words; 96 the weight row, 104 the rows left, 112 the",
 		"output pointer, 120 the end of the tables; from 128, nb tables (q4KTable).")
-	for i, a := range []struct {
-		name string
-		off  int
-	}{{"w", 0}, {"rows", 16}, {"out", 48}} {
-		r := gp64()
-		c.MOVQ(arg(a.name, a.off), r)
-		c.MOVQ(r, sp(frameRow+8*i))
-	}
+	rowHeader(frameRow)
 	c.Comment("Tables: per block, each token's scale and bsums pairs, token-major (lanes T..7 zero).")
 	xs := gp64()
 	c.MOVQ(arg("xstride", 32), xs)
@@ -279,7 +272,7 @@ func q6K(T int) {
 	text(name, NOSPLIT, kSig)
 	kDoc(name, "Q6_K", T)
 	c.AllocLocal(24)
-	rowHeader()
+	rowHeader(0)
 	c.VMOVDQU(ktMask0F, Y15)
 	c.VMOVDQU(ktMask03, Y14)
 	c.VMOVDQU(ktMask0C, Y13)
@@ -336,16 +329,12 @@ func q6K(T int) {
 	nextRow(0, name+"row")
 }
 
-// rowHeader copies w, rows and out to the frame's words 0, 8 and 16.
-func rowHeader() {
-	for i, a := range []struct {
-		name string
-		off  int
-	}{{"w", 0}, {"rows", 16}, {"out", 48}} {
-		r := gp64()
-		c.MOVQ(arg(a.name, a.off), r)
-		c.MOVQ(r, sp(8*i))
-	}
+// rowHeader copies w, rows and out to the frame's words at off, off+8 and
+// off+16.
+func rowHeader(off int) {
+	c.MOVQ(ld("w", 0), sp(off))
+	c.MOVQ(ld("rows", 16), sp(off+8))
+	c.MOVQ(ld("out", 48), sp(off+16))
 }
 
 // rowStart begins a weight row of a kernel whose frame starts as
