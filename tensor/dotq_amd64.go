@@ -25,8 +25,10 @@ import (
 // the arithmetic of dotQ4_0Generic and dotQ8_0Generic, in their order, so
 // results are bit-identical to the AVX2 and pure-Go kernels.
 //
-// Those kernels (dot_amd64.go) keep the ggml Q8_0 layout; ActType(Q8_0)
-// and ActType(Q4_0) are the VNNI types only while useVNNI.
+// The AVX2 Q8_0 kernels (dot_amd64.go) keep the ggml Q8_0 layout;
+// ActType(Q8_0) is q8VNNI128 only while useVNNI. Q4_0 takes q8VNNI with
+// AVX2 as well (dotq4t_amd64.go); its Q8_0-layout AVX2 kernels (dotQ4_0)
+// remain for the tests' cross-checks.
 
 // q8VNNI and q8VNNI128 are the activation types of Q4_0 and of Q8_0
 // weights under useVNNI (the offset differs), ids ggml does not use; they
@@ -40,6 +42,10 @@ const (
 // registerQ0VNNITypes registers the converters into the two layouts where
 // the VNNI set may run (their names are in registerArchTypeInfos).
 func registerQ0VNNITypes() {
+	if hasAVX2FMA && !hasVNNI {
+		// The AVX2 Q4_0 kernel's layout (dotq4t_amd64.go).
+		registerAct(q8VNNI, quantizeQ8VNNIActAVX2)
+	}
 	if hasVNNI {
 		registerAct(q8VNNI, quantizeQ8VNNIAct)
 		registerAct(q8VNNI128, quantizeQ8VNNI128Act)
@@ -70,8 +76,10 @@ func registerQ0Kernels() {
 		registerGemv(Q8_0, nil)
 		registerGemv(Q4_0, nil)
 		if hasAVX2FMA {
+			// Q4_0 takes the q8VNNI layout with AVX2 too (dotq4t_amd64.go).
+			registerKernel(Q4_0, q8VNNI, dotQ4_0T)
 			registerGemv(Q8_0, gemvQ8_0)
-			registerGemv(Q4_0, gemvQ4_0)
+			registerGemv(Q4_0, gemvQ4_0T)
 		}
 	}
 	if q8Order == Q8_0Lanes {

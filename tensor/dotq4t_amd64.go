@@ -1,0 +1,88 @@
+//go:build amd64 && !noasm
+
+package tensor
+
+import (
+	"encoding/binary"
+	"math"
+)
+
+// Q4_0 weights with AVX2 on the q8VNNI activation layout (dotq_amd64.go),
+// the one the AVX-512 VNNI kernels take: the activation side's part of
+// Σ (q-8)·y, -8·Σ y, is computed once per MatMul by the conversion, so the
+// kernel's work per token is eight VPMADDUBSW on transposed weights
+// (q4_0Rows8VT) instead of decoding and reducing eight rows for every
+// token, and several tokens cost little more than one. Bit-identical to
+// dotQ4_0Generic on the Q8_0 form of the same activations.
+
+// q4_0Rows8VT computes, for groups of eight rows and ntok (1 to 8) q8VNNI
+// activation rows,
+//
+//	for t := range ntok { for r := range 8*groups {
+//		out[t*ostride+r] = dotQ4_0Generic(w[r*wstride:], q8_0 form of x[t*xstride:], 32*nb) } }
+//
+//go:noescape
+func q4_0Rows8VT(w *byte, wstride, groups int, x *byte, xstride, ntok, nb int, out *float32, ostride int)
+
+// q4_0Rows8V1 is q4_0Rows8 on one q8VNNI activation row:
+//
+//	for r := range 8*groups {
+//		out[r] = dotQ4_0Generic(w[r*wstride:], q8_0 form of x, 32*nb) }
+//
+//go:noescape
+func q4_0Rows8V1(w *byte, wstride, groups int, x *byte, nb int, out *float32)
+
+// gemvQ4_0T runs q4_0Rows8VT over the rows (gemvGroups8), q4_0Rows8V1 for
+// a single token.
+func gemvQ4_0T(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
+	nb := cols / qk
+	checkGemv(len(w), ws, rows, nb*q4_0Size, len(x), xs, ntok, nb*q8VNNISize, len(out), os)
+	gemvGroups8(w, ws, rows, x, xs, ntok, out, os, func(w *byte, ws, groups int, x *byte, nt int, out *float32, os int) {
+		if nt == 1 {
+			q4_0Rows8V1(w, ws, groups, x, nb, out)
+			return
+		}
+		q4_0Rows8VT(w, ws, groups, x, xs, nt, nb, out, os)
+	})
+}
+
+func dotQ4_0T(w, x []byte, n int) float32 {
+	var o [1]float32
+	gemvQ4_0T(w, 0, 1, x, 0, 1, n, o[:], 0)
+	return o[0]
+}
+
+// quantizeQ8VNNIActAVX2 is quantizeQ8VNNIAct with AVX2 only: the AVX2 Q8_0
+// converter writes the Q8_0 blocks at the end of dst, and q8VNNIInPlace
+// lays them out as q8VNNIFromQ8_0(..., 3) does, front to back.
+func quantizeQ8VNNIActAVX2(dst []byte, src []float32) {
+	nb := len(src) / qk
+	if nb == 0 {
+		return
+	}
+	dst = dst[:nb*q8VNNISize]
+	q := dst[nb*(q8VNNISize-q8_0Size):]
+	quantizeQ8_0AVX2(&q[0], &src[0], nb)
+	q8VNNIInPlace(dst, nb, 3)
+}
+
+// q8VNNIInPlace converts the nb Q8_0 blocks at the end of dst (from byte
+// nb·(q8VNNISize-q8_0Size)) into q8VNNI blocks from its start, with off =
+// -(Σ qs) << shift. Block i's source starts at or after the end of
+// destination block i-1 and is read before block i is written, so nothing
+// is overwritten before it is read.
+func q8VNNIInPlace(dst []byte, nb, shift int) {
+	base := nb * (q8VNNISize - q8_0Size)
+	for i := range nb {
+		s := dst[base+i*q8_0Size : base+(i+1)*q8_0Size]
+		d := F16ToF32(le16(s))
+		var all int32
+		for _, v := range s[2:] {
+			all += int32(int8(v))
+		}
+		o := dst[i*q8VNNISize : (i+1)*q8VNNISize]
+		copy(o[:qk], s[2:])
+		binary.LittleEndian.PutUint32(o[32:], math.Float32bits(d))
+		binary.LittleEndian.PutUint32(o[36:], uint32(-all<<shift))
+	}
+}
