@@ -188,7 +188,7 @@ func q3KRowsT8VNNI(w *byte, wstride int, rows int, x *byte, xstride int, nb int,
 //
 // for every r < rows and t < T (here T = 2; AVX-512 VL, BW and VNNI).
 //
-// Q5_K. Frame: 32-63 the block's scales as doubled words, 64-95 the tokens' summs (Y13 while running).
+// Q5_K. Frame: 32-63 the block's scales as doubled words, 64-95 the tokens' summs.
 //
 //go:noescape
 func q5KRowsT2VNNI(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)

@@ -1128,84 +1128,84 @@ row:
 
 loop:
 	// The block's quants in element order: low nibbles (elements 0-15), then high ones.
-	VBROADCASTI128 4(R10), Y9
-	VPSRLW         $0x04, Y9, Y10
-	VPBLENDD       $0xf0, Y10, Y9, Y9
-	VPAND          Y0, Y9, Y9
+	VBROADCASTI128 4(R10), Y1
+	VPSRLW         $0x04, Y1, Y2
+	VPBLENDD       $0xf0, Y2, Y1, Y1
+	VPAND          Y0, Y1, Y1
 	MOVWLZX        (R10), R13
-	VBROADCASTSS   (R9)(R13*4), Y10
+	VBROADCASTSS   (R9)(R13*4), Y2
 	MOVWLZX        2(R10), R13
-	VMOVSS         (R9)(R13*4), X11
+	VMOVSS         (R9)(R13*4), X3
 	MOVQ           R11, R13
-	VPXORD         Y1, Y1, Y1
-	VPDPBUSD       (R13), Y9, Y1
-	VCVTDQ2PS      Y1, Y1
-	VMULPS.BCST    32(R13), Y10, Y12
-	VFMADD231PS    Y1, Y12, Y16
-	VFMADD231SS    36(R13), X11, X24
+	VPXOR          Y4, Y4, Y4
+	VPDPBUSD       (R13), Y1, Y4
+	VCVTDQ2PS      Y4, Y4
+	VMULPS.BCST    32(R13), Y2, Y5
+	VFMADD231PS    Y4, Y5, Y16
+	VFMADD231SS    36(R13), X3, X24
 	CMPQ           DI, $0x01
 	JLE            tokdone
 	ADDQ           SI, R13
-	VPXORD         Y2, Y2, Y2
-	VPDPBUSD       (R13), Y9, Y2
-	VCVTDQ2PS      Y2, Y2
-	VMULPS.BCST    32(R13), Y10, Y12
-	VFMADD231PS    Y2, Y12, Y17
-	VFMADD231SS    36(R13), X11, X25
+	VPXOR          Y4, Y4, Y4
+	VPDPBUSD       (R13), Y1, Y4
+	VCVTDQ2PS      Y4, Y4
+	VMULPS.BCST    32(R13), Y2, Y5
+	VFMADD231PS    Y4, Y5, Y17
+	VFMADD231SS    36(R13), X3, X25
 	CMPQ           DI, $0x02
 	JLE            tokdone
 	ADDQ           SI, R13
-	VPXORD         Y3, Y3, Y3
-	VPDPBUSD       (R13), Y9, Y3
-	VCVTDQ2PS      Y3, Y3
-	VMULPS.BCST    32(R13), Y10, Y12
-	VFMADD231PS    Y3, Y12, Y18
-	VFMADD231SS    36(R13), X11, X26
+	VPXOR          Y4, Y4, Y4
+	VPDPBUSD       (R13), Y1, Y4
+	VCVTDQ2PS      Y4, Y4
+	VMULPS.BCST    32(R13), Y2, Y5
+	VFMADD231PS    Y4, Y5, Y18
+	VFMADD231SS    36(R13), X3, X26
 	CMPQ           DI, $0x03
 	JLE            tokdone
 	ADDQ           SI, R13
-	VPXORD         Y4, Y4, Y4
-	VPDPBUSD       (R13), Y9, Y4
+	VPXOR          Y4, Y4, Y4
+	VPDPBUSD       (R13), Y1, Y4
 	VCVTDQ2PS      Y4, Y4
-	VMULPS.BCST    32(R13), Y10, Y12
-	VFMADD231PS    Y4, Y12, Y19
-	VFMADD231SS    36(R13), X11, X27
+	VMULPS.BCST    32(R13), Y2, Y5
+	VFMADD231PS    Y4, Y5, Y19
+	VFMADD231SS    36(R13), X3, X27
 	CMPQ           DI, $0x04
 	JLE            tokdone
 	ADDQ           SI, R13
-	VPXORD         Y5, Y5, Y5
-	VPDPBUSD       (R13), Y9, Y5
-	VCVTDQ2PS      Y5, Y5
-	VMULPS.BCST    32(R13), Y10, Y12
-	VFMADD231PS    Y5, Y12, Y20
-	VFMADD231SS    36(R13), X11, X28
+	VPXOR          Y4, Y4, Y4
+	VPDPBUSD       (R13), Y1, Y4
+	VCVTDQ2PS      Y4, Y4
+	VMULPS.BCST    32(R13), Y2, Y5
+	VFMADD231PS    Y4, Y5, Y20
+	VFMADD231SS    36(R13), X3, X28
 	CMPQ           DI, $0x05
 	JLE            tokdone
 	ADDQ           SI, R13
-	VPXORD         Y6, Y6, Y6
-	VPDPBUSD       (R13), Y9, Y6
-	VCVTDQ2PS      Y6, Y6
-	VMULPS.BCST    32(R13), Y10, Y12
-	VFMADD231PS    Y6, Y12, Y21
-	VFMADD231SS    36(R13), X11, X29
+	VPXOR          Y4, Y4, Y4
+	VPDPBUSD       (R13), Y1, Y4
+	VCVTDQ2PS      Y4, Y4
+	VMULPS.BCST    32(R13), Y2, Y5
+	VFMADD231PS    Y4, Y5, Y21
+	VFMADD231SS    36(R13), X3, X29
 	CMPQ           DI, $0x06
 	JLE            tokdone
 	ADDQ           SI, R13
-	VPXORD         Y7, Y7, Y7
-	VPDPBUSD       (R13), Y9, Y7
-	VCVTDQ2PS      Y7, Y7
-	VMULPS.BCST    32(R13), Y10, Y12
-	VFMADD231PS    Y7, Y12, Y22
-	VFMADD231SS    36(R13), X11, X30
+	VPXOR          Y4, Y4, Y4
+	VPDPBUSD       (R13), Y1, Y4
+	VCVTDQ2PS      Y4, Y4
+	VMULPS.BCST    32(R13), Y2, Y5
+	VFMADD231PS    Y4, Y5, Y22
+	VFMADD231SS    36(R13), X3, X30
 	CMPQ           DI, $0x07
 	JLE            tokdone
 	ADDQ           SI, R13
-	VPXORD         Y8, Y8, Y8
-	VPDPBUSD       (R13), Y9, Y8
-	VCVTDQ2PS      Y8, Y8
-	VMULPS.BCST    32(R13), Y10, Y9
-	VFMADD231PS    Y8, Y9, Y23
-	VFMADD231SS    36(R13), X11, X31
+	VPXOR          Y4, Y4, Y4
+	VPDPBUSD       (R13), Y1, Y4
+	VCVTDQ2PS      Y4, Y4
+	VMULPS.BCST    32(R13), Y2, Y1
+	VFMADD231PS    Y4, Y1, Y23
+	VFMADD231SS    36(R13), X3, X31
 
 tokdone:
 	ADDQ $0x14, R10
@@ -1217,99 +1217,99 @@ rowdone:
 	MOVQ         ostride+64(FP), R10
 	SHLQ         $0x02, R10
 	MOVQ         R8, R11
-	VMOVAPS      Y16, Y9
-	VEXTRACTF128 $0x01, Y9, X10
-	VADDPS       X9, X10, X9
-	VMOVHLPS     X9, X9, X10
-	VADDPS       X10, X9, X9
-	VMOVSHDUP    X9, X10
-	VADDSS       X10, X9, X9
-	VADDSS       X24, X9, X9
-	VMOVSS       X9, (R11)
+	VMOVAPS      Y16, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X1, X2, X1
+	VMOVHLPS     X1, X1, X2
+	VADDPS       X2, X1, X1
+	VMOVSHDUP    X1, X2
+	VADDSS       X2, X1, X1
+	VADDSS       X24, X1, X1
+	VMOVSS       X1, (R11)
 	CMPQ         DI, $0x01
 	JLE          stored
 	ADDQ         R10, R11
-	VMOVAPS      Y17, Y9
-	VEXTRACTF128 $0x01, Y9, X10
-	VADDPS       X9, X10, X9
-	VMOVHLPS     X9, X9, X10
-	VADDPS       X10, X9, X9
-	VMOVSHDUP    X9, X10
-	VADDSS       X10, X9, X9
-	VADDSS       X25, X9, X9
-	VMOVSS       X9, (R11)
+	VMOVAPS      Y17, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X1, X2, X1
+	VMOVHLPS     X1, X1, X2
+	VADDPS       X2, X1, X1
+	VMOVSHDUP    X1, X2
+	VADDSS       X2, X1, X1
+	VADDSS       X25, X1, X1
+	VMOVSS       X1, (R11)
 	CMPQ         DI, $0x02
 	JLE          stored
 	ADDQ         R10, R11
-	VMOVAPS      Y18, Y9
-	VEXTRACTF128 $0x01, Y9, X10
-	VADDPS       X9, X10, X9
-	VMOVHLPS     X9, X9, X10
-	VADDPS       X10, X9, X9
-	VMOVSHDUP    X9, X10
-	VADDSS       X10, X9, X9
-	VADDSS       X26, X9, X9
-	VMOVSS       X9, (R11)
+	VMOVAPS      Y18, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X1, X2, X1
+	VMOVHLPS     X1, X1, X2
+	VADDPS       X2, X1, X1
+	VMOVSHDUP    X1, X2
+	VADDSS       X2, X1, X1
+	VADDSS       X26, X1, X1
+	VMOVSS       X1, (R11)
 	CMPQ         DI, $0x03
 	JLE          stored
 	ADDQ         R10, R11
-	VMOVAPS      Y19, Y9
-	VEXTRACTF128 $0x01, Y9, X10
-	VADDPS       X9, X10, X9
-	VMOVHLPS     X9, X9, X10
-	VADDPS       X10, X9, X9
-	VMOVSHDUP    X9, X10
-	VADDSS       X10, X9, X9
-	VADDSS       X27, X9, X9
-	VMOVSS       X9, (R11)
+	VMOVAPS      Y19, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X1, X2, X1
+	VMOVHLPS     X1, X1, X2
+	VADDPS       X2, X1, X1
+	VMOVSHDUP    X1, X2
+	VADDSS       X2, X1, X1
+	VADDSS       X27, X1, X1
+	VMOVSS       X1, (R11)
 	CMPQ         DI, $0x04
 	JLE          stored
 	ADDQ         R10, R11
-	VMOVAPS      Y20, Y9
-	VEXTRACTF128 $0x01, Y9, X10
-	VADDPS       X9, X10, X9
-	VMOVHLPS     X9, X9, X10
-	VADDPS       X10, X9, X9
-	VMOVSHDUP    X9, X10
-	VADDSS       X10, X9, X9
-	VADDSS       X28, X9, X9
-	VMOVSS       X9, (R11)
+	VMOVAPS      Y20, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X1, X2, X1
+	VMOVHLPS     X1, X1, X2
+	VADDPS       X2, X1, X1
+	VMOVSHDUP    X1, X2
+	VADDSS       X2, X1, X1
+	VADDSS       X28, X1, X1
+	VMOVSS       X1, (R11)
 	CMPQ         DI, $0x05
 	JLE          stored
 	ADDQ         R10, R11
-	VMOVAPS      Y21, Y9
-	VEXTRACTF128 $0x01, Y9, X10
-	VADDPS       X9, X10, X9
-	VMOVHLPS     X9, X9, X10
-	VADDPS       X10, X9, X9
-	VMOVSHDUP    X9, X10
-	VADDSS       X10, X9, X9
-	VADDSS       X29, X9, X9
-	VMOVSS       X9, (R11)
+	VMOVAPS      Y21, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X1, X2, X1
+	VMOVHLPS     X1, X1, X2
+	VADDPS       X2, X1, X1
+	VMOVSHDUP    X1, X2
+	VADDSS       X2, X1, X1
+	VADDSS       X29, X1, X1
+	VMOVSS       X1, (R11)
 	CMPQ         DI, $0x06
 	JLE          stored
 	ADDQ         R10, R11
-	VMOVAPS      Y22, Y9
-	VEXTRACTF128 $0x01, Y9, X10
-	VADDPS       X9, X10, X9
-	VMOVHLPS     X9, X9, X10
-	VADDPS       X10, X9, X9
-	VMOVSHDUP    X9, X10
-	VADDSS       X10, X9, X9
-	VADDSS       X30, X9, X9
-	VMOVSS       X9, (R11)
+	VMOVAPS      Y22, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X1, X2, X1
+	VMOVHLPS     X1, X1, X2
+	VADDPS       X2, X1, X1
+	VMOVSHDUP    X1, X2
+	VADDSS       X2, X1, X1
+	VADDSS       X30, X1, X1
+	VMOVSS       X1, (R11)
 	CMPQ         DI, $0x07
 	JLE          stored
 	ADDQ         R10, R11
-	VMOVAPS      Y23, Y9
-	VEXTRACTF128 $0x01, Y9, X10
-	VADDPS       X9, X10, X9
-	VMOVHLPS     X9, X9, X10
-	VADDPS       X10, X9, X9
-	VMOVSHDUP    X9, X10
-	VADDSS       X10, X9, X9
-	VADDSS       X31, X9, X9
-	VMOVSS       X9, (R11)
+	VMOVAPS      Y23, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X1, X2, X1
+	VMOVHLPS     X1, X1, X2
+	VADDPS       X2, X1, X1
+	VMOVSHDUP    X1, X2
+	VADDSS       X2, X1, X1
+	VADDSS       X31, X1, X1
+	VMOVSS       X1, (R11)
 
 stored:
 	ADDQ $0x04, R8
@@ -1573,13 +1573,13 @@ TEXT ·q5_1RowsV(SB), NOSPLIT, $0-72
 
 	// The byte shuffle that spreads the four qh bytes over eight bytes each, the bit
 	// of its byte each element tests, and the high bits those set or clear.
-	VMOVDQU      ·q32QhShuf+0(SB), Y9
+	VMOVDQU      ·q32QhShuf+0(SB), Y1
 	MOVQ         $0x8040201008040201, R10
-	VMOVQ        R10, X10
-	VPBROADCASTQ X10, Y10
+	VMOVQ        R10, X2
+	VPBROADCASTQ X2, Y2
 	MOVL         $0x10101010, R10
-	VMOVD        R10, X11
-	VPBROADCASTD X11, Y11
+	VMOVD        R10, X3
+	VPBROADCASTD X3, Y3
 	TESTQ        DX, DX
 	JZ           done
 
@@ -1608,92 +1608,92 @@ row:
 
 loop:
 	// The block's quants in element order: low nibbles (elements 0-15), then high ones.
-	VBROADCASTI128 8(R10), Y12
-	VPSRLW         $0x04, Y12, Y13
-	VPBLENDD       $0xf0, Y13, Y12, Y12
-	VPAND          Y0, Y12, Y12
+	VBROADCASTI128 8(R10), Y4
+	VPSRLW         $0x04, Y4, Y5
+	VPBLENDD       $0xf0, Y5, Y4, Y4
+	VPAND          Y0, Y4, Y4
 
 	// 0xff in byte j where bit j of qh is set (ggml's bytes_from_bits_32).
-	VPBROADCASTD 4(R10), Y13
-	VPSHUFB      Y9, Y13, Y13
-	VPAND        Y10, Y13, Y13
-	VPCMPEQB     Y10, Y13, Y13
-	VPAND        Y11, Y13, Y13
-	VPOR         Y13, Y12, Y12
+	VPBROADCASTD 4(R10), Y5
+	VPSHUFB      Y1, Y5, Y5
+	VPAND        Y2, Y5, Y5
+	VPCMPEQB     Y2, Y5, Y5
+	VPAND        Y3, Y5, Y5
+	VPOR         Y5, Y4, Y4
 	MOVWLZX      (R10), R13
-	VBROADCASTSS (R9)(R13*4), Y13
+	VBROADCASTSS (R9)(R13*4), Y5
 	MOVWLZX      2(R10), R13
-	VMOVSS       (R9)(R13*4), X14
+	VMOVSS       (R9)(R13*4), X6
 	MOVQ         R11, R13
-	VPXORD       Y1, Y1, Y1
-	VPDPBUSD     (R13), Y12, Y1
-	VCVTDQ2PS    Y1, Y1
-	VMULPS.BCST  32(R13), Y13, Y15
-	VFMADD231PS  Y1, Y15, Y16
-	VFMADD231SS  36(R13), X14, X24
+	VPXOR        Y7, Y7, Y7
+	VPDPBUSD     (R13), Y4, Y7
+	VCVTDQ2PS    Y7, Y7
+	VMULPS.BCST  32(R13), Y5, Y8
+	VFMADD231PS  Y7, Y8, Y16
+	VFMADD231SS  36(R13), X6, X24
 	CMPQ         DI, $0x01
 	JLE          tokdone
 	ADDQ         SI, R13
-	VPXORD       Y2, Y2, Y2
-	VPDPBUSD     (R13), Y12, Y2
-	VCVTDQ2PS    Y2, Y2
-	VMULPS.BCST  32(R13), Y13, Y15
-	VFMADD231PS  Y2, Y15, Y17
-	VFMADD231SS  36(R13), X14, X25
+	VPXOR        Y7, Y7, Y7
+	VPDPBUSD     (R13), Y4, Y7
+	VCVTDQ2PS    Y7, Y7
+	VMULPS.BCST  32(R13), Y5, Y8
+	VFMADD231PS  Y7, Y8, Y17
+	VFMADD231SS  36(R13), X6, X25
 	CMPQ         DI, $0x02
 	JLE          tokdone
 	ADDQ         SI, R13
-	VPXORD       Y3, Y3, Y3
-	VPDPBUSD     (R13), Y12, Y3
-	VCVTDQ2PS    Y3, Y3
-	VMULPS.BCST  32(R13), Y13, Y15
-	VFMADD231PS  Y3, Y15, Y18
-	VFMADD231SS  36(R13), X14, X26
+	VPXOR        Y7, Y7, Y7
+	VPDPBUSD     (R13), Y4, Y7
+	VCVTDQ2PS    Y7, Y7
+	VMULPS.BCST  32(R13), Y5, Y8
+	VFMADD231PS  Y7, Y8, Y18
+	VFMADD231SS  36(R13), X6, X26
 	CMPQ         DI, $0x03
 	JLE          tokdone
 	ADDQ         SI, R13
-	VPXORD       Y4, Y4, Y4
-	VPDPBUSD     (R13), Y12, Y4
-	VCVTDQ2PS    Y4, Y4
-	VMULPS.BCST  32(R13), Y13, Y15
-	VFMADD231PS  Y4, Y15, Y19
-	VFMADD231SS  36(R13), X14, X27
+	VPXOR        Y7, Y7, Y7
+	VPDPBUSD     (R13), Y4, Y7
+	VCVTDQ2PS    Y7, Y7
+	VMULPS.BCST  32(R13), Y5, Y8
+	VFMADD231PS  Y7, Y8, Y19
+	VFMADD231SS  36(R13), X6, X27
 	CMPQ         DI, $0x04
 	JLE          tokdone
 	ADDQ         SI, R13
-	VPXORD       Y5, Y5, Y5
-	VPDPBUSD     (R13), Y12, Y5
-	VCVTDQ2PS    Y5, Y5
-	VMULPS.BCST  32(R13), Y13, Y15
-	VFMADD231PS  Y5, Y15, Y20
-	VFMADD231SS  36(R13), X14, X28
+	VPXOR        Y7, Y7, Y7
+	VPDPBUSD     (R13), Y4, Y7
+	VCVTDQ2PS    Y7, Y7
+	VMULPS.BCST  32(R13), Y5, Y8
+	VFMADD231PS  Y7, Y8, Y20
+	VFMADD231SS  36(R13), X6, X28
 	CMPQ         DI, $0x05
 	JLE          tokdone
 	ADDQ         SI, R13
-	VPXORD       Y6, Y6, Y6
-	VPDPBUSD     (R13), Y12, Y6
-	VCVTDQ2PS    Y6, Y6
-	VMULPS.BCST  32(R13), Y13, Y15
-	VFMADD231PS  Y6, Y15, Y21
-	VFMADD231SS  36(R13), X14, X29
+	VPXOR        Y7, Y7, Y7
+	VPDPBUSD     (R13), Y4, Y7
+	VCVTDQ2PS    Y7, Y7
+	VMULPS.BCST  32(R13), Y5, Y8
+	VFMADD231PS  Y7, Y8, Y21
+	VFMADD231SS  36(R13), X6, X29
 	CMPQ         DI, $0x06
 	JLE          tokdone
 	ADDQ         SI, R13
-	VPXORD       Y7, Y7, Y7
-	VPDPBUSD     (R13), Y12, Y7
+	VPXOR        Y7, Y7, Y7
+	VPDPBUSD     (R13), Y4, Y7
 	VCVTDQ2PS    Y7, Y7
-	VMULPS.BCST  32(R13), Y13, Y15
-	VFMADD231PS  Y7, Y15, Y22
-	VFMADD231SS  36(R13), X14, X30
+	VMULPS.BCST  32(R13), Y5, Y8
+	VFMADD231PS  Y7, Y8, Y22
+	VFMADD231SS  36(R13), X6, X30
 	CMPQ         DI, $0x07
 	JLE          tokdone
 	ADDQ         SI, R13
-	VPXORD       Y8, Y8, Y8
-	VPDPBUSD     (R13), Y12, Y8
-	VCVTDQ2PS    Y8, Y8
-	VMULPS.BCST  32(R13), Y13, Y12
-	VFMADD231PS  Y8, Y12, Y23
-	VFMADD231SS  36(R13), X14, X31
+	VPXOR        Y7, Y7, Y7
+	VPDPBUSD     (R13), Y4, Y7
+	VCVTDQ2PS    Y7, Y7
+	VMULPS.BCST  32(R13), Y5, Y4
+	VFMADD231PS  Y7, Y4, Y23
+	VFMADD231SS  36(R13), X6, X31
 
 tokdone:
 	ADDQ $0x18, R10
@@ -1705,99 +1705,99 @@ rowdone:
 	MOVQ         ostride+64(FP), R10
 	SHLQ         $0x02, R10
 	MOVQ         R8, R11
-	VMOVAPS      Y16, Y12
-	VEXTRACTF128 $0x01, Y12, X13
-	VADDPS       X12, X13, X12
-	VMOVHLPS     X12, X12, X13
-	VADDPS       X13, X12, X12
-	VMOVSHDUP    X12, X13
-	VADDSS       X13, X12, X12
-	VADDSS       X24, X12, X12
-	VMOVSS       X12, (R11)
+	VMOVAPS      Y16, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VADDPS       X4, X5, X4
+	VMOVHLPS     X4, X4, X5
+	VADDPS       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VADDSS       X5, X4, X4
+	VADDSS       X24, X4, X4
+	VMOVSS       X4, (R11)
 	CMPQ         DI, $0x01
 	JLE          stored
 	ADDQ         R10, R11
-	VMOVAPS      Y17, Y12
-	VEXTRACTF128 $0x01, Y12, X13
-	VADDPS       X12, X13, X12
-	VMOVHLPS     X12, X12, X13
-	VADDPS       X13, X12, X12
-	VMOVSHDUP    X12, X13
-	VADDSS       X13, X12, X12
-	VADDSS       X25, X12, X12
-	VMOVSS       X12, (R11)
+	VMOVAPS      Y17, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VADDPS       X4, X5, X4
+	VMOVHLPS     X4, X4, X5
+	VADDPS       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VADDSS       X5, X4, X4
+	VADDSS       X25, X4, X4
+	VMOVSS       X4, (R11)
 	CMPQ         DI, $0x02
 	JLE          stored
 	ADDQ         R10, R11
-	VMOVAPS      Y18, Y12
-	VEXTRACTF128 $0x01, Y12, X13
-	VADDPS       X12, X13, X12
-	VMOVHLPS     X12, X12, X13
-	VADDPS       X13, X12, X12
-	VMOVSHDUP    X12, X13
-	VADDSS       X13, X12, X12
-	VADDSS       X26, X12, X12
-	VMOVSS       X12, (R11)
+	VMOVAPS      Y18, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VADDPS       X4, X5, X4
+	VMOVHLPS     X4, X4, X5
+	VADDPS       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VADDSS       X5, X4, X4
+	VADDSS       X26, X4, X4
+	VMOVSS       X4, (R11)
 	CMPQ         DI, $0x03
 	JLE          stored
 	ADDQ         R10, R11
-	VMOVAPS      Y19, Y12
-	VEXTRACTF128 $0x01, Y12, X13
-	VADDPS       X12, X13, X12
-	VMOVHLPS     X12, X12, X13
-	VADDPS       X13, X12, X12
-	VMOVSHDUP    X12, X13
-	VADDSS       X13, X12, X12
-	VADDSS       X27, X12, X12
-	VMOVSS       X12, (R11)
+	VMOVAPS      Y19, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VADDPS       X4, X5, X4
+	VMOVHLPS     X4, X4, X5
+	VADDPS       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VADDSS       X5, X4, X4
+	VADDSS       X27, X4, X4
+	VMOVSS       X4, (R11)
 	CMPQ         DI, $0x04
 	JLE          stored
 	ADDQ         R10, R11
-	VMOVAPS      Y20, Y12
-	VEXTRACTF128 $0x01, Y12, X13
-	VADDPS       X12, X13, X12
-	VMOVHLPS     X12, X12, X13
-	VADDPS       X13, X12, X12
-	VMOVSHDUP    X12, X13
-	VADDSS       X13, X12, X12
-	VADDSS       X28, X12, X12
-	VMOVSS       X12, (R11)
+	VMOVAPS      Y20, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VADDPS       X4, X5, X4
+	VMOVHLPS     X4, X4, X5
+	VADDPS       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VADDSS       X5, X4, X4
+	VADDSS       X28, X4, X4
+	VMOVSS       X4, (R11)
 	CMPQ         DI, $0x05
 	JLE          stored
 	ADDQ         R10, R11
-	VMOVAPS      Y21, Y12
-	VEXTRACTF128 $0x01, Y12, X13
-	VADDPS       X12, X13, X12
-	VMOVHLPS     X12, X12, X13
-	VADDPS       X13, X12, X12
-	VMOVSHDUP    X12, X13
-	VADDSS       X13, X12, X12
-	VADDSS       X29, X12, X12
-	VMOVSS       X12, (R11)
+	VMOVAPS      Y21, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VADDPS       X4, X5, X4
+	VMOVHLPS     X4, X4, X5
+	VADDPS       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VADDSS       X5, X4, X4
+	VADDSS       X29, X4, X4
+	VMOVSS       X4, (R11)
 	CMPQ         DI, $0x06
 	JLE          stored
 	ADDQ         R10, R11
-	VMOVAPS      Y22, Y12
-	VEXTRACTF128 $0x01, Y12, X13
-	VADDPS       X12, X13, X12
-	VMOVHLPS     X12, X12, X13
-	VADDPS       X13, X12, X12
-	VMOVSHDUP    X12, X13
-	VADDSS       X13, X12, X12
-	VADDSS       X30, X12, X12
-	VMOVSS       X12, (R11)
+	VMOVAPS      Y22, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VADDPS       X4, X5, X4
+	VMOVHLPS     X4, X4, X5
+	VADDPS       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VADDSS       X5, X4, X4
+	VADDSS       X30, X4, X4
+	VMOVSS       X4, (R11)
 	CMPQ         DI, $0x07
 	JLE          stored
 	ADDQ         R10, R11
-	VMOVAPS      Y23, Y12
-	VEXTRACTF128 $0x01, Y12, X13
-	VADDPS       X12, X13, X12
-	VMOVHLPS     X12, X12, X13
-	VADDPS       X13, X12, X12
-	VMOVSHDUP    X12, X13
-	VADDSS       X13, X12, X12
-	VADDSS       X31, X12, X12
-	VMOVSS       X12, (R11)
+	VMOVAPS      Y23, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VADDPS       X4, X5, X4
+	VMOVHLPS     X4, X4, X5
+	VADDPS       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VADDSS       X5, X4, X4
+	VADDSS       X31, X4, X4
+	VMOVSS       X4, (R11)
 
 stored:
 	ADDQ $0x04, R8

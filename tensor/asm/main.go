@@ -30,14 +30,17 @@
 // activations), but fuse the VPMADDWD by the scales and the VPADDD into one
 // VPDPWSSD, which gives the same wrapping int32 lanes.
 //
-// General-purpose registers are avo's virtual registers. The vector
-// registers are physical, because the kernels' design is a budget of the
-// 32 of them: token t's int32 sums live in Y16+t (Q4_K: even blocks in
-// Y16+t, odd blocks in Y24+t; the others: float lanes in Y24+t), so T = 8
-// uses all of Y16-Y31 and one function per T exists because every token has
-// registers of its own; Y0-Y15 hold the block decoding and the constants
-// (instructions such as VPAND, VPSIGNB and VPHADDW have no EVEX form and
-// need them).
+// General-purpose registers are avo's virtual registers, and so are the
+// vectors that decode a block and hold the constants, but for Q4_K. The
+// per-token vectors are physical, because the kernels' design is a budget
+// of the 32 of them: token t's int32 sums live in Y16+t and its float
+// lanes in Y24+t (Q4_K: the sums of even blocks in Y16+t, of odd blocks in
+// Y24+t), so T = 8 uses all of Y16-Y31 and one function per T exists
+// because every token has registers of its own. That leaves the virtual
+// registers Y0-Y15, which the VEX-only instructions (VPAND, VPSIGNB,
+// VPHADDW) need. Q4_K is physical throughout: it interleaves a block's
+// float work with the next block's integer work and so uses all of Y0-Y15
+// at once, which avo's greedy allocator need not find.
 //
 // # q32: the lanes kernels of Q5_0, Q4_1 and Q5_1
 //
@@ -55,7 +58,9 @@
 // (the assembler then rejects the file), and its liveness tracks a
 // register's halves apart, so a value written by halves (a 128-bit load,
 // then VINSERTI128) looks live across the loop; the kernels write whole
-// registers instead (VBROADCASTI128, VPBLENDD).
+// registers instead (VBROADCASTI128, VPBLENDD). It knows VPXOR's zeroing
+// idiom but not VPXORD's (a VPXORD-zeroed virtual register looks live
+// from the function's entry), so virtual registers are zeroed with VPXOR.
 package main
 
 import (
@@ -218,35 +223,42 @@ func (k *tokens) advance() {
 	}
 }
 
+// vreg is a vector register, physical or virtual.
+type vreg interface {
+	Register
+	Vec
+}
+
 // tree reduces the eight int32 lanes of each of the T vectors v[t] into lane
 // t of out (lanes T..7 hold sums of repeated vectors); v is clobbered, tmp
 // is a scratch register. Integer adds only, so the grouping is free.
-func tree(v []int, tmp, out int) {
+func tree(v []vreg, tmp, out vreg) {
 	T := len(v)
-	at := func(i int) int { return v[min(i, T-1)] }
+	at := func(i int) vreg { return v[min(i, T-1)] }
+	y := func(r vreg) Op { return r.AsY() }
 	// Level 1: pairs (a, b) → [a0+a2, b0+b2, a1+a3, b1+b3] per 128-bit half.
-	var l1 []int
+	var l1 []vreg
 	for i := 0; i < T; i += 2 {
 		a, bb := at(i), at(i+1)
 		if i+1 >= T {
 			bb = a
 		}
-		c.VPUNPCKLDQ(Y(bb), Y(a), Y(tmp))
-		c.VPUNPCKHDQ(Y(bb), Y(a), Y(a))
-		c.VPADDD(Y(tmp), Y(a), Y(a))
+		c.VPUNPCKLDQ(y(bb), y(a), y(tmp))
+		c.VPUNPCKHDQ(y(bb), y(a), y(a))
+		c.VPADDD(y(tmp), y(a), y(a))
 		l1 = append(l1, a)
 	}
 	// Level 2: quads → [t0, t1, t2, t3] per half.
-	var l2 []int
+	var l2 []vreg
 	for i := 0; i < len(l1); i += 2 {
 		a := l1[i]
 		bb := a
 		if i+1 < len(l1) {
 			bb = l1[i+1]
 		}
-		c.VPUNPCKLQDQ(Y(bb), Y(a), Y(tmp))
-		c.VPUNPCKHQDQ(Y(bb), Y(a), Y(a))
-		c.VPADDD(Y(tmp), Y(a), Y(a))
+		c.VPUNPCKLQDQ(y(bb), y(a), y(tmp))
+		c.VPUNPCKHQDQ(y(bb), y(a), y(a))
+		c.VPADDD(y(tmp), y(a), y(a))
 		l2 = append(l2, a)
 	}
 	// Level 3: the two halves of the low and high quads.
@@ -254,9 +266,9 @@ func tree(v []int, tmp, out int) {
 	if len(l2) > 1 {
 		d = l2[1]
 	}
-	c.VSHUFI64X2(U8(0), Y(d), Y(cc), Y(tmp))
-	c.VSHUFI64X2(U8(3), Y(d), Y(cc), Y(out))
-	c.VPADDD(Y(tmp), Y(out), Y(out))
+	c.VSHUFI64X2(U8(0), y(d), y(cc), y(tmp))
+	c.VSHUFI64X2(U8(3), y(d), y(cc), y(out))
+	c.VPADDD(y(tmp), y(out), y(out))
 }
 
 // storeLanes writes lanes 0..T-1 of Y reg to out, out+os, out+2·os, ...
@@ -282,20 +294,22 @@ func storeLanes(T, reg int, out, os GPVirtual) {
 	}
 }
 
-// khsum8 adds the eight lanes of Y acc as ggml's hsum_float_8 does (see
-// dot_k_amd64.s), leaving the sum in lane 0 of X t.
-func khsum8(acc, t, u int) {
-	c.VEXTRACTF128(U8(1), Y(acc), X(t))
-	c.VADDPS(X(acc), X(t), X(t))
-	c.VMOVHLPS(X(t), X(t), X(u))
-	c.VADDPS(X(u), X(t), X(t))
-	c.VMOVSHDUP(X(t), X(u))
-	c.VADDSS(X(u), X(t), X(t))
+// khsum8 adds the eight lanes of acc as ggml's hsum_float_8 does (see
+// dot_k_amd64.s) and returns the register whose lane 0 holds the sum.
+func khsum8(acc VecVirtual) VecVirtual {
+	t, u := top.XMM(), top.XMM()
+	c.VEXTRACTF128(U8(1), acc, t)
+	c.VADDPS(acc.AsX(), t, t)
+	c.VMOVHLPS(t, t, u)
+	c.VADDPS(u, t, t)
+	c.VMOVSHDUP(t, u)
+	c.VADDSS(u, t, t)
+	return t
 }
 
-// q4KScales unpacks the scales and mins of the Q4_K block at w into X1
+// q4KScales unpacks the scales and mins of the Q4_K block at w into x
 // (bytes 0-7 the scales, 8-15 the mins, as q4KScaleMin).
-func q4KScales(w GPVirtual) {
+func q4KScales(w GPVirtual, x Register) {
 	a, d, lo, hi := gp32(), gp32(), gp32(), gp32()
 	c.MOVL(Mem{Base: w, Disp: 4}, a)
 	c.MOVL(Mem{Base: w, Disp: 12}, d)
@@ -320,17 +334,28 @@ func q4KScales(w GPVirtual) {
 	c.ORL(a, d)
 	c.SHLQ(U8(32), d.As64())
 	c.ORQ(d.As64(), hi.As64())
-	c.VMOVQ(lo.As64(), X1)
-	c.VPINSRQ(U8(1), hi.As64(), X1, X1)
+	c.VMOVQ(lo.As64(), x)
+	c.VPINSRQ(U8(1), hi.As64(), x, x)
 }
 
-// loadHalf loads the float16 at m into the low word of X x (through a
-// general-purpose register), and converts it to float32 in lane 0.
-func loadHalf(m Mem, x int) {
-	h := gp32()
+// half returns the float16 at m converted to float32, in lane 0 of a new
+// register.
+func half(m Mem) VecVirtual {
+	h, x := gp32(), top.XMM()
 	c.MOVWLZX(m, h)
-	c.VMOVD(h, X(x))
-	c.VCVTPH2PS(X(x), X(x))
+	c.VMOVD(h, x)
+	c.VCVTPH2PS(x, x)
+	return x
+}
+
+// halves returns the two float16 at m converted to float32, in lanes 0 and
+// 1 of a new register.
+func halves(m Mem) VecVirtual {
+	h, x := gp32(), top.XMM()
+	c.MOVL(m, h)
+	c.VMOVD(h, x)
+	c.VCVTPH2PS(x, x)
+	return x
 }
 
 // loadHalves loads the two float16 at m into X x's low words and converts

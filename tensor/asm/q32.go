@@ -504,7 +504,7 @@ func q32RowsV(k q32Type) {
 		}
 		s, f := top.YMM(), top.YMM()
 		if k.min {
-			c.VPXORD(s, s, s)
+			c.VPXOR(s, s, s)
 			vpdpbusd(Mem{Base: p}, q, s)
 			c.VCVTDQ2PS(s, s)
 			c.VMULPS_BCST(Mem{Base: p, Disp: 32}, wd, f)

@@ -86,11 +86,11 @@ func q4KSteps(T, base int, w GPVirtual, tk *tokens) {
 // in Y16+base+t: isum and imin per token lane, then acc (Y13) and accm
 // (Y14) updated with one fused multiply-add each. Uses Y0-Y4 and Y8.
 func q4KTail(T, base, mins int, w, tab GPVirtual) {
-	var vi []int
+	var vi []vreg
 	for t := 0; t < T; t++ {
-		vi = append(vi, 16+base+t)
+		vi = append(vi, Y(16+base+t))
 	}
-	tree(vi, 0, 1)
+	tree(vi, Y0, Y1)
 	c.VPXORD(Y2, Y2, Y2)
 	for k := 0; k < 8; k++ {
 		r := Y([]int{3, 8}[k&1])
@@ -112,7 +112,7 @@ func q4KTail(T, base, mins int, w, tab GPVirtual) {
 // q4KDecode unpacks the block at w's scales into 0(SP) and its mins into
 // mins(SP), as doubled words.
 func q4KDecode(w GPVirtual, mins int) {
-	q4KScales(w)
+	q4KScales(w, X1)
 	c.VPMOVZXBW(X1, Y3)
 	c.VPUNPCKLWD(Y3, Y3, Y5)
 	c.VPUNPCKHWD(Y3, Y3, Y6)
@@ -240,31 +240,33 @@ func nextRow(off int, label string) {
 	c.RET()
 }
 
-// q6Value builds in Y dst the 32 six-bit values of group g (0-3) of the
-// half whose ql bytes are in Y3, Y4 and qh bytes in Y5 (shifting Y3 or Y4
+// q6Masks holds the Q6_K kernels' byte masks 0x0f, 0x03, 0x0c, 0x30, 0xc0.
+type q6Masks struct{ m0F, m03, m0C, m30, mC0 VecVirtual }
+
+// q6Value builds in dst the 32 six-bit values of group g (0-3) of the half
+// whose ql bytes are in ql0, ql1 and qh bytes in qh (shifting ql0 or ql1
 // right by four for g = 2 or 3): the qh bits moved to bits 4-5, then one
 // VPTERNLOGD (0xF8: dst | ql&0x0f) adds the low nibble.
-func q6Value(g, dst int) {
-	d := Y(dst)
-	ql := Y3
+func q6Value(g int, dst, ql0, ql1, qh VecVirtual, m q6Masks) {
+	ql := ql0
 	switch g {
 	case 0:
-		c.VPAND(Y14, Y5, d)
-		c.VPSLLW(U8(4), d, d)
+		c.VPAND(m.m03, qh, dst)
+		c.VPSLLW(U8(4), dst, dst)
 	case 1:
-		ql = Y4
-		c.VPAND(Y13, Y5, d)
-		c.VPSLLW(U8(2), d, d)
+		ql = ql1
+		c.VPAND(m.m0C, qh, dst)
+		c.VPSLLW(U8(2), dst, dst)
 	case 2:
-		c.VPSRLW(U8(4), Y3, Y3)
-		c.VPAND(Y12, Y5, d)
+		c.VPSRLW(U8(4), ql0, ql0)
+		c.VPAND(m.m30, qh, dst)
 	case 3:
-		ql = Y4
-		c.VPSRLW(U8(4), Y4, Y4)
-		c.VPAND(Y11, Y5, d)
-		c.VPSRLW(U8(2), d, d)
+		ql = ql1
+		c.VPSRLW(U8(4), ql1, ql1)
+		c.VPAND(m.mC0, qh, dst)
+		c.VPSRLW(U8(2), dst, dst)
 	}
-	c.VPTERNLOGD(U8(0xf8), Y15, ql, d)
+	c.VPTERNLOGD(U8(0xf8), m.m0F, ql, dst)
 }
 
 func q6K(T int) {
@@ -273,56 +275,54 @@ func q6K(T int) {
 	kDoc(name, "Q6_K", T)
 	c.AllocLocal(24)
 	rowHeader(0)
-	c.VMOVDQU(ktMask0F, Y15)
-	c.VMOVDQU(ktMask03, Y14)
-	c.VMOVDQU(ktMask0C, Y13)
-	c.VMOVDQU(ktMask30, Y12)
-	c.VMOVDQU(ktMaskC0, Y11)
+	m := q6Masks{top.YMM(), top.YMM(), top.YMM(), top.YMM(), top.YMM()}
+	c.VMOVDQU(ktMask0F, m.m0F)
+	c.VMOVDQU(ktMask03, m.m03)
+	c.VMOVDQU(ktMask0C, m.m0C)
+	c.VMOVDQU(ktMask30, m.m30)
+	c.VMOVDQU(ktMaskC0, m.mC0)
 	k := gp32()
 	c.MOVL(U32(0xaaaa), k)
 	c.KMOVW(k, K1)
 	c.Label(name + "row")
 	w, tk, n := rowStart(T)
 	c.Label(name + "blk")
-	c.Comment("Each token's lanes start at −32·Σ scales·bsums (Y1: the scales as words; Y2: times −32).")
-	c.VPMOVSXBW(Mem{Base: w, Disp: 192}, Y1)
-	c.VPSLLW(U8(5), Y1, Y2)
-	c.VPXOR(Y0, Y0, Y0)
-	c.VPSUBW(Y2, Y0, Y2)
+	c.Comment("Each token's lanes start at −32·Σ scales·bsums (the scales as words, times −32).")
+	sw, s32, z := top.YMM(), top.YMM(), top.YMM()
+	c.VPMOVSXBW(Mem{Base: w, Disp: 192}, sw)
+	c.VPSLLW(U8(5), sw, s32)
+	c.VPXOR(z, z, z)
+	c.VPSUBW(s32, z, s32)
 	for t := 0; t < T; t++ {
-		c.VPMADDWD(tk.at(t, 260), Y2, Y(16+t))
+		c.VPMADDWD(tk.at(t, 260), s32, Y(16+t))
 	}
 	for h := 0; h < 2; h++ {
-		c.VMOVDQU(Mem{Base: w, Disp: 64 * h}, Y3)
-		c.VMOVDQU(Mem{Base: w, Disp: 64*h + 32}, Y4)
-		c.VMOVDQU(Mem{Base: w, Disp: 128 + 32*h}, Y5)
+		ql0, ql1, qh := top.YMM(), top.YMM(), top.YMM()
+		c.VMOVDQU(Mem{Base: w, Disp: 64 * h}, ql0)
+		c.VMOVDQU(Mem{Base: w, Disp: 64*h + 32}, ql1)
+		c.VMOVDQU(Mem{Base: w, Disp: 128 + 32*h}, qh)
 		for g := 0; g < 4; g += 2 {
-			c.Commentf("Elements %d-%d (Y6) and %d-%d (Y8); Y7: their scales as word pairs.",
+			c.Commentf("Elements %d-%d and %d-%d; their scales as word pairs.",
 				128*h+32*g, 128*h+32*g+31, 128*h+32*g+32, 128*h+32*g+63)
-			q6Value(g, 6)
-			q6Value(g+1, 8)
-			c.VMOVDQU(ktQ6PairIdx.Offset(64*h+32*(g/2)), Y7)
-			c.VPERMW(Y1, Y7, Y7)
+			v0, v1, pairs := top.YMM(), top.YMM(), top.YMM()
+			q6Value(g, v0, ql0, ql1, qh, m)
+			q6Value(g+1, v1, ql0, ql1, qh, m)
+			c.VMOVDQU(ktQ6PairIdx.Offset(64*h+32*(g/2)), pairs)
+			c.VPERMW(sw, pairs, pairs)
 			for t := 0; t < T; t++ {
-				c.VPXORD(Y9, Y9, Y9)
-				c.VPXORD(Y10, Y10, Y10)
-				vpdpbusd(tk.at(t, 4+128*h+32*g), Y6, Y9)
-				vpdpbusd(tk.at(t, 36+128*h+32*g), Y8, Y10)
-				c.VPSLLD(U8(16), Y10, Y10)
-				c.VMOVDQU16(Y10, K1, Y9)
-				vpdpwssd(Y7, Y9, Y(16+t))
+				a, b := top.YMM(), top.YMM()
+				c.VPXOR(a, a, a) // VPXOR: avo marks its zeroing idiom, not VPXORD's
+				c.VPXOR(b, b, b)
+				vpdpbusd(tk.at(t, 4+128*h+32*g), v0, a)
+				vpdpbusd(tk.at(t, 36+128*h+32*g), v1, b)
+				c.VPSLLD(U8(16), b, b)
+				c.VMOVDQU16(b, K1, a)
+				vpdpwssd(pairs, a, Y(16+t))
 			}
 		}
 	}
 	c.Comment("acc_t[L] = fma(xd_t·wd, float32(lane_t[L]), acc_t[L]).")
-	loadHalf(Mem{Base: w, Disp: 208}, 0)
-	c.VBROADCASTSS(X0, Y0)
-	for t := 0; t < T; t++ {
-		tt := Y(9 + (t & 1))
-		c.VCVTDQ2PS(Y(16+t), Y(16+t))
-		c.VMULPS_BCST(tk.at(t, 0), Y0, tt)
-		c.VFMADD231PS(tt, Y(16+t), Y(24+t))
-	}
+	ktFuse(tk, broadcastHalf(half(Mem{Base: w, Disp: 208})))
 	blockEnd(name, 210, w, tk, n)
 	c.Comment("out[t·ostride + r] = hsum8(acc_t), in hsum_float_8's order.")
 	storeHsum(T, -1)
@@ -372,12 +372,13 @@ func storeHsum(T, add int) {
 	c.MOVQ(arg("ostride", 56), os)
 	c.SHLQ(U8(2), os)
 	for t := 0; t < T; t++ {
-		c.VMOVAPS(Y(24+t), Y5)
-		khsum8(5, 3, 4)
+		a := top.YMM()
+		c.VMOVAPS(Y(24+t), a)
+		sum := khsum8(a)
 		if add >= 0 {
-			c.VADDSS(sp(add+4*t), X3, X3)
+			c.VADDSS(sp(add+4*t), sum, sum)
 		}
-		c.VMOVSS(X3, Mem{Base: out})
+		c.VMOVSS(sum, Mem{Base: out})
 		if t < T-1 {
 			c.ADDQ(os, out)
 		}
