@@ -102,30 +102,6 @@ func q8_0LanesRows4(w *byte, wstride, rows int, x *byte, xstride, nb int, out *f
 //go:noescape
 func q8_0Rows8(w *byte, wstride, groups int, x *byte, xstride, ntok, nb int, out *float32, ostride int)
 
-// q4_0Rows8 computes, over nb blocks, for groups of eight weight rows,
-//
-//	for r := range 8*groups { out[r] = dotQ4_0Generic(w[r*wstride:], x, 32*nb) }
-//
-//go:noescape
-func q4_0Rows8(w *byte, wstride, groups int, x *byte, nb int, out *float32)
-
-// q4_0Rows8x4 computes q4_0Rows8 for four activation rows at once:
-//
-//	for t := range 4 { for r := range 8*groups {
-//		out[t*ostride+r] = dotQ4_0Generic(w[r*wstride:], x[t*xstride:], 32*nb) } }
-//
-//go:noescape
-func q4_0Rows8x4(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
-
-// q4_0Rows8xT computes q4_0Rows8 for ntok (1 to 8) activation rows in one
-// pass over the weights (each block decoded once for all of them):
-//
-//	for t := range ntok { for r := range 8*groups {
-//		out[t*ostride+r] = dotQ4_0Generic(w[r*wstride:], x[t*xstride:], 32*nb) } }
-//
-//go:noescape
-func q4_0Rows8xT(w *byte, wstride, groups int, x *byte, xstride, ntok, nb int, out *float32, ostride int)
-
 // useVNNI selects the AVX-512 forms of the kernels where hasVNNI: the
 // eight-token F32, F16 and BF16 kernels that need the 32 vector registers,
 // and the VNNI Q8_0 and Q4_0 kernels with their activation layout
@@ -140,9 +116,10 @@ var useVNNI = hasVNNI
 //go:noescape
 func f16ToF32sAVX2(dst *float32, src *uint16, n int)
 
-// installAVX2Dots points the single-row dots of F32, F16, BF16, Q8_0 and
-// Q4_0 at their AVX2 gemvs (called by installArchImpls where the AVX2 set
-// is in use; the registrations then read them).
+// installAVX2Dots points the single-row dots of F32, F16, BF16 and Q8_0
+// at their AVX2 gemvs (called by installArchImpls where the AVX2 set is in
+// use; the registrations then read them). Q4_0's AVX2 kernels take the
+// q8VNNI layout and register as such (dotq4t_amd64.go).
 func installAVX2Dots() {
 	dotF32 = func(w, x []byte, n int) float32 {
 		var o [1]float32
@@ -168,11 +145,6 @@ func installAVX2Dots() {
 	dotQ8_0Lanes = func(w, x []byte, n int) float32 {
 		var o [1]float32
 		gemvQ8_0Lanes(w, 0, 1, x, 0, 1, n, o[:], 0)
-		return o[0]
-	}
-	dotQ4_0 = func(w, x []byte, n int) float32 {
-		var o [1]float32
-		gemvQ4_0(w, 0, 1, x, 0, 1, n, o[:], 0)
 		return o[0]
 	}
 	f16ToF32sImpl = f16ToF32sFast
@@ -320,38 +292,6 @@ func gemvQ8_0Lanes(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []f
 	}
 	for ; t < ntok; t++ {
 		q8_0LanesRows(ptr(w), ws, rows, &x[t*xs], nb, &out[t*os])
-	}
-}
-
-func gemvQ4_0(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
-	nb := cols / qk
-	checkGemv(len(w), ws, rows, nb*q4_0Size, len(x), xs, ntok, nb*q8_0Size, len(out), os)
-	groups := rows / 8
-	// One pass over the weights for up to eight tokens: four with the
-	// accumulators in registers, one streaming, the other counts with
-	// them on the stack.
-	for t := 0; groups > 0 && t < ntok; {
-		switch nt := min(8, ntok-t); nt {
-		case 1:
-			q4_0Rows8(ptr(w), ws, groups, &x[t*xs], nb, &out[t*os])
-			t++
-		case 4:
-			q4_0Rows8x4(ptr(w), ws, groups, &x[t*xs], xs, nb, &out[t*os], os)
-			t += 4
-		default:
-			q4_0Rows8xT(ptr(w), ws, groups, &x[t*xs], xs, nt, nb, &out[t*os], os)
-			t += nt
-		}
-	}
-	for t := range ntok {
-		xt := &x[t*xs]
-		for r := 8 * groups; r < rows; r++ {
-			// A lone row runs as a group of eight copies of itself (stride
-			// 0): the same arithmetic, so it matches its grouped neighbours.
-			var o [8]float32
-			q4_0Rows8(&w[r*ws], 0, 1, xt, nb, &o[0])
-			out[t*os+r] = o[0]
-		}
 	}
 }
 

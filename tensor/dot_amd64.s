@@ -135,50 +135,6 @@
 	VPSUBW      Y3, YD, YD \
 	VPMADDWD    Y14, YD, YD
 
-// q4Decode splits the two Q4_0 block rows whose quants are at P and Q
-// into unsigned nibbles and stores them on the stack: low nibbles (elements
-// 0-15) at LO, high nibbles (16-31) at HI, row P in the low lanes.
-#define q4Decode(P, Q, LO, HI) \
-	VMOVDQU     P, X4 \
-	VINSERTI128 $1, Q, Y4, Y4 \
-	VPSRLW      $4, Y4, Y5 \
-	VPAND       Y15, Y4, Y4 \
-	VPAND       Y15, Y5, Y5 \
-	VMOVDQU     Y4, LO \
-	VMOVDQU     Y5, HI
-
-// q4DecodedPair is q4Pair on nibbles stored by q4Decode. Clobbers Y0.
-#define q4DecodedPair(LO, HI, YD) \
-	VMOVDQU    LO, YD \
-	VPMADDUBSW Y1, YD, YD \
-	VMOVDQU    HI, Y0 \
-	VPMADDUBSW Y2, Y0, Y0 \
-	VPADDW     Y0, YD, YD \
-	VPSUBW     Y3, YD, YD \
-	VPMADDWD   Y14, YD, YD
-
-// q4Token accumulates one activation block (scale at S, quants at LO and
-// HI) against the eight decoded rows on the stack into ACC. Clobbers AX,
-// Y0-Y7, Y12.
-#define q4Token(S, LO, HI, ACC) \
-	VBROADCASTI128 LO, Y1 \
-	VBROADCASTI128 HI, Y2 \
-	VPMADDUBSW     Y1, Y13, Y3 \
-	VPMADDUBSW     Y2, Y13, Y12 \
-	VPADDW         Y12, Y3, Y3 \
-	q4DecodedPair(0(SP), 32(SP), Y4) \
-	q4DecodedPair(64(SP), 96(SP), Y5) \
-	q4DecodedPair(128(SP), 160(SP), Y6) \
-	q4DecodedPair(192(SP), 224(SP), Y7) \
-	VPHADDD        Y5, Y4, Y4 \
-	VPHADDD        Y7, Y6, Y6 \
-	VPHADDD        Y6, Y4, Y4 \
-	VCVTDQ2PS      Y4, Y4 \
-	MOVWLZX        S, AX \
-	VBROADCASTSS   (R13)(AX*4), Y5 \
-	VMULPS         256(SP), Y5, Y5 \
-	VFMADD231PS    Y5, Y4, ACC
-
 // Four-token float kernels run two passes over each weight row: the first
 // accumulates the elements 0-15 of every 32 (accumulators 0 and 1 of the
 // single-token kernel), the second elements 16-31 (accumulators 2 and 3),
@@ -1232,7 +1188,7 @@ q8group:
 	JZ     q8gstore
 
 q8gloop:
-	// Fetch the next row group ahead, as q4_0Rows8 does: 320 bytes per
+	// Fetch the next row group ahead, as q4_0Rows8V1 does: 320 bytes per
 	// block against the 272 consumed.
 	MOVQ       256(SP), AX
 	PREFETCHT0 (AX)
@@ -1633,102 +1589,16 @@ DATA ·permRows8+24(SB)/4, $3
 DATA ·permRows8+28(SB)/4, $7
 GLOBL ·permRows8(SB), RODATA|NOPTR, $32
 
-// func q4_0Rows8(w *byte, wstride, groups int, x *byte, nb int, out *float32)
-//
-// Groups of eight Q4_0 weight rows against one Q8_0 activation row; each
-// row has its own lane of the accumulator, updated once per block with
-// acc = fma(float32(isum), d_w·d_x, acc), the order of dotQ4_0Generic.
-TEXT ·q4_0Rows8(SB), NOSPLIT, $0-48
-	MOVQ         w+0(FP), SI
-	MOVQ         wstride+8(FP), DX
-	MOVQ         groups+16(FP), R9
-	MOVQ         x+24(FP), R10
-	MOVQ         out+40(FP), R11
-	MOVQ         ·f16Table(SB), R13
-	LEAQ         (DX)(DX*2), BX
-	MOVL         $0x0f0f0f0f, AX
-	VMOVD        AX, X15
-	VPBROADCASTD X15, Y15
-	MOVL         $0x08080808, AX
-	VMOVD        AX, X13
-	VPBROADCASTD X13, Y13
-	VPCMPEQW     Y14, Y14, Y14
-	VPSRLW       $15, Y14, Y14
-	VMOVDQU      ·permRows8(SB), Y12
-	TESTQ        R9, R9
-	JZ           q4done
-
-q4group:
-	MOVQ   SI, R8
-	LEAQ   (SI)(DX*4), R12
-	LEAQ   (SI)(DX*8), R14
-	MOVQ   R10, DI
-	MOVQ   nb+32(FP), CX
-	VXORPS Y0, Y0, Y0
-	TESTQ  CX, CX
-	JZ     q4groupdone
-
-q4loop:
-	// Eight interleaved row streams defeat the hardware prefetcher: fetch
-	// the next group's rows (contiguous when wstride is the row size)
-	// ahead, 192 bytes per block against the 144 consumed. Prefetches
-	// past the matrix are harmless.
-	PREFETCHT0     (R14)
-	PREFETCHT0     64(R14)
-	PREFETCHT0     128(R14)
-	ADDQ           $192, R14
-	VBROADCASTI128 2(DI), Y1
-	VBROADCASTI128 18(DI), Y2
-	VPMADDUBSW     Y1, Y13, Y3
-	VPMADDUBSW     Y2, Y13, Y4
-	VPADDW         Y4, Y3, Y3
-	q4Pair(2(R8), 2(R8)(DX*1), X6, Y6, Y7)
-	q4Pair(2(R8)(DX*2), 2(R8)(BX*1), X8, Y8, Y7)
-	q4Pair(2(R12), 2(R12)(DX*1), X9, Y9, Y4)
-	q4Pair(2(R12)(DX*2), 2(R12)(BX*1), X10, Y10, Y4)
-	VPHADDD        Y8, Y6, Y6
-	VPHADDD        Y10, Y9, Y9
-	VPHADDD        Y9, Y6, Y6
-	VCVTDQ2PS      Y6, Y6
-	MOVWLZX        (R8), AX
-	VMOVD          AX, X11
-	VPINSRW        $1, (R8)(DX*2), X11, X11
-	VPINSRW        $2, (R12), X11, X11
-	VPINSRW        $3, (R12)(DX*2), X11, X11
-	VPINSRW        $4, (R8)(DX*1), X11, X11
-	VPINSRW        $5, (R8)(BX*1), X11, X11
-	VPINSRW        $6, (R12)(DX*1), X11, X11
-	VPINSRW        $7, (R12)(BX*1), X11, X11
-	VCVTPH2PS      X11, Y11
-	MOVWLZX        (DI), AX
-	VBROADCASTSS   (R13)(AX*4), Y5
-	VMULPS         Y5, Y11, Y11
-	VFMADD231PS    Y11, Y6, Y0
-	ADDQ           $18, R8
-	ADDQ           $18, R12
-	ADDQ           $34, DI
-	DECQ           CX
-	JNZ            q4loop
-
-q4groupdone:
-	VPERMPS Y0, Y12, Y0
-	VMOVUPS Y0, (R11)
-	ADDQ    $32, R11
-	LEAQ    (SI)(DX*8), SI
-	DECQ    R9
-	JNZ     q4group
-
-q4done:
-	VZEROUPPER
-	RET
 
 // func q4_0Rows8V1(w *byte, wstride, groups int, x *byte, nb int, out *float32)
 //
-// q4_0Rows8 (dot_amd64.s) on one activation row in the q8VNNI layout: the
-// quants at 0 and 16, the scale as float32 at 32, 40 bytes a block; the
-// rest, the offset -8·Σy included, as q4_0Rows8 computes it, op for op.
-// The one-token pass streams the weights, so it keeps q4_0Rows8's
-// untransposed decode and prefetch rather than q4_0Rows8VT's transpose.
+// Groups of eight Q4_0 weight rows against one activation row in the
+// q8VNNI layout (dotq_amd64.go: the quants at 0 and 16, the scale as
+// float32 at 32, 40 bytes a block); each row has its own lane of the
+// accumulator, updated once per block with acc = fma(float32(isum),
+// d_w·d_x, acc), the order of dotQ4_0Generic. The one-token pass streams
+// the weights, so it decodes rows in pairs (q4Pair) and prefetches rather
+// than transposing as q4_0Rows8VT (dotq4t_amd64.s) does for several tokens.
 TEXT ·q4_0Rows8V1(SB), NOSPLIT, $0-48
 	MOVQ         w+0(FP), SI
 	MOVQ         wstride+8(FP), DX
@@ -1812,216 +1682,7 @@ q4v1done:
 	VZEROUPPER
 	RET
 
-// func q4_0Rows8x4(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
-//
-// q4_0Rows8 for four activation rows (x + t·xstride) at once, writing
-// out[t·ostride + r]: each weight block is decoded once (onto the stack)
-// for the four tokens. Per output the arithmetic is q4_0Rows8's.
-TEXT ·q4_0Rows8x4(SB), NOSPLIT, $296-64
-	MOVQ         w+0(FP), SI
-	MOVQ         wstride+8(FP), DX
-	MOVQ         groups+16(FP), R9
-	MOVQ         x+24(FP), R10
-	MOVQ         xstride+32(FP), R14
-	MOVQ         out+48(FP), R11
-	MOVQ         ·f16Table(SB), R13
-	LEAQ         (DX)(DX*2), BX
-	MOVL         $0x0f0f0f0f, AX
-	VMOVD        AX, X15
-	VPBROADCASTD X15, Y15
-	MOVL         $0x08080808, AX
-	VMOVD        AX, X13
-	VPBROADCASTD X13, Y13
-	VPCMPEQW     Y14, Y14, Y14
-	VPSRLW       $15, Y14, Y14
-	TESTQ        R9, R9
-	JZ           q4x4done
 
-q4x4group:
-	MOVQ   SI, R8
-	LEAQ   (SI)(DX*4), R12
-	LEAQ   (SI)(DX*8), AX
-	MOVQ   AX, 288(SP)
-	MOVQ   R10, DI
-	MOVQ   nb+40(FP), CX
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-	TESTQ  CX, CX
-	JZ     q4x4groupdone
-
-q4x4loop:
-	// Prefetch the next row group as q4_0Rows8 does; the pointer lives on
-	// the stack for want of a register.
-	MOVQ       288(SP), AX
-	PREFETCHT0 (AX)
-	PREFETCHT0 64(AX)
-	PREFETCHT0 128(AX)
-	ADDQ       $192, AX
-	MOVQ       AX, 288(SP)
-	q4Decode(2(R8), 2(R8)(DX*1), 0(SP), 32(SP))
-	q4Decode(2(R8)(DX*2), 2(R8)(BX*1), 64(SP), 96(SP))
-	q4Decode(2(R12), 2(R12)(DX*1), 128(SP), 160(SP))
-	q4Decode(2(R12)(DX*2), 2(R12)(BX*1), 192(SP), 224(SP))
-	MOVWLZX   (R8), AX
-	VMOVD     AX, X4
-	VPINSRW   $1, (R8)(DX*2), X4, X4
-	VPINSRW   $2, (R12), X4, X4
-	VPINSRW   $3, (R12)(DX*2), X4, X4
-	VPINSRW   $4, (R8)(DX*1), X4, X4
-	VPINSRW   $5, (R8)(BX*1), X4, X4
-	VPINSRW   $6, (R12)(DX*1), X4, X4
-	VPINSRW   $7, (R12)(BX*1), X4, X4
-	VCVTPH2PS X4, Y4
-	VMOVUPS   Y4, 256(SP)
-	q4Token((DI), 2(DI), 18(DI), Y8)
-	q4Token((DI)(R14*1), 2(DI)(R14*1), 18(DI)(R14*1), Y9)
-	q4Token((DI)(R14*2), 2(DI)(R14*2), 18(DI)(R14*2), Y10)
-	LEAQ      (DI)(R14*2), AX
-	ADDQ      R14, AX
-	q4Token((AX), 2(AX), 18(AX), Y11)
-	ADDQ      $18, R8
-	ADDQ      $18, R12
-	ADDQ      $34, DI
-	DECQ      CX
-	JNZ       q4x4loop
-
-q4x4groupdone:
-	MOVQ    ostride+56(FP), AX
-	SHLQ    $2, AX
-	VMOVDQU ·permRows8(SB), Y0
-	VPERMPS Y8, Y0, Y8
-	VMOVUPS Y8, (R11)
-	VPERMPS Y9, Y0, Y9
-	VMOVUPS Y9, (R11)(AX*1)
-	LEAQ    (R11)(AX*2), CX
-	VPERMPS Y10, Y0, Y10
-	VMOVUPS Y10, (CX)
-	VPERMPS Y11, Y0, Y11
-	VMOVUPS Y11, (CX)(AX*1)
-	ADDQ    $32, R11
-	LEAQ    (SI)(DX*8), SI
-	DECQ    R9
-	JNZ     q4x4group
-
-q4x4done:
-	VZEROUPPER
-	RET
-
-// func q4_0Rows8xT(w *byte, wstride, groups int, x *byte, xstride, ntok, nb int, out *float32, ostride int)
-//
-// q4_0Rows8x4 for ntok (1 to 8) activation rows in one pass over the
-// weights: each block of eight rows is decoded once onto the stack, and
-// every token's accumulator (on the stack too, token t at 320 + 32t) is
-// updated by q4Token in turn. Per output the arithmetic is q4_0Rows8's.
-// Stack: 0-255 the decoded nibbles, 256 the rows' scales (q4Token's
-// layout), 288 the prefetch pointer, 296 the group counter, 304 32·ntok.
-TEXT ·q4_0Rows8xT(SB), NOSPLIT, $576-72
-	MOVQ         w+0(FP), SI
-	MOVQ         wstride+8(FP), DX
-	MOVQ         groups+16(FP), AX
-	MOVQ         AX, 296(SP)
-	MOVQ         x+24(FP), R10
-	MOVQ         xstride+32(FP), R14
-	MOVQ         ntok+40(FP), AX
-	SHLQ         $5, AX
-	MOVQ         AX, 304(SP)
-	MOVQ         out+56(FP), R11
-	MOVQ         ·f16Table(SB), R13
-	LEAQ         (DX)(DX*2), BX
-	MOVL         $0x0f0f0f0f, AX
-	VMOVD        AX, X15
-	VPBROADCASTD X15, Y15
-	MOVL         $0x08080808, AX
-	VMOVD        AX, X13
-	VPBROADCASTD X13, Y13
-	VPCMPEQW     Y14, Y14, Y14
-	VPSRLW       $15, Y14, Y14
-	CMPQ         296(SP), $0
-	JLE          q4xtdone
-
-q4xtgroup:
-	MOVQ    SI, R8
-	LEAQ    (SI)(DX*4), R12
-	LEAQ    (SI)(DX*8), AX
-	MOVQ    AX, 288(SP)
-	MOVQ    R10, DI
-	MOVQ    nb+48(FP), CX
-	VXORPS  Y8, Y8, Y8
-	VMOVUPS Y8, 320(SP)
-	VMOVUPS Y8, 352(SP)
-	VMOVUPS Y8, 384(SP)
-	VMOVUPS Y8, 416(SP)
-	VMOVUPS Y8, 448(SP)
-	VMOVUPS Y8, 480(SP)
-	VMOVUPS Y8, 512(SP)
-	VMOVUPS Y8, 544(SP)
-	TESTQ   CX, CX
-	JZ      q4xtstore
-
-q4xtloop:
-	MOVQ       288(SP), AX
-	PREFETCHT0 (AX)
-	PREFETCHT0 64(AX)
-	PREFETCHT0 128(AX)
-	ADDQ       $192, AX
-	MOVQ       AX, 288(SP)
-	q4Decode(2(R8), 2(R8)(DX*1), 0(SP), 32(SP))
-	q4Decode(2(R8)(DX*2), 2(R8)(BX*1), 64(SP), 96(SP))
-	q4Decode(2(R12), 2(R12)(DX*1), 128(SP), 160(SP))
-	q4Decode(2(R12)(DX*2), 2(R12)(BX*1), 192(SP), 224(SP))
-	MOVWLZX   (R8), AX
-	VMOVD     AX, X4
-	VPINSRW   $1, (R8)(DX*2), X4, X4
-	VPINSRW   $2, (R12), X4, X4
-	VPINSRW   $3, (R12)(DX*2), X4, X4
-	VPINSRW   $4, (R8)(DX*1), X4, X4
-	VPINSRW   $5, (R8)(BX*1), X4, X4
-	VPINSRW   $6, (R12)(DX*1), X4, X4
-	VPINSRW   $7, (R12)(BX*1), X4, X4
-	VCVTPH2PS X4, Y4
-	VMOVUPS   Y4, 256(SP)
-	MOVQ      DI, R15
-	XORQ      R9, R9
-
-q4xttok:
-	VMOVUPS 320(SP)(R9*1), Y8
-	q4Token((R15), 2(R15), 18(R15), Y8)
-	VMOVUPS Y8, 320(SP)(R9*1)
-	ADDQ    R14, R15
-	ADDQ    $32, R9
-	CMPQ    R9, 304(SP)
-	JLT     q4xttok
-	ADDQ    $18, R8
-	ADDQ    $18, R12
-	ADDQ    $34, DI
-	DECQ    CX
-	JNZ     q4xtloop
-
-q4xtstore:
-	MOVQ    ostride+64(FP), CX
-	SHLQ    $2, CX
-	MOVQ    R11, R15
-	XORQ    R9, R9
-	VMOVDQU ·permRows8(SB), Y0
-
-q4xtstoretok:
-	VMOVUPS 320(SP)(R9*1), Y8
-	VPERMPS Y8, Y0, Y8
-	VMOVUPS Y8, (R15)
-	ADDQ    CX, R15
-	ADDQ    $32, R9
-	CMPQ    R9, 304(SP)
-	JLT     q4xtstoretok
-	ADDQ    $32, R11
-	LEAQ    (SI)(DX*8), SI
-	DECQ    296(SP)
-	JNZ     q4xtgroup
-
-q4xtdone:
-	VZEROUPPER
-	RET
 
 // func f16ToF32sAVX2(dst *float32, src *uint16, n int)
 TEXT ·f16ToF32sAVX2(SB), NOSPLIT, $0-24

@@ -27,8 +27,7 @@ import (
 //
 // The AVX2 Q8_0 kernels (dot_amd64.go) keep the ggml Q8_0 layout;
 // ActType(Q8_0) is q8VNNI128 only while useVNNI. Q4_0 takes q8VNNI with
-// AVX2 as well (dotq4t_amd64.go); its Q8_0-layout AVX2 kernels (dotQ4_0)
-// remain for the tests' cross-checks.
+// AVX2 as well (dotq4t_amd64.go).
 
 // q8VNNI and q8VNNI128 are the activation types of Q4_0 and of Q8_0
 // weights under useVNNI (the offset differs), ids ggml does not use; they
