@@ -2,7 +2,7 @@
 
 package tensor
 
-//go:generate env -u GOARCH go run -C asm . -out ../dotk_amd64.s -stubs ../dotk_stubs_amd64.go -pkg tensor
+//go:generate env -u GOARCH go run -C asm . -kernels dotk -out ../dotk_amd64.s -stubs ../dotk_stubs_amd64.go -pkg tensor
 
 // The T-token K-quant kernels (AVX-512 VL, BW and VNNI; used where useVNNI)
 // run T = 2..8 activation rows at x + t·xstride through one pass over the
