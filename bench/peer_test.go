@@ -238,3 +238,49 @@ func TestPeerTools(t *testing.T) {
 		t.Errorf("k 2: %+v", k2)
 	}
 }
+
+// TestPeerReportAndPlots: llama.cpp's rows beside specd's in report.md,
+// its line on speedup_vs_k.png and its own figure.
+func TestPeerReportAndPlots(t *testing.T) {
+	res := fakeResults(t)
+	nan := Num(math.NaN())
+	res.Peers = []PeerResult{
+		{Tool: PeerLlamaBench, Point: Point{Draft: DraftNone, Batch: 1, Threads: 1}, Label: "llama-bench tg4 th1", TokS: Summarize([]float64{300}), Speedup: nan, AcceptanceRate: nan, Args: []string{"-m", "t.gguf"}},
+		{Tool: PeerCompletion, Point: Point{Draft: DraftNone, Batch: 1, Threads: 1}, Label: "llama.cpp plain t0 b1 th1", TokS: Summarize([]float64{200, 220}), Speedup: nan, AcceptanceRate: nan},
+		{Tool: PeerSpecSimple, Point: Point{Draft: DraftModel, K: 1, Batch: 1, Threads: 1}, Label: "llama.cpp k1 t0 b1 th1", TokS: Summarize([]float64{100}), Speedup: 100.0 / 210, Drafted: 10, Accepted: 5, AcceptanceRate: 0.5},
+		{Tool: PeerSpecSimple, Point: Point{Draft: DraftModel, K: 2, Batch: 1, Threads: 1}, Label: "llama.cpp k2 t0 b1 th1", TokS: Summarize([]float64{150}), Speedup: 150.0 / 210, Drafted: 10, Accepted: 8, AcceptanceRate: 0.8},
+	}
+	var rep strings.Builder
+	if err := res.WriteReport(&rep, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"## llama.cpp beside specd", "- **llama-bench tg4 th1**: 300.0 tok/s (`llama-bench -m t.gguf`)",
+		// specd's plain median 100 over llama.cpp's 210; k 1: 110 over 100.
+		"| plain t0 b1 th1 | 100.0 (70.0–100.0) | 1 | – | 210.0 (200.0–220.0) | 1 | – | 0.48× |",
+		"| model k1 t0 b1 th1 | 110.0 (110.0–110.0) | 1.10× (1.10–1.10) | 0.500 | 100.0 | 0.48× | 0.500 | 1.10× |"} {
+		if !strings.Contains(rep.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, rep.String())
+		}
+	}
+	dir := t.TempDir()
+	figs, err := WritePlots(res, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(figs, FigPeer) {
+		t.Errorf("figures %v lack %s", figs, FigPeer)
+	}
+	fig, err := peerPlot(res)
+	if err != nil || fig == nil || !slices.Contains(fig.leg.names, "llama.cpp speculative-simple") ||
+		!slices.Contains(fig.leg.names, "llama.cpp plain (llama-completion): 210.0 tok/s") || !slices.Contains(fig.leg.names, "llama-bench tg: 300.0 tok/s") {
+		t.Errorf("peer figure %v: legend %v", err, fig.leg.names)
+	}
+	sp, err := speedupPlot(res)
+	if err != nil || !slices.Contains(sp.leg.names, "llama.cpp speculative-simple, batch 1") {
+		t.Errorf("speedup figure: %v %v", err, sp.leg.names)
+	}
+	res.Peers = nil
+	if fig, err := peerPlot(res); fig != nil || err != nil {
+		t.Errorf("no peers drew a figure (%v)", err)
+	}
+}
