@@ -262,6 +262,11 @@ func TestPeerReportAndPlots(t *testing.T) {
 			t.Errorf("report lacks %q:\n%s", want, rep.String())
 		}
 	}
+	var sum strings.Builder
+	res.WriteSummary(&sum)
+	if want := "llama.cpp: plain 210.0 tok/s (plain t0 b1 th1); speculative-simple at best k 2: 150.0 tok/s (0.71x), acceptance 0.800"; !strings.Contains(sum.String(), want) {
+		t.Errorf("summary lacks %q:\n%s", want, sum.String())
+	}
 	dir := t.TempDir()
 	figs, err := WritePlots(res, dir)
 	if err != nil {

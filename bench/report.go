@@ -65,6 +65,21 @@ func (r *Results) WriteSummary(w io.Writer) {
 		}
 		fmt.Fprintf(w, "; mean k %s; %s\n", fd(Num(a.MeanK), 2), goalWord(a))
 	}
+	for _, p := range r.Peers {
+		if p.Tool == PeerCompletion {
+			fmt.Fprintf(w, "llama.cpp: plain %.1f tok/s (%s)", p.TokS.Median, p.Point)
+			var best *PeerResult
+			for i, q := range r.Peers {
+				if q.Tool == PeerSpecSimple && q.Point.Temp == p.Point.Temp && q.Point.Threads == p.Point.Threads && (best == nil || q.TokS.Median > best.TokS.Median) {
+					best = &r.Peers[i]
+				}
+			}
+			if best != nil {
+				fmt.Fprintf(w, "; speculative-simple at best k %d: %.1f tok/s (%.2fx), acceptance %s", best.Point.K, best.TokS.Median, float64(best.Speedup), fd(best.AcceptanceRate, 3))
+			}
+			fmt.Fprintln(w)
+		}
+	}
 	if b := r.Best; b != nil {
 		fmt.Fprintf(w, "best: %s at %.2fx", b.Label, b.Speedup.Median)
 		if !b.Point.Adaptive && !b.Point.Auto {
