@@ -1,7 +1,9 @@
 package main
 
-// A three-node NATS cluster whose worker's node dies mid-stream: every
-// stream must end, completed or with an explicit error, never hang.
+// Faults production meets: a worker killed with SIGKILL while it holds
+// durable requests, and a three-node NATS cluster whose worker's node dies
+// mid-stream. Every stream must end, completed or with an explicit error,
+// never hang.
 
 import (
 	"context"
@@ -11,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -132,4 +135,68 @@ func TestClusterNodeKilled(t *testing.T) {
 		}
 	}
 	t.Logf("node killed: %d streams completed, %d ended with an explicit error", completed, failed)
+}
+
+func TestDurableSurvivesSIGKILL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes (-short)")
+	}
+	ns := natsServer(t, &server.Options{JetStream: true, StoreDir: t.TempDir()})
+	url := ns.ClientURL()
+	args := []string{"--nats", url, "--durable", "--slots", "2", "--ack-wait", "2s"}
+	a := startWorker(t, args...)
+	startWorker(t, args...)
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	waitInstances(t, nc, 2)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	const n = 100
+	results := make([]outcome, n)
+	var finished sync.WaitGroup
+	doneCount := make(chan struct{}, n)
+	for i := range n {
+		finished.Go(func() {
+			m := 48
+			req := api.Request{Prompt: "The jury said", MaxTokens: &m, ID: fmt.Sprintf("durable-%d", i)}
+			results[i] = drive(api.GenerateDurable(ctx, nc, req))
+			doneCount <- struct{}{}
+		})
+	}
+	// Kill worker a with SIGKILL once a tenth of the requests are done
+	// and a has served some: it is then mid-request.
+	killed := false
+	for got := 0; got < n && !killed; got++ {
+		select {
+		case <-doneCount:
+		case <-ctx.Done():
+			t.Fatal("timed out before the kill")
+		}
+		if got >= n/10 && a.served() > 0 {
+			if err := a.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			killed = true
+		}
+	}
+	if !killed {
+		t.Fatal("worker a served nothing before all requests finished")
+	}
+	finished.Wait()
+	redelivered := 0
+	for i, r := range results {
+		if !r.done || r.err != nil {
+			t.Errorf("request %d lost: done %v, err %v", i, r.done, r.err)
+		}
+		if r.attempt > 1 {
+			redelivered++
+		}
+	}
+	if redelivered == 0 {
+		t.Errorf("no request was redelivered after the SIGKILL: it did not hit a request in flight")
+	}
+	t.Logf("%d of %d requests finished on the surviving worker after redelivery", redelivered, n)
 }
