@@ -13,9 +13,12 @@ package draft
 // other sequences', d a draft token's), h the measured fraction of draft
 // time that overlap with verification hides, and G the tokens the other
 // sequences in the pass commit. k = 0 is plain decoding; a k > 0 is taken
-// only when it beats it by Margin. After choosing 0 a sequence probes a
-// small k now and then (more often the closer speculation is to paying),
-// so that its acceptance estimates follow the text.
+// only when it beats it by Margin, counting what the drafter must first
+// read to draft at all (Step.Catchup) as spread over the steps that the
+// speculation can last. After choosing 0 a sequence probes a small k now
+// and then (more often the closer speculation is to paying), so that its
+// acceptance estimates follow the text, but only while enough of its
+// tokens are left for what a probe finds to pay (Step.Left).
 
 import (
 	"math"
@@ -31,7 +34,10 @@ const (
 	// choice of 0, the next probe comes after loss/ProbeBudget steps (loss:
 	// the predicted fraction of a plain step's rate the probe gives up,
 	// and its catch-up, Step.Catchup, in plain steps), but no sooner than
-	// ProbeMin and no later than ProbeMax steps (times the backoff).
+	// ProbeMin and no later than ProbeMax steps (times the backoff). A
+	// probe is made only when at least its interval of steps remains after
+	// it (Step.Left): on a shorter rest of the request what it finds cannot
+	// repay the probe and the catch-up before it.
 	ProbeBudget        = 0.01
 	ProbeMin, ProbeMax = 8, 64
 	// ProbeK is the largest k a probe drafts.
@@ -64,6 +70,7 @@ type Positions struct {
 	decay     float64
 	zeros     int // steps in a row the policy chose k = 0 (no probe)
 	interval  int // the probe interval Choose last set; 0 while speculating
+	left      int // Step.Left at the last Choose (0: no bound)
 	backoff   int // probes in a row that did not lead to speculating (capped)
 	probed    bool
 }
@@ -87,7 +94,7 @@ func (p *Positions) init(k int, prior *Positions, decay float64) {
 		p.acc, p.seen, p.pw, p.q = make([]float64, k), make([]float64, k), make([]float64, k), make([]float64, k)
 	}
 	p.acc, p.seen, p.pw, p.q = p.acc[:k], p.seen[:k], p.pw[:k], p.q[:k]
-	p.decay, p.zeros, p.interval, p.backoff, p.probed = decay, 0, 0, 0, false
+	p.decay, p.zeros, p.interval, p.left, p.backoff, p.probed = decay, 0, 0, 0, 0, false
 	for j := range p.acc {
 		q := priorP
 		if prior != nil {
@@ -101,15 +108,24 @@ func (p *Positions) init(k int, prior *Positions, decay float64) {
 func (p *Positions) Len() int { return len(p.acc) }
 
 // ProbeDue is the number of steps after the next before the policy probes,
-// as its last choice of k = 0 scheduled it (negative while it speculates):
-// the time a model drafter has to catch up on the tokens committed
-// meanwhile, off the critical path.
+// as its last choice of k = 0 scheduled it (negative while it speculates,
+// or when the sequence will have ended or be too near its end by then:
+// Step.Left): the time a model drafter has to catch up on the tokens
+// committed meanwhile, off the critical path.
 func (p *Positions) ProbeDue() int {
 	if p.interval == 0 {
 		return -1
 	}
-	return max(p.interval-p.zeros-1, 0)
+	due := max(p.interval-p.zeros-1, 0)
+	if p.left > 0 && !probeFits(p.left-due-1, p.interval) {
+		return -1
+	}
+	return due
 }
+
+// probeFits reports whether a probe made with left steps to go (itself
+// included) leaves at least interval steps after it.
+func probeFits(left, interval int) bool { return left-1 >= interval }
 
 // Update records a block of k draft tokens of which the first a were
 // accepted: positions 1..a passed, position a+1 (if a < k) failed, later
@@ -185,9 +201,21 @@ type Step struct {
 	// Catchup is the time the drafter needs to read the tokens committed
 	// since it last drafted for this sequence, before it can propose: a
 	// model draft must have read every token, so a probe after plain
-	// steps costs it as well (ProbeBudget).
+	// steps costs it as well (ProbeBudget), and so does a k > 0 chosen
+	// after them, where Choose spreads it over the steps the speculation
+	// can last (at most ProbeMax, and the steps left over E(k)).
 	Catchup float64
-	Others  Others
+	// Behind is the time the drafter spends reading the tokens committed
+	// since it last drafted for this sequence, whether it reads them at a
+	// probe (Catchup) or ahead of it while the target verifies: what a
+	// probe costs the draft model, counted in its loss. Less than Catchup
+	// counts as Catchup.
+	Behind float64
+	// Left is the most steps the sequence can still take, this one
+	// included (the tokens it still wants, within its context); 0: no
+	// bound.
+	Left   int
+	Others Others
 }
 
 // Choice is the auto policy's decision for one step.
@@ -209,9 +237,10 @@ func Rate(pos *Positions, s *Step, k int) float64 {
 
 // Choose returns the draft length for the next step: the k in
 // [0, min(K, len(s.Pass)−1)] with the highest Rate, 0 unless the best k > 0
-// beats it by Margin, or a probe when the sequence has chosen 0 long
-// enough (see ProbeBudget; a probe's loss is counted for the whole pass,
-// s.Seqs sequences; ProbeBackoff). It records the choice in pos's probe
+// beats it by Margin (a k > 0 paying for s.Catchup, spread over the steps
+// it can last), or a probe when the sequence has chosen 0 long enough and
+// enough steps are left (see ProbeBudget; a probe's loss is counted for the
+// whole pass, s.Seqs sequences, with s.Behind; ProbeBackoff). It records the choice in pos's probe
 // schedule. It does not allocate.
 func (p Policy) Choose(pos *Positions, s *Step) Choice {
 	kmax := min(p.K, len(s.Pass)-1)
@@ -223,11 +252,19 @@ func (p Policy) Choose(pos *Positions, s *Step) Choice {
 	probe, probeK := 0.0, 1
 	for k := 1; k <= kmax; k++ {
 		r := Rate(pos, s, k)
+		if k <= ProbeK && r > probe { // a probe's catch-up is its loss's
+			probe, probeK = r, k
+		}
+		if c := s.Catchup; c > 0 { // read once, then drafting steps follow
+			e := s.Others.Gain + pos.Expected(k)
+			steps := float64(ProbeMax)
+			if s.Left > 0 {
+				steps = min(steps, max(float64(s.Left)/pos.Expected(k), 1))
+			}
+			r = e / (e/r + c/steps)
+		}
 		if r > best {
 			best, bestK = r, k
-		}
-		if k <= ProbeK && r > probe {
-			probe, probeK = r, k
 		}
 	}
 	if bestK > 0 && best >= r0*(1+Margin) {
@@ -239,10 +276,11 @@ func (p Policy) Choose(pos *Positions, s *Step) Choice {
 	}
 	// The probe's loss: the throughput its step gives up (for the whole
 	// pass) and the catch-up it needs, in plain steps of this sequence.
-	loss := max(0, 1-probe/r0)*max(s.Seqs, 1) + s.Catchup*r0/max(s.Others.Gain+pos.Expected(0), 1)
+	loss := max(0, 1-probe/r0)*max(s.Seqs, 1) + max(s.Catchup, s.Behind)*r0/max(s.Others.Gain+pos.Expected(0), 1)
 	pos.interval = min(max(int(math.Ceil(loss/ProbeBudget)), ProbeMin), ProbeMax) << pos.backoff
+	pos.left = s.Left
 	pos.zeros++
-	if pos.zeros >= pos.interval {
+	if pos.zeros >= pos.interval && (s.Left <= 0 || probeFits(s.Left, pos.interval)) {
 		pos.zeros, pos.probed = 0, true
 		return Choice{K: probeK, Speedup: probe / r0, Probe: true}
 	}
@@ -275,6 +313,8 @@ type Costs struct {
 	level      float64
 	levelW     float64
 	cell, w    []float64 // [(seqs-1)*maxTok + n-1]
+	draft      float64   // the Drafter's time per token drafted (ObserveDraft)
+	draftW     float64
 }
 
 const (
@@ -417,6 +457,26 @@ func (c *Costs) base(n int, work float64) float64 {
 		t += max(slope, 0) * float64(n-m)
 	}
 	return t + c.attn*max(work, 0)
+}
+
+// ObserveDraft records that the drafter of the pipelines sharing the
+// table (their Drafter, one per engine) took t per token drafted, over a
+// step that drafted after another that did, so that a pipeline built
+// later starts from it instead of a guess (Policy.Cost).
+func (c *Costs) ObserveDraft(t float64) {
+	if !(t > 0) {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.draft = ema(c.draft, t, &c.draftW)
+}
+
+// Draft is the decaying mean of ObserveDraft's times, 0 before the first.
+func (c *Costs) Draft() float64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.draft
 }
 
 // Pass is the predicted time of a pass of tokens tokens over seqs

@@ -446,3 +446,115 @@ func TestChooseProbeCatchup(t *testing.T) {
 		t.Errorf("first probe after %d steps without catch-up, %d with; want %d ≤ the first < the second ≤ %d", cheap, dear, draft.ProbeMin, draft.ProbeMax)
 	}
 }
+
+// TestChooseNoProbeNearEnd: a sequence decoding plainly probes only while
+// at least its probe interval of steps remains after the probe
+// (Step.Left), and ProbeDue says so (negative) when the probe will not
+// come, so that no draft model is fed ahead of it; without a bound it
+// probes as before.
+func TestChooseNoProbeNearEnd(t *testing.T) {
+	const K = 4
+	pol := draft.Policy{K: K, Auto: true}
+	pass := []float64{1, 2, 3, 4, 5} // a token costs a pass: only probes draft
+	run := func(tokens int) (probes, lastProbe, dueLate int) {
+		var pos draft.Positions
+		pos.Init(K, nil)
+		lastProbe = -1
+		for i := 0; i < tokens; i++ {
+			left := 0
+			if tokens < 1<<20 {
+				left = tokens - i
+			}
+			s := &draft.Step{Pass: pass, Draft: 0.1, Left: left}
+			c := pol.Choose(&pos, s)
+			if c.Probe {
+				probes++
+				lastProbe = i
+			}
+			// Due within a few steps although fewer than ProbeMin steps are left then.
+			if d := pos.ProbeDue(); d >= 0 && left > 0 && left-d-2 < draft.ProbeMin {
+				dueLate++
+			}
+		}
+		return
+	}
+	if p, _, _ := run(1 << 20); p == 0 {
+		t.Fatal("no probes without a bound on the steps")
+	}
+	for _, n := range []int{draft.ProbeMin, 64, 256, 1000} {
+		probes, last, late := run(n)
+		if late > 0 {
+			t.Errorf("%d tokens: ProbeDue announced %d probes too near the end", n, late)
+		}
+		if last >= 0 && n-last-1 < draft.ProbeMin {
+			t.Errorf("%d tokens: probed at step %d, %d steps before the end", n, last, n-last)
+		}
+		if n <= 2*draft.ProbeMin && probes > 0 {
+			t.Errorf("%d tokens: %d probes, want none", n, probes)
+		}
+		if n >= 1000 && probes == 0 {
+			t.Errorf("%d tokens: no probes", n)
+		}
+	}
+}
+
+// TestChooseCatchupDefersSpeculation: where a k > 0 pays once the draft
+// has read the sequence, a drafter that must first read much of it
+// (Step.Catchup) speculates only when enough steps are left to spread
+// that over; a probe's loss counts the tokens fed ahead of it too
+// (Step.Behind), so that feeding ahead does not bring the probe closer.
+func TestChooseCatchupDefersSpeculation(t *testing.T) {
+	const K = 4
+	pol := draft.Policy{K: K, Auto: true}
+	pass := []float64{1, 1.1, 1.2, 1.3, 1.4}
+	pos := positions(K, 0.6)
+	choose := func(s draft.Step) draft.Choice {
+		p := *pos
+		return pol.Choose(&p, &s)
+	}
+	if c := choose(draft.Step{Pass: pass, Draft: 0.05}); c.K == 0 {
+		t.Fatalf("without a catch-up: %+v, want a k > 0", c)
+	}
+	if c := choose(draft.Step{Pass: pass, Draft: 0.05, Catchup: 20, Left: 40}); c.K != 0 || c.Probe {
+		t.Errorf("a catch-up of 20 passes with 40 steps left: %+v, want 0", c)
+	}
+	if c := choose(draft.Step{Pass: pass, Draft: 0.05, Catchup: 2, Left: 10000}); c.K == 0 {
+		t.Errorf("a catch-up of 2 passes with 10000 steps left: %+v, want a k > 0", c)
+	}
+	// Probes on a target where speculation cannot pay: the first comes
+	// later when the tokens since the last draft were fed ahead (Behind)
+	// than when nothing was read since, and no sooner than when they
+	// still wait (Catchup).
+	first := func(catchup, behind float64) int {
+		var p draft.Positions
+		p.Init(K, nil)
+		for i := 1; i <= 1000; i++ {
+			s := &draft.Step{Pass: []float64{1, 2, 3, 4, 5}, Draft: 0.1, Catchup: catchup, Behind: behind * float64(i)}
+			if pol.Choose(&p, s).Probe {
+				return i
+			}
+		}
+		return -1
+	}
+	none, fed := first(0, 0), first(0, 0.05)
+	if fed <= none {
+		t.Errorf("first probe after %d steps with the tokens fed ahead, %d with none behind; want later", fed, none)
+	}
+}
+
+func TestCostsObserveDraft(t *testing.T) {
+	c := draft.NewCosts(4, 1)
+	if d := c.Draft(); d != 0 {
+		t.Fatalf("Draft before any observation: %g", d)
+	}
+	c.ObserveDraft(0)
+	c.ObserveDraft(math.NaN())
+	if d := c.Draft(); d != 0 {
+		t.Fatalf("Draft after invalid observations: %g", d)
+	}
+	c.ObserveDraft(2)
+	c.ObserveDraft(4)
+	if d := c.Draft(); math.Abs(d-3) > 1e-12 {
+		t.Errorf("Draft after 2 and 4: %g, want their mean 3", d)
+	}
+}

@@ -92,7 +92,7 @@ func BenchmarkPipelineOverhead(b *testing.B) {
 	// model whose policy mostly chooses k = 0 on this pair (the cost table
 	// is the engine's, calibrated by the warm-up run).
 	oa := bundled()
-	oa.Auto, oa.K = true, 8
+	oa.Draft, oa.Auto, oa.K = DraftBundled, true, 8 // the draft must be named: "" decodes plainly
 	ea, err := Open(oa)
 	if err != nil {
 		b.Fatal(err)

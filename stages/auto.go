@@ -126,10 +126,13 @@ func (a *autoState) returned(s *seq) {
 // Only a steady step (the one before drafted too) teaches the cost of a
 // draft token: after plain steps a model drafter first feeds every token
 // committed since, which speculating every step would not.
-func (a *autoState) drafted(i, k int, steady bool, d, hidden, wall time.Duration, verifyWall int64) {
+func (a *autoState) drafted(c *draft.Costs, i, k int, steady bool, d, hidden, wall time.Duration, verifyWall int64) {
 	a.blockDraft.add(d.Seconds(), autoRate)
 	if k > 0 && steady {
 		a.dcost[i].add(d.Seconds()/float64(k), autoRate)
+		if i == 0 {
+			c.ObserveDraft(d.Seconds() / float64(k))
+		}
 	}
 	a.hidden = autoDecay*a.hidden + hidden.Seconds()
 	a.draftT = autoDecay*a.draftT + wall.Seconds()
@@ -138,8 +141,9 @@ func (a *autoState) drafted(i, k int, steady bool, d, hidden, wall time.Duration
 }
 
 // choose is the auto policy's k for the next step of s, at most kmax;
-// fedTo is how many of its committed tokens its drafter has read.
-func (p *Pipeline) choose(s *seq, kmax, fedTo int) draft.Choice {
+// fedTo is how many of its committed tokens its drafter has read,
+// draftedTo how many it had read when it last drafted.
+func (p *Pipeline) choose(s *seq, kmax, fedTo, draftedTo int) draft.Choice {
 	a := p.auto
 	if kmax <= 0 {
 		return draft.Choice{Speedup: 1}
@@ -158,6 +162,8 @@ func (p *Pipeline) choose(s *seq, kmax, fedTo int) draft.Choice {
 	switch {
 	case a.dcost[i].w > 0:
 		st.Draft = a.dcost[i].v
+	case i == 0 && p.costs.Draft() > 0: // measured by earlier pipelines on the table
+		st.Draft = p.costs.Draft()
 	case i == 0: // the prior: c one-token passes at this position
 		st.Draft = s.pol.Cost * p.costs.Pass(1, 1, draft.Work(len(s.tokens)-1, 1))
 	default:
@@ -167,14 +173,17 @@ func (p *Pipeline) choose(s *seq, kmax, fedTo int) draft.Choice {
 	if m := min(a.draftT, a.verifyT); m > 0 {
 		st.Hidden = min(a.hidden/m, 1)
 	}
-	st.Catchup = 0
+	st.Catchup, st.Behind = 0, 0
 	if _, ok := s.drafter.(draft.Feeder); ok { // a drafter with a cache
 		per := 0.5 * st.Draft // the prior: a token read in a batch, half a proposal
 		if a.feed.w > 0 {
 			per = a.feed.v
 		}
 		st.Catchup = float64(max(len(s.tokens)-1-fedTo, 0)) * per * (1 - st.Hidden)
+		st.Behind = float64(max(len(s.tokens)-1-draftedTo, 0)) * per * (1 - st.Hidden)
 	}
+	// The steps left: at most the tokens still wanted, within the context.
+	st.Left = max(min(s.req.MaxTokens-s.gen, p.cfg.MaxPos-len(s.tokens)), 1)
 	gain := 1.0
 	if a.gain.w > 0 {
 		gain = a.gain.v

@@ -380,3 +380,30 @@ func TestRequestAuto(t *testing.T) {
 		})
 	}
 }
+
+// TestAutoShortRequestNoProbes: on a target where speculation cannot pay,
+// a request too short for a probe to repay itself (fewer steps left after
+// it than its interval) decodes plainly throughout, and its draft model is
+// never fed ahead of a probe that will not come; greedy output is the
+// target's.
+func TestAutoShortRequestNoProbes(t *testing.T) {
+	const K, gen = 4, 100
+	prompt := []int32{4, 5, 6}
+	cfg, _ := autoConfig(K, linearCost, all)
+	cal := make([]float64, 64)
+	for n := range cal {
+		cal[n] = linearCost(n+1, 1).Seconds()
+	}
+	cfg.Costs.Calibrate(cal, 0)
+	fed := feeds.Load()
+	res, p := runPipeline(t, cfg, []stages.Request{{ID: "a", PromptIDs: prompt, MaxTokens: gen}})
+	fed = feeds.Load() - fed
+	ref := verifytest.NewFake(vocab, 1, 2048, 2048, 4)
+	if want, _ := ref.Greedy(0, prompt, gen); fmt.Sprint(res["a"].tokens) != fmt.Sprint(want) {
+		t.Fatal("tokens differ from plain greedy decoding")
+	}
+	m := p.Metrics().Snapshot()
+	if m.Probes != 0 || m.KChosen[0] != m.AutoSteps || fed != 0 {
+		t.Errorf("k chosen %v (%d auto steps), %d probes, %d feeds; want every step at 0, no probes, no feeds", m.KChosen, m.AutoSteps, m.Probes, fed)
+	}
+}

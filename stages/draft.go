@@ -23,7 +23,7 @@ func (p *Pipeline) draftStage(fresh, loop *graph.Pipe[*seq]) func(ctx context.Co
 	stopPre := func() bool { return loop.Len() > 0 || fresh.Len() > 0 }
 	return func(ctx context.Context, st *graph.Stage, s *seq, isFresh bool, emit func(*seq) error) error {
 		if isFresh {
-			pre[s.slot].valid, pre[s.slot].fedTo = false, 0
+			pre[s.slot].valid, pre[s.slot].fedTo, pre[s.slot].draftedTo = false, 0, 0
 			if s.pol.Auto && p.auto != nil {
 				s.auto.Init(s.pol.K, p.auto.prior)
 			}
@@ -61,7 +61,7 @@ func (p *Pipeline) draftStage(fresh, loop *graph.Pipe[*seq]) func(ctx context.Co
 		})
 		st.AddBusy(busy)
 		if auto {
-			p.auto.drafted(p.drafterIndex(s), len(s.block.Draft), steady, p.draftNow()-d0, p.overlap.both()-hid0, busy, p.verifyWall.Load())
+			p.auto.drafted(p.costs, p.drafterIndex(s), len(s.block.Draft), steady, p.draftNow()-d0, p.overlap.both()-hid0, busy, p.verifyWall.Load())
 		}
 		if err != nil {
 			s.fail(err) // this request ends with the drafter's error; verify passes it on
@@ -87,8 +87,8 @@ func (p *Pipeline) draftStage(fresh, loop *graph.Pipe[*seq]) func(ctx context.Co
 		var feeder draft.Feeder
 		var committed []int32
 		if s.step.k > 0 {
-			pr.fedTo = len(s.tokens) // drafting caught the cache up
-		} else if auto && !s.done && s.auto.ProbeDue() <= feedAhead {
+			pr.fedTo, pr.draftedTo = len(s.tokens), len(s.tokens) // drafting caught the cache up
+		} else if due := s.auto.ProbeDue(); auto && !s.done && due >= 0 && due <= feedAhead {
 			if f, ok := s.drafter.(draft.Feeder); ok {
 				feeder, committed = f, s.tokens
 			}
@@ -137,12 +137,15 @@ const feedAhead, feedChunk = 3, 2
 
 // preDraft is a speculative draft of step n+1 (see Config.PreDraft).
 type preDraft struct {
-	valid   bool
-	fedTo   int     // committed tokens the slot's draft cache was last caught up on (auto)
-	base    int     // committed tokens when step n was drafted
-	tokens  []int32 // those tokens and step n's draft
-	req     draft.Request
-	drafter draft.Drafter
+	valid bool
+	fedTo int // committed tokens the slot's draft cache was last caught up on (auto)
+	// committed tokens when the slot's sequence last drafted (auto: what
+	// feeding ahead of a probe reads counts as the probe's cost)
+	draftedTo int
+	base      int     // committed tokens when step n was drafted
+	tokens    []int32 // those tokens and step n's draft
+	req       draft.Request
+	drafter   draft.Drafter
 }
 
 // preDraft drafts up to k+1 tokens after step n's draft: a guess of the
@@ -178,7 +181,7 @@ func (p *Pipeline) draft(s *seq, pr *preDraft) error {
 			kmax = min(kmax, s.req.K)
 		}
 		kmax = max(0, min(kmax, s.req.MaxTokens-s.gen-1, p.cfg.MaxPos-n-1))
-		c := p.choose(s, kmax, pr.fedTo)
+		c := p.choose(s, kmax, pr.fedTo, pr.draftedTo)
 		k = c.K
 		s.recordChoice(k, c, true)
 	} else {
