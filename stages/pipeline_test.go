@@ -518,6 +518,99 @@ func TestContextFull(t *testing.T) {
 	}
 }
 
+// TestContextFullLongPrompt: a prompt that leaves fewer than k+1
+// positions (maxPos−6 .. maxPos tokens, k = 4) is served as plain decoding
+// serves it, in every draft mode: the draft length shrinks to what is left,
+// down to plain steps, and the tokens up to the full context are Plain's.
+// A prompt one token over the limit fails with Plain's error.
+func TestContextFullLongPrompt(t *testing.T) {
+	const maxPos, k = 20, 4
+	ref := verifytest.NewFake(vocab, 1, maxPos, 64, 4)
+	// The draft model's cache has as many positions as the target's.
+	model := func() draft.Drafter { return draft.NewModel(verifytest.NewFake(vocab, 2, maxPos, 64, 4), 0) }
+	modes := []struct {
+		name string
+		cfg  func() stages.Config
+		dm   stages.DraftMode
+	}{
+		{"model", func() stages.Config { return stages.Config{Drafter: model(), Policy: draft.Policy{K: k}} }, stages.DraftDefault},
+		{"model+predraft", func() stages.Config {
+			return stages.Config{Drafter: model(), Policy: draft.Policy{K: k}, PreDraft: true}
+		}, stages.DraftDefault},
+		{"adaptive", func() stages.Config {
+			return stages.Config{Drafter: model(), Policy: draft.Policy{K: k, Adaptive: true, Cost: 0.2}}
+		}, stages.DraftDefault},
+		{"auto", func() stages.Config {
+			cfg := stages.Config{Target: verifytest.NewFake(vocab, 2, maxPos, 64, 4), Drafter: model(), Policy: draft.Policy{K: k, Auto: true, Cost: 0.1}}
+			cfg.Clock = syntheticCosts(&cfg, func(n, _ int) time.Duration { return time.Duration(100+15*n) * time.Microsecond }, 5*time.Microsecond)
+			return cfg
+		}, stages.DraftDefault},
+		{"ngram", func() stages.Config {
+			return stages.Config{Drafter: model(), NGram: draft.NewNGram(), Policy: draft.Policy{K: k}}
+		}, stages.DraftNGram},
+		{"none", func() stages.Config { return stages.Config{Drafter: model(), Policy: draft.Policy{K: k}} }, stages.DraftNone},
+	}
+	// A repetitive prompt, so that prompt lookup has proposals too.
+	prompt := func(n int) []int32 {
+		ids := make([]int32, n)
+		for i := range ids {
+			ids[i] = int32(1 + i%5)
+		}
+		return ids
+	}
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			for n := maxPos - k - 2; n <= maxPos+1; n++ {
+				cfg := m.cfg()
+				if cfg.Target == nil {
+					cfg.Target = verifytest.NewFake(vocab, 2, maxPos, 64, 4)
+				}
+				cfg.Slots, cfg.MaxPos = 2, maxPos
+				pr := prompt(n)
+				var want []int32
+				st, plainErr := stages.Plain(context.Background(), ref, 0, pr, 100, maxPos, func(l []float32) int32 { return int32(sample.Greedy(l)) },
+					func(tok int32) (bool, error) { want = append(want, tok); return true, nil })
+				res, _ := runPipeline(t, cfg, []stages.Request{{ID: "a", PromptIDs: pr, MaxTokens: 100, Draft: m.dm}})
+				r := res["a"]
+				if n > maxPos {
+					// Over the limit: both refuse it, with the same words.
+					if plainErr == nil || r.final.Err == nil || !errors.Is(r.final.Err, stages.ErrRequest) {
+						t.Fatalf("prompt %d: plain error %v, pipeline error %v: want both", n, plainErr, r.final.Err)
+					}
+					why := strings.TrimPrefix(plainErr.Error(), stages.ErrRequest.Error()+": ")
+					if !strings.HasSuffix(r.final.Err.Error(), why) || len(r.tokens) != 0 {
+						t.Fatalf("prompt %d: pipeline error %q, tokens %v; plain says %q", n, r.final.Err, r.tokens, why)
+					}
+					continue
+				}
+				if plainErr != nil || !st.Full {
+					t.Fatalf("prompt %d: plain decoding: %v, full %v", n, plainErr, st.Full)
+				}
+				if r.final.Err != nil || r.final.Reason != "length" || fmt.Sprint(r.tokens) != fmt.Sprint(want) {
+					t.Fatalf("prompt %d: reason %q (%v), tokens %v, plain decoding's %v", n, r.final.Reason, r.final.Err, r.tokens, want)
+				}
+				if len(want) != maxPos-n+1 {
+					t.Fatalf("prompt %d: plain decoding emitted %d tokens, want %d", n, len(want), maxPos-n+1)
+				}
+				// No block reaches past the context: the first step's block
+				// [t(n−1), d1..dk] must end at position maxPos−1 at the latest.
+				kc, drafted := r.final.Stats.KChosen, 0
+				for j, c := range kc {
+					if c > 0 && j > maxPos-n {
+						t.Fatalf("prompt %d: %d steps drafted %d tokens, more than the %d positions left after the last token", n, c, j, maxPos-n)
+					}
+					if j > 0 {
+						drafted += c
+					}
+				}
+				if strings.HasPrefix(m.name, "model") && n < maxPos-1 && drafted == 0 {
+					t.Fatalf("prompt %d: no speculative step with %d positions left (k chosen %v)", n, maxPos-n+1, kc)
+				}
+			}
+		})
+	}
+}
+
 // TestPreDraftSelfSampling: with the target as its own draft and sampling,
 // q equals p, so every draft token must be accepted, including those of
 // pre-drafted blocks (whose q rows are carried over from the pre-draft).

@@ -57,8 +57,12 @@ func (p *Pipeline) tokenize(s *seq) {
 		s.fail(fmt.Errorf("%w %q: max tokens %d", ErrRequest, r.ID, r.MaxTokens))
 		return
 	}
+	// The limit of plain decoding (Plain): every prompt that fits the
+	// positions is served. The draft stage shrinks k near the end of the
+	// context to what the block and the draft cache can hold (k = 0, a
+	// plain step, at the last positions), so no room for k is reserved.
 	k := p.cfg.Policy.K
-	if len(ids)+k+1 > p.cfg.MaxPos {
+	if len(ids) > p.cfg.MaxPos {
 		s.fail(fmt.Errorf("%w %q: prompt of %d tokens does not fit %d positions", ErrRequest, r.ID, len(ids), p.cfg.MaxPos))
 		return
 	}
