@@ -3,7 +3,7 @@ package draft
 // Cost-aware draft length (Policy.Auto). Each step of each sequence takes
 // the k in [0, K] with the highest predicted throughput
 //
-//	rate(k) = (G + E(k)) / (T(k) + D(k) − min(h·D(k), T(k)))
+//	rate(k) = (G + E(k)) / (T(k) + D(k) − min(h·D(k), T(k)) + X(k))
 //
 // where E(k) = 1 + Σ_{j≤k} Π_{m≤j} p_m is the tokens the step commits
 // (p_m: the sequence's acceptance at draft position m given the earlier
@@ -12,7 +12,10 @@ package draft
 // and sequences), D(k) = O + k·d the draft time of the pass's blocks (O the
 // other sequences', d a draft token's), h the measured fraction of draft
 // time that overlap with verification hides, and G the tokens the other
-// sequences in the pass commit. k = 0 is plain decoding; a k > 0 is taken
+// sequences in the pass commit; X(k) is the measured time of the
+// sequences' whole steps at k beyond the rest of the denominator
+// (Step.Extra), so that a k whose real steps are slower than plain's
+// real steps stops being chosen. k = 0 is plain decoding; a k > 0 is taken
 // only when it beats it by Margin, counting what the drafter must first
 // read to draft at all (Step.Catchup) as spread over the steps that the
 // speculation can last. After choosing 0 a sequence probes a small k now
@@ -214,8 +217,25 @@ type Step struct {
 	// Left is the most steps the sequence can still take, this one
 	// included (the tokens it still wants, within its context); 0: no
 	// bound.
-	Left   int
+	Left int
+	// Extra[k] is the measured time a step with k draft tokens takes
+	// beyond what Pass, Draft and Hidden predict for it (Costs.StepExtra:
+	// the pipeline's own work around the pass and the draft, and what
+	// their calibration misses), so that the choice follows the steps'
+	// real times; nil, or k past its end: none. Rate does not let it
+	// predict a step under half of Time's.
+	Extra  []float64
 	Others Others
+}
+
+// Time is the predicted time of the step with k draft tokens from the
+// cost model alone (Pass, Draft, Hidden; without Extra and Catchup);
+// k must index s.Pass.
+func (s *Step) Time(k int) float64 {
+	d := s.Others.Draft + float64(k)*s.Draft
+	t := s.Pass[k]
+	h := min(max(s.Hidden, 0), 1)
+	return t + d - min(h*d, t)
 }
 
 // Choice is the auto policy's decision for one step.
@@ -229,10 +249,11 @@ type Choice struct {
 // estimates pos (predicted tokens committed per unit of time by the pass's
 // sequences); k must index s.Pass.
 func Rate(pos *Positions, s *Step, k int) float64 {
-	d := s.Others.Draft + float64(k)*s.Draft
-	t := s.Pass[k]
-	h := min(max(s.Hidden, 0), 1)
-	return (s.Others.Gain + pos.Expected(k)) / max(t+d-min(h*d, t), 1e-12)
+	t := s.Time(k)
+	if k < len(s.Extra) {
+		t = max(t+s.Extra[k], t/2)
+	}
+	return (s.Others.Gain + pos.Expected(k)) / max(t, 1e-12)
 }
 
 // Choose returns the draft length for the next step: the k in
@@ -315,6 +336,10 @@ type Costs struct {
 	cell, w    []float64 // [(seqs-1)*maxTok + n-1]
 	draft      float64   // the Drafter's time per token drafted (ObserveDraft)
 	draftW     float64
+	// a whole step's measured time beyond the model's (ObserveStep):
+	// per k (index k), and over every k > 0
+	extra, extraW    []float64
+	extraSpec, specW float64
 }
 
 const (
@@ -331,7 +356,8 @@ const (
 func NewCosts(maxTokens, maxSeqs int) *Costs {
 	maxTokens, maxSeqs = max(maxTokens, 1), max(maxSeqs, 1)
 	c := &Costs{maxTok: maxTokens, maxSeqs: maxSeqs, level: 1,
-		prior: make([]float64, maxTokens), cell: make([]float64, maxTokens*maxSeqs), w: make([]float64, maxTokens*maxSeqs)}
+		prior: make([]float64, maxTokens), cell: make([]float64, maxTokens*maxSeqs), w: make([]float64, maxTokens*maxSeqs),
+		extra: make([]float64, maxTokens), extraW: make([]float64, maxTokens)}
 	for n := range c.prior {
 		c.prior[n] = float64(n+2) / 2
 	}
@@ -470,6 +496,63 @@ func (c *Costs) ObserveDraft(t float64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.draft = ema(c.draft, t, &c.draftW)
+}
+
+// ObserveStep records that a whole step of a sequence with k draft
+// tokens, from one choice of its draft length to the next, took extra
+// beyond what the cost model predicted for it (Step.Time), which was
+// predicted: what the pipeline spends around the pass and the draft, and
+// what calibration under load got wrong. The observation is clipped to
+// within [−predicted/2, 2·max(predicted, the mean so far)], so that one
+// descheduled step does not decide alone; k past the table is ignored.
+// The other k's observations weigh stepForget less each time, so that
+// StepExtra's estimate for a k not taken for long shrinks back towards
+// the cost model's (and is measured again once the model picks it).
+func (c *Costs) ObserveStep(k int, extra, predicted float64) {
+	if k < 0 || k >= c.maxTok || !(predicted > 0) || math.IsNaN(extra) {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	extra = min(max(extra, -predicted/2), 2*max(predicted, c.extra[k]))
+	for j := range c.extraW {
+		if j != k {
+			c.extraW[j] *= stepForget
+		}
+	}
+	c.extra[k] = ema(c.extra[k], extra, &c.extraW[k])
+	if k > 0 {
+		c.extraSpec = ema(c.extraSpec, extra, &c.specW)
+	} else {
+		c.specW *= stepForget
+	}
+}
+
+// stepForget is the weight an ObserveStep keeps of the other k's
+// observations; stepPrior the observations' worth of "the cost model is
+// right" that StepExtra's estimates are shrunk by.
+const (
+	stepForget = 0.995
+	stepPrior  = 4
+)
+
+// StepExtra fills dst[k] with the decaying mean of ObserveStep's extra
+// times for k (Step.Extra), shrunk towards 0 while it has few recent
+// observations: for a k > 0 not yet observed, that over every k > 0; 0
+// where nothing has been.
+func (c *Costs) StepExtra(dst []float64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k := range dst {
+		switch {
+		case k < c.maxTok && c.extraW[k] > 0:
+			dst[k] = c.extra[k] * c.extraW[k] / (c.extraW[k] + stepPrior)
+		case k > 0 && c.specW > 0:
+			dst[k] = c.extraSpec * c.specW / (c.specW + stepPrior)
+		default:
+			dst[k] = 0
+		}
+	}
 }
 
 // Draft is the decaying mean of ObserveDraft's times, 0 before the first.

@@ -558,3 +558,65 @@ func TestCostsObserveDraft(t *testing.T) {
 		t.Errorf("Draft after 2 and 4: %g, want their mean 3", d)
 	}
 }
+
+// TestCostsObserveStep: a whole step's extra time is kept per k, a k > 0
+// not observed takes that over every k > 0, k = 0 only its own; an
+// estimate is shrunk towards 0 while it has few observations, and again
+// while other k's are observed instead; a descheduled step is clipped to
+// twice its prediction; and Rate charges the extra time, so that the
+// choice follows it.
+func TestCostsObserveStep(t *testing.T) {
+	c := draft.NewCosts(4, 1)
+	ex := make([]float64, 4)
+	c.StepExtra(ex)
+	if fmt.Sprint(ex) != "[0 0 0 0]" {
+		t.Fatalf("StepExtra before any observation: %v", ex)
+	}
+	c.ObserveStep(-1, 1, 1)
+	c.ObserveStep(9, 1, 1)
+	c.ObserveStep(1, math.NaN(), 1)
+	c.ObserveStep(1, 1, 0)
+	c.StepExtra(ex)
+	if fmt.Sprint(ex) != "[0 0 0 0]" {
+		t.Fatalf("StepExtra after invalid observations: %v", ex)
+	}
+	for i := 0; i < 100; i++ {
+		c.ObserveStep(1, 2, 10)
+	}
+	c.StepExtra(ex)
+	if ex[0] != 0 || math.Abs(ex[1]-2*100.0/104) > 1e-9 || ex[2] != ex[1] || ex[3] != ex[1] {
+		t.Errorf("after 100 steps at k = 1 with 2 extra: StepExtra = %v, want [0 1.92 1.92 1.92]", ex)
+	}
+	c.ObserveStep(0, 100, 10) // clipped to 20, one observation: shrunk to a fifth
+	c.StepExtra(ex)
+	if math.Abs(ex[0]-4) > 1e-9 {
+		t.Errorf("one descheduled step at k = 0: StepExtra[0] = %g, want 4", ex[0])
+	}
+	for i := 0; i < 1000; i++ {
+		c.ObserveStep(0, 0, 10)
+	}
+	c.StepExtra(ex)
+	if !(ex[1] > 0 && ex[1] < 0.5) || ex[0] > 0.1 {
+		t.Errorf("after 1000 steps at k = 0 without extra: StepExtra = %v, want k = 0 near 0, k = 1 shrunk below 0.5", ex)
+	}
+	// Speculation predicted at 1.7× loses to an extra time per
+	// speculative step the model does not see; Rate never predicts a
+	// step under half of Time's.
+	const K = 1
+	pol := draft.Policy{K: K, Auto: true}
+	pos := positions(K, 1)
+	s := draft.Step{Pass: []float64{1, 1.1}, Draft: 0.1}
+	p := *pos
+	if ch := pol.Choose(&p, &s); ch.K != 1 {
+		t.Fatalf("without extra time: %+v, want k = 1", ch)
+	}
+	s.Extra = []float64{0, 2}
+	p = *pos
+	if ch := pol.Choose(&p, &s); ch.K != 0 {
+		t.Errorf("with 2 passes' extra time per speculative step: %+v, want 0", ch)
+	}
+	s.Extra = []float64{0, -100}
+	if r, want := draft.Rate(pos, &s, 1), pos.Expected(1)/(s.Time(1)/2); math.Abs(r-want) > 1e-9*want {
+		t.Errorf("Rate with a large negative extra = %g, want %g (half the time)", r, want)
+	}
+}

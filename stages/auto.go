@@ -20,11 +20,15 @@ import (
 
 // Clock is where the auto policy's cost measurements read the time:
 // Target around each verification pass (and calibration pass), Draft
-// around each draft step. Each returns a monotonic reading; a nil one
-// reads the wall clock. Tests give synthetic clocks that fake backends
-// advance by a given cost per pass, so the policy sees a known cost model.
+// around each draft step, Step around each sequence's whole step (from
+// one choice of its draft length to the next: what the policy's
+// predictions are corrected by, draft.Step.Extra). Each returns a
+// monotonic reading; a nil one reads the wall clock, but a nil Step
+// reads the sum of Target and Draft where either is set. Tests give
+// synthetic clocks that fake backends advance by a given cost per pass,
+// so the policy sees a known cost model.
 type Clock struct {
-	Target, Draft func() time.Duration
+	Target, Draft, Step func() time.Duration
 }
 
 // mean is a decaying mean: a plain mean of the first 1/rate values, then
@@ -41,6 +45,7 @@ func (m *mean) add(x, rate float64) {
 type autoState struct {
 	prior *draft.Positions // every sequence's blocks; new sequences start from it
 	pass  []float64        // Step.Pass
+	extra []float64        // Step.Extra
 	step  draft.Step
 	// per-token draft time: the pipeline's Drafter [0], prompt lookup [1]
 	dcost [2]mean
@@ -64,7 +69,7 @@ const (
 )
 
 func newAutoState(k int) *autoState {
-	return &autoState{prior: draft.NewPrior(k), pass: make([]float64, k+1)}
+	return &autoState{prior: draft.NewPrior(k), pass: make([]float64, k+1), extra: make([]float64, k+1)}
 }
 
 // targetNow and draftNow read the Clock.
@@ -80,6 +85,34 @@ func (p *Pipeline) draftNow() time.Duration {
 		return c.Draft()
 	}
 	return time.Since(p.epoch)
+}
+
+func (p *Pipeline) stepNow() time.Duration {
+	c := p.cfg.Clock
+	switch {
+	case c == nil || c.Target == nil && c.Draft == nil && c.Step == nil:
+		return time.Since(p.epoch)
+	case c.Step != nil:
+		return c.Step()
+	}
+	var t time.Duration
+	if c.Target != nil {
+		t += c.Target()
+	}
+	if c.Draft != nil {
+		t += c.Draft()
+	}
+	return t
+}
+
+// stepTiming is what the auto policy predicted for a sequence's step in
+// flight, to compare with the step's measured time at the next choice.
+type stepTiming struct {
+	have bool // a steady step's, to be measured
+	spec bool // the step drafts
+	k    int
+	at   time.Duration // the Clock's Step reading at the choice
+	pred float64       // Step.Time(k)
 }
 
 // seqsPerPass is the decaying mean of the sequences in a verification
@@ -142,9 +175,19 @@ func (a *autoState) drafted(c *draft.Costs, i, k int, steady bool, d, hidden, wa
 
 // choose is the auto policy's k for the next step of s, at most kmax;
 // fedTo is how many of its committed tokens its drafter has read,
-// draftedTo how many it had read when it last drafted.
+// draftedTo how many it had read when it last drafted. The time since
+// s's last choice, its whole step, is recorded against what was
+// predicted for it (Costs.ObserveStep), and what steps at each k took
+// beyond their predictions corrects this choice's (Step.Extra).
 func (p *Pipeline) choose(s *seq, kmax, fedTo, draftedTo int) draft.Choice {
 	a := p.auto
+	now := p.stepNow()
+	t := &s.autoStep
+	if t.have {
+		p.costs.ObserveStep(t.k, (now-t.at).Seconds()-t.pred, t.pred)
+	}
+	prevSpec := t.spec
+	t.have, t.spec = false, false
 	if kmax <= 0 {
 		return draft.Choice{Speedup: 1}
 	}
@@ -189,7 +232,20 @@ func (p *Pipeline) choose(s *seq, kmax, fedTo, draftedTo int) draft.Choice {
 		gain = a.gain.v
 	}
 	st.Others = draft.Others{Gain: o * gain, Draft: o * a.blockDraft.v}
-	return s.pol.Choose(&s.auto, st)
+	st.Extra = a.extra[:kmax+1]
+	p.costs.StepExtra(st.Extra)
+	c := s.pol.Choose(&s.auto, st)
+	// Only steady steps teach: a k > 0 after one (not a probe, nor the
+	// first after plain steps, with its catch-up), a 0 with no probe
+	// near (no feeding ahead of it), which the probe's loss counts.
+	steady := prevSpec && !c.Probe
+	if c.K == 0 {
+		due := s.auto.ProbeDue()
+		steady = due < 0 || due > feedAhead
+	}
+	s.autoStep = stepTiming{have: steady, k: c.K, at: now, pred: st.Time(c.K)}
+	s.autoStep.spec = c.K > 0
+	return c
 }
 
 // calibrate times target passes on slot 0 into the Costs prior: every

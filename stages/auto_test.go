@@ -407,3 +407,92 @@ func TestAutoShortRequestNoProbes(t *testing.T) {
 		t.Errorf("k chosen %v (%d auto steps), %d probes, %d feeds; want every step at 0, no probes, no feeds", m.KChosen, m.AutoSteps, m.Probes, fed)
 	}
 }
+
+// overheadDrafter advances clock by over for every draft step: work of a
+// speculative step that neither the target's passes nor the draft's
+// per-token cost shows (the cost model cannot predict it), seen only on
+// the clock of whole steps (Clock.Step).
+type overheadDrafter struct {
+	draft.Drafter
+	clock *verifytest.Clock
+	over  time.Duration
+}
+
+func (d overheadDrafter) Draft(r *draft.Request) error {
+	d.clock.Advance(d.over)
+	return d.Drafter.Draft(r)
+}
+
+type overheadFeeder struct{ overheadDrafter }
+
+func (d overheadFeeder) Feed(slot int, committed []int32) error {
+	return d.Drafter.(draft.Feeder).Feed(slot, committed)
+}
+
+// TestAutoFollowsMeasuredSteps: a target pass costs 100µs + 10µs a token
+// and the draft is right for one token of each block, so the cost model
+// predicts k = 1 at 1.69× plain; every speculative step also costs an
+// overhead that neither the passes nor the draft's timing shows, only the
+// steps' own clock. With none, or a small one (50µs: 1.22× measured), the
+// policy keeps speculating; with 250µs (0.58× measured) it learns from
+// the steps' times to decode plainly but for probes (and for the few
+// steady speculative steps that measure again what the model keeps
+// predicting: Costs.ObserveStep's forgetting). Either way its throughput
+// on the steps' clock is at least 0.9× plain's (without the correction:
+// 0.58×), and its output the target's.
+func TestAutoFollowsMeasuredSteps(t *testing.T) {
+	const K, gen = 4, 600
+	prompt := []int32{7, 8, 9}
+	pass := func(n, _ int) time.Duration { return time.Duration(100+10*n) * time.Microsecond }
+	ref := verifytest.NewFake(vocab, 1, 2048, 2048, 4)
+	want, err := ref.Greedy(0, prompt, gen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		over  time.Duration
+		plain bool // speculation loses by the steps' clock
+	}{{0, false}, {50 * time.Microsecond, false}, {250 * time.Microsecond, true}} {
+		t.Run(fmt.Sprint("overhead=", tc.over), func(t *testing.T) {
+			cfg, _ := autoConfig(K, pass, func(int) int { return 1 })
+			oc := &verifytest.Clock{}
+			switch d := cfg.Drafter.(type) {
+			case costedFeeder:
+				cfg.Drafter = overheadFeeder{overheadDrafter{d, oc, tc.over}}
+			default:
+				t.Fatalf("drafter %T", d)
+			}
+			target, draftClock := cfg.Clock.Target, cfg.Clock.Draft
+			cfg.Clock.Step = func() time.Duration { return target() + draftClock() + oc.Now() }
+			cal := make([]float64, 64)
+			for n := range cal {
+				cal[n] = pass(n+1, 1).Seconds()
+			}
+			cfg.Costs.Calibrate(cal, 0)
+			res, p := runPipeline(t, cfg, []stages.Request{{ID: "a", PromptIDs: prompt, MaxTokens: gen}})
+			if fmt.Sprint(res["a"].tokens) != fmt.Sprint(want) {
+				t.Fatal("tokens differ from plain greedy decoding")
+			}
+			m := p.Metrics().Snapshot()
+			// Throughput on the steps' clock after the prefill, against
+			// plain decoding's: one token a 1-token pass.
+			elapsed := cfg.Clock.Step() - pass(len(prompt), 1)
+			speedup := float64(gen-1) * pass(1, 1).Seconds() / elapsed.Seconds()
+			t.Logf("k chosen %v, %d probes, predicted %.2f, measured %.2f× plain", m.KChosen, m.Probes, m.PredictedSpeedup(), speedup)
+			spec := sumFrom(m.KChosen, 1)
+			if tc.plain {
+				if spec-m.Probes > m.Steps/10 || m.KChosen[0] < m.Steps*8/10 {
+					t.Errorf("speculation loses: %d of %d steps speculative (%d probes), want plain decoding but for probes", spec, m.Steps, m.Probes)
+				}
+			} else if spec < m.Steps*8/10 {
+				t.Errorf("speculation pays: %d of %d steps speculative, want most", spec, m.Steps)
+			}
+			if speedup < 0.9 {
+				t.Errorf("measured %.2f× plain, want at least 0.9", speedup)
+			}
+			if !tc.plain && speedup < 1.1 {
+				t.Errorf("measured %.2f× plain where speculation pays, want at least 1.1", speedup)
+			}
+		})
+	}
+}

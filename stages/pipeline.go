@@ -368,6 +368,8 @@ type seq struct {
 	ext     draft.Request // extends a partial pre-draft (Config.PreDraft)
 	block   verify.Block
 	key     uint64
+	// the auto policy's prediction for the step in flight
+	autoStep stepTiming
 
 	done   bool
 	reason string
