@@ -1295,3 +1295,37 @@ func TestSecureConfig(t *testing.T) {
 	}
 	f.idle(t)
 }
+
+// TestLongPromptFitsSlot: a speculative server admits every prompt plain
+// decoding would (the pipeline shrinks the draft length near the end of
+// the slot), and decodes it to a full context.
+func TestLongPromptFitsSlot(t *testing.T) {
+	s := defaults()
+	s.slots, s.ctx = 1, 48
+	f := start(t, s)
+	words := strings.Fields(strings.Repeat("The jury said that the city was not ", 8))
+	var prompt string
+	n := 0
+	for i := range words { // the longest prefix of at most ctx-2 tokens
+		ids, err := f.e.Encode(strings.Join(words[:i+1], " "), true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ids) > s.ctx-2 {
+			break
+		}
+		prompt, n = strings.Join(words[:i+1], " "), len(ids)
+	}
+	if k := f.e.Options().K; n <= s.ctx-k-2 {
+		t.Fatalf("prompt of %d tokens fits the old limit of ctx-k-2 = %d: the test needs a longer one", n, s.ctx-k-2)
+	}
+	st := collect(genCtx(t), f.nc.Conn, api.Request{ID: "long", Prompt: prompt}, nil)
+	checkDone(t, "long", st)
+	if st.sum == nil {
+		return
+	}
+	if st.sum.Usage.PromptTokens != n || st.sum.FinishReason != "length" || len(st.tokens) != s.ctx-n+1 {
+		t.Errorf("prompt of %d tokens in %d positions: %d prompt tokens, %d generated, finish %q; want %d generated, length",
+			n, s.ctx, st.sum.Usage.PromptTokens, len(st.tokens), st.sum.FinishReason, s.ctx-n+1)
+	}
+}

@@ -117,7 +117,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	p := cfg.Pipeline
 	if cfg.MaxPromptTokens <= 0 {
-		cfg.MaxPromptTokens = p.MaxPos() - p.K() - 2
+		// What plain decoding admits: the pipeline shrinks a sequence's
+		// draft length to the positions left near the end of its slot.
+		cfg.MaxPromptTokens = p.MaxPos()
 	}
 	if cfg.MaxPromptTokens <= 0 {
 		return nil, fmt.Errorf("serve: slots of %d positions leave no room for a prompt", p.MaxPos())
