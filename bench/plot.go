@@ -543,31 +543,47 @@ func kChosenPlot(res *Results) (*figure, error) {
 		return nil, nil
 	}
 	fig := newFigure("Draft length the auto policy chose per verification step\n0: a plain decoding step", "draft length k chosen", "share of verified blocks")
+	hists := make([][]int, len(keep))
+	labels := make([]string, len(keep))
+	for i, c := range keep {
+		hists[i] = c.KChosen
+		labels[i] = fmt.Sprintf("%s, temp %s, batch %d: mean k %s, %.2f×", draftWord(c.Draft), fnum(c.Temp), c.Batch, fd(c.MeanK, 2), c.Speedup.Median)
+	}
+	if err := shareBars(fig, hists, labels); err != nil {
+		return nil, err
+	}
+	return fig, nil
+}
+
+// shareBars draws, on fig, one group of bars per bin j (named j on the x
+// axis) and in each group one bar per histogram hists[i] (legend labels[i]):
+// the share of that histogram's total counted in bin j.
+func shareBars(fig *figure, hists [][]int, labels []string) error {
 	p, leg := fig.p, fig.leg
 	n := 0
-	for _, c := range keep {
-		n = max(n, len(c.KChosen))
+	for _, h := range hists {
+		n = max(n, len(h))
 	}
-	w := vg.Points(min(40, 360/float64(n*len(keep))))
+	w := vg.Points(min(40, 360/float64(n*len(hists))))
 	top := 0.0
-	for i, c := range keep {
+	for i, hist := range hists {
 		tot := 0
-		for _, h := range c.KChosen {
+		for _, h := range hist {
 			tot += h
 		}
 		vs := make(plotter.Values, n)
-		for j, h := range c.KChosen {
+		for j, h := range hist {
 			vs[j] = float64(h) / float64(tot)
 			top = max(top, vs[j])
 		}
 		b, err := plotter.NewBarChart(vs, w)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		b.Color, b.LineStyle.Width = colorAt(i), 0
-		b.Offset = vg.Length(float64(i)-float64(len(keep)-1)/2) * w
+		b.Offset = vg.Length(float64(i)-float64(len(hists)-1)/2) * w
 		p.Add(b)
-		leg.add(fmt.Sprintf("%s, temp %s, batch %d: mean k %s, %.2f×", draftWord(c.Draft), fnum(c.Temp), c.Batch, fd(c.MeanK, 2), c.Speedup.Median), b)
+		leg.add(labels[i], b)
 	}
 	names := make([]string, n)
 	for j := range names {
@@ -575,7 +591,7 @@ func kChosenPlot(res *Results) (*figure, error) {
 	}
 	p.NominalX(names...)
 	p.Y.Min, p.Y.Max = 0, top*1.08
-	return fig, nil
+	return nil
 }
 
 func (m ModelInfo) short() string {
@@ -658,38 +674,15 @@ func histogramPlot(res *Results) (*figure, error) {
 		return nil, nil
 	}
 	fig := newFigure("Accepted length per verification step", "draft tokens accepted in the step", "share of drafted steps")
-	p, leg := fig.p, fig.leg
-	n := 0
-	for _, c := range keep {
-		n = max(n, len(c.Histogram))
-	}
-	w := vg.Points(min(40, 360/float64(n*len(keep))))
-	top := 0.0
+	hists := make([][]int, len(keep))
+	labels := make([]string, len(keep))
 	for i, c := range keep {
-		tot := 0
-		for _, h := range c.Histogram {
-			tot += h
-		}
-		vs := make(plotter.Values, n)
-		for j, h := range c.Histogram {
-			vs[j] = float64(h) / float64(tot)
-			top = max(top, vs[j])
-		}
-		b, err := plotter.NewBarChart(vs, w)
-		if err != nil {
-			return nil, err
-		}
-		b.Color, b.LineStyle.Width = colorAt(i), 0
-		b.Offset = vg.Length(float64(i)-float64(len(keep)-1)/2) * w
-		p.Add(b)
-		leg.add(fmt.Sprintf("%s, k %d, batch %d: mean length %.2f", draftWord(c.Draft), c.K, c.Batch, float64(c.MeanAcceptedLength)), b)
+		hists[i] = c.Histogram
+		labels[i] = fmt.Sprintf("%s, k %d, batch %d: mean length %.2f", draftWord(c.Draft), c.K, c.Batch, float64(c.MeanAcceptedLength))
 	}
-	names := make([]string, n)
-	for j := range names {
-		names[j] = strconv.Itoa(j)
+	if err := shareBars(fig, hists, labels); err != nil {
+		return nil, err
 	}
-	p.NominalX(names...)
-	p.Y.Min, p.Y.Max = 0, top*1.08
 	return fig, nil
 }
 
