@@ -78,60 +78,50 @@ func registerQ2K() {
 // The registered dots: the assembly where haveAVX2K, else the reference.
 
 func dotQ2K(w, x []byte, n int) float32 {
-	nb := n / qkK
-	if !haveAVX2K || nb <= 0 {
+	nb, ok := kDotBlocks(w, x, n, q2KBytes)
+	if !ok {
 		return dotQ2KRef(w, x, n)
 	}
-	_ = w[nb*q2KBytes-1]
-	_ = x[nb*q8KBytes-1]
 	var out float32
 	q2KRows(&w[0], 0, 1, &x[0], nb, &out)
 	return out
 }
 
 func dotQ2KR(w, x []byte, n int) float32 {
-	nb := n / qkK
-	if !haveAVX2K || nb <= 0 {
+	nb, ok := kDotBlocks(w, x, n, q2KBytes)
+	if !ok {
 		return dotQ2KRepackedRef(w, x, n)
 	}
-	_ = w[nb*q2KBytes-1]
-	_ = x[nb*q8KBytes-1]
 	var out float32
 	q2KRowsR(&w[0], 0, 1, &x[0], nb, &out)
 	return out
 }
 
 func dotQ3K(w, x []byte, n int) float32 {
-	nb := n / qkK
-	if !haveAVX2K || nb <= 0 {
+	nb, ok := kDotBlocks(w, x, n, q3KBytes)
+	if !ok {
 		return dotQ3KRef(w, x, n)
 	}
-	_ = w[nb*q3KBytes-1]
-	_ = x[nb*q8KBytes-1]
 	var out float32
 	q3KRows(&w[0], 0, 1, &x[0], nb, &out)
 	return out
 }
 
 func dotQ5K(w, x []byte, n int) float32 {
-	nb := n / qkK
-	if !haveAVX2K || nb <= 0 {
+	nb, ok := kDotBlocks(w, x, n, q5KBytes)
+	if !ok {
 		return dotQ5KRef(w, x, n)
 	}
-	_ = w[nb*q5KBytes-1]
-	_ = x[nb*q8KBytes-1]
 	var out float32
 	q5KRows(&w[0], 0, 1, &x[0], nb, &out)
 	return out
 }
 
 func dotIQ4XS(w, x []byte, n int) float32 {
-	nb := n / qkK
-	if !haveAVX2K || nb <= 0 {
+	nb, ok := kDotBlocks(w, x, n, iq4XSBytes)
+	if !ok {
 		return dotIQ4XSRef(w, x, n)
 	}
-	_ = w[nb*iq4XSBytes-1]
-	_ = x[nb*q8KBytes-1]
 	var out float32
 	iq4XSRows(&w[0], 0, 1, &x[0], nb, &out)
 	return out

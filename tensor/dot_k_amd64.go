@@ -92,9 +92,7 @@ func gemvQ4K(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32
 	if ntok-t == 5 {
 		var xp [5]*byte
 		var op [5]*float32
-		for k := range 5 {
-			xp[k], op[k] = &x[(t+k)*xs], &out[(t+k)*os]
-		}
+		kTokens5(&xp, &op, x, xs, out, os, t)
 		q4KRows5(&w[0], ws, rows, &xp, nb, &op)
 		t += 5
 	}
@@ -133,9 +131,7 @@ func gemvQ6K(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32
 	if ntok-t == 5 {
 		var xp [5]*byte
 		var op [5]*float32
-		for k := range 5 {
-			xp[k], op[k] = &x[(t+k)*xs], &out[(t+k)*os]
-		}
+		kTokens5(&xp, &op, x, xs, out, os, t)
 		q6KRows5(&w[0], ws, rows, &xp, nb, &op)
 		t += 5
 	}
@@ -163,6 +159,13 @@ func kTokens(xp *[4]*byte, op *[4]*float32, x []byte, xs int, out []float32, os,
 	return m
 }
 
+// kTokens5 points xp and op at tokens t .. t+4.
+func kTokens5(xp *[5]*byte, op *[5]*float32, x []byte, xs int, out []float32, os, t int) {
+	for k := range 5 {
+		xp[k], op[k] = &x[(t+k)*xs], &out[(t+k)*os]
+	}
+}
+
 func kClearOut(out []float32, rows, ntok, os int) {
 	for t := range ntok {
 		clear(out[t*os : t*os+rows])
@@ -188,15 +191,27 @@ func quantizeQ8K(dst []byte, src []float32) {
 	quantizeQ8KAVX2(&dst[0], &src[0], nb)
 }
 
+// kDotBlocks returns the number of 256-column blocks in a one-row dot over
+// n columns and whether the AVX2 kernels take it (the CPU has them and
+// there is a block); where they do, it checks that w (wb bytes a block)
+// and x (Q8_K) hold every block, so the kernel's loads stay in bounds.
+func kDotBlocks(w, x []byte, n, wb int) (int, bool) {
+	nb := n / qkK
+	if !haveAVX2K || nb <= 0 {
+		return nb, false
+	}
+	_ = w[nb*wb-1]
+	_ = x[nb*q8KBytes-1]
+	return nb, true
+}
+
 // dotQ4K is the Q4_K × Q8_K kernel registered with MatMul: the AVX2 code
 // when the CPU has it, else the reference loop; both give the same bits.
 func dotQ4K(w, x []byte, n int) float32 {
-	nb := n / qkK
-	if !haveAVX2K || nb <= 0 {
+	nb, ok := kDotBlocks(w, x, n, q4KBytes)
+	if !ok {
 		return dotQ4KRef(w, x, n)
 	}
-	_ = w[nb*q4KBytes-1]
-	_ = x[nb*q8KBytes-1]
 	var out float32
 	q4KRows(&w[0], 0, 1, &x[0], nb, &out)
 	return out
@@ -205,12 +220,10 @@ func dotQ4K(w, x []byte, n int) float32 {
 // dotQ6K is the Q6_K × Q8_K kernel registered with MatMul: the AVX2 code
 // when the CPU has it, else the reference loop; both give the same bits.
 func dotQ6K(w, x []byte, n int) float32 {
-	nb := n / qkK
-	if !haveAVX2K || nb <= 0 {
+	nb, ok := kDotBlocks(w, x, n, q6KBytes)
+	if !ok {
 		return dotQ6KRef(w, x, n)
 	}
-	_ = w[nb*q6KBytes-1]
-	_ = x[nb*q8KBytes-1]
 	var out float32
 	q6KRows(&w[0], 0, 1, &x[0], nb, &out)
 	return out
