@@ -108,6 +108,36 @@ func autoConfig(k int, pass func(tokens, seqs int) time.Duration, keep func(int)
 
 func all(int) int { return 1 << 20 }
 
+// calibrate gives cfg's costs the calibration pass implies for decoding
+// passes of 1 to 64 tokens of one sequence, as if measured.
+func calibrate(cfg stages.Config, pass func(tokens, seqs int) time.Duration) {
+	cal := make([]float64, 64)
+	for n := range cal {
+		cal[n] = pass(n+1, 1).Seconds()
+	}
+	cfg.Costs.Calibrate(cal, 0)
+}
+
+// runGreedy runs prompt through cfg as the one request "a" for gen tokens,
+// fails the test unless they are the fake target's greedy decoding, and
+// returns the pipeline and how many Feed calls the drafters
+// made meanwhile.
+func runGreedy(t *testing.T, cfg stages.Config, prompt []int32, gen int) (*stages.Pipeline, int64) {
+	t.Helper()
+	fed := feeds.Load()
+	res, p := runPipeline(t, cfg, []stages.Request{{ID: "a", PromptIDs: prompt, MaxTokens: gen}})
+	fed = feeds.Load() - fed
+	ref := verifytest.NewFake(vocab, 1, 2048, 2048, 4)
+	want, err := ref.Greedy(0, prompt, gen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(res["a"].tokens) != fmt.Sprint(want) {
+		t.Fatal("tokens differ from plain greedy decoding")
+	}
+	return p, fed
+}
+
 // TestAutoPicksFormulasK runs the auto policy on synthetic cost models
 // and synthetic acceptance, and checks that it settles on the k the
 // throughput formula says is best: none at all when every token costs a
@@ -209,18 +239,8 @@ func TestAutoReturnsWhenAcceptanceRises(t *testing.T) {
 		return 1 << 20
 	})
 	// Calibrated here, so that every pass recorded is a decoding pass.
-	cal := make([]float64, 64)
-	for n := range cal {
-		cal[n] = flatCost(n+1, 1).Seconds()
-	}
-	cfg.Costs.Calibrate(cal, 0)
-	fed := feeds.Load()
-	res, p := runPipeline(t, cfg, []stages.Request{{ID: "a", PromptIDs: prompt, MaxTokens: gen}})
-	fed = feeds.Load() - fed
-	ref := verifytest.NewFake(vocab, 1, 2048, 2048, 4)
-	if want, _ := ref.Greedy(0, prompt, gen); fmt.Sprint(res["a"].tokens) != fmt.Sprint(want) {
-		t.Fatal("tokens differ from plain greedy decoding")
-	}
+	calibrate(cfg, flatCost)
+	p, fed := runGreedy(t, cfg, prompt, gen)
 	// Walk the passes (the first is the prompt's prefill): a pass of n
 	// tokens commits 1 token while the draft is wrong.
 	passes := target.Passes[1:]
@@ -390,18 +410,8 @@ func TestAutoShortRequestNoProbes(t *testing.T) {
 	const K, gen = 4, 100
 	prompt := []int32{4, 5, 6}
 	cfg, _ := autoConfig(K, linearCost, all)
-	cal := make([]float64, 64)
-	for n := range cal {
-		cal[n] = linearCost(n+1, 1).Seconds()
-	}
-	cfg.Costs.Calibrate(cal, 0)
-	fed := feeds.Load()
-	res, p := runPipeline(t, cfg, []stages.Request{{ID: "a", PromptIDs: prompt, MaxTokens: gen}})
-	fed = feeds.Load() - fed
-	ref := verifytest.NewFake(vocab, 1, 2048, 2048, 4)
-	if want, _ := ref.Greedy(0, prompt, gen); fmt.Sprint(res["a"].tokens) != fmt.Sprint(want) {
-		t.Fatal("tokens differ from plain greedy decoding")
-	}
+	calibrate(cfg, linearCost)
+	p, fed := runGreedy(t, cfg, prompt, gen)
 	m := p.Metrics().Snapshot()
 	if m.Probes != 0 || m.KChosen[0] != m.AutoSteps || fed != 0 {
 		t.Errorf("k chosen %v (%d auto steps), %d probes, %d feeds; want every step at 0, no probes, no feeds", m.KChosen, m.AutoSteps, m.Probes, fed)
@@ -464,11 +474,7 @@ func TestAutoFollowsMeasuredSteps(t *testing.T) {
 			}
 			target, draftClock := cfg.Clock.Target, cfg.Clock.Draft
 			cfg.Clock.Step = func() time.Duration { return target() + draftClock() + oc.Now() }
-			cal := make([]float64, 64)
-			for n := range cal {
-				cal[n] = pass(n+1, 1).Seconds()
-			}
-			cfg.Costs.Calibrate(cal, 0)
+			calibrate(cfg, pass)
 			res, p := runPipeline(t, cfg, []stages.Request{{ID: "a", PromptIDs: prompt, MaxTokens: gen}})
 			if fmt.Sprint(res["a"].tokens) != fmt.Sprint(want) {
 				t.Fatal("tokens differ from plain greedy decoding")
