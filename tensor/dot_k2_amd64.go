@@ -127,108 +127,52 @@ func dotIQ4XS(w, x []byte, n int) float32 {
 	return out
 }
 
-// The gemvs (see the gemv type and the top of this file). Each calls its
-// kernels directly: through a function value the token pointer arrays
-// would escape to the heap.
+// The gemvs (see the gemv type and the top of this file): one loop,
+// gemvK2, over the kernels of a k2Kind. It calls them directly, by a switch
+// on the kind (k2Rows, k2Rows4): through a function value the token pointer
+// arrays would escape to the heap.
 
 func gemvQ2K(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
-	nb := cols / qkK
-	checkGemv(len(w), ws, rows, nb*q2KBytes, len(x), xs, ntok, nb*q8KBytes, len(out), os)
-	if nb == 0 {
-		kClearOut(out, rows, ntok, os)
-		return
-	}
-	var xp [4]*byte
-	var op [4]*float32
-	t := 0
-	if useVNNI {
-		for ; ntok-t >= 2; t += min(8, ntok-t) {
-			gemvKT(&q2KRowsT, w, ws, rows, x, xs, t, min(8, ntok-t), nb, out, os)
-		}
-	}
-	for ntok-t >= 3 {
-		m := kTokens(&xp, &op, x, xs, out, os, t, ntok)
-		q2KRows4(&w[0], ws, rows, &xp, nb, &op)
-		t += m
-	}
-	for ; t < ntok; t++ {
-		q2KRows(&w[0], ws, rows, &x[t*xs], nb, &out[t*os])
-	}
+	gemvK2(k2Q2K, w, ws, rows, x, xs, ntok, cols, out, os)
 }
 
 func gemvQ2KR(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
-	nb := cols / qkK
-	checkGemv(len(w), ws, rows, nb*q2KBytes, len(x), xs, ntok, nb*q8KBytes, len(out), os)
-	if nb == 0 {
-		kClearOut(out, rows, ntok, os)
-		return
-	}
-	var xp [4]*byte
-	var op [4]*float32
-	t := 0
-	for ntok-t >= 3 {
-		m := kTokens(&xp, &op, x, xs, out, os, t, ntok)
-		q2KRows4R(&w[0], ws, rows, &xp, nb, &op)
-		t += m
-	}
-	for ; t < ntok; t++ {
-		q2KRowsR(&w[0], ws, rows, &x[t*xs], nb, &out[t*os])
-	}
+	gemvK2(k2Q2KR, w, ws, rows, x, xs, ntok, cols, out, os)
 }
 
 func gemvQ3K(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
-	nb := cols / qkK
-	checkGemv(len(w), ws, rows, nb*q3KBytes, len(x), xs, ntok, nb*q8KBytes, len(out), os)
-	if nb == 0 {
-		kClearOut(out, rows, ntok, os)
-		return
-	}
-	var xp [4]*byte
-	var op [4]*float32
-	t := 0
-	if useVNNI {
-		for ; ntok-t >= 2; t += min(8, ntok-t) {
-			gemvKT(&q3KRowsT, w, ws, rows, x, xs, t, min(8, ntok-t), nb, out, os)
-		}
-	}
-	for ntok-t >= 3 {
-		m := kTokens(&xp, &op, x, xs, out, os, t, ntok)
-		q3KRows4(&w[0], ws, rows, &xp, nb, &op)
-		t += m
-	}
-	for ; t < ntok; t++ {
-		q3KRows(&w[0], ws, rows, &x[t*xs], nb, &out[t*os])
-	}
+	gemvK2(k2Q3K, w, ws, rows, x, xs, ntok, cols, out, os)
 }
 
 func gemvQ5K(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
-	nb := cols / qkK
-	checkGemv(len(w), ws, rows, nb*q5KBytes, len(x), xs, ntok, nb*q8KBytes, len(out), os)
-	if nb == 0 {
-		kClearOut(out, rows, ntok, os)
-		return
-	}
-	var xp [4]*byte
-	var op [4]*float32
-	t := 0
-	if useVNNI {
-		for ; ntok-t >= 2; t += min(8, ntok-t) {
-			gemvKT(&q5KRowsT, w, ws, rows, x, xs, t, min(8, ntok-t), nb, out, os)
-		}
-	}
-	for ntok-t >= 3 {
-		m := kTokens(&xp, &op, x, xs, out, os, t, ntok)
-		q5KRows4(&w[0], ws, rows, &xp, nb, &op)
-		t += m
-	}
-	for ; t < ntok; t++ {
-		q5KRows(&w[0], ws, rows, &x[t*xs], nb, &out[t*os])
-	}
+	gemvK2(k2Q5K, w, ws, rows, x, xs, ntok, cols, out, os)
 }
 
 func gemvIQ4XS(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
+	gemvK2(k2IQ4XS, w, ws, rows, x, xs, ntok, cols, out, os)
+}
+
+// k2Kind names the kernels of one weight layout of this file.
+type k2Kind uint8
+
+const (
+	k2Q2K   k2Kind = iota // Q2_K, Q2KLanes order
+	k2Q2KR                // Q2_K, Q2KRepacked order
+	k2Q3K                 // Q3_K
+	k2Q5K                 // Q5_K
+	k2IQ4XS               // IQ4_XS
+)
+
+// k2Bytes is each kind's bytes per 256-weight block; k2RowsT its T-token
+// kernels (nil: it has none).
+var (
+	k2Bytes = [...]int{k2Q2K: q2KBytes, k2Q2KR: q2KBytes, k2Q3K: q3KBytes, k2Q5K: q5KBytes, k2IQ4XS: iq4XSBytes}
+	k2RowsT = [...]*[9]kRowsT{k2Q2K: &q2KRowsT, k2Q3K: &q3KRowsT, k2Q5K: &q5KRowsT, k2IQ4XS: &iq4XSRowsT}
+)
+
+func gemvK2(k k2Kind, w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
 	nb := cols / qkK
-	checkGemv(len(w), ws, rows, nb*iq4XSBytes, len(x), xs, ntok, nb*q8KBytes, len(out), os)
+	checkGemv(len(w), ws, rows, nb*k2Bytes[k], len(x), xs, ntok, nb*q8KBytes, len(out), os)
 	if nb == 0 {
 		kClearOut(out, rows, ntok, os)
 		return
@@ -236,18 +180,54 @@ func gemvIQ4XS(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float
 	var xp [4]*byte
 	var op [4]*float32
 	t := 0
-	if useVNNI {
+	if kt := k2RowsT[k]; useVNNI && kt != nil {
 		for ; ntok-t >= 2; t += min(8, ntok-t) {
-			gemvKT(&iq4XSRowsT, w, ws, rows, x, xs, t, min(8, ntok-t), nb, out, os)
+			gemvKT(kt, w, ws, rows, x, xs, t, min(8, ntok-t), nb, out, os)
 		}
 	}
 	for ntok-t >= 3 {
 		m := kTokens(&xp, &op, x, xs, out, os, t, ntok)
-		iq4XSRows4(&w[0], ws, rows, &xp, nb, &op)
+		k2Rows4(k, &w[0], ws, rows, &xp, nb, &op)
 		t += m
 	}
 	for ; t < ntok; t++ {
-		iq4XSRows(&w[0], ws, rows, &x[t*xs], nb, &out[t*os])
+		k2Rows(k, &w[0], ws, rows, &x[t*xs], nb, &out[t*os])
+	}
+}
+
+// k2Rows is kind k's one-token kernel.
+func k2Rows(k k2Kind, w *byte, ws, rows int, x *byte, nb int, out *float32) {
+	switch k {
+	case k2Q2K:
+		q2KRows(w, ws, rows, x, nb, out)
+	case k2Q2KR:
+		q2KRowsR(w, ws, rows, x, nb, out)
+	case k2Q3K:
+		q3KRows(w, ws, rows, x, nb, out)
+	case k2Q5K:
+		q5KRows(w, ws, rows, x, nb, out)
+	case k2IQ4XS:
+		iq4XSRows(w, ws, rows, x, nb, out)
+	default:
+		panic("tensor: unknown K-quant kernel kind")
+	}
+}
+
+// k2Rows4 is kind k's four-token kernel.
+func k2Rows4(k k2Kind, w *byte, ws, rows int, x *[4]*byte, nb int, out *[4]*float32) {
+	switch k {
+	case k2Q2K:
+		q2KRows4(w, ws, rows, x, nb, out)
+	case k2Q2KR:
+		q2KRows4R(w, ws, rows, x, nb, out)
+	case k2Q3K:
+		q3KRows4(w, ws, rows, x, nb, out)
+	case k2Q5K:
+		q5KRows4(w, ws, rows, x, nb, out)
+	case k2IQ4XS:
+		iq4XSRows4(w, ws, rows, x, nb, out)
+	default:
+		panic("tensor: unknown K-quant kernel kind")
 	}
 }
 
