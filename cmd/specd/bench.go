@@ -32,13 +32,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := newFlagSet("bench", stderr)
 	var dev engine.Options // where the target runs
 	benchFlags(fs, &o, &dev, stderr)
-	if err := fs.Parse(args); err != nil {
+	if err := fs.parseFlagsOnly(args, stderr, ""); err != nil {
 		return err
-	}
-	if fs.NArg() != 0 {
-		fmt.Fprintf(stderr, "specd bench: unexpected argument %q\n", fs.Arg(0))
-		fs.Usage()
-		return errUsage
 	}
 	o.target, o.draft = targetPath(o.target), draftPath(o.draft) // bundled, bundled-draft
 	if o.replot != "" {

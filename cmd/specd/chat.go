@@ -62,13 +62,8 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			"per line, and an answer ends at a newline). /stats prints the statistics so far, /reset\n"+
 			"forgets the conversation, /exit (or end of input) quits. Ctrl-C stops an answer; a\n"+
 			"second Ctrl-C quits. With stdin not a terminal, each line is one message.")
-	if err := fs.Parse(args); err != nil {
+	if err := fs.parseFlagsOnly(args, stderr, "type messages after it starts"); err != nil {
 		return err
-	}
-	if fs.NArg() != 0 {
-		fmt.Fprintf(stderr, "specd chat: unexpected argument %q (type messages after it starts)\n", fs.Arg(0))
-		fs.Usage()
-		return errUsage
 	}
 	o.eng = *eo
 	resolveModels(&o.eng)

@@ -88,6 +88,24 @@ func (f *flagSet) Parse(args []string) error {
 	return f.FlagSet.Parse(args)
 }
 
+// parseFlagsOnly parses args as Parse does, for a command that takes no
+// positional arguments: one there is printed to stderr (with hint, when
+// not empty, in brackets after it) followed by the usage, and is errUsage.
+func (f *flagSet) parseFlagsOnly(args []string, stderr io.Writer, hint string) error {
+	if err := f.Parse(args); err != nil {
+		return err
+	}
+	if f.NArg() != 0 {
+		if hint != "" {
+			hint = " (" + hint + ")"
+		}
+		fmt.Fprintf(stderr, "specd %s: unexpected argument %q%s\n", f.cmd, f.Arg(0), hint)
+		f.Usage()
+		return errUsage
+	}
+	return nil
+}
+
 // Visit calls fn for each flag set on the command line, once, under the
 // name the command defined (an alias reports its flag).
 func (f *flagSet) Visit(fn func(*flag.Flag)) {

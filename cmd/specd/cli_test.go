@@ -224,6 +224,9 @@ func TestVersion(t *testing.T) {
 	if code, _, errOut := runIn("", "version", "extra"); code != 2 || !strings.Contains(errOut, `unexpected argument "extra"`) {
 		t.Errorf("version extra: exit %d, %s", code, errOut)
 	}
+	if code, _, errOut := runIn("", "chat", "hello"); code != 2 || !strings.Contains(errOut, `specd chat: unexpected argument "hello" (type messages after it starts)`) {
+		t.Errorf("chat hello: exit %d, %s", code, errOut)
+	}
 }
 
 // TestGenerateFlagErrors: each misuse of the prompt flags is named.

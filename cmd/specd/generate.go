@@ -94,13 +94,8 @@ func runGenerate(ctx context.Context, args []string, stdin io.Reader, stdout, st
 			"With -m: plain decoding with that model, speculative when -d names a draft.\n"+
 			"The completion goes to stdout; the models in use, speeds, statistics and why it\n"+
 			"stopped to stderr.")
-	if err := fs.Parse(args); err != nil {
+	if err := fs.parseFlagsOnly(args, stderr, ""); err != nil {
 		return err
-	}
-	if fs.NArg() != 0 {
-		fmt.Fprintf(stderr, "specd generate: unexpected argument %q\n", fs.Arg(0))
-		fs.Usage()
-		return errUsage
 	}
 	o.eng, o.stats = *eo, *stats
 	resolveModels(&o.eng)

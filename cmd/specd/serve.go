@@ -84,13 +84,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintln(stderr, "/health, /metrics, and a page at / that shows acceptance). Logs go to stderr.\n\nflags:")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := fs.parseFlagsOnly(args, stderr, ""); err != nil {
 		return err
-	}
-	if fs.NArg() != 0 {
-		fmt.Fprintf(stderr, "specd serve: unexpected argument %q\n", fs.Arg(0))
-		fs.Usage()
-		return errUsage
 	}
 	log, err := newLogger(stderr, lf.level, lf.format)
 	if err != nil {

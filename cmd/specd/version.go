@@ -24,13 +24,8 @@ func runVersion(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.Usage = fs.usageFunc([]string{"specd version"},
 		"Prints specd's module version and VCS commit (as the Go toolchain recorded them),\n"+
 			"the Go version, the CPU features the kernels look at and the kernel set in use.")
-	if err := fs.Parse(args); err != nil {
+	if err := fs.parseFlagsOnly(args, stderr, ""); err != nil {
 		return err
-	}
-	if fs.NArg() != 0 {
-		fmt.Fprintf(stderr, "specd version: unexpected argument %q\n", fs.Arg(0))
-		fs.Usage()
-		return errUsage
 	}
 	log, err := lf.logger(stderr)
 	if err != nil {
