@@ -2,8 +2,6 @@
 
 package tensor
 
-import "unsafe"
-
 // quantizeQ8_0AVX2 converts nb blocks of 32 floats to Q8_0 exactly as
 // quantizeQ8_0ActGeneric does (non-NaN input).
 //
@@ -31,15 +29,6 @@ func installAVX2Acts() {
 	quantizeQ8_1Act = quantizeQ8_1ActFast
 }
 
-func quantizeQ8_0ActFast(dst []byte, src []float32) {
-	nb := len(src) / qk
-	if nb == 0 {
-		return
-	}
-	dst = dst[:nb*q8_0Size]
-	quantizeQ8_0AVX2(&dst[0], &src[0], nb)
-}
-
 // quantizeQ8VNNIAct and quantizeQ8VNNI128Act convert activations for
 // Q4_0 and for Q8_0 weights (offsets -8·Σ and -128·Σ).
 func quantizeQ8VNNIAct(dst []byte, src []float32)    { quantizeQ8VNNIShift(dst, src, 3) }
@@ -54,16 +43,7 @@ func quantizeQ8VNNIShift(dst []byte, src []float32, shift int) {
 	quantizeQ8VNNI(&dst[0], &src[0], nb, shift)
 }
 
-// quantizeF16Fast is f32ToF16sFast writing into dst viewed as halves.
-func quantizeF16Fast(dst []byte, src []float32) {
-	dst = dst[:2*len(src)]
-	f32ToF16sFast(unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(dst))), len(src)), src)
-}
+// The kernels act_simd.go calls: AVX2.
 
-func f32ToF16sFast(dst []uint16, src []float32) {
-	n8 := len(src) &^ 7
-	if n8 > 0 {
-		f32ToF16sAVX2(&dst[0], &src[0], n8)
-	}
-	f32ToF16sGeneric(dst[n8:], src[n8:])
-}
+func quantizeQ8_0Kernel(dst *byte, src *float32, nb int) { quantizeQ8_0AVX2(dst, src, nb) }
+func f32ToF16sKernel(dst *uint16, src *float32, n int)   { f32ToF16sAVX2(dst, src, n) }

@@ -2,8 +2,6 @@
 
 package tensor
 
-import "unsafe"
-
 // The arm64 activation converters (act_arm64.s, written by gen_arm64.go);
 // plain NEON, every CPU has them.
 
@@ -42,29 +40,10 @@ func installNEONActs() {
 	f16ToF32sImpl = f16ToF32sFast
 }
 
-func quantizeQ8_0ActFast(dst []byte, src []float32) {
-	nb := len(src) / qk
-	if nb == 0 {
-		return
-	}
-	dst = dst[:nb*q8_0Size]
-	quantizeQ8_0NEON(&dst[0], &src[0], nb)
-}
+// The kernels act_simd.go calls: NEON.
 
-// quantizeF16Fast is f32ToF16sFast writing into dst viewed as halves.
-func quantizeF16Fast(dst []byte, src []float32) {
-	dst = dst[:2*len(src)]
-	f32ToF16sFast(unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(dst))), len(src)), src)
-}
-
-func f32ToF16sFast(dst []uint16, src []float32) {
-	dst = dst[:len(src)]
-	n8 := len(src) &^ 7
-	if n8 > 0 {
-		f32ToF16sNEON(&dst[0], &src[0], n8)
-	}
-	f32ToF16sGeneric(dst[n8:], src[n8:])
-}
+func quantizeQ8_0Kernel(dst *byte, src *float32, nb int) { quantizeQ8_0NEON(dst, src, nb) }
+func f32ToF16sKernel(dst *uint16, src *float32, n int)   { f32ToF16sNEON(dst, src, n) }
 
 func f16ToF32sFast(dst []float32, src []uint16) {
 	dst = dst[:len(src)]

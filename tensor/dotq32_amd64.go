@@ -166,13 +166,9 @@ func gemvIQ4_NLAsm(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []f
 // quantizeQ8_1ActFast is quantizeQ8_1ActGeneric with the quants and d from
 // the AVX2 Q8_0 converter (the same bytes), laid out as Q8_1 in place.
 func quantizeQ8_1ActFast(dst []byte, src []float32) {
-	nb := len(src) / qk
-	if nb == 0 {
-		return
+	if dst, nb := quantizeQ8_0Head(dst, src, q8_1Size); nb > 0 {
+		q8_1FromQ8_0(dst, src, nb)
 	}
-	dst = dst[:nb*q8_1Size]
-	quantizeQ8_0AVX2(&dst[0], &src[0], nb)
-	q8_1FromQ8_0(dst, src, nb)
 }
 
 // q8_1FromQ8_0 rewrites nb Q8_0 blocks, which the caller has written at

@@ -77,16 +77,9 @@ func dotV(g gemv, w, x []byte, n int) float32 {
 // converter's quants and d, laid out in place from the last block down,
 // with s as quantizeQ8_1ActGeneric computes it.
 func quantizeQ8_1VNNIAct(dst []byte, src []float32) {
-	nb := len(src) / qk
-	if nb == 0 {
-		return
-	}
-	dst = dst[:nb*q8_1VNNISize]
-	quantizeQ8_0AVX2(&dst[0], &src[0], nb)
+	dst, nb := quantizeQ8_0Head(dst, src, q8_1VNNISize)
 	for i := nb - 1; i >= 0; i-- {
-		d := F16ToF32(le16(dst[i*q8_0Size:]))
-		b := dst[i*q8_1VNNISize : (i+1)*q8_1VNNISize]
-		copy(b[:qk], dst[i*q8_0Size+2:(i+1)*q8_0Size])
+		d, b := q8_0Unpack(dst, i, q8_1VNNISize)
 		var amax float32
 		for _, v := range src[i*qk : (i+1)*qk] {
 			if a := abs32(v); a > amax {
@@ -107,19 +100,23 @@ func quantizeQ8_1VNNIAct(dst []byte, src []float32) {
 // Q8_0 converter's quants and d, laid out in place from the last block
 // down, with the lane offsets.
 func quantizeQ8LanesVNNIAct(dst []byte, src []float32) {
-	nb := len(src) / qk
-	if nb == 0 {
-		return
-	}
-	dst = dst[:nb*q8LanesVNNISize]
-	quantizeQ8_0AVX2(&dst[0], &src[0], nb)
+	dst, nb := quantizeQ8_0Head(dst, src, q8LanesVNNISize)
 	for i := nb - 1; i >= 0; i-- {
-		d := F16ToF32(le16(dst[i*q8_0Size:]))
-		b := dst[i*q8LanesVNNISize : (i+1)*q8LanesVNNISize]
-		copy(b[:qk], dst[i*q8_0Size+2:(i+1)*q8_0Size])
+		d, b := q8_0Unpack(dst, i, q8LanesVNNISize)
 		q8LanesOffsets(b)
 		binary.LittleEndian.PutUint32(b[64:], math.Float32bits(d))
 	}
+}
+
+// q8_0Unpack moves the quants of the Q8_0 block i at the start of dst to
+// the start of the block i of size bytes (size ≥ q8_0Size, so the move
+// from the last block down overwrites only blocks already moved) and
+// returns the block's d and its new bytes.
+func q8_0Unpack(dst []byte, i, size int) (float32, []byte) {
+	d := F16ToF32(le16(dst[i*q8_0Size:]))
+	b := dst[i*size : (i+1)*size]
+	copy(b[:qk], dst[i*q8_0Size+2:(i+1)*q8_0Size])
+	return d, b
 }
 
 // q8LanesOffsets writes a q8LanesVNNI block's lane offsets from its quants.
