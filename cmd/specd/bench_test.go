@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
 
 	"github.com/specd-dev/specd/bench"
 	"github.com/specd-dev/specd/models"
@@ -174,12 +173,7 @@ func TestBenchLoad(t *testing.T) {
 	ns := natsServer(t, &server.Options{})
 	url := ns.ClientURL()
 	startWorker(t, "--nats", url, "--slots", "2", "--http", "off")
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	waitInstances(t, nc, 1)
+	connectInstances(t, url, 1)
 	out := t.TempDir()
 	code, stdout, stderr := runCmd("bench", "--nats", url, "--clients", "2", "--requests", "4", "-n", "8", "--k", "3",
 		"--prompts", "assistant", "--out", out, "--no-progress")

@@ -146,12 +146,7 @@ func TestDurableSurvivesSIGKILL(t *testing.T) {
 	args := []string{"--nats", url, "--durable", "--slots", "2", "--ack-wait", "2s"}
 	a := startWorker(t, args...)
 	startWorker(t, args...)
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	waitInstances(t, nc, 2)
+	nc := connectInstances(t, url, 2)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	const n = 100

@@ -114,6 +114,19 @@ func natsServer(t *testing.T, opts *server.Options) *server.Server {
 	return s
 }
 
+// connectInstances connects to the NATS server at url (closed when the
+// test ends) and waits until n specd service instances answer there.
+func connectInstances(t *testing.T, url string, n int) *nats.Conn {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	waitInstances(t, nc, n)
+	return nc
+}
+
 // waitInstances waits until n specd service instances answer $SRV.PING.
 func waitInstances(t *testing.T, nc *nats.Conn, n int) {
 	t.Helper()
@@ -183,12 +196,7 @@ func TestServeWorkersShareLoad(t *testing.T) {
 	for range 2 {
 		startWorker(t, "--nats", url, "--slots", "1", "--queue", "32")
 	}
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	waitInstances(t, nc, 2)
+	nc := connectInstances(t, url, 2)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	const n = 12
