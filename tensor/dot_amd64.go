@@ -121,32 +121,12 @@ func f16ToF32sAVX2(dst *float32, src *uint16, n int)
 // use; the registrations then read them). Q4_0's AVX2 kernels take the
 // q8VNNI layout and register as such (dotq4t_amd64.go).
 func installAVX2Dots() {
-	dotF32 = func(w, x []byte, n int) float32 {
-		var o [1]float32
-		gemvF32(w, 0, 1, x, 0, 1, n, o[:], 0)
-		return o[0]
-	}
-	dotF16 = func(w, x []byte, n int) float32 {
-		var o [1]float32
-		gemvF16(w, 0, 1, x, 0, 1, n, o[:], 0)
-		return o[0]
-	}
+	dotF32 = func(w, x []byte, n int) float32 { return gemvDot(gemvF32, w, x, n) }
+	dotF16 = func(w, x []byte, n int) float32 { return gemvDot(gemvF16, w, x, n) }
 	// BF16 weights take widened activations (bf16Act is bf16Wide).
-	dotBF16 = func(w, x []byte, n int) float32 {
-		var o [1]float32
-		gemvBF16(w, 0, 1, x, 0, 1, n, o[:], 0)
-		return o[0]
-	}
-	dotQ8_0 = func(w, x []byte, n int) float32 {
-		var o [1]float32
-		gemvQ8_0(w, 0, 1, x, 0, 1, n, o[:], 0)
-		return o[0]
-	}
-	dotQ8_0Lanes = func(w, x []byte, n int) float32 {
-		var o [1]float32
-		gemvQ8_0Lanes(w, 0, 1, x, 0, 1, n, o[:], 0)
-		return o[0]
-	}
+	dotBF16 = func(w, x []byte, n int) float32 { return gemvDot(gemvBF16, w, x, n) }
+	dotQ8_0 = func(w, x []byte, n int) float32 { return gemvDot(gemvQ8_0, w, x, n) }
+	dotQ8_0Lanes = func(w, x []byte, n int) float32 { return gemvDot(gemvQ8_0Lanes, w, x, n) }
 	f16ToF32sImpl = f16ToF32sFast
 }
 

@@ -106,26 +106,10 @@ func q8_0LanesRows1Dot(w *byte, wstride, rows int, x *byte, nb int, out *float32
 // their NEON gemvs (called by installArchImpls; the registrations then
 // read them).
 func installNEONDots() {
-	dotF16 = func(w, x []byte, n int) float32 {
-		var o [1]float32
-		gemvF16(w, 0, 1, x, 0, 1, n, o[:], 0)
-		return o[0]
-	}
-	dotQ8_0 = func(w, x []byte, n int) float32 {
-		var o [1]float32
-		gemvQ8_0(w, 0, 1, x, 0, 1, n, o[:], 0)
-		return o[0]
-	}
-	dotQ8_0Lanes = func(w, x []byte, n int) float32 {
-		var o [1]float32
-		gemvQ8_0Lanes(w, 0, 1, x, 0, 1, n, o[:], 0)
-		return o[0]
-	}
-	dotQ4_0 = func(w, x []byte, n int) float32 {
-		var o [1]float32
-		gemvQ4_0(w, 0, 1, x, 0, 1, n, o[:], 0)
-		return o[0]
-	}
+	dotF16 = func(w, x []byte, n int) float32 { return gemvDot(gemvF16, w, x, n) }
+	dotQ8_0 = func(w, x []byte, n int) float32 { return gemvDot(gemvQ8_0, w, x, n) }
+	dotQ8_0Lanes = func(w, x []byte, n int) float32 { return gemvDot(gemvQ8_0Lanes, w, x, n) }
+	dotQ4_0 = func(w, x []byte, n int) float32 { return gemvDot(gemvQ4_0, w, x, n) }
 }
 
 // registerQ0Kernels registers the Q4_0 kernels and the Q8_0 ones of

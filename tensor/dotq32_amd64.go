@@ -64,11 +64,7 @@ func setQ32Forms(v bool) {
 	registerQ32Kernels()
 }
 
-func dotIQ4_NLV(w, x []byte, n int) float32 {
-	var o [1]float32
-	gemvIQ4_NLV(w, 0, 1, x, 0, 1, n, o[:], 0)
-	return o[0]
-}
+func dotIQ4_NLV(w, x []byte, n int) float32 { return gemvDot(gemvIQ4_NLV, w, x, n) }
 
 // gemvIQ4_NLV runs iq4nlRows8V over groups of eight rows (gemvGroups8).
 func gemvIQ4_NLV(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
@@ -98,11 +94,7 @@ func asmQ32(t Type) (VecDot, gemv) {
 	default:
 		return nil, nil
 	}
-	return func(w, x []byte, n int) float32 {
-		var o [1]float32
-		g(w, 0, 1, x, 0, 1, n, o[:], 0)
-		return o[0]
-	}, g
+	return func(w, x []byte, n int) float32 { return gemvDot(g, w, x, n) }, g
 }
 
 type (

@@ -63,15 +63,9 @@ func gemvLanesV(kern rowsN, bsize, asize int, w []byte, ws, rows int, x []byte, 
 	}
 }
 
-func dotQ4_1V(w, x []byte, n int) float32 { return dotV(gemvQ4_1V, w, x, n) }
-func dotQ5_0V(w, x []byte, n int) float32 { return dotV(gemvQ5_0V, w, x, n) }
-func dotQ5_1V(w, x []byte, n int) float32 { return dotV(gemvQ5_1V, w, x, n) }
-
-func dotV(g gemv, w, x []byte, n int) float32 {
-	var o [1]float32
-	g(w, 0, 1, x, 0, 1, n, o[:], 0)
-	return o[0]
-}
+func dotQ4_1V(w, x []byte, n int) float32 { return gemvDot(gemvQ4_1V, w, x, n) }
+func dotQ5_0V(w, x []byte, n int) float32 { return gemvDot(gemvQ5_0V, w, x, n) }
+func dotQ5_1V(w, x []byte, n int) float32 { return gemvDot(gemvQ5_1V, w, x, n) }
 
 // quantizeQ8_1VNNIAct converts activations to q8_1VNNI: the AVX2 Q8_0
 // converter's quants and d, laid out in place from the last block down,

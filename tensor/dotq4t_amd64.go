@@ -46,11 +46,7 @@ func gemvQ4_0T(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float
 	})
 }
 
-func dotQ4_0T(w, x []byte, n int) float32 {
-	var o [1]float32
-	gemvQ4_0T(w, 0, 1, x, 0, 1, n, o[:], 0)
-	return o[0]
-}
+func dotQ4_0T(w, x []byte, n int) float32 { return gemvDot(gemvQ4_0T, w, x, n) }
 
 // quantizeQ8VNNIActAVX2 is quantizeQ8VNNIAct with AVX2 only: the AVX2 Q8_0
 // converter writes the Q8_0 blocks at the end of dst, and q8VNNIInPlace

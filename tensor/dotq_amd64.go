@@ -102,17 +102,9 @@ func registerQ0Kernels() {
 //go:noescape
 func q0Rows8V(w *byte, wstride, groups int, x *byte, xstride, ntok, nb int, out *float32, ostride int, bsize int)
 
-func dotQ8_0V(w, x []byte, n int) float32 {
-	var o [1]float32
-	gemvQ8_0V(w, 0, 1, x, 0, 1, n, o[:], 0)
-	return o[0]
-}
+func dotQ8_0V(w, x []byte, n int) float32 { return gemvDot(gemvQ8_0V, w, x, n) }
 
-func dotQ4_0V(w, x []byte, n int) float32 {
-	var o [1]float32
-	gemvQ4_0V(w, 0, 1, x, 0, 1, n, o[:], 0)
-	return o[0]
-}
+func dotQ4_0V(w, x []byte, n int) float32 { return gemvDot(gemvQ4_0V, w, x, n) }
 
 func gemvQ8_0V(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
 	gemvQ0V(q8_0Size, w, ws, rows, x, xs, ntok, cols, out, os)

@@ -40,11 +40,7 @@ func installNEONVec() {
 	axpyF32Impl = axpyF32Fast
 	axpyRoundF16Impl = axpyRoundF16Fast
 	scaleRoundF16Impl = scaleRoundF16Fast
-	dotF32 = func(w, x []byte, n int) float32 {
-		var o [1]float32
-		gemvF32(w, 0, 1, x, 0, 1, n, o[:], 0)
-		return o[0]
-	}
+	dotF32 = func(w, x []byte, n int) float32 { return gemvDot(gemvF32, w, x, n) }
 }
 
 // gemvF32 runs f32Rows1NEON once per token and adds the tails (tailF32:
