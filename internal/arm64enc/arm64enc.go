@@ -42,23 +42,38 @@ func Check(t testing.TB, glob, mattr string) {
 	if err != nil {
 		t.Skip("llvm-mc not on PATH")
 	}
+	n, problems, err := verify(mc, glob, mattr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Error(p)
+	}
+	t.Logf("%d distinct hand-encoded instructions checked", n)
+}
+
+// verify is Check with llvm-mc at mc: how many distinct instructions it
+// checked and what it found wrong with them; an error where it could not
+// check.
+func verify(mc, glob, mattr string) (int, []string, error) {
 	files, err := filepath.Glob(glob)
 	if err != nil || len(files) == 0 {
-		t.Fatalf("no arm64 assembly files match %q (%v)", glob, err)
+		return 0, nil, fmt.Errorf("no arm64 assembly files match %q (%v)", glob, err)
 	}
+	var problems []string
 	var words []word
 	seen := map[string]word{} // by text: each distinct instruction once
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
-			t.Fatal(err)
+			return 0, nil, err
 		}
 		sc := bufio.NewScanner(bytes.NewReader(b))
 		for line := 1; sc.Scan(); line++ {
 			m := wordRe.FindStringSubmatch(sc.Text())
 			if m == nil {
 				if strings.Contains(sc.Text(), "WORD") {
-					t.Errorf("%s:%d: a WORD without its mnemonic: %q", f, line, sc.Text())
+					problems = append(problems, fmt.Sprintf("%s:%d: a WORD without its mnemonic: %q", f, line, sc.Text()))
 				}
 				continue
 			}
@@ -66,7 +81,7 @@ func Check(t testing.TB, glob, mattr string) {
 			w := word{fmt.Sprintf("%s:%d", f, line), uint32(v), m[2]}
 			if old, ok := seen[w.text]; ok {
 				if old.enc != w.enc {
-					t.Errorf("%s and %s: %q encoded as %#08x and %#08x", old.where, w.where, w.text, old.enc, w.enc)
+					problems = append(problems, fmt.Sprintf("%s and %s: %q encoded as %#08x and %#08x", old.where, w.where, w.text, old.enc, w.enc))
 				}
 				continue
 			}
@@ -76,17 +91,17 @@ func Check(t testing.TB, glob, mattr string) {
 	}
 	got, out, err := assemble(mc, mattr, words)
 	if err != nil {
-		t.Fatalf("llvm-mc: %v\n%s", err, out)
+		return 0, nil, fmt.Errorf("llvm-mc: %v\n%s", err, out)
 	}
 	if len(got) != len(words) {
-		t.Fatalf("llvm-mc encoded %d of %d instructions:\n%s", len(got), len(words), out)
+		return 0, nil, fmt.Errorf("llvm-mc encoded %d of %d instructions:\n%s", len(got), len(words), out)
 	}
 	for i, w := range words {
 		if got[i] != w.enc {
-			t.Errorf("%s: %q is %#08x, llvm-mc says %#08x", w.where, w.text, w.enc, got[i])
+			problems = append(problems, fmt.Sprintf("%s: %q is %#08x, llvm-mc says %#08x", w.where, w.text, w.enc, got[i]))
 		}
 	}
-	t.Logf("%d distinct hand-encoded instructions checked", len(words))
+	return len(words), problems, nil
 }
 
 // assemble has llvm-mc assemble words' mnemonics, one a line in order, and
