@@ -506,8 +506,9 @@ func (c *Costs) ObserveDraft(t float64) {
 // within [−predicted/2, 2·max(predicted, the mean so far)], so that one
 // descheduled step does not decide alone; k past the table is ignored.
 // The other k's observations weigh stepForget less each time, so that
-// StepExtra's estimate for a k not taken for long shrinks back towards
-// the cost model's (and is measured again once the model picks it).
+// StepExtra's estimate for a k not taken for long shrinks back (a k > 0's
+// towards plain steps', k = 0's towards the cost model's), and is
+// measured again once the policy picks it.
 func (c *Costs) ObserveStep(k int, extra, predicted float64) {
 	if k < 0 || k >= c.maxTok || !(predicted > 0) || math.IsNaN(extra) {
 		return
@@ -537,20 +538,27 @@ const (
 )
 
 // StepExtra fills dst[k] with the decaying mean of ObserveStep's extra
-// times for k (Step.Extra), shrunk towards 0 while it has few recent
-// observations: for a k > 0 not yet observed, that over every k > 0; 0
-// where nothing has been.
+// times for k (Step.Extra), shrunk while it has few recent observations:
+// k = 0's towards 0, the mean over every k > 0 towards k = 0's (the
+// pipeline's work around a step that plain steps show, which a
+// speculative step does too), a k > 0's towards that mean, which a k > 0
+// not yet observed takes.
 func (c *Costs) StepExtra(dst []float64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	base := 0.0
+	if c.extraW[0] > 0 {
+		base = c.extra[0] * c.extraW[0] / (c.extraW[0] + stepPrior)
+	}
+	spec := (c.extraSpec*c.specW + base*stepPrior) / (c.specW + stepPrior)
 	for k := range dst {
 		switch {
+		case k == 0:
+			dst[k] = base
 		case k < c.maxTok && c.extraW[k] > 0:
-			dst[k] = c.extra[k] * c.extraW[k] / (c.extraW[k] + stepPrior)
-		case k > 0 && c.specW > 0:
-			dst[k] = c.extraSpec * c.specW / (c.specW + stepPrior)
+			dst[k] = (c.extra[k]*c.extraW[k] + spec*stepPrior) / (c.extraW[k] + stepPrior)
 		default:
-			dst[k] = 0
+			dst[k] = spec
 		}
 	}
 }

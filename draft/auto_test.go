@@ -580,12 +580,23 @@ func TestCostsObserveStep(t *testing.T) {
 	if fmt.Sprint(ex) != "[0 0 0 0]" {
 		t.Fatalf("StepExtra after invalid observations: %v", ex)
 	}
+	// Plain steps only: a speculative step is taken to cost as much
+	// beyond the model.
+	k0 := draft.NewCosts(4, 1)
+	for i := 0; i < 100; i++ {
+		k0.ObserveStep(0, 3, 10)
+	}
+	k0.StepExtra(ex)
+	if math.Abs(ex[0]-3*100.0/104) > 1e-9 || ex[1] != ex[0] || ex[3] != ex[0] {
+		t.Errorf("after 100 plain steps with 3 extra: StepExtra = %v, want every k at 2.88", ex)
+	}
 	for i := 0; i < 100; i++ {
 		c.ObserveStep(1, 2, 10)
 	}
 	c.StepExtra(ex)
-	if ex[0] != 0 || math.Abs(ex[1]-2*100.0/104) > 1e-9 || ex[2] != ex[1] || ex[3] != ex[1] {
-		t.Errorf("after 100 steps at k = 1 with 2 extra: StepExtra = %v, want [0 1.92 1.92 1.92]", ex)
+	// k = 1's is shrunk towards the mean over k > 0, itself towards 0.
+	if spec := 2 * 100.0 / 104; ex[0] != 0 || math.Abs(ex[1]-(200+4*spec)/104) > 1e-9 || ex[2] != spec || ex[3] != spec {
+		t.Errorf("after 100 steps at k = 1 with 2 extra: StepExtra = %v, want [0 2.00 1.92 1.92]", ex)
 	}
 	c.ObserveStep(0, 100, 10) // clipped to 20, one observation: shrunk to a fifth
 	c.StepExtra(ex)
@@ -596,8 +607,8 @@ func TestCostsObserveStep(t *testing.T) {
 		c.ObserveStep(0, 0, 10)
 	}
 	c.StepExtra(ex)
-	if !(ex[1] > 0 && ex[1] < 0.5) || ex[0] > 0.1 {
-		t.Errorf("after 1000 steps at k = 0 without extra: StepExtra = %v, want k = 0 near 0, k = 1 shrunk below 0.5", ex)
+	if !(ex[1] > 0 && ex[1] < 0.6) || ex[0] > 0.1 {
+		t.Errorf("after 1000 steps at k = 0 without extra: StepExtra = %v, want k = 0 near 0, k = 1 shrunk below 0.6", ex)
 	}
 	// Speculation predicted at 1.7× loses to an extra time per
 	// speculative step the model does not see; Rate never predicts a

@@ -113,6 +113,9 @@ type stepTiming struct {
 	k    int
 	at   time.Duration // the Clock's Step reading at the choice
 	pred float64       // Step.Time(k)
+	// prefill passes run by then: a step with another's prefill in it
+	// is not measured
+	prefills int64
 }
 
 // seqsPerPass is the decaying mean of the sequences in a verification
@@ -183,7 +186,8 @@ func (p *Pipeline) choose(s *seq, kmax, fedTo, draftedTo int) draft.Choice {
 	a := p.auto
 	now := p.stepNow()
 	t := &s.autoStep
-	if t.have {
+	prefills := p.prefills.Load()
+	if t.have && t.prefills == prefills {
 		p.costs.ObserveStep(t.k, (now-t.at).Seconds()-t.pred, t.pred)
 	}
 	prevSpec := t.spec
@@ -237,13 +241,14 @@ func (p *Pipeline) choose(s *seq, kmax, fedTo, draftedTo int) draft.Choice {
 	c := s.pol.Choose(&s.auto, st)
 	// Only steady steps teach: a k > 0 after one (not a probe, nor the
 	// first after plain steps, with its catch-up), a 0 with no probe
-	// near (no feeding ahead of it), which the probe's loss counts.
+	// near (no feeding ahead of it), which the probe's loss counts;
+	// neither with another sequence's prefill in it.
 	steady := prevSpec && !c.Probe
 	if c.K == 0 {
 		due := s.auto.ProbeDue()
 		steady = due < 0 || due > feedAhead
 	}
-	s.autoStep = stepTiming{have: steady, k: c.K, at: now, pred: st.Time(c.K)}
+	s.autoStep = stepTiming{have: steady, k: c.K, at: now, pred: st.Time(c.K), prefills: prefills}
 	s.autoStep.spec = c.K > 0
 	return c
 }

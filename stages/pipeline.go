@@ -249,6 +249,9 @@ type Pipeline struct {
 	passMean   mean
 	passSeqs   atomic.Uint64
 	verifyWall atomic.Int64
+	// prefill passes run: a step during which one ran does not teach
+	// the auto policy its k's cost
+	prefills atomic.Int64
 }
 
 // New validates cfg and returns a pipeline.

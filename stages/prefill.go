@@ -161,6 +161,7 @@ func (p *Pipeline) prefill(s *seq) {
 		p.device.Lock()
 		err := be.Forward(&b, nil)
 		p.device.Unlock()
+		p.prefills.Add(1)
 		if err != nil {
 			s.fail(fmt.Errorf("stages: prefill: %w", err))
 			return
