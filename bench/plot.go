@@ -261,6 +261,24 @@ func intTicks(vs []int) plot.ConstantTicks {
 	return t
 }
 
+// summaryLine draws g, sorted by x, as one line named name: at each x the
+// median of s, with bars from its least to its most. It returns the
+// largest of those, and adds each x not yet in *seen to it.
+func summaryLine(p *plot.Plot, leg *legend, name string, clr color.Color, g []ConfigResult, x func(ConfigResult) int, s func(ConfigResult) Summary, seen *[]int) (float64, error) {
+	slices.SortFunc(g, func(a, b ConfigResult) int { return x(a) - x(b) })
+	var xs, ys, lo, hi []float64
+	top := 0.0
+	for _, c := range g {
+		v := s(c)
+		xs, ys, lo, hi = append(xs, float64(x(c))), append(ys, v.Median), append(lo, v.Min), append(hi, v.Max)
+		top = max(top, v.Max)
+		if !slices.Contains(*seen, x(c)) {
+			*seen = append(*seen, x(c))
+		}
+	}
+	return top, lineWith(p, leg, name, clr, nil, xs, ys, lo, hi)
+}
+
 // lineWith adds a line with point markers and min–max error bars.
 func lineWith(p *plot.Plot, leg *legend, name string, clr color.Color, dashes []vg.Length, xs, ys, lo, hi []float64) error {
 	xy := make(plotter.XYs, len(xs))
@@ -316,19 +334,12 @@ func speedupPlot(res *Results) (*figure, error) {
 	var ks []int
 	ymax := 1.0
 	for i, key := range order {
-		g := by[key]
-		slices.SortFunc(g, func(a, b ConfigResult) int { return a.K - b.K })
-		var xs, ys, lo, hi []float64
-		for _, c := range g {
-			xs, ys, lo, hi = append(xs, float64(c.K)), append(ys, c.Speedup.Median), append(lo, c.Speedup.Min), append(hi, c.Speedup.Max)
-			ymax = max(ymax, c.Speedup.Max)
-			if !slices.Contains(ks, c.K) {
-				ks = append(ks, c.K)
-			}
-		}
-		if err := lineWith(p, leg, fmt.Sprintf("%s, batch %d", draftWord(key.draft), key.batch), colorAt(i), nil, xs, ys, lo, hi); err != nil {
+		top, err := summaryLine(p, leg, fmt.Sprintf("%s, batch %d", draftWord(key.draft), key.batch), colorAt(i), by[key],
+			func(c ConfigResult) int { return c.K }, func(c ConfigResult) Summary { return c.Speedup }, &ks)
+		if err != nil {
 			return nil, err
 		}
+		ymax = max(ymax, top)
 	}
 	// Theory at each draft's smallest batch.
 	dorder, dby := groupBy(cs, func(c ConfigResult) string { return c.Draft })
@@ -703,19 +714,12 @@ func batchPlot(res *Results) (*figure, error) {
 	var bs []int
 	ymax := 0.0
 	for i, k := range order {
-		g := by[k]
-		slices.SortFunc(g, func(a, b ConfigResult) int { return a.Batch - b.Batch })
-		var xs, ys, lo, hi []float64
-		for _, c := range g {
-			xs, ys, lo, hi = append(xs, float64(c.Batch)), append(ys, c.TokS.Median), append(lo, c.TokS.Min), append(hi, c.TokS.Max)
-			ymax = max(ymax, c.TokS.Max)
-			if !slices.Contains(bs, c.Batch) {
-				bs = append(bs, c.Batch)
-			}
-		}
-		if err := lineWith(p, leg, fmt.Sprintf("%s, k %d", draftWord(k.draft), k.k), colorAt(i), nil, xs, ys, lo, hi); err != nil {
+		top, err := summaryLine(p, leg, fmt.Sprintf("%s, k %d", draftWord(k.draft), k.k), colorAt(i), by[k],
+			func(c ConfigResult) int { return c.Batch }, func(c ConfigResult) Summary { return c.TokS }, &bs)
+		if err != nil {
 			return nil, err
 		}
+		ymax = max(ymax, top)
 	}
 	var xs, ys, lo, hi []float64
 	var base []BaselineResult
