@@ -204,25 +204,3 @@ func quantizeQ8K(dst []byte, src []float32) {
 	_ = dst[nb*q8KBytes-1]
 	quantizeQ8KNEON(&dst[0], &src[0], nb)
 }
-
-// dotQ2K, dotQ3K, dotQ5K and dotIQ4XS are the Q2_K, Q3_K, Q5_K and IQ4_XS
-// × Q8_K kernels registered with MatMul (dotQ2KR: Q2_K in the Q2KRepacked
-// order): the reference loops on arm64.
-func dotQ2K(w, x []byte, n int) float32   { return dotQ2KRef(w, x, n) }
-func dotQ2KR(w, x []byte, n int) float32  { return dotQ2KRepackedRef(w, x, n) }
-func dotQ3K(w, x []byte, n int) float32   { return dotQ3KRef(w, x, n) }
-func dotQ5K(w, x []byte, n int) float32   { return dotQ5KRef(w, x, n) }
-func dotIQ4XS(w, x []byte, n int) float32 { return dotIQ4XSRef(w, x, n) }
-
-// registerQ2K registers the Q2_K kernel of q2Order.
-func registerQ2K() {
-	if q2Order == Q2KRepacked {
-		registerKernel(Q2_K, Q8_K, dotQ2KR)
-	} else {
-		registerKernel(Q2_K, Q8_K, dotQ2K)
-	}
-}
-
-// LlamaCppQ2KOrder returns the Q2_K order of a llama.cpp CPU backend built
-// for this machine: Q2KLanes, its order without AVX-512.
-func LlamaCppQ2KOrder() Q2KOrder { return Q2KLanes }
