@@ -77,53 +77,21 @@ func registerQ2K() {
 
 // The registered dots: the assembly where haveAVX2K, else the reference.
 
-func dotQ2K(w, x []byte, n int) float32 {
-	nb, ok := kDotBlocks(w, x, n, q2KBytes)
-	if !ok {
-		return dotQ2KRef(w, x, n)
-	}
-	var out float32
-	q2KRows(&w[0], 0, 1, &x[0], nb, &out)
-	return out
-}
+func dotQ2K(w, x []byte, n int) float32   { return dotK2Kind(k2Q2K, w, x, n) }
+func dotQ2KR(w, x []byte, n int) float32  { return dotK2Kind(k2Q2KR, w, x, n) }
+func dotQ3K(w, x []byte, n int) float32   { return dotK2Kind(k2Q3K, w, x, n) }
+func dotQ5K(w, x []byte, n int) float32   { return dotK2Kind(k2Q5K, w, x, n) }
+func dotIQ4XS(w, x []byte, n int) float32 { return dotK2Kind(k2IQ4XS, w, x, n) }
 
-func dotQ2KR(w, x []byte, n int) float32 {
-	nb, ok := kDotBlocks(w, x, n, q2KBytes)
+// dotK2Kind is kind k's one-row dot: its one-token kernel over one row, or its
+// reference loop (k2Ref) where the AVX2 kernels do not take it.
+func dotK2Kind(k k2Kind, w, x []byte, n int) float32 {
+	nb, ok := kDotBlocks(w, x, n, k2Bytes[k])
 	if !ok {
-		return dotQ2KRepackedRef(w, x, n)
+		return k2Ref[k](w, x, n)
 	}
 	var out float32
-	q2KRowsR(&w[0], 0, 1, &x[0], nb, &out)
-	return out
-}
-
-func dotQ3K(w, x []byte, n int) float32 {
-	nb, ok := kDotBlocks(w, x, n, q3KBytes)
-	if !ok {
-		return dotQ3KRef(w, x, n)
-	}
-	var out float32
-	q3KRows(&w[0], 0, 1, &x[0], nb, &out)
-	return out
-}
-
-func dotQ5K(w, x []byte, n int) float32 {
-	nb, ok := kDotBlocks(w, x, n, q5KBytes)
-	if !ok {
-		return dotQ5KRef(w, x, n)
-	}
-	var out float32
-	q5KRows(&w[0], 0, 1, &x[0], nb, &out)
-	return out
-}
-
-func dotIQ4XS(w, x []byte, n int) float32 {
-	nb, ok := kDotBlocks(w, x, n, iq4XSBytes)
-	if !ok {
-		return dotIQ4XSRef(w, x, n)
-	}
-	var out float32
-	iq4XSRows(&w[0], 0, 1, &x[0], nb, &out)
+	k2Rows(k, &w[0], 0, 1, &x[0], nb, &out)
 	return out
 }
 
@@ -163,11 +131,12 @@ const (
 	k2IQ4XS               // IQ4_XS
 )
 
-// k2Bytes is each kind's bytes per 256-weight block; k2RowsT its T-token
-// kernels (nil: it has none).
+// k2Bytes is each kind's bytes per 256-weight block, k2RowsT its T-token
+// kernels (nil: it has none), k2Ref its reference dot.
 var (
 	k2Bytes = [...]int{k2Q2K: q2KBytes, k2Q2KR: q2KBytes, k2Q3K: q3KBytes, k2Q5K: q5KBytes, k2IQ4XS: iq4XSBytes}
 	k2RowsT = [...]*[9]kRowsT{k2Q2K: &q2KRowsT, k2Q3K: &q3KRowsT, k2Q5K: &q5KRowsT, k2IQ4XS: &iq4XSRowsT}
+	k2Ref   = [...]VecDot{k2Q2K: dotQ2KRef, k2Q2KR: dotQ2KRepackedRef, k2Q3K: dotQ3KRef, k2Q5K: dotQ5KRef, k2IQ4XS: dotIQ4XSRef}
 )
 
 func gemvK2(k k2Kind, w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
