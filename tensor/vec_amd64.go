@@ -26,45 +26,11 @@ func installAVX2Vec() {
 	scaleRoundF16Impl = scaleRoundF16Fast
 }
 
-func dotRowsF32Fast(out, k, q []float32) {
-	d := len(q)
-	np := d &^ 31
-	kb, qb := f32sBytes(k), f32sBytes(q)
-	if len(q) == 0 {
-		clear(out)
-		return
-	}
-	f32Rows(&kb[0], 4*d, len(out), &qb[0], np, &out[0])
-	if np == d {
-		return
-	}
-	for p := range out {
-		out[p] = tailF64(out[p], k[p*d:(p+1)*d], q, np)
-	}
-}
+// The kernels vec_simd.go calls: AVX2.
 
-func axpyF32Fast(y, x []float32, a float32) {
-	n8 := len(y) &^ 7
-	if n8 > 0 {
-		axpyF32AVX2(&y[0], &x[0], n8, a)
-	}
-	axpyF32Generic(y[n8:], x[n8:len(y)], a)
+func f32RowsKernel(w *byte, ws, rows int, x *byte, n int, out *float32) {
+	f32Rows(w, ws, rows, x, n, out)
 }
-
-func axpyRoundF16Fast(y, x []float32, a float32) {
-	np := len(y) &^ 31
-	if np > 0 {
-		axpyRoundF16AVX2(&y[0], &x[0], np, a)
-	}
-	for i := np; i < len(y); i++ {
-		y[i] = roundHalf(y[i] + float32(x[i]*a))
-	}
-}
-
-func scaleRoundF16Fast(y []float32, s float32) {
-	n8 := len(y) &^ 7
-	if n8 > 0 {
-		scaleRoundF16AVX2(&y[0], n8, s)
-	}
-	scaleRoundF16Generic(y[n8:], s)
-}
+func axpyF32Kernel(y, x *float32, n int, a float32)      { axpyF32AVX2(y, x, n, a) }
+func axpyRoundF16Kernel(y, x *float32, n int, a float32) { axpyRoundF16AVX2(y, x, n, a) }
+func scaleRoundF16Kernel(y *float32, n int, s float32)   { scaleRoundF16AVX2(y, n, s) }

@@ -54,45 +54,11 @@ func gemvF32(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32
 	floatTails(tailF32, 4, 4, w, ws, rows, x, xs, ntok, cols, out, os)
 }
 
-func dotRowsF32Fast(out, k, q []float32) {
-	d := len(q)
-	if d == 0 {
-		clear(out)
-		return
-	}
-	np := d &^ 31
-	kb, qb := f32sBytes(k), f32sBytes(q)
-	f32Rows1NEON(&kb[0], 4*d, len(out), &qb[0], np, &out[0])
-	if np == d {
-		return
-	}
-	for p := range out {
-		out[p] = tailF64(out[p], k[p*d:(p+1)*d], q, np)
-	}
-}
+// The kernels vec_simd.go calls: NEON.
 
-func axpyF32Fast(y, x []float32, a float32) {
-	n8 := len(y) &^ 7
-	if n8 > 0 {
-		axpyF32NEON(&y[0], &x[0], n8, a)
-	}
-	axpyF32Generic(y[n8:], x[n8:len(y)], a)
+func f32RowsKernel(w *byte, ws, rows int, x *byte, n int, out *float32) {
+	f32Rows1NEON(w, ws, rows, x, n, out)
 }
-
-func axpyRoundF16Fast(y, x []float32, a float32) {
-	np := len(y) &^ 31
-	if np > 0 {
-		axpyRoundF16NEON(&y[0], &x[0], np, a)
-	}
-	for i := np; i < len(y); i++ {
-		y[i] = roundHalf(y[i] + float32(x[i]*a))
-	}
-}
-
-func scaleRoundF16Fast(y []float32, s float32) {
-	n8 := len(y) &^ 7
-	if n8 > 0 {
-		scaleRoundF16NEON(&y[0], n8, s)
-	}
-	scaleRoundF16Generic(y[n8:], s)
-}
+func axpyF32Kernel(y, x *float32, n int, a float32)      { axpyF32NEON(y, x, n, a) }
+func axpyRoundF16Kernel(y, x *float32, n int, a float32) { axpyRoundF16NEON(y, x, n, a) }
+func scaleRoundF16Kernel(y *float32, n int, s float32)   { scaleRoundF16NEON(y, n, s) }
