@@ -52,3 +52,11 @@ func tailF16(w, x []byte, from, to int, sum float32) float32 {
 	}
 	return float32(s)
 }
+
+// gemvDot is g's one-row dot: one weight row, one token. Called with a
+// named gemv it inlines to a direct call, so the output stays on the stack.
+func gemvDot(g gemv, w, x []byte, n int) float32 {
+	var o [1]float32
+	g(w, 0, 1, x, 0, 1, n, o[:], 0)
+	return o[0]
+}

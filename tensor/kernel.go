@@ -24,14 +24,6 @@ type ActQuant func(dst []byte, src []float32)
 // VecDot.
 type gemv func(w []byte, wstride, rows int, x []byte, xstride, ntok, cols int, out []float32, ostride int)
 
-// gemvDot is g's one-row dot: one weight row, one token. Called with a
-// named gemv it inlines to a direct call, so the output stays on the stack.
-func gemvDot(g gemv, w, x []byte, n int) float32 {
-	var o [1]float32
-	g(w, 0, 1, x, 0, 1, n, o[:], 0)
-	return o[0]
-}
-
 // maxType bounds the type ids the registry tables hold (ggml ids are small).
 const maxType = 64
 
