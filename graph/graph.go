@@ -168,17 +168,22 @@ func (p *Pipe[T]) Name() string { return p.name }
 func (p *Pipe[T]) Len() int { return len(p.ch) }
 
 // Send queues v, blocking while the pipe is full; it returns ctx.Err() if
-// ctx ends first. Only the pipe's writer stage may send; the item counts
-// as that stage's Out.
+// ctx ends first. Only the pipe's writer stage may send. The item counts
+// in the pipe's Sent once queued, and as the writer stage's Out from
+// before (a send that fails takes it back), so a reader that has received
+// an item never sees its writer's Out without it.
 func (p *Pipe[T]) Send(ctx context.Context, v T) error {
+	if p.w != nil {
+		p.w.out.Add(1)
+	}
 	select {
 	case p.ch <- v:
 		p.sent.Add(1)
-		if p.w != nil {
-			p.w.out.Add(1)
-		}
 		return nil
 	case <-ctx.Done():
+		if p.w != nil {
+			p.w.out.Add(-1)
+		}
 		return ctx.Err()
 	}
 }

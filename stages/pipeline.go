@@ -303,8 +303,8 @@ func (p *Pipeline) Active() int {
 	if g == nil || p.failed.Load() {
 		return 0
 	}
-	// A sequence may be retired a moment before intake has counted its
-	// send: never below 0.
+	// graph counts intake's send before the sequence is queued, so one
+	// that is decoding (or retired) has always been counted.
 	return max(0, int(g.Stage("intake").Stats().Out-g.Stage("draft").Stats().Retired))
 }
 
