@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/specd-dev/specd/internal/peertest"
 )
 
 // The files in testdata/peer are real output of llama.cpp's tools (build
@@ -206,12 +208,12 @@ func TestRunPeers(t *testing.T) {
 // TestPeerTools runs the real tools on the bundled pair when they are
 // built (bash tools/peer/build.sh).
 func TestPeerTools(t *testing.T) {
-	bin, _ := filepath.Abs(filepath.Join("..", ".cache", "llama.cpp", "build", "bin"))
-	if CheckPeerBin(bin) != nil {
-		t.Skip("llama.cpp's tools are not built (bash tools/peer/build.sh)")
+	bin := peertest.Bin()
+	if err := CheckPeerBin(bin); err != nil {
+		peertest.Missing(t, err.Error())
 	}
 	if testing.Short() {
-		t.Skip("runs llama.cpp")
+		t.Skip("runs llama.cpp (-short)")
 	}
 	e, _ := openBundled(t)
 	ps, _ := Builtin(SetBrown)
