@@ -121,9 +121,6 @@ func New(cfg Config) (*Server, error) {
 		// draft length to the positions left near the end of its slot.
 		cfg.MaxPromptTokens = p.MaxPos()
 	}
-	if cfg.MaxPromptTokens <= 0 {
-		return nil, fmt.Errorf("serve: slots of %d positions leave no room for a prompt", p.MaxPos())
-	}
 	if cfg.MaxTokens <= 0 {
 		cfg.MaxTokens = p.MaxPos()
 	}
