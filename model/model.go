@@ -237,7 +237,9 @@ func (b *binder) matrixOpt(name string, optional bool, rows, cols int) *tensor.M
 		b.fail(&TensorError{name, fmt.Sprintf("has %d bytes of data, want %d", len(t.Data), rs*rows)})
 		return nil
 	}
-	return &tensor.Matrix{Type: t.Type, Rows: rows, Cols: cols, Data: t.Data}
+	// In the layout the kernels read fastest (a copy, interleaved by
+	// eight rows, for Q4_0 and Q8_0 under AVX-512 VNNI; the same results).
+	return tensor.Repack(&tensor.Matrix{Type: t.Type, Rows: rows, Cols: cols, Data: t.Data})
 }
 
 // vector binds a 1-D tensor of n elements, converted to float32.

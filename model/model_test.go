@@ -42,10 +42,9 @@ func refForward(m *Model, toks []int32) [][]float64 {
 	c := m.Config
 	deq := func(mt *tensor.Matrix) [][]float64 {
 		rows := make([][]float64, mt.Rows)
-		rs := tensor.RowSize(mt.Type, mt.Cols)
 		buf := make([]float32, mt.Cols)
 		for r := range rows {
-			tensor.DequantizeRow(buf, mt.Type, mt.Data[r*rs:(r+1)*rs])
+			mt.DequantizeRow(buf, r)
 			rows[r] = make([]float64, mt.Cols)
 			for i, v := range buf {
 				rows[r][i] = float64(v)

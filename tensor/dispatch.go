@@ -20,6 +20,8 @@ func init() {
 // read without a lock).
 func registerTypeInfos() {
 	types[bf16Wide] = bf16WideInfo
+	types[q8_0x8] = typeInfo{"Q8_0 (rows interleaved by eight)", qk, q8_0Size, false}
+	types[q4_0x8] = typeInfo{"Q4_0 (rows interleaved by eight)", qk, q4_0Size, false}
 	registerArchTypeInfos()
 }
 

@@ -81,6 +81,13 @@ func registerQ0Kernels() {
 			registerGemv(Q4_0, gemvQ4_0T)
 		}
 	}
+	if hasVNNI {
+		// Interleaved matrices keep their kernel whatever the form.
+		registerKernel(q4_0x8, q8VNNI, interleavedDot)
+		registerKernel(q8_0x8, q8VNNI128, interleavedDot)
+		registerGemv(q4_0x8, gemvQ4_0x8)
+		registerGemv(q8_0x8, gemvQ8_0x8)
+	}
 	if q8Order == Q8_0Lanes {
 		registerKernel(Q8_0, Q8_0, dotQ8_0Lanes)
 		registerGemv(Q8_0, nil)
@@ -138,5 +145,48 @@ func q8VNNIFromQ8_0(dst, src []byte, nb, shift int) {
 		}
 		binary.LittleEndian.PutUint32(d[32:], math.Float32bits(F16ToF32(le16(s))))
 		binary.LittleEndian.PutUint32(d[36:], uint32(-all<<shift))
+	}
+}
+
+// repackTarget is the interleaved type Repack makes of t: Q4_0 and Q8_0
+// (in its default order) while the VNNI kernels are in use, whose
+// arithmetic the interleaved kernel repeats.
+func repackTarget(t Type) (Type, bool) {
+	switch {
+	case !useVNNI:
+	case t == Q4_0:
+		return q4_0x8, true
+	case t == Q8_0 && q8Order != Q8_0Lanes:
+		return q8_0x8, true
+	}
+	return 0, false
+}
+
+// q0x8Rows8V computes, for groups of eight interleaved rows of gsize bytes
+// per block (Q4_0 144, Q8_0 272), contiguous from w, over nb blocks and
+// ntok (1 to 8) q8VNNI activation rows, the outputs q0Rows8V computes from
+// the same rows row-major.
+//
+//go:noescape
+func q0x8Rows8V(w *byte, groups int, x *byte, xstride, ntok, nb int, out *float32, ostride int, gsize int)
+
+func gemvQ4_0x8(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
+	gemvQ0x8(q4_0Size, w, ws, rows, x, xs, ntok, cols, out, os)
+}
+
+func gemvQ8_0x8(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
+	gemvQ0x8(q8_0Size, w, ws, rows, x, xs, ntok, cols, out, os)
+}
+
+// gemvQ0x8 runs q0x8Rows8V over whole groups of interleaved rows (MatMul's
+// chunks are whole groups; the matrix is never strided).
+func gemvQ0x8(bsize int, w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
+	nb := cols / qk
+	if rows%8 != 0 || ws != nb*bsize {
+		panic("tensor: interleaved gemv on a partial group of rows or a strided matrix")
+	}
+	checkGemv(len(w), ws, rows, nb*bsize, len(x), xs, ntok, nb*q8VNNISize, len(out), os)
+	for t := 0; t < ntok; t += 8 {
+		q0x8Rows8V(ptr(w), rows/8, &x[t*xs], xs, min(8, ntok-t), nb, &out[t*os], os, 8*bsize)
 	}
 }

@@ -54,6 +54,12 @@
 // (16-31). Y15 = 0x0f bytes. Clobbers Y0-Y7.
 #define q4vDecode \
 	rows8T(2) \
+	q4vNibbles
+
+// q4vNibbles splits the transposed quants in Y4-Y7 (lane l of Y4+k: a
+// row's bytes 4k..4k+3) into Y16-Y19 (low nibbles) and Y20-Y23 (high
+// nibbles). Y15 = 0x0f bytes. Clobbers Y4-Y7.
+#define q4vNibbles \
 	VPANDD      Y15, Y4, Y16 \
 	VPANDD      Y15, Y5, Y17 \
 	VPANDD      Y15, Y6, Y18 \
@@ -307,5 +313,173 @@ q4vstored:
 	JNZ  q4vgroup
 
 q4vdone:
+	VZEROUPPER
+	RET
+
+// The interleaved layouts (repack.go): a group of eight rows holds, per
+// block, the eight F16 scales and then the quants already in the order
+// rows8T makes (lane l: row l), Q8_0's already unsigned, so a block is
+// decoded with four (Q4_0) or eight (Q8_0) loads and the outputs need no
+// permutation. Registers as in q0Rows8V, with R8 the group's current
+// block, BX the group counter and R15 the bytes of one block of eight rows.
+
+// q4x8Decode decodes the eight rows' Q4_0 block at R8 into Y16-Y23 (as
+// q4vDecode). Clobbers Y4-Y7.
+#define q4x8Decode \
+	VMOVDQU 16(R8), Y4 \
+	VMOVDQU 48(R8), Y5 \
+	VMOVDQU 80(R8), Y6 \
+	VMOVDQU 112(R8), Y7 \
+	q4vNibbles
+
+// q8x8Decode loads the eight rows' unsigned Q8_0 quants at R8 into
+// Y16-Y23 (as q8vHalf twice).
+#define q8x8Decode \
+	VMOVDQU32 16(R8), Y16 \
+	VMOVDQU32 48(R8), Y17 \
+	VMOVDQU32 80(R8), Y18 \
+	VMOVDQU32 112(R8), Y19 \
+	VMOVDQU32 144(R8), Y20 \
+	VMOVDQU32 176(R8), Y21 \
+	VMOVDQU32 208(R8), Y22 \
+	VMOVDQU32 240(R8), Y23
+
+// q0x8Block decodes the block at R8 (Q4_0 when R15 is 144, else Q8_0) and
+// its scales into Y12, leaving R9 at the first token's activation block.
+// L names the local labels.
+#define q0x8Block(L4, LDONE) \
+	CMPQ      R15, $144 \
+	JNE       L4 \
+	q4x8Decode \
+	JMP       LDONE \
+L4: \
+	q8x8Decode \
+LDONE: \
+	VCVTPH2PS (R8), Y12 \
+	MOVQ      DI, R9
+
+// func q0x8Rows8V(w *byte, groups int, x *byte, xstride, ntok, nb int, out *float32, ostride int, gsize int)
+//
+// Groups of eight interleaved Q4_0 (gsize 144) or Q8_0 (gsize 272) rows,
+// contiguous from w, against ntok (1 to 8) q8VNNI activation rows: the
+// outputs of q0Rows8V over the same rows row-major, bit for bit.
+TEXT ·q0x8Rows8V(SB), NOSPLIT, $0-72
+	MOVQ         w+0(FP), R8
+	MOVQ         groups+8(FP), BX
+	MOVQ         x+16(FP), R10
+	MOVQ         xstride+24(FP), R14
+	MOVQ         out+48(FP), R11
+	MOVQ         gsize+64(FP), R15
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+	TESTQ        BX, BX
+	JLE          q0x8done
+
+q0x8group:
+	MOVQ  R10, DI
+	MOVQ  nb+40(FP), CX
+	zeroAcc
+	TESTQ CX, CX
+	JZ    q0x8groupdone
+	CMPQ  ntok+32(FP), $5
+	JEQ   q0x85loop
+
+q0x8loop:
+	q0x8Block(q0x8q8, q0x8decoded)
+	q4vToken(Y24)
+	CMPQ ntok+32(FP), $1
+	JLE  q0x8tokdone
+	ADDQ R14, R9
+	q4vToken(Y25)
+	CMPQ ntok+32(FP), $2
+	JLE  q0x8tokdone
+	ADDQ R14, R9
+	q4vToken(Y26)
+	CMPQ ntok+32(FP), $3
+	JLE  q0x8tokdone
+	ADDQ R14, R9
+	q4vToken(Y27)
+	CMPQ ntok+32(FP), $4
+	JLE  q0x8tokdone
+	ADDQ R14, R9
+	q4vToken(Y28)
+	CMPQ ntok+32(FP), $5
+	JLE  q0x8tokdone
+	ADDQ R14, R9
+	q4vToken(Y29)
+	CMPQ ntok+32(FP), $6
+	JLE  q0x8tokdone
+	ADDQ R14, R9
+	q4vToken(Y30)
+	CMPQ ntok+32(FP), $7
+	JLE  q0x8tokdone
+	ADDQ R14, R9
+	q4vToken(Y31)
+
+q0x8tokdone:
+	ADDQ R15, R8
+	ADDQ $40, DI
+	DECQ CX
+	JNZ  q0x8loop
+	JMP  q0x8groupdone
+
+	// Five tokens without the per-token branches (as q4v5loop).
+q0x85loop:
+	q0x8Block(q0x85q8, q0x85decoded)
+	q4vToken(Y24)
+	ADDQ R14, R9
+	q4vToken(Y25)
+	ADDQ R14, R9
+	q4vToken(Y26)
+	ADDQ R14, R9
+	q4vToken(Y27)
+	ADDQ R14, R9
+	q4vToken(Y28)
+	ADDQ R15, R8
+	ADDQ $40, DI
+	DECQ CX
+	JNZ  q0x85loop
+
+q0x8groupdone:
+	MOVQ    ostride+56(FP), AX
+	SHLQ    $2, AX
+	MOVQ    R11, R9
+	VMOVUPS Y24, (R9)
+	CMPQ    ntok+32(FP), $1
+	JLE     q0x8stored
+	ADDQ    AX, R9
+	VMOVUPS Y25, (R9)
+	CMPQ    ntok+32(FP), $2
+	JLE     q0x8stored
+	ADDQ    AX, R9
+	VMOVUPS Y26, (R9)
+	CMPQ    ntok+32(FP), $3
+	JLE     q0x8stored
+	ADDQ    AX, R9
+	VMOVUPS Y27, (R9)
+	CMPQ    ntok+32(FP), $4
+	JLE     q0x8stored
+	ADDQ    AX, R9
+	VMOVUPS Y28, (R9)
+	CMPQ    ntok+32(FP), $5
+	JLE     q0x8stored
+	ADDQ    AX, R9
+	VMOVUPS Y29, (R9)
+	CMPQ    ntok+32(FP), $6
+	JLE     q0x8stored
+	ADDQ    AX, R9
+	VMOVUPS Y30, (R9)
+	CMPQ    ntok+32(FP), $7
+	JLE     q0x8stored
+	ADDQ    AX, R9
+	VMOVUPS Y31, (R9)
+
+q0x8stored:
+	ADDQ $32, R11
+	DECQ BX
+	JNZ  q0x8group
+
+q0x8done:
 	VZEROUPPER
 	RET

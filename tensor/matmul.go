@@ -25,8 +25,12 @@ type Matrix struct {
 // RowBytes returns the size in bytes of one row of m.
 func (m *Matrix) RowBytes() int { return RowSize(m.Type, m.Cols) }
 
-// Row returns the bytes of row r.
+// Row returns the bytes of row r. It panics on an interleaved matrix
+// (Repack), whose rows are not contiguous.
 func (m *Matrix) Row(r int) []byte {
+	if Interleaved(m) {
+		panic(fmt.Sprintf("tensor: Row of an interleaved %v matrix", m.Type))
+	}
 	rb := m.RowBytes()
 	return m.Data[r*rb : (r+1)*rb]
 }
