@@ -165,10 +165,11 @@ func repackTarget(t Type) (Type, bool) {
 // q0x8Rows8V computes, for groups of eight interleaved rows of gsize bytes
 // per block (Q4_0 144, Q8_0 272), contiguous from w, over nb blocks and
 // ntok (1 to 8) q8VNNI activation rows, the outputs q0Rows8V computes from
-// the same rows row-major.
+// the same rows row-major. Its arguments are q0Rows8V's (the two share
+// their code by frame offsets); wstride is not used.
 //
 //go:noescape
-func q0x8Rows8V(w *byte, groups int, x *byte, xstride, ntok, nb int, out *float32, ostride int, gsize int)
+func q0x8Rows8V(w *byte, wstride, groups int, x *byte, xstride, ntok, nb int, out *float32, ostride int, gsize int)
 
 func gemvQ4_0x8(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
 	gemvQ0x8(q4_0Size, w, ws, rows, x, xs, ntok, cols, out, os)
@@ -187,6 +188,6 @@ func gemvQ0x8(bsize int, w []byte, ws, rows int, x []byte, xs, ntok, cols int, o
 	}
 	checkGemv(len(w), ws, rows, nb*bsize, len(x), xs, ntok, nb*q8VNNISize, len(out), os)
 	for t := 0; t < ntok; t += 8 {
-		q0x8Rows8V(ptr(w), rows/8, &x[t*xs], xs, min(8, ntok-t), nb, &out[t*os], os, 8*bsize)
+		q0x8Rows8V(ptr(w), ws, rows/8, &x[t*xs], xs, min(8, ntok-t), nb, &out[t*os], os, 8*bsize)
 	}
 }

@@ -126,6 +126,94 @@
 	VPERMPS ACC, Y0, Y1 \
 	VMOVUPS Y1, (R9)
 
+// q0Tokens accumulates the decoded block (Y16-Y23, scales Y12) into the
+// ntok tokens' accumulators from the activation block at DI on, jumping to
+// DONE after the last. Clobbers R9.
+#define q0Tokens(DONE) \
+	MOVQ DI, R9 \
+	q4vToken(Y24) \
+	CMPQ ntok+40(FP), $1 \
+	JLE  DONE \
+	ADDQ R14, R9 \
+	q4vToken(Y25) \
+	CMPQ ntok+40(FP), $2 \
+	JLE  DONE \
+	ADDQ R14, R9 \
+	q4vToken(Y26) \
+	CMPQ ntok+40(FP), $3 \
+	JLE  DONE \
+	ADDQ R14, R9 \
+	q4vToken(Y27) \
+	CMPQ ntok+40(FP), $4 \
+	JLE  DONE \
+	ADDQ R14, R9 \
+	q4vToken(Y28) \
+	CMPQ ntok+40(FP), $5 \
+	JLE  DONE \
+	ADDQ R14, R9 \
+	q4vToken(Y29) \
+	CMPQ ntok+40(FP), $6 \
+	JLE  DONE \
+	ADDQ R14, R9 \
+	q4vToken(Y30) \
+	CMPQ ntok+40(FP), $7 \
+	JLE  DONE \
+	ADDQ R14, R9 \
+	q4vToken(Y31) \
+	JMP  DONE
+
+// q0Five is q0Tokens for exactly five tokens, without the branches (the
+// speculative verification pass). Clobbers R9.
+#define q0Five \
+	MOVQ DI, R9 \
+	q4vToken(Y24) \
+	ADDQ R14, R9 \
+	q4vToken(Y25) \
+	ADDQ R14, R9 \
+	q4vToken(Y26) \
+	ADDQ R14, R9 \
+	q4vToken(Y27) \
+	ADDQ R14, R9 \
+	q4vToken(Y28)
+
+// q0Stores writes the ntok accumulators, in row order, from R11 on at the
+// output stride, jumping to DONE after the last. Clobbers AX, R9, Y0, Y1.
+#define q0Stores(DONE) \
+	MOVQ    ostride+64(FP), AX \
+	SHLQ    $2, AX \
+	VMOVDQU ·permRows8(SB), Y0 \
+	MOVQ    R11, R9 \
+	q4vStore(Y24) \
+	CMPQ    ntok+40(FP), $1 \
+	JLE     DONE \
+	ADDQ    AX, R9 \
+	q4vStore(Y25) \
+	CMPQ    ntok+40(FP), $2 \
+	JLE     DONE \
+	ADDQ    AX, R9 \
+	q4vStore(Y26) \
+	CMPQ    ntok+40(FP), $3 \
+	JLE     DONE \
+	ADDQ    AX, R9 \
+	q4vStore(Y27) \
+	CMPQ    ntok+40(FP), $4 \
+	JLE     DONE \
+	ADDQ    AX, R9 \
+	q4vStore(Y28) \
+	CMPQ    ntok+40(FP), $5 \
+	JLE     DONE \
+	ADDQ    AX, R9 \
+	q4vStore(Y29) \
+	CMPQ    ntok+40(FP), $6 \
+	JLE     DONE \
+	ADDQ    AX, R9 \
+	q4vStore(Y30) \
+	CMPQ    ntok+40(FP), $7 \
+	JLE     DONE \
+	ADDQ    AX, R9 \
+	q4vStore(Y31) \
+	JMP     DONE
+
 // func q0Rows8V(w *byte, wstride, groups int, x *byte, xstride, ntok, nb int, out *float32, ostride int, bsize int)
 //
 // Groups of eight Q4_0 (bsize 18) or Q8_0 (bsize 34) rows: each block of
@@ -189,36 +277,7 @@ q0vq8:
 
 q0vdecoded:
 	q4vScales
-	MOVQ       DI, R9
-	q4vToken(Y24)
-	CMPQ       ntok+40(FP), $1
-	JLE        q4vtokdone
-	ADDQ       R14, R9
-	q4vToken(Y25)
-	CMPQ       ntok+40(FP), $2
-	JLE        q4vtokdone
-	ADDQ       R14, R9
-	q4vToken(Y26)
-	CMPQ       ntok+40(FP), $3
-	JLE        q4vtokdone
-	ADDQ       R14, R9
-	q4vToken(Y27)
-	CMPQ       ntok+40(FP), $4
-	JLE        q4vtokdone
-	ADDQ       R14, R9
-	q4vToken(Y28)
-	CMPQ       ntok+40(FP), $5
-	JLE        q4vtokdone
-	ADDQ       R14, R9
-	q4vToken(Y29)
-	CMPQ       ntok+40(FP), $6
-	JLE        q4vtokdone
-	ADDQ       R14, R9
-	q4vToken(Y30)
-	CMPQ       ntok+40(FP), $7
-	JLE        q4vtokdone
-	ADDQ       R14, R9
-	q4vToken(Y31)
+	q0Tokens(q4vtokdone)
 
 q4vtokdone:
 	ADDQ R15, R8
@@ -255,16 +314,7 @@ q0v5q8:
 
 q0v5decoded:
 	q4vScales
-	MOVQ       DI, R9
-	q4vToken(Y24)
-	ADDQ       R14, R9
-	q4vToken(Y25)
-	ADDQ       R14, R9
-	q4vToken(Y26)
-	ADDQ       R14, R9
-	q4vToken(Y27)
-	ADDQ       R14, R9
-	q4vToken(Y28)
+	q0Five
 	ADDQ       R15, R8
 	ADDQ       R15, R12
 	ADDQ       $40, DI
@@ -272,39 +322,7 @@ q0v5decoded:
 	JNZ        q4v5loop
 
 q4vgroupdone:
-	MOVQ    ostride+64(FP), AX
-	SHLQ    $2, AX
-	VMOVDQU ·permRows8(SB), Y0
-	MOVQ    R11, R9
-	q4vStore(Y24)
-	CMPQ    ntok+40(FP), $1
-	JLE     q4vstored
-	ADDQ    AX, R9
-	q4vStore(Y25)
-	CMPQ    ntok+40(FP), $2
-	JLE     q4vstored
-	ADDQ    AX, R9
-	q4vStore(Y26)
-	CMPQ    ntok+40(FP), $3
-	JLE     q4vstored
-	ADDQ    AX, R9
-	q4vStore(Y27)
-	CMPQ    ntok+40(FP), $4
-	JLE     q4vstored
-	ADDQ    AX, R9
-	q4vStore(Y28)
-	CMPQ    ntok+40(FP), $5
-	JLE     q4vstored
-	ADDQ    AX, R9
-	q4vStore(Y29)
-	CMPQ    ntok+40(FP), $6
-	JLE     q4vstored
-	ADDQ    AX, R9
-	q4vStore(Y30)
-	CMPQ    ntok+40(FP), $7
-	JLE     q4vstored
-	ADDQ    AX, R9
-	q4vStore(Y31)
+	q0Stores(q4vstored)
 
 q4vstored:
 	ADDQ $32, R11
@@ -317,11 +335,11 @@ q4vdone:
 	RET
 
 // The interleaved layouts (repack.go): a group of eight rows holds, per
-// block, the eight F16 scales and then the quants already in the order
-// rows8T makes (lane l: row l), Q8_0's already unsigned, so a block is
-// decoded with four (Q4_0) or eight (Q8_0) loads and the outputs need no
-// permutation. Registers as in q0Rows8V, with R8 the group's current
-// block, BX the group counter and R15 the bytes of one block of eight rows.
+// block, the eight F16 scales and then the quants, both already in the
+// lane order p of rows8T (Q8_0's quants already unsigned), so a block is
+// decoded with four (Q4_0) or eight (Q8_0) loads instead of a transpose.
+// Registers as in q0Rows8V, with R8 the group's current block, BX the
+// group counter and R15 the bytes of one block of eight rows.
 
 // q4x8Decode decodes the eight rows' Q4_0 block at R8 into Y16-Y23 (as
 // q4vDecode). Clobbers Y4-Y7.
@@ -345,31 +363,30 @@ q4vdone:
 	VMOVDQU32 240(R8), Y23
 
 // q0x8Block decodes the block at R8 (Q4_0 when R15 is 144, else Q8_0) and
-// its scales into Y12, leaving R9 at the first token's activation block.
-// L names the local labels.
-#define q0x8Block(L4, LDONE) \
+// its scales into Y12; L8 and LDONE name its local labels.
+#define q0x8Block(L8, LDONE) \
 	CMPQ      R15, $144 \
-	JNE       L4 \
+	JNE       L8 \
 	q4x8Decode \
 	JMP       LDONE \
-L4: \
+L8: \
 	q8x8Decode \
 LDONE: \
-	VCVTPH2PS (R8), Y12 \
-	MOVQ      DI, R9
+	VCVTPH2PS (R8), Y12
 
-// func q0x8Rows8V(w *byte, groups int, x *byte, xstride, ntok, nb int, out *float32, ostride int, gsize int)
+// func q0x8Rows8V(w *byte, wstride, groups int, x *byte, xstride, ntok, nb int, out *float32, ostride int, gsize int)
 //
 // Groups of eight interleaved Q4_0 (gsize 144) or Q8_0 (gsize 272) rows,
-// contiguous from w, against ntok (1 to 8) q8VNNI activation rows: the
-// outputs of q0Rows8V over the same rows row-major, bit for bit.
-TEXT ·q0x8Rows8V(SB), NOSPLIT, $0-72
+// contiguous from w (wstride is not used), against ntok (1 to 8) q8VNNI
+// activation rows: the outputs of q0Rows8V over the same rows row-major,
+// bit for bit.
+TEXT ·q0x8Rows8V(SB), NOSPLIT, $0-80
 	MOVQ         w+0(FP), R8
-	MOVQ         groups+8(FP), BX
-	MOVQ         x+16(FP), R10
-	MOVQ         xstride+24(FP), R14
-	MOVQ         out+48(FP), R11
-	MOVQ         gsize+64(FP), R15
+	MOVQ         groups+16(FP), BX
+	MOVQ         x+24(FP), R10
+	MOVQ         xstride+32(FP), R14
+	MOVQ         out+56(FP), R11
+	MOVQ         gsize+72(FP), R15
 	MOVL         $0x0f0f0f0f, AX
 	VMOVD        AX, X15
 	VPBROADCASTD X15, Y15
@@ -378,44 +395,16 @@ TEXT ·q0x8Rows8V(SB), NOSPLIT, $0-72
 
 q0x8group:
 	MOVQ  R10, DI
-	MOVQ  nb+40(FP), CX
+	MOVQ  nb+48(FP), CX
 	zeroAcc
 	TESTQ CX, CX
 	JZ    q0x8groupdone
-	CMPQ  ntok+32(FP), $5
+	CMPQ  ntok+40(FP), $5
 	JEQ   q0x85loop
 
 q0x8loop:
 	q0x8Block(q0x8q8, q0x8decoded)
-	q4vToken(Y24)
-	CMPQ ntok+32(FP), $1
-	JLE  q0x8tokdone
-	ADDQ R14, R9
-	q4vToken(Y25)
-	CMPQ ntok+32(FP), $2
-	JLE  q0x8tokdone
-	ADDQ R14, R9
-	q4vToken(Y26)
-	CMPQ ntok+32(FP), $3
-	JLE  q0x8tokdone
-	ADDQ R14, R9
-	q4vToken(Y27)
-	CMPQ ntok+32(FP), $4
-	JLE  q0x8tokdone
-	ADDQ R14, R9
-	q4vToken(Y28)
-	CMPQ ntok+32(FP), $5
-	JLE  q0x8tokdone
-	ADDQ R14, R9
-	q4vToken(Y29)
-	CMPQ ntok+32(FP), $6
-	JLE  q0x8tokdone
-	ADDQ R14, R9
-	q4vToken(Y30)
-	CMPQ ntok+32(FP), $7
-	JLE  q0x8tokdone
-	ADDQ R14, R9
-	q4vToken(Y31)
+	q0Tokens(q0x8tokdone)
 
 q0x8tokdone:
 	ADDQ R15, R8
@@ -427,53 +416,14 @@ q0x8tokdone:
 	// Five tokens without the per-token branches (as q4v5loop).
 q0x85loop:
 	q0x8Block(q0x85q8, q0x85decoded)
-	q4vToken(Y24)
-	ADDQ R14, R9
-	q4vToken(Y25)
-	ADDQ R14, R9
-	q4vToken(Y26)
-	ADDQ R14, R9
-	q4vToken(Y27)
-	ADDQ R14, R9
-	q4vToken(Y28)
+	q0Five
 	ADDQ R15, R8
 	ADDQ $40, DI
 	DECQ CX
 	JNZ  q0x85loop
 
 q0x8groupdone:
-	MOVQ    ostride+56(FP), AX
-	SHLQ    $2, AX
-	MOVQ    R11, R9
-	VMOVUPS Y24, (R9)
-	CMPQ    ntok+32(FP), $1
-	JLE     q0x8stored
-	ADDQ    AX, R9
-	VMOVUPS Y25, (R9)
-	CMPQ    ntok+32(FP), $2
-	JLE     q0x8stored
-	ADDQ    AX, R9
-	VMOVUPS Y26, (R9)
-	CMPQ    ntok+32(FP), $3
-	JLE     q0x8stored
-	ADDQ    AX, R9
-	VMOVUPS Y27, (R9)
-	CMPQ    ntok+32(FP), $4
-	JLE     q0x8stored
-	ADDQ    AX, R9
-	VMOVUPS Y28, (R9)
-	CMPQ    ntok+32(FP), $5
-	JLE     q0x8stored
-	ADDQ    AX, R9
-	VMOVUPS Y29, (R9)
-	CMPQ    ntok+32(FP), $6
-	JLE     q0x8stored
-	ADDQ    AX, R9
-	VMOVUPS Y30, (R9)
-	CMPQ    ntok+32(FP), $7
-	JLE     q0x8stored
-	ADDQ    AX, R9
-	VMOVUPS Y31, (R9)
+	q0Stores(q0x8stored)
 
 q0x8stored:
 	ADDQ $32, R11

@@ -10,10 +10,12 @@ import "fmt"
 // for the same reason: ggml_gemv_q4_0_8x8_q8_0):
 //
 //	group of rows 8g..8g+7, block b (blocks of all eight rows, b in order):
-//		d   [8]uint16          // the rows' F16 scales, row 0 first
-//		qs  [size/4][8][4]byte // word l of each 32 bytes: row l's quant bytes 4j..4j+3
+//		d   [8]uint16          // the rows' F16 scales, lane l: row 8g+p[l]
+//		qs  [size/4][8][4]byte // word l of the j-th 32 bytes: row 8g+p[l]'s quant bytes 4j..4j+3
 //
-// with size the quant bytes of one row's block (16 for Q4_0, 32 for Q8_0;
+// with p = [0 2 4 6 1 3 5 7], the lane order the row-major kernel's
+// transpose produces (so the two kernels share their code after decoding),
+// and size the quant bytes of one row's block (16 for Q4_0, 32 for Q8_0;
 // Q8_0 quants stored as unsigned w+128, the form the kernel multiplies).
 // A group takes exactly the bytes of its eight rows (144 per Q4_0 block,
 // 272 per Q8_0 block), so chunks of whole groups are still row ranges of
@@ -95,8 +97,8 @@ func interleave8(packed, plain []byte, t Type, rows, cols int, unpack bool) {
 	for g := 0; g < rows/8; g++ {
 		for b := range nb {
 			blk := g*8*rb + b*8*bsize
-			for l := range 8 {
-				row := (8*g+l)*rb + b*bsize
+			for l, pl := range groupLanes {
+				row := (8*g+pl)*rb + b*bsize
 				mv(blk+2*l, row, 2, false)
 				for j := 0; j < bsize-2; j += 4 {
 					mv(blk+16+(j/4)*32+4*l, row+2+j, 4, true)
@@ -105,6 +107,9 @@ func interleave8(packed, plain []byte, t Type, rows, cols int, unpack bool) {
 		}
 	}
 }
+
+// groupLanes is the row of each lane of an interleaved group (p above).
+var groupLanes = [8]int{0, 2, 4, 6, 1, 3, 5, 7}
 
 // interleavedDot is the single-row dot of an interleaved type, which has
 // none: its rows are not contiguous, and MatMul always takes its gemv.
