@@ -696,8 +696,8 @@ q4x5loop:
 // Frame: 0-31 the current row's scales (as in q4KRows), 32-47 the eight
 // rows' d and 48-63 their dmin (F16), 64 the output pointer, 72 the groups
 // left, 80 the group's first row. Registers: SI row 0 of the current block,
-// R9 the current row, R8 wstride, DI the activation block, CX blocks left;
-// Y12/Y0 (isum) and Y11/Y1 (imin) hold the partial VPHADDD trees, Y10/Y9 the
+// R9 the current row, R8 wstride, DI the activation block, CX blocks left,
+// R11 the prefetch pointer; Y12/Y0 (isum) and Y11/Y1 (imin) hold the partial VPHADDD trees, Y10/Y9 the
 // current pair; Y14 and Y13 the eight rows' acc and accm.
 TEXT ·q4KRows8(SB), NOSPLIT, $88-48
 	MOVQ w+0(FP), AX
@@ -711,12 +711,37 @@ TEXT ·q4KRows8(SB), NOSPLIT, $88-48
 
 q4r8group:
 	MOVQ 80(SP), SI
+	LEAQ (SI)(R8*8), R11
 	MOVQ x+24(FP), DI
 	MOVQ nb+32(FP), CX
 	VXORPS Y14, Y14, Y14
 	VXORPS Y13, Y13, Y13
 
 q4r8loop:
+	// Eight row streams a few blocks long defeat the hardware prefetcher
+	// once the matrix is not in cache: fetch the next group's rows
+	// (contiguous when wstride is the row size) ahead, the 1152 bytes of
+	// one block of eight rows per block consumed. Prefetches past the
+	// matrix are harmless.
+	PREFETCHT0 0(R11)
+	PREFETCHT0 64(R11)
+	PREFETCHT0 128(R11)
+	PREFETCHT0 192(R11)
+	PREFETCHT0 256(R11)
+	PREFETCHT0 320(R11)
+	PREFETCHT0 384(R11)
+	PREFETCHT0 448(R11)
+	PREFETCHT0 512(R11)
+	PREFETCHT0 576(R11)
+	PREFETCHT0 640(R11)
+	PREFETCHT0 704(R11)
+	PREFETCHT0 768(R11)
+	PREFETCHT0 832(R11)
+	PREFETCHT0 896(R11)
+	PREFETCHT0 960(R11)
+	PREFETCHT0 1024(R11)
+	PREFETCHT0 1088(R11)
+	ADDQ       $1152, R11
 	MOVQ SI, R9
 	Q4R8ROW(32, 48)
 	VMOVDQA Y4, Y10
