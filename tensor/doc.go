@@ -25,6 +25,15 @@
 // sharing; a process that needs llama.cpp's bits sets the order once at
 // start.
 //
+// # Interleaved weights
+//
+// Repack, which the model applies to every weight matrix it binds, copies
+// a matrix into a layout with eight rows interleaved block by block where
+// the kernel set in use has a kernel for it (Q4_0 and Q8_0; see
+// repack.go), so that a one-token pass reads one stream and decodes
+// without a transpose. The copy gives MatMul the same bits; its rows are
+// not contiguous (Matrix.DequantizeRow reads one back; Row refuses).
+//
 // # How to add a weight type
 //
 //  1. types.go: the ggml id and a typeInfo (name, elements and bytes per
