@@ -181,3 +181,207 @@ q4vtstoretok:
 q4vtdone:
 	VZEROUPPER
 	RET
+
+// The interleaved Q4_0 layout (q4_0x8, repack.go) with AVX2: a block of a
+// group of eight rows is 144 contiguous bytes, the eight F16 scales and
+// then, at 16+32k, dword k (quant bytes 4k..4k+3) of the eight rows, lane
+// l holding row p[l] (p = [0 2 4 6 1 3 5 7]). Those four loads are the
+// registers q4_0Rows8VT builds with eight loads, eight inserts and eight
+// unpacks per block, in lane order p instead of row order; the products,
+// the int16 and int32 sums and the float operations per output are
+// q4_0Rows8VT's, and VPERMPS by permRows8 puts the outputs in row order
+// at the store. The group is one stream, which the hardware prefetcher
+// follows without help.
+
+// q4x8Nibbles loads the block at R8: Y0-Y3 the low nibbles of dword k
+// (elements 4k..4k+3), Y4-Y7 the high ones (elements 16+4k..16+4k+3), one
+// lane per row. Y15 = 0x0f bytes.
+#define q4x8Nibbles \
+	VMOVDQU 16(R8), Y0 \
+	VMOVDQU 48(R8), Y1 \
+	VMOVDQU 80(R8), Y2 \
+	VMOVDQU 112(R8), Y3 \
+	VPSRLW  $4, Y0, Y4 \
+	VPSRLW  $4, Y1, Y5 \
+	VPSRLW  $4, Y2, Y6 \
+	VPSRLW  $4, Y3, Y7 \
+	VPAND   Y15, Y0, Y0 \
+	VPAND   Y15, Y1, Y1 \
+	VPAND   Y15, Y2, Y2 \
+	VPAND   Y15, Y3, Y3 \
+	VPAND   Y15, Y4, Y4 \
+	VPAND   Y15, Y5, Y5 \
+	VPAND   Y15, Y6, Y6 \
+	VPAND   Y15, Y7, Y7
+
+// q4x8Sum leaves in Y13 the eight rows' exact Σ (q-8)·y over the block
+// against the q8VNNI activation block at register P (quants at 0, off at
+// 36): the eight VPMADDUBSW products (nibbles unsigned, activations
+// signed) add up in int16 without saturating (at most 8·2·15·128 = 30720),
+// VPMADDWD by Y14 (int16 ones) folds each lane's two words into int32 and
+// off adds -8·Σ y. The sums are exact, so their order (a tree here, for a
+// shorter dependency chain) does not change them. Clobbers Y9-Y12.
+#define q4x8Sum(P) \
+	VPBROADCASTD 0(P), Y9 \
+	VPBROADCASTD 16(P), Y10 \
+	VPMADDUBSW   Y9, Y0, Y13 \
+	VPMADDUBSW   Y10, Y4, Y12 \
+	VPBROADCASTD 4(P), Y9 \
+	VPBROADCASTD 20(P), Y10 \
+	VPMADDUBSW   Y9, Y1, Y11 \
+	VPMADDUBSW   Y10, Y5, Y10 \
+	VPADDW       Y12, Y13, Y13 \
+	VPADDW       Y10, Y11, Y11 \
+	VPBROADCASTD 8(P), Y9 \
+	VPBROADCASTD 24(P), Y10 \
+	VPMADDUBSW   Y9, Y2, Y12 \
+	VPMADDUBSW   Y10, Y6, Y10 \
+	VPADDW       Y11, Y13, Y13 \
+	VPADDW       Y10, Y12, Y12 \
+	VPBROADCASTD 12(P), Y9 \
+	VPBROADCASTD 28(P), Y10 \
+	VPMADDUBSW   Y9, Y3, Y11 \
+	VPMADDUBSW   Y10, Y7, Y10 \
+	VPADDW       Y10, Y11, Y11 \
+	VPADDW       Y11, Y12, Y12 \
+	VPADDW       Y12, Y13, Y13 \
+	VPMADDWD     Y14, Y13, Y13 \
+	VPBROADCASTD 36(P), Y9 \
+	VPADDD       Y9, Y13, Y13
+
+// q4x8Consts sets Y15 = 0x0f bytes, Y14 = int16 ones.
+#define q4x8Consts \
+	MOVL         $0x0f0f0f0f, AX \
+	VMOVD        AX, X15 \
+	VPBROADCASTD X15, Y15 \
+	VPCMPEQW     Y14, Y14, Y14 \
+	VPSRLW       $15, Y14, Y14
+
+// func q4_0x8Rows8V1(w *byte, groups int, x *byte, nb int, out *float32)
+//
+// Groups of eight interleaved Q4_0 rows (144 bytes a block, contiguous
+// from w) against one q8VNNI activation row: out[r] = dotQ4_0Generic of
+// row r on the Q8_0 form of x, bit for bit. The accumulator Y8 (lane l:
+// row p[l]) takes acc = fma(float32(isum), d_w·d_x, acc) once per block,
+// dotQ4_0Generic's order.
+TEXT ·q4_0x8Rows8V1(SB), NOSPLIT, $0-40
+	MOVQ    w+0(FP), R8
+	MOVQ    groups+8(FP), BX
+	MOVQ    x+16(FP), R10
+	MOVQ    out+32(FP), R11
+	q4x8Consts
+	TESTQ   BX, BX
+	JLE     q4x1done
+
+q4x1group:
+	MOVQ   R10, DI
+	MOVQ   nb+24(FP), CX
+	VXORPS Y8, Y8, Y8
+	TESTQ  CX, CX
+	JZ     q4x1groupdone
+
+q4x1loop:
+	q4x8Nibbles
+	q4x8Sum(DI)
+	VCVTDQ2PS    Y13, Y13
+	VCVTPH2PS    (R8), Y12
+	VBROADCASTSS 32(DI), Y9
+	VMULPS       Y12, Y9, Y9
+	VFMADD231PS  Y9, Y13, Y8
+	ADDQ         $144, R8
+	ADDQ         $40, DI
+	DECQ         CX
+	JNZ          q4x1loop
+
+q4x1groupdone:
+	VMOVDQU ·permRows8(SB), Y12
+	VPERMPS Y8, Y12, Y8
+	VMOVUPS Y8, (R11)
+	ADDQ    $32, R11
+	DECQ    BX
+	JNZ     q4x1group
+
+q4x1done:
+	VZEROUPPER
+	RET
+
+// func q4_0x8Rows8VT(w *byte, groups int, x *byte, xstride, ntok, nb int, out *float32, ostride int)
+//
+// Groups of eight interleaved Q4_0 rows against ntok (1 to 8) q8VNNI
+// activation rows (x + t·xstride), writing out[t·ostride + r] =
+// dotQ4_0Generic of row r on token t, bit for bit: each block is decoded
+// once for all the tokens, whose accumulators live in the frame (token t
+// at 32t, lane l: row p[l]). Y8 holds the block's scales; DX is 32·ntok,
+// R9 the token's activation block and R15 32·(the token).
+TEXT ·q4_0x8Rows8VT(SB), NOSPLIT, $256-64
+	MOVQ    w+0(FP), R8
+	MOVQ    groups+8(FP), BX
+	MOVQ    x+16(FP), R10
+	MOVQ    xstride+24(FP), R12
+	MOVQ    ntok+32(FP), DX
+	SHLQ    $5, DX
+	MOVQ    out+48(FP), R11
+	MOVQ    ostride+56(FP), R13
+	SHLQ    $2, R13
+	q4x8Consts
+	TESTQ   BX, BX
+	JLE     q4xtdone
+
+q4xtgroup:
+	MOVQ    R10, DI
+	MOVQ    nb+40(FP), CX
+	VXORPS  Y9, Y9, Y9
+	VMOVUPS Y9, 0(SP)
+	VMOVUPS Y9, 32(SP)
+	VMOVUPS Y9, 64(SP)
+	VMOVUPS Y9, 96(SP)
+	VMOVUPS Y9, 128(SP)
+	VMOVUPS Y9, 160(SP)
+	VMOVUPS Y9, 192(SP)
+	VMOVUPS Y9, 224(SP)
+	TESTQ   CX, CX
+	JZ      q4xtstore
+
+q4xtloop:
+	q4x8Nibbles
+	VCVTPH2PS (R8), Y8
+	MOVQ      DI, R9
+	XORQ      R15, R15
+
+q4xttok:
+	q4x8Sum(R9)
+	VCVTDQ2PS    Y13, Y13
+	VBROADCASTSS 32(R9), Y9
+	VMULPS       Y8, Y9, Y9
+	VMOVUPS      (SP)(R15*1), Y10
+	VFMADD231PS  Y9, Y13, Y10
+	VMOVUPS      Y10, (SP)(R15*1)
+	ADDQ         R12, R9
+	ADDQ         $32, R15
+	CMPQ         R15, DX
+	JLT          q4xttok
+	ADDQ         $144, R8
+	ADDQ         $40, DI
+	DECQ         CX
+	JNZ          q4xtloop
+
+q4xtstore:
+	VMOVDQU ·permRows8(SB), Y12
+	MOVQ    R11, R9
+	XORQ    R15, R15
+
+q4xtstoretok:
+	VMOVUPS (SP)(R15*1), Y0
+	VPERMPS Y0, Y12, Y0
+	VMOVUPS Y0, (R9)
+	ADDQ    R13, R9
+	ADDQ    $32, R15
+	CMPQ    R15, DX
+	JLT     q4xtstoretok
+	ADDQ    $32, R11
+	DECQ    BX
+	JNZ     q4xtgroup
+
+q4xtdone:
+	VZEROUPPER
+	RET

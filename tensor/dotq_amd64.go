@@ -81,11 +81,22 @@ func registerQ0Kernels() {
 			registerGemv(Q4_0, gemvQ4_0T)
 		}
 	}
-	if hasVNNI {
-		// Interleaved matrices keep their kernel whatever the form.
+	// Repack writes one layout whatever the form, so a matrix interleaved
+	// under one form computes under the other. Interleaved Q4_0 takes the
+	// kernel of the form in use, on q8VNNI activations in both (the AVX2
+	// and the AVX-512 converters write the same bytes); interleaved Q8_0
+	// keeps the VNNI kernel (the AVX2 form's VPMADDUBSW would saturate on
+	// its unsigned quants, and repackTarget makes none under it).
+	switch {
+	case useVNNI:
 		registerKernel(q4_0x8, q8VNNI, interleavedDot)
-		registerKernel(q8_0x8, q8VNNI128, interleavedDot)
 		registerGemv(q4_0x8, gemvQ4_0x8)
+	case hasAVX2FMA:
+		registerKernel(q4_0x8, q8VNNI, interleavedDot)
+		registerGemv(q4_0x8, gemvQ4_0x8T)
+	}
+	if hasVNNI {
+		registerKernel(q8_0x8, q8VNNI128, interleavedDot)
 		registerGemv(q8_0x8, gemvQ8_0x8)
 	}
 	if q8Order == Q8_0Lanes {
@@ -148,15 +159,16 @@ func q8VNNIFromQ8_0(dst, src []byte, nb, shift int) {
 	}
 }
 
-// repackTarget is the interleaved type Repack makes of t: Q4_0 and Q8_0
-// (in its default order) while the VNNI kernels are in use, whose
-// arithmetic the interleaved kernel repeats.
+// repackTarget is the interleaved type Repack makes of t: Q4_0 with the
+// AVX2 or the VNNI kernels (q4_0x8Rows8VT or q0x8Rows8V, which repeat the
+// arithmetic of the form's row-major kernel), Q8_0 (in its default order)
+// only while the VNNI kernels are in use (the AVX2 Q8_0 kernels keep the
+// ggml layout and signed quants).
 func repackTarget(t Type) (Type, bool) {
 	switch {
-	case !useVNNI:
-	case t == Q4_0:
+	case t == Q4_0 && hasAVX2FMA:
 		return q4_0x8, true
-	case t == Q8_0 && q8Order != Q8_0Lanes:
+	case t == Q8_0 && useVNNI && q8Order != Q8_0Lanes:
 		return q8_0x8, true
 	}
 	return 0, false
@@ -183,11 +195,17 @@ func gemvQ8_0x8(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []floa
 // chunks are whole groups; the matrix is never strided).
 func gemvQ0x8(bsize int, w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
 	nb := cols / qk
-	if rows%8 != 0 || ws != nb*bsize {
-		panic("tensor: interleaved gemv on a partial group of rows or a strided matrix")
-	}
+	checkInterleaved(bsize, ws, rows, cols)
 	checkGemv(len(w), ws, rows, nb*bsize, len(x), xs, ntok, nb*q8VNNISize, len(out), os)
 	for t := 0; t < ntok; t += 8 {
 		q0x8Rows8V(ptr(w), ws, rows/8, &x[t*xs], xs, min(8, ntok-t), nb, &out[t*os], os, 8*bsize)
+	}
+}
+
+// checkInterleaved panics unless an interleaved gemv of bsize-byte blocks
+// is given whole groups of rows of a matrix that is not strided.
+func checkInterleaved(bsize, ws, rows, cols int) {
+	if rows%8 != 0 || ws != cols/qk*bsize {
+		panic("tensor: interleaved gemv on a partial group of rows or a strided matrix")
 	}
 }

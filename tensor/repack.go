@@ -13,8 +13,10 @@ import "fmt"
 //		d   [8]uint16          // the rows' F16 scales, lane l: row 8g+p[l]
 //		qs  [size/4][8][4]byte // word l of the j-th 32 bytes: row 8g+p[l]'s quant bytes 4j..4j+3
 //
-// with p = [0 2 4 6 1 3 5 7], the lane order the row-major kernel's
-// transpose produces (so the two kernels share their code after decoding),
+// with p = [0 2 4 6 1 3 5 7], the lane order the AVX-512 row-major
+// kernel's transpose produces (so the two VNNI kernels share their code
+// after decoding; the AVX2 Q4_0 ones put their outputs in row order with a
+// permutation at the store),
 // and size the quant bytes of one row's block (16 for Q4_0, 32 for Q8_0;
 // Q8_0 quants stored as unsigned w+128, the form the kernel multiplies).
 // A group takes exactly the bytes of its eight rows (144 per Q4_0 block,
@@ -38,10 +40,11 @@ var interleaved = map[Type]Type{q8_0x8: Q8_0, q4_0x8: Q4_0}
 
 // Repack returns m in the layout of the fastest kernel for its type on this
 // CPU: a new Matrix with its own copy of the data, interleaved by eight
-// rows, for Q4_0 and Q8_0 matrices of a multiple of eight rows where the
-// AVX-512 VNNI kernels are in use; m itself otherwise. The copy computes
-// bit-identical MatMul results; it takes as much memory as m's data, and m
-// (often a view of a mapped file) is no longer read.
+// rows, for matrices of a multiple of eight rows that are Q4_0 where the
+// AVX2 or the AVX-512 VNNI kernels are in use, or Q8_0 where the VNNI ones
+// are; m itself otherwise. The copy computes bit-identical MatMul
+// results; it takes as much memory as m's data, and m (often a view of a
+// mapped file) is no longer read.
 func Repack(m *Matrix) *Matrix {
 	t, ok := repackTarget(m.Type)
 	if !ok || m.Rows%8 != 0 || m.Check() != nil {

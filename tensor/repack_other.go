@@ -2,5 +2,5 @@
 
 package tensor
 
-// repackTarget: only the AVX-512 VNNI kernels have interleaved forms.
+// repackTarget: only the amd64 assembly kernels have interleaved forms.
 func repackTarget(Type) (Type, bool) { return 0, false }
