@@ -238,7 +238,8 @@ func (b *binder) matrixOpt(name string, optional bool, rows, cols int) *tensor.M
 		return nil
 	}
 	// In the layout the kernels read fastest (a copy, interleaved by
-	// eight rows, for Q4_0 and Q8_0 under AVX-512 VNNI; the same results).
+	// eight rows, for Q4_0 with the AVX2 and AVX-512 VNNI kernels and Q8_0
+	// with the VNNI ones; the same results).
 	return tensor.Repack(&tensor.Matrix{Type: t.Type, Rows: rows, Cols: cols, Data: t.Data})
 }
 
