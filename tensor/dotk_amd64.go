@@ -29,22 +29,22 @@ const kMaxQ4KTBlocks = 64
 // kRowsT is the signature of the T-token kernels.
 type kRowsT func(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
 
-// The T-token kernels by T (2 ≤ T ≤ 8).
+// The T-token kernels by T (2 ≤ T ≤ 8; Q4_K from 1).
 var (
-	q4KRowsT = [9]kRowsT{2: q4KRowsT2VNNI, 3: q4KRowsT3VNNI, 4: q4KRowsT4VNNI, 5: q4KRowsT5VNNI,
+	q4KRowsT = [9]kRowsT{1: q4KRowsT1VNNI, 2: q4KRowsT2VNNI, 3: q4KRowsT3VNNI, 4: q4KRowsT4VNNI, 5: q4KRowsT5VNNI,
 		6: q4KRowsT6VNNI, 7: q4KRowsT7VNNI, 8: q4KRowsT8VNNI}
 	q6KRowsT = [9]kRowsT{2: q6KRowsT2VNNI, 3: q6KRowsT3VNNI, 4: q6KRowsT4VNNI, 5: q6KRowsT5VNNI,
 		6: q6KRowsT6VNNI, 7: q6KRowsT7VNNI, 8: q6KRowsT8VNNI}
 )
 
-// gemvKT runs tokens t0 .. t0+T-1 (2 ≤ T ≤ 8) through kern[T].
+// gemvKT runs tokens t0 .. t0+T-1 through kern[T].
 func gemvKT(kern *[9]kRowsT, w []byte, ws, rows int, x []byte, xs, t0, T, nb int, out []float32, os int) {
 	_ = x[(t0+T-1)*xs+nb*q8KBytes-1]
 	_ = out[(t0+T-1)*os+rows-1]
 	kern[T](&w[0], ws, rows, &x[t0*xs], xs, nb, &out[t0*os], os)
 }
 
-// gemvQ4KT runs tokens t0 .. t0+T-1 (2 ≤ T ≤ 8) through q4KRowsT<T>VNNI.
+// gemvQ4KT runs tokens t0 .. t0+T-1 (1 ≤ T ≤ 8) through q4KRowsT<T>VNNI.
 func gemvQ4KT(w []byte, ws, rows int, x []byte, xs, t0, T, nb int, out []float32, os int) {
 	gemvKT(&q4KRowsT, w, ws, rows, x, xs, t0, T, nb, out, os)
 }

@@ -124,6 +124,556 @@ DATA ktDupWord<>+16(SB)/8, $0x0504050401000100
 DATA ktDupWord<>+24(SB)/8, $0x0d0c0d0c09080908
 GLOBL ktDupWord<>(SB), RODATA|NOPTR, $32
 
+// func q4KRowsT1VNNI(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, AVX512_VNNI, F16C, FMA3
+TEXT ·q4KRowsT1VNNI(SB), $18560-64
+	// Frame: 0-31 the block's scales, 32-63 and 64-95 the mins of even and odd
+	// blocks, as doubled words; 96 the weight row, 104 the rows left, 112 the
+	// output pointer, 120 the end of the tables; from 128, nb tables (q4KTable).
+	MOVQ w+0(FP), AX
+	MOVQ AX, 96(SP)
+	MOVQ rows+16(FP), AX
+	MOVQ AX, 104(SP)
+	MOVQ out+48(FP), AX
+	MOVQ AX, 112(SP)
+
+	// Tables: per block, each token's scale and bsums pairs, token-major (lanes T..7 zero).
+	MOVQ xstride+32(FP), AX
+	MOVQ x+24(FP), AX
+	LEAQ 128(SP), CX
+	MOVQ nb+40(FP), DX
+
+q4KRowsT1VNNItab:
+	MOVL    (AX), BX
+	MOVL    BX, (CX)
+	MOVL    $0x00000000, 4(CX)
+	MOVL    $0x00000000, 8(CX)
+	MOVL    $0x00000000, 12(CX)
+	MOVL    $0x00000000, 16(CX)
+	MOVL    $0x00000000, 20(CX)
+	MOVL    $0x00000000, 24(CX)
+	MOVL    $0x00000000, 28(CX)
+	MOVL    260(AX), BX
+	MOVL    BX, 32(CX)
+	MOVL    $0x00000000, 36(CX)
+	MOVL    $0x00000000, 40(CX)
+	MOVL    $0x00000000, 44(CX)
+	MOVL    $0x00000000, 48(CX)
+	MOVL    $0x00000000, 52(CX)
+	MOVL    $0x00000000, 56(CX)
+	MOVL    $0x00000000, 60(CX)
+	MOVL    264(AX), BX
+	MOVL    BX, 64(CX)
+	MOVL    $0x00000000, 68(CX)
+	MOVL    $0x00000000, 72(CX)
+	MOVL    $0x00000000, 76(CX)
+	MOVL    $0x00000000, 80(CX)
+	MOVL    $0x00000000, 84(CX)
+	MOVL    $0x00000000, 88(CX)
+	MOVL    $0x00000000, 92(CX)
+	MOVL    268(AX), BX
+	MOVL    BX, 96(CX)
+	MOVL    $0x00000000, 100(CX)
+	MOVL    $0x00000000, 104(CX)
+	MOVL    $0x00000000, 108(CX)
+	MOVL    $0x00000000, 112(CX)
+	MOVL    $0x00000000, 116(CX)
+	MOVL    $0x00000000, 120(CX)
+	MOVL    $0x00000000, 124(CX)
+	MOVL    272(AX), BX
+	MOVL    BX, 128(CX)
+	MOVL    $0x00000000, 132(CX)
+	MOVL    $0x00000000, 136(CX)
+	MOVL    $0x00000000, 140(CX)
+	MOVL    $0x00000000, 144(CX)
+	MOVL    $0x00000000, 148(CX)
+	MOVL    $0x00000000, 152(CX)
+	MOVL    $0x00000000, 156(CX)
+	MOVL    276(AX), BX
+	MOVL    BX, 160(CX)
+	MOVL    $0x00000000, 164(CX)
+	MOVL    $0x00000000, 168(CX)
+	MOVL    $0x00000000, 172(CX)
+	MOVL    $0x00000000, 176(CX)
+	MOVL    $0x00000000, 180(CX)
+	MOVL    $0x00000000, 184(CX)
+	MOVL    $0x00000000, 188(CX)
+	MOVL    280(AX), BX
+	MOVL    BX, 192(CX)
+	MOVL    $0x00000000, 196(CX)
+	MOVL    $0x00000000, 200(CX)
+	MOVL    $0x00000000, 204(CX)
+	MOVL    $0x00000000, 208(CX)
+	MOVL    $0x00000000, 212(CX)
+	MOVL    $0x00000000, 216(CX)
+	MOVL    $0x00000000, 220(CX)
+	MOVL    284(AX), BX
+	MOVL    BX, 224(CX)
+	MOVL    $0x00000000, 228(CX)
+	MOVL    $0x00000000, 232(CX)
+	MOVL    $0x00000000, 236(CX)
+	MOVL    $0x00000000, 240(CX)
+	MOVL    $0x00000000, 244(CX)
+	MOVL    $0x00000000, 248(CX)
+	MOVL    $0x00000000, 252(CX)
+	MOVL    288(AX), BX
+	MOVL    BX, 256(CX)
+	MOVL    $0x00000000, 260(CX)
+	MOVL    $0x00000000, 264(CX)
+	MOVL    $0x00000000, 268(CX)
+	MOVL    $0x00000000, 272(CX)
+	MOVL    $0x00000000, 276(CX)
+	MOVL    $0x00000000, 280(CX)
+	MOVL    $0x00000000, 284(CX)
+	ADDQ    $0x00000120, CX
+	ADDQ    $0x00000124, AX
+	DECQ    DX
+	JNZ     q4KRowsT1VNNItab
+	MOVQ    CX, 120(SP)
+	VMOVDQU ktMask0F<>+0(SB), Y15
+
+q4KRowsT1VNNIrow:
+	MOVQ   96(SP), DX
+	MOVQ   x+24(FP), AX
+	LEAQ   128(SP), CX
+	VXORPS Y13, Y13, Y13
+	VXORPS Y14, Y14, Y14
+
+	// Block 0: integer work only.
+	MOVL         4(DX), BX
+	MOVL         12(DX), SI
+	MOVL         BX, DI
+	ANDL         $0x3f3f3f3f, DI
+	MOVL         SI, R8
+	ANDL         $0x0f0f0f0f, R8
+	SHRL         $0x06, BX
+	ANDL         $0x03030303, BX
+	SHLL         $0x04, BX
+	ORL          BX, R8
+	SHLQ         $0x20, R8
+	ORQ          R8, DI
+	MOVL         8(DX), BX
+	MOVL         BX, R8
+	ANDL         $0x3f3f3f3f, R8
+	SHRL         $0x04, SI
+	ANDL         $0x0f0f0f0f, SI
+	SHRL         $0x06, BX
+	ANDL         $0x03030303, BX
+	SHLL         $0x04, BX
+	ORL          BX, SI
+	SHLQ         $0x20, SI
+	ORQ          SI, R8
+	VMOVQ        DI, X1
+	VPINSRQ      $0x01, R8, X1, X1
+	VPMOVZXBW    X1, Y3
+	VPUNPCKLWD   Y3, Y3, Y5
+	VPUNPCKHWD   Y3, Y3, Y6
+	VMOVDQU      X5, (SP)
+	VMOVDQU      X6, 16(SP)
+	VEXTRACTI128 $0x01, Y5, 32(SP)
+	VEXTRACTI128 $0x01, Y6, 48(SP)
+	VMOVDQU      16(DX), Y5
+	VPSRLW       $0x04, Y5, Y6
+	VPAND        Y15, Y5, Y5
+	VPAND        Y15, Y6, Y6
+	VPBROADCASTQ (SP), Y7
+	VPSHUFD      $0x50, Y7, Y7
+	VPXORD       Y9, Y9, Y9
+	VPXORD       Y10, Y10, Y10
+	VPDPBUSD     4(AX), Y5, Y9
+	VPDPBUSD     36(AX), Y6, Y10
+	VPACKSSDW    Y10, Y9, Y9
+	VPMADDWD     Y7, Y9, Y16
+	VMOVDQU      48(DX), Y5
+	VPSRLW       $0x04, Y5, Y6
+	VPAND        Y15, Y5, Y5
+	VPAND        Y15, Y6, Y6
+	VPBROADCASTQ 8(SP), Y7
+	VPSHUFD      $0x50, Y7, Y7
+	VPXORD       Y9, Y9, Y9
+	VPXORD       Y10, Y10, Y10
+	VPDPBUSD     68(AX), Y5, Y9
+	VPDPBUSD     100(AX), Y6, Y10
+	VPACKSSDW    Y10, Y9, Y9
+	VPDPWSSD     Y7, Y9, Y16
+	VMOVDQU      80(DX), Y5
+	VPSRLW       $0x04, Y5, Y6
+	VPAND        Y15, Y5, Y5
+	VPAND        Y15, Y6, Y6
+	VPBROADCASTQ 16(SP), Y7
+	VPSHUFD      $0x50, Y7, Y7
+	VPXORD       Y9, Y9, Y9
+	VPXORD       Y10, Y10, Y10
+	VPDPBUSD     132(AX), Y5, Y9
+	VPDPBUSD     164(AX), Y6, Y10
+	VPACKSSDW    Y10, Y9, Y9
+	VPDPWSSD     Y7, Y9, Y16
+	VMOVDQU      112(DX), Y5
+	VPSRLW       $0x04, Y5, Y6
+	VPAND        Y15, Y5, Y5
+	VPAND        Y15, Y6, Y6
+	VPBROADCASTQ 24(SP), Y7
+	VPSHUFD      $0x50, Y7, Y7
+	VPXORD       Y9, Y9, Y9
+	VPXORD       Y10, Y10, Y10
+	VPDPBUSD     196(AX), Y5, Y9
+	VPDPBUSD     228(AX), Y6, Y10
+	VPACKSSDW    Y10, Y9, Y9
+	VPDPWSSD     Y7, Y9, Y16
+	ADDQ         $0x00000090, DX
+	ADDQ         $0x00000124, AX
+	ADDQ         $0x00000120, CX
+	CMPQ         CX, 120(SP)
+	JEQ          q4KRowsT1VNNIlastA
+
+q4KRowsT1VNNIblk:
+	// An odd block, with the float work of the even block before it.
+	MOVL          4(DX), BX
+	MOVL          12(DX), SI
+	MOVL          BX, DI
+	ANDL          $0x3f3f3f3f, DI
+	MOVL          SI, R8
+	ANDL          $0x0f0f0f0f, R8
+	SHRL          $0x06, BX
+	ANDL          $0x03030303, BX
+	SHLL          $0x04, BX
+	ORL           BX, R8
+	SHLQ          $0x20, R8
+	ORQ           R8, DI
+	MOVL          8(DX), BX
+	MOVL          BX, R8
+	ANDL          $0x3f3f3f3f, R8
+	SHRL          $0x04, SI
+	ANDL          $0x0f0f0f0f, SI
+	SHRL          $0x06, BX
+	ANDL          $0x03030303, BX
+	SHLL          $0x04, BX
+	ORL           BX, SI
+	SHLQ          $0x20, SI
+	ORQ           SI, R8
+	VMOVQ         DI, X1
+	VPINSRQ       $0x01, R8, X1, X1
+	VPMOVZXBW     X1, Y3
+	VPUNPCKLWD    Y3, Y3, Y5
+	VPUNPCKHWD    Y3, Y3, Y6
+	VMOVDQU       X5, (SP)
+	VMOVDQU       X6, 16(SP)
+	VEXTRACTI128  $0x01, Y5, 64(SP)
+	VEXTRACTI128  $0x01, Y6, 80(SP)
+	VMOVDQU       16(DX), Y5
+	VPSRLW        $0x04, Y5, Y6
+	VPUNPCKLDQ    Y16, Y16, Y0
+	VPAND         Y15, Y5, Y5
+	VPUNPCKHDQ    Y16, Y16, Y16
+	VPAND         Y15, Y6, Y6
+	VPADDD        Y0, Y16, Y16
+	VPBROADCASTQ  (SP), Y7
+	VPSHUFD       $0x50, Y7, Y7
+	VPUNPCKLQDQ   Y16, Y16, Y0
+	VPXORD        Y9, Y9, Y9
+	VPUNPCKHQDQ   Y16, Y16, Y16
+	VPXORD        Y10, Y10, Y10
+	VPADDD        Y0, Y16, Y16
+	VPDPBUSD      4(AX), Y5, Y9
+	VSHUFI64X2    $0x00, Y16, Y16, Y0
+	VPDPBUSD      36(AX), Y6, Y10
+	VPACKSSDW     Y10, Y9, Y9
+	VSHUFI64X2    $0x03, Y16, Y16, Y1
+	VPMADDWD      Y7, Y9, Y24
+	VPADDD        Y0, Y1, Y1
+	VMOVDQU       48(DX), Y5
+	VPXORD        Y2, Y2, Y2
+	VPSRLW        $0x04, Y5, Y6
+	VMOVDQU       -256(CX), Y3
+	VPAND         Y15, Y5, Y5
+	VPAND         Y15, Y6, Y6
+	VPDPWSSD.BCST 32(SP), Y3, Y2
+	VPBROADCASTQ  8(SP), Y7
+	VMOVDQU       -224(CX), Y8
+	VPSHUFD       $0x50, Y7, Y7
+	VPDPWSSD.BCST 36(SP), Y8, Y2
+	VPXORD        Y9, Y9, Y9
+	VMOVDQU       -192(CX), Y3
+	VPXORD        Y10, Y10, Y10
+	VPDPBUSD      68(AX), Y5, Y9
+	VPDPWSSD.BCST 40(SP), Y3, Y2
+	VPDPBUSD      100(AX), Y6, Y10
+	VMOVDQU       -160(CX), Y8
+	VPACKSSDW     Y10, Y9, Y9
+	VPDPWSSD.BCST 44(SP), Y8, Y2
+	VPDPWSSD      Y7, Y9, Y24
+	VMOVDQU       -128(CX), Y3
+	VMOVDQU       80(DX), Y5
+	VPSRLW        $0x04, Y5, Y6
+	VPDPWSSD.BCST 48(SP), Y3, Y2
+	VPAND         Y15, Y5, Y5
+	VMOVDQU       -96(CX), Y8
+	VPAND         Y15, Y6, Y6
+	VPDPWSSD.BCST 52(SP), Y8, Y2
+	VPBROADCASTQ  16(SP), Y7
+	VPSHUFD       $0x50, Y7, Y7
+	VMOVDQU       -64(CX), Y3
+	VPXORD        Y9, Y9, Y9
+	VPDPWSSD.BCST 56(SP), Y3, Y2
+	VPXORD        Y10, Y10, Y10
+	VMOVDQU       -32(CX), Y8
+	VPDPBUSD      132(AX), Y5, Y9
+	VPDPWSSD.BCST 60(SP), Y8, Y2
+	VPDPBUSD      164(AX), Y6, Y10
+	VPACKSSDW     Y10, Y9, Y9
+	VCVTDQ2PS     Y1, Y1
+	VPDPWSSD      Y7, Y9, Y24
+	VCVTDQ2PS     Y2, Y2
+	VMOVDQU       112(DX), Y5
+	MOVL          -144(DX), BX
+	VPSRLW        $0x04, Y5, Y6
+	VMOVD         BX, X3
+	VPAND         Y15, Y5, Y5
+	VPAND         Y15, Y6, Y6
+	VCVTPH2PS     X3, X3
+	VPBROADCASTQ  24(SP), Y7
+	VBROADCASTSS  X3, Y4
+	VPSHUFD       $0x50, Y7, Y7
+	VMOVSHDUP     X3, X3
+	VPXORD        Y9, Y9, Y9
+	VBROADCASTSS  X3, Y3
+	VPXORD        Y10, Y10, Y10
+	VPDPBUSD      196(AX), Y5, Y9
+	VMULPS        -288(CX), Y4, Y4
+	VPDPBUSD      228(AX), Y6, Y10
+	VMULPS        -288(CX), Y3, Y3
+	VPACKSSDW     Y10, Y9, Y9
+	VFMADD231PS   Y4, Y1, Y13
+	VPDPWSSD      Y7, Y9, Y24
+	VFMADD231PS   Y3, Y2, Y14
+	ADDQ          $0x00000090, DX
+	ADDQ          $0x00000124, AX
+	ADDQ          $0x00000120, CX
+	CMPQ          CX, 120(SP)
+	JEQ           q4KRowsT1VNNIlastB
+
+	// An even block, with the float work of the odd block before it.
+	MOVL          4(DX), BX
+	MOVL          12(DX), SI
+	MOVL          BX, DI
+	ANDL          $0x3f3f3f3f, DI
+	MOVL          SI, R8
+	ANDL          $0x0f0f0f0f, R8
+	SHRL          $0x06, BX
+	ANDL          $0x03030303, BX
+	SHLL          $0x04, BX
+	ORL           BX, R8
+	SHLQ          $0x20, R8
+	ORQ           R8, DI
+	MOVL          8(DX), BX
+	MOVL          BX, R8
+	ANDL          $0x3f3f3f3f, R8
+	SHRL          $0x04, SI
+	ANDL          $0x0f0f0f0f, SI
+	SHRL          $0x06, BX
+	ANDL          $0x03030303, BX
+	SHLL          $0x04, BX
+	ORL           BX, SI
+	SHLQ          $0x20, SI
+	ORQ           SI, R8
+	VMOVQ         DI, X1
+	VPINSRQ       $0x01, R8, X1, X1
+	VPMOVZXBW     X1, Y3
+	VPUNPCKLWD    Y3, Y3, Y5
+	VPUNPCKHWD    Y3, Y3, Y6
+	VMOVDQU       X5, (SP)
+	VMOVDQU       X6, 16(SP)
+	VEXTRACTI128  $0x01, Y5, 32(SP)
+	VEXTRACTI128  $0x01, Y6, 48(SP)
+	VMOVDQU       16(DX), Y5
+	VPSRLW        $0x04, Y5, Y6
+	VPUNPCKLDQ    Y24, Y24, Y0
+	VPAND         Y15, Y5, Y5
+	VPUNPCKHDQ    Y24, Y24, Y24
+	VPAND         Y15, Y6, Y6
+	VPADDD        Y0, Y24, Y24
+	VPBROADCASTQ  (SP), Y7
+	VPSHUFD       $0x50, Y7, Y7
+	VPUNPCKLQDQ   Y24, Y24, Y0
+	VPXORD        Y9, Y9, Y9
+	VPUNPCKHQDQ   Y24, Y24, Y24
+	VPXORD        Y10, Y10, Y10
+	VPADDD        Y0, Y24, Y24
+	VPDPBUSD      4(AX), Y5, Y9
+	VSHUFI64X2    $0x00, Y24, Y24, Y0
+	VPDPBUSD      36(AX), Y6, Y10
+	VPACKSSDW     Y10, Y9, Y9
+	VSHUFI64X2    $0x03, Y24, Y24, Y1
+	VPMADDWD      Y7, Y9, Y16
+	VPADDD        Y0, Y1, Y1
+	VMOVDQU       48(DX), Y5
+	VPXORD        Y2, Y2, Y2
+	VPSRLW        $0x04, Y5, Y6
+	VMOVDQU       -256(CX), Y3
+	VPAND         Y15, Y5, Y5
+	VPAND         Y15, Y6, Y6
+	VPDPWSSD.BCST 64(SP), Y3, Y2
+	VPBROADCASTQ  8(SP), Y7
+	VMOVDQU       -224(CX), Y8
+	VPSHUFD       $0x50, Y7, Y7
+	VPDPWSSD.BCST 68(SP), Y8, Y2
+	VPXORD        Y9, Y9, Y9
+	VMOVDQU       -192(CX), Y3
+	VPXORD        Y10, Y10, Y10
+	VPDPBUSD      68(AX), Y5, Y9
+	VPDPWSSD.BCST 72(SP), Y3, Y2
+	VPDPBUSD      100(AX), Y6, Y10
+	VMOVDQU       -160(CX), Y8
+	VPACKSSDW     Y10, Y9, Y9
+	VPDPWSSD.BCST 76(SP), Y8, Y2
+	VPDPWSSD      Y7, Y9, Y16
+	VMOVDQU       -128(CX), Y3
+	VMOVDQU       80(DX), Y5
+	VPSRLW        $0x04, Y5, Y6
+	VPDPWSSD.BCST 80(SP), Y3, Y2
+	VPAND         Y15, Y5, Y5
+	VMOVDQU       -96(CX), Y8
+	VPAND         Y15, Y6, Y6
+	VPDPWSSD.BCST 84(SP), Y8, Y2
+	VPBROADCASTQ  16(SP), Y7
+	VPSHUFD       $0x50, Y7, Y7
+	VMOVDQU       -64(CX), Y3
+	VPXORD        Y9, Y9, Y9
+	VPDPWSSD.BCST 88(SP), Y3, Y2
+	VPXORD        Y10, Y10, Y10
+	VMOVDQU       -32(CX), Y8
+	VPDPBUSD      132(AX), Y5, Y9
+	VPDPWSSD.BCST 92(SP), Y8, Y2
+	VPDPBUSD      164(AX), Y6, Y10
+	VPACKSSDW     Y10, Y9, Y9
+	VCVTDQ2PS     Y1, Y1
+	VPDPWSSD      Y7, Y9, Y16
+	VCVTDQ2PS     Y2, Y2
+	VMOVDQU       112(DX), Y5
+	MOVL          -144(DX), BX
+	VPSRLW        $0x04, Y5, Y6
+	VMOVD         BX, X3
+	VPAND         Y15, Y5, Y5
+	VPAND         Y15, Y6, Y6
+	VCVTPH2PS     X3, X3
+	VPBROADCASTQ  24(SP), Y7
+	VBROADCASTSS  X3, Y4
+	VPSHUFD       $0x50, Y7, Y7
+	VMOVSHDUP     X3, X3
+	VPXORD        Y9, Y9, Y9
+	VBROADCASTSS  X3, Y3
+	VPXORD        Y10, Y10, Y10
+	VPDPBUSD      196(AX), Y5, Y9
+	VMULPS        -288(CX), Y4, Y4
+	VPDPBUSD      228(AX), Y6, Y10
+	VMULPS        -288(CX), Y3, Y3
+	VPACKSSDW     Y10, Y9, Y9
+	VFMADD231PS   Y4, Y1, Y13
+	VPDPWSSD      Y7, Y9, Y16
+	VFMADD231PS   Y3, Y2, Y14
+	ADDQ          $0x00000090, DX
+	ADDQ          $0x00000124, AX
+	ADDQ          $0x00000120, CX
+	CMPQ          CX, 120(SP)
+	JNE           q4KRowsT1VNNIblk
+
+q4KRowsT1VNNIlastA:
+	VPUNPCKLDQ    Y16, Y16, Y0
+	VPUNPCKHDQ    Y16, Y16, Y16
+	VPADDD        Y0, Y16, Y16
+	VPUNPCKLQDQ   Y16, Y16, Y0
+	VPUNPCKHQDQ   Y16, Y16, Y16
+	VPADDD        Y0, Y16, Y16
+	VSHUFI64X2    $0x00, Y16, Y16, Y0
+	VSHUFI64X2    $0x03, Y16, Y16, Y1
+	VPADDD        Y0, Y1, Y1
+	VPXORD        Y2, Y2, Y2
+	VMOVDQU       -256(CX), Y3
+	VPDPWSSD.BCST 32(SP), Y3, Y2
+	VMOVDQU       -224(CX), Y8
+	VPDPWSSD.BCST 36(SP), Y8, Y2
+	VMOVDQU       -192(CX), Y3
+	VPDPWSSD.BCST 40(SP), Y3, Y2
+	VMOVDQU       -160(CX), Y8
+	VPDPWSSD.BCST 44(SP), Y8, Y2
+	VMOVDQU       -128(CX), Y3
+	VPDPWSSD.BCST 48(SP), Y3, Y2
+	VMOVDQU       -96(CX), Y8
+	VPDPWSSD.BCST 52(SP), Y8, Y2
+	VMOVDQU       -64(CX), Y3
+	VPDPWSSD.BCST 56(SP), Y3, Y2
+	VMOVDQU       -32(CX), Y8
+	VPDPWSSD.BCST 60(SP), Y8, Y2
+	VCVTDQ2PS     Y1, Y1
+	VCVTDQ2PS     Y2, Y2
+	MOVL          -144(DX), AX
+	VMOVD         AX, X3
+	VCVTPH2PS     X3, X3
+	VBROADCASTSS  X3, Y4
+	VMOVSHDUP     X3, X3
+	VBROADCASTSS  X3, Y3
+	VMULPS        -288(CX), Y4, Y4
+	VMULPS        -288(CX), Y3, Y3
+	VFMADD231PS   Y4, Y1, Y13
+	VFMADD231PS   Y3, Y2, Y14
+	JMP           q4KRowsT1VNNIstore
+
+q4KRowsT1VNNIlastB:
+	VPUNPCKLDQ    Y24, Y24, Y0
+	VPUNPCKHDQ    Y24, Y24, Y24
+	VPADDD        Y0, Y24, Y24
+	VPUNPCKLQDQ   Y24, Y24, Y0
+	VPUNPCKHQDQ   Y24, Y24, Y24
+	VPADDD        Y0, Y24, Y24
+	VSHUFI64X2    $0x00, Y24, Y24, Y0
+	VSHUFI64X2    $0x03, Y24, Y24, Y1
+	VPADDD        Y0, Y1, Y1
+	VPXORD        Y2, Y2, Y2
+	VMOVDQU       -256(CX), Y3
+	VPDPWSSD.BCST 64(SP), Y3, Y2
+	VMOVDQU       -224(CX), Y8
+	VPDPWSSD.BCST 68(SP), Y8, Y2
+	VMOVDQU       -192(CX), Y3
+	VPDPWSSD.BCST 72(SP), Y3, Y2
+	VMOVDQU       -160(CX), Y8
+	VPDPWSSD.BCST 76(SP), Y8, Y2
+	VMOVDQU       -128(CX), Y3
+	VPDPWSSD.BCST 80(SP), Y3, Y2
+	VMOVDQU       -96(CX), Y8
+	VPDPWSSD.BCST 84(SP), Y8, Y2
+	VMOVDQU       -64(CX), Y3
+	VPDPWSSD.BCST 88(SP), Y3, Y2
+	VMOVDQU       -32(CX), Y8
+	VPDPWSSD.BCST 92(SP), Y8, Y2
+	VCVTDQ2PS     Y1, Y1
+	VCVTDQ2PS     Y2, Y2
+	MOVL          -144(DX), AX
+	VMOVD         AX, X3
+	VCVTPH2PS     X3, X3
+	VBROADCASTSS  X3, Y4
+	VMOVSHDUP     X3, X3
+	VBROADCASTSS  X3, Y3
+	VMULPS        -288(CX), Y4, Y4
+	VMULPS        -288(CX), Y3, Y3
+	VFMADD231PS   Y4, Y1, Y13
+	VFMADD231PS   Y3, Y2, Y14
+
+q4KRowsT1VNNIstore:
+	// out[t·ostride + r] = acc − accm for each token.
+	VSUBPS Y14, Y13, Y13
+	MOVQ   112(SP), AX
+	MOVQ   ostride+56(FP), CX
+	SHLQ   $0x02, CX
+	VMOVSS X13, (AX)
+	ADDQ   $0x04, 112(SP)
+	MOVQ   96(SP), AX
+	ADDQ   wstride+8(FP), AX
+	MOVQ   AX, 96(SP)
+	DECQ   104(SP)
+	JNZ    q4KRowsT1VNNIrow
+	VZEROUPPER
+	RET
+
 // func q4KRowsT2VNNI(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
 // Requires: AVX, AVX2, AVX512F, AVX512VL, AVX512_VNNI, F16C, FMA3
 TEXT ·q4KRowsT2VNNI(SB), $18560-64

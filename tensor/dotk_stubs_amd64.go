@@ -4,6 +4,11 @@
 
 package tensor
 
+// q4KRowsT1VNNI is q4KRowsT2VNNI for t < 1.
+//
+//go:noescape
+func q4KRowsT1VNNI(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+
 // q4KRowsT2VNNI runs T activation rows (Q8_K, at x + t·xstride) through one
 // pass over rows Q4_K weight rows (at w + r·wstride, nb > 0 blocks each),
 // writing out[t·ostride + r], bit for bit

@@ -392,8 +392,8 @@ func main() {
 func dotk() {
 	data()
 	data2()
-	for T := 2; T <= 8; T++ {
-		q4K(T)
+	for T := 1; T <= 8; T++ {
+		q4K(T) // T = 1: the one-token pass, a row at a time on VNNI
 	}
 	for T := 2; T <= 8; T++ {
 		q6K(T)

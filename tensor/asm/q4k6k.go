@@ -16,7 +16,7 @@ const kSig = "func(w *byte, wstride, rows int, x *byte, xstride, nb int, out *fl
 // the contract and its reference loop for T = 2 (with more), a line
 // pointing there for the others.
 func kDoc(name, typ string, T int, more ...string) {
-	if T > 2 {
+	if T != 2 {
 		c.Doc(fmt.Sprintf("%s is %s for t < %d.", name, strings.Replace(name, fmt.Sprintf("T%d", T), "T2", 1), T))
 		c.Pragma("noescape")
 		return
