@@ -4,6 +4,7 @@ package tensor
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 )
 
@@ -208,4 +209,10 @@ func checkInterleaved(bsize, ws, rows, cols int) {
 	if rows%8 != 0 || ws != cols/qk*bsize {
 		panic("tensor: interleaved gemv on a partial group of rows or a strided matrix")
 	}
+}
+
+// interleavedDot is the single-row dot of an interleaved type, which has
+// none: its rows are not contiguous, and MatMul always takes its gemv.
+func interleavedDot(w, x []byte, n int) float32 {
+	panic(fmt.Sprintf("tensor: an interleaved matrix has no single-row dot (%d elements)", n))
 }

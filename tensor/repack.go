@@ -1,7 +1,5 @@
 package tensor
 
-import "fmt"
-
 // Interleaved weights. A one-token product over a row-major matrix reads
 // each weight row as its own stream, and a kernel that serves eight rows at
 // once transposes their blocks in registers for every block it reads.
@@ -113,9 +111,3 @@ func interleave8(packed, plain []byte, t Type, rows, cols int, unpack bool) {
 
 // groupLanes is the row of each lane of an interleaved group (p above).
 var groupLanes = [8]int{0, 2, 4, 6, 1, 3, 5, 7}
-
-// interleavedDot is the single-row dot of an interleaved type, which has
-// none: its rows are not contiguous, and MatMul always takes its gemv.
-func interleavedDot(w, x []byte, n int) float32 {
-	panic(fmt.Sprintf("tensor: an interleaved matrix has no single-row dot (%d elements)", n))
-}
