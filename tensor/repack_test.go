@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 )
 
@@ -136,12 +137,36 @@ func TestRepackDequantizeRow(t *testing.T) {
 }
 
 // BenchmarkRepackLoad is the load-time cost of interleaving a 32000×896
-// Q8_0 output head.
+// Q8_0 output head (Repack: the copy, over every CPU).
 func BenchmarkRepackLoad(b *testing.B) {
 	m := randMatrix(b, rand.New(rand.NewPCG(7, 8)), Q8_0, 32000, 896)
-	dst := make([]byte, len(m.Data))
 	b.SetBytes(int64(len(m.Data)))
 	for b.Loop() {
-		interleave8(dst, m.Data, Q8_0, m.Rows, m.Cols, false)
+		if !Interleaved(Repack(m)) {
+			b.Skipf("no interleaved kernel in the %s set", KernelSet())
+		}
+	}
+}
+
+// TestRepackParallel: a matrix large enough for Repack to split over
+// goroutines gets the bytes of one interleave8 over the whole of it.
+func TestRepackParallel(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("one CPU: Repack does not split")
+	}
+	r := rand.New(rand.NewPCG(9, 10))
+	rows, cols := 8*((2*repackPart/(8*RowSize(Q8_0, 1024)))+3), 1024
+	m := &Matrix{Type: Q8_0, Rows: rows, Cols: cols, Data: make([]byte, rows*RowSize(Q8_0, cols))}
+	for i := range m.Data {
+		m.Data[i] = byte(r.Uint32())
+	}
+	p := Repack(m)
+	if !Interleaved(p) {
+		t.Skipf("no interleaved kernel in the %s set", KernelSet())
+	}
+	want := make([]byte, len(m.Data))
+	interleave8(want, m.Data, Q8_0, rows, cols, false)
+	if !bytes.Equal(p.Data, want) {
+		t.Fatal("the split copy differs from one interleave8 over the matrix")
 	}
 }
