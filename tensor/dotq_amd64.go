@@ -88,13 +88,12 @@ func registerQ0Kernels() {
 	// and the AVX-512 converters write the same bytes); interleaved Q8_0
 	// keeps the VNNI kernel (the AVX2 form's VPMADDUBSW would saturate on
 	// its unsigned quants, and repackTarget makes none under it).
-	switch {
-	case useVNNI:
-		registerKernel(q4_0x8, q8VNNI, interleavedDot)
-		registerGemv(q4_0x8, gemvQ4_0x8)
-	case hasAVX2FMA:
+	if hasAVX2FMA {
 		registerKernel(q4_0x8, q8VNNI, interleavedDot)
 		registerGemv(q4_0x8, gemvQ4_0x8T)
+		if useVNNI {
+			registerGemv(q4_0x8, gemvQ4_0x8)
+		}
 	}
 	if hasVNNI {
 		registerKernel(q8_0x8, q8VNNI128, interleavedDot)

@@ -29,8 +29,8 @@ import (
 // same operations, in the same order, as the row-major type's kernel: the
 // results are bit-identical (TestRepack).
 //
-// An interleaved matrix is for MatMul only: its rows are not contiguous,
-// so Row and DequantizeRow do not apply to it.
+// An interleaved matrix's rows are not contiguous: MatMul computes with
+// it, Matrix.DequantizeRow reads a row back, Matrix.Row refuses it.
 
 // q8_0x8 and q4_0x8 are Q8_0 and Q4_0 with rows interleaved by eight
 // (Repack), ids ggml does not use; they are not weight types of a file.
@@ -39,8 +39,17 @@ const (
 	q4_0x8 Type = 57
 )
 
-// interleaved maps each interleaved type to the row-major type it holds.
-var interleaved = map[Type]Type{q8_0x8: Q8_0, q4_0x8: Q4_0}
+// rowMajor is the row-major type an interleaved type t holds, and whether
+// t is one.
+func rowMajor(t Type) (Type, bool) {
+	switch t {
+	case q8_0x8:
+		return Q8_0, true
+	case q4_0x8:
+		return Q4_0, true
+	}
+	return t, false
+}
 
 // Repack returns m in the layout of the fastest kernel for its type on this
 // CPU: a new Matrix with its own copy of the data, interleaved by eight
@@ -77,12 +86,12 @@ const repackPart = 4 << 20
 
 // Interleaved reports whether m is in an interleaved layout (Repack), in
 // which its rows are not contiguous.
-func Interleaved(m *Matrix) bool { _, ok := interleaved[m.Type]; return ok }
+func Interleaved(m *Matrix) bool { _, ok := rowMajor(m.Type); return ok }
 
 // DequantizeRow writes row r of m, in either layout, as float32 to
 // dst[:m.Cols].
 func (m *Matrix) DequantizeRow(dst []float32, r int) {
-	plain, ok := interleaved[m.Type]
+	plain, ok := rowMajor(m.Type)
 	if !ok {
 		DequantizeRow(dst, m.Type, m.Row(r))
 		return
