@@ -21,7 +21,11 @@ package draft
 // speculation can last. After choosing 0 a sequence probes a small k now
 // and then (more often the closer speculation is to paying), so that its
 // acceptance estimates follow the text, but only while enough of its
-// tokens are left for what a probe finds to pay (Step.Left).
+// tokens are left for what a probe finds to pay (Step.Left). Until the
+// pipeline has seen ExploreBlocks blocks, its acceptance estimates are a
+// guess: a choice of 0 then explores instead (Step.Explore), so that a
+// pair whose drafts pay is found out in its first steps, not after
+// rare probes.
 
 import (
 	"math"
@@ -45,6 +49,10 @@ const (
 	ProbeMin, ProbeMax = 8, 64
 	// ProbeK is the largest k a probe drafts.
 	ProbeK = 2
+	// ExploreBlocks is the draft blocks (of any sequence, at position 1)
+	// a pipeline explores with, each a probe's, before it trusts its
+	// acceptance estimates (Step.Explore).
+	ExploreBlocks = 8
 	// ProbeBackoff: each probe in a row after which the policy still
 	// decodes plainly doubles the next interval, up to 2^ProbeBackoff
 	// times. (A model draft must have read every token before a probe, so
@@ -54,6 +62,10 @@ const (
 	posDecay    = 0.9 // per observation of a position, per sequence
 	priorWeight = 3   // observations' worth of the prior a sequence starts from
 	priorP      = 0.5 // the acceptance assumed where nothing is known
+	// pipeWeight is the observations' worth of priorP in a pipeline-wide
+	// estimate (NewPrior): little, so that what exploration finds
+	// (ExploreBlocks blocks) outweighs it.
+	pipeWeight = 1
 )
 
 // Positions estimates a sequence's acceptance per draft position: P(j) is
@@ -81,18 +93,18 @@ type Positions struct {
 // Init sizes p for draft positions 1..k (it allocates only when k grows
 // past what p held) and starts it from prior's estimates (0.5 everywhere
 // when prior is nil).
-func (p *Positions) Init(k int, prior *Positions) { p.init(k, prior, posDecay) }
+func (p *Positions) Init(k int, prior *Positions) { p.init(k, prior, posDecay, priorWeight) }
 
 // NewPrior returns a pipeline-wide estimate over k positions: every
 // sequence's blocks update it (decaying by 0.99 per observation), and new
 // sequences start from it (Init). It is not safe for concurrent use.
 func NewPrior(k int) *Positions {
 	p := &Positions{}
-	p.init(k, nil, 0.99)
+	p.init(k, nil, 0.99, pipeWeight)
 	return p
 }
 
-func (p *Positions) init(k int, prior *Positions, decay float64) {
+func (p *Positions) init(k int, prior *Positions, decay, weight float64) {
 	if cap(p.acc) < k {
 		p.acc, p.seen, p.pw, p.q = make([]float64, k), make([]float64, k), make([]float64, k), make([]float64, k)
 	}
@@ -103,12 +115,21 @@ func (p *Positions) init(k int, prior *Positions, decay float64) {
 		if prior != nil {
 			q = prior.P(j + 1)
 		}
-		p.acc[j], p.seen[j], p.pw[j], p.q[j] = 0, 0, priorWeight, min(max(q, 1e-3), 1)
+		p.acc[j], p.seen[j], p.pw[j], p.q[j] = 0, 0, weight, min(max(q, 1e-3), 1)
 	}
 }
 
 // Len is the number of positions p tracks.
 func (p *Positions) Len() int { return len(p.acc) }
+
+// Seen is the decaying count of blocks that examined draft position j ≥ 1
+// (0 past Len).
+func (p *Positions) Seen(j int) float64 {
+	if j < 1 || j > len(p.seen) {
+		return 0
+	}
+	return p.seen[j-1]
+}
 
 // ProbeDue is the number of steps after the next before the policy probes,
 // as its last choice of k = 0 scheduled it (negative while it speculates,
@@ -218,6 +239,11 @@ type Step struct {
 	// included (the tokens it still wants, within its context); 0: no
 	// bound.
 	Left int
+	// Explore: the pipeline's acceptance estimates rest on fewer than
+	// ExploreBlocks blocks, so a choice of 0 drafts a probe's tokens
+	// instead (a Choice.Probe that changes no probe schedule), wherever
+	// the sequence is: what it finds serves every sequence after it.
+	Explore bool
 	// Extra[k] is the measured time a step with k draft tokens takes
 	// beyond what Pass, Draft and Hidden predict for it (Costs.StepExtra:
 	// the pipeline's own work around the pass and the draft, and what
@@ -242,7 +268,7 @@ func (s *Step) Time(k int) float64 {
 type Choice struct {
 	K       int
 	Speedup float64 // predicted rate(K) / rate(0)
-	Probe   bool    // K is a probe after choices of 0, not the best k
+	Probe   bool    // K is a probe after choices of 0, or exploration (Step.Explore), not the best k
 }
 
 // Rate is rate(k) of the package comment for a sequence with acceptance
@@ -291,6 +317,9 @@ func (p Policy) Choose(pos *Positions, s *Step) Choice {
 	if bestK > 0 && best >= r0*(1+Margin) {
 		pos.zeros, pos.interval, pos.backoff, pos.probed = 0, 0, 0, false
 		return Choice{K: bestK, Speedup: best / r0}
+	}
+	if s.Explore {
+		return Choice{K: probeK, Speedup: probe / r0, Probe: true}
 	}
 	if pos.probed { // the last probe did not make speculation pay
 		pos.probed, pos.backoff = false, min(pos.backoff+1, ProbeBackoff)

@@ -631,3 +631,40 @@ func TestCostsObserveStep(t *testing.T) {
 		t.Errorf("Rate with a large negative extra = %g, want %g (half the time)", r, want)
 	}
 }
+
+// TestChooseExplores: while the pipeline explores (Step.Explore), a step
+// whose best choice is 0 drafts a probe's k instead, reported as a probe
+// that leaves the sequence's probe schedule alone; a step where
+// speculation pays takes its best k as ever; without Explore the same
+// step decodes plainly.
+func TestChooseExplores(t *testing.T) {
+	const K = 4
+	pol := draft.Policy{K: K, Auto: true}
+	pass := make([]float64, K+1)
+	for k := range pass {
+		pass[k] = float64(k + 1) // every token a pass: speculation cannot pay
+	}
+	s := &draft.Step{Pass: pass, Draft: 0.1}
+	var pos draft.Positions
+	pos.Init(K, nil)
+	if c := pol.Choose(&pos, s); c.K != 0 || c.Probe {
+		t.Fatalf("not exploring: %+v, want k 0", c)
+	}
+	due := pos.ProbeDue()
+	s.Explore = true
+	c := pol.Choose(&pos, s)
+	if c.K < 1 || c.K > draft.ProbeK || !c.Probe {
+		t.Errorf("exploring: %+v, want a probe of 1..%d tokens", c, draft.ProbeK)
+	}
+	if got := pos.ProbeDue(); got != due {
+		t.Errorf("exploring moved the probe schedule: due %d, was %d", got, due)
+	}
+	flat := make([]float64, K+1)
+	for k := range flat {
+		flat[k] = 1
+	}
+	s.Pass = flat
+	if c := pol.Choose(positions(K, 0.95), s); c.K != K || c.Probe {
+		t.Errorf("exploring where speculation pays: %+v, want k %d", c, K)
+	}
+}

@@ -4,6 +4,7 @@ package engine
 
 import (
 	"context"
+	"flag"
 	"slices"
 	"testing"
 	"time"
@@ -48,34 +49,48 @@ func cpuTime(tb testing.TB) time.Duration {
 // for N pairs:
 //
 //	go test -run '^$' -bench PipelineOverhead -benchtime 21x ./engine/
+var overheadTarget = flag.String("overhead-target", "", "a GGUF target that BenchmarkPipelineOverhead measures too (prompted by token ids)")
+
 func BenchmarkPipelineOverhead(b *testing.B) {
+	b.Run("bundled", func(b *testing.B) { pipelineOverhead(b, "") })
+	if *overheadTarget != "" {
+		b.Run("target", func(b *testing.B) { pipelineOverhead(b, *overheadTarget) })
+	}
+}
+
+// pipelineOverhead is BenchmarkPipelineOverhead on the bundled pair
+// (target "") or on target alone.
+func pipelineOverhead(b *testing.B, target string) {
 	const n = 256
 	o := bundled()
-	o.Draft = DraftNone
+	o.Target, o.Draft = target, DraftNone
 	e, err := Open(o)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer e.Close()
-	tok, err := e.Tokenizer()
-	if err != nil {
-		b.Fatal(err)
-	}
-	prompt, err := e.Encode("The jury said", true)
-	if err != nil {
-		b.Fatal(err)
+	tok, _ := e.Tokenizer() // nil for a model without a vocabulary: nothing detokenized
+	prompt := []int32{1, 2, 3, 4, 5, 6, 7, 8}
+	if target == "" {
+		if prompt, err = e.Encode("The jury said", true); err != nil {
+			b.Fatal(err)
+		}
 	}
 	maxPos := len(prompt) + n + 1
 	ctx := context.Background()
 	var want []int32
 
 	plain := func() (time.Duration, time.Duration) {
-		dec := tok.NewDecoder()
+		add := func(int32) {}
+		if tok != nil {
+			dec := tok.NewDecoder()
+			add = func(t int32) { _ = dec.Add(t) }
+		}
 		c0 := cpuTime(b)
 		var out []int32
 		st, err := e.Plain(ctx, prompt, n, maxPos, len(prompt), 1, sample.Params{}, func(t int32) (bool, error) {
 			out = append(out, t)
-			_ = dec.Add(t)
+			add(t)
 			return true, nil
 		})
 		if err != nil {
@@ -91,13 +106,15 @@ func BenchmarkPipelineOverhead(b *testing.B) {
 	// ea is the bundled pair under -k auto: a pipeline with the draft
 	// model whose policy mostly chooses k = 0 on this pair (the cost table
 	// is the engine's, calibrated by the warm-up run).
-	oa := bundled()
-	oa.Draft, oa.Auto, oa.K = DraftBundled, true, 8 // the draft must be named: "" decodes plainly
-	ea, err := Open(oa)
-	if err != nil {
-		b.Fatal(err)
+	var ea *Engine
+	if target == "" {
+		oa := bundled()
+		oa.Draft, oa.Auto, oa.K = DraftBundled, true, 8 // the draft must be named: "" decodes plainly
+		if ea, err = Open(oa); err != nil {
+			b.Fatal(err)
+		}
+		defer ea.Close()
 	}
-	defer ea.Close()
 	var verify, accept, drafting, steps time.Duration
 	var autoSteps, autoK0 int
 	run := func(e *Engine, auto bool) (time.Duration, time.Duration) {
@@ -147,7 +164,12 @@ func BenchmarkPipelineOverhead(b *testing.B) {
 	}
 
 	pipeline := func() (time.Duration, time.Duration) { return run(e, false) }
-	autoRun := func() (time.Duration, time.Duration) { return run(ea, true) }
+	autoRun := func() (time.Duration, time.Duration) {
+		if ea == nil {
+			return 0, 0
+		}
+		return run(ea, true)
+	}
 	plain() // warm up, and the reference tokens
 	pipeline()
 	autoRun() // and the auto policy's calibration
@@ -171,8 +193,10 @@ func BenchmarkPipelineOverhead(b *testing.B) {
 		plainCPU = append(plainCPU, ac.Seconds())
 		pipeCPU = append(pipeCPU, pc.Seconds())
 		cpuRatio = append(cpuRatio, ac.Seconds()/pc.Seconds())
-		autoRatio = append(autoRatio, a.Seconds()/au.Seconds())
-		autoCPURatio = append(autoCPURatio, ac.Seconds()/auc.Seconds())
+		if ea != nil {
+			autoRatio = append(autoRatio, a.Seconds()/au.Seconds())
+			autoCPURatio = append(autoCPURatio, ac.Seconds()/auc.Seconds())
+		}
 	}
 	b.StopTimer()
 	median := func(x []float64) float64 {
@@ -188,9 +212,11 @@ func BenchmarkPipelineOverhead(b *testing.B) {
 	b.ReportMetric(1/pipeMed, "pipeline-tok/s")
 	b.ReportMetric(median(ratio), "ratio-median")
 	b.ReportMetric(median(cpuRatio), "cpu-ratio-median")
-	b.ReportMetric(median(autoRatio), "auto-ratio-median")
-	b.ReportMetric(median(autoCPURatio), "auto-cpu-ratio-median")
-	b.ReportMetric(float64(autoK0)/float64(max(autoSteps, 1)), "auto-k0-share")
+	if ea != nil {
+		b.ReportMetric(median(autoRatio), "auto-ratio-median")
+		b.ReportMetric(median(autoCPURatio), "auto-cpu-ratio-median")
+		b.ReportMetric(float64(autoK0)/float64(max(autoSteps, 1)), "auto-k0-share")
+	}
 	b.ReportMetric(median(plainCPU)*1e6, "plain-cpu-µs/tok")
 	b.ReportMetric(median(pipeCPU)*1e6, "pipeline-cpu-µs/tok")
 	us := func(d time.Duration) float64 { return d.Seconds() * 1e6 / float64(steps) }

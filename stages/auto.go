@@ -238,12 +238,14 @@ func (p *Pipeline) choose(s *seq, kmax, fedTo, draftedTo int) draft.Choice {
 	st.Others = draft.Others{Gain: o * gain, Draft: o * a.blockDraft.v}
 	st.Extra = a.extra[:kmax+1]
 	p.costs.StepExtra(st.Extra)
+	st.Explore = a.prior.Seen(1) < draft.ExploreBlocks
 	c := s.pol.Choose(&s.auto, st)
-	// Only steady steps teach: a k > 0 after one (not a probe, nor the
-	// first after plain steps, with its catch-up), a 0 with no probe
-	// near (no feeding ahead of it), which the probe's loss counts;
-	// neither with another sequence's prefill in it.
-	steady := prevSpec && !c.Probe
+	// Only steady steps teach: a k > 0 after one (not the first after
+	// plain steps, with its catch-up: a probe is never steady, an
+	// exploring step after another is), a 0 with no probe near (no
+	// feeding ahead of it), which the probe's loss counts; neither with
+	// another sequence's prefill in it.
+	steady := prevSpec
 	if c.K == 0 {
 		due := s.auto.ProbeDue()
 		steady = due < 0 || due > feedAhead

@@ -403,9 +403,10 @@ func TestRequestAuto(t *testing.T) {
 
 // TestAutoShortRequestNoProbes: on a target where speculation cannot pay,
 // a request too short for a probe to repay itself (fewer steps left after
-// it than its interval) decodes plainly throughout, and its draft model is
-// never fed ahead of a probe that will not come; greedy output is the
-// target's.
+// it than its interval) decodes plainly after the pipeline's exploration
+// (ExploreBlocks blocks: the decaying count reaches it at the ninth), and
+// its draft model is never fed ahead of a probe that will not come;
+// greedy output is the target's.
 func TestAutoShortRequestNoProbes(t *testing.T) {
 	const K, gen = 4, 100
 	prompt := []int32{4, 5, 6}
@@ -413,8 +414,9 @@ func TestAutoShortRequestNoProbes(t *testing.T) {
 	calibrate(cfg, linearCost)
 	p, fed := runGreedy(t, cfg, prompt, gen)
 	m := p.Metrics().Snapshot()
-	if m.Probes != 0 || m.KChosen[0] != m.AutoSteps || fed != 0 {
-		t.Errorf("k chosen %v (%d auto steps), %d probes, %d feeds; want every step at 0, no probes, no feeds", m.KChosen, m.AutoSteps, m.Probes, fed)
+	explore := draft.ExploreBlocks + 1
+	if m.Probes != explore || m.KChosen[0] != m.AutoSteps-explore || fed != 0 {
+		t.Errorf("k chosen %v (%d auto steps), %d probes, %d feeds; want %d exploring steps, the rest at 0, no feeds", m.KChosen, m.AutoSteps, m.Probes, fed, explore)
 	}
 }
 
@@ -501,4 +503,43 @@ func TestAutoFollowsMeasuredSteps(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAutoExploresFirst: a fresh pipeline knows nothing of its pair's
+// acceptance. On a target where a draft token costs 60% of a one-token
+// pass's marginal cost and speculation pays only when nearly every draft
+// token is accepted (k = 1 at full acceptance: 1.14× plain; at the prior's
+// 0.5: 0.86×), a draft that is always right is found out in the first
+// steps of a short request by exploring (ExploreBlocks blocks), not after
+// probes spread over the request: almost every decoding pass verifies a
+// draft. Output is the target's.
+func TestAutoExploresFirst(t *testing.T) {
+	const K, gen = 4, 64
+	prompt := []int32{3, 4, 5}
+	pass := func(n, _ int) time.Duration { return time.Duration(100+60*n) * time.Microsecond }
+	cfg := stages.Config{
+		Target:  verifytest.NewFake(vocab, 1, 2048, 64, 4),
+		Drafter: keepFeeder{keepDrafter{draft.NewModel(verifytest.NewFake(vocab, 1, 2048, 64, 4), 0), all}},
+		Policy:  draft.Policy{K: K, Auto: true, Cost: 0.1}, Slots: 1, MaxPos: 2048,
+		Costs: draft.NewCosts(64, 1),
+	}
+	cfg.Clock = syntheticCosts(&cfg, pass, 60*time.Microsecond)
+	target := cfg.Target.(*verifytest.Costed)
+	calibrate(cfg, pass)
+	p, _ := runGreedy(t, cfg, prompt, gen)
+	plain := 0
+	passes := target.Passes[1:] // after the prompt's prefill
+	for _, n := range passes {
+		if n == 1 {
+			plain++
+		}
+	}
+	m := p.Metrics().Snapshot()
+	if plain > len(passes)/10 {
+		t.Errorf("%d of %d decoding passes verified no draft (k chosen %v, %d probes); want at most a tenth", plain, len(passes), m.KChosen, m.Probes)
+	}
+	if m.Probes > draft.ExploreBlocks+1 {
+		t.Errorf("%d probes, want at most the %d exploring steps", m.Probes, draft.ExploreBlocks+1)
+	}
+	t.Logf("k chosen %v, %d probes, %d of %d passes plain", m.KChosen, m.Probes, plain, len(passes))
 }
