@@ -96,13 +96,18 @@ func (d keepDrafter) Draft(r *draft.Request) error {
 // autoConfig is one sequence of the fake target drafted for by itself,
 // with acceptance set by keep and costs by pass (and 10µs a draft token).
 func autoConfig(k int, pass func(tokens, seqs int) time.Duration, keep func(int) int) (stages.Config, *verifytest.Costed) {
+	return autoConfigDraft(k, pass, keep, 10*time.Microsecond)
+}
+
+// autoConfigDraft is autoConfig with a draft token costing per.
+func autoConfigDraft(k int, pass func(tokens, seqs int) time.Duration, keep func(int) int, per time.Duration) (stages.Config, *verifytest.Costed) {
 	cfg := stages.Config{
 		Target:  verifytest.NewFake(vocab, 1, 2048, 64, 4),
 		Drafter: keepFeeder{keepDrafter{draft.NewModel(verifytest.NewFake(vocab, 1, 2048, 64, 4), 0), keep}},
 		Policy:  draft.Policy{K: k, Auto: true, Cost: 0.1}, Slots: 1, MaxPos: 2048,
 		Costs: draft.NewCosts(64, 1),
 	}
-	cfg.Clock = syntheticCosts(&cfg, pass, 10*time.Microsecond)
+	cfg.Clock = syntheticCosts(&cfg, pass, per)
 	return cfg, cfg.Target.(*verifytest.Costed)
 }
 
@@ -517,14 +522,7 @@ func TestAutoExploresFirst(t *testing.T) {
 	const K, gen = 4, 64
 	prompt := []int32{3, 4, 5}
 	pass := func(n, _ int) time.Duration { return time.Duration(100+60*n) * time.Microsecond }
-	cfg := stages.Config{
-		Target:  verifytest.NewFake(vocab, 1, 2048, 64, 4),
-		Drafter: keepFeeder{keepDrafter{draft.NewModel(verifytest.NewFake(vocab, 1, 2048, 64, 4), 0), all}},
-		Policy:  draft.Policy{K: K, Auto: true, Cost: 0.1}, Slots: 1, MaxPos: 2048,
-		Costs: draft.NewCosts(64, 1),
-	}
-	cfg.Clock = syntheticCosts(&cfg, pass, 60*time.Microsecond)
-	target := cfg.Target.(*verifytest.Costed)
+	cfg, target := autoConfigDraft(K, pass, all, 60*time.Microsecond)
 	calibrate(cfg, pass)
 	p, _ := runGreedy(t, cfg, prompt, gen)
 	plain := 0
