@@ -24,6 +24,9 @@ func cpuTime(tb testing.TB) time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// overheadTarget is a GGUF target BenchmarkPipelineOverhead also measures.
+var overheadTarget = flag.String("overhead-target", "", "a GGUF target that BenchmarkPipelineOverhead measures too (prompted by token ids)")
+
 // BenchmarkPipelineOverhead measures what the concurrent pipeline costs
 // over the plain loop when it decodes plainly: one greedy sequence of the
 // bundled target on one thread, n tokens, through Plain, through a
@@ -49,8 +52,6 @@ func cpuTime(tb testing.TB) time.Duration {
 // for N pairs:
 //
 //	go test -run '^$' -bench PipelineOverhead -benchtime 21x ./engine/
-var overheadTarget = flag.String("overhead-target", "", "a GGUF target that BenchmarkPipelineOverhead measures too (prompted by token ids)")
-
 func BenchmarkPipelineOverhead(b *testing.B) {
 	b.Run("bundled", func(b *testing.B) { pipelineOverhead(b, "") })
 	if *overheadTarget != "" {
