@@ -48,10 +48,10 @@ type Options struct {
 	// draft otherwise. The Target's own path makes the target draft for
 	// itself.
 	Draft         string
-	K             int     // draft tokens per step (the largest with Adaptive); default 4
+	K             int     // draft tokens per step (the largest with Adaptive or Auto); default AutoK
 	PMin          float64 // stop a model draft early below this top-token probability
 	Adaptive      bool    // choose each sequence's draft length from its recent acceptance
-	Auto          bool    // choose each step's k in [0, K] from measured costs and acceptance (-k auto; before Adaptive)
+	Auto          bool    // choose each step's k in [0, K] from measured costs and acceptance (-k auto, the default; before Adaptive)
 	DraftCost     float64 // c, the draft/target cost ratio, for Adaptive (default 0.1)
 	Threads       int     // target threads when VerifyThreads is 0
 	DraftThreads  int     // threads of the draft model (default 1)
@@ -84,12 +84,17 @@ const (
 // Options.LlamaLib is empty.
 const LlamaLibEnv = "SPECD_LLAMA_LIB"
 
+// AutoK is the largest draft length of the auto policy (-k auto).
+const AutoK = 8
+
 // DefaultOptions returns the defaults of specd's flags: the bundled target
-// (and, after ApplyDefaults, the bundled draft), k 4, c 0.1, one draft
-// thread, a target thread per CPU, pre-drafting while α^(k+1) ≥ 0.5.
+// (and, after ApplyDefaults, the bundled draft), the auto draft length (k
+// in [0, AutoK] each step, from measured costs and acceptance: a pair that
+// does not pay decodes plainly), c 0.1, one draft thread, a target thread
+// per CPU, pre-drafting while α^(k+1) ≥ 0.5.
 func DefaultOptions() Options {
-	return Options{K: 4, DraftCost: 0.1, Threads: runtime.NumCPU(), DraftThreads: 1, PreDraft: true, PreDraftMin: 0.5,
-		TargetBackend: BackendGo, NGPULayers: -1}
+	return Options{K: AutoK, Auto: true, DraftCost: 0.1, Threads: runtime.NumCPU(), DraftThreads: 1, PreDraft: true,
+		PreDraftMin: 0.5, TargetBackend: BackendGo, NGPULayers: -1}
 }
 
 // ApplyDefaults fills in the default draft: without Target and without
@@ -122,6 +127,8 @@ func (o Options) Check() error {
 		return fmt.Errorf("--window %d: the llama.cpp target has no sliding window (use --target-backend go)", o.Window)
 	case !o.Speculative():
 		return nil
+	case o.Auto && o.Adaptive:
+		return fmt.Errorf("-k auto and --adaptive: choose one draft-length policy")
 	case o.K < 1 || o.K > 64:
 		return fmt.Errorf("-k %d: must be in [1, 64]", o.K)
 	case o.PMin < 0 || o.PMin >= 1:

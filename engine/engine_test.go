@@ -169,7 +169,7 @@ func TestOptionsCheck(t *testing.T) {
 
 func TestDefaults(t *testing.T) {
 	d := DefaultOptions()
-	if d.K != 4 || d.DraftCost != 0.1 || d.DraftThreads != 1 || !d.PreDraft || d.PreDraftMin != 0.5 || d.Threads < 1 || d.Draft != "" {
+	if d.K != AutoK || !d.Auto || d.Adaptive || d.DraftCost != 0.1 || d.DraftThreads != 1 || !d.PreDraft || d.PreDraftMin != 0.5 || d.Threads < 1 || d.Draft != "" {
 		t.Errorf("DefaultOptions %+v", d)
 	}
 	for _, tc := range []struct {
@@ -411,7 +411,7 @@ func TestPipelineConfigWith(t *testing.T) {
 		t.Errorf("plain: %+v, %v", cfg, err)
 	}
 	o = e.Options()
-	o.K, o.Adaptive, o.DraftCost, o.PreDraft, o.PreDraftMin, o.VerifyBatch = 7, true, 0.3, false, 0.25, 2
+	o.K, o.Auto, o.Adaptive, o.DraftCost, o.PreDraft, o.PreDraftMin, o.VerifyBatch = 7, false, true, 0.3, false, 0.25, 2
 	cfg, err = e.PipelineConfigWith(o, 2, 32, 8)
 	if err != nil || cfg.Drafter == nil || cfg.Policy.K != 7 || !cfg.Policy.Adaptive || cfg.Policy.Cost != 0.3 ||
 		cfg.PreDraft || cfg.PreDraftMin != 0.25 || cfg.VerifyBatch != 2 || cfg.Tokenizer == nil || cfg.Stop == nil {

@@ -184,10 +184,12 @@ wait_health() {
 }
 
 # start_http: what openai.sh and page.sh start: start_specd specd
-# --nats-listen 127.0.0.1:-1, then /health; sets base to its HTTP URL; the
+# --nats-listen 127.0.0.1:-1 -k 4, then /health; sets base to its HTTP URL; the
 # check start. Exits 1 if it did not come up.
 start_http() {
-  start_specd specd --nats-listen 127.0.0.1:-1
+  # A fixed draft length: the checks read drafted and accepted text, which
+  # the default (-k auto) may not draft on this pair.
+  start_specd specd --nats-listen 127.0.0.1:-1 -k 4
   if [[ -z $http ]]; then
     fail "start" "specd serve did not log \"serving\" with an http address within 30 s" "$tmp/specd.log"
     exit 1

@@ -7,7 +7,7 @@
 #   bash scripts/openai.sh
 #
 # It builds specd into a temporary directory and starts
-#   specd serve --nats-listen 127.0.0.1:-1 --http 127.0.0.1:0
+#   specd serve --nats-listen 127.0.0.1:-1 --http 127.0.0.1:0 -k 4
 # (the ports it picked are read from its "serving" log line), then checks
 #   - GET /health says ok
 #   - scripts/js/openai.mjs: models.list(); a streamed chat completion with

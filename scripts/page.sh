@@ -6,7 +6,7 @@
 #   bash scripts/page.sh          (SCREENSHOT=FILE: default /tmp/specd-page.png)
 #
 # It builds specd into a temporary directory and starts
-#   specd serve --nats-listen 127.0.0.1:-1 --http 127.0.0.1:0
+#   specd serve --nats-listen 127.0.0.1:-1 --http 127.0.0.1:0 -k 4
 # then runs scripts/js/page.mjs against it: the page loads; a prompt typed
 # into the box and sent with Send streams to body[data-state=done], leaves
 # .draft and .target spans with text in #out, a percentage in #acc, a rate

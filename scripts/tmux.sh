@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tmux.sh: `specd chat` in a real terminal. It builds specd, starts
-#   specd chat --show-draft -n 24 --threads 1
+#   specd chat --show-draft -n 24 --threads 1 -k 4
 # on the bundled model pair in a detached tmux session (its own server
 # socket under a temporary directory, 200×50), types as a person would and
 # checks the screen (tmux capture-pane):
@@ -75,13 +75,13 @@ start_chat() {
   T kill-session -t chat 2>/dev/null
   T new-session -d -s chat -x 200 -y 50 "cat" &&
     T set-option -t chat remain-on-exit on >/dev/null &&
-    T respawn-pane -k -t chat "env TERM=$1 $bin chat --show-draft -n 24 --threads 1; echo \$? >$tmp/chat.status"
+    T respawn-pane -k -t chat "env TERM=$1 $bin chat --show-draft -n 24 --threads 1 -k 4; echo \$? >$tmp/chat.status"
 }
 
 build_specd
 m1="The jury said"
 m2="She went to the"
-printf '%s\n%s\n' "$m1" "$m2" | timeout 60 "$bin" chat --show-draft -n 24 --threads 1 >"$tmp/piped.txt" 2>"$tmp/piped.err"
+printf '%s\n%s\n' "$m1" "$m2" | timeout 60 "$bin" chat --show-draft -n 24 --threads 1 -k 4 >"$tmp/piped.txt" 2>"$tmp/piped.err"
 want1="$(sed -n 1p "$tmp/piped.txt")"
 want2="$(sed -n 2p "$tmp/piped.txt")"
 if [[ -n $want1 && -n $want2 && $want1 != *$'\e'* ]]; then

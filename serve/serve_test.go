@@ -107,14 +107,16 @@ type client struct {
 }
 
 // openEngine opens the bundled pair on one target and one draft thread,
-// with the auto draft-length policy if auto (one value) is true.
+// with the auto draft-length policy (the default) if auto (one value) is
+// true, else at a fixed k of 4, so that every step drafts.
 func openEngine(t *testing.T, auto ...bool) *engine.Engine {
 	t.Helper()
 	o := engine.DefaultOptions()
 	o.ApplyDefaults()
 	o.Threads, o.DraftThreads = 1, 1
+	o.Auto, o.K = false, 4
 	if len(auto) == 1 && auto[0] {
-		o.Auto, o.K = true, 8
+		o.Auto, o.K = true, engine.AutoK
 	}
 	e, err := engine.Open(o)
 	if err != nil {

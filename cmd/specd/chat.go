@@ -81,7 +81,7 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	case *color != "auto" && *color != "always" && *color != "never":
 		return fmt.Errorf("--color %q: want auto, always or never", *color)
 	}
-	params, err := sf.params(stderr)
+	params, err := sf.params(stderr, o.eng)
 	if err != nil {
 		return err
 	}

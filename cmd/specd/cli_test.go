@@ -191,9 +191,14 @@ func TestFinishAndStats(t *testing.T) {
 }
 
 // TestRandomSeed: a sampled run without --seed prints its seed, and that
-// seed repeats the run.
+// seed repeats the run at a fixed -k; under the default -k auto the advice
+// says to fix -k too.
 func TestRandomSeed(t *testing.T) {
-	base := []string{"generate", "-p", "The jury said", "-n", "16", "--temp", "1", "--threads", "1", "--ids"}
+	_, errAuto := mustRun(t, "", "generate", "-p", "The jury said", "-n", "4", "--temp", "1", "--threads", "1")
+	if !strings.Contains(errAuto, "and a fixed -k: under -k auto") {
+		t.Errorf("-k auto: the seed's advice does not say to fix -k:\n%s", errAuto)
+	}
+	base := []string{"generate", "-p", "The jury said", "-n", "16", "--temp", "1", "--threads", "1", "--ids", "-k", "4"}
 	out, errOut := mustRun(t, "", base...)
 	m := regexp.MustCompile(`seed: (\d+) \(repeat the run with --seed (\d+)\)`).FindStringSubmatch(errOut)
 	if m == nil || m[1] != m[2] {

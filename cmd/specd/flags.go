@@ -61,9 +61,10 @@ func addSpecFlags(fs *flagSet) *engine.Options {
 	o := &engine.Options{Threads: d.Threads}
 	fs.StringVar(&o.Draft, "d", d.Draft, "`PATH|bundled|ngram|none`: speculative draft: a GGUF model path, bundled (the bundled draft), ngram (prompt lookup) or none (plain decoding); default: the bundled draft when -m is absent, none otherwise")
 	o.K, o.Auto = d.K, d.Auto
-	fs.Var(kFlag{o}, "k", "`N|auto`: draft tokens per step (the largest with --adaptive), or auto: each step's k in 0..8 (0: plain decoding) from measured pass costs and acceptance")
+	kSet := new(bool)
+	fs.Var(kFlag{o, kSet}, "k", fmt.Sprintf("`N|auto`: draft tokens per step: N fixed (the largest with --adaptive), or auto: each step's k in 0..%d (0: plain decoding) from measured pass costs and acceptance", engine.AutoK))
 	fs.Float64Var(&o.PMin, "p-min", d.PMin, "stop a model draft early when its top token's probability is below `P`")
-	fs.BoolVar(&o.Adaptive, "adaptive", d.Adaptive, "choose each sequence's draft length from its recent acceptance")
+	fs.Var(adaptiveFlag{o, kSet}, "adaptive", fmt.Sprintf("choose each sequence's draft length from its recent acceptance, up to -k's N (default %d; not with -k auto)", adaptiveK))
 	fs.Float64Var(&o.DraftCost, "draft-cost", d.DraftCost, "draft/target cost ratio `C` used by --adaptive")
 	fs.IntVar(&o.DraftThreads, "draft-threads", d.DraftThreads, "threads of the draft model")
 	fs.IntVar(&o.VerifyThreads, "verify-threads", d.VerifyThreads, "threads of the target model (0: --threads)")
@@ -118,8 +119,11 @@ func addSampleFlags(fs *flagSet) *sampleFlags {
 }
 
 // params checks the sampling flags and returns them. Without --seed a
-// sampled run (--temp > 0) gets a random seed, printed to stderr.
-func (s *sampleFlags) params(stderr io.Writer) (sample.Params, error) {
+// sampled run (--temp > 0) gets a random seed, printed to stderr; for a
+// speculative run under -k auto (o) with the advice to fix -k as well,
+// since which tokens a seed samples depends on the draft lengths, and
+// auto's follow measured timings.
+func (s *sampleFlags) params(stderr io.Writer, o engine.Options) (sample.Params, error) {
 	if s.temp < 0 || s.topP < 0 || s.topP > 1 {
 		return sample.Params{}, fmt.Errorf("--temp %g --top-p %g: temperature must be >= 0 and top-p in [0, 1]", s.temp, s.topP)
 	}
@@ -130,7 +134,11 @@ func (s *sampleFlags) params(stderr io.Writer) (sample.Params, error) {
 			return p, fmt.Errorf("random seed: %w", err)
 		}
 		p.Seed = binary.LittleEndian.Uint64(b[:]) >> 1 // fits an int64 too
-		fmt.Fprintf(stderr, "seed: %d (repeat the run with --seed %d)\n", p.Seed, p.Seed)
+		also := ""
+		if o.Auto && o.Speculative() {
+			also = " and a fixed -k: under -k auto the draft lengths, which decide the sampled tokens, follow measured timings"
+		}
+		fmt.Fprintf(stderr, "seed: %d (repeat the run with --seed %d%s)\n", p.Seed, p.Seed, also)
 	}
 	return p, nil
 }

@@ -122,7 +122,7 @@ func runGenerate(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	case o.system != "" && !o.chat:
 		return fmt.Errorf("--system needs --chat (the system prompt is part of the chat template)")
 	}
-	if o.params, err = sf.params(stderr); err != nil {
+	if o.params, err = sf.params(stderr, o.eng); err != nil {
 		return err
 	}
 	if err := setQ8Order(o.q8Order); err != nil {

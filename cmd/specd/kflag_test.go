@@ -39,3 +39,28 @@ func TestGenerateKAuto(t *testing.T) {
 		t.Errorf("-k many: exit %d: %s", code, stats)
 	}
 }
+
+// TestDefaultKAuto: without -k the draft length is auto (the statistics
+// say so); --adaptive replaces that default (up to 4 tokens, or -k's N),
+// and with an explicit -k auto it is refused, naming both flags.
+func TestDefaultKAuto(t *testing.T) {
+	base := []string{"generate", "-p", "The jury said", "-n", "8", "--threads", "1"} // the bundled pair
+	for _, tc := range []struct {
+		extra []string
+		want  string
+	}{
+		{nil, ", k auto,"},
+		{[]string{"--adaptive"}, ", k 4,"},
+		{[]string{"--adaptive", "-k", "3"}, ", k 3,"},
+		{[]string{"-k", "3", "--adaptive"}, ", k 3,"},
+	} {
+		var out, errb bytes.Buffer
+		if code := runMain(context.Background(), append(append([]string{}, base...), tc.extra...), &out, &errb); code != 0 || !strings.Contains(errb.String(), tc.want) {
+			t.Errorf("%v: exit %d, want %q in the statistics:\n%s", tc.extra, code, tc.want, errb.String())
+		}
+	}
+	var out, errb bytes.Buffer
+	if code := runMain(context.Background(), append(append([]string{}, base...), "-k", "auto", "--adaptive"), &out, &errb); code == 0 || !strings.Contains(errb.String(), "-k auto and --adaptive") {
+		t.Errorf("-k auto --adaptive: exit %d: %s", code, errb.String())
+	}
+}
