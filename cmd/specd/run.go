@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"strings"
 
 	"github.com/nats-io/nats.go"
@@ -131,17 +132,24 @@ func (p *printer) reply(r api.Reply) {
 	}
 }
 
-// session posts req to session sid and prints that generation's stream.
-func (p *printer) session(ctx context.Context, nc *nats.Conn, sid string, speech bool, req api.Request) error {
+// listenSession subscribes to session sid's token stream, or its speech
+// stream if speech.
+func listenSession(ctx context.Context, nc *nats.Conn, sid string, speech bool) (*api.Session, string, iter.Seq2[api.Reply, error], error) {
 	s, err := api.NewSession(nc, sid)
 	if err != nil {
-		return err
+		return nil, "", nil, err
 	}
 	kind := api.SessionTokens
 	if speech {
 		kind = api.SessionSpeech
 	}
 	replies, err := s.Listen(ctx, kind)
+	return s, kind, replies, err
+}
+
+// session posts req to session sid and prints that generation's stream.
+func (p *printer) session(ctx context.Context, nc *nats.Conn, sid string, speech bool, req api.Request) error {
+	s, _, replies, err := listenSession(ctx, nc, sid, speech)
 	if err != nil {
 		return err
 	}
@@ -176,15 +184,7 @@ func (p *printer) speechOrReply(r api.Reply, speech bool) {
 
 // listen prints session sid's stream until ctx ends.
 func (p *printer) listen(ctx context.Context, nc *nats.Conn, sid string, speech bool) error {
-	s, err := api.NewSession(nc, sid)
-	if err != nil {
-		return err
-	}
-	kind := api.SessionTokens
-	if speech {
-		kind = api.SessionSpeech
-	}
-	replies, err := s.Listen(ctx, kind)
+	_, kind, replies, err := listenSession(ctx, nc, sid, speech)
 	if err != nil {
 		return err
 	}
