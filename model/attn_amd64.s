@@ -54,6 +54,30 @@
 	ADDQ        $128, SI \
 	ADDQ        $256, DI
 
+// dotStart loads the dot kernels' arguments (k in SI, q in DI, n in CX)
+// and zeroes the accumulators Y0-Y3; dotStart8 zeroes Y4-Y7 as well.
+#define dotStart \
+	MOVQ   k+0(FP), SI \
+	MOVQ   q+8(FP), DI \
+	MOVQ   n+16(FP), CX \
+	VXORPS Y0, Y0, Y0 \
+	VXORPS Y1, Y1, Y1 \
+	VXORPS Y2, Y2, Y2 \
+	VXORPS Y3, Y3, Y3
+
+#define dotStart8 \
+	dotStart \
+	VXORPS Y4, Y4, Y4 \
+	VXORPS Y5, Y5, Y5 \
+	VXORPS Y6, Y6, Y6 \
+	VXORPS Y7, Y7, Y7
+
+// dotRet returns the float32 in X0.
+#define dotRet \
+	VZEROUPPER \
+	MOVSS X0, ret+24(FP) \
+	RET
+
 // func scaleHalfAVX2(acc *float32, s float32, n int)
 TEXT ·scaleHalfAVX2(SB), NOSPLIT, $0-24
 	MOVQ         acc+0(FP), DI
@@ -77,14 +101,8 @@ scaledone:
 
 // func dot32AVX2(k, q *float32, n int) float32
 TEXT ·dot32AVX2(SB), NOSPLIT, $0-28
-	MOVQ   k+0(FP), SI
-	MOVQ   q+8(FP), DI
-	MOVQ   n+16(FP), CX
+	dotStart
 	SHRQ   $5, CX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
 	TESTQ  CX, CX
 	JZ     dotreduce
 
@@ -104,25 +122,13 @@ dotloop:
 
 dotreduce:
 	REDUCE4X8
-	VZEROUPPER
-	MOVSS        X0, ret+24(FP)
-	RET
+	dotRet
 
 // func dot64AVX2(k, q *float32, n int) float32
 // Accumulator j (0..3) has lanes 0-7 in Y(2j) and lanes 8-15 in Y(2j+1).
 TEXT ·dot64AVX2(SB), NOSPLIT, $0-28
-	MOVQ   k+0(FP), SI
-	MOVQ   q+8(FP), DI
-	MOVQ   n+16(FP), CX
+	dotStart8
 	SHRQ   $6, CX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
 	TESTQ  CX, CX
 	JZ     d64reduce
 
@@ -150,20 +156,12 @@ d64loop:
 
 d64reduce:
 	REDUCE4X16
-	VZEROUPPER
-	MOVSS        X0, ret+24(FP)
-	RET
+	dotRet
 
 // func dot32F16AVX2(k *uint16, q *float32, n int) float32
 TEXT ·dot32F16AVX2(SB), NOSPLIT, $0-28
-	MOVQ   k+0(FP), SI
-	MOVQ   q+8(FP), DI
-	MOVQ   n+16(FP), CX
+	dotStart
 	SHRQ   $5, CX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
 	TESTQ  CX, CX
 	JZ     h32reduce
 
@@ -183,24 +181,12 @@ h32loop:
 
 h32reduce:
 	REDUCE4X8
-	VZEROUPPER
-	MOVSS        X0, ret+24(FP)
-	RET
+	dotRet
 
 // func dot64F16AVX2(k *uint16, q *float32, n int) float32
 TEXT ·dot64F16AVX2(SB), NOSPLIT, $0-28
-	MOVQ   k+0(FP), SI
-	MOVQ   q+8(FP), DI
-	MOVQ   n+16(FP), CX
+	dotStart8
 	SHRQ   $6, CX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
 	TESTQ  CX, CX
 	JZ     h64reduce
 
@@ -211,9 +197,7 @@ h64loop:
 
 h64reduce:
 	REDUCE4X16
-	VZEROUPPER
-	MOVSS        X0, ret+24(FP)
-	RET
+	dotRet
 
 // func madHalfF16AVX2(acc *float32, v *uint16, s float32, n int)
 TEXT ·madHalfF16AVX2(SB), NOSPLIT, $0-32
