@@ -132,20 +132,36 @@ func installAVX2Dots() {
 
 func gemvF32(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
 	checkGemv(len(w), ws, rows, 4*cols, len(x), xs, ntok, 4*cols, len(out), os)
+	gemvFloat32Acts(floatKernels{f32RowsxT, minXTF32, f32Rows4, f32Rows}, w, ws, rows, x, xs, ntok, cols, out, os)
+	floatTails(tailF32, 4, 4, w, ws, rows, x, xs, ntok, cols, out, os)
+}
+
+// floatKernels are the kernels of a float type whose activations are
+// float32 (F32, and BF16's widened ones): ntok (1 to 8) tokens a pass on
+// the AVX-512 set from minXT tokens, else four, else one.
+type floatKernels struct {
+	xT    func(w *byte, wstride, rows int, x *byte, xstride, ntok, n int, out *float32, ostride int)
+	minXT int
+	four  func(w *byte, wstride, rows int, x *byte, xstride, n int, out *float32, ostride int)
+	one   func(w *byte, wstride, rows int, x *byte, n int, out *float32)
+}
+
+// gemvFloat32Acts runs every token through k's kernels over the first
+// cols&^31 columns (the caller adds the tails).
+func gemvFloat32Acts(k floatKernels, w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
 	np := cols &^ 31
 	t := 0
-	if useVNNI && np > 0 && ntok >= minXTF32 {
+	if useVNNI && np > 0 && ntok >= k.minXT {
 		for ; t+1 < ntok; t += 8 {
-			f32RowsxT(ptr(w), ws, rows, &x[t*xs], xs, min(8, ntok-t), np, &out[t*os], os)
+			k.xT(ptr(w), ws, rows, &x[t*xs], xs, min(8, ntok-t), np, &out[t*os], os)
 		}
 	}
 	for ; t+4 <= ntok; t += 4 {
-		f32Rows4(ptr(w), ws, rows, &x[t*xs], xs, np, &out[t*os], os)
+		k.four(ptr(w), ws, rows, &x[t*xs], xs, np, &out[t*os], os)
 	}
 	for ; t < ntok; t++ {
-		f32Rows(ptr(w), ws, rows, &x[t*xs], np, &out[t*os])
+		k.one(ptr(w), ws, rows, &x[t*xs], np, &out[t*os])
 	}
-	floatTails(tailF32, 4, 4, w, ws, rows, x, xs, ntok, cols, out, os)
 }
 
 func gemvF16(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
@@ -202,19 +218,7 @@ func gemvF16(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32
 // gemvBF16 takes widened activations (bf16Wide, 4 bytes each).
 func gemvBF16(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
 	checkGemv(len(w), ws, rows, 2*cols, len(x), xs, ntok, 4*cols, len(out), os)
-	np := cols &^ 31
-	t := 0
-	if useVNNI && np > 0 && ntok >= minXTBF16 {
-		for ; t+1 < ntok; t += 8 {
-			bf16RowsxT(ptr(w), ws, rows, &x[t*xs], xs, min(8, ntok-t), np, &out[t*os], os)
-		}
-	}
-	for ; t+4 <= ntok; t += 4 {
-		bf16Rows4(ptr(w), ws, rows, &x[t*xs], xs, np, &out[t*os], os)
-	}
-	for ; t < ntok; t++ {
-		bf16Rows(ptr(w), ws, rows, &x[t*xs], np, &out[t*os])
-	}
+	gemvFloat32Acts(floatKernels{bf16RowsxT, minXTBF16, bf16Rows4, bf16Rows}, w, ws, rows, x, xs, ntok, cols, out, os)
 	floatTails(tailBF16Wide, 2, 4, w, ws, rows, x, xs, ntok, cols, out, os)
 }
 
