@@ -91,20 +91,7 @@ func gemvQ4K(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32
 			gemvQ4KT(w, ws, rows, x, xs, t, min(8, ntok-t), nb, out, os)
 		}
 	}
-	if ntok-t == 5 {
-		var xp [5]*byte
-		var op [5]*float32
-		kTokens5(&xp, &op, x, xs, out, os, t)
-		q4KRows5(&w[0], ws, rows, &xp, nb, &op)
-		t += 5
-	}
-	var xp [4]*byte
-	var op [4]*float32
-	for ntok-t >= 3 {
-		m := kTokens(&xp, &op, x, xs, out, os, t, ntok)
-		q4KRows4(&w[0], ws, rows, &xp, nb, &op)
-		t += m
-	}
+	t = kRows45(false, w, ws, rows, x, xs, ntok, t, nb, out, os)
 	g := rows / 8
 	for ; t < ntok; t++ {
 		if g > 0 {
@@ -130,23 +117,40 @@ func gemvQ6K(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32
 			gemvQ6KT(w, ws, rows, x, xs, t, min(8, ntok-t), nb, out, os)
 		}
 	}
+	for t = kRows45(true, w, ws, rows, x, xs, ntok, t, nb, out, os); t < ntok; t++ {
+		q6KRows(&w[0], ws, rows, &x[t*xs], nb, &out[t*os])
+	}
+}
+
+// kRows45 runs the tokens of x from t on through the AVX2 multi-token
+// kernels of Q4_K (q6 false) or Q6_K: five left in one pass (q4KRows5,
+// q6KRows5), else four at a time (a remainder of three as four with the
+// last repeated), and returns the first token it left for the one-token
+// kernels (fewer than three remain).
+func kRows45(q6 bool, w []byte, ws, rows int, x []byte, xs, ntok, t, nb int, out []float32, os int) int {
 	if ntok-t == 5 {
 		var xp [5]*byte
 		var op [5]*float32
 		kTokens5(&xp, &op, x, xs, out, os, t)
-		q6KRows5(&w[0], ws, rows, &xp, nb, &op)
+		if q6 {
+			q6KRows5(&w[0], ws, rows, &xp, nb, &op)
+		} else {
+			q4KRows5(&w[0], ws, rows, &xp, nb, &op)
+		}
 		t += 5
 	}
 	var xp [4]*byte
 	var op [4]*float32
 	for ntok-t >= 3 {
 		m := kTokens(&xp, &op, x, xs, out, os, t, ntok)
-		q6KRows4(&w[0], ws, rows, &xp, nb, &op)
+		if q6 {
+			q6KRows4(&w[0], ws, rows, &xp, nb, &op)
+		} else {
+			q4KRows4(&w[0], ws, rows, &xp, nb, &op)
+		}
 		t += m
 	}
-	for ; t < ntok; t++ {
-		q6KRows(&w[0], ws, rows, &x[t*xs], nb, &out[t*os])
-	}
+	return t
 }
 
 // kTokens points xp and op at tokens t, t+1, ... (up to four, at least
