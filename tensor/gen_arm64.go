@@ -409,16 +409,43 @@ func genF16T(g *gen, T int, form string, fhm bool) {
 	g.p("SUBS $1, R13, R13")
 	g.p("BNE loop")
 	g.label("reduce")
-	g.p("MOVD R6, R14")
-	for t := range T {
+	g.storeRow(T, "R14", func(t int) {
 		var a [8]int
 		for k := range 8 {
 			a[k] = acc(t, k)
 		}
 		g.f16Reduce(a, [4]int{0, 1, 2, 3})
-		g.p("FMOVS F0, (R14)")
+	})
+}
+
+// rowsTStart begins the T-token kernel base<T><form> (form NEON, or Dot
+// with dot) of the signature (w *byte, wstride, rows int, x *byte,
+// xstride, nb int, out *float32, ostride int), its third argument named
+// rows: its arguments in R0-R7, the output stride R7 in bytes.
+func (g *gen) rowsTStart(base, rows string, dot bool, T int) {
+	form := "NEON"
+	if dot {
+		form = "Dot"
+	}
+	name := fmt.Sprintf("%s%d%s", base, T, form)
+	f := fn{name: name, args: []string{"w", "wstride", rows, "x", "xstride", "nb", "out", "ostride"},
+		doc: fmt.Sprintf("func %s(w *byte, wstride, %s int, x *byte, xstride, nb int, out *float32, ostride int)", name, rows)}
+	g.text(f)
+	g.loadArgs(f, "R0", "R1", "R2", "R3", "R4", "R5", "R6", "R7")
+	g.p("LSL $2, R7, R7")
+}
+
+// storeRow writes a row's T outputs and ends the row loop: for each token
+// t, each(t) leaves its float in F0, stored at R6 + t·R7 (through out);
+// then R6 moves on by a float and R0 by the weight stride R1, and the loop
+// goes back to "row" while R2 rows are left, else returns.
+func (g *gen) storeRow(T int, out string, each func(t int)) {
+	g.p("MOVD R6, %s", out)
+	for t := range T {
+		each(t)
+		g.p("FMOVS F0, (%s)", out)
 		if t < T-1 {
-			g.p("ADD R7, R14, R14")
+			g.p("ADD R7, %s, %s", out, out)
 		}
 	}
 	g.p("ADD $4, R6, R6")
@@ -446,19 +473,11 @@ func genQ0(g *gen) {
 }
 
 func genQ0T(g *gen, q4, dot bool, T int) {
-	typ, form := "q8_0", "NEON"
+	typ := "q8_0"
 	if q4 {
 		typ = "q4_0"
 	}
-	if dot {
-		form = "Dot"
-	}
-	name := fmt.Sprintf("%sRows4T%d%s", typ, T, form)
-	f := fn{name: name, args: []string{"w", "wstride", "groups", "x", "xstride", "nb", "out", "ostride"},
-		doc: fmt.Sprintf("func %s(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)", name)}
-	g.text(f)
-	g.loadArgs(f, "R0", "R1", "R2", "R3", "R4", "R5", "R6", "R7")
-	g.p("LSL $2, R7, R7")
+	g.rowsTStart(typ+"Rows4T", "groups", dot, T)
 	rp := []string{"R8", "R9", "R10", "R11"}
 	xp := []string{"R12", "R13", "R14"}
 	acc := func(r, t int) int { return 16 + 4*t + r }
@@ -589,16 +608,7 @@ func genQ4K(g *gen) {
 }
 
 func genQ4KT(g *gen, dot bool, T int) {
-	form := "NEON"
-	if dot {
-		form = "Dot"
-	}
-	name := fmt.Sprintf("q4KRows%d%s", T, form)
-	f := fn{name: name, args: []string{"w", "wstride", "rows", "x", "xstride", "nb", "out", "ostride"},
-		doc: fmt.Sprintf("func %s(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)", name)}
-	g.text(f)
-	g.loadArgs(f, "R0", "R1", "R2", "R3", "R4", "R5", "R6", "R7")
-	g.p("LSL $2, R7, R7")
+	g.rowsTStart("q4KRows", "rows", dot, T)
 	const (
 		mask       = 15
 		scLo, scHi = 22, 23 // the eight scales as int32
@@ -706,19 +716,7 @@ func genQ4KT(g *gen, dot bool, T int) {
 	g.p("SUBS $1, R17, R17")
 	g.p("BNE block")
 	g.label("store")
-	g.p("MOVD R6, R19")
-	for t := range T {
-		g.p("FSUBS F%d, F%d, F0", accm(t), acc(t))
-		g.p("FMOVS F0, (R19)")
-		if t < T-1 {
-			g.p("ADD R7, R19, R19")
-		}
-	}
-	g.p("ADD $4, R6, R6")
-	g.p("ADD R1, R0, R0")
-	g.p("SUBS $1, R2, R2")
-	g.p("BNE row")
-	g.p("RET")
+	g.storeRow(T, "R19", func(t int) { g.p("FSUBS F%d, F%d, F0", accm(t), acc(t)) })
 }
 
 // genQ6K writes q6KRows<T><form>: T Q8_K activation rows (1 to 3) against
@@ -738,16 +736,7 @@ func genQ6K(g *gen) {
 }
 
 func genQ6KT(g *gen, dot bool, T int) {
-	form := "NEON"
-	if dot {
-		form = "Dot"
-	}
-	name := fmt.Sprintf("q6KRows%d%s", T, form)
-	f := fn{name: name, args: []string{"w", "wstride", "rows", "x", "xstride", "nb", "out", "ostride"},
-		doc: fmt.Sprintf("func %s(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)", name)}
-	g.text(f)
-	g.loadArgs(f, "R0", "R1", "R2", "R3", "R4", "R5", "R6", "R7")
-	g.p("LSL $2, R7, R7")
+	g.rowsTStart("q6KRows", "rows", dot, T)
 	const (
 		y0, y1       = 4, 5
 		q0, q1       = 6, 7
@@ -878,23 +867,13 @@ func genQ6KT(g *gen, dot bool, T int) {
 	g.p("SUBS $1, R17, R17")
 	g.p("BNE block")
 	g.label("store")
-	g.p("MOVD R6, R19")
-	for t := range T {
+	g.storeRow(T, "R19", func(t int) {
 		g.c("token %d, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two", t)
 		g.o3("fadd", 0, aLo(t), aHi(t))
 		g.o3("ext8", 1, 0, 0)
 		g.o3("fadd", 0, 0, 1)
 		g.o2("faddp.s", 0, 0)
-		g.p("FMOVS F0, (R19)")
-		if t < T-1 {
-			g.p("ADD R7, R19, R19")
-		}
-	}
-	g.p("ADD $4, R6, R6")
-	g.p("ADD R1, R0, R0")
-	g.p("SUBS $1, R2, R2")
-	g.p("BNE row")
-	g.p("RET")
+	})
 }
 
 // ---- activation converters ----------------------------------------------
