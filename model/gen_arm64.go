@@ -327,10 +327,7 @@ TEXT ·scaleHalfNEON(SB), NOSPLIT, $0-24
 	g.half(0)
 	g.half(1)
 	g.st("R0", 32, 0, 1)
-	g.p("SUBS $1, R2")
-	g.p("BNE scaleloop")
-	g.label("scaledone")
-	g.p("RET")
+	g.loopEnd("scaleloop", "scaledone")
 }
 
 // madHalf emits madHalfF16NEON.
@@ -355,10 +352,7 @@ TEXT ·madHalfF16NEON(SB), NOSPLIT, $0-32
 	g.half(0)
 	g.half(1)
 	g.st("R0", 32, 0, 1)
-	g.p("SUBS $1, R2")
-	g.p("BNE madloop")
-	g.label("maddone")
-	g.p("RET")
+	g.loopEnd("madloop", "maddone")
 }
 
 // madRows emits madRowsF16NEON: column blocks of 64 held in V16-V31 over
@@ -533,10 +527,7 @@ TEXT ·expfsNEON(SB), NOSPLIT, $0-16
 	g.w("fadd", 20, 0, 0)
 	g.bif(18, 20, 19) // NaN: x+x
 	g.st("R0", 16, 18)
-	g.p("SUBS $1, R2")
-	g.p("BNE expfsloop")
-	g.label("expfsdone")
-	g.p("RET")
+	g.loopEnd("expfsloop", "expfsdone")
 }
 
 // swiglu emits swiglu4NEON: ggml_v_silu with ggml_v_expf as vexpf has it
@@ -608,10 +599,7 @@ TEXT ·swiglu4NEON(SB), NOSPLIT, $0-24
 	g.w("fdiv", r, x, r)     // x / (1 + e^-x)
 	g.w("fmul", r, r, 1)     // · u
 	g.st("R0", 16, r)
-	g.p("SUBS $1, R2")
-	g.p("BNE swloop")
-	g.label("swdone")
-	g.p("RET")
+	g.loopEnd("swloop", "swdone")
 }
 
 // rmsScale emits rmsScaleNEON: out[i] = (x[i]·scale)·w[i], 16 at a time
@@ -671,4 +659,13 @@ func main() {
 	if err := os.WriteFile("attn_arm64.s", g.b.Bytes(), 0o644); err != nil {
 		log.Fatal(err)
 	}
+}
+
+// loopEnd ends a function's loop over R2 steps: back to loop while steps
+// are left, then the label done and the return.
+func (g *gen) loopEnd(loop, done string) {
+	g.p("SUBS $1, R2")
+	g.p("BNE %s", loop)
+	g.label(done)
+	g.p("RET")
 }
