@@ -91,6 +91,7 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	defer e.Close()
 	fmt.Fprintln(stderr, e.ModelsLine())
+	printAutoLine(stderr, o.eng)
 	if _, err := e.Tokenizer(); err != nil {
 		return fmt.Errorf("chat needs the model's tokenizer: %w", err)
 	}

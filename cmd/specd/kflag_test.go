@@ -40,8 +40,8 @@ func TestGenerateKAuto(t *testing.T) {
 	}
 }
 
-// TestDefaultKAuto: without -k the draft length is auto (the statistics
-// say so); --adaptive replaces that default (up to 4 tokens, or -k's N),
+// TestDefaultKAuto: without -k the draft length is auto (a line before
+// the first step and the statistics say so); --adaptive replaces that default (up to 4 tokens, or -k's N),
 // and with an explicit -k auto it is refused, naming both flags.
 func TestDefaultKAuto(t *testing.T) {
 	base := []string{"generate", "-p", "The jury said", "-n", "8", "--threads", "1"} // the bundled pair
@@ -49,6 +49,7 @@ func TestDefaultKAuto(t *testing.T) {
 		extra []string
 		want  string
 	}{
+		{nil, "draft length: auto, 0–8 tokens a step from measured costs; timing the target's passes first\n"},
 		{nil, ", k auto,"},
 		{[]string{"--adaptive"}, ", k 4,"},
 		{[]string{"--adaptive", "-k", "3"}, ", k 3,"},

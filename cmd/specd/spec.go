@@ -24,6 +24,7 @@ func openSpec(o generateOpts, stderr io.Writer) (*engine.Engine, []int32, error)
 		return nil, nil, err
 	}
 	fmt.Fprintln(stderr, e.ModelsLine())
+	printAutoLine(stderr, o.eng)
 	prompt, err := promptIDs(e, o)
 	if err != nil {
 		e.Close()
@@ -186,5 +187,14 @@ func runMany(ctx context.Context, p *stages.Pipeline, reqs []stages.Request, onC
 			}
 			return res, err
 		}
+	}
+}
+
+// printAutoLine says, under -k auto, that the draft length is chosen each
+// step and that the target's passes are timed before the first one (the
+// policy's calibration: a short wait before the first token).
+func printAutoLine(w io.Writer, o engine.Options) {
+	if o.Auto && o.Speculative() {
+		fmt.Fprintf(w, "draft length: auto, 0–%d tokens a step from measured costs; timing the target's passes first\n", o.K)
 	}
 }
