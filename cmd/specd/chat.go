@@ -66,7 +66,7 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return err
 	}
 	o.eng = *eo
-	resolveModels(&o.eng)
+	resolveModels(fs, &o.eng)
 	var err error
 	if o.log, err = lf.logger(stderr); err != nil {
 		return err

@@ -61,10 +61,9 @@ func addSpecFlags(fs *flagSet) *engine.Options {
 	o := &engine.Options{Threads: d.Threads}
 	fs.StringVar(&o.Draft, "d", d.Draft, "`PATH|bundled|ngram|none`: speculative draft: a GGUF model path, bundled (the bundled draft), ngram (prompt lookup) or none (plain decoding); default: the bundled draft when -m is absent, none otherwise")
 	o.K, o.Auto = d.K, d.Auto
-	kSet := new(bool)
-	fs.Var(kFlag{o, kSet}, "k", fmt.Sprintf("`N|auto`: draft tokens per step: N fixed (the largest with --adaptive), or auto: each step's k in 0..%d (0: plain decoding) from measured pass costs and acceptance", engine.AutoK))
+	fs.Var(kFlag{o}, "k", fmt.Sprintf("`N|auto`: draft tokens per step: N fixed (the largest with --adaptive), or auto: each step's k in 0..%d (0: plain decoding) from measured pass costs and acceptance", engine.AutoK))
 	fs.Float64Var(&o.PMin, "p-min", d.PMin, "stop a model draft early when its top token's probability is below `P`")
-	fs.Var(adaptiveFlag{o, kSet}, "adaptive", fmt.Sprintf("choose each sequence's draft length from its recent acceptance, up to -k's N (default %d; not with -k auto)", adaptiveK))
+	fs.BoolVar(&o.Adaptive, "adaptive", d.Adaptive, fmt.Sprintf("choose each sequence's draft length from its recent acceptance, up to -k's N (default %d; not with -k auto)", adaptiveK))
 	fs.Float64Var(&o.DraftCost, "draft-cost", d.DraftCost, "draft/target cost ratio `C` used by --adaptive")
 	fs.IntVar(&o.DraftThreads, "draft-threads", d.DraftThreads, "threads of the draft model")
 	fs.IntVar(&o.VerifyThreads, "verify-threads", d.VerifyThreads, "threads of the target model (0: --threads)")
@@ -77,10 +76,15 @@ func addSpecFlags(fs *flagSet) *engine.Options {
 }
 
 // resolveModels maps the bundled names of -m and -d to the engine's
-// (targetPath, draftPath) and applies the default draft.
-func resolveModels(o *engine.Options) {
+// (targetPath, draftPath) and applies the default draft; --adaptive
+// without -k replaces the default auto draft length by adaptive ones of up
+// to adaptiveK tokens (with -k auto, engine.Options.Check refuses it).
+func resolveModels(fs *flagSet, o *engine.Options) {
 	o.Target, o.Draft = targetPath(o.Target), draftPath(o.Draft)
 	o.ApplyDefaults()
+	if o.Adaptive && !fs.IsSet("k") {
+		o.Auto, o.K = false, adaptiveK
+	}
 }
 
 // addTargetFlags registers the flags that choose where the target runs:

@@ -98,7 +98,7 @@ func runGenerate(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		return err
 	}
 	o.eng, o.stats = *eo, *stats
-	resolveModels(&o.eng)
+	resolveModels(fs, &o.eng)
 	var err error
 	if o.log, err = lf.logger(stderr); err != nil {
 		return err

@@ -54,6 +54,7 @@ func TestDefaultKAuto(t *testing.T) {
 		{[]string{"--adaptive"}, ", k 4,"},
 		{[]string{"--adaptive", "-k", "3"}, ", k 3,"},
 		{[]string{"-k", "3", "--adaptive"}, ", k 3,"},
+		{[]string{"--adaptive", "--draft-max", "5"}, ", k 5,"},
 	} {
 		var out, errb bytes.Buffer
 		if code := runMain(context.Background(), append(append([]string{}, base...), tc.extra...), &out, &errb); code != 0 || !strings.Contains(errb.String(), tc.want) {

@@ -23,7 +23,7 @@ import (
 // together are refused.
 func TestRunCommand(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts a specd serve process")
+		t.Skip("starts a specd serve process (-short)")
 	}
 	url := natsServer(t, &server.Options{}).ClientURL()
 	startWorker(t, "--nats", url)

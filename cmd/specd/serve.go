@@ -101,7 +101,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	case spec.Threads < 1:
 		return fmt.Errorf("--threads %d: must be at least 1", spec.Threads)
 	}
-	resolveModels(spec)
+	resolveModels(fs, spec)
 	if spec.Speculative() {
 		if err := spec.Check(); err != nil {
 			return err

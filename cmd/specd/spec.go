@@ -104,7 +104,7 @@ func generateSpec(ctx context.Context, o generateOpts, stdout, stderr io.Writer)
 	}
 	if o.stats {
 		if s.Speculative() {
-			fmt.Fprintf(stderr, "speculative: draft %s, k %s, shared embeddings %v\n", s.Draft, kFlag{o: &s}, e.Shared)
+			fmt.Fprintf(stderr, "speculative: draft %s, k %s, shared embeddings %v\n", s.Draft, kFlag{&s}, e.Shared)
 		}
 		p.Metrics().Snapshot().Write(stderr) // tokens, tok/s, TTFT and ITL among them
 	}
