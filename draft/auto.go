@@ -25,7 +25,10 @@ package draft
 // pipeline has seen ExploreBlocks blocks, its acceptance estimates are a
 // guess: a choice of 0 then explores instead (Step.Explore), so that a
 // pair whose drafts pay is found out in its first steps, not after
-// rare probes.
+// rare probes, unless even a draft that is always right could not pay at
+// the measured costs. A probe's measured cost beyond a steady step's
+// (Step.ProbeExtra) spaces the probes out; pipelines on one cost table
+// start from the acceptance the ones before them saw (Costs.SaveAcceptance).
 
 import (
 	"math"
@@ -117,6 +120,17 @@ func (p *Positions) init(k int, prior *Positions, decay, weight float64) {
 		}
 		p.acc[j], p.seen[j], p.pw[j], p.q[j] = 0, 0, weight, min(max(q, 1e-3), 1)
 	}
+}
+
+// CopyFrom sets p's estimates of positions 1..min(p.Len(), q.Len()) to
+// q's (counts, prior weights and prior); the other positions and p's
+// probe schedule are left as they are.
+func (p *Positions) CopyFrom(q *Positions) {
+	n := min(len(p.acc), len(q.acc))
+	copy(p.acc[:n], q.acc)
+	copy(p.seen[:n], q.seen)
+	copy(p.pw[:n], q.pw)
+	copy(p.q[:n], q.q)
 }
 
 // Len is the number of positions p tracks.
@@ -235,6 +249,12 @@ type Step struct {
 	// probe costs the draft model, counted in its loss. Less than Catchup
 	// counts as Catchup.
 	Behind float64
+	// ProbeExtra is the measured time a probe step (a speculative step
+	// after plain ones) takes beyond a steady step at its k
+	// (Costs.ProbeExtra): the catch-up it really waited for and what a
+	// drafter left idle costs when it starts again, which a probe's loss
+	// counts where it exceeds Catchup and Behind.
+	ProbeExtra float64
 	// Left is the most steps the sequence can still take, this one
 	// included (the tokens it still wants, within its context); 0: no
 	// bound.
@@ -242,7 +262,9 @@ type Step struct {
 	// Explore: the pipeline's acceptance estimates rest on fewer than
 	// ExploreBlocks blocks, so a choice of 0 drafts a probe's tokens
 	// instead (a Choice.Probe that changes no probe schedule), wherever
-	// the sequence is: what it finds serves every sequence after it.
+	// the sequence is: what it finds serves every sequence after it. It
+	// does so only while a block whose every token is accepted would pay
+	// at the measured costs: where none would, there is nothing to find.
 	Explore bool
 	// Extra[k] is the measured time a step with k draft tokens takes
 	// beyond what Pass, Draft and Hidden predict for it (Costs.StepExtra:
@@ -275,11 +297,31 @@ type Choice struct {
 // estimates pos (predicted tokens committed per unit of time by the pass's
 // sequences); k must index s.Pass.
 func Rate(pos *Positions, s *Step, k int) float64 {
+	return (s.Others.Gain + pos.Expected(k)) / s.Measured(k)
+}
+
+// Measured is the predicted time of the step with k draft tokens that Rate
+// divides by: Time(k) corrected by Extra[k], but not below half of Time(k)
+// (nor 1e-12); k must index s.Pass.
+func (s *Step) Measured(k int) float64 {
 	t := s.Time(k)
 	if k < len(s.Extra) {
 		t = max(t+s.Extra[k], t/2)
 	}
-	return (s.Others.Gain + pos.Expected(k)) / max(t, 1e-12)
+	return max(t, 1e-12)
+}
+
+// canPay reports whether a block of some k in [1, kmax] draft tokens, every
+// one of them accepted, would beat plain decoding (rate r0) by Margin at
+// the step's measured costs: when none would, no acceptance that
+// exploring could find makes speculation pay.
+func canPay(s *Step, r0 float64, kmax int) bool {
+	for k := 1; k <= kmax; k++ {
+		if (s.Others.Gain+float64(k+1))/s.Measured(k) >= r0*(1+Margin) {
+			return true
+		}
+	}
+	return false
 }
 
 // Choose returns the draft length for the next step: the k in
@@ -318,7 +360,7 @@ func (p Policy) Choose(pos *Positions, s *Step) Choice {
 		pos.zeros, pos.interval, pos.backoff, pos.probed = 0, 0, 0, false
 		return Choice{K: bestK, Speedup: best / r0}
 	}
-	if s.Explore {
+	if s.Explore && canPay(s, r0, kmax) {
 		return Choice{K: probeK, Speedup: probe / r0, Probe: true}
 	}
 	if pos.probed { // the last probe did not make speculation pay
@@ -326,7 +368,7 @@ func (p Policy) Choose(pos *Positions, s *Step) Choice {
 	}
 	// The probe's loss: the throughput its step gives up (for the whole
 	// pass) and the catch-up it needs, in plain steps of this sequence.
-	loss := max(0, 1-probe/r0)*max(s.Seqs, 1) + max(s.Catchup, s.Behind)*r0/max(s.Others.Gain+pos.Expected(0), 1)
+	loss := max(0, 1-probe/r0)*max(s.Seqs, 1) + max(s.Catchup, s.Behind, s.ProbeExtra)*r0/max(s.Others.Gain+pos.Expected(0), 1)
 	pos.interval = min(max(int(math.Ceil(loss/ProbeBudget)), ProbeMin), ProbeMax) << pos.backoff
 	pos.left = s.Left
 	pos.zeros++
@@ -369,6 +411,11 @@ type Costs struct {
 	// per k (index k), and over every k > 0
 	extra, extraW    []float64
 	extraSpec, specW float64
+	// a probe step's measured time beyond a steady step's (ObserveProbe)
+	probe, probeW float64
+	// the acceptance the pipelines on the table saw (SaveAcceptance); nil
+	// until one saves it
+	accept *Positions
 }
 
 const (
@@ -590,6 +637,53 @@ func (c *Costs) StepExtra(dst []float64) {
 			dst[k] = spec
 		}
 	}
+}
+
+// ObserveProbe records that a probe step (a speculative step after plain
+// ones, which reads the tokens committed since its drafter last drafted)
+// took extra beyond the steady step at its k that was predicted
+// (Step.Measured), clipped to within [−predicted/2, 4·predicted].
+func (c *Costs) ObserveProbe(extra, predicted float64) {
+	if !(predicted > 0) || math.IsNaN(extra) {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.probe = ema(c.probe, min(max(extra, -predicted/2), 4*predicted), &c.probeW)
+}
+
+// ProbeExtra is the decaying mean of ObserveProbe's extra times, shrunk
+// towards 0 while it has few observations (Step.ProbeExtra); never
+// negative.
+func (c *Costs) ProbeExtra() float64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return max(c.probe*c.probeW/(c.probeW+stepPrior), 0)
+}
+
+// SaveAcceptance keeps a copy of a pipeline's acceptance estimates (its
+// draft.NewPrior, over every sequence's blocks) for the pipelines built
+// on the table after it, which start from it (LoadAcceptance) instead of
+// exploring again what the pair's drafts are worth.
+func (c *Costs) SaveAcceptance(p *Positions) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.accept == nil || c.accept.Len() < p.Len() {
+		c.accept = NewPrior(p.Len())
+	}
+	c.accept.CopyFrom(p)
+}
+
+// LoadAcceptance sets p's estimates to the last SaveAcceptance's, where
+// there was one, and reports whether there was.
+func (c *Costs) LoadAcceptance(p *Positions) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.accept == nil {
+		return false
+	}
+	p.CopyFrom(c.accept)
+	return true
 }
 
 // Draft is the decaying mean of ObserveDraft's times, 0 before the first.

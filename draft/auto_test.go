@@ -447,6 +447,51 @@ func TestChooseProbeCatchup(t *testing.T) {
 	}
 }
 
+// TestChooseProbeExtra: probes measured to cost more than a steady step
+// at their k (Step.ProbeExtra: their real catch-up, a drafter that was
+// idle) come later, at most ProbeMax steps after the last; and the
+// table's ProbeExtra follows ObserveProbe, shrunk while it has few
+// observations and never negative.
+func TestChooseProbeExtra(t *testing.T) {
+	const K = 4
+	pol := draft.Policy{K: K, Auto: true}
+	pass := []float64{1, 1.9, 2.8, 3.7, 4.6}
+	firstProbe := func(extra float64) int {
+		var pos draft.Positions
+		pos.Init(K, nil)
+		for i := 1; i <= 1000; i++ {
+			s := &draft.Step{Pass: pass, Draft: 0.1, ProbeExtra: extra}
+			if pol.Choose(&pos, s).Probe {
+				return i
+			}
+		}
+		return -1
+	}
+	cheap, dear := firstProbe(0), firstProbe(0.3)
+	if cheap < draft.ProbeMin || dear <= cheap || dear > draft.ProbeMax {
+		t.Errorf("first probe after %d steps with no extra, %d with 0.3 passes; want %d ≤ the first < the second ≤ %d", cheap, dear, draft.ProbeMin, draft.ProbeMax)
+	}
+	c := draft.NewCosts(8, 1)
+	if x := c.ProbeExtra(); x != 0 {
+		t.Errorf("ProbeExtra before any probe = %g, want 0", x)
+	}
+	c.ObserveProbe(0.002, 0.001)
+	one := c.ProbeExtra()
+	for i := 0; i < 100; i++ {
+		c.ObserveProbe(0.002, 0.001)
+	}
+	many := c.ProbeExtra()
+	if !(one > 0 && one < many && math.Abs(many-0.002) < 0.002*0.1) {
+		t.Errorf("ProbeExtra after one probe of 2 ms extra %g, after 101 %g; want 0 < the first < the second ≈ 0.002", one, many)
+	}
+	for i := 0; i < 200; i++ {
+		c.ObserveProbe(-1, 0.001) // clipped to −predicted/2
+	}
+	if x := c.ProbeExtra(); x != 0 {
+		t.Errorf("ProbeExtra after faster probes = %g, want 0", x)
+	}
+}
+
 // TestChooseNoProbeNearEnd: a sequence decoding plainly probes only while
 // at least its probe interval of steps remains after the probe
 // (Step.Left), and ProbeDue says so (negative) when the probe will not
@@ -633,16 +678,19 @@ func TestCostsObserveStep(t *testing.T) {
 }
 
 // TestChooseExplores: while the pipeline explores (Step.Explore), a step
-// whose best choice is 0 drafts a probe's k instead, reported as a probe
-// that leaves the sequence's probe schedule alone; a step where
-// speculation pays takes its best k as ever; without Explore the same
-// step decodes plainly.
+// whose best choice is 0 at the prior's acceptance, but where a draft
+// that is always right would pay, drafts a probe's k instead, reported as
+// a probe that leaves the sequence's probe schedule alone; without
+// Explore the same step decodes plainly. Where not even a draft that is
+// always right could pay (every token a pass, or steps measured that
+// slow: Step.Extra), exploring decodes plainly too, on the probe schedule
+// as ever. A step where speculation pays takes its best k as ever.
 func TestChooseExplores(t *testing.T) {
 	const K = 4
 	pol := draft.Policy{K: K, Auto: true}
 	pass := make([]float64, K+1)
 	for k := range pass {
-		pass[k] = float64(k + 1) // every token a pass: speculation cannot pay
+		pass[k] = 1 + 0.6*float64(k) // k = 1 all accepted: 2/1.7 = 1.18× plain; at 0.5: 0.88×
 	}
 	s := &draft.Step{Pass: pass, Draft: 0.1}
 	var pos draft.Positions
@@ -658,6 +706,20 @@ func TestChooseExplores(t *testing.T) {
 	}
 	if got := pos.ProbeDue(); got != due {
 		t.Errorf("exploring moved the probe schedule: due %d, was %d", got, due)
+	}
+	s.Extra = []float64{0, 0.5, 1, 1.5, 2} // measured: each draft token half a pass more
+	if c := pol.Choose(&pos, s); c.K != 0 || c.Probe {
+		t.Errorf("exploring where the measured steps cannot pay: %+v, want k 0", c)
+	}
+	if got := pos.ProbeDue(); got < 0 {
+		t.Errorf("a plain step while exploring: probe due %d, want a probe scheduled", got)
+	}
+	s.Extra = nil
+	for k := range pass {
+		pass[k] = float64(k + 1) // every token a pass: speculation cannot pay
+	}
+	if c := pol.Choose(&pos, s); c.K != 0 || c.Probe {
+		t.Errorf("exploring where no acceptance can pay: %+v, want k 0", c)
 	}
 	flat := make([]float64, K+1)
 	for k := range flat {

@@ -83,7 +83,7 @@ func TestLlamaCppBundledPair(t *testing.T) {
 			}
 			t.Run(fmt.Sprintf("k%d/b%d", k, seqs), func(t *testing.T) {
 				o := e.Options()
-				o.K = k
+				o.K, o.Auto = k, false // fixed k: every step drafts
 				cfg, err := e.PipelineConfigWith(o, seqs, 64, 8)
 				if err != nil {
 					t.Fatal(err)

@@ -113,6 +113,7 @@ type stepTiming struct {
 	k    int
 	at   time.Duration // the Clock's Step reading at the choice
 	pred float64       // Step.Time(k)
+	full float64       // Step.Measured(k): with the steady steps' extra time
 	// prefill passes run by then: a step with another's prefill in it
 	// is not measured
 	prefills int64
@@ -187,8 +188,13 @@ func (p *Pipeline) choose(s *seq, kmax, fedTo, draftedTo int) draft.Choice {
 	now := p.stepNow()
 	t := &s.autoStep
 	prefills := p.prefills.Load()
-	if t.have && t.prefills == prefills {
-		p.costs.ObserveStep(t.k, (now-t.at).Seconds()-t.pred, t.pred)
+	if t.prefills == prefills {
+		switch {
+		case t.have:
+			p.costs.ObserveStep(t.k, (now-t.at).Seconds()-t.pred, t.pred)
+		case t.spec: // a speculative step after plain ones: a probe's cost
+			p.costs.ObserveProbe((now-t.at).Seconds()-t.full, t.full)
+		}
 	}
 	prevSpec := t.spec
 	t.have, t.spec = false, false
@@ -238,6 +244,7 @@ func (p *Pipeline) choose(s *seq, kmax, fedTo, draftedTo int) draft.Choice {
 	st.Others = draft.Others{Gain: o * gain, Draft: o * a.blockDraft.v}
 	st.Extra = a.extra[:kmax+1]
 	p.costs.StepExtra(st.Extra)
+	st.ProbeExtra = p.costs.ProbeExtra()
 	st.Explore = a.prior.Seen(1) < draft.ExploreBlocks
 	c := s.pol.Choose(&s.auto, st)
 	// Only steady steps teach: a k > 0 after one (not the first after
@@ -250,7 +257,7 @@ func (p *Pipeline) choose(s *seq, kmax, fedTo, draftedTo int) draft.Choice {
 		due := s.auto.ProbeDue()
 		steady = due < 0 || due > feedAhead
 	}
-	s.autoStep = stepTiming{have: steady, k: c.K, at: now, pred: st.Time(c.K), prefills: prefills}
+	s.autoStep = stepTiming{have: steady, k: c.K, at: now, pred: st.Time(c.K), full: st.Measured(c.K), prefills: prefills}
 	s.autoStep.spec = c.K > 0
 	return c
 }

@@ -41,6 +41,9 @@ func (p *Pipeline) draftStage(fresh, loop *graph.Pipe[*seq]) func(ctx context.Co
 			// Finished: retired (not emitted), the slot becomes free for
 			// intake.
 			pre[s.slot].valid = false
+			if p.auto != nil {
+				p.costs.SaveAcceptance(p.auto.prior) // for the pipelines after this one
+			}
 			p.slots.Release(s.slot)
 			return nil
 		} else if p.auto != nil {

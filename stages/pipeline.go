@@ -287,6 +287,7 @@ func New(cfg Config) (*Pipeline, error) {
 			p.costs = draft.NewCosts(min(cfg.Target.MaxBatch(), cfg.Slots*(cfg.Policy.K+1)), cfg.Slots)
 		}
 		p.auto = newAutoState(cfg.Policy.K)
+		p.costs.LoadAcceptance(p.auto.prior) // what pipelines before this one on the table saw
 	}
 	p.queue.init(cfg.Queue)
 	return p, nil
