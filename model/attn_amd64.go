@@ -183,17 +183,40 @@ func expfs(x []float32) {
 //	}
 func swiglu16AVX512(gp, up *float32, n int)
 
-// swigluVec applies SwiGLU to the longest prefix of g (a multiple of 16
-// elements) it has a vector kernel for, where ggmlSilu16, and returns its
-// length.
+// swiglu8AVX2 sets g[i] = silu(g[i])·u[i] (g at gp, u at up) for i < n (a
+// multiple of 8) with AVX2 and FMA, each lane computing exactly what the
+// scalar loop of swiglu computes with vexpf:
+//
+//	for i := range n {
+//		x := g[i]
+//		g[i] = float32(x/(1+vexpf(-x))) * u[i]
+//	}
+func swiglu8AVX2(gp, up *float32, n int)
+
+// swigluVec applies SwiGLU to the longest prefix of g it has a vector
+// kernel for, and returns its length: a multiple of 16 elements through
+// the AVX-512 kernel where ggmlSilu16, else a multiple of 8 through the
+// AVX2 one where useAttnAsm (ggml's 8-lane ggml_v_silu).
 func swigluVec(g, u []float32) int {
-	n16 := len(g) &^ 15
-	if !ggmlSilu16 || n16 == 0 {
-		return 0
+	switch {
+	case ggmlSilu16:
+		n16 := len(g) &^ 15
+		if n16 == 0 {
+			return 0
+		}
+		u = u[:n16]
+		swiglu16AVX512(&g[0], &u[0], n16)
+		return n16
+	case useAttnAsm:
+		n8 := len(g) &^ 7
+		if n8 == 0 {
+			return 0
+		}
+		u = u[:n8]
+		swiglu8AVX2(&g[0], &u[0], n8)
+		return n8
 	}
-	u = u[:n16]
-	swiglu16AVX512(&g[0], &u[0], n16)
-	return n16
+	return 0
 }
 
 // dotRowsTailF16 finishes dotAttnF16 for rows whose first np elements are

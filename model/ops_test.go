@@ -485,12 +485,35 @@ func halves(x []float32) []uint16 {
 	return h
 }
 
-// TestSwigluVec checks the vector SwiGLU kernel (where the CPU has one)
-// bit for bit against the scalar loop over ordinary, huge, tiny and special
-// gate values, on lengths with and without a scalar tail.
+// TestSwigluVec checks the vector SwiGLU kernels (where the CPU has them:
+// AVX-512's 16-lane runs of vexpf512, AVX2's 8-lane runs of vexpf, each
+// under the layout it serves) bit for bit against the scalar loop over
+// ordinary, huge, tiny and special gate values, on lengths with and
+// without a scalar tail.
 func TestSwigluVec(t *testing.T) {
-	if !ggmlSilu16 {
-		t.Skip("no AVX-512 SwiGLU on this CPU")
+	defer func(v bool) { ggmlSilu16 = v }(ggmlSilu16)
+	var layouts []bool // the ggmlSilu16 values with a kernel
+	if ggmlSilu16 {
+		layouts = append(layouts, true)
+	}
+	ggmlSilu16 = false
+	if swigluVec(make([]float32, 8), make([]float32, 8)) == 8 {
+		layouts = append(layouts, false)
+	}
+	if len(layouts) == 0 {
+		t.Skip("no vector SwiGLU kernel on this CPU")
+	}
+	for _, silu16 := range layouts {
+		ggmlSilu16 = silu16
+		t.Run(fmt.Sprint("silu16=", silu16), swigluVecCheck)
+	}
+}
+
+// swigluVecCheck is TestSwigluVec under the layout ggmlSilu16 sets.
+func swigluVecCheck(t *testing.T) {
+	lanes, vexp := 8, vexpf
+	if ggmlSilu16 {
+		lanes, vexp = 16, vexpf512
 	}
 	r := rand.New(rand.NewPCG(41, 42))
 	specials := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()),
@@ -506,12 +529,12 @@ func TestSwigluVec(t *testing.T) {
 			copy(g, specials[:min(len(specials), n)])
 			want := make([]float32, n)
 			for i, x := range g {
-				want[i] = float32(x/(1+vexpf512(-x))) * u[i]
+				want[i] = float32(x/(1+vexp(-x))) * u[i]
 			}
 			got := append([]float32(nil), g...)
 			m := swigluVec(got, u)
-			if m != n&^15 {
-				t.Fatalf("n=%d: vector kernel took %d elements, want %d", n, m, n&^15)
+			if want := n &^ (lanes - 1); m != want {
+				t.Fatalf("n=%d: vector kernel took %d elements, want %d", n, m, want)
 			}
 			for i := range m {
 				a, b := got[i], want[i]
