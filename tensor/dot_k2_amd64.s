@@ -1,6 +1,7 @@
 //go:build amd64 && !noasm
 
 #include "textflag.h"
+#include "dotk_avx2_amd64.h"
 
 // AVX2 kernels for Q2_K, Q3_K, Q5_K and IQ4_XS rows against one or four
 // Q8_K activation rows (see dot_k2_amd64.go for the contracts and q2k.go,
@@ -118,67 +119,13 @@ DATA k2DupWord<>+16(SB)/8, $0x0504050401000100
 DATA k2DupWord<>+24(SB)/8, $0x0d0c0d0c09080908
 GLOBL k2DupWord<>(SB), RODATA|NOPTR, $32
 
-// K2HSUM8 adds the eight lanes of acc as ggml's hsum_float_8 does (upper
-// half plus lower half, then lanes 0+2 and 1+3, then those two), leaving
-// the sum in lane 0 of t; u is clobbered.
-#define K2HSUM8(acc, accx, t, u) \
-	VEXTRACTF128 $1, acc, t; \
-	VADDPS accx, t, t; \
-	VMOVHLPS t, t, u; \
-	VADDPS u, t, t; \
-	VMOVSHDUP t, u; \
-	VADDSS u, t, t
-
-// K2SCALEMIN unpacks the 6-bit scales and mins of the Q4_K/Q5_K block at
-// SI (12 bytes at 4(SI)) into X1: bytes 0-7 the scales, 8-15 the mins, as
-// q4KScaleMin; clobbers AX, BX, DX, R8, R9, R10.
-#define K2SCALEMIN \
-	MOVL 4(SI), AX; \
-	MOVL 8(SI), BX; \
-	MOVL 12(SI), DX; \
-	MOVL AX, R8; \
-	ANDL $0x3f3f3f3f, R8; \
-	MOVL DX, R9; \
-	ANDL $0x0f0f0f0f, R9; \
-	MOVL AX, R10; \
-	SHRL $6, R10; \
-	ANDL $0x03030303, R10; \
-	SHLL $4, R10; \
-	ORL  R10, R9; \
-	SHLQ $32, R9; \
-	ORQ  R9, R8; \
-	MOVL BX, R10; \
-	ANDL $0x3f3f3f3f, R10; \
-	SHRL $4, DX; \
-	ANDL $0x0f0f0f0f, DX; \
-	SHRL $6, BX; \
-	ANDL $0x03030303, BX; \
-	SHLL $4, BX; \
-	ORL  BX, DX; \
-	SHLQ $32, DX; \
-	ORQ  DX, R10; \
-	VMOVQ R8, X1; \
-	VPINSRQ $1, R10, X1, X1
-
-// K2SCALEWORDS stores the eight scale bytes of X1 as doubled words (one
-// dword per sub-block, for VPBROADCASTD) at 0(SP)..31(SP); clobbers X3, X6, X7.
-#define K2SCALEWORDS \
-	VPMOVZXBW X1, X3; \
-	VPUNPCKLWD X3, X3, X6; \
-	VPUNPCKHWD X3, X3, X7; \
-	VMOVDQU X6, 0(SP); \
-	VMOVDQU X7, 16(SP)
-
 // ---------------------------------------------------------------- Q5_K
 
 // Q5VALUES builds in Y5 and Y6 the 32 five-bit values of sub-blocks 2j and
 // 2j+1 from the nibbles at qo(SI) and the qh bytes in Y3, already shifted
 // right by 2j (bits 0 and 1 hold the fifth bits); clobbers t.
 #define Q5VALUES(qo, t) \
-	VMOVDQU qo(SI), Y5; \
-	VPSRLW $4, Y5, Y6; \
-	VPAND Y15, Y5, Y5; \
-	VPAND Y15, Y6, Y6; \
+	KNIBBLES(SI, qo); \
 	VPSLLW $4, Y3, t; \
 	VPAND k2Mask10<>(SB), t, t; \
 	VPOR t, Y5, Y5; \
@@ -190,19 +137,26 @@ GLOBL k2DupWord<>(SB), RODATA|NOPTR, $32
 // against the activations at xo(DI) and xo2(DI), scales at so(SP), so2(SP).
 #define Q5STEP(qo, xo, xo2, so, so2) \
 	Q5VALUES(qo, Y7); \
-	VPMADDUBSW xo(DI), Y5, Y5; \
-	VPMADDUBSW xo2(DI), Y6, Y6; \
-	VPBROADCASTD so(SP), Y7; \
-	VPBROADCASTD so2(SP), Y8; \
-	VPMADDWD Y7, Y5, Y5; \
-	VPMADDWD Y8, Y6, Y6; \
-	VPADDD Y5, Y4, Y4; \
-	VPADDD Y6, Y4, Y4
+	KPAIRSTEP(xo, xo2, so, so2)
 
-// K2X4ENTER, K2X4ROW, K2X4NEXT and K2X4ROWEND are the row and block loops of the four-token kernels. Frame:
-// 32-47 scratch, 48 the weight row pointer, 56 the rows left, 64 the output
-// byte offset of the row; DI, R11, R12, R13 point at the four tokens'
-// blocks, SI at the weight block, CX counts blocks.
+// Q5STEPS runs STEP (Q5STEP or its four-token form) over the four
+// 64-element groups j of a Q5_K block (nibbles at 48 + 32j, activations at
+// 4 + 64j and 36 + 64j, scale dwords at 8j and 8j + 4), shifting the qh
+// bytes in Y3 right by 2 between groups.
+#define Q5STEPS(STEP) \
+	STEP(48, 4, 36, 0, 4); \
+	VPSRLW $2, Y3, Y3; \
+	STEP(80, 68, 100, 8, 12); \
+	VPSRLW $2, Y3, Y3; \
+	STEP(112, 132, 164, 16, 20); \
+	VPSRLW $2, Y3, Y3; \
+	STEP(144, 196, 228, 24, 28)
+
+// K2X4ENTER, K2X4ROW, KX4NEXT (dotk_avx2_amd64.h) and K2X4ROWEND are the
+// row and block loops of the four-token kernels. Frame: 32-47 scratch, 48
+// the weight row pointer, 56 the rows left, 64 the output byte offset of
+// the row; DI, R11, R12, R13 point at the four tokens' blocks, SI at the
+// weight block, CX counts blocks.
 #define K2X4ENTER \
 	MOVQ w+0(FP), AX; \
 	MOVQ AX, 48(SP); \
@@ -213,19 +167,8 @@ GLOBL k2DupWord<>(SB), RODATA|NOPTR, $32
 #define K2X4ROW \
 	MOVQ 48(SP), SI; \
 	MOVQ x+24(FP), AX; \
-	MOVQ 0(AX), DI; \
-	MOVQ 8(AX), R11; \
-	MOVQ 16(AX), R12; \
-	MOVQ 24(AX), R13; \
+	KX4TOKENS(AX); \
 	MOVQ nb+32(FP), CX
-
-#define K2X4NEXT(bs) \
-	ADDQ $bs, SI; \
-	ADDQ $292, DI; \
-	ADDQ $292, R11; \
-	ADDQ $292, R12; \
-	ADDQ $292, R13; \
-	DECQ CX
 
 // K2X4STORE1 stores lane 0 of X3 as out[t][r] (t: byte offset t·8 in out).
 #define K2X4STORE1(t) \
@@ -241,14 +184,19 @@ GLOBL k2DupWord<>(SB), RODATA|NOPTR, $32
 	MOVQ 64(SP), BX; \
 	VEXTRACTPS $k, X3, (DX)(BX*1)
 
-// KR2REDUCE4 sums each of a, b, c, d (eight int32 lanes) into lane 0-3 of
-// dstx (a and c are clobbered, and X3).
-#define KR2REDUCE4(a, b, c, d, dstx, dsty) \
-	VPHADDD b, a, a; \
-	VPHADDD d, c, c; \
-	VPHADDD c, a, dsty; \
-	VEXTRACTI128 $1, dsty, X3; \
-	VPADDD X3, dstx, dstx
+// K2X4HOUT stores the KHSUM8 sum of acc (X name accx) as out[t][r];
+// clobbers AX, BX, DX, X3, X4.
+#define K2X4HOUT(acc, accx, t) \
+	KHSUM8(acc, accx, X3, X4); \
+	K2X4STORE1(t)
+
+// K2X4OUT4 stores the KHSUM8 sums of the four tokens' accumulators a0-a3
+// (X names x0-x3) as out[0..3][r].
+#define K2X4OUT4(a0, x0, a1, x1, a2, x2, a3, x3) \
+	K2X4HOUT(a0, x0, 0); \
+	K2X4HOUT(a1, x1, 8); \
+	K2X4HOUT(a2, x2, 16); \
+	K2X4HOUT(a3, x3, 24)
 
 #define K2X4ROWEND(label) \
 	ADDQ $4, 64(SP); \
@@ -257,15 +205,6 @@ GLOBL k2DupWord<>(SB), RODATA|NOPTR, $32
 	MOVQ AX, 48(SP); \
 	DECQ 56(SP); \
 	JNZ  label
-
-// K2X4ACC folds one token's int32 lanes ilanes (activations at R) into its
-// float accumulator facc: facc = fma(x.d·wd, float32(ilanes), facc), with
-// wd broadcast in Y5; clobbers Y6.
-#define K2X4ACC(R, ilanes, facc) \
-	VBROADCASTSS (R), Y6; \
-	VMULPS Y5, Y6, Y6; \
-	VCVTDQ2PS ilanes, ilanes; \
-	VFMADD231PS Y6, ilanes, facc
 
 // Q5X4MIN leaves in dst the four dwords mins·int16 pair sums of the bsums
 // at R (mins as words in X3).
@@ -291,20 +230,53 @@ GLOBL k2DupWord<>(SB), RODATA|NOPTR, $32
 	Q5X4TOK(R12, xo, xo2, Y10); \
 	Q5X4TOK(R13, xo, xo2, Y11)
 
+// Q5X4HOUT stores the KHSUM8 sum of acc (X name accx) plus the token's
+// summs, the float at so(SP), as out[t][r]; clobbers AX, BX, DX, X3, X4.
+#define Q5X4HOUT(acc, accx, so, t) \
+	KHSUM8(acc, accx, X3, X4); \
+	VADDSS so(SP), X3, X3; \
+	K2X4STORE1(t)
+
 // ---------------------------------------------------------------- Q2_K
 
-// Q2GROUP adds to acc the lanes of group g = 4j+k (elements 32g..32g+31):
+// Q2SCALEMIN loads the 16 scale bytes of the Q2_K block at SI, leaving the
+// scales (low nibbles) in X1 and the mins (high nibbles) as words in ty,
+// whose X name t is clobbered; m0f is the 0x0f mask (X15 or
+// k2Mask0F<>(SB)).
+#define Q2SCALEMIN(m0f, t, ty) \
+	VMOVDQU (SI), X1; \
+	VPSRLW $4, X1, t; \
+	VPAND m0f, t, t; \
+	VPAND m0f, X1, X1; \
+	VPMOVZXBW t, ty
+
+// Q2GROUP adds to Y0 the lanes of group g = 4j+k (elements 32g..32g+31):
 // the two-bit values of Y3 (shifted right by sh = 2k) against the
-// activations at xo(R), with the scales of sub-blocks 2g and 2g+1 picked
+// activations at xo(DI), with the scales of sub-blocks 2g and 2g+1 picked
 // (ko = 32k) from scw, the scales 8j..8j+7 as words in both lanes;
 // clobbers Y6, Y7.
-#define Q2GROUP(sh, R, xo, ko, scw, acc) \
+#define Q2GROUP(sh, xo, ko, scw) \
 	VPSRLW $sh, Y3, Y6; \
 	VPAND Y14, Y6, Y6; \
-	VPMADDUBSW xo(R), Y6, Y6; \
+	VPMADDUBSW xo(DI), Y6, Y6; \
 	VPSHUFB k2WordShuf<>+ko(SB), scw, Y7; \
 	VPMADDWD Y7, Y6, Y6; \
-	VPADDD Y6, acc, acc
+	VPADDD Y6, Y0, Y0
+
+// Q2BLOCK runs GROUP (Q2GROUP or Q2X4GROUP) over the eight groups of a
+// Q2_K block: the quants of groups 0-3 (16(SI)) with the scale words lo,
+// those of groups 4-7 (48(SI)) with hi, each loaded into Y3.
+#define Q2BLOCK(GROUP, lo, hi) \
+	VMOVDQU 16(SI), Y3; \
+	GROUP(0, 4, 0, lo); \
+	GROUP(2, 36, 32, lo); \
+	GROUP(4, 68, 64, lo); \
+	GROUP(6, 100, 96, lo); \
+	VMOVDQU 48(SI), Y3; \
+	GROUP(0, 132, 0, hi); \
+	GROUP(2, 164, 32, hi); \
+	GROUP(4, 196, 64, hi); \
+	GROUP(6, 228, 96, hi)
 
 // K2SCALEW2 expands the 16 scale bytes of X1 into words: lo = scales 0-7 in
 // both lanes, hi = scales 8-15 in both lanes (mov: VPMOVZXBW or VPMOVSXBW).
@@ -478,6 +450,27 @@ GLOBL k2DupWord<>(SB), RODATA|NOPTR, $32
 	IQ4X4TOK(R12, xo, Y10); \
 	IQ4X4TOK(R13, xo, Y11)
 
+// IQ4BLOCK runs GROUP (IQ4GROUP or IQ4X4GROUP) over the eight sub-blocks s
+// of an IQ4_XS block: index bytes at 8 + 16s, activations at 4 + 32s,
+// scale dwords at 4s in the frame.
+#define IQ4BLOCK(GROUP) \
+	GROUP(8, 4, 0); \
+	GROUP(24, 36, 4); \
+	GROUP(40, 68, 8); \
+	GROUP(56, 100, 12); \
+	GROUP(72, 132, 16); \
+	GROUP(88, 164, 20); \
+	GROUP(104, 196, 24); \
+	GROUP(120, 228, 28)
+
+// K1FOLD folds the block's int32 lanes Y0 into the float accumulator Y13
+// of a single-row kernel: acc = fma(x.d·f16(w.d), float32(lanes), acc),
+// w.d the F16 at off(SI); clobbers AX, Y0, Y5.
+#define K1FOLD(off) \
+	KDXD(off, X5, Y5); \
+	VCVTDQ2PS Y0, Y0; \
+	VFMADD231PS Y5, Y0, Y13
+
 // func q5KRows(w *byte, wstride, rows int, x *byte, nb int, out *float32)
 //
 // Frame: the block's scales as doubled words. R11 walks the weight rows,
@@ -497,14 +490,10 @@ q5row:
 	VXORPS X12, X12, X12
 
 q5loop:
-	K2SCALEMIN
+	KSCALEMIN(SI, R8, R9, X1)
 
 	// X5 = [f16(w.d)·x.d, f16(w.dmin)·x.d].
-	MOVL (SI), AX
-	VMOVD AX, X5
-	VCVTPH2PS X5, X5
-	VBROADCASTSS (DI), X6
-	VMULPS X6, X5, X5
+	KDDMINXD(0)
 
 	// summs = fma(float32(imin), −dmin, summs) with
 	// imin = Σ mins[s]·int16(bsums[2s] + bsums[2s+1]).
@@ -522,28 +511,20 @@ q5loop:
 	VFNMADD231SS X6, X2, X12
 	VBROADCASTSS X5, Y9
 
-	K2SCALEWORDS
+	KSCALEWORDS(X1, X3, X6, X7)
 	VMOVDQU 16(SI), Y3
 	VPXOR Y4, Y4, Y4
-	Q5STEP(48, 4, 36, 0, 4)
-	VPSRLW $2, Y3, Y3
-	Q5STEP(80, 68, 100, 8, 12)
-	VPSRLW $2, Y3, Y3
-	Q5STEP(112, 132, 164, 16, 20)
-	VPSRLW $2, Y3, Y3
-	Q5STEP(144, 196, 228, 24, 28)
+	Q5STEPS(Q5STEP)
 
 	// acc = fma(d, float32(lanes), acc).
 	VCVTDQ2PS Y4, Y4
 	VFMADD231PS Y9, Y4, Y13
 
-	ADDQ $176, SI
-	ADDQ $292, DI
-	DECQ CX
+	K1NEXT(176)
 	JNZ  q5loop
 
 	// out = hsum8(acc) + summs
-	K2HSUM8(Y13, X13, X3, X4)
+	KHSUM8(Y13, X13, X3, X4)
 	VADDSS X12, X3, X3
 	VMOVSS X3, (R12)
 	ADDQ $4, R12
@@ -564,14 +545,11 @@ TEXT ·q5KRows4(SB), NOSPLIT, $72-48
 
 q5x4row:
 	K2X4ROW
-	VXORPS Y0, Y0, Y0
-	VXORPS Y2, Y2, Y2
-	VXORPS Y13, Y13, Y13
-	VXORPS Y14, Y14, Y14
+	KXORPS4(Y0, Y2, Y13, Y14)
 	VXORPS X12, X12, X12
 
 q5x4loop:
-	K2SCALEMIN
+	KSCALEMIN(SI, R8, R9, X1)
 
 	// summs_t = fma(float32(imin_t), −x_t.d·f16(w.dmin), summs_t), lane-wise.
 	VPSRLDQ $8, X1, X3
@@ -584,10 +562,7 @@ q5x4loop:
 	VPHADDD X7, X6, X6
 	VPHADDD X6, X4, X4
 	VCVTDQ2PS X4, X4
-	VMOVSS (DI), X5
-	VINSERTPS $0x10, (R11), X5, X5
-	VINSERTPS $0x20, (R12), X5, X5
-	VINSERTPS $0x30, (R13), X5, X5
+	KX4XD(X5)
 	MOVL (SI), AX
 	VMOVD AX, X6
 	VCVTPH2PS X6, X6
@@ -596,46 +571,22 @@ q5x4loop:
 	VMULPS X5, X6, X6
 	VFNMADD231PS X6, X4, X12
 
-	K2SCALEWORDS
+	KSCALEWORDS(X1, X3, X6, X7)
 	VMOVDQU 16(SI), Y3
-	VPXOR Y8, Y8, Y8
-	VPXOR Y9, Y9, Y9
-	VPXOR Y10, Y10, Y10
-	VPXOR Y11, Y11, Y11
-	Q5X4STEP(48, 4, 36, 0, 4)
-	VPSRLW $2, Y3, Y3
-	Q5X4STEP(80, 68, 100, 8, 12)
-	VPSRLW $2, Y3, Y3
-	Q5X4STEP(112, 132, 164, 16, 20)
-	VPSRLW $2, Y3, Y3
-	Q5X4STEP(144, 196, 228, 24, 28)
+	KX4CLEAR
+	Q5STEPS(Q5X4STEP)
 
-	MOVWLZX (SI), AX
-	VMOVD AX, X5
-	VCVTPH2PS X5, X5
-	VBROADCASTSS X5, Y5
-	K2X4ACC(DI, Y8, Y0)
-	K2X4ACC(R11, Y9, Y2)
-	K2X4ACC(R12, Y10, Y13)
-	K2X4ACC(R13, Y11, Y14)
+	KX4FOLD(0, Y0, Y2, Y13, Y14)
 
-	K2X4NEXT(176)
+	KX4NEXT(176)
 	JNZ  q5x4loop
 
 	// out[t][r] = hsum8(acc_t) + summs_t.
 	VMOVDQU X12, 32(SP)
-	K2HSUM8(Y0, X0, X3, X4)
-	VADDSS 32(SP), X3, X3
-	K2X4STORE1(0)
-	K2HSUM8(Y2, X2, X3, X4)
-	VADDSS 36(SP), X3, X3
-	K2X4STORE1(8)
-	K2HSUM8(Y13, X13, X3, X4)
-	VADDSS 40(SP), X3, X3
-	K2X4STORE1(16)
-	K2HSUM8(Y14, X14, X3, X4)
-	VADDSS 44(SP), X3, X3
-	K2X4STORE1(24)
+	Q5X4HOUT(Y0, X0, 32, 0)
+	Q5X4HOUT(Y2, X2, 36, 8)
+	Q5X4HOUT(Y13, X13, 40, 16)
+	Q5X4HOUT(Y14, X14, 44, 24)
 	K2X4ROWEND(q5x4row)
 
 	VZEROUPPER
@@ -660,19 +611,11 @@ q2row:
 
 q2loop:
 	// X1 = scales (low nibbles), Y2 = mins as words.
-	VMOVDQU (SI), X1
-	VPSRLW $4, X1, X2
-	VPAND X15, X2, X2
-	VPAND X15, X1, X1
-	VPMOVZXBW X2, Y2
+	Q2SCALEMIN(X15, X2, Y2)
 	K2SCALEW2(VPMOVZXBW, Y10, Y11)
 
 	// X5 = [f16(w.d)·x.d, f16(w.dmin)·x.d]; Y9 = d.
-	MOVL 80(SI), AX
-	VMOVD AX, X5
-	VCVTPH2PS X5, X5
-	VBROADCASTSS (DI), X6
-	VMULPS X6, X5, X5
+	KDDMINXD(80)
 	VBROADCASTSS X5, Y9
 
 	// acc = fma(−dmin, float32(mins·bsums pairs), acc).
@@ -683,29 +626,16 @@ q2loop:
 	VFNMADD231PS Y6, Y2, Y13
 
 	VPXOR Y0, Y0, Y0
-	VMOVDQU 16(SI), Y3
-	Q2GROUP(0, DI, 4, 0, Y10, Y0)
-	Q2GROUP(2, DI, 36, 32, Y10, Y0)
-	Q2GROUP(4, DI, 68, 64, Y10, Y0)
-	Q2GROUP(6, DI, 100, 96, Y10, Y0)
-	VMOVDQU 48(SI), Y3
-	Q2GROUP(0, DI, 132, 0, Y11, Y0)
-	Q2GROUP(2, DI, 164, 32, Y11, Y0)
-	Q2GROUP(4, DI, 196, 64, Y11, Y0)
-	Q2GROUP(6, DI, 228, 96, Y11, Y0)
+	Q2BLOCK(Q2GROUP, Y10, Y11)
 
 	// acc = fma(d, float32(lanes), acc).
 	VCVTDQ2PS Y0, Y0
 	VFMADD231PS Y9, Y0, Y13
 
-	ADDQ $84, SI
-	ADDQ $292, DI
-	DECQ CX
+	K1NEXT(84)
 	JNZ  q2loop
 
-	K2HSUM8(Y13, X13, X3, X4)
-	VMOVSS X3, (R12)
-	ADDQ $4, R12
+	KOUT8(Y13, X13)
 	ADDQ wstride+8(FP), R11
 	DECQ R13
 	JNZ  q2row
@@ -722,17 +652,10 @@ TEXT ·q2KRows4(SB), NOSPLIT, $72-48
 
 q2x4row:
 	K2X4ROW
-	VXORPS Y0, Y0, Y0
-	VXORPS Y2, Y2, Y2
-	VXORPS Y13, Y13, Y13
-	VXORPS Y14, Y14, Y14
+	KXORPS4(Y0, Y2, Y13, Y14)
 
 q2x4loop:
-	VMOVDQU (SI), X1
-	VPSRLW $4, X1, X4
-	VPAND k2Mask0F<>(SB), X4, X4
-	VPAND k2Mask0F<>(SB), X1, X1
-	VPMOVZXBW X4, Y4
+	Q2SCALEMIN(k2Mask0F<>(SB), X4, Y4)
 	MOVL 80(SI), AX
 	VMOVD AX, X5
 	VCVTPH2PS X5, X5
@@ -744,41 +667,15 @@ q2x4loop:
 	Q2X4MIN(R13, Y14)
 	K2SCALEW2(VPMOVZXBW, Y4, Y6)
 
-	VPXOR Y8, Y8, Y8
-	VPXOR Y9, Y9, Y9
-	VPXOR Y10, Y10, Y10
-	VPXOR Y11, Y11, Y11
-	VMOVDQU 16(SI), Y3
-	Q2X4GROUP(0, 4, 0, Y4)
-	Q2X4GROUP(2, 36, 32, Y4)
-	Q2X4GROUP(4, 68, 64, Y4)
-	Q2X4GROUP(6, 100, 96, Y4)
-	VMOVDQU 48(SI), Y3
-	Q2X4GROUP(0, 132, 0, Y6)
-	Q2X4GROUP(2, 164, 32, Y6)
-	Q2X4GROUP(4, 196, 64, Y6)
-	Q2X4GROUP(6, 228, 96, Y6)
+	KX4CLEAR
+	Q2BLOCK(Q2X4GROUP, Y4, Y6)
 
-	MOVWLZX 80(SI), AX
-	VMOVD AX, X5
-	VCVTPH2PS X5, X5
-	VBROADCASTSS X5, Y5
-	K2X4ACC(DI, Y8, Y0)
-	K2X4ACC(R11, Y9, Y2)
-	K2X4ACC(R12, Y10, Y13)
-	K2X4ACC(R13, Y11, Y14)
+	KX4FOLD(80, Y0, Y2, Y13, Y14)
 
-	K2X4NEXT(84)
+	KX4NEXT(84)
 	JNZ  q2x4loop
 
-	K2HSUM8(Y0, X0, X3, X4)
-	K2X4STORE1(0)
-	K2HSUM8(Y2, X2, X3, X4)
-	K2X4STORE1(8)
-	K2HSUM8(Y13, X13, X3, X4)
-	K2X4STORE1(16)
-	K2HSUM8(Y14, X14, X3, X4)
-	K2X4STORE1(24)
+	K2X4OUT4(Y0, X0, Y2, X2, Y13, X13, Y14, X14)
 	K2X4ROWEND(q2x4row)
 
 	VZEROUPPER
@@ -826,22 +723,12 @@ q3loop:
 	Q3GROUP(6, 228, 96, Y11)
 
 	// acc = fma(x.d·f16(w.d), float32(lanes), acc).
-	MOVWLZX 108(SI), AX
-	VMOVD AX, X5
-	VCVTPH2PS X5, X5
-	VMULSS (DI), X5, X5
-	VBROADCASTSS X5, Y5
-	VCVTDQ2PS Y0, Y0
-	VFMADD231PS Y5, Y0, Y13
+	K1FOLD(108)
 
-	ADDQ $110, SI
-	ADDQ $292, DI
-	DECQ CX
+	K1NEXT(110)
 	JNZ  q3loop
 
-	K2HSUM8(Y13, X13, X3, X4)
-	VMOVSS X3, (R12)
-	ADDQ $4, R12
+	KOUT8(Y13, X13)
 	ADDQ wstride+8(FP), R11
 	DECQ R13
 	JNZ  q3row
@@ -858,18 +745,12 @@ TEXT ·q3KRows4(SB), NOSPLIT, $72-48
 
 q3x4row:
 	K2X4ROW
-	VXORPS Y0, Y0, Y0
-	VXORPS Y2, Y2, Y2
-	VXORPS Y13, Y13, Y13
-	VXORPS Y14, Y14, Y14
+	KXORPS4(Y0, Y2, Y13, Y14)
 
 q3x4loop:
 	Q3SCALES
 	VMOVDQU (SI), Y4
-	VPXOR Y8, Y8, Y8
-	VPXOR Y9, Y9, Y9
-	VPXOR Y10, Y10, Y10
-	VPXOR Y11, Y11, Y11
+	KX4CLEAR
 	VMOVDQU 32(SI), Y3
 	VPSLLW $2, Y4, Y6
 	Q3X4GROUP(0, 4, 0)
@@ -889,26 +770,12 @@ q3x4loop:
 	VPSRLW $5, Y4, Y6
 	Q3X4GROUP(6, 228, 112)
 
-	MOVWLZX 108(SI), AX
-	VMOVD AX, X5
-	VCVTPH2PS X5, X5
-	VBROADCASTSS X5, Y5
-	K2X4ACC(DI, Y8, Y0)
-	K2X4ACC(R11, Y9, Y2)
-	K2X4ACC(R12, Y10, Y13)
-	K2X4ACC(R13, Y11, Y14)
+	KX4FOLD(108, Y0, Y2, Y13, Y14)
 
-	K2X4NEXT(110)
+	KX4NEXT(110)
 	JNZ  q3x4loop
 
-	K2HSUM8(Y0, X0, X3, X4)
-	K2X4STORE1(0)
-	K2HSUM8(Y2, X2, X3, X4)
-	K2X4STORE1(8)
-	K2HSUM8(Y13, X13, X3, X4)
-	K2X4STORE1(16)
-	K2HSUM8(Y14, X14, X3, X4)
-	K2X4STORE1(24)
+	K2X4OUT4(Y0, X0, Y2, X2, Y13, X13, Y14, X14)
 	K2X4ROWEND(q3x4row)
 
 	VZEROUPPER
@@ -935,32 +802,15 @@ iq4row:
 iq4loop:
 	IQ4SCALES
 	VPXOR Y0, Y0, Y0
-	IQ4GROUP(8, 4, 0)
-	IQ4GROUP(24, 36, 4)
-	IQ4GROUP(40, 68, 8)
-	IQ4GROUP(56, 100, 12)
-	IQ4GROUP(72, 132, 16)
-	IQ4GROUP(88, 164, 20)
-	IQ4GROUP(104, 196, 24)
-	IQ4GROUP(120, 228, 28)
+	IQ4BLOCK(IQ4GROUP)
 
 	// acc = fma(f16(w.d)·x.d, float32(lanes), acc).
-	MOVWLZX (SI), AX
-	VMOVD AX, X5
-	VCVTPH2PS X5, X5
-	VMULSS (DI), X5, X5
-	VBROADCASTSS X5, Y5
-	VCVTDQ2PS Y0, Y0
-	VFMADD231PS Y5, Y0, Y13
+	K1FOLD(0)
 
-	ADDQ $136, SI
-	ADDQ $292, DI
-	DECQ CX
+	K1NEXT(136)
 	JNZ  iq4loop
 
-	K2HSUM8(Y13, X13, X3, X4)
-	VMOVSS X3, (R12)
-	ADDQ $4, R12
+	KOUT8(Y13, X13)
 	ADDQ wstride+8(FP), R11
 	DECQ R13
 	JNZ  iq4row
@@ -979,46 +829,19 @@ TEXT ·iq4XSRows4(SB), NOSPLIT, $72-48
 
 iq4x4row:
 	K2X4ROW
-	VXORPS Y0, Y0, Y0
-	VXORPS Y2, Y2, Y2
-	VXORPS Y12, Y12, Y12
-	VXORPS Y13, Y13, Y13
+	KXORPS4(Y0, Y2, Y12, Y13)
 
 iq4x4loop:
 	IQ4SCALES
-	VPXOR Y8, Y8, Y8
-	VPXOR Y9, Y9, Y9
-	VPXOR Y10, Y10, Y10
-	VPXOR Y11, Y11, Y11
-	IQ4X4GROUP(8, 4, 0)
-	IQ4X4GROUP(24, 36, 4)
-	IQ4X4GROUP(40, 68, 8)
-	IQ4X4GROUP(56, 100, 12)
-	IQ4X4GROUP(72, 132, 16)
-	IQ4X4GROUP(88, 164, 20)
-	IQ4X4GROUP(104, 196, 24)
-	IQ4X4GROUP(120, 228, 28)
+	KX4CLEAR
+	IQ4BLOCK(IQ4X4GROUP)
 
-	MOVWLZX (SI), AX
-	VMOVD AX, X5
-	VCVTPH2PS X5, X5
-	VBROADCASTSS X5, Y5
-	K2X4ACC(DI, Y8, Y0)
-	K2X4ACC(R11, Y9, Y2)
-	K2X4ACC(R12, Y10, Y12)
-	K2X4ACC(R13, Y11, Y13)
+	KX4FOLD(0, Y0, Y2, Y12, Y13)
 
-	K2X4NEXT(136)
+	KX4NEXT(136)
 	JNZ  iq4x4loop
 
-	K2HSUM8(Y0, X0, X3, X4)
-	K2X4STORE1(0)
-	K2HSUM8(Y2, X2, X3, X4)
-	K2X4STORE1(8)
-	K2HSUM8(Y12, X12, X3, X4)
-	K2X4STORE1(16)
-	K2HSUM8(Y13, X13, X3, X4)
-	K2X4STORE1(24)
+	K2X4OUT4(Y0, X0, Y2, X2, Y12, X12, Y13, X13)
 	K2X4ROWEND(iq4x4row)
 
 	VZEROUPPER
@@ -1043,53 +866,25 @@ q2rrow:
 	VXORPS X13, X13, X13
 
 q2rloop:
-	VMOVDQU (SI), X1
-	VPSRLW $4, X1, X2
-	VPAND X15, X2, X2
-	VPAND X15, X1, X1
-	VPMOVZXBW X2, Y2
+	Q2SCALEMIN(X15, X2, Y2)
 	K2SCALEW2(VPMOVZXBW, Y10, Y11)
 	VPMADDWD 260(DI), Y2, Y2
 
 	VPXOR Y0, Y0, Y0
-	VMOVDQU 16(SI), Y3
-	Q2GROUP(0, DI, 4, 0, Y10, Y0)
-	Q2GROUP(2, DI, 36, 32, Y10, Y0)
-	Q2GROUP(4, DI, 68, 64, Y10, Y0)
-	Q2GROUP(6, DI, 100, 96, Y10, Y0)
-	VMOVDQU 48(SI), Y3
-	Q2GROUP(0, DI, 132, 0, Y11, Y0)
-	Q2GROUP(2, DI, 164, 32, Y11, Y0)
-	Q2GROUP(4, DI, 196, 64, Y11, Y0)
-	Q2GROUP(6, DI, 228, 96, Y11, Y0)
+	Q2BLOCK(Q2GROUP, Y10, Y11)
 
 	// X0 = [isum, imin, isum, imin].
-	VEXTRACTI128 $1, Y0, X5
-	VPADDD X5, X0, X0
-	VEXTRACTI128 $1, Y2, X6
-	VPADDD X6, X2, X2
-	VPHADDD X2, X0, X0
-	VPHADDD X0, X0, X0
-	VCVTDQ2PS X0, X0
+	KSUMMIN(Y0, X0)
 
 	// [acc, accm] += [isum·d, imin·dmin] fused, [d, dmin] = [wd, wdmin]·x.d.
-	MOVL 80(SI), AX
-	VMOVD AX, X5
-	VCVTPH2PS X5, X5
-	VBROADCASTSS (DI), X6
-	VMULPS X6, X5, X5
+	KDDMINXD(80)
 	VFMADD231PS X5, X0, X13
 
-	ADDQ $84, SI
-	ADDQ $292, DI
-	DECQ CX
+	K1NEXT(84)
 	JNZ  q2rloop
 
 	// out = acc − accm
-	VMOVSHDUP X13, X1
-	VSUBSS X1, X13, X13
-	VMOVSS X13, (R12)
-	ADDQ $4, R12
+	KOUTDIFF(X13)
 	ADDQ wstride+8(FP), R11
 	DECQ R13
 	JNZ  q2rrow
@@ -1111,55 +906,25 @@ q2rx4row:
 	VXORPS X2, X2, X2
 
 q2rx4loop:
-	VMOVDQU (SI), X1
-	VPSRLW $4, X1, X4
-	VPAND k2Mask0F<>(SB), X4, X4
-	VPAND k2Mask0F<>(SB), X1, X1
-	VPMOVZXBW X4, Y4
+	Q2SCALEMIN(k2Mask0F<>(SB), X4, Y4)
 
 	// X14 = [imin_t]: each token's mins·bsums lanes, reduced.
-	VPMADDWD 260(DI), Y4, Y8
-	VPMADDWD 260(R11), Y4, Y9
-	VPMADDWD 260(R12), Y4, Y10
-	VPMADDWD 260(R13), Y4, Y11
-	KR2REDUCE4(Y8, Y9, Y10, Y11, X14, Y14)
+	KX4BSUMS(Y4, Y8, Y9, Y10, Y11)
+	KREDUCE4(Y8, Y9, Y10, Y11, X14, Y14)
 	K2SCALEW2(VPMOVZXBW, Y4, Y6)
 
-	VPXOR Y8, Y8, Y8
-	VPXOR Y9, Y9, Y9
-	VPXOR Y10, Y10, Y10
-	VPXOR Y11, Y11, Y11
-	VMOVDQU 16(SI), Y3
-	Q2X4GROUP(0, 4, 0, Y4)
-	Q2X4GROUP(2, 36, 32, Y4)
-	Q2X4GROUP(4, 68, 64, Y4)
-	Q2X4GROUP(6, 100, 96, Y4)
-	VMOVDQU 48(SI), Y3
-	Q2X4GROUP(0, 132, 0, Y6)
-	Q2X4GROUP(2, 164, 32, Y6)
-	Q2X4GROUP(4, 196, 64, Y6)
-	Q2X4GROUP(6, 228, 96, Y6)
-	KR2REDUCE4(Y8, Y9, Y10, Y11, X8, Y8)
+	KX4CLEAR
+	Q2BLOCK(Q2X4GROUP, Y4, Y6)
+	KREDUCE4(Y8, Y9, Y10, Y11, X8, Y8)
 	VCVTDQ2PS X8, X8
 	VCVTDQ2PS X14, X14
 
 	// X5 = [x_t.d]; acc_t = fma(isum_t, wd·x_t.d, acc_t), accm_t likewise.
-	VMOVSS (DI), X5
-	VINSERTPS $0x10, (R11), X5, X5
-	VINSERTPS $0x20, (R12), X5, X5
-	VINSERTPS $0x30, (R13), X5, X5
-	MOVL 80(SI), AX
-	VMOVD AX, X6
-	VCVTPH2PS X6, X6
-	VBROADCASTSS X6, X7
-	VMOVSHDUP X6, X6
-	VBROADCASTSS X6, X6
-	VMULPS X5, X7, X7
-	VMULPS X5, X6, X6
-	VFMADD231PS X7, X8, X0
-	VFMADD231PS X6, X14, X2
+	KX4XD(X5)
+	KX4DDMIN(80)
+	KX4FMA2(X8, X14, X0, X2)
 
-	K2X4NEXT(84)
+	KX4NEXT(84)
 	JNZ  q2rx4loop
 
 	// out[t][r] = acc_t − accm_t.

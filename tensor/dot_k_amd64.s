@@ -1,6 +1,7 @@
 //go:build amd64 && !noasm
 
 #include "textflag.h"
+#include "dotk_avx2_amd64.h"
 
 // AVX2 kernels for K-quants: Q4_K and Q6_K rows against one or four Q8_K
 // activation rows, and the float32 → Q8_K activation quantizer (see
@@ -66,20 +67,33 @@ GLOBL kQ6ScaleShuf<>(SB), RODATA|NOPTR, $128
 // Q4STEP handles 64 elements: 32 weight bytes at qo(SI), whose low nibbles
 // meet the activations at xo(DI) with the scale word pair at so(SP) and high
 // nibbles those at xo2(DI) with the pair at so2(SP). Products accumulate
-// in Y4.
+// in Y4; clobbers Y5-Y8.
 #define Q4STEP(qo, xo, xo2, so, so2) \
-	VMOVDQU qo(SI), Y5; \
-	VPSRLW $4, Y5, Y6; \
-	VPAND Y15, Y5, Y5; \
-	VPAND Y15, Y6, Y6; \
-	VPMADDUBSW xo(DI), Y5, Y5; \
-	VPMADDUBSW xo2(DI), Y6, Y6; \
-	VPBROADCASTD so(SP), Y7; \
-	VPBROADCASTD so2(SP), Y8; \
-	VPMADDWD Y7, Y5, Y5; \
-	VPMADDWD Y8, Y6, Y6; \
-	VPADDD Y5, Y4, Y4; \
-	VPADDD Y6, Y4, Y4
+	KNIBBLES(SI, qo); \
+	KPAIRSTEP(xo, xo2, so, so2)
+
+// Q4STEPS runs STEP (Q4STEP or one of its forms) over the four 64-element
+// groups g of a Q4_K block: weight bytes at 16 + 32g, activations at
+// 4 + 64g and 36 + 64g, scale dwords at 8g and 8g + 4 in the frame.
+#define Q4STEPS(STEP) \
+	STEP(16, 4, 36, 0, 4); \
+	STEP(48, 68, 100, 8, 12); \
+	STEP(80, 132, 164, 16, 20); \
+	STEP(112, 196, 228, 24, 28)
+
+// Q4BLOCK computes the int32 lanes of the Q4_K block at B against the
+// activations at DI: its scales and mins are unpacked into sx (KSCALEMIN
+// with t0, t1), the imin lanes (Σ bsums·mins) left in Y2, the scales
+// stored in the frame as doubled words and, with STEP being Q4STEP on B,
+// the isum lanes left in Y4. Clobbers AX, BX, DX, R10, t0, t1, X3, Y5-Y8.
+#define Q4BLOCK(B, t0, t1, sx, STEP) \
+	KSCALEMIN(B, t0, t1, sx); \
+	VPSHUFB kQ4MinShuf<>(SB), sx, X2; \
+	VPMOVZXBW X2, Y2; \
+	VPMADDWD 260(DI), Y2, Y2; \
+	KSCALEWORDS(sx, X3, X5, X6); \
+	VPXOR Y4, Y4, Y4; \
+	Q4STEPS(STEP)
 
 // func q4KRows(w *byte, wstride, rows int, x *byte, nb int, out *float32)
 //
@@ -99,79 +113,21 @@ q4row:
 	VXORPS X0, X0, X0
 
 q4loop:
-	// Unpack the 6-bit scales (X1 bytes 0-7) and mins (bytes 8-15).
-	MOVL 4(SI), AX
-	MOVL 8(SI), BX
-	MOVL 12(SI), DX
-	MOVL AX, R8
-	ANDL $0x3f3f3f3f, R8
-	MOVL DX, R9
-	ANDL $0x0f0f0f0f, R9
-	MOVL AX, R10
-	SHRL $6, R10
-	ANDL $0x03030303, R10
-	SHLL $4, R10
-	ORL  R10, R9
-	SHLQ $32, R9
-	ORQ  R9, R8
-	MOVL BX, R10
-	ANDL $0x3f3f3f3f, R10
-	SHRL $4, DX
-	ANDL $0x0f0f0f0f, DX
-	SHRL $6, BX
-	ANDL $0x03030303, BX
-	SHLL $4, BX
-	ORL  BX, DX
-	SHLQ $32, DX
-	ORQ  DX, R10
-	VMOVQ R8, X1
-	VPINSRQ $1, R10, X1, X1
-
-	// Mins: Σ bsums[j]·mins[j/2] as 8 int32 lanes in Y2.
-	VPSHUFB kQ4MinShuf<>(SB), X1, X2
-	VPMOVZXBW X2, Y2
-	VPMADDWD 260(DI), Y2, Y2
-
-	// Scales as doubled words in the frame.
-	VPMOVZXBW X1, X3
-	VPUNPCKLWD X3, X3, X5
-	VPUNPCKHWD X3, X3, X6
-	VMOVDQU X5, 0(SP)
-	VMOVDQU X6, 16(SP)
-
-	VPXOR Y4, Y4, Y4
-	Q4STEP(16, 4, 36, 0, 4)
-	Q4STEP(48, 68, 100, 8, 12)
-	Q4STEP(80, 132, 164, 16, 20)
-	Q4STEP(112, 196, 228, 24, 28)
+	// Isum lanes in Y4; mins: Σ bsums[j]·mins[j/2] as 8 int32 lanes in Y2.
+	Q4BLOCK(SI, R8, R9, X1, Q4STEP)
 
 	// X4 = [isum, imin, isum, imin].
-	VEXTRACTI128 $1, Y4, X5
-	VPADDD X5, X4, X4
-	VEXTRACTI128 $1, Y2, X6
-	VPADDD X6, X2, X2
-	VPHADDD X2, X4, X4
-	VPHADDD X4, X4, X4
-	VCVTDQ2PS X4, X4
+	KSUMMIN(Y4, X4)
 
 	// [d, dmin] = [wd, wdmin]·xd; X0 = [acc, accm] += [isum·d, imin·dmin] fused.
-	MOVL (SI), AX
-	VMOVD AX, X5
-	VCVTPH2PS X5, X5
-	VBROADCASTSS (DI), X6
-	VMULPS X6, X5, X5
+	KDDMINXD(0)
 	VFMADD231PS X5, X4, X0
 
-	ADDQ $144, SI
-	ADDQ $292, DI
-	DECQ CX
+	K1NEXT(144)
 	JNZ  q4loop
 
 	// out = acc − accm
-	VMOVSHDUP X0, X1
-	VSUBSS X1, X0, X0
-	VMOVSS X0, (R12)
-	ADDQ $4, R12
+	KOUTDIFF(X0)
 	ADDQ wstride+8(FP), R11
 	DECQ R13
 	JNZ  q4row
@@ -189,44 +145,42 @@ q4loop:
 	VPMADDWD Y7, Y6, Y6; \
 	VPADDD Y6, Y0, Y0
 
-// Q6HALF handles 128 elements: ql bytes at lo(SI) and lo+32(SI), qh bytes at
-// ho(SI), activations from xo(DI), scale masks from so.
-#define Q6HALF(lo, lo2, ho, xo0, xo1, xo2, xo3, so0, so1, so2, so3) \
+// Q6HALF handles 128 elements: ql bytes at lo(SI) and lo2(SI), qh bytes at
+// ho(SI); it builds the four 32-value groups in Y6 and applies STEP (Q6STEP
+// or a multi-token form) to each with the activation offsets xo0-xo3 and
+// scale masks so0-so3. m03 is the 0x03 byte mask (a register or
+// kMask03<>(SB)); Y15 holds the 0x0f mask. Clobbers Y3-Y7.
+#define Q6HALF(STEP, m03, lo, lo2, ho, xo0, xo1, xo2, xo3, so0, so1, so2, so3) \
 	VMOVDQU lo(SI), Y3; \
 	VMOVDQU lo2(SI), Y4; \
 	VMOVDQU ho(SI), Y5; \
 	VPAND Y15, Y3, Y6; \
-	VPAND Y14, Y5, Y7; \
+	VPAND m03, Y5, Y7; \
 	VPSLLW $4, Y7, Y7; \
 	VPOR Y7, Y6, Y6; \
-	Q6STEP(xo0, so0); \
+	STEP(xo0, so0); \
 	VPAND Y15, Y4, Y6; \
 	VPAND kMask0C<>(SB), Y5, Y7; \
 	VPSLLW $2, Y7, Y7; \
 	VPOR Y7, Y6, Y6; \
-	Q6STEP(xo1, so1); \
+	STEP(xo1, so1); \
 	VPSRLW $4, Y3, Y3; \
 	VPAND Y15, Y3, Y6; \
 	VPAND kMask30<>(SB), Y5, Y7; \
 	VPOR Y7, Y6, Y6; \
-	Q6STEP(xo2, so2); \
+	STEP(xo2, so2); \
 	VPSRLW $4, Y4, Y4; \
 	VPAND Y15, Y4, Y6; \
 	VPAND kMaskC0<>(SB), Y5, Y7; \
 	VPSRLW $2, Y7, Y7; \
 	VPOR Y7, Y6, Y6; \
-	Q6STEP(xo3, so3)
+	STEP(xo3, so3)
 
-// KHSUM8 adds the eight lanes of acc as ggml's hsum_float_8 does (upper
-// half plus lower half, then lanes 0+2 and 1+3, then those two), leaving
-// the sum in lane 0 of t; u is clobbered.
-#define KHSUM8(acc, accx, t, u) \
-	VEXTRACTF128 $1, acc, t; \
-	VADDPS accx, t, t; \
-	VMOVHLPS t, t, u; \
-	VADDPS u, t, t; \
-	VMOVSHDUP t, u; \
-	VADDSS u, t, t
+// Q6BLOCK runs Q6HALF with STEP and m03 over both halves of a Q6_K block
+// (the 256 elements, activations at 4-255 of the Q8_K block).
+#define Q6BLOCK(STEP, m03) \
+	Q6HALF(STEP, m03, 0, 32, 128, 4, 36, 68, 100, 0, 16, 32, 48); \
+	Q6HALF(STEP, m03, 64, 96, 160, 132, 164, 196, 228, 64, 80, 96, 112)
 
 // func q6KRows(w *byte, wstride, rows int, x *byte, nb int, out *float32)
 TEXT ·q6KRows(SB), NOSPLIT, $0-48
@@ -250,27 +204,18 @@ q6loop:
 	VPSLLD $5, Y2, Y2
 
 	VPXOR Y0, Y0, Y0
-	Q6HALF(0, 32, 128, 4, 36, 68, 100, 0, 16, 32, 48)
-	Q6HALF(64, 96, 160, 132, 164, 196, 228, 64, 80, 96, 112)
+	Q6BLOCK(Q6STEP, Y14)
 	VPSUBD Y2, Y0, Y0
 	VCVTDQ2PS Y0, Y0
 
 	// acc[L] = fma(xd·wd, float32(lane[L]), acc[L]) in Y13.
-	MOVWLZX 208(SI), AX
-	VMOVD AX, X3
-	VCVTPH2PS X3, X3
-	VMULSS (DI), X3, X3
-	VBROADCASTSS X3, Y3
+	KDXD(208, X3, Y3)
 	VFMADD231PS Y3, Y0, Y13
 
-	ADDQ $210, SI
-	ADDQ $292, DI
-	DECQ CX
+	K1NEXT(210)
 	JNZ  q6loop
 
-	KHSUM8(Y13, X13, X3, X4)
-	VMOVSS X3, (R12)
-	ADDQ $4, R12
+	KOUT8(Y13, X13)
 	ADDQ wstride+8(FP), R11
 	DECQ R13
 	JNZ  q6row
@@ -284,18 +229,9 @@ q6loop:
 // work runs lane-wise, each lane doing exactly the single-row operations,
 // so out[r] is bit-identical to the single-row kernel on row r.
 
-// KREDUCE4 sums each of a, b, c, d (eight int32 lanes) into lane 0-3 of dst
-// (an X register; a is clobbered).
-#define KREDUCE4(a, b, c, d, ta, tc, dstx, dsty) \
-	VPHADDD b, a, ta; \
-	VPHADDD d, c, tc; \
-	VPHADDD tc, ta, dsty; \
-	VEXTRACTI128 $1, dsty, X3; \
-	VPADDD X3, dstx, dstx
-
 // Q4X4ROW multiplies the nibbles in Y5 (low) and Y6 (high) by one row's
 // activations at xo(R) and xo2(R) with the scales in Y7 and Y12, adding
-// into acc.
+// into acc; clobbers Y3, Y4.
 #define Q4X4ROW(R, xo, xo2, acc) \
 	VPMADDUBSW xo(R), Y5, Y3; \
 	VPMADDUBSW xo2(R), Y6, Y4; \
@@ -304,17 +240,46 @@ q6loop:
 	VPADDD Y3, acc, acc; \
 	VPADDD Y4, acc, acc
 
+// Q4X4STEP is Q4STEP for the four tokens, their lanes in Y8-Y11.
 #define Q4X4STEP(qo, xo, xo2, so, so2) \
-	VMOVDQU qo(SI), Y5; \
-	VPSRLW $4, Y5, Y6; \
-	VPAND Y15, Y5, Y5; \
-	VPAND Y15, Y6, Y6; \
+	KNIBBLES(SI, qo); \
 	VPBROADCASTD so(SP), Y7; \
 	VPBROADCASTD so2(SP), Y12; \
 	Q4X4ROW(DI, xo, xo2, Y8); \
 	Q4X4ROW(R11, xo, xo2, Y9); \
 	Q4X4ROW(R12, xo, xo2, Y10); \
 	Q4X4ROW(R13, xo, xo2, Y11)
+
+// Q4X4SCALES unpacks the block's scales and mins (into X1), leaving the
+// mins as words in Y2 and the scales as doubled words in the frame;
+// clobbers AX, BX, DX, R8-R10, X3, X5, X6.
+#define Q4X4SCALES \
+	KSCALEMIN(SI, R8, R9, X1); \
+	VPSHUFB kQ4MinShuf<>(SB), X1, X2; \
+	VPMOVZXBW X2, Y2; \
+	KSCALEWORDS(X1, X3, X5, X6)
+
+// Q4X4SUMS reduces the four tokens' lanes Y8-Y11 to X8 = isum per token
+// and their mins (the words of Y2 against each token's bsums) to X1 = imin
+// per token, both as floats; clobbers Y4-Y6, Y10, X3.
+#define Q4X4SUMS \
+	KREDUCE4(Y8, Y9, Y10, Y11, X8, Y8); \
+	KX4BSUMS(Y2, Y1, Y4, Y5, Y6); \
+	KREDUCE4(Y1, Y4, Y5, Y6, X1, Y1); \
+	VCVTDQ2PS X8, X8; \
+	VCVTDQ2PS X1, X1
+
+// KX4STORE4 stores lane k of x as out[k][r] for the four tokens: AX holds
+// out, BX the byte offset r·4; clobbers DX.
+#define KX4STORE4(x) \
+	MOVQ 0(AX), DX; \
+	VMOVSS x, (DX)(BX*1); \
+	MOVQ 8(AX), DX; \
+	VEXTRACTPS $1, x, (DX)(BX*1); \
+	MOVQ 16(AX), DX; \
+	VEXTRACTPS $2, x, (DX)(BX*1); \
+	MOVQ 24(AX), DX; \
+	VEXTRACTPS $3, x, (DX)(BX*1)
 
 // func q4KRows4(w *byte, wstride, rows int, x *[4]*byte, nb int, out *[4]*float32)
 //
@@ -331,93 +296,27 @@ TEXT ·q4KRows4(SB), NOSPLIT, $56-48
 q4x4row:
 	MOVQ 32(SP), SI
 	MOVQ x+24(FP), AX
-	MOVQ 0(AX), DI
-	MOVQ 8(AX), R11
-	MOVQ 16(AX), R12
-	MOVQ 24(AX), R13
+	KX4TOKENS(AX)
 	MOVQ nb+32(FP), CX
 	VXORPS X0, X0, X0
 	VXORPS X13, X13, X13
 
 q4x4loop:
-	MOVL 4(SI), AX
-	MOVL 8(SI), BX
-	MOVL 12(SI), DX
-	MOVL AX, R8
-	ANDL $0x3f3f3f3f, R8
-	MOVL DX, R9
-	ANDL $0x0f0f0f0f, R9
-	MOVL AX, R10
-	SHRL $6, R10
-	ANDL $0x03030303, R10
-	SHLL $4, R10
-	ORL  R10, R9
-	SHLQ $32, R9
-	ORQ  R9, R8
-	MOVL BX, R10
-	ANDL $0x3f3f3f3f, R10
-	SHRL $4, DX
-	ANDL $0x0f0f0f0f, DX
-	SHRL $6, BX
-	ANDL $0x03030303, BX
-	SHLL $4, BX
-	ORL  BX, DX
-	SHLQ $32, DX
-	ORQ  DX, R10
-	VMOVQ R8, X1
-	VPINSRQ $1, R10, X1, X1
-
 	// Y2: mins doubled as words; the frame: scales as doubled words.
-	VPSHUFB kQ4MinShuf<>(SB), X1, X2
-	VPMOVZXBW X2, Y2
-	VPMOVZXBW X1, X3
-	VPUNPCKLWD X3, X3, X5
-	VPUNPCKHWD X3, X3, X6
-	VMOVDQU X5, 0(SP)
-	VMOVDQU X6, 16(SP)
-
-	VPXOR Y8, Y8, Y8
-	VPXOR Y9, Y9, Y9
-	VPXOR Y10, Y10, Y10
-	VPXOR Y11, Y11, Y11
-	Q4X4STEP(16, 4, 36, 0, 4)
-	Q4X4STEP(48, 68, 100, 8, 12)
-	Q4X4STEP(80, 132, 164, 16, 20)
-	Q4X4STEP(112, 196, 228, 24, 28)
+	Q4X4SCALES
+	KX4CLEAR
+	Q4STEPS(Q4X4STEP)
 
 	// X8 = isum per row; X1 = imin per row.
-	KREDUCE4(Y8, Y9, Y10, Y11, Y8, Y10, X8, Y8)
-	VPMADDWD 260(DI), Y2, Y1
-	VPMADDWD 260(R11), Y2, Y4
-	VPMADDWD 260(R12), Y2, Y5
-	VPMADDWD 260(R13), Y2, Y6
-	KREDUCE4(Y1, Y4, Y5, Y6, Y1, Y5, X1, Y1)
-	VCVTDQ2PS X8, X8
-	VCVTDQ2PS X1, X1
+	Q4X4SUMS
 
 	// X5 = xd per row; d = wd·xd, dmin = wdmin·xd lane-wise; X0 = acc and
 	// X13 = accm per row, each updated with one fused multiply-add.
-	VMOVSS (DI), X5
-	VINSERTPS $0x10, (R11), X5, X5
-	VINSERTPS $0x20, (R12), X5, X5
-	VINSERTPS $0x30, (R13), X5, X5
-	MOVL (SI), AX
-	VMOVD AX, X6
-	VCVTPH2PS X6, X6
-	VBROADCASTSS X6, X7
-	VMOVSHDUP X6, X6
-	VBROADCASTSS X6, X6
-	VMULPS X5, X7, X7
-	VMULPS X5, X6, X6
-	VFMADD231PS X7, X8, X0
-	VFMADD231PS X6, X1, X13
+	KX4XD(X5)
+	KX4DDMIN(0)
+	KX4FMA2(X8, X1, X0, X13)
 
-	ADDQ $144, SI
-	ADDQ $292, DI
-	ADDQ $292, R11
-	ADDQ $292, R12
-	ADDQ $292, R13
-	DECQ CX
+	KX4NEXT(144)
 	JNZ  q4x4loop
 
 	VSUBPS X13, X0, X0
@@ -425,14 +324,7 @@ q4x4loop:
 	// out[t][r] for the four tokens; 48(SP) is r·4.
 	MOVQ out+40(FP), AX
 	MOVQ 48(SP), BX
-	MOVQ 0(AX), DX
-	VMOVSS X0, (DX)(BX*1)
-	MOVQ 8(AX), DX
-	VEXTRACTPS $1, X0, (DX)(BX*1)
-	MOVQ 16(AX), DX
-	VEXTRACTPS $2, X0, (DX)(BX*1)
-	MOVQ 24(AX), DX
-	VEXTRACTPS $3, X0, (DX)(BX*1)
+	KX4STORE4(X0)
 	ADDQ $4, BX
 	MOVQ BX, 48(SP)
 	MOVQ 32(SP), AX
@@ -476,10 +368,7 @@ TEXT ·q4KRows5(SB), NOSPLIT, $64-48
 q4x5row:
 	MOVQ 32(SP), SI
 	MOVQ x+24(FP), AX
-	MOVQ 0(AX), DI
-	MOVQ 8(AX), R11
-	MOVQ 16(AX), R12
-	MOVQ 24(AX), R13
+	KX4TOKENS(AX)
 	MOVQ 32(AX), R14
 	MOVQ nb+32(FP), CX
 	MOVL $0, 56(SP)
@@ -488,61 +377,14 @@ q4x5row:
 	VXORPS X13, X13, X13
 
 q4x5loop:
-	MOVL 4(SI), AX
-	MOVL 8(SI), BX
-	MOVL 12(SI), DX
-	MOVL AX, R8
-	ANDL $0x3f3f3f3f, R8
-	MOVL DX, R9
-	ANDL $0x0f0f0f0f, R9
-	MOVL AX, R10
-	SHRL $6, R10
-	ANDL $0x03030303, R10
-	SHLL $4, R10
-	ORL  R10, R9
-	SHLQ $32, R9
-	ORQ  R9, R8
-	MOVL BX, R10
-	ANDL $0x3f3f3f3f, R10
-	SHRL $4, DX
-	ANDL $0x0f0f0f0f, DX
-	SHRL $6, BX
-	ANDL $0x03030303, BX
-	SHLL $4, BX
-	ORL  BX, DX
-	SHLQ $32, DX
-	ORQ  DX, R10
-	VMOVQ R8, X1
-	VPINSRQ $1, R10, X1, X1
-
 	// Y2: mins doubled as words; the frame: scales as doubled words.
-	VPSHUFB kQ4MinShuf<>(SB), X1, X2
-	VPMOVZXBW X2, Y2
-	VPMOVZXBW X1, X3
-	VPUNPCKLWD X3, X3, X5
-	VPUNPCKHWD X3, X3, X6
-	VMOVDQU X5, 0(SP)
-	VMOVDQU X6, 16(SP)
-
-	VPXOR Y8, Y8, Y8
-	VPXOR Y9, Y9, Y9
-	VPXOR Y10, Y10, Y10
-	VPXOR Y11, Y11, Y11
+	Q4X4SCALES
+	KX4CLEAR
 	VPXOR Y14, Y14, Y14
-	Q4X5STEP(16, 4, 36, 0, 4)
-	Q4X5STEP(48, 68, 100, 8, 12)
-	Q4X5STEP(80, 132, 164, 16, 20)
-	Q4X5STEP(112, 196, 228, 24, 28)
+	Q4STEPS(Q4X5STEP)
 
 	// X8 = isum per row; X1 = imin per row.
-	KREDUCE4(Y8, Y9, Y10, Y11, Y8, Y10, X8, Y8)
-	VPMADDWD 260(DI), Y2, Y1
-	VPMADDWD 260(R11), Y2, Y4
-	VPMADDWD 260(R12), Y2, Y5
-	VPMADDWD 260(R13), Y2, Y6
-	KREDUCE4(Y1, Y4, Y5, Y6, Y1, Y5, X1, Y1)
-	VCVTDQ2PS X8, X8
-	VCVTDQ2PS X1, X1
+	Q4X4SUMS
 
 	// The fifth token: X14 = isum, X9 = imin in lane 0, as floats.
 	KHADD8(Y14, X14)
@@ -553,16 +395,8 @@ q4x5loop:
 
 	// X5 = xd per row; d = wd·xd, dmin = wdmin·xd lane-wise; X0 = acc and
 	// X13 = accm per row, each updated with one fused multiply-add.
-	VMOVSS (DI), X5
-	VINSERTPS $0x10, (R11), X5, X5
-	VINSERTPS $0x20, (R12), X5, X5
-	VINSERTPS $0x30, (R13), X5, X5
-	MOVL (SI), AX
-	VMOVD AX, X6
-	VCVTPH2PS X6, X6
-	VBROADCASTSS X6, X7
-	VMOVSHDUP X6, X6
-	VBROADCASTSS X6, X6
+	KX4XD(X5)
+	KX4DDMIN(0)
 	VMOVSS (R14), X10
 	VMULSS X10, X7, X11
 	VMULSS X10, X6, X10
@@ -572,16 +406,9 @@ q4x5loop:
 	VMOVSS 60(SP), X12
 	VFMADD231SS X10, X9, X12
 	VMOVSS X12, 60(SP)
-	VMULPS X5, X7, X7
-	VMULPS X5, X6, X6
-	VFMADD231PS X7, X8, X0
-	VFMADD231PS X6, X1, X13
+	KX4FMA2(X8, X1, X0, X13)
 
-	ADDQ $144, SI
-	ADDQ $292, DI
-	ADDQ $292, R11
-	ADDQ $292, R12
-	ADDQ $292, R13
+	KX4ADVANCE(144)
 	ADDQ $292, R14
 	DECQ CX
 	JNZ  q4x5loop
@@ -591,14 +418,7 @@ q4x5loop:
 	// out[t][r] for the five tokens; 48(SP) is r·4.
 	MOVQ out+40(FP), AX
 	MOVQ 48(SP), BX
-	MOVQ 0(AX), DX
-	VMOVSS X0, (DX)(BX*1)
-	MOVQ 8(AX), DX
-	VEXTRACTPS $1, X0, (DX)(BX*1)
-	MOVQ 16(AX), DX
-	VEXTRACTPS $2, X0, (DX)(BX*1)
-	MOVQ 24(AX), DX
-	VEXTRACTPS $3, X0, (DX)(BX*1)
+	KX4STORE4(X0)
 	VMOVSS 56(SP), X1
 	VSUBSS 60(SP), X1, X1
 	MOVQ 32(AX), DX
@@ -619,74 +439,41 @@ q4x5loop:
 // VPHADDD tree) and the float accumulation runs on eight lanes at once, lane
 // r doing exactly row r's single-row operations.
 
-// Q4R8DECODE unpacks the scales and mins of the Q4_K block at R9 into X3
-// (as q4KScaleMin: bytes 0-7 scales, 8-15 mins); clobbers AX, BX, DX, R10,
-// R12, R13.
-#define Q4R8DECODE \
-	MOVL 4(R9), AX; \
-	MOVL 8(R9), BX; \
-	MOVL 12(R9), DX; \
-	MOVL AX, R12; \
-	ANDL $0x3f3f3f3f, R12; \
-	MOVL DX, R13; \
-	ANDL $0x0f0f0f0f, R13; \
-	MOVL AX, R10; \
-	SHRL $6, R10; \
-	ANDL $0x03030303, R10; \
-	SHLL $4, R10; \
-	ORL  R10, R13; \
-	SHLQ $32, R13; \
-	ORQ  R13, R12; \
-	MOVL BX, R10; \
-	ANDL $0x3f3f3f3f, R10; \
-	SHRL $4, DX; \
-	ANDL $0x0f0f0f0f, DX; \
-	SHRL $6, BX; \
-	ANDL $0x03030303, BX; \
-	SHLL $4, BX; \
-	ORL  BX, DX; \
-	SHLQ $32, DX; \
-	ORQ  DX, R10; \
-	VMOVQ R12, X3; \
-	VPINSRQ $1, R10, X3, X3
-
 // Q4R8STEP is Q4STEP on the row at R9.
 #define Q4R8STEP(qo, xo, xo2, so, so2) \
-	VMOVDQU qo(R9), Y5; \
-	VPSRLW $4, Y5, Y6; \
-	VPAND Y15, Y5, Y5; \
-	VPAND Y15, Y6, Y6; \
-	VPMADDUBSW xo(DI), Y5, Y5; \
-	VPMADDUBSW xo2(DI), Y6, Y6; \
-	VPBROADCASTD so(SP), Y7; \
-	VPBROADCASTD so2(SP), Y8; \
-	VPMADDWD Y7, Y5, Y5; \
-	VPMADDWD Y8, Y6, Y6; \
-	VPADDD Y5, Y4, Y4; \
-	VPADDD Y6, Y4, Y4
+	KNIBBLES(R9, qo); \
+	KPAIRSTEP(xo, xo2, so, so2)
 
-// Q4R8ROW computes the block of the row at R9: its isum lanes in Y4 and its
-// imin lanes in Y2, and stores its d and dmin halves at do(SP) and mo(SP).
+// Q4R8ROW computes the block of the row at R9 (Q4BLOCK, scales and mins
+// unpacked into X3; clobbers AX, BX, DX, R10, R12, R13): its isum lanes in
+// Y4 and its imin lanes in Y2; it stores its d and dmin halves at do(SP)
+// and mo(SP) and moves R9 to the next row.
 #define Q4R8ROW(do, mo) \
-	Q4R8DECODE; \
-	VPSHUFB kQ4MinShuf<>(SB), X3, X2; \
-	VPMOVZXBW X2, Y2; \
-	VPMADDWD 260(DI), Y2, Y2; \
-	VPMOVZXBW X3, X3; \
-	VPUNPCKLWD X3, X3, X5; \
-	VPUNPCKHWD X3, X3, X6; \
-	VMOVDQU X5, 0(SP); \
-	VMOVDQU X6, 16(SP); \
-	VPXOR Y4, Y4, Y4; \
-	Q4R8STEP(16, 4, 36, 0, 4); \
-	Q4R8STEP(48, 68, 100, 8, 12); \
-	Q4R8STEP(80, 132, 164, 16, 20); \
-	Q4R8STEP(112, 196, 228, 24, 28); \
+	Q4BLOCK(R9, R12, R13, X3, Q4R8STEP); \
 	MOVL (R9), AX; \
 	MOVW AX, do(SP); \
 	SHRL $16, AX; \
 	MOVW AX, mo(SP); \
 	ADDQ R8, R9
+
+// Q4R8PAIR computes two consecutive rows (Q4R8ROW with the d and dmin
+// halves at do, do+16 and do+2, do+18) and pairs their lanes into isum
+// and imin with one VPHADDD level; clobbers Y9, Y10.
+#define Q4R8PAIR(do, isum, imin) \
+	Q4R8ROW(do, do+16); \
+	VMOVDQA Y4, Y10; \
+	VMOVDQA Y2, Y9; \
+	Q4R8ROW(do+2, do+18); \
+	VPHADDD Y4, Y10, isum; \
+	VPHADDD Y2, Y9, imin
+
+// Q4R8FOUR computes four consecutive rows (d halves from do on) and adds
+// their lanes up two VPHADDD levels into isum and imin.
+#define Q4R8FOUR(do, isum, imin) \
+	Q4R8PAIR(do, isum, imin); \
+	Q4R8PAIR(do+4, Y10, Y9); \
+	VPHADDD Y10, isum, isum; \
+	VPHADDD Y9, imin, imin
 
 // func q4KRows8(w *byte, wstride, groups int, x *byte, nb int, out *float32)
 //
@@ -743,34 +530,8 @@ q4r8loop:
 	PREFETCHT0 1088(R11)
 	ADDQ       $1152, R11
 	MOVQ SI, R9
-	Q4R8ROW(32, 48)
-	VMOVDQA Y4, Y10
-	VMOVDQA Y2, Y9
-	Q4R8ROW(34, 50)
-	VPHADDD Y4, Y10, Y12
-	VPHADDD Y2, Y9, Y11
-	Q4R8ROW(36, 52)
-	VMOVDQA Y4, Y10
-	VMOVDQA Y2, Y9
-	Q4R8ROW(38, 54)
-	VPHADDD Y4, Y10, Y10
-	VPHADDD Y2, Y9, Y9
-	VPHADDD Y10, Y12, Y12
-	VPHADDD Y9, Y11, Y11
-	Q4R8ROW(40, 56)
-	VMOVDQA Y4, Y10
-	VMOVDQA Y2, Y9
-	Q4R8ROW(42, 58)
-	VPHADDD Y4, Y10, Y0
-	VPHADDD Y2, Y9, Y1
-	Q4R8ROW(44, 60)
-	VMOVDQA Y4, Y10
-	VMOVDQA Y2, Y9
-	Q4R8ROW(46, 62)
-	VPHADDD Y4, Y10, Y10
-	VPHADDD Y2, Y9, Y9
-	VPHADDD Y10, Y0, Y0
-	VPHADDD Y9, Y1, Y1
+	Q4R8FOUR(32, Y12, Y11)
+	Q4R8FOUR(40, Y0, Y1)
 
 	// [isum_0..7] in Y5, [imin_0..7] in Y6.
 	VPERM2I128 $0x20, Y0, Y12, Y5
@@ -791,9 +552,7 @@ q4r8loop:
 	VFMADD231PS Y7, Y5, Y14
 	VFMADD231PS Y8, Y6, Y13
 
-	ADDQ $144, SI
-	ADDQ $292, DI
-	DECQ CX
+	K1NEXT(144)
 	JNZ  q4r8loop
 
 	VSUBPS Y13, Y14, Y14
@@ -811,7 +570,7 @@ q4r8loop:
 	RET
 
 // Q6X4Q applies the 32 six-bit values in Y6 to the four rows' activations at
-// offset xo with scale mask so.
+// offset xo with scale mask so; clobbers Y7, Y12.
 #define Q6X4Q(xo, so) \
 	VPSHUFB kQ6ScaleShuf<>+so(SB), X1, X7; \
 	VPMOVSXBW X7, Y7; \
@@ -828,32 +587,6 @@ q4r8loop:
 	VPMADDWD Y7, Y12, Y12; \
 	VPADDD Y12, Y11, Y11
 
-#define Q6X4HALF(lo, lo2, ho, xo0, xo1, xo2, xo3, so0, so1, so2, so3) \
-	VMOVDQU lo(SI), Y3; \
-	VMOVDQU lo2(SI), Y4; \
-	VMOVDQU ho(SI), Y5; \
-	VPAND Y15, Y3, Y6; \
-	VPAND kMask03<>(SB), Y5, Y7; \
-	VPSLLW $4, Y7, Y7; \
-	VPOR Y7, Y6, Y6; \
-	Q6X4Q(xo0, so0); \
-	VPAND Y15, Y4, Y6; \
-	VPAND kMask0C<>(SB), Y5, Y7; \
-	VPSLLW $2, Y7, Y7; \
-	VPOR Y7, Y6, Y6; \
-	Q6X4Q(xo1, so1); \
-	VPSRLW $4, Y3, Y3; \
-	VPAND Y15, Y3, Y6; \
-	VPAND kMask30<>(SB), Y5, Y7; \
-	VPOR Y7, Y6, Y6; \
-	Q6X4Q(xo2, so2); \
-	VPSRLW $4, Y4, Y4; \
-	VPAND Y15, Y4, Y6; \
-	VPAND kMaskC0<>(SB), Y5, Y7; \
-	VPSRLW $2, Y7, Y7; \
-	VPOR Y7, Y6, Y6; \
-	Q6X4Q(xo3, so3)
-
 // Q6X4OFF sets acc = −32·Σ scales·bsums of the row at R (scales as words in Y6).
 #define Q6X4OFF(R, acc) \
 	VPMADDWD 260(R), Y6, Y12; \
@@ -861,14 +594,23 @@ q4r8loop:
 	VPXOR acc, acc, acc; \
 	VPSUBD Y12, acc, acc
 
-// Q6X4ACC folds one token's int32 lanes ilanes (activations at R) into its
-// float accumulator facc: facc = fma(xd·wd, float32(ilanes), facc), with wd
-// broadcast in Y5.
-#define Q6X4ACC(R, ilanes, facc) \
-	VBROADCASTSS (R), Y6; \
-	VMULPS Y5, Y6, Y6; \
-	VCVTDQ2PS ilanes, ilanes; \
-	VFMADD231PS Y6, ilanes, facc
+// Q6X4OFFS loads the block's 16 scales (bytes in X1, words in Y6) and
+// starts the four tokens' lanes Y8-Y11 at their Q6X4OFF offsets.
+#define Q6X4OFFS \
+	VMOVDQU 192(SI), X1; \
+	VPMOVSXBW X1, Y6; \
+	Q6X4OFF(DI, Y8); \
+	Q6X4OFF(R11, Y9); \
+	Q6X4OFF(R12, Y10); \
+	Q6X4OFF(R13, Y11)
+
+// KX4HSTORE stores the KHSUM8 sum of acc (X name accx) as out[k][r]: t is
+// the byte offset 8·k of out[k] in the array at AX, BX the byte offset r·4;
+// clobbers X3, X4, DX.
+#define KX4HSTORE(acc, accx, t) \
+	KHSUM8(acc, accx, X3, X4); \
+	MOVQ t(AX), DX; \
+	VMOVSS X3, (DX)(BX*1)
 
 // func q6KRows4(w *byte, wstride, rows int, x *[4]*byte, nb int, out *[4]*float32)
 //
@@ -886,61 +628,28 @@ TEXT ·q6KRows4(SB), NOSPLIT, $56-48
 q6x4row:
 	MOVQ 32(SP), SI
 	MOVQ x+24(FP), AX
-	MOVQ 0(AX), DI
-	MOVQ 8(AX), R11
-	MOVQ 16(AX), R12
-	MOVQ 24(AX), R13
+	KX4TOKENS(AX)
 	MOVQ nb+32(FP), CX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y2, Y2, Y2
-	VXORPS Y13, Y13, Y13
-	VXORPS Y14, Y14, Y14
+	KXORPS4(Y0, Y2, Y13, Y14)
 
 q6x4loop:
-	VMOVDQU 192(SI), X1
-	VPMOVSXBW X1, Y6
-	Q6X4OFF(DI, Y8)
-	Q6X4OFF(R11, Y9)
-	Q6X4OFF(R12, Y10)
-	Q6X4OFF(R13, Y11)
-
-	Q6X4HALF(0, 32, 128, 4, 36, 68, 100, 0, 16, 32, 48)
-	Q6X4HALF(64, 96, 160, 132, 164, 196, 228, 64, 80, 96, 112)
+	Q6X4OFFS
+	Q6BLOCK(Q6X4Q, kMask03<>(SB))
 
 	// acc_t[L] = fma(xd_t·wd, float32(lane_t[L]), acc_t[L]) for the four
 	// tokens' accumulators Y0, Y2, Y13, Y14.
-	MOVWLZX 208(SI), AX
-	VMOVD AX, X5
-	VCVTPH2PS X5, X5
-	VBROADCASTSS X5, Y5
-	Q6X4ACC(DI, Y8, Y0)
-	Q6X4ACC(R11, Y9, Y2)
-	Q6X4ACC(R12, Y10, Y13)
-	Q6X4ACC(R13, Y11, Y14)
+	KX4FOLD(208, Y0, Y2, Y13, Y14)
 
-	ADDQ $210, SI
-	ADDQ $292, DI
-	ADDQ $292, R11
-	ADDQ $292, R12
-	ADDQ $292, R13
-	DECQ CX
+	KX4NEXT(210)
 	JNZ  q6x4loop
 
 	// out[t][r] for the four tokens; 48(SP) is r·4.
 	MOVQ out+40(FP), AX
 	MOVQ 48(SP), BX
-	KHSUM8(Y0, X0, X3, X4)
-	MOVQ 0(AX), DX
-	VMOVSS X3, (DX)(BX*1)
-	KHSUM8(Y2, X2, X3, X4)
-	MOVQ 8(AX), DX
-	VMOVSS X3, (DX)(BX*1)
-	KHSUM8(Y13, X13, X3, X4)
-	MOVQ 16(AX), DX
-	VMOVSS X3, (DX)(BX*1)
-	KHSUM8(Y14, X14, X3, X4)
-	MOVQ 24(AX), DX
-	VMOVSS X3, (DX)(BX*1)
+	KX4HSTORE(Y0, X0, 0)
+	KX4HSTORE(Y2, X2, 8)
+	KX4HSTORE(Y13, X13, 16)
+	KX4HSTORE(Y14, X14, 24)
 	ADDQ $4, BX
 	MOVQ BX, 48(SP)
 	MOVQ 32(SP), AX
@@ -960,33 +669,6 @@ q6x4loop:
 	VPADDD 0(SP), Y12, Y12; \
 	VMOVDQU Y12, 0(SP)
 
-// Q6X5HALF is Q6X4HALF with Q6X5Q.
-#define Q6X5HALF(lo, lo2, ho, xo0, xo1, xo2, xo3, so0, so1, so2, so3) \
-	VMOVDQU lo(SI), Y3; \
-	VMOVDQU lo2(SI), Y4; \
-	VMOVDQU ho(SI), Y5; \
-	VPAND Y15, Y3, Y6; \
-	VPAND kMask03<>(SB), Y5, Y7; \
-	VPSLLW $4, Y7, Y7; \
-	VPOR Y7, Y6, Y6; \
-	Q6X5Q(xo0, so0); \
-	VPAND Y15, Y4, Y6; \
-	VPAND kMask0C<>(SB), Y5, Y7; \
-	VPSLLW $2, Y7, Y7; \
-	VPOR Y7, Y6, Y6; \
-	Q6X5Q(xo1, so1); \
-	VPSRLW $4, Y3, Y3; \
-	VPAND Y15, Y3, Y6; \
-	VPAND kMask30<>(SB), Y5, Y7; \
-	VPOR Y7, Y6, Y6; \
-	Q6X5Q(xo2, so2); \
-	VPSRLW $4, Y4, Y4; \
-	VPAND Y15, Y4, Y6; \
-	VPAND kMaskC0<>(SB), Y5, Y7; \
-	VPSRLW $2, Y7, Y7; \
-	VPOR Y7, Y6, Y6; \
-	Q6X5Q(xo3, so3)
-
 // func q6KRows5(w *byte, wstride, rows int, x *[5]*byte, nb int, out *[5]*float32)
 //
 // q6KRows4 with a fifth token (R14) whose int32 lanes (0-31) and float
@@ -1003,10 +685,7 @@ TEXT ·q6KRows5(SB), NOSPLIT, $96-48
 q6x5row:
 	MOVQ 32(SP), SI
 	MOVQ x+24(FP), AX
-	MOVQ 0(AX), DI
-	MOVQ 8(AX), R11
-	MOVQ 16(AX), R12
-	MOVQ 24(AX), R13
+	KX4TOKENS(AX)
 	MOVQ 32(AX), R14
 	MOVQ nb+32(FP), CX
 	VXORPS Y0, Y0, Y0
@@ -1016,38 +695,20 @@ q6x5row:
 	VXORPS Y14, Y14, Y14
 
 q6x5loop:
-	VMOVDQU 192(SI), X1
-	VPMOVSXBW X1, Y6
-	Q6X4OFF(DI, Y8)
-	Q6X4OFF(R11, Y9)
-	Q6X4OFF(R12, Y10)
-	Q6X4OFF(R13, Y11)
+	Q6X4OFFS
 	Q6X4OFF(R14, Y3)
 	VMOVDQU Y3, 0(SP)
-
-	Q6X5HALF(0, 32, 128, 4, 36, 68, 100, 0, 16, 32, 48)
-	Q6X5HALF(64, 96, 160, 132, 164, 196, 228, 64, 80, 96, 112)
+	Q6BLOCK(Q6X5Q, kMask03<>(SB))
 
 	// acc_t[L] = fma(xd_t·wd, float32(lane_t[L]), acc_t[L]) for the four
-	// tokens' accumulators Y0, Y2, Y13, Y14.
-	MOVWLZX 208(SI), AX
-	VMOVD AX, X5
-	VCVTPH2PS X5, X5
-	VBROADCASTSS X5, Y5
-	Q6X4ACC(DI, Y8, Y0)
-	Q6X4ACC(R11, Y9, Y2)
-	Q6X4ACC(R12, Y10, Y13)
-	Q6X4ACC(R13, Y11, Y14)
+	// tokens' accumulators Y0, Y2, Y13, Y14, then the fifth's in the frame.
+	KX4FOLD(208, Y0, Y2, Y13, Y14)
 	VMOVDQU 0(SP), Y12
 	VMOVUPS 64(SP), Y3
-	Q6X4ACC(R14, Y12, Y3)
+	KX4ACC(R14, Y12, Y3)
 	VMOVUPS Y3, 64(SP)
 
-	ADDQ $210, SI
-	ADDQ $292, DI
-	ADDQ $292, R11
-	ADDQ $292, R12
-	ADDQ $292, R13
+	KX4ADVANCE(210)
 	ADDQ $292, R14
 	DECQ CX
 	JNZ  q6x5loop
@@ -1055,22 +716,12 @@ q6x5loop:
 	// out[t][r] for the five tokens; 48(SP) is r·4.
 	MOVQ out+40(FP), AX
 	MOVQ 48(SP), BX
-	KHSUM8(Y0, X0, X3, X4)
-	MOVQ 0(AX), DX
-	VMOVSS X3, (DX)(BX*1)
-	KHSUM8(Y2, X2, X3, X4)
-	MOVQ 8(AX), DX
-	VMOVSS X3, (DX)(BX*1)
-	KHSUM8(Y13, X13, X3, X4)
-	MOVQ 16(AX), DX
-	VMOVSS X3, (DX)(BX*1)
-	KHSUM8(Y14, X14, X3, X4)
-	MOVQ 24(AX), DX
-	VMOVSS X3, (DX)(BX*1)
+	KX4HSTORE(Y0, X0, 0)
+	KX4HSTORE(Y2, X2, 8)
+	KX4HSTORE(Y13, X13, 16)
+	KX4HSTORE(Y14, X14, 24)
 	VMOVUPS 64(SP), Y12
-	KHSUM8(Y12, X12, X3, X4)
-	MOVQ 32(AX), DX
-	VMOVSS X3, (DX)(BX*1)
+	KX4HSTORE(Y12, X12, 32)
 	ADDQ $4, BX
 	MOVQ BX, 48(SP)
 	MOVQ 32(SP), AX

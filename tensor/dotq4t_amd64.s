@@ -1,6 +1,55 @@
 //go:build amd64 && !noasm
 
 #include "textflag.h"
+#include "q4_amd64.h"
+
+// q4tZeroFrame clears the eight tokens' accumulators in the frame (token t
+// at 32t(SP)). Clobbers Y9.
+#define q4tZeroFrame \
+	VXORPS  Y9, Y9, Y9 \
+	VMOVUPS Y9, 0(SP) \
+	VMOVUPS Y9, 32(SP) \
+	VMOVUPS Y9, 64(SP) \
+	VMOVUPS Y9, 96(SP) \
+	VMOVUPS Y9, 128(SP) \
+	VMOVUPS Y9, 160(SP) \
+	VMOVUPS Y9, 192(SP) \
+	VMOVUPS Y9, 224(SP)
+
+// q4tSplit splits the quant bytes in Y0-Y3 (one dword of each of the eight
+// rows per register) into their low nibbles, left in Y0-Y3, and their high
+// nibbles, in Y4-Y7. Y15 = 0x0f bytes.
+#define q4tSplit \
+	VPSRLW $4, Y0, Y4 \
+	VPSRLW $4, Y1, Y5 \
+	VPSRLW $4, Y2, Y6 \
+	VPSRLW $4, Y3, Y7 \
+	VPAND  Y15, Y0, Y0 \
+	VPAND  Y15, Y1, Y1 \
+	VPAND  Y15, Y2, Y2 \
+	VPAND  Y15, Y3, Y3 \
+	VPAND  Y15, Y4, Y4 \
+	VPAND  Y15, Y5, Y5 \
+	VPAND  Y15, Y6, Y6 \
+	VPAND  Y15, Y7, Y7
+
+// q4tFMA adds the block to the current token's accumulator in the frame at
+// R15(SP): acc = fma(float32(Y13), Y8·d_x, acc), with Y13 the int32 sums,
+// Y8 the rows' scales and d_x the float32 scale at 32(R9). Clobbers Y9,
+// Y10, Y13.
+#define q4tFMA \
+	VCVTDQ2PS    Y13, Y13 \
+	VBROADCASTSS 32(R9), Y9 \
+	VMULPS       Y8, Y9, Y9 \
+	VMOVUPS      (SP)(R15*1), Y10 \
+	VFMADD231PS  Y9, Y13, Y10 \
+	VMOVUPS      Y10, (SP)(R15*1)
+
+// q4x8Consts sets Y15 = 0x0f bytes, Y14 = int16 ones. Clobbers AX.
+#define q4x8Consts \
+	nibbleMask \
+	VPCMPEQW     Y14, Y14, Y14 \
+	VPSRLW       $15, Y14, Y14
 
 // func q4_0Rows8VT(w *byte, wstride, groups int, x *byte, xstride, ntok, nb int, out *float32, ostride int)
 //
@@ -32,43 +81,22 @@ TEXT ·q4_0Rows8VT(SB), NOSPLIT, $288-72
 	MOVQ         AX, 256(SP)
 	MOVQ         ·f16Table(SB), R13
 	LEAQ         (DX)(DX*2), BX
-	MOVL         $0x0f0f0f0f, AX
-	VMOVD        AX, X15
-	VPBROADCASTD X15, Y15
-	VPCMPEQW     Y14, Y14, Y14
-	VPSRLW       $15, Y14, Y14
+	q4x8Consts
 	CMPQ         264(SP), $0
 	JLE          q4vtdone
 
 q4vtgroup:
-	MOVQ    SI, R8
-	LEAQ    (SI)(DX*4), R12
-	LEAQ    (SI)(DX*8), AX
-	MOVQ    AX, 280(SP)
-	MOVQ    R10, DI
-	MOVQ    nb+48(FP), CX
-	VXORPS  Y9, Y9, Y9
-	VMOVUPS Y9, 0(SP)
-	VMOVUPS Y9, 32(SP)
-	VMOVUPS Y9, 64(SP)
-	VMOVUPS Y9, 96(SP)
-	VMOVUPS Y9, 128(SP)
-	VMOVUPS Y9, 160(SP)
-	VMOVUPS Y9, 192(SP)
-	VMOVUPS Y9, 224(SP)
-	TESTQ   CX, CX
-	JZ      q4vtstore
+	q4vGroup(280)
+	MOVQ  nb+48(FP), CX
+	q4tZeroFrame
+	TESTQ CX, CX
+	JZ    q4vtstore
 
 q4vtloop:
-	// Eight interleaved row streams defeat the hardware prefetcher: fetch
-	// the next group's rows ahead, as q4_0Rows8 does (192 bytes per block
-	// against the 144 consumed, contiguous when wstride is the row size).
-	MOVQ       280(SP), AX
-	PREFETCHT0 (AX)
-	PREFETCHT0 64(AX)
-	PREFETCHT0 128(AX)
-	ADDQ       $192, AX
-	MOVQ       AX, 280(SP)
+	// Fetch the next group's rows ahead, as q4_0Rows8 does (192 bytes per
+	// block against the 144 consumed).
+	q4vFetch(280)
+	q4vAdvance(280, 192)
 
 	// The rows' scales, in row order.
 	MOVWLZX   (R8), AX
@@ -102,20 +130,9 @@ q4vtloop:
 	VPUNPCKHQDQ Y7, Y5, Y3
 
 	// Y4-Y7: high nibbles; Y0-Y3: low nibbles.
-	VPSRLW $4, Y0, Y4
-	VPSRLW $4, Y1, Y5
-	VPSRLW $4, Y2, Y6
-	VPSRLW $4, Y3, Y7
-	VPAND  Y15, Y0, Y0
-	VPAND  Y15, Y1, Y1
-	VPAND  Y15, Y2, Y2
-	VPAND  Y15, Y3, Y3
-	VPAND  Y15, Y4, Y4
-	VPAND  Y15, Y5, Y5
-	VPAND  Y15, Y6, Y6
-	VPAND  Y15, Y7, Y7
-	MOVQ   DI, R9
-	XORQ   R15, R15
+	q4tSplit
+	MOVQ DI, R9
+	XORQ R15, R15
 
 q4vttok:
 	VPBROADCASTD 0(R9), Y9
@@ -144,21 +161,12 @@ q4vttok:
 	VPMADDWD     Y14, Y13, Y13
 	VPBROADCASTD 36(R9), Y9
 	VPADDD       Y9, Y13, Y13
-	VCVTDQ2PS    Y13, Y13
-	VBROADCASTSS 32(R9), Y9
-	VMULPS       Y8, Y9, Y9
-	VMOVUPS      (SP)(R15*1), Y10
-	VFMADD231PS  Y9, Y13, Y10
-	VMOVUPS      Y10, (SP)(R15*1)
+	q4tFMA
 	ADDQ         R14, R9
 	ADDQ         $32, R15
 	CMPQ         R15, 272(SP)
 	JLT          q4vttok
-	ADDQ         $18, R8
-	ADDQ         $18, R12
-	ADDQ         $40, DI
-	DECQ         CX
-	JNZ          q4vtloop
+	q4vNext($18, q4vtloop)
 
 q4vtstore:
 	MOVQ ostride+64(FP), CX
@@ -201,18 +209,7 @@ q4vtdone:
 	VMOVDQU 48(R8), Y1 \
 	VMOVDQU 80(R8), Y2 \
 	VMOVDQU 112(R8), Y3 \
-	VPSRLW  $4, Y0, Y4 \
-	VPSRLW  $4, Y1, Y5 \
-	VPSRLW  $4, Y2, Y6 \
-	VPSRLW  $4, Y3, Y7 \
-	VPAND   Y15, Y0, Y0 \
-	VPAND   Y15, Y1, Y1 \
-	VPAND   Y15, Y2, Y2 \
-	VPAND   Y15, Y3, Y3 \
-	VPAND   Y15, Y4, Y4 \
-	VPAND   Y15, Y5, Y5 \
-	VPAND   Y15, Y6, Y6 \
-	VPAND   Y15, Y7, Y7
+	q4tSplit
 
 // q4x8Sum leaves in Y13 the eight rows' exact Σ (q-8)·y over the block
 // against the q8VNNI activation block at register P (quants at 0, off at
@@ -248,14 +245,6 @@ q4vtdone:
 	VPMADDWD     Y14, Y13, Y13 \
 	VPBROADCASTD 36(P), Y9 \
 	VPADDD       Y9, Y13, Y13
-
-// q4x8Consts sets Y15 = 0x0f bytes, Y14 = int16 ones.
-#define q4x8Consts \
-	MOVL         $0x0f0f0f0f, AX \
-	VMOVD        AX, X15 \
-	VPBROADCASTD X15, Y15 \
-	VPCMPEQW     Y14, Y14, Y14 \
-	VPSRLW       $15, Y14, Y14
 
 // func q4_0x8Rows8V1(w *byte, groups int, x *byte, nb int, out *float32)
 //
@@ -328,19 +317,11 @@ TEXT ·q4_0x8Rows8VT(SB), NOSPLIT, $256-64
 	JLE     q4xtdone
 
 q4xtgroup:
-	MOVQ    R10, DI
-	MOVQ    nb+40(FP), CX
-	VXORPS  Y9, Y9, Y9
-	VMOVUPS Y9, 0(SP)
-	VMOVUPS Y9, 32(SP)
-	VMOVUPS Y9, 64(SP)
-	VMOVUPS Y9, 96(SP)
-	VMOVUPS Y9, 128(SP)
-	VMOVUPS Y9, 160(SP)
-	VMOVUPS Y9, 192(SP)
-	VMOVUPS Y9, 224(SP)
-	TESTQ   CX, CX
-	JZ      q4xtstore
+	MOVQ  R10, DI
+	MOVQ  nb+40(FP), CX
+	q4tZeroFrame
+	TESTQ CX, CX
+	JZ    q4xtstore
 
 q4xtloop:
 	q4x8Nibbles
@@ -350,20 +331,15 @@ q4xtloop:
 
 q4xttok:
 	q4x8Sum(R9)
-	VCVTDQ2PS    Y13, Y13
-	VBROADCASTSS 32(R9), Y9
-	VMULPS       Y8, Y9, Y9
-	VMOVUPS      (SP)(R15*1), Y10
-	VFMADD231PS  Y9, Y13, Y10
-	VMOVUPS      Y10, (SP)(R15*1)
-	ADDQ         R12, R9
-	ADDQ         $32, R15
-	CMPQ         R15, DX
-	JLT          q4xttok
-	ADDQ         $144, R8
-	ADDQ         $40, DI
-	DECQ         CX
-	JNZ          q4xtloop
+	q4tFMA
+	ADDQ R12, R9
+	ADDQ $32, R15
+	CMPQ R15, DX
+	JLT  q4xttok
+	ADDQ $144, R8
+	ADDQ $40, DI
+	DECQ CX
+	JNZ  q4xtloop
 
 q4xtstore:
 	VMOVDQU ·permRows8(SB), Y12

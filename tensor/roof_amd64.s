@@ -1,44 +1,44 @@
 //go:build amd64 && !noasm
 
 #include "textflag.h"
+#include "q4_amd64.h"
 
 // The roofline probes: register-only loops that run one instruction kind
 // back to back with enough independent accumulators to hide its latency,
 // and a streaming read. They measure what this core can do at best.
+
+// peak8 issues OP Y8, Y9, Yk for k = 0..7: eight independent
+// accumulations into Y0-Y7.
+#define peak8(OP) \
+	OP Y8, Y9, Y0 \
+	OP Y8, Y9, Y1 \
+	OP Y8, Y9, Y2 \
+	OP Y8, Y9, Y3 \
+	OP Y8, Y9, Y4 \
+	OP Y8, Y9, Y5 \
+	OP Y8, Y9, Y6 \
+	OP Y8, Y9, Y7
+
+// peakLoop clears Y0-Y9 with ZERO, runs CX iterations of peak8(OP) and
+// clears the upper halves; LOOP and DONE name its labels.
+#define peakLoop(ZERO, OP, LOOP, DONE) \
+	zeroY0to9(ZERO) \
+	TESTQ CX, CX \
+	JZ    DONE \
+LOOP: \
+	peak8(OP) \
+	DECQ  CX \
+	JNZ   LOOP \
+DONE: \
+	VZEROUPPER
 
 // func peakFMA(n int)
 //
 // n iterations of 8 independent VFMADD231PS on 256-bit registers: 64
 // float32 multiply-adds per iteration.
 TEXT ·peakFMA(SB), NOSPLIT, $0-8
-	MOVQ   n+0(FP), CX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	TESTQ  CX, CX
-	JZ     fmadone
-
-fmaloop:
-	VFMADD231PS Y8, Y9, Y0
-	VFMADD231PS Y8, Y9, Y1
-	VFMADD231PS Y8, Y9, Y2
-	VFMADD231PS Y8, Y9, Y3
-	VFMADD231PS Y8, Y9, Y4
-	VFMADD231PS Y8, Y9, Y5
-	VFMADD231PS Y8, Y9, Y6
-	VFMADD231PS Y8, Y9, Y7
-	DECQ        CX
-	JNZ         fmaloop
-
-fmadone:
-	VZEROUPPER
+	MOVQ n+0(FP), CX
+	peakLoop(VXORPS, VFMADD231PS, fmaloop, fmadone)
 	RET
 
 // func peakDPBUSD(n int)
@@ -46,34 +46,8 @@ fmadone:
 // n iterations of 8 independent VPDPBUSD on 256-bit registers (AVX-512
 // VNNI with VL): 256 int8 multiply-adds per iteration.
 TEXT ·peakDPBUSD(SB), NOSPLIT, $0-8
-	MOVQ   n+0(FP), CX
-	VPXORD Y0, Y0, Y0
-	VPXORD Y1, Y1, Y1
-	VPXORD Y2, Y2, Y2
-	VPXORD Y3, Y3, Y3
-	VPXORD Y4, Y4, Y4
-	VPXORD Y5, Y5, Y5
-	VPXORD Y6, Y6, Y6
-	VPXORD Y7, Y7, Y7
-	VPXORD Y8, Y8, Y8
-	VPXORD Y9, Y9, Y9
-	TESTQ  CX, CX
-	JZ     dpdone
-
-dploop:
-	VPDPBUSD Y8, Y9, Y0
-	VPDPBUSD Y8, Y9, Y1
-	VPDPBUSD Y8, Y9, Y2
-	VPDPBUSD Y8, Y9, Y3
-	VPDPBUSD Y8, Y9, Y4
-	VPDPBUSD Y8, Y9, Y5
-	VPDPBUSD Y8, Y9, Y6
-	VPDPBUSD Y8, Y9, Y7
-	DECQ     CX
-	JNZ      dploop
-
-dpdone:
-	VZEROUPPER
+	MOVQ n+0(FP), CX
+	peakLoop(VPXORD, VPDPBUSD, dploop, dpdone)
 	RET
 
 // func streamRead(p *byte, n int) uint32

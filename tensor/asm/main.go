@@ -295,7 +295,8 @@ func storeLanes(T, reg int, out, os GPVirtual) {
 }
 
 // khsum8 adds the eight lanes of acc as ggml's hsum_float_8 does (see
-// dot_k_amd64.s) and returns the register whose lane 0 holds the sum.
+// KHSUM8 in dotk_avx2_amd64.h) and returns the register whose lane 0 holds
+// the sum.
 func khsum8(acc VecVirtual) VecVirtual {
 	t, u := top.XMM(), top.XMM()
 	c.VEXTRACTF128(U8(1), acc, t)
