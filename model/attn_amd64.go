@@ -50,6 +50,13 @@ func madHalfF16AVX2(acc *float32, v *uint16, s float32, n int)
 //go:noescape
 func dot64F16RowsAVX2(out *float32, k *uint16, q *float32, n, d64, stride int)
 
+// dot32F16RowsAVX2 is, for n > 0 and d32 a positive multiple of 32:
+//
+//	for r := range n { out[r] = dot32F16AVX2(k[r*stride:], q, d32) }
+//
+//go:noescape
+func dot32F16RowsAVX2(out *float32, k *uint16, q *float32, n, d32, stride int)
+
 // madRowsF16AVX2 is madRowsF16Generic on the first d8 columns (d8 a
 // positive multiple of 8, n > 0), rows of v stride halves apart: per row
 // p, with flag[p] == 0, scaleHalfAVX2(acc, e[p], d8), weight 1 and
@@ -136,12 +143,22 @@ func madHalfF16(acc []float32, v []uint16, s float32) {
 
 func dotRowsF16(out []float32, k []uint16, q []float32) {
 	n, d := len(out), len(q)
-	if useAttnAsm && ggmlLanes == 16 && n > 0 && d >= 64 {
+	switch {
+	case !useAttnAsm || n == 0:
+	case ggmlLanes == 16 && d >= 64:
 		k = k[:n*d]
 		d64 := d &^ 63
 		dot64F16RowsAVX2(&out[0], &k[0], &q[0], n, d64, d)
 		if d64 < d {
 			dotRowsTailF16(out, k, q, d64)
+		}
+		return
+	case ggmlLanes == 8 && d >= 32:
+		k = k[:n*d]
+		d32 := d &^ 31
+		dot32F16RowsAVX2(&out[0], &k[0], &q[0], n, d32, d)
+		if d32 < d {
+			dotRowsTailF16(out, k, q, d32)
 		}
 		return
 	}
