@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -57,5 +58,40 @@ func TestAutoPipeline(t *testing.T) {
 				t.Errorf("another shape: %v, shares the table: %v", err, other.Costs == cfg.Costs)
 			}
 		})
+	}
+}
+
+// TestSharedCores: the pipeline's auto policy is told that the draft
+// shares the target's cores exactly when the Go target's verify threads
+// and the draft's outnumber the CPUs (then overlap hides no draft time);
+// prompt lookup and plain decoding have no draft threads.
+func TestSharedCores(t *testing.T) {
+	o := bundled()
+	o.Draft, o.Auto, o.K = DraftBundled, true, 8
+	e := open(t, o)
+	cpus := runtime.NumCPU()
+	for _, tc := range []struct {
+		threads, draftThreads int
+		want                  bool
+	}{
+		{cpus, 1, true},
+		{max(cpus-1, 1), 1, cpus == 1},
+		{1, max(cpus-1, 1), cpus == 1},
+		{1, cpus, true},
+	} {
+		w := e.Options()
+		w.Threads, w.VerifyThreads, w.DraftThreads = tc.threads, tc.threads, tc.draftThreads
+		cfg, err := e.PipelineConfigWith(w, 1, 64, 8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.SharedCores != tc.want {
+			t.Errorf("%d target and %d draft threads on %d CPUs: SharedCores %v, want %v", tc.threads, tc.draftThreads, cpus, cfg.SharedCores, tc.want)
+		}
+	}
+	w := e.Options()
+	w.Draft = DraftNone
+	if cfg, err := e.PipelineConfigWith(w, 1, 64, 8); err != nil || cfg.SharedCores {
+		t.Errorf("plain decoding: SharedCores %v (%v), want false", cfg.SharedCores, err)
 	}
 }

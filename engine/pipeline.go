@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"runtime"
 
 	"github.com/specd-dev/specd/backend"
 	"github.com/specd-dev/specd/backend/cpu"
@@ -124,6 +125,9 @@ func (e *Engine) PipelineConfigWith(o Options, seqs, maxPos, batch int) (stages.
 			return stages.Config{}, err
 		}
 		cfg.Drafter = draft.NewModel(db, float32(o.PMin))
+		// The Go target's threads and the draft's, on the cores there are.
+		cfg.SharedCores = (o.TargetBackend == "" || o.TargetBackend == BackendGo) &&
+			o.verifyThreads()+o.DraftThreads > runtime.NumCPU()
 	}
 	if tok := e.tok; tok != nil {
 		cfg.Tokenizer = textEncoder{tok}

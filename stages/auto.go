@@ -223,7 +223,7 @@ func (p *Pipeline) choose(s *seq, kmax, fedTo, draftedTo int) draft.Choice {
 		st.Draft = 0
 	}
 	st.Hidden = 0
-	if m := min(a.draftT, a.verifyT); m > 0 {
+	if m := min(a.draftT, a.verifyT); m > 0 && !p.cfg.SharedCores {
 		st.Hidden = min(a.hidden/m, 1)
 	}
 	st.Catchup, st.Behind = 0, 0

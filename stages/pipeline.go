@@ -199,6 +199,12 @@ type Config struct {
 	// Clock, if set, is what the auto policy's measurements read instead
 	// of the wall clock (tests: synthetic cost models).
 	Clock *Clock
+	// SharedCores, with Policy.Auto, says that the draft's threads run on
+	// cores the target's threads use too (they outnumber the cores
+	// together): draft work that overlaps a verification pass then slows
+	// the pass down instead of hiding behind it, and the policy counts the
+	// draft's time in full (no measured overlap hides it).
+	SharedCores bool
 
 	// Queue is the most requests Submit holds waiting for a slot (beyond
 	// it, TrySubmit says ErrBusy); 0 means 4·Slots.
