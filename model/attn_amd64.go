@@ -43,19 +43,19 @@ func dot64F16AVX2(k *uint16, q *float32, n int) float32
 //go:noescape
 func madHalfF16AVX2(acc *float32, v *uint16, s float32, n int)
 
-// dot64F16RowsAVX2 is, for n > 0 and d64 a positive multiple of 64:
+// dot64F16RowsAVX2 is, for n > 0 and d a positive multiple of 64:
 //
-//	for r := range n { out[r] = dot64F16AVX2(k[r*stride:], q, d64) }
+//	for r := range n { out[r] = dot64F16AVX2(k[r*stride:], q, d) }
 //
 //go:noescape
-func dot64F16RowsAVX2(out *float32, k *uint16, q *float32, n, d64, stride int)
+func dot64F16RowsAVX2(out *float32, k *uint16, q *float32, n, d, stride int)
 
-// dot32F16RowsAVX2 is, for n > 0 and d32 a positive multiple of 32:
+// dot32F16RowsAVX2 is, for n > 0 and d a positive multiple of 32:
 //
-//	for r := range n { out[r] = dot32F16AVX2(k[r*stride:], q, d32) }
+//	for r := range n { out[r] = dot32F16AVX2(k[r*stride:], q, d) }
 //
 //go:noescape
-func dot32F16RowsAVX2(out *float32, k *uint16, q *float32, n, d32, stride int)
+func dot32F16RowsAVX2(out *float32, k *uint16, q *float32, n, d, stride int)
 
 // madRowsF16AVX2 is madRowsF16Generic on the first d8 columns (d8 a
 // positive multiple of 8, n > 0), rows of v stride halves apart: per row

@@ -54,6 +54,51 @@
 	ADDQ        $128, SI \
 	ADDQ        $256, DI
 
+// h32Step accumulates 32 halves of keys at SI times 32 floats at DI into
+// Y0-Y3 (eight lanes each) and advances both. Clobbers Y4-Y7.
+#define h32Step \
+	VCVTPH2PS   (SI), Y4 \
+	VFMADD231PS (DI), Y4, Y0 \
+	VCVTPH2PS   16(SI), Y5 \
+	VFMADD231PS 32(DI), Y5, Y1 \
+	VCVTPH2PS   32(SI), Y6 \
+	VFMADD231PS 64(DI), Y6, Y2 \
+	VCVTPH2PS   48(SI), Y7 \
+	VFMADD231PS 96(DI), Y7, Y3 \
+	ADDQ        $64, SI \
+	ADDQ        $128, DI
+
+// rowsStart loads the row kernels' arguments: out in DX, k in R8, q in
+// R9, n in BX, d (a multiple of 1<<SH) >> SH in R10, stride in bytes in
+// R11.
+#define rowsStart(SH) \
+	MOVQ out+0(FP), DX \
+	MOVQ k+8(FP), R8 \
+	MOVQ q+16(FP), R9 \
+	MOVQ n+24(FP), BX \
+	MOVQ d+32(FP), R10 \
+	SHRQ $SH, R10 \
+	MOVQ stride+40(FP), R11 \
+	SHLQ $1, R11
+
+// rowBegin points SI and DI at the row's keys and at q, and CX at its
+// step count.
+#define rowBegin \
+	MOVQ   R8, SI \
+	MOVQ   R9, DI \
+	MOVQ   R10, CX
+
+// rowEnd stores the row's dot (X0) and moves to the next row, looping to
+// ROWS while rows remain, then returns.
+#define rowEnd(ROWS) \
+	MOVSS X0, (DX) \
+	ADDQ  $4, DX \
+	ADDQ  R11, R8 \
+	DECQ  BX \
+	JNZ   ROWS \
+	VZEROUPPER \
+	RET
+
 // dotStart loads the dot kernels' arguments (k in SI, q in DI, n in CX)
 // and zeroes the accumulators Y0-Y3; dotStart8 zeroes Y4-Y7 as well.
 #define dotStart \
@@ -166,16 +211,7 @@ TEXT ·dot32F16AVX2(SB), NOSPLIT, $0-28
 	JZ     h32reduce
 
 h32loop:
-	VCVTPH2PS   (SI), Y4
-	VFMADD231PS (DI), Y4, Y0
-	VCVTPH2PS   16(SI), Y5
-	VFMADD231PS 32(DI), Y5, Y1
-	VCVTPH2PS   32(SI), Y6
-	VFMADD231PS 64(DI), Y6, Y2
-	VCVTPH2PS   48(SI), Y7
-	VFMADD231PS 96(DI), Y7, Y3
-	ADDQ        $64, SI
-	ADDQ        $128, DI
+	h32Step
 	DECQ        CX
 	JNZ         h32loop
 
@@ -300,24 +336,15 @@ swloop:
 swdone:
 	RET
 
-// func dot64F16RowsAVX2(out *float32, k *uint16, q *float32, n, d64, stride int)
-// out[r] = dot64F16AVX2(k + r*stride, q, d64) for r < n (n, d64 > 0; d64 a
+// func dot64F16RowsAVX2(out *float32, k *uint16, q *float32, n, d, stride int)
+// out[r] = dot64F16AVX2(k + r*stride, q, d) for r < n (n, d > 0; d a
 // multiple of 64; stride in halves). Rows are independent, so their
 // reductions overlap.
 TEXT ·dot64F16RowsAVX2(SB), NOSPLIT, $0-48
-	MOVQ out+0(FP), DX
-	MOVQ k+8(FP), R8
-	MOVQ q+16(FP), R9
-	MOVQ n+24(FP), BX
-	MOVQ d64+32(FP), R10
-	SHRQ $6, R10
-	MOVQ stride+40(FP), R11
-	SHLQ $1, R11
+	rowsStart(6)
 
 h64rows:
-	MOVQ   R8, SI
-	MOVQ   R9, DI
-	MOVQ   R10, CX
+	rowBegin
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -333,13 +360,29 @@ h64rowloop:
 	JNZ         h64rowloop
 
 	REDUCE4X16
-	MOVSS X0, (DX)
-	ADDQ  $4, DX
-	ADDQ  R11, R8
-	DECQ  BX
-	JNZ   h64rows
-	VZEROUPPER
-	RET
+	rowEnd(h64rows)
+
+// func dot32F16RowsAVX2(out *float32, k *uint16, q *float32, n, d, stride int)
+// out[r] = dot32F16AVX2(k + r*stride, q, d) for r < n (n, d > 0; d a
+// multiple of 32; stride in halves): ggml's 8-lane layout, four
+// accumulators reduced as GGML_F32x8_REDUCE.
+TEXT ·dot32F16RowsAVX2(SB), NOSPLIT, $0-48
+	rowsStart(5)
+
+h32rows:
+	rowBegin
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+h32rowloop:
+	h32Step
+	DECQ        CX
+	JNZ         h32rowloop
+
+	REDUCE4X8
+	rowEnd(h32rows)
 
 // HALFMAD is acc = half(fma(the 8 halves at off(SI), Y8, acc)).
 #define HALFMAD(off, acc) \

@@ -15,6 +15,13 @@ DATA swc<>+24(SB)/4, $0x82000000
 DATA swc<>+28(SB)/4, $0x7f000000
 GLOBL swc<>(SB), RODATA|NOPTR, $32
 
+// bcast8 sets the eight lanes of Y (whose low half is X) to the 32 bits
+// IMM, through AX.
+#define bcast8(IMM, X, Y) \
+	MOVL         IMM, AX \
+	VMOVD        AX, X \
+	VPBROADCASTD X, Y
+
 // func swiglu8AVX2(gp, up *float32, n int)
 // g[i] = silu(g[i]) * u[i] for i < n (a multiple of 8), lane for lane the
 // arithmetic of vexpf (ggml_v_expf with AVX2 and FMA: the scaling for
@@ -32,27 +39,13 @@ TEXT ·swiglu8AVX2(SB), NOSPLIT, $0-24
 	MOVQ n+16(FP), CX
 	SHRQ $3, CX
 	JZ   done
-	MOVL $0x4b400000, AX // shift 0x1.8p23
-	VMOVD AX, X15
-	VPBROADCASTD X15, Y15
-	MOVL $0x3fb8aa3b, AX // log2e
-	VMOVD AX, X14
-	VPBROADCASTD X14, Y14
-	MOVL $0x3f317200, AX // ln2hi
-	VMOVD AX, X13
-	VPBROADCASTD X13, Y13
-	MOVL $0x35bfbe8e, AX // ln2lo
-	VMOVD AX, X12
-	VPBROADCASTD X12, Y12
-	MOVL $0x3f800000, AX // 1
-	VMOVD AX, X11
-	VPBROADCASTD X11, Y11
-	MOVL $0x80000000, AX // sign bit
-	VMOVD AX, X10
-	VPBROADCASTD X10, Y10
-	MOVL $0x42fc0000, AX // 126
-	VMOVD AX, X8
-	VPBROADCASTD X8, Y8
+	bcast8($0x4b400000, X15, Y15) // shift 0x1.8p23
+	bcast8($0x3fb8aa3b, X14, Y14) // log2e
+	bcast8($0x3f317200, X13, Y13) // ln2hi
+	bcast8($0x35bfbe8e, X12, Y12) // ln2lo
+	bcast8($0x3f800000, X11, Y11) // 1
+	bcast8($0x80000000, X10, Y10) // sign bit
+	bcast8($0x42fc0000, X8, Y8)   // 126
 
 loop:
 	VMOVUPS      (DI), Y0       // x
