@@ -359,6 +359,7 @@ func TestNewPipelineMatchesPlainDecode(t *testing.T) {
 		t.Run(d, func(t *testing.T) {
 			o := bundled()
 			o.Draft = d
+			o.Auto, o.K = false, 4 // every step drafts (auto may decode plainly)
 			e := open(t, o)
 			prompt, err := e.Encode("The jury said", true)
 			if err != nil {
