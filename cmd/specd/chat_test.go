@@ -54,7 +54,7 @@ func TestChatPipe(t *testing.T) {
 // named, the end of input ends the chat, --system must be plain text, and
 // --show-draft --color always highlights accepted draft text.
 func TestChatCommands(t *testing.T) {
-	out, errOut := mustRun(t, "The jury said\n/reset\n/nope\n/stats", "chat", "--threads", "1", "-n", "24", "--show-draft", "--color", "always")
+	out, errOut := mustRun(t, "The jury said\n/reset\n/nope\n/stats", "chat", "--threads", "1", "-n", "24", "-k", "4", "--show-draft", "--color", "always")
 	if !strings.Contains(out, "turns 1, history 0 messages") || !strings.Contains(errOut, "(conversation forgotten)") ||
 		!strings.Contains(errOut, "unknown command /nope") {
 		t.Errorf("stdout:\n%s\nstderr:\n%s", out, errOut)
@@ -62,7 +62,7 @@ func TestChatCommands(t *testing.T) {
 	if !strings.Contains(out, "\x1b[36m") || !strings.Contains(out, "\x1b[0m") {
 		t.Errorf("--show-draft --color always: no highlighted draft text in %q", out)
 	}
-	plain, _ := mustRun(t, "The jury said\n", "chat", "--threads", "1", "-n", "24", "--show-draft")
+	plain, _ := mustRun(t, "The jury said\n", "chat", "--threads", "1", "-n", "24", "-k", "4", "--show-draft")
 	if strings.Contains(plain, "\x1b[") {
 		t.Errorf("--show-draft on a pipe (--color auto) wrote ANSI: %q", plain)
 	}
