@@ -99,6 +99,59 @@
 	VZEROUPPER \
 	RET
 
+// d32Step accumulates 32 floats of keys at SI times 32 floats at DI into
+// Y0-Y3 and advances both. Clobbers Y4-Y7.
+#define d32Step \
+	VMOVUPS     (SI), Y4 \
+	VFMADD231PS (DI), Y4, Y0 \
+	VMOVUPS     32(SI), Y5 \
+	VFMADD231PS 32(DI), Y5, Y1 \
+	VMOVUPS     64(SI), Y6 \
+	VFMADD231PS 64(DI), Y6, Y2 \
+	VMOVUPS     96(SI), Y7 \
+	VFMADD231PS 96(DI), Y7, Y3 \
+	ADDQ        $128, SI \
+	ADDQ        $128, DI
+
+// d64Step accumulates 64 floats of keys at SI times 64 floats at DI into
+// Y0-Y7 and advances both. Clobbers Y8-Y15.
+#define d64Step \
+	VMOVUPS     (SI), Y8 \
+	VFMADD231PS (DI), Y8, Y0 \
+	VMOVUPS     32(SI), Y9 \
+	VFMADD231PS 32(DI), Y9, Y1 \
+	VMOVUPS     64(SI), Y10 \
+	VFMADD231PS 64(DI), Y10, Y2 \
+	VMOVUPS     96(SI), Y11 \
+	VFMADD231PS 96(DI), Y11, Y3 \
+	VMOVUPS     128(SI), Y12 \
+	VFMADD231PS 128(DI), Y12, Y4 \
+	VMOVUPS     160(SI), Y13 \
+	VFMADD231PS 160(DI), Y13, Y5 \
+	VMOVUPS     192(SI), Y14 \
+	VFMADD231PS 192(DI), Y14, Y6 \
+	VMOVUPS     224(SI), Y15 \
+	VFMADD231PS 224(DI), Y15, Y7 \
+	ADDQ        $256, SI \
+	ADDQ        $256, DI
+
+// dotBody is a whole dot kernel: START (dotStart or dotStart8) loads the
+// arguments and zeroes the accumulators, STEP runs n >> SH times (looping
+// at label LOOP), REDUCE folds the accumulators into X0 (at label RED)
+// and dotRet returns it.
+#define dotBody(START, SH, STEP, LOOP, RED, REDUCE) \
+	START \
+	SHRQ   $SH, CX \
+	TESTQ  CX, CX \
+	JZ     RED \
+LOOP: \
+	STEP \
+	DECQ   CX \
+	JNZ    LOOP \
+RED: \
+	REDUCE \
+	dotRet
+
 // dotStart loads the dot kernels' arguments (k in SI, q in DI, n in CX)
 // and zeroes the accumulators Y0-Y3; dotStart8 zeroes Y4-Y7 as well.
 #define dotStart \
@@ -146,94 +199,20 @@ scaledone:
 
 // func dot32AVX2(k, q *float32, n int) float32
 TEXT ·dot32AVX2(SB), NOSPLIT, $0-28
-	dotStart
-	SHRQ   $5, CX
-	TESTQ  CX, CX
-	JZ     dotreduce
-
-dotloop:
-	VMOVUPS     (SI), Y4
-	VFMADD231PS (DI), Y4, Y0
-	VMOVUPS     32(SI), Y5
-	VFMADD231PS 32(DI), Y5, Y1
-	VMOVUPS     64(SI), Y6
-	VFMADD231PS 64(DI), Y6, Y2
-	VMOVUPS     96(SI), Y7
-	VFMADD231PS 96(DI), Y7, Y3
-	ADDQ        $128, SI
-	ADDQ        $128, DI
-	DECQ        CX
-	JNZ         dotloop
-
-dotreduce:
-	REDUCE4X8
-	dotRet
+	dotBody(dotStart, 5, d32Step, dotloop, dotreduce, REDUCE4X8)
 
 // func dot64AVX2(k, q *float32, n int) float32
 // Accumulator j (0..3) has lanes 0-7 in Y(2j) and lanes 8-15 in Y(2j+1).
 TEXT ·dot64AVX2(SB), NOSPLIT, $0-28
-	dotStart8
-	SHRQ   $6, CX
-	TESTQ  CX, CX
-	JZ     d64reduce
-
-d64loop:
-	VMOVUPS     (SI), Y8
-	VFMADD231PS (DI), Y8, Y0
-	VMOVUPS     32(SI), Y9
-	VFMADD231PS 32(DI), Y9, Y1
-	VMOVUPS     64(SI), Y10
-	VFMADD231PS 64(DI), Y10, Y2
-	VMOVUPS     96(SI), Y11
-	VFMADD231PS 96(DI), Y11, Y3
-	VMOVUPS     128(SI), Y12
-	VFMADD231PS 128(DI), Y12, Y4
-	VMOVUPS     160(SI), Y13
-	VFMADD231PS 160(DI), Y13, Y5
-	VMOVUPS     192(SI), Y14
-	VFMADD231PS 192(DI), Y14, Y6
-	VMOVUPS     224(SI), Y15
-	VFMADD231PS 224(DI), Y15, Y7
-	ADDQ        $256, SI
-	ADDQ        $256, DI
-	DECQ        CX
-	JNZ         d64loop
-
-d64reduce:
-	REDUCE4X16
-	dotRet
+	dotBody(dotStart8, 6, d64Step, d64loop, d64reduce, REDUCE4X16)
 
 // func dot32F16AVX2(k *uint16, q *float32, n int) float32
 TEXT ·dot32F16AVX2(SB), NOSPLIT, $0-28
-	dotStart
-	SHRQ   $5, CX
-	TESTQ  CX, CX
-	JZ     h32reduce
-
-h32loop:
-	h32Step
-	DECQ        CX
-	JNZ         h32loop
-
-h32reduce:
-	REDUCE4X8
-	dotRet
+	dotBody(dotStart, 5, h32Step, h32loop, h32reduce, REDUCE4X8)
 
 // func dot64F16AVX2(k *uint16, q *float32, n int) float32
 TEXT ·dot64F16AVX2(SB), NOSPLIT, $0-28
-	dotStart8
-	SHRQ   $6, CX
-	TESTQ  CX, CX
-	JZ     h64reduce
-
-h64loop:
-	h64Step
-	DECQ        CX
-	JNZ         h64loop
-
-h64reduce:
-	REDUCE4X16
-	dotRet
+	dotBody(dotStart8, 6, h64Step, h64loop, h64reduce, REDUCE4X16)
 
 // func madHalfF16AVX2(acc *float32, v *uint16, s float32, n int)
 TEXT ·madHalfF16AVX2(SB), NOSPLIT, $0-32
