@@ -251,6 +251,80 @@
 	SHLQ $2, AX \
 	LEAQ (R11)(AX*2), BX
 
+// f32Step is f32RowsxT's multiply-add of one token: the weights Y8, Y9
+// times the activations at A and B into ACCA and ACCB.
+#define f32Step(A, B, ACCA, ACCB) \
+	VFMADD231PS A, Y8, ACCA \
+	VFMADD231PS B, Y9, ACCB
+
+// xtChain runs STEP for each of the RowsxT kernels' 1 to 8 tokens (BX of
+// them) at offsets OA and OB of token t's activations (DI + t·R14 for
+// t < 4, R9 + (t-4)·R14 after; R13 is 3·R14), accumulating token t in
+// Y16+2t and Y17+2t, and jumps to SKIP after the last token.
+#define xtChain(STEP, OA, OB, SKIP) \
+	STEP(OA(DI), OB(DI), Y16, Y17) \
+	CMPQ BX, $1 \
+	JLE  SKIP \
+	STEP(OA(DI)(R14*1), OB(DI)(R14*1), Y18, Y19) \
+	CMPQ BX, $2 \
+	JLE  SKIP \
+	STEP(OA(DI)(R14*2), OB(DI)(R14*2), Y20, Y21) \
+	CMPQ BX, $3 \
+	JLE  SKIP \
+	STEP(OA(DI)(R13*1), OB(DI)(R13*1), Y22, Y23) \
+	CMPQ BX, $4 \
+	JLE  SKIP \
+	STEP(OA(R9), OB(R9), Y24, Y25) \
+	CMPQ BX, $5 \
+	JLE  SKIP \
+	STEP(OA(R9)(R14*1), OB(R9)(R14*1), Y26, Y27) \
+	CMPQ BX, $6 \
+	JLE  SKIP \
+	STEP(OA(R9)(R14*2), OB(R9)(R14*2), Y28, Y29) \
+	CMPQ BX, $7 \
+	JLE  SKIP \
+	STEP(OA(R9)(R13*1), OB(R9)(R13*1), Y30, Y31)
+
+// xtOut reduces token t's second-pass accumulators (YA, YB) with its
+// first pass's spilled at S and S+32 (SP) through RED into (R9).
+#define xtOut(RED, YA, YB, S, S2) \
+	VMOVAPS YA, Y0 \
+	VMOVAPS YB, Y1 \
+	RED(Y0, Y1, X0, S(SP), S2(SP), (R9))
+
+// xtStores stores the RowsxT kernels' 1 to 8 tokens' sums (BX of them)
+// through RED, token t at R9 + t·AX, and jumps to DONE after the last.
+#define xtStores(RED, DONE) \
+	xtOut(RED, Y16, Y17, 0, 32) \
+	CMPQ BX, $1 \
+	JLE  DONE \
+	ADDQ AX, R9 \
+	xtOut(RED, Y18, Y19, 64, 96) \
+	CMPQ BX, $2 \
+	JLE  DONE \
+	ADDQ AX, R9 \
+	xtOut(RED, Y20, Y21, 128, 160) \
+	CMPQ BX, $3 \
+	JLE  DONE \
+	ADDQ AX, R9 \
+	xtOut(RED, Y22, Y23, 192, 224) \
+	CMPQ BX, $4 \
+	JLE  DONE \
+	ADDQ AX, R9 \
+	xtOut(RED, Y24, Y25, 256, 288) \
+	CMPQ BX, $5 \
+	JLE  DONE \
+	ADDQ AX, R9 \
+	xtOut(RED, Y26, Y27, 320, 352) \
+	CMPQ BX, $6 \
+	JLE  DONE \
+	ADDQ AX, R9 \
+	xtOut(RED, Y28, Y29, 384, 416) \
+	CMPQ BX, $7 \
+	JLE  DONE \
+	ADDQ AX, R9 \
+	xtOut(RED, Y30, Y31, 448, 480)
+
 // func f32Rows(w *byte, wstride, rows int, x *byte, n int, out *float32)
 TEXT ·f32Rows(SB), NOSPLIT, $0-48
 	MOVQ  w+0(FP), SI
@@ -674,36 +748,7 @@ f32xtloopa:
 	VMOVUPS (R8), Y8
 	VMOVUPS 32(R8), Y9
 	LEAQ (DI)(R14*4), R9
-	VFMADD231PS (DI), Y8, Y16
-	VFMADD231PS 32(DI), Y9, Y17
-	CMPQ BX, $1
-	JLE  f32xtatok
-	VFMADD231PS (DI)(R14*1), Y8, Y18
-	VFMADD231PS 32(DI)(R14*1), Y9, Y19
-	CMPQ BX, $2
-	JLE  f32xtatok
-	VFMADD231PS (DI)(R14*2), Y8, Y20
-	VFMADD231PS 32(DI)(R14*2), Y9, Y21
-	CMPQ BX, $3
-	JLE  f32xtatok
-	VFMADD231PS (DI)(R13*1), Y8, Y22
-	VFMADD231PS 32(DI)(R13*1), Y9, Y23
-	CMPQ BX, $4
-	JLE  f32xtatok
-	VFMADD231PS (R9), Y8, Y24
-	VFMADD231PS 32(R9), Y9, Y25
-	CMPQ BX, $5
-	JLE  f32xtatok
-	VFMADD231PS (R9)(R14*1), Y8, Y26
-	VFMADD231PS 32(R9)(R14*1), Y9, Y27
-	CMPQ BX, $6
-	JLE  f32xtatok
-	VFMADD231PS (R9)(R14*2), Y8, Y28
-	VFMADD231PS 32(R9)(R14*2), Y9, Y29
-	CMPQ BX, $7
-	JLE  f32xtatok
-	VFMADD231PS (R9)(R13*1), Y8, Y30
-	VFMADD231PS 32(R9)(R13*1), Y9, Y31
+	xtChain(f32Step, 0, 32, f32xtatok)
 
 f32xtatok:
 	ADDQ  $128, R8
@@ -724,36 +769,7 @@ f32xtloopb:
 	VMOVUPS 64(R8), Y8
 	VMOVUPS 96(R8), Y9
 	LEAQ (DI)(R14*4), R9
-	VFMADD231PS 64(DI), Y8, Y16
-	VFMADD231PS 96(DI), Y9, Y17
-	CMPQ BX, $1
-	JLE  f32xtbtok
-	VFMADD231PS 64(DI)(R14*1), Y8, Y18
-	VFMADD231PS 96(DI)(R14*1), Y9, Y19
-	CMPQ BX, $2
-	JLE  f32xtbtok
-	VFMADD231PS 64(DI)(R14*2), Y8, Y20
-	VFMADD231PS 96(DI)(R14*2), Y9, Y21
-	CMPQ BX, $3
-	JLE  f32xtbtok
-	VFMADD231PS 64(DI)(R13*1), Y8, Y22
-	VFMADD231PS 96(DI)(R13*1), Y9, Y23
-	CMPQ BX, $4
-	JLE  f32xtbtok
-	VFMADD231PS 64(R9), Y8, Y24
-	VFMADD231PS 96(R9), Y9, Y25
-	CMPQ BX, $5
-	JLE  f32xtbtok
-	VFMADD231PS 64(R9)(R14*1), Y8, Y26
-	VFMADD231PS 96(R9)(R14*1), Y9, Y27
-	CMPQ BX, $6
-	JLE  f32xtbtok
-	VFMADD231PS 64(R9)(R14*2), Y8, Y28
-	VFMADD231PS 96(R9)(R14*2), Y9, Y29
-	CMPQ BX, $7
-	JLE  f32xtbtok
-	VFMADD231PS 64(R9)(R13*1), Y8, Y30
-	VFMADD231PS 96(R9)(R13*1), Y9, Y31
+	xtChain(f32Step, 64, 96, f32xtbtok)
 
 f32xtbtok:
 	ADDQ  $128, R8
@@ -765,51 +781,7 @@ f32xtb:
 	MOVQ ostride+64(FP), AX
 	SHLQ $2, AX
 	MOVQ R11, R9
-	VMOVAPS Y16, Y0
-	VMOVAPS Y17, Y1
-	red4(Y0, Y1, X0, 0(SP), 32(SP), (R9))
-	CMPQ BX, $1
-	JLE  f32xtstored
-	ADDQ AX, R9
-	VMOVAPS Y18, Y0
-	VMOVAPS Y19, Y1
-	red4(Y0, Y1, X0, 64(SP), 96(SP), (R9))
-	CMPQ BX, $2
-	JLE  f32xtstored
-	ADDQ AX, R9
-	VMOVAPS Y20, Y0
-	VMOVAPS Y21, Y1
-	red4(Y0, Y1, X0, 128(SP), 160(SP), (R9))
-	CMPQ BX, $3
-	JLE  f32xtstored
-	ADDQ AX, R9
-	VMOVAPS Y22, Y0
-	VMOVAPS Y23, Y1
-	red4(Y0, Y1, X0, 192(SP), 224(SP), (R9))
-	CMPQ BX, $4
-	JLE  f32xtstored
-	ADDQ AX, R9
-	VMOVAPS Y24, Y0
-	VMOVAPS Y25, Y1
-	red4(Y0, Y1, X0, 256(SP), 288(SP), (R9))
-	CMPQ BX, $5
-	JLE  f32xtstored
-	ADDQ AX, R9
-	VMOVAPS Y26, Y0
-	VMOVAPS Y27, Y1
-	red4(Y0, Y1, X0, 320(SP), 352(SP), (R9))
-	CMPQ BX, $6
-	JLE  f32xtstored
-	ADDQ AX, R9
-	VMOVAPS Y28, Y0
-	VMOVAPS Y29, Y1
-	red4(Y0, Y1, X0, 384(SP), 416(SP), (R9))
-	CMPQ BX, $7
-	JLE  f32xtstored
-	ADDQ AX, R9
-	VMOVAPS Y30, Y0
-	VMOVAPS Y31, Y1
-	red4(Y0, Y1, X0, 448(SP), 480(SP), (R9))
+	xtStores(red4, f32xtstored)
 
 f32xtstored:
 	ADDQ $4, R11
@@ -852,28 +824,7 @@ f16xtloopa:
 	VCVTPH2PS (R8), Y8
 	VCVTPH2PS 16(R8), Y9
 	LEAQ (DI)(R14*4), R9
-	cvtFma((DI), 16(DI), Y16, Y17)
-	CMPQ BX, $1
-	JLE  f16xtatok
-	cvtFma((DI)(R14*1), 16(DI)(R14*1), Y18, Y19)
-	CMPQ BX, $2
-	JLE  f16xtatok
-	cvtFma((DI)(R14*2), 16(DI)(R14*2), Y20, Y21)
-	CMPQ BX, $3
-	JLE  f16xtatok
-	cvtFma((DI)(R13*1), 16(DI)(R13*1), Y22, Y23)
-	CMPQ BX, $4
-	JLE  f16xtatok
-	cvtFma((R9), 16(R9), Y24, Y25)
-	CMPQ BX, $5
-	JLE  f16xtatok
-	cvtFma((R9)(R14*1), 16(R9)(R14*1), Y26, Y27)
-	CMPQ BX, $6
-	JLE  f16xtatok
-	cvtFma((R9)(R14*2), 16(R9)(R14*2), Y28, Y29)
-	CMPQ BX, $7
-	JLE  f16xtatok
-	cvtFma((R9)(R13*1), 16(R9)(R13*1), Y30, Y31)
+	xtChain(cvtFma, 0, 16, f16xtatok)
 
 f16xtatok:
 	ADDQ  $64, R8
@@ -894,28 +845,7 @@ f16xtloopb:
 	VCVTPH2PS 32(R8), Y8
 	VCVTPH2PS 48(R8), Y9
 	LEAQ (DI)(R14*4), R9
-	cvtFma(32(DI), 48(DI), Y16, Y17)
-	CMPQ BX, $1
-	JLE  f16xtbtok
-	cvtFma(32(DI)(R14*1), 48(DI)(R14*1), Y18, Y19)
-	CMPQ BX, $2
-	JLE  f16xtbtok
-	cvtFma(32(DI)(R14*2), 48(DI)(R14*2), Y20, Y21)
-	CMPQ BX, $3
-	JLE  f16xtbtok
-	cvtFma(32(DI)(R13*1), 48(DI)(R13*1), Y22, Y23)
-	CMPQ BX, $4
-	JLE  f16xtbtok
-	cvtFma(32(R9), 48(R9), Y24, Y25)
-	CMPQ BX, $5
-	JLE  f16xtbtok
-	cvtFma(32(R9)(R14*1), 48(R9)(R14*1), Y26, Y27)
-	CMPQ BX, $6
-	JLE  f16xtbtok
-	cvtFma(32(R9)(R14*2), 48(R9)(R14*2), Y28, Y29)
-	CMPQ BX, $7
-	JLE  f16xtbtok
-	cvtFma(32(R9)(R13*1), 48(R9)(R13*1), Y30, Y31)
+	xtChain(cvtFma, 32, 48, f16xtbtok)
 
 f16xtbtok:
 	ADDQ  $64, R8
@@ -927,51 +857,7 @@ f16xtb:
 	MOVQ ostride+64(FP), AX
 	SHLQ $2, AX
 	MOVQ R11, R9
-	VMOVAPS Y16, Y0
-	VMOVAPS Y17, Y1
-	red4(Y0, Y1, X0, 0(SP), 32(SP), (R9))
-	CMPQ BX, $1
-	JLE  f16xtstored
-	ADDQ AX, R9
-	VMOVAPS Y18, Y0
-	VMOVAPS Y19, Y1
-	red4(Y0, Y1, X0, 64(SP), 96(SP), (R9))
-	CMPQ BX, $2
-	JLE  f16xtstored
-	ADDQ AX, R9
-	VMOVAPS Y20, Y0
-	VMOVAPS Y21, Y1
-	red4(Y0, Y1, X0, 128(SP), 160(SP), (R9))
-	CMPQ BX, $3
-	JLE  f16xtstored
-	ADDQ AX, R9
-	VMOVAPS Y22, Y0
-	VMOVAPS Y23, Y1
-	red4(Y0, Y1, X0, 192(SP), 224(SP), (R9))
-	CMPQ BX, $4
-	JLE  f16xtstored
-	ADDQ AX, R9
-	VMOVAPS Y24, Y0
-	VMOVAPS Y25, Y1
-	red4(Y0, Y1, X0, 256(SP), 288(SP), (R9))
-	CMPQ BX, $5
-	JLE  f16xtstored
-	ADDQ AX, R9
-	VMOVAPS Y26, Y0
-	VMOVAPS Y27, Y1
-	red4(Y0, Y1, X0, 320(SP), 352(SP), (R9))
-	CMPQ BX, $6
-	JLE  f16xtstored
-	ADDQ AX, R9
-	VMOVAPS Y28, Y0
-	VMOVAPS Y29, Y1
-	red4(Y0, Y1, X0, 384(SP), 416(SP), (R9))
-	CMPQ BX, $7
-	JLE  f16xtstored
-	ADDQ AX, R9
-	VMOVAPS Y30, Y0
-	VMOVAPS Y31, Y1
-	red4(Y0, Y1, X0, 448(SP), 480(SP), (R9))
+	xtStores(red4, f16xtstored)
 
 f16xtstored:
 	ADDQ $4, R11
@@ -1014,28 +900,7 @@ bf16xtloopa:
 	PREFETCHT0 (R8)(DX*1)
 	bf16Weights((R8), 16(R8))
 	LEAQ (DI)(R14*4), R9
-	bf16Step((DI), 32(DI), Y16, Y17)
-	CMPQ BX, $1
-	JLE  bf16xtatok
-	bf16Step((DI)(R14*1), 32(DI)(R14*1), Y18, Y19)
-	CMPQ BX, $2
-	JLE  bf16xtatok
-	bf16Step((DI)(R14*2), 32(DI)(R14*2), Y20, Y21)
-	CMPQ BX, $3
-	JLE  bf16xtatok
-	bf16Step((DI)(R13*1), 32(DI)(R13*1), Y22, Y23)
-	CMPQ BX, $4
-	JLE  bf16xtatok
-	bf16Step((R9), 32(R9), Y24, Y25)
-	CMPQ BX, $5
-	JLE  bf16xtatok
-	bf16Step((R9)(R14*1), 32(R9)(R14*1), Y26, Y27)
-	CMPQ BX, $6
-	JLE  bf16xtatok
-	bf16Step((R9)(R14*2), 32(R9)(R14*2), Y28, Y29)
-	CMPQ BX, $7
-	JLE  bf16xtatok
-	bf16Step((R9)(R13*1), 32(R9)(R13*1), Y30, Y31)
+	xtChain(bf16Step, 0, 32, bf16xtatok)
 
 bf16xtatok:
 	ADDQ  $64, R8
@@ -1055,28 +920,7 @@ bf16xta:
 bf16xtloopb:
 	bf16Weights(32(R8), 48(R8))
 	LEAQ (DI)(R14*4), R9
-	bf16Step(64(DI), 96(DI), Y16, Y17)
-	CMPQ BX, $1
-	JLE  bf16xtbtok
-	bf16Step(64(DI)(R14*1), 96(DI)(R14*1), Y18, Y19)
-	CMPQ BX, $2
-	JLE  bf16xtbtok
-	bf16Step(64(DI)(R14*2), 96(DI)(R14*2), Y20, Y21)
-	CMPQ BX, $3
-	JLE  bf16xtbtok
-	bf16Step(64(DI)(R13*1), 96(DI)(R13*1), Y22, Y23)
-	CMPQ BX, $4
-	JLE  bf16xtbtok
-	bf16Step(64(R9), 96(R9), Y24, Y25)
-	CMPQ BX, $5
-	JLE  bf16xtbtok
-	bf16Step(64(R9)(R14*1), 96(R9)(R14*1), Y26, Y27)
-	CMPQ BX, $6
-	JLE  bf16xtbtok
-	bf16Step(64(R9)(R14*2), 96(R9)(R14*2), Y28, Y29)
-	CMPQ BX, $7
-	JLE  bf16xtbtok
-	bf16Step(64(R9)(R13*1), 96(R9)(R13*1), Y30, Y31)
+	xtChain(bf16Step, 64, 96, bf16xtbtok)
 
 bf16xtbtok:
 	ADDQ  $64, R8
@@ -1088,51 +932,7 @@ bf16xtb:
 	MOVQ ostride+64(FP), AX
 	SHLQ $2, AX
 	MOVQ R11, R9
-	VMOVAPS Y16, Y0
-	VMOVAPS Y17, Y1
-	redBF16(Y0, Y1, X0, 0(SP), 32(SP), (R9))
-	CMPQ BX, $1
-	JLE  bf16xtstored
-	ADDQ AX, R9
-	VMOVAPS Y18, Y0
-	VMOVAPS Y19, Y1
-	redBF16(Y0, Y1, X0, 64(SP), 96(SP), (R9))
-	CMPQ BX, $2
-	JLE  bf16xtstored
-	ADDQ AX, R9
-	VMOVAPS Y20, Y0
-	VMOVAPS Y21, Y1
-	redBF16(Y0, Y1, X0, 128(SP), 160(SP), (R9))
-	CMPQ BX, $3
-	JLE  bf16xtstored
-	ADDQ AX, R9
-	VMOVAPS Y22, Y0
-	VMOVAPS Y23, Y1
-	redBF16(Y0, Y1, X0, 192(SP), 224(SP), (R9))
-	CMPQ BX, $4
-	JLE  bf16xtstored
-	ADDQ AX, R9
-	VMOVAPS Y24, Y0
-	VMOVAPS Y25, Y1
-	redBF16(Y0, Y1, X0, 256(SP), 288(SP), (R9))
-	CMPQ BX, $5
-	JLE  bf16xtstored
-	ADDQ AX, R9
-	VMOVAPS Y26, Y0
-	VMOVAPS Y27, Y1
-	redBF16(Y0, Y1, X0, 320(SP), 352(SP), (R9))
-	CMPQ BX, $6
-	JLE  bf16xtstored
-	ADDQ AX, R9
-	VMOVAPS Y28, Y0
-	VMOVAPS Y29, Y1
-	redBF16(Y0, Y1, X0, 384(SP), 416(SP), (R9))
-	CMPQ BX, $7
-	JLE  bf16xtstored
-	ADDQ AX, R9
-	VMOVAPS Y30, Y0
-	VMOVAPS Y31, Y1
-	redBF16(Y0, Y1, X0, 448(SP), 480(SP), (R9))
+	xtStores(redBF16, bf16xtstored)
 
 bf16xtstored:
 	ADDQ $4, R11
