@@ -325,6 +325,94 @@
 	ADDQ AX, R9 \
 	xtOut(RED, Y30, Y31, 448, 480)
 
+// The RowsxT kernels' weight loads for their two passes over a row of 64
+// (F16, BF16: 32) elements a step: into Y8 and Y9 (as float32), with the
+// prefetch of the next row (F32: and of the next step) in the first.
+#define f32WA \
+	PREFETCHT0 64(R8) \
+	PREFETCHT0 (R8)(DX*1) \
+	PREFETCHT0 64(R8)(DX*1) \
+	VMOVUPS (R8), Y8 \
+	VMOVUPS 32(R8), Y9
+#define f32WB \
+	VMOVUPS 64(R8), Y8 \
+	VMOVUPS 96(R8), Y9
+#define f16WA \
+	PREFETCHT0 (R8)(DX*1) \
+	VCVTPH2PS (R8), Y8 \
+	VCVTPH2PS 16(R8), Y9
+#define f16WB \
+	VCVTPH2PS 32(R8), Y8 \
+	VCVTPH2PS 48(R8), Y9
+#define bf16WA \
+	PREFETCHT0 (R8)(DX*1) \
+	bf16Weights((R8), 16(R8))
+#define bf16WB \
+	bf16Weights(32(R8), 48(R8))
+
+// rowsxT is a whole RowsxT kernel (see f32RowsxT): per weight row, pass a
+// (weights WA, token offsets OA and OB) accumulates every token in
+// Y16-Y31 through STEP, spills them, pass b (WB, OC, OD) accumulates
+// afresh, and xtStores reduces both passes through RED; each step
+// advances the weights WADV and the activations XADV bytes.
+#define rowsxT(WA, WB, STEP, OA, OB, OC, OD, WADV, XADV, RED) \
+	MOVQ  w+0(FP), SI \
+	MOVQ  wstride+8(FP), DX \
+	MOVQ  rows+16(FP), R12 \
+	MOVQ  x+24(FP), R10 \
+	MOVQ  xstride+32(FP), R14 \
+	MOVQ  ntok+40(FP), BX \
+	MOVQ  out+56(FP), R11 \
+	LEAQ  (R14)(R14*2), R13 \
+	TESTQ R12, R12 \
+	JZ    xtdone \
+xtrow: \
+	MOVQ  SI, R8 \
+	MOVQ  R10, DI \
+	MOVQ  n+48(FP), CX \
+	zeroHi16 \
+	SHRQ  $5, CX \
+	JZ    xta \
+xtloopa: \
+	WA \
+	LEAQ (DI)(R14*4), R9 \
+	xtChain(STEP, OA, OB, xtatok) \
+xtatok: \
+	ADDQ  $WADV, R8 \
+	ADDQ  $XADV, DI \
+	DECQ  CX \
+	JNZ   xtloopa \
+xta: \
+	spillHi16 \
+	MOVQ  SI, R8 \
+	MOVQ  R10, DI \
+	MOVQ  n+48(FP), CX \
+	zeroHi16 \
+	SHRQ  $5, CX \
+	JZ    xtb \
+xtloopb: \
+	WB \
+	LEAQ (DI)(R14*4), R9 \
+	xtChain(STEP, OC, OD, xtbtok) \
+xtbtok: \
+	ADDQ  $WADV, R8 \
+	ADDQ  $XADV, DI \
+	DECQ  CX \
+	JNZ   xtloopb \
+xtb: \
+	MOVQ ostride+64(FP), AX \
+	SHLQ $2, AX \
+	MOVQ R11, R9 \
+	xtStores(RED, xtstored) \
+xtstored: \
+	ADDQ $4, R11 \
+	ADDQ DX, SI \
+	DECQ R12 \
+	JNZ  xtrow \
+xtdone: \
+	VZEROUPPER \
+	RET
+
 // func f32Rows(w *byte, wstride, rows int, x *byte, n int, out *float32)
 TEXT ·f32Rows(SB), NOSPLIT, $0-48
 	MOVQ  w+0(FP), SI
@@ -722,76 +810,7 @@ bf16x4done:
 // accumulates in Y16+2t and Y17+2t (AVX-512 VL registers). n is a multiple
 // of 32. BX holds ntok, R13 three token strides, R9 token 4's row.
 TEXT ·f32RowsxT(SB), NOSPLIT, $512-72
-	MOVQ  w+0(FP), SI
-	MOVQ  wstride+8(FP), DX
-	MOVQ  rows+16(FP), R12
-	MOVQ  x+24(FP), R10
-	MOVQ  xstride+32(FP), R14
-	MOVQ  ntok+40(FP), BX
-	MOVQ  out+56(FP), R11
-	LEAQ  (R14)(R14*2), R13
-	TESTQ R12, R12
-	JZ    f32xtdone
-
-f32xtrow:
-	MOVQ  SI, R8
-	MOVQ  R10, DI
-	MOVQ  n+48(FP), CX
-	zeroHi16
-	SHRQ  $5, CX
-	JZ    f32xta
-
-f32xtloopa:
-	PREFETCHT0 64(R8)
-	PREFETCHT0 (R8)(DX*1)
-	PREFETCHT0 64(R8)(DX*1)
-	VMOVUPS (R8), Y8
-	VMOVUPS 32(R8), Y9
-	LEAQ (DI)(R14*4), R9
-	xtChain(f32Step, 0, 32, f32xtatok)
-
-f32xtatok:
-	ADDQ  $128, R8
-	ADDQ  $128, DI
-	DECQ  CX
-	JNZ   f32xtloopa
-
-f32xta:
-	spillHi16
-	MOVQ  SI, R8
-	MOVQ  R10, DI
-	MOVQ  n+48(FP), CX
-	zeroHi16
-	SHRQ  $5, CX
-	JZ    f32xtb
-
-f32xtloopb:
-	VMOVUPS 64(R8), Y8
-	VMOVUPS 96(R8), Y9
-	LEAQ (DI)(R14*4), R9
-	xtChain(f32Step, 64, 96, f32xtbtok)
-
-f32xtbtok:
-	ADDQ  $128, R8
-	ADDQ  $128, DI
-	DECQ  CX
-	JNZ   f32xtloopb
-
-f32xtb:
-	MOVQ ostride+64(FP), AX
-	SHLQ $2, AX
-	MOVQ R11, R9
-	xtStores(red4, f32xtstored)
-
-f32xtstored:
-	ADDQ $4, R11
-	ADDQ DX, SI
-	DECQ R12
-	JNZ  f32xtrow
-
-f32xtdone:
-	VZEROUPPER
-	RET
+	rowsxT(f32WA, f32WB, f32Step, 0, 32, 64, 96, 128, 128, red4)
 
 // func f16RowsxT(w *byte, wstride, rows int, x *byte, xstride, ntok, n int, out *float32, ostride int)
 //
@@ -800,74 +819,7 @@ f32xtdone:
 // accumulates in Y16+2t and Y17+2t (AVX-512 VL registers). n is a multiple
 // of 32. BX holds ntok, R13 three token strides, R9 token 4's row.
 TEXT ·f16RowsxT(SB), NOSPLIT, $512-72
-	MOVQ  w+0(FP), SI
-	MOVQ  wstride+8(FP), DX
-	MOVQ  rows+16(FP), R12
-	MOVQ  x+24(FP), R10
-	MOVQ  xstride+32(FP), R14
-	MOVQ  ntok+40(FP), BX
-	MOVQ  out+56(FP), R11
-	LEAQ  (R14)(R14*2), R13
-	TESTQ R12, R12
-	JZ    f16xtdone
-
-f16xtrow:
-	MOVQ  SI, R8
-	MOVQ  R10, DI
-	MOVQ  n+48(FP), CX
-	zeroHi16
-	SHRQ  $5, CX
-	JZ    f16xta
-
-f16xtloopa:
-	PREFETCHT0 (R8)(DX*1)
-	VCVTPH2PS (R8), Y8
-	VCVTPH2PS 16(R8), Y9
-	LEAQ (DI)(R14*4), R9
-	xtChain(cvtFma, 0, 16, f16xtatok)
-
-f16xtatok:
-	ADDQ  $64, R8
-	ADDQ  $64, DI
-	DECQ  CX
-	JNZ   f16xtloopa
-
-f16xta:
-	spillHi16
-	MOVQ  SI, R8
-	MOVQ  R10, DI
-	MOVQ  n+48(FP), CX
-	zeroHi16
-	SHRQ  $5, CX
-	JZ    f16xtb
-
-f16xtloopb:
-	VCVTPH2PS 32(R8), Y8
-	VCVTPH2PS 48(R8), Y9
-	LEAQ (DI)(R14*4), R9
-	xtChain(cvtFma, 32, 48, f16xtbtok)
-
-f16xtbtok:
-	ADDQ  $64, R8
-	ADDQ  $64, DI
-	DECQ  CX
-	JNZ   f16xtloopb
-
-f16xtb:
-	MOVQ ostride+64(FP), AX
-	SHLQ $2, AX
-	MOVQ R11, R9
-	xtStores(red4, f16xtstored)
-
-f16xtstored:
-	ADDQ $4, R11
-	ADDQ DX, SI
-	DECQ R12
-	JNZ  f16xtrow
-
-f16xtdone:
-	VZEROUPPER
-	RET
+	rowsxT(f16WA, f16WB, cvtFma, 0, 16, 32, 48, 64, 64, red4)
 
 // func bf16RowsxT(w *byte, wstride, rows int, x *byte, xstride, ntok, n int, out *float32, ostride int)
 //
@@ -877,72 +829,7 @@ f16xtdone:
 // Y16+2t and Y17+2t (AVX-512 VL registers). n is a multiple of 32. BX holds
 // ntok, R13 three token strides, R9 token 4's row.
 TEXT ·bf16RowsxT(SB), NOSPLIT, $512-72
-	MOVQ  w+0(FP), SI
-	MOVQ  wstride+8(FP), DX
-	MOVQ  rows+16(FP), R12
-	MOVQ  x+24(FP), R10
-	MOVQ  xstride+32(FP), R14
-	MOVQ  ntok+40(FP), BX
-	MOVQ  out+56(FP), R11
-	LEAQ  (R14)(R14*2), R13
-	TESTQ R12, R12
-	JZ    bf16xtdone
-
-bf16xtrow:
-	MOVQ  SI, R8
-	MOVQ  R10, DI
-	MOVQ  n+48(FP), CX
-	zeroHi16
-	SHRQ  $5, CX
-	JZ    bf16xta
-
-bf16xtloopa:
-	PREFETCHT0 (R8)(DX*1)
-	bf16Weights((R8), 16(R8))
-	LEAQ (DI)(R14*4), R9
-	xtChain(bf16Step, 0, 32, bf16xtatok)
-
-bf16xtatok:
-	ADDQ  $64, R8
-	ADDQ  $128, DI
-	DECQ  CX
-	JNZ   bf16xtloopa
-
-bf16xta:
-	spillHi16
-	MOVQ  SI, R8
-	MOVQ  R10, DI
-	MOVQ  n+48(FP), CX
-	zeroHi16
-	SHRQ  $5, CX
-	JZ    bf16xtb
-
-bf16xtloopb:
-	bf16Weights(32(R8), 48(R8))
-	LEAQ (DI)(R14*4), R9
-	xtChain(bf16Step, 64, 96, bf16xtbtok)
-
-bf16xtbtok:
-	ADDQ  $64, R8
-	ADDQ  $128, DI
-	DECQ  CX
-	JNZ   bf16xtloopb
-
-bf16xtb:
-	MOVQ ostride+64(FP), AX
-	SHLQ $2, AX
-	MOVQ R11, R9
-	xtStores(redBF16, bf16xtstored)
-
-bf16xtstored:
-	ADDQ $4, R11
-	ADDQ DX, SI
-	DECQ R12
-	JNZ  bf16xtrow
-
-bf16xtdone:
-	VZEROUPPER
-	RET
+	rowsxT(bf16WA, bf16WB, bf16Step, 0, 32, 64, 96, 64, 128, redBF16)
 
 // func q8_0Rows8(w *byte, wstride, groups int, x *byte, xstride, ntok, nb int, out *float32, ostride int)
 //
