@@ -325,9 +325,11 @@
 	ADDQ AX, R9 \
 	xtOut(RED, Y30, Y31, 448, 480)
 
-// The RowsxT kernels' weight loads for their two passes over a row of 64
-// (F16, BF16: 32) elements a step: into Y8 and Y9 (as float32), with the
-// prefetch of the next row (F32: and of the next step) in the first.
+// The Rows4 and RowsxT kernels' weight loads for their two passes over a
+// row, 16 elements a pass and step: into Y8 and Y9 (as float32), with the
+// prefetch of the next row in the first pass. F32's first pass reads the
+// even cache lines of the row and fetches the odd ones for the second
+// pass as well, while streaming.
 #define f32WA \
 	PREFETCHT0 64(R8) \
 	PREFETCHT0 (R8)(DX*1) \
@@ -410,6 +412,56 @@ xtstored: \
 	DECQ R12 \
 	JNZ  xtrow \
 xtdone: \
+	VZEROUPPER \
+	RET
+
+// tok4 runs STEP for the four tokens of a Rows4 kernel at offsets OA and
+// OB of token t's activations (DI + t·R14; R12 is 3·R14) into Y2t, Y2t+1.
+#define tok4(STEP, OA, OB) \
+	STEP(OA(DI), OB(DI), Y0, Y1) \
+	STEP(OA(DI)(R14*1), OB(DI)(R14*1), Y2, Y3) \
+	STEP(OA(DI)(R14*2), OB(DI)(R14*2), Y4, Y5) \
+	STEP(OA(DI)(R12*1), OB(DI)(R12*1), Y6, Y7)
+
+// rows4 is a whole Rows4 kernel (four tokens, see f32Rows4): per weight
+// row, pass a (weights WA, token steps TA) and, after spilling its sums,
+// pass b (WB, TB), each step advancing the weights WADV and the
+// activations XADV bytes; then RED reduces both passes of each token into
+// its output.
+#define rows4(WA, WB, TA, TB, WADV, XADV, RED) \
+	rows4Prologue \
+	TESTQ R9, R9 \
+	JZ    x4done \
+x4row: \
+	passStart(x4a) \
+x4loopa: \
+	WA \
+	TA \
+	ADDQ  $WADV, R8 \
+	ADDQ  $XADV, DI \
+	DECQ  CX \
+	JNZ   x4loopa \
+x4a: \
+	spill8 \
+	passStart(x4b) \
+x4loopb: \
+	WB \
+	TB \
+	ADDQ  $WADV, R8 \
+	ADDQ  $XADV, DI \
+	DECQ  CX \
+	JNZ   x4loopb \
+x4b: \
+	outAddrs \
+	RED(Y0, Y1, X0, 0(SP), 32(SP), (R11)) \
+	RED(Y2, Y3, X2, 64(SP), 96(SP), (R11)(AX*1)) \
+	RED(Y4, Y5, X4, 128(SP), 160(SP), (BX)) \
+	RED(Y6, Y7, X6, 192(SP), 224(SP), (BX)(AX*1)) \
+	ADDQ $4, R11 \
+	ADDQ DX, SI \
+	DECQ R9 \
+	JNZ  x4row \
+x4done: \
 	VZEROUPPER \
 	RET
 
@@ -565,107 +617,11 @@ bf16done:
 
 // func f32Rows4(w *byte, wstride, rows int, x *byte, xstride, n int, out *float32, ostride int)
 TEXT ·f32Rows4(SB), NOSPLIT, $256-64
-	rows4Prologue
-	TESTQ R9, R9
-	JZ    f32x4done
-
-f32x4row:
-	passStart(f32x4a)
-
-f32x4loopa:
-	// Pass A reads the even cache lines of the row; fetch the odd ones
-	// for pass B, and the next row, while streaming.
-	PREFETCHT0 64(R8)
-	PREFETCHT0 (R8)(DX*1)
-	PREFETCHT0 64(R8)(DX*1)
-	VMOVUPS    (R8), Y8
-	VMOVUPS    32(R8), Y9
-	fma4(0, 32)
-	ADDQ    $128, R8
-	ADDQ    $128, DI
-	DECQ    CX
-	JNZ     f32x4loopa
-
-f32x4a:
-	spill8
-	passStart(f32x4b)
-
-f32x4loopb:
-	VMOVUPS 64(R8), Y8
-	VMOVUPS 96(R8), Y9
-	fma4(64, 96)
-	ADDQ    $128, R8
-	ADDQ    $128, DI
-	DECQ    CX
-	JNZ     f32x4loopb
-
-f32x4b:
-	outAddrs
-	red4(Y0, Y1, X0, 0(SP), 32(SP), (R11))
-	red4(Y2, Y3, X2, 64(SP), 96(SP), (R11)(AX*1))
-	red4(Y4, Y5, X4, 128(SP), 160(SP), (BX))
-	red4(Y6, Y7, X6, 192(SP), 224(SP), (BX)(AX*1))
-	ADDQ $4, R11
-	ADDQ DX, SI
-	DECQ R9
-	JNZ  f32x4row
-
-f32x4done:
-	VZEROUPPER
-	RET
+	rows4(f32WA, f32WB, fma4(0, 32), fma4(64, 96), 128, 128, red4)
 
 // func f16Rows4(w *byte, wstride, rows int, x *byte, xstride, n int, out *float32, ostride int)
 TEXT ·f16Rows4(SB), NOSPLIT, $256-64
-	rows4Prologue
-	TESTQ R9, R9
-	JZ    f16x4done
-
-f16x4row:
-	passStart(f16x4a)
-
-f16x4loopa:
-	PREFETCHT0 (R8)(DX*1)
-	VCVTPH2PS  (R8), Y8
-	VCVTPH2PS 16(R8), Y9
-	cvtFma((DI), 16(DI), Y0, Y1)
-	cvtFma((DI)(R14*1), 16(DI)(R14*1), Y2, Y3)
-	cvtFma((DI)(R14*2), 16(DI)(R14*2), Y4, Y5)
-	cvtFma((DI)(R12*1), 16(DI)(R12*1), Y6, Y7)
-	ADDQ      $64, R8
-	ADDQ      $64, DI
-	DECQ      CX
-	JNZ       f16x4loopa
-
-f16x4a:
-	spill8
-	passStart(f16x4b)
-
-f16x4loopb:
-	VCVTPH2PS 32(R8), Y8
-	VCVTPH2PS 48(R8), Y9
-	cvtFma(32(DI), 48(DI), Y0, Y1)
-	cvtFma(32(DI)(R14*1), 48(DI)(R14*1), Y2, Y3)
-	cvtFma(32(DI)(R14*2), 48(DI)(R14*2), Y4, Y5)
-	cvtFma(32(DI)(R12*1), 48(DI)(R12*1), Y6, Y7)
-	ADDQ      $64, R8
-	ADDQ      $64, DI
-	DECQ      CX
-	JNZ       f16x4loopb
-
-f16x4b:
-	outAddrs
-	red4(Y0, Y1, X0, 0(SP), 32(SP), (R11))
-	red4(Y2, Y3, X2, 64(SP), 96(SP), (R11)(AX*1))
-	red4(Y4, Y5, X4, 128(SP), 160(SP), (BX))
-	red4(Y6, Y7, X6, 192(SP), 224(SP), (BX)(AX*1))
-	ADDQ $4, R11
-	ADDQ DX, SI
-	DECQ R9
-	JNZ  f16x4row
-
-f16x4done:
-	VZEROUPPER
-	RET
+	rows4(f16WA, f16WB, tok4(cvtFma, 0, 16), tok4(cvtFma, 32, 48), 64, 64, red4)
 
 // cvtFma5 is cvtFma with the weights in Y10, Y11 and Y12, Y13 for the
 // widened activations (f16Rows5 keeps ten accumulators in Y0-Y9).
@@ -754,54 +710,7 @@ f16x5done:
 
 // func bf16Rows4(w *byte, wstride, rows int, x *byte, xstride, n int, out *float32, ostride int)
 TEXT ·bf16Rows4(SB), NOSPLIT, $256-64
-	rows4Prologue
-	TESTQ R9, R9
-	JZ    bf16x4done
-
-bf16x4row:
-	passStart(bf16x4a)
-
-bf16x4loopa:
-	PREFETCHT0 (R8)(DX*1)
-	bf16Weights((R8), 16(R8))
-	bf16Step((DI), 32(DI), Y0, Y1)
-	bf16Step((DI)(R14*1), 32(DI)(R14*1), Y2, Y3)
-	bf16Step((DI)(R14*2), 32(DI)(R14*2), Y4, Y5)
-	bf16Step((DI)(R12*1), 32(DI)(R12*1), Y6, Y7)
-	ADDQ      $64, R8
-	ADDQ      $128, DI
-	DECQ      CX
-	JNZ       bf16x4loopa
-
-bf16x4a:
-	spill8
-	passStart(bf16x4b)
-
-bf16x4loopb:
-	bf16Weights(32(R8), 48(R8))
-	bf16Step(64(DI), 96(DI), Y0, Y1)
-	bf16Step(64(DI)(R14*1), 96(DI)(R14*1), Y2, Y3)
-	bf16Step(64(DI)(R14*2), 96(DI)(R14*2), Y4, Y5)
-	bf16Step(64(DI)(R12*1), 96(DI)(R12*1), Y6, Y7)
-	ADDQ      $64, R8
-	ADDQ      $128, DI
-	DECQ      CX
-	JNZ       bf16x4loopb
-
-bf16x4b:
-	outAddrs
-	redBF16(Y0, Y1, X0, 0(SP), 32(SP), (R11))
-	redBF16(Y2, Y3, X2, 64(SP), 96(SP), (R11)(AX*1))
-	redBF16(Y4, Y5, X4, 128(SP), 160(SP), (BX))
-	redBF16(Y6, Y7, X6, 192(SP), 224(SP), (BX)(AX*1))
-	ADDQ $4, R11
-	ADDQ DX, SI
-	DECQ R9
-	JNZ  bf16x4row
-
-bf16x4done:
-	VZEROUPPER
-	RET
+	rows4(bf16WA, bf16WB, tok4(bf16Step, 0, 32), tok4(bf16Step, 64, 96), 64, 128, redBF16)
 
 // func f32RowsxT(w *byte, wstride, rows int, x *byte, xstride, ntok, n int, out *float32, ostride int)
 //
