@@ -465,6 +465,23 @@ x4done: \
 	VZEROUPPER \
 	RET
 
+// q8tFirst and q8tNext are one group of four of q8_0Rows8T's token loop:
+// the token's four quants at XO(R9) broadcast into B, signed by the
+// weights' signs at SO(R11), multiplied by the weights' magnitudes WR
+// (VPMADDUBSW, into P) and summed in pairs (VPMADDWD by Y15's ones): into
+// ACC (q8tFirst) or added to it (q8tNext).
+#define q8tFirst(XO, SO, WR, B, P, ACC) \
+	VPBROADCASTD XO(R9), B \
+	VPSIGNB      SO(R11), B, B \
+	VPMADDUBSW   B, WR, P \
+	VPMADDWD     Y15, P, ACC
+#define q8tNext(XO, SO, WR, B, P, ACC) \
+	VPBROADCASTD XO(R9), B \
+	VPSIGNB      SO(R11), B, B \
+	VPMADDUBSW   B, WR, P \
+	VPMADDWD     Y15, P, P \
+	VPADDD       P, ACC, ACC
+
 // func f32Rows(w *byte, wstride, rows int, x *byte, n int, out *float32)
 TEXT ·f32Rows(SB), NOSPLIT, $0-48
 	MOVQ  w+0(FP), SI
@@ -998,44 +1015,14 @@ q8tloop:
 	XORQ        R15, R15
 
 q8ttok:
-	VPBROADCASTD 2(R9), Y0
-	VPSIGNB      0(R11), Y0, Y0
-	VPMADDUBSW   Y0, Y10, Y1
-	VPMADDWD     Y15, Y1, Y6
-	VPBROADCASTD 6(R9), Y2
-	VPSIGNB      32(R11), Y2, Y2
-	VPMADDUBSW   Y2, Y11, Y3
-	VPMADDWD     Y15, Y3, Y7
-	VPBROADCASTD 10(R9), Y0
-	VPSIGNB      64(R11), Y0, Y0
-	VPMADDUBSW   Y0, Y12, Y1
-	VPMADDWD     Y15, Y1, Y1
-	VPADDD       Y1, Y6, Y6
-	VPBROADCASTD 14(R9), Y2
-	VPSIGNB      96(R11), Y2, Y2
-	VPMADDUBSW   Y2, Y13, Y3
-	VPMADDWD     Y15, Y3, Y3
-	VPADDD       Y3, Y7, Y7
-	VPBROADCASTD 18(R9), Y0
-	VPSIGNB      128(R11), Y0, Y0
-	VPMADDUBSW   Y0, Y4, Y1
-	VPMADDWD     Y15, Y1, Y1
-	VPADDD       Y1, Y6, Y6
-	VPBROADCASTD 22(R9), Y2
-	VPSIGNB      160(R11), Y2, Y2
-	VPMADDUBSW   Y2, Y5, Y3
-	VPMADDWD     Y15, Y3, Y3
-	VPADDD       Y3, Y7, Y7
-	VPBROADCASTD 26(R9), Y0
-	VPSIGNB      192(R11), Y0, Y0
-	VPMADDUBSW   Y0, Y8, Y1
-	VPMADDWD     Y15, Y1, Y1
-	VPADDD       Y1, Y6, Y6
-	VPBROADCASTD 30(R9), Y2
-	VPSIGNB      224(R11), Y2, Y2
-	VPMADDUBSW   Y2, Y9, Y3
-	VPMADDWD     Y15, Y3, Y3
-	VPADDD       Y3, Y7, Y7
+	q8tFirst(2, 0, Y10, Y0, Y1, Y6)
+	q8tFirst(6, 32, Y11, Y2, Y3, Y7)
+	q8tNext(10, 64, Y12, Y0, Y1, Y6)
+	q8tNext(14, 96, Y13, Y2, Y3, Y7)
+	q8tNext(18, 128, Y4, Y0, Y1, Y6)
+	q8tNext(22, 160, Y5, Y2, Y3, Y7)
+	q8tNext(26, 192, Y8, Y0, Y1, Y6)
+	q8tNext(30, 224, Y9, Y2, Y3, Y7)
 	VPADDD       Y7, Y6, Y6
 	VCVTDQ2PS    Y6, Y6
 	MOVWLZX      (R9), AX
