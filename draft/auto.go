@@ -675,15 +675,13 @@ func (c *Costs) SaveAcceptance(p *Positions) {
 }
 
 // LoadAcceptance sets p's estimates to the last SaveAcceptance's, where
-// there was one, and reports whether there was.
-func (c *Costs) LoadAcceptance(p *Positions) bool {
+// there was one (else it leaves p as it is).
+func (c *Costs) LoadAcceptance(p *Positions) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.accept == nil {
-		return false
+	if c.accept != nil {
+		p.CopyFrom(c.accept)
 	}
-	p.CopyFrom(c.accept)
-	return true
 }
 
 // Draft is the decaying mean of ObserveDraft's times, 0 before the first.

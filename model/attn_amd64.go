@@ -143,26 +143,24 @@ func madHalfF16(acc []float32, v []uint16, s float32) {
 
 func dotRowsF16(out []float32, k []uint16, q []float32) {
 	n, d := len(out), len(q)
-	switch {
-	case !useAttnAsm || n == 0:
-	case ggmlLanes == 16 && d >= 64:
-		k = k[:n*d]
-		d64 := d &^ 63
-		dot64F16RowsAVX2(&out[0], &k[0], &q[0], n, d64, d)
-		if d64 < d {
-			dotRowsTailF16(out, k, q, d64)
-		}
-		return
-	case ggmlLanes == 8 && d >= 32:
-		k = k[:n*d]
-		d32 := d &^ 31
-		dot32F16RowsAVX2(&out[0], &k[0], &q[0], n, d32, d)
-		if d32 < d {
-			dotRowsTailF16(out, k, q, d32)
-		}
+	w := 32 // the kernel's run: ggml's 8-lane layout sums 32 at a time, the 16-lane one 64
+	if ggmlLanes == 16 {
+		w = 64
+	}
+	if !useAttnAsm || n == 0 || d < w {
+		dotRowsF16Generic(out, k, q)
 		return
 	}
-	dotRowsF16Generic(out, k, q)
+	k = k[:n*d]
+	dw := d &^ (w - 1)
+	if w == 64 {
+		dot64F16RowsAVX2(&out[0], &k[0], &q[0], n, dw, d)
+	} else {
+		dot32F16RowsAVX2(&out[0], &k[0], &q[0], n, dw, d)
+	}
+	if dw < d {
+		dotRowsTailF16(out, k, q, dw)
+	}
 }
 
 func madRowsF16(acc []float32, v []uint16, e, flag []float32, s float32) float32 {
