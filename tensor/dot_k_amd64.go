@@ -6,6 +6,11 @@ package tensor
 // FMA and F16C, which the package's hasAVX2FMA check covers.
 var haveAVX2K = hasAVX2FMA
 
+// useKTAVX2 selects the AVX2 T-token Q4_K kernels for passes of two or
+// more tokens without VNNI (gemvQ4K); benchmarks turn it off to compare
+// them with the four- and five-token kernels.
+var useKTAVX2 = true
+
 // q4KRows computes, for the rows weight rows at w + r·wstride (nb > 0 Q4_K
 // blocks each) and one Q8_K activation row x, bit for bit:
 //
@@ -73,10 +78,13 @@ func q6KRows5(w *byte, wstride, rows int, x *[5]*byte, nb int, out *[5]*float32)
 // have at most kMaxQ4KTBlocks blocks), tokens go through the T-token
 // kernels (gemvQ4KT) up to eight at a time, a single token too (T = 1, a
 // row at a time: one stream, and VPDPBUSD's integer work, which made the
-// width-896 files' one-token ffn_down 23-30% faster than q4KRows8); otherwise
-// five tokens through q4KRows5 in one pass, other counts through q4KRows4
-// four at a time, a remainder of three as four with the last repeated. The rest go one at a time through q4KRows8 (rows in
-// eights) and q4KRows (the leftover rows). Bit-identical to dotQ4K on
+// width-896 files' one-token ffn_down 23-30% faster than q4KRows8). With
+// AVX2 only, two or more tokens go through the AVX2 T-token kernels
+// (gemvQ4KTAVX2) in as few passes as they allow, or, on rows wider than
+// kMaxQ4KTBlocks blocks, five tokens through q4KRows5 in one pass, other
+// counts through q4KRows4 four at a time, a remainder of three as four
+// with the last repeated. The rest go one at a time through q4KRows8 (rows
+// in eights) and q4KRows (the leftover rows). Bit-identical to dotQ4K on
 // every (row, token) pair.
 func gemvQ4K(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
 	nb := cols / qkK
@@ -89,6 +97,15 @@ func gemvQ4K(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32
 	if useVNNI && nb <= kMaxQ4KTBlocks {
 		for ; t < ntok; t += min(8, ntok-t) {
 			gemvQ4KT(w, ws, rows, x, xs, t, min(8, ntok-t), nb, out, os)
+		}
+	}
+	if !useVNNI && useKTAVX2 && nb <= kMaxQ4KTBlocks && ntok >= 2 {
+		// As few passes over the weights as the AVX2 T-token kernels
+		// allow, the tokens shared out evenly among them.
+		for passes := (ntok + q4KAVX2MaxT - 1) / q4KAVX2MaxT; passes > 0; passes-- {
+			T := (ntok - t + passes - 1) / passes
+			gemvQ4KTAVX2(w, ws, rows, x, xs, t, T, nb, out, os)
+			t += T
 		}
 	}
 	t = kRows45(false, w, ws, rows, x, xs, ntok, t, nb, out, os)

@@ -7152,6 +7152,2451 @@ q4KRowsT8VNNIstore:
 	VZEROUPPER
 	RET
 
+// func q4KRowsT2AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·q4KRowsT2AVX2(SB), $18528-64
+	// Frame: 0-31 the block's scales and 32-63 its mins, as doubled words; 64
+	// the weight row, 72 the rows left, 80 the output pointer, 88 the end of
+	// the tables; from 96, nb tables (q4KTable).
+	MOVQ w+0(FP), AX
+	MOVQ AX, 64(SP)
+	MOVQ rows+16(FP), AX
+	MOVQ AX, 72(SP)
+	MOVQ out+48(FP), AX
+	MOVQ AX, 80(SP)
+
+	// Tables: per block, each token's scale and bsums pairs, token-major (lanes T..7 zero).
+	MOVQ xstride+32(FP), AX
+	MOVQ x+24(FP), CX
+	LEAQ (CX)(AX*1), DX
+	LEAQ 96(SP), BX
+	MOVQ nb+40(FP), SI
+
+q4KRowsT2AVX2tab:
+	MOVL    (CX), DI
+	MOVL    DI, (BX)
+	MOVL    (DX), DI
+	MOVL    DI, 4(BX)
+	MOVL    $0x00000000, 8(BX)
+	MOVL    $0x00000000, 12(BX)
+	MOVL    $0x00000000, 16(BX)
+	MOVL    $0x00000000, 20(BX)
+	MOVL    $0x00000000, 24(BX)
+	MOVL    $0x00000000, 28(BX)
+	MOVL    260(CX), DI
+	MOVL    DI, 32(BX)
+	MOVL    260(DX), DI
+	MOVL    DI, 36(BX)
+	MOVL    $0x00000000, 40(BX)
+	MOVL    $0x00000000, 44(BX)
+	MOVL    $0x00000000, 48(BX)
+	MOVL    $0x00000000, 52(BX)
+	MOVL    $0x00000000, 56(BX)
+	MOVL    $0x00000000, 60(BX)
+	MOVL    264(CX), DI
+	MOVL    DI, 64(BX)
+	MOVL    264(DX), DI
+	MOVL    DI, 68(BX)
+	MOVL    $0x00000000, 72(BX)
+	MOVL    $0x00000000, 76(BX)
+	MOVL    $0x00000000, 80(BX)
+	MOVL    $0x00000000, 84(BX)
+	MOVL    $0x00000000, 88(BX)
+	MOVL    $0x00000000, 92(BX)
+	MOVL    268(CX), DI
+	MOVL    DI, 96(BX)
+	MOVL    268(DX), DI
+	MOVL    DI, 100(BX)
+	MOVL    $0x00000000, 104(BX)
+	MOVL    $0x00000000, 108(BX)
+	MOVL    $0x00000000, 112(BX)
+	MOVL    $0x00000000, 116(BX)
+	MOVL    $0x00000000, 120(BX)
+	MOVL    $0x00000000, 124(BX)
+	MOVL    272(CX), DI
+	MOVL    DI, 128(BX)
+	MOVL    272(DX), DI
+	MOVL    DI, 132(BX)
+	MOVL    $0x00000000, 136(BX)
+	MOVL    $0x00000000, 140(BX)
+	MOVL    $0x00000000, 144(BX)
+	MOVL    $0x00000000, 148(BX)
+	MOVL    $0x00000000, 152(BX)
+	MOVL    $0x00000000, 156(BX)
+	MOVL    276(CX), DI
+	MOVL    DI, 160(BX)
+	MOVL    276(DX), DI
+	MOVL    DI, 164(BX)
+	MOVL    $0x00000000, 168(BX)
+	MOVL    $0x00000000, 172(BX)
+	MOVL    $0x00000000, 176(BX)
+	MOVL    $0x00000000, 180(BX)
+	MOVL    $0x00000000, 184(BX)
+	MOVL    $0x00000000, 188(BX)
+	MOVL    280(CX), DI
+	MOVL    DI, 192(BX)
+	MOVL    280(DX), DI
+	MOVL    DI, 196(BX)
+	MOVL    $0x00000000, 200(BX)
+	MOVL    $0x00000000, 204(BX)
+	MOVL    $0x00000000, 208(BX)
+	MOVL    $0x00000000, 212(BX)
+	MOVL    $0x00000000, 216(BX)
+	MOVL    $0x00000000, 220(BX)
+	MOVL    284(CX), DI
+	MOVL    DI, 224(BX)
+	MOVL    284(DX), DI
+	MOVL    DI, 228(BX)
+	MOVL    $0x00000000, 232(BX)
+	MOVL    $0x00000000, 236(BX)
+	MOVL    $0x00000000, 240(BX)
+	MOVL    $0x00000000, 244(BX)
+	MOVL    $0x00000000, 248(BX)
+	MOVL    $0x00000000, 252(BX)
+	MOVL    288(CX), DI
+	MOVL    DI, 256(BX)
+	MOVL    288(DX), DI
+	MOVL    DI, 260(BX)
+	MOVL    $0x00000000, 264(BX)
+	MOVL    $0x00000000, 268(BX)
+	MOVL    $0x00000000, 272(BX)
+	MOVL    $0x00000000, 276(BX)
+	MOVL    $0x00000000, 280(BX)
+	MOVL    $0x00000000, 284(BX)
+	ADDQ    $0x00000120, BX
+	ADDQ    $0x00000124, CX
+	ADDQ    $0x00000124, DX
+	DECQ    SI
+	JNZ     q4KRowsT2AVX2tab
+	MOVQ    BX, 88(SP)
+	VMOVDQU ktMask0F<>+0(SB), Y0
+
+q4KRowsT2AVX2row:
+	MOVQ   64(SP), SI
+	MOVQ   x+24(FP), CX
+	LEAQ   (CX)(AX*1), DX
+	LEAQ   96(SP), BX
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+
+q4KRowsT2AVX2blk:
+	MOVL         4(SI), DI
+	MOVL         12(SI), R8
+	MOVL         DI, R9
+	ANDL         $0x3f3f3f3f, R9
+	MOVL         R8, R10
+	ANDL         $0x0f0f0f0f, R10
+	SHRL         $0x06, DI
+	ANDL         $0x03030303, DI
+	SHLL         $0x04, DI
+	ORL          DI, R10
+	SHLQ         $0x20, R10
+	ORQ          R10, R9
+	MOVL         8(SI), DI
+	MOVL         DI, R10
+	ANDL         $0x3f3f3f3f, R10
+	SHRL         $0x04, R8
+	ANDL         $0x0f0f0f0f, R8
+	SHRL         $0x06, DI
+	ANDL         $0x03030303, DI
+	SHLL         $0x04, DI
+	ORL          DI, R8
+	SHLQ         $0x20, R8
+	ORQ          R8, R10
+	VMOVQ        R9, X3
+	VPINSRQ      $0x01, R10, X3, X3
+	VPMOVZXBW    X3, Y3
+	VPUNPCKLWD   Y3, Y3, Y4
+	VPUNPCKHWD   Y3, Y3, Y3
+	VMOVDQU      X4, (SP)
+	VMOVDQU      X3, 16(SP)
+	VEXTRACTI128 $0x01, Y4, 32(SP)
+	VEXTRACTI128 $0x01, Y3, 48(SP)
+
+	// Sub-blocks 0 and 1: the low and high nibbles of bytes 16-47.
+	VMOVDQU      16(SI), Y4
+	VPSRLW       $0x04, Y4, Y5
+	VPAND        Y0, Y4, Y4
+	VPAND        Y0, Y5, Y5
+	VPBROADCASTD (SP), Y6
+	VPBROADCASTD 4(SP), Y7
+	VPMADDUBSW   4(CX), Y4, Y3
+	VPMADDUBSW   36(CX), Y5, Y8
+	VPMADDWD     Y6, Y3, Y3
+	VPMADDWD     Y7, Y8, Y8
+	VPADDD       Y8, Y3, Y3
+	VPMADDUBSW   4(DX), Y4, Y4
+	VPMADDUBSW   36(DX), Y5, Y5
+	VPMADDWD     Y6, Y4, Y4
+	VPMADDWD     Y7, Y5, Y5
+	VPADDD       Y5, Y4, Y4
+
+	// Sub-blocks 2 and 3: the low and high nibbles of bytes 48-79.
+	VMOVDQU      48(SI), Y5
+	VPSRLW       $0x04, Y5, Y6
+	VPAND        Y0, Y5, Y5
+	VPAND        Y0, Y6, Y6
+	VPBROADCASTD 8(SP), Y7
+	VPBROADCASTD 12(SP), Y8
+	VPMADDUBSW   68(CX), Y5, Y9
+	VPMADDUBSW   100(CX), Y6, Y10
+	VPMADDWD     Y7, Y9, Y9
+	VPMADDWD     Y8, Y10, Y10
+	VPADDD       Y9, Y3, Y3
+	VPADDD       Y10, Y3, Y3
+	VPMADDUBSW   68(DX), Y5, Y5
+	VPMADDUBSW   100(DX), Y6, Y6
+	VPMADDWD     Y7, Y5, Y5
+	VPMADDWD     Y8, Y6, Y6
+	VPADDD       Y5, Y4, Y4
+	VPADDD       Y6, Y4, Y4
+
+	// Sub-blocks 4 and 5: the low and high nibbles of bytes 80-111.
+	VMOVDQU      80(SI), Y5
+	VPSRLW       $0x04, Y5, Y6
+	VPAND        Y0, Y5, Y5
+	VPAND        Y0, Y6, Y6
+	VPBROADCASTD 16(SP), Y7
+	VPBROADCASTD 20(SP), Y8
+	VPMADDUBSW   132(CX), Y5, Y9
+	VPMADDUBSW   164(CX), Y6, Y10
+	VPMADDWD     Y7, Y9, Y9
+	VPMADDWD     Y8, Y10, Y10
+	VPADDD       Y9, Y3, Y3
+	VPADDD       Y10, Y3, Y3
+	VPMADDUBSW   132(DX), Y5, Y5
+	VPMADDUBSW   164(DX), Y6, Y6
+	VPMADDWD     Y7, Y5, Y5
+	VPMADDWD     Y8, Y6, Y6
+	VPADDD       Y5, Y4, Y4
+	VPADDD       Y6, Y4, Y4
+
+	// Sub-blocks 6 and 7: the low and high nibbles of bytes 112-143.
+	VMOVDQU      112(SI), Y5
+	VPSRLW       $0x04, Y5, Y6
+	VPAND        Y0, Y5, Y5
+	VPAND        Y0, Y6, Y6
+	VPBROADCASTD 24(SP), Y7
+	VPBROADCASTD 28(SP), Y8
+	VPMADDUBSW   196(CX), Y5, Y9
+	VPMADDUBSW   228(CX), Y6, Y10
+	VPMADDWD     Y7, Y9, Y9
+	VPMADDWD     Y8, Y10, Y10
+	VPADDD       Y9, Y3, Y3
+	VPADDD       Y10, Y3, Y3
+	VPMADDUBSW   196(DX), Y5, Y5
+	VPMADDUBSW   228(DX), Y6, Y6
+	VPMADDWD     Y7, Y5, Y5
+	VPMADDWD     Y8, Y6, Y6
+	VPADDD       Y5, Y4, Y4
+	VPADDD       Y6, Y4, Y4
+
+	// isum_t and imin_t = Σ bsums·mins in lane t, as floats.
+	VPUNPCKLDQ   Y4, Y3, Y5
+	VPUNPCKHDQ   Y4, Y3, Y3
+	VPADDD       Y5, Y3, Y3
+	VPUNPCKLQDQ  Y3, Y3, Y5
+	VPUNPCKHQDQ  Y3, Y3, Y3
+	VPADDD       Y5, Y3, Y3
+	VPERM2I128   $0x20, Y3, Y3, Y5
+	VPERM2I128   $0x31, Y3, Y3, Y3
+	VPADDD       Y5, Y3, Y3
+	VPBROADCASTD 32(SP), Y4
+	VPMADDWD     32(BX), Y4, Y4
+	VPBROADCASTD 36(SP), Y5
+	VPMADDWD     64(BX), Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VPBROADCASTD 40(SP), Y5
+	VPMADDWD     96(BX), Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VPBROADCASTD 44(SP), Y5
+	VPMADDWD     128(BX), Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VPBROADCASTD 48(SP), Y5
+	VPMADDWD     160(BX), Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VPBROADCASTD 52(SP), Y5
+	VPMADDWD     192(BX), Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VPBROADCASTD 56(SP), Y5
+	VPMADDWD     224(BX), Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VPBROADCASTD 60(SP), Y5
+	VPMADDWD     256(BX), Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VCVTDQ2PS    Y3, Y3
+	VCVTDQ2PS    Y4, Y4
+
+	// acc = fma(isum, wd·xd, acc); accm = fma(imin, wdmin·xd, accm), lane t token t's.
+	MOVL         (SI), DI
+	VMOVD        DI, X5
+	VCVTPH2PS    X5, X5
+	VMOVSHDUP    X5, X6
+	VBROADCASTSS X5, Y5
+	VBROADCASTSS X6, Y6
+	VMULPS       (BX), Y5, Y5
+	VMULPS       (BX), Y6, Y6
+	VFMADD231PS  Y5, Y3, Y1
+	VFMADD231PS  Y6, Y4, Y2
+	ADDQ         $0x00000090, SI
+	ADDQ         $0x00000124, CX
+	ADDQ         $0x00000124, DX
+	ADDQ         $0x00000120, BX
+	CMPQ         BX, 88(SP)
+	JNE          q4KRowsT2AVX2blk
+
+	// out[t·ostride + r] = acc − accm for each token.
+	VSUBPS     Y2, Y1, Y1
+	MOVQ       80(SP), CX
+	MOVQ       ostride+56(FP), DX
+	SHLQ       $0x02, DX
+	VMOVSS     X1, (CX)
+	ADDQ       DX, CX
+	VEXTRACTPS $0x01, X1, (CX)
+	ADDQ       $0x04, 80(SP)
+	MOVQ       64(SP), CX
+	ADDQ       wstride+8(FP), CX
+	MOVQ       CX, 64(SP)
+	DECQ       72(SP)
+	JNZ        q4KRowsT2AVX2row
+	VZEROUPPER
+	RET
+
+// func q4KRowsT3AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·q4KRowsT3AVX2(SB), $18528-64
+	// Frame: 0-31 the block's scales and 32-63 its mins, as doubled words; 64
+	// the weight row, 72 the rows left, 80 the output pointer, 88 the end of
+	// the tables; from 96, nb tables (q4KTable).
+	MOVQ w+0(FP), AX
+	MOVQ AX, 64(SP)
+	MOVQ rows+16(FP), AX
+	MOVQ AX, 72(SP)
+	MOVQ out+48(FP), AX
+	MOVQ AX, 80(SP)
+
+	// Tables: per block, each token's scale and bsums pairs, token-major (lanes T..7 zero).
+	MOVQ xstride+32(FP), AX
+	MOVQ x+24(FP), CX
+	LEAQ (CX)(AX*1), DX
+	LEAQ (CX)(AX*2), BX
+	LEAQ 96(SP), SI
+	MOVQ nb+40(FP), DI
+
+q4KRowsT3AVX2tab:
+	MOVL    (CX), R8
+	MOVL    R8, (SI)
+	MOVL    (DX), R8
+	MOVL    R8, 4(SI)
+	MOVL    (BX), R8
+	MOVL    R8, 8(SI)
+	MOVL    $0x00000000, 12(SI)
+	MOVL    $0x00000000, 16(SI)
+	MOVL    $0x00000000, 20(SI)
+	MOVL    $0x00000000, 24(SI)
+	MOVL    $0x00000000, 28(SI)
+	MOVL    260(CX), R8
+	MOVL    R8, 32(SI)
+	MOVL    260(DX), R8
+	MOVL    R8, 36(SI)
+	MOVL    260(BX), R8
+	MOVL    R8, 40(SI)
+	MOVL    $0x00000000, 44(SI)
+	MOVL    $0x00000000, 48(SI)
+	MOVL    $0x00000000, 52(SI)
+	MOVL    $0x00000000, 56(SI)
+	MOVL    $0x00000000, 60(SI)
+	MOVL    264(CX), R8
+	MOVL    R8, 64(SI)
+	MOVL    264(DX), R8
+	MOVL    R8, 68(SI)
+	MOVL    264(BX), R8
+	MOVL    R8, 72(SI)
+	MOVL    $0x00000000, 76(SI)
+	MOVL    $0x00000000, 80(SI)
+	MOVL    $0x00000000, 84(SI)
+	MOVL    $0x00000000, 88(SI)
+	MOVL    $0x00000000, 92(SI)
+	MOVL    268(CX), R8
+	MOVL    R8, 96(SI)
+	MOVL    268(DX), R8
+	MOVL    R8, 100(SI)
+	MOVL    268(BX), R8
+	MOVL    R8, 104(SI)
+	MOVL    $0x00000000, 108(SI)
+	MOVL    $0x00000000, 112(SI)
+	MOVL    $0x00000000, 116(SI)
+	MOVL    $0x00000000, 120(SI)
+	MOVL    $0x00000000, 124(SI)
+	MOVL    272(CX), R8
+	MOVL    R8, 128(SI)
+	MOVL    272(DX), R8
+	MOVL    R8, 132(SI)
+	MOVL    272(BX), R8
+	MOVL    R8, 136(SI)
+	MOVL    $0x00000000, 140(SI)
+	MOVL    $0x00000000, 144(SI)
+	MOVL    $0x00000000, 148(SI)
+	MOVL    $0x00000000, 152(SI)
+	MOVL    $0x00000000, 156(SI)
+	MOVL    276(CX), R8
+	MOVL    R8, 160(SI)
+	MOVL    276(DX), R8
+	MOVL    R8, 164(SI)
+	MOVL    276(BX), R8
+	MOVL    R8, 168(SI)
+	MOVL    $0x00000000, 172(SI)
+	MOVL    $0x00000000, 176(SI)
+	MOVL    $0x00000000, 180(SI)
+	MOVL    $0x00000000, 184(SI)
+	MOVL    $0x00000000, 188(SI)
+	MOVL    280(CX), R8
+	MOVL    R8, 192(SI)
+	MOVL    280(DX), R8
+	MOVL    R8, 196(SI)
+	MOVL    280(BX), R8
+	MOVL    R8, 200(SI)
+	MOVL    $0x00000000, 204(SI)
+	MOVL    $0x00000000, 208(SI)
+	MOVL    $0x00000000, 212(SI)
+	MOVL    $0x00000000, 216(SI)
+	MOVL    $0x00000000, 220(SI)
+	MOVL    284(CX), R8
+	MOVL    R8, 224(SI)
+	MOVL    284(DX), R8
+	MOVL    R8, 228(SI)
+	MOVL    284(BX), R8
+	MOVL    R8, 232(SI)
+	MOVL    $0x00000000, 236(SI)
+	MOVL    $0x00000000, 240(SI)
+	MOVL    $0x00000000, 244(SI)
+	MOVL    $0x00000000, 248(SI)
+	MOVL    $0x00000000, 252(SI)
+	MOVL    288(CX), R8
+	MOVL    R8, 256(SI)
+	MOVL    288(DX), R8
+	MOVL    R8, 260(SI)
+	MOVL    288(BX), R8
+	MOVL    R8, 264(SI)
+	MOVL    $0x00000000, 268(SI)
+	MOVL    $0x00000000, 272(SI)
+	MOVL    $0x00000000, 276(SI)
+	MOVL    $0x00000000, 280(SI)
+	MOVL    $0x00000000, 284(SI)
+	ADDQ    $0x00000120, SI
+	ADDQ    $0x00000124, CX
+	ADDQ    $0x00000124, DX
+	ADDQ    $0x00000124, BX
+	DECQ    DI
+	JNZ     q4KRowsT3AVX2tab
+	MOVQ    SI, 88(SP)
+	VMOVDQU ktMask0F<>+0(SB), Y0
+
+q4KRowsT3AVX2row:
+	MOVQ   64(SP), DI
+	MOVQ   x+24(FP), CX
+	LEAQ   (CX)(AX*1), DX
+	LEAQ   (CX)(AX*2), BX
+	LEAQ   96(SP), SI
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+
+q4KRowsT3AVX2blk:
+	MOVL         4(DI), R8
+	MOVL         12(DI), R9
+	MOVL         R8, R10
+	ANDL         $0x3f3f3f3f, R10
+	MOVL         R9, R11
+	ANDL         $0x0f0f0f0f, R11
+	SHRL         $0x06, R8
+	ANDL         $0x03030303, R8
+	SHLL         $0x04, R8
+	ORL          R8, R11
+	SHLQ         $0x20, R11
+	ORQ          R11, R10
+	MOVL         8(DI), R8
+	MOVL         R8, R11
+	ANDL         $0x3f3f3f3f, R11
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	SHRL         $0x06, R8
+	ANDL         $0x03030303, R8
+	SHLL         $0x04, R8
+	ORL          R8, R9
+	SHLQ         $0x20, R9
+	ORQ          R9, R11
+	VMOVQ        R10, X3
+	VPINSRQ      $0x01, R11, X3, X3
+	VPMOVZXBW    X3, Y3
+	VPUNPCKLWD   Y3, Y3, Y4
+	VPUNPCKHWD   Y3, Y3, Y3
+	VMOVDQU      X4, (SP)
+	VMOVDQU      X3, 16(SP)
+	VEXTRACTI128 $0x01, Y4, 32(SP)
+	VEXTRACTI128 $0x01, Y3, 48(SP)
+
+	// Sub-blocks 0 and 1: the low and high nibbles of bytes 16-47.
+	VMOVDQU      16(DI), Y5
+	VPSRLW       $0x04, Y5, Y6
+	VPAND        Y0, Y5, Y5
+	VPAND        Y0, Y6, Y6
+	VPBROADCASTD (SP), Y7
+	VPBROADCASTD 4(SP), Y8
+	VPMADDUBSW   4(CX), Y5, Y3
+	VPMADDUBSW   36(CX), Y6, Y4
+	VPMADDWD     Y7, Y3, Y3
+	VPMADDWD     Y8, Y4, Y4
+	VPADDD       Y4, Y3, Y3
+	VPMADDUBSW   4(DX), Y5, Y4
+	VPMADDUBSW   36(DX), Y6, Y9
+	VPMADDWD     Y7, Y4, Y4
+	VPMADDWD     Y8, Y9, Y9
+	VPADDD       Y9, Y4, Y4
+	VPMADDUBSW   4(BX), Y5, Y5
+	VPMADDUBSW   36(BX), Y6, Y6
+	VPMADDWD     Y7, Y5, Y5
+	VPMADDWD     Y8, Y6, Y6
+	VPADDD       Y6, Y5, Y5
+
+	// Sub-blocks 2 and 3: the low and high nibbles of bytes 48-79.
+	VMOVDQU      48(DI), Y6
+	VPSRLW       $0x04, Y6, Y7
+	VPAND        Y0, Y6, Y6
+	VPAND        Y0, Y7, Y7
+	VPBROADCASTD 8(SP), Y8
+	VPBROADCASTD 12(SP), Y9
+	VPMADDUBSW   68(CX), Y6, Y10
+	VPMADDUBSW   100(CX), Y7, Y11
+	VPMADDWD     Y8, Y10, Y10
+	VPMADDWD     Y9, Y11, Y11
+	VPADDD       Y10, Y3, Y3
+	VPADDD       Y11, Y3, Y3
+	VPMADDUBSW   68(DX), Y6, Y10
+	VPMADDUBSW   100(DX), Y7, Y11
+	VPMADDWD     Y8, Y10, Y10
+	VPMADDWD     Y9, Y11, Y11
+	VPADDD       Y10, Y4, Y4
+	VPADDD       Y11, Y4, Y4
+	VPMADDUBSW   68(BX), Y6, Y6
+	VPMADDUBSW   100(BX), Y7, Y7
+	VPMADDWD     Y8, Y6, Y6
+	VPMADDWD     Y9, Y7, Y7
+	VPADDD       Y6, Y5, Y5
+	VPADDD       Y7, Y5, Y5
+
+	// Sub-blocks 4 and 5: the low and high nibbles of bytes 80-111.
+	VMOVDQU      80(DI), Y6
+	VPSRLW       $0x04, Y6, Y7
+	VPAND        Y0, Y6, Y6
+	VPAND        Y0, Y7, Y7
+	VPBROADCASTD 16(SP), Y8
+	VPBROADCASTD 20(SP), Y9
+	VPMADDUBSW   132(CX), Y6, Y10
+	VPMADDUBSW   164(CX), Y7, Y11
+	VPMADDWD     Y8, Y10, Y10
+	VPMADDWD     Y9, Y11, Y11
+	VPADDD       Y10, Y3, Y3
+	VPADDD       Y11, Y3, Y3
+	VPMADDUBSW   132(DX), Y6, Y10
+	VPMADDUBSW   164(DX), Y7, Y11
+	VPMADDWD     Y8, Y10, Y10
+	VPMADDWD     Y9, Y11, Y11
+	VPADDD       Y10, Y4, Y4
+	VPADDD       Y11, Y4, Y4
+	VPMADDUBSW   132(BX), Y6, Y6
+	VPMADDUBSW   164(BX), Y7, Y7
+	VPMADDWD     Y8, Y6, Y6
+	VPMADDWD     Y9, Y7, Y7
+	VPADDD       Y6, Y5, Y5
+	VPADDD       Y7, Y5, Y5
+
+	// Sub-blocks 6 and 7: the low and high nibbles of bytes 112-143.
+	VMOVDQU      112(DI), Y6
+	VPSRLW       $0x04, Y6, Y7
+	VPAND        Y0, Y6, Y6
+	VPAND        Y0, Y7, Y7
+	VPBROADCASTD 24(SP), Y8
+	VPBROADCASTD 28(SP), Y9
+	VPMADDUBSW   196(CX), Y6, Y10
+	VPMADDUBSW   228(CX), Y7, Y11
+	VPMADDWD     Y8, Y10, Y10
+	VPMADDWD     Y9, Y11, Y11
+	VPADDD       Y10, Y3, Y3
+	VPADDD       Y11, Y3, Y3
+	VPMADDUBSW   196(DX), Y6, Y10
+	VPMADDUBSW   228(DX), Y7, Y11
+	VPMADDWD     Y8, Y10, Y10
+	VPMADDWD     Y9, Y11, Y11
+	VPADDD       Y10, Y4, Y4
+	VPADDD       Y11, Y4, Y4
+	VPMADDUBSW   196(BX), Y6, Y6
+	VPMADDUBSW   228(BX), Y7, Y7
+	VPMADDWD     Y8, Y6, Y6
+	VPMADDWD     Y9, Y7, Y7
+	VPADDD       Y6, Y5, Y5
+	VPADDD       Y7, Y5, Y5
+
+	// isum_t and imin_t = Σ bsums·mins in lane t, as floats.
+	VPUNPCKLDQ   Y4, Y3, Y6
+	VPUNPCKHDQ   Y4, Y3, Y3
+	VPADDD       Y6, Y3, Y3
+	VPUNPCKLDQ   Y5, Y5, Y6
+	VPUNPCKHDQ   Y5, Y5, Y5
+	VPADDD       Y6, Y5, Y5
+	VPUNPCKLQDQ  Y5, Y3, Y6
+	VPUNPCKHQDQ  Y5, Y3, Y3
+	VPADDD       Y6, Y3, Y3
+	VPERM2I128   $0x20, Y3, Y3, Y6
+	VPERM2I128   $0x31, Y3, Y3, Y3
+	VPADDD       Y6, Y3, Y3
+	VPBROADCASTD 32(SP), Y4
+	VPMADDWD     32(SI), Y4, Y4
+	VPBROADCASTD 36(SP), Y5
+	VPMADDWD     64(SI), Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VPBROADCASTD 40(SP), Y5
+	VPMADDWD     96(SI), Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VPBROADCASTD 44(SP), Y5
+	VPMADDWD     128(SI), Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VPBROADCASTD 48(SP), Y5
+	VPMADDWD     160(SI), Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VPBROADCASTD 52(SP), Y5
+	VPMADDWD     192(SI), Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VPBROADCASTD 56(SP), Y5
+	VPMADDWD     224(SI), Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VPBROADCASTD 60(SP), Y5
+	VPMADDWD     256(SI), Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VCVTDQ2PS    Y3, Y3
+	VCVTDQ2PS    Y4, Y4
+
+	// acc = fma(isum, wd·xd, acc); accm = fma(imin, wdmin·xd, accm), lane t token t's.
+	MOVL         (DI), R8
+	VMOVD        R8, X5
+	VCVTPH2PS    X5, X5
+	VMOVSHDUP    X5, X6
+	VBROADCASTSS X5, Y5
+	VBROADCASTSS X6, Y6
+	VMULPS       (SI), Y5, Y5
+	VMULPS       (SI), Y6, Y6
+	VFMADD231PS  Y5, Y3, Y1
+	VFMADD231PS  Y6, Y4, Y2
+	ADDQ         $0x00000090, DI
+	ADDQ         $0x00000124, CX
+	ADDQ         $0x00000124, DX
+	ADDQ         $0x00000124, BX
+	ADDQ         $0x00000120, SI
+	CMPQ         SI, 88(SP)
+	JNE          q4KRowsT3AVX2blk
+
+	// out[t·ostride + r] = acc − accm for each token.
+	VSUBPS     Y2, Y1, Y1
+	MOVQ       80(SP), CX
+	MOVQ       ostride+56(FP), DX
+	SHLQ       $0x02, DX
+	VMOVSS     X1, (CX)
+	ADDQ       DX, CX
+	VEXTRACTPS $0x01, X1, (CX)
+	ADDQ       DX, CX
+	VEXTRACTPS $0x02, X1, (CX)
+	ADDQ       $0x04, 80(SP)
+	MOVQ       64(SP), CX
+	ADDQ       wstride+8(FP), CX
+	MOVQ       CX, 64(SP)
+	DECQ       72(SP)
+	JNZ        q4KRowsT3AVX2row
+	VZEROUPPER
+	RET
+
+// func q4KRowsT4AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·q4KRowsT4AVX2(SB), $18528-64
+	// Frame: 0-31 the block's scales and 32-63 its mins, as doubled words; 64
+	// the weight row, 72 the rows left, 80 the output pointer, 88 the end of
+	// the tables; from 96, nb tables (q4KTable).
+	MOVQ w+0(FP), AX
+	MOVQ AX, 64(SP)
+	MOVQ rows+16(FP), AX
+	MOVQ AX, 72(SP)
+	MOVQ out+48(FP), AX
+	MOVQ AX, 80(SP)
+
+	// Tables: per block, each token's scale and bsums pairs, token-major (lanes T..7 zero).
+	MOVQ xstride+32(FP), AX
+	MOVQ x+24(FP), CX
+	LEAQ (CX)(AX*1), DX
+	LEAQ (CX)(AX*2), BX
+	LEAQ (DX)(AX*2), SI
+	LEAQ 96(SP), DI
+	MOVQ nb+40(FP), R8
+
+q4KRowsT4AVX2tab:
+	MOVL    (CX), R9
+	MOVL    R9, (DI)
+	MOVL    (DX), R9
+	MOVL    R9, 4(DI)
+	MOVL    (BX), R9
+	MOVL    R9, 8(DI)
+	MOVL    (SI), R9
+	MOVL    R9, 12(DI)
+	MOVL    $0x00000000, 16(DI)
+	MOVL    $0x00000000, 20(DI)
+	MOVL    $0x00000000, 24(DI)
+	MOVL    $0x00000000, 28(DI)
+	MOVL    260(CX), R9
+	MOVL    R9, 32(DI)
+	MOVL    260(DX), R9
+	MOVL    R9, 36(DI)
+	MOVL    260(BX), R9
+	MOVL    R9, 40(DI)
+	MOVL    260(SI), R9
+	MOVL    R9, 44(DI)
+	MOVL    $0x00000000, 48(DI)
+	MOVL    $0x00000000, 52(DI)
+	MOVL    $0x00000000, 56(DI)
+	MOVL    $0x00000000, 60(DI)
+	MOVL    264(CX), R9
+	MOVL    R9, 64(DI)
+	MOVL    264(DX), R9
+	MOVL    R9, 68(DI)
+	MOVL    264(BX), R9
+	MOVL    R9, 72(DI)
+	MOVL    264(SI), R9
+	MOVL    R9, 76(DI)
+	MOVL    $0x00000000, 80(DI)
+	MOVL    $0x00000000, 84(DI)
+	MOVL    $0x00000000, 88(DI)
+	MOVL    $0x00000000, 92(DI)
+	MOVL    268(CX), R9
+	MOVL    R9, 96(DI)
+	MOVL    268(DX), R9
+	MOVL    R9, 100(DI)
+	MOVL    268(BX), R9
+	MOVL    R9, 104(DI)
+	MOVL    268(SI), R9
+	MOVL    R9, 108(DI)
+	MOVL    $0x00000000, 112(DI)
+	MOVL    $0x00000000, 116(DI)
+	MOVL    $0x00000000, 120(DI)
+	MOVL    $0x00000000, 124(DI)
+	MOVL    272(CX), R9
+	MOVL    R9, 128(DI)
+	MOVL    272(DX), R9
+	MOVL    R9, 132(DI)
+	MOVL    272(BX), R9
+	MOVL    R9, 136(DI)
+	MOVL    272(SI), R9
+	MOVL    R9, 140(DI)
+	MOVL    $0x00000000, 144(DI)
+	MOVL    $0x00000000, 148(DI)
+	MOVL    $0x00000000, 152(DI)
+	MOVL    $0x00000000, 156(DI)
+	MOVL    276(CX), R9
+	MOVL    R9, 160(DI)
+	MOVL    276(DX), R9
+	MOVL    R9, 164(DI)
+	MOVL    276(BX), R9
+	MOVL    R9, 168(DI)
+	MOVL    276(SI), R9
+	MOVL    R9, 172(DI)
+	MOVL    $0x00000000, 176(DI)
+	MOVL    $0x00000000, 180(DI)
+	MOVL    $0x00000000, 184(DI)
+	MOVL    $0x00000000, 188(DI)
+	MOVL    280(CX), R9
+	MOVL    R9, 192(DI)
+	MOVL    280(DX), R9
+	MOVL    R9, 196(DI)
+	MOVL    280(BX), R9
+	MOVL    R9, 200(DI)
+	MOVL    280(SI), R9
+	MOVL    R9, 204(DI)
+	MOVL    $0x00000000, 208(DI)
+	MOVL    $0x00000000, 212(DI)
+	MOVL    $0x00000000, 216(DI)
+	MOVL    $0x00000000, 220(DI)
+	MOVL    284(CX), R9
+	MOVL    R9, 224(DI)
+	MOVL    284(DX), R9
+	MOVL    R9, 228(DI)
+	MOVL    284(BX), R9
+	MOVL    R9, 232(DI)
+	MOVL    284(SI), R9
+	MOVL    R9, 236(DI)
+	MOVL    $0x00000000, 240(DI)
+	MOVL    $0x00000000, 244(DI)
+	MOVL    $0x00000000, 248(DI)
+	MOVL    $0x00000000, 252(DI)
+	MOVL    288(CX), R9
+	MOVL    R9, 256(DI)
+	MOVL    288(DX), R9
+	MOVL    R9, 260(DI)
+	MOVL    288(BX), R9
+	MOVL    R9, 264(DI)
+	MOVL    288(SI), R9
+	MOVL    R9, 268(DI)
+	MOVL    $0x00000000, 272(DI)
+	MOVL    $0x00000000, 276(DI)
+	MOVL    $0x00000000, 280(DI)
+	MOVL    $0x00000000, 284(DI)
+	ADDQ    $0x00000120, DI
+	ADDQ    $0x00000124, CX
+	ADDQ    $0x00000124, DX
+	ADDQ    $0x00000124, BX
+	ADDQ    $0x00000124, SI
+	DECQ    R8
+	JNZ     q4KRowsT4AVX2tab
+	MOVQ    DI, 88(SP)
+	VMOVDQU ktMask0F<>+0(SB), Y0
+
+q4KRowsT4AVX2row:
+	MOVQ   64(SP), R8
+	MOVQ   x+24(FP), CX
+	LEAQ   (CX)(AX*1), DX
+	LEAQ   (CX)(AX*2), BX
+	LEAQ   (DX)(AX*2), SI
+	LEAQ   96(SP), DI
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+
+q4KRowsT4AVX2blk:
+	MOVL         4(R8), R9
+	MOVL         12(R8), R10
+	MOVL         R9, R11
+	ANDL         $0x3f3f3f3f, R11
+	MOVL         R10, R12
+	ANDL         $0x0f0f0f0f, R12
+	SHRL         $0x06, R9
+	ANDL         $0x03030303, R9
+	SHLL         $0x04, R9
+	ORL          R9, R12
+	SHLQ         $0x20, R12
+	ORQ          R12, R11
+	MOVL         8(R8), R9
+	MOVL         R9, R12
+	ANDL         $0x3f3f3f3f, R12
+	SHRL         $0x04, R10
+	ANDL         $0x0f0f0f0f, R10
+	SHRL         $0x06, R9
+	ANDL         $0x03030303, R9
+	SHLL         $0x04, R9
+	ORL          R9, R10
+	SHLQ         $0x20, R10
+	ORQ          R10, R12
+	VMOVQ        R11, X3
+	VPINSRQ      $0x01, R12, X3, X3
+	VPMOVZXBW    X3, Y3
+	VPUNPCKLWD   Y3, Y3, Y4
+	VPUNPCKHWD   Y3, Y3, Y3
+	VMOVDQU      X4, (SP)
+	VMOVDQU      X3, 16(SP)
+	VEXTRACTI128 $0x01, Y4, 32(SP)
+	VEXTRACTI128 $0x01, Y3, 48(SP)
+
+	// Sub-blocks 0 and 1: the low and high nibbles of bytes 16-47.
+	VMOVDQU      16(R8), Y6
+	VPSRLW       $0x04, Y6, Y7
+	VPAND        Y0, Y6, Y6
+	VPAND        Y0, Y7, Y7
+	VPBROADCASTD (SP), Y8
+	VPBROADCASTD 4(SP), Y9
+	VPMADDUBSW   4(CX), Y6, Y3
+	VPMADDUBSW   36(CX), Y7, Y4
+	VPMADDWD     Y8, Y3, Y3
+	VPMADDWD     Y9, Y4, Y4
+	VPADDD       Y4, Y3, Y3
+	VPMADDUBSW   4(DX), Y6, Y4
+	VPMADDUBSW   36(DX), Y7, Y5
+	VPMADDWD     Y8, Y4, Y4
+	VPMADDWD     Y9, Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VPMADDUBSW   4(BX), Y6, Y5
+	VPMADDUBSW   36(BX), Y7, Y10
+	VPMADDWD     Y8, Y5, Y5
+	VPMADDWD     Y9, Y10, Y10
+	VPADDD       Y10, Y5, Y5
+	VPMADDUBSW   4(SI), Y6, Y6
+	VPMADDUBSW   36(SI), Y7, Y7
+	VPMADDWD     Y8, Y6, Y6
+	VPMADDWD     Y9, Y7, Y7
+	VPADDD       Y7, Y6, Y6
+
+	// Sub-blocks 2 and 3: the low and high nibbles of bytes 48-79.
+	VMOVDQU      48(R8), Y7
+	VPSRLW       $0x04, Y7, Y8
+	VPAND        Y0, Y7, Y7
+	VPAND        Y0, Y8, Y8
+	VPBROADCASTD 8(SP), Y9
+	VPBROADCASTD 12(SP), Y10
+	VPMADDUBSW   68(CX), Y7, Y11
+	VPMADDUBSW   100(CX), Y8, Y12
+	VPMADDWD     Y9, Y11, Y11
+	VPMADDWD     Y10, Y12, Y12
+	VPADDD       Y11, Y3, Y3
+	VPADDD       Y12, Y3, Y3
+	VPMADDUBSW   68(DX), Y7, Y11
+	VPMADDUBSW   100(DX), Y8, Y12
+	VPMADDWD     Y9, Y11, Y11
+	VPMADDWD     Y10, Y12, Y12
+	VPADDD       Y11, Y4, Y4
+	VPADDD       Y12, Y4, Y4
+	VPMADDUBSW   68(BX), Y7, Y11
+	VPMADDUBSW   100(BX), Y8, Y12
+	VPMADDWD     Y9, Y11, Y11
+	VPMADDWD     Y10, Y12, Y12
+	VPADDD       Y11, Y5, Y5
+	VPADDD       Y12, Y5, Y5
+	VPMADDUBSW   68(SI), Y7, Y7
+	VPMADDUBSW   100(SI), Y8, Y8
+	VPMADDWD     Y9, Y7, Y7
+	VPMADDWD     Y10, Y8, Y8
+	VPADDD       Y7, Y6, Y6
+	VPADDD       Y8, Y6, Y6
+
+	// Sub-blocks 4 and 5: the low and high nibbles of bytes 80-111.
+	VMOVDQU      80(R8), Y7
+	VPSRLW       $0x04, Y7, Y8
+	VPAND        Y0, Y7, Y7
+	VPAND        Y0, Y8, Y8
+	VPBROADCASTD 16(SP), Y9
+	VPBROADCASTD 20(SP), Y10
+	VPMADDUBSW   132(CX), Y7, Y11
+	VPMADDUBSW   164(CX), Y8, Y12
+	VPMADDWD     Y9, Y11, Y11
+	VPMADDWD     Y10, Y12, Y12
+	VPADDD       Y11, Y3, Y3
+	VPADDD       Y12, Y3, Y3
+	VPMADDUBSW   132(DX), Y7, Y11
+	VPMADDUBSW   164(DX), Y8, Y12
+	VPMADDWD     Y9, Y11, Y11
+	VPMADDWD     Y10, Y12, Y12
+	VPADDD       Y11, Y4, Y4
+	VPADDD       Y12, Y4, Y4
+	VPMADDUBSW   132(BX), Y7, Y11
+	VPMADDUBSW   164(BX), Y8, Y12
+	VPMADDWD     Y9, Y11, Y11
+	VPMADDWD     Y10, Y12, Y12
+	VPADDD       Y11, Y5, Y5
+	VPADDD       Y12, Y5, Y5
+	VPMADDUBSW   132(SI), Y7, Y7
+	VPMADDUBSW   164(SI), Y8, Y8
+	VPMADDWD     Y9, Y7, Y7
+	VPMADDWD     Y10, Y8, Y8
+	VPADDD       Y7, Y6, Y6
+	VPADDD       Y8, Y6, Y6
+
+	// Sub-blocks 6 and 7: the low and high nibbles of bytes 112-143.
+	VMOVDQU      112(R8), Y7
+	VPSRLW       $0x04, Y7, Y8
+	VPAND        Y0, Y7, Y7
+	VPAND        Y0, Y8, Y8
+	VPBROADCASTD 24(SP), Y9
+	VPBROADCASTD 28(SP), Y10
+	VPMADDUBSW   196(CX), Y7, Y11
+	VPMADDUBSW   228(CX), Y8, Y12
+	VPMADDWD     Y9, Y11, Y11
+	VPMADDWD     Y10, Y12, Y12
+	VPADDD       Y11, Y3, Y3
+	VPADDD       Y12, Y3, Y3
+	VPMADDUBSW   196(DX), Y7, Y11
+	VPMADDUBSW   228(DX), Y8, Y12
+	VPMADDWD     Y9, Y11, Y11
+	VPMADDWD     Y10, Y12, Y12
+	VPADDD       Y11, Y4, Y4
+	VPADDD       Y12, Y4, Y4
+	VPMADDUBSW   196(BX), Y7, Y11
+	VPMADDUBSW   228(BX), Y8, Y12
+	VPMADDWD     Y9, Y11, Y11
+	VPMADDWD     Y10, Y12, Y12
+	VPADDD       Y11, Y5, Y5
+	VPADDD       Y12, Y5, Y5
+	VPMADDUBSW   196(SI), Y7, Y7
+	VPMADDUBSW   228(SI), Y8, Y8
+	VPMADDWD     Y9, Y7, Y7
+	VPMADDWD     Y10, Y8, Y8
+	VPADDD       Y7, Y6, Y6
+	VPADDD       Y8, Y6, Y6
+
+	// isum_t and imin_t = Σ bsums·mins in lane t, as floats.
+	VPUNPCKLDQ   Y4, Y3, Y7
+	VPUNPCKHDQ   Y4, Y3, Y3
+	VPADDD       Y7, Y3, Y3
+	VPUNPCKLDQ   Y6, Y5, Y7
+	VPUNPCKHDQ   Y6, Y5, Y5
+	VPADDD       Y7, Y5, Y5
+	VPUNPCKLQDQ  Y5, Y3, Y7
+	VPUNPCKHQDQ  Y5, Y3, Y3
+	VPADDD       Y7, Y3, Y3
+	VPERM2I128   $0x20, Y3, Y3, Y7
+	VPERM2I128   $0x31, Y3, Y3, Y3
+	VPADDD       Y7, Y3, Y3
+	VPBROADCASTD 32(SP), Y4
+	VPMADDWD     32(DI), Y4, Y4
+	VPBROADCASTD 36(SP), Y5
+	VPMADDWD     64(DI), Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VPBROADCASTD 40(SP), Y5
+	VPMADDWD     96(DI), Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VPBROADCASTD 44(SP), Y5
+	VPMADDWD     128(DI), Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VPBROADCASTD 48(SP), Y5
+	VPMADDWD     160(DI), Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VPBROADCASTD 52(SP), Y5
+	VPMADDWD     192(DI), Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VPBROADCASTD 56(SP), Y5
+	VPMADDWD     224(DI), Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VPBROADCASTD 60(SP), Y5
+	VPMADDWD     256(DI), Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VCVTDQ2PS    Y3, Y3
+	VCVTDQ2PS    Y4, Y4
+
+	// acc = fma(isum, wd·xd, acc); accm = fma(imin, wdmin·xd, accm), lane t token t's.
+	MOVL         (R8), R9
+	VMOVD        R9, X5
+	VCVTPH2PS    X5, X5
+	VMOVSHDUP    X5, X6
+	VBROADCASTSS X5, Y5
+	VBROADCASTSS X6, Y6
+	VMULPS       (DI), Y5, Y5
+	VMULPS       (DI), Y6, Y6
+	VFMADD231PS  Y5, Y3, Y1
+	VFMADD231PS  Y6, Y4, Y2
+	ADDQ         $0x00000090, R8
+	ADDQ         $0x00000124, CX
+	ADDQ         $0x00000124, DX
+	ADDQ         $0x00000124, BX
+	ADDQ         $0x00000124, SI
+	ADDQ         $0x00000120, DI
+	CMPQ         DI, 88(SP)
+	JNE          q4KRowsT4AVX2blk
+
+	// out[t·ostride + r] = acc − accm for each token.
+	VSUBPS     Y2, Y1, Y1
+	MOVQ       80(SP), CX
+	MOVQ       ostride+56(FP), DX
+	SHLQ       $0x02, DX
+	VMOVSS     X1, (CX)
+	ADDQ       DX, CX
+	VEXTRACTPS $0x01, X1, (CX)
+	ADDQ       DX, CX
+	VEXTRACTPS $0x02, X1, (CX)
+	ADDQ       DX, CX
+	VEXTRACTPS $0x03, X1, (CX)
+	ADDQ       $0x04, 80(SP)
+	MOVQ       64(SP), CX
+	ADDQ       wstride+8(FP), CX
+	MOVQ       CX, 64(SP)
+	DECQ       72(SP)
+	JNZ        q4KRowsT4AVX2row
+	VZEROUPPER
+	RET
+
+// func q4KRowsT5AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·q4KRowsT5AVX2(SB), $18528-64
+	// Frame: 0-31 the block's scales and 32-63 its mins, as doubled words; 64
+	// the weight row, 72 the rows left, 80 the output pointer, 88 the end of
+	// the tables; from 96, nb tables (q4KTable).
+	MOVQ w+0(FP), AX
+	MOVQ AX, 64(SP)
+	MOVQ rows+16(FP), AX
+	MOVQ AX, 72(SP)
+	MOVQ out+48(FP), AX
+	MOVQ AX, 80(SP)
+
+	// Tables: per block, each token's scale and bsums pairs, token-major (lanes T..7 zero).
+	MOVQ xstride+32(FP), AX
+	MOVQ x+24(FP), CX
+	LEAQ (CX)(AX*1), DX
+	LEAQ (CX)(AX*2), BX
+	LEAQ (DX)(AX*2), SI
+	LEAQ 96(SP), DI
+	MOVQ nb+40(FP), R8
+
+q4KRowsT5AVX2tab:
+	MOVL    (CX), R9
+	MOVL    R9, (DI)
+	MOVL    (DX), R9
+	MOVL    R9, 4(DI)
+	MOVL    (BX), R9
+	MOVL    R9, 8(DI)
+	MOVL    (SI), R9
+	MOVL    R9, 12(DI)
+	MOVL    (CX)(AX*4), R9
+	MOVL    R9, 16(DI)
+	MOVL    $0x00000000, 20(DI)
+	MOVL    $0x00000000, 24(DI)
+	MOVL    $0x00000000, 28(DI)
+	MOVL    260(CX), R9
+	MOVL    R9, 32(DI)
+	MOVL    260(DX), R9
+	MOVL    R9, 36(DI)
+	MOVL    260(BX), R9
+	MOVL    R9, 40(DI)
+	MOVL    260(SI), R9
+	MOVL    R9, 44(DI)
+	MOVL    260(CX)(AX*4), R9
+	MOVL    R9, 48(DI)
+	MOVL    $0x00000000, 52(DI)
+	MOVL    $0x00000000, 56(DI)
+	MOVL    $0x00000000, 60(DI)
+	MOVL    264(CX), R9
+	MOVL    R9, 64(DI)
+	MOVL    264(DX), R9
+	MOVL    R9, 68(DI)
+	MOVL    264(BX), R9
+	MOVL    R9, 72(DI)
+	MOVL    264(SI), R9
+	MOVL    R9, 76(DI)
+	MOVL    264(CX)(AX*4), R9
+	MOVL    R9, 80(DI)
+	MOVL    $0x00000000, 84(DI)
+	MOVL    $0x00000000, 88(DI)
+	MOVL    $0x00000000, 92(DI)
+	MOVL    268(CX), R9
+	MOVL    R9, 96(DI)
+	MOVL    268(DX), R9
+	MOVL    R9, 100(DI)
+	MOVL    268(BX), R9
+	MOVL    R9, 104(DI)
+	MOVL    268(SI), R9
+	MOVL    R9, 108(DI)
+	MOVL    268(CX)(AX*4), R9
+	MOVL    R9, 112(DI)
+	MOVL    $0x00000000, 116(DI)
+	MOVL    $0x00000000, 120(DI)
+	MOVL    $0x00000000, 124(DI)
+	MOVL    272(CX), R9
+	MOVL    R9, 128(DI)
+	MOVL    272(DX), R9
+	MOVL    R9, 132(DI)
+	MOVL    272(BX), R9
+	MOVL    R9, 136(DI)
+	MOVL    272(SI), R9
+	MOVL    R9, 140(DI)
+	MOVL    272(CX)(AX*4), R9
+	MOVL    R9, 144(DI)
+	MOVL    $0x00000000, 148(DI)
+	MOVL    $0x00000000, 152(DI)
+	MOVL    $0x00000000, 156(DI)
+	MOVL    276(CX), R9
+	MOVL    R9, 160(DI)
+	MOVL    276(DX), R9
+	MOVL    R9, 164(DI)
+	MOVL    276(BX), R9
+	MOVL    R9, 168(DI)
+	MOVL    276(SI), R9
+	MOVL    R9, 172(DI)
+	MOVL    276(CX)(AX*4), R9
+	MOVL    R9, 176(DI)
+	MOVL    $0x00000000, 180(DI)
+	MOVL    $0x00000000, 184(DI)
+	MOVL    $0x00000000, 188(DI)
+	MOVL    280(CX), R9
+	MOVL    R9, 192(DI)
+	MOVL    280(DX), R9
+	MOVL    R9, 196(DI)
+	MOVL    280(BX), R9
+	MOVL    R9, 200(DI)
+	MOVL    280(SI), R9
+	MOVL    R9, 204(DI)
+	MOVL    280(CX)(AX*4), R9
+	MOVL    R9, 208(DI)
+	MOVL    $0x00000000, 212(DI)
+	MOVL    $0x00000000, 216(DI)
+	MOVL    $0x00000000, 220(DI)
+	MOVL    284(CX), R9
+	MOVL    R9, 224(DI)
+	MOVL    284(DX), R9
+	MOVL    R9, 228(DI)
+	MOVL    284(BX), R9
+	MOVL    R9, 232(DI)
+	MOVL    284(SI), R9
+	MOVL    R9, 236(DI)
+	MOVL    284(CX)(AX*4), R9
+	MOVL    R9, 240(DI)
+	MOVL    $0x00000000, 244(DI)
+	MOVL    $0x00000000, 248(DI)
+	MOVL    $0x00000000, 252(DI)
+	MOVL    288(CX), R9
+	MOVL    R9, 256(DI)
+	MOVL    288(DX), R9
+	MOVL    R9, 260(DI)
+	MOVL    288(BX), R9
+	MOVL    R9, 264(DI)
+	MOVL    288(SI), R9
+	MOVL    R9, 268(DI)
+	MOVL    288(CX)(AX*4), R9
+	MOVL    R9, 272(DI)
+	MOVL    $0x00000000, 276(DI)
+	MOVL    $0x00000000, 280(DI)
+	MOVL    $0x00000000, 284(DI)
+	ADDQ    $0x00000120, DI
+	ADDQ    $0x00000124, CX
+	ADDQ    $0x00000124, DX
+	ADDQ    $0x00000124, BX
+	ADDQ    $0x00000124, SI
+	DECQ    R8
+	JNZ     q4KRowsT5AVX2tab
+	MOVQ    DI, 88(SP)
+	VMOVDQU ktMask0F<>+0(SB), Y0
+
+q4KRowsT5AVX2row:
+	MOVQ   64(SP), R8
+	MOVQ   x+24(FP), CX
+	LEAQ   (CX)(AX*1), DX
+	LEAQ   (CX)(AX*2), BX
+	LEAQ   (DX)(AX*2), SI
+	LEAQ   96(SP), DI
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+
+q4KRowsT5AVX2blk:
+	MOVL         4(R8), R9
+	MOVL         12(R8), R10
+	MOVL         R9, R11
+	ANDL         $0x3f3f3f3f, R11
+	MOVL         R10, R12
+	ANDL         $0x0f0f0f0f, R12
+	SHRL         $0x06, R9
+	ANDL         $0x03030303, R9
+	SHLL         $0x04, R9
+	ORL          R9, R12
+	SHLQ         $0x20, R12
+	ORQ          R12, R11
+	MOVL         8(R8), R9
+	MOVL         R9, R12
+	ANDL         $0x3f3f3f3f, R12
+	SHRL         $0x04, R10
+	ANDL         $0x0f0f0f0f, R10
+	SHRL         $0x06, R9
+	ANDL         $0x03030303, R9
+	SHLL         $0x04, R9
+	ORL          R9, R10
+	SHLQ         $0x20, R10
+	ORQ          R10, R12
+	VMOVQ        R11, X3
+	VPINSRQ      $0x01, R12, X3, X3
+	VPMOVZXBW    X3, Y3
+	VPUNPCKLWD   Y3, Y3, Y4
+	VPUNPCKHWD   Y3, Y3, Y3
+	VMOVDQU      X4, (SP)
+	VMOVDQU      X3, 16(SP)
+	VEXTRACTI128 $0x01, Y4, 32(SP)
+	VEXTRACTI128 $0x01, Y3, 48(SP)
+
+	// Sub-blocks 0 and 1: the low and high nibbles of bytes 16-47.
+	VMOVDQU      16(R8), Y7
+	VPSRLW       $0x04, Y7, Y8
+	VPAND        Y0, Y7, Y7
+	VPAND        Y0, Y8, Y8
+	VPBROADCASTD (SP), Y9
+	VPBROADCASTD 4(SP), Y10
+	VPMADDUBSW   4(CX), Y7, Y3
+	VPMADDUBSW   36(CX), Y8, Y4
+	VPMADDWD     Y9, Y3, Y3
+	VPMADDWD     Y10, Y4, Y4
+	VPADDD       Y4, Y3, Y3
+	VPMADDUBSW   4(DX), Y7, Y4
+	VPMADDUBSW   36(DX), Y8, Y5
+	VPMADDWD     Y9, Y4, Y4
+	VPMADDWD     Y10, Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VPMADDUBSW   4(BX), Y7, Y5
+	VPMADDUBSW   36(BX), Y8, Y6
+	VPMADDWD     Y9, Y5, Y5
+	VPMADDWD     Y10, Y6, Y6
+	VPADDD       Y6, Y5, Y5
+	VPMADDUBSW   4(SI), Y7, Y6
+	VPMADDUBSW   36(SI), Y8, Y11
+	VPMADDWD     Y9, Y6, Y6
+	VPMADDWD     Y10, Y11, Y11
+	VPADDD       Y11, Y6, Y6
+	VPMADDUBSW   4(CX)(AX*4), Y7, Y7
+	VPMADDUBSW   36(CX)(AX*4), Y8, Y8
+	VPMADDWD     Y9, Y7, Y7
+	VPMADDWD     Y10, Y8, Y8
+	VPADDD       Y8, Y7, Y7
+
+	// Sub-blocks 2 and 3: the low and high nibbles of bytes 48-79.
+	VMOVDQU      48(R8), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y0, Y8, Y8
+	VPAND        Y0, Y9, Y9
+	VPBROADCASTD 8(SP), Y10
+	VPBROADCASTD 12(SP), Y11
+	VPMADDUBSW   68(CX), Y8, Y12
+	VPMADDUBSW   100(CX), Y9, Y13
+	VPMADDWD     Y10, Y12, Y12
+	VPMADDWD     Y11, Y13, Y13
+	VPADDD       Y12, Y3, Y3
+	VPADDD       Y13, Y3, Y3
+	VPMADDUBSW   68(DX), Y8, Y12
+	VPMADDUBSW   100(DX), Y9, Y13
+	VPMADDWD     Y10, Y12, Y12
+	VPMADDWD     Y11, Y13, Y13
+	VPADDD       Y12, Y4, Y4
+	VPADDD       Y13, Y4, Y4
+	VPMADDUBSW   68(BX), Y8, Y12
+	VPMADDUBSW   100(BX), Y9, Y13
+	VPMADDWD     Y10, Y12, Y12
+	VPMADDWD     Y11, Y13, Y13
+	VPADDD       Y12, Y5, Y5
+	VPADDD       Y13, Y5, Y5
+	VPMADDUBSW   68(SI), Y8, Y12
+	VPMADDUBSW   100(SI), Y9, Y13
+	VPMADDWD     Y10, Y12, Y12
+	VPMADDWD     Y11, Y13, Y13
+	VPADDD       Y12, Y6, Y6
+	VPADDD       Y13, Y6, Y6
+	VPMADDUBSW   68(CX)(AX*4), Y8, Y8
+	VPMADDUBSW   100(CX)(AX*4), Y9, Y9
+	VPMADDWD     Y10, Y8, Y8
+	VPMADDWD     Y11, Y9, Y9
+	VPADDD       Y8, Y7, Y7
+	VPADDD       Y9, Y7, Y7
+
+	// Sub-blocks 4 and 5: the low and high nibbles of bytes 80-111.
+	VMOVDQU      80(R8), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y0, Y8, Y8
+	VPAND        Y0, Y9, Y9
+	VPBROADCASTD 16(SP), Y10
+	VPBROADCASTD 20(SP), Y11
+	VPMADDUBSW   132(CX), Y8, Y12
+	VPMADDUBSW   164(CX), Y9, Y13
+	VPMADDWD     Y10, Y12, Y12
+	VPMADDWD     Y11, Y13, Y13
+	VPADDD       Y12, Y3, Y3
+	VPADDD       Y13, Y3, Y3
+	VPMADDUBSW   132(DX), Y8, Y12
+	VPMADDUBSW   164(DX), Y9, Y13
+	VPMADDWD     Y10, Y12, Y12
+	VPMADDWD     Y11, Y13, Y13
+	VPADDD       Y12, Y4, Y4
+	VPADDD       Y13, Y4, Y4
+	VPMADDUBSW   132(BX), Y8, Y12
+	VPMADDUBSW   164(BX), Y9, Y13
+	VPMADDWD     Y10, Y12, Y12
+	VPMADDWD     Y11, Y13, Y13
+	VPADDD       Y12, Y5, Y5
+	VPADDD       Y13, Y5, Y5
+	VPMADDUBSW   132(SI), Y8, Y12
+	VPMADDUBSW   164(SI), Y9, Y13
+	VPMADDWD     Y10, Y12, Y12
+	VPMADDWD     Y11, Y13, Y13
+	VPADDD       Y12, Y6, Y6
+	VPADDD       Y13, Y6, Y6
+	VPMADDUBSW   132(CX)(AX*4), Y8, Y8
+	VPMADDUBSW   164(CX)(AX*4), Y9, Y9
+	VPMADDWD     Y10, Y8, Y8
+	VPMADDWD     Y11, Y9, Y9
+	VPADDD       Y8, Y7, Y7
+	VPADDD       Y9, Y7, Y7
+
+	// Sub-blocks 6 and 7: the low and high nibbles of bytes 112-143.
+	VMOVDQU      112(R8), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y0, Y8, Y8
+	VPAND        Y0, Y9, Y9
+	VPBROADCASTD 24(SP), Y10
+	VPBROADCASTD 28(SP), Y11
+	VPMADDUBSW   196(CX), Y8, Y12
+	VPMADDUBSW   228(CX), Y9, Y13
+	VPMADDWD     Y10, Y12, Y12
+	VPMADDWD     Y11, Y13, Y13
+	VPADDD       Y12, Y3, Y3
+	VPADDD       Y13, Y3, Y3
+	VPMADDUBSW   196(DX), Y8, Y12
+	VPMADDUBSW   228(DX), Y9, Y13
+	VPMADDWD     Y10, Y12, Y12
+	VPMADDWD     Y11, Y13, Y13
+	VPADDD       Y12, Y4, Y4
+	VPADDD       Y13, Y4, Y4
+	VPMADDUBSW   196(BX), Y8, Y12
+	VPMADDUBSW   228(BX), Y9, Y13
+	VPMADDWD     Y10, Y12, Y12
+	VPMADDWD     Y11, Y13, Y13
+	VPADDD       Y12, Y5, Y5
+	VPADDD       Y13, Y5, Y5
+	VPMADDUBSW   196(SI), Y8, Y12
+	VPMADDUBSW   228(SI), Y9, Y13
+	VPMADDWD     Y10, Y12, Y12
+	VPMADDWD     Y11, Y13, Y13
+	VPADDD       Y12, Y6, Y6
+	VPADDD       Y13, Y6, Y6
+	VPMADDUBSW   196(CX)(AX*4), Y8, Y8
+	VPMADDUBSW   228(CX)(AX*4), Y9, Y9
+	VPMADDWD     Y10, Y8, Y8
+	VPMADDWD     Y11, Y9, Y9
+	VPADDD       Y8, Y7, Y7
+	VPADDD       Y9, Y7, Y7
+
+	// isum_t and imin_t = Σ bsums·mins in lane t, as floats.
+	VPUNPCKLDQ   Y4, Y3, Y8
+	VPUNPCKHDQ   Y4, Y3, Y3
+	VPADDD       Y8, Y3, Y3
+	VPUNPCKLDQ   Y6, Y5, Y8
+	VPUNPCKHDQ   Y6, Y5, Y5
+	VPADDD       Y8, Y5, Y5
+	VPUNPCKLDQ   Y7, Y7, Y8
+	VPUNPCKHDQ   Y7, Y7, Y7
+	VPADDD       Y8, Y7, Y7
+	VPUNPCKLQDQ  Y5, Y3, Y8
+	VPUNPCKHQDQ  Y5, Y3, Y3
+	VPADDD       Y8, Y3, Y3
+	VPUNPCKLQDQ  Y7, Y7, Y8
+	VPUNPCKHQDQ  Y7, Y7, Y7
+	VPADDD       Y8, Y7, Y7
+	VPERM2I128   $0x20, Y7, Y3, Y8
+	VPERM2I128   $0x31, Y7, Y3, Y3
+	VPADDD       Y8, Y3, Y3
+	VPBROADCASTD 32(SP), Y4
+	VPMADDWD     32(DI), Y4, Y4
+	VPBROADCASTD 36(SP), Y5
+	VPMADDWD     64(DI), Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VPBROADCASTD 40(SP), Y5
+	VPMADDWD     96(DI), Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VPBROADCASTD 44(SP), Y5
+	VPMADDWD     128(DI), Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VPBROADCASTD 48(SP), Y5
+	VPMADDWD     160(DI), Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VPBROADCASTD 52(SP), Y5
+	VPMADDWD     192(DI), Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VPBROADCASTD 56(SP), Y5
+	VPMADDWD     224(DI), Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VPBROADCASTD 60(SP), Y5
+	VPMADDWD     256(DI), Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VCVTDQ2PS    Y3, Y3
+	VCVTDQ2PS    Y4, Y4
+
+	// acc = fma(isum, wd·xd, acc); accm = fma(imin, wdmin·xd, accm), lane t token t's.
+	MOVL         (R8), R9
+	VMOVD        R9, X5
+	VCVTPH2PS    X5, X5
+	VMOVSHDUP    X5, X6
+	VBROADCASTSS X5, Y5
+	VBROADCASTSS X6, Y6
+	VMULPS       (DI), Y5, Y5
+	VMULPS       (DI), Y6, Y6
+	VFMADD231PS  Y5, Y3, Y1
+	VFMADD231PS  Y6, Y4, Y2
+	ADDQ         $0x00000090, R8
+	ADDQ         $0x00000124, CX
+	ADDQ         $0x00000124, DX
+	ADDQ         $0x00000124, BX
+	ADDQ         $0x00000124, SI
+	ADDQ         $0x00000120, DI
+	CMPQ         DI, 88(SP)
+	JNE          q4KRowsT5AVX2blk
+
+	// out[t·ostride + r] = acc − accm for each token.
+	VSUBPS       Y2, Y1, Y1
+	MOVQ         80(SP), CX
+	MOVQ         ostride+56(FP), DX
+	SHLQ         $0x02, DX
+	VMOVSS       X1, (CX)
+	ADDQ         DX, CX
+	VEXTRACTPS   $0x01, X1, (CX)
+	ADDQ         DX, CX
+	VEXTRACTPS   $0x02, X1, (CX)
+	ADDQ         DX, CX
+	VEXTRACTPS   $0x03, X1, (CX)
+	ADDQ         DX, CX
+	VEXTRACTF128 $0x01, Y1, X1
+	VMOVSS       X1, (CX)
+	ADDQ         $0x04, 80(SP)
+	MOVQ         64(SP), CX
+	ADDQ         wstride+8(FP), CX
+	MOVQ         CX, 64(SP)
+	DECQ         72(SP)
+	JNZ          q4KRowsT5AVX2row
+	VZEROUPPER
+	RET
+
+// func q4KRowsT6AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·q4KRowsT6AVX2(SB), $18528-64
+	// Frame: 0-31 the block's scales and 32-63 its mins, as doubled words; 64
+	// the weight row, 72 the rows left, 80 the output pointer, 88 the end of
+	// the tables; from 96, nb tables (q4KTable).
+	MOVQ w+0(FP), AX
+	MOVQ AX, 64(SP)
+	MOVQ rows+16(FP), AX
+	MOVQ AX, 72(SP)
+	MOVQ out+48(FP), AX
+	MOVQ AX, 80(SP)
+
+	// Tables: per block, each token's scale and bsums pairs, token-major (lanes T..7 zero).
+	MOVQ xstride+32(FP), AX
+	MOVQ x+24(FP), CX
+	LEAQ (CX)(AX*1), DX
+	LEAQ (CX)(AX*2), BX
+	LEAQ (DX)(AX*2), SI
+	LEAQ 96(SP), DI
+	MOVQ nb+40(FP), R8
+
+q4KRowsT6AVX2tab:
+	MOVL    (CX), R9
+	MOVL    R9, (DI)
+	MOVL    (DX), R9
+	MOVL    R9, 4(DI)
+	MOVL    (BX), R9
+	MOVL    R9, 8(DI)
+	MOVL    (SI), R9
+	MOVL    R9, 12(DI)
+	MOVL    (CX)(AX*4), R9
+	MOVL    R9, 16(DI)
+	MOVL    (DX)(AX*4), R9
+	MOVL    R9, 20(DI)
+	MOVL    $0x00000000, 24(DI)
+	MOVL    $0x00000000, 28(DI)
+	MOVL    260(CX), R9
+	MOVL    R9, 32(DI)
+	MOVL    260(DX), R9
+	MOVL    R9, 36(DI)
+	MOVL    260(BX), R9
+	MOVL    R9, 40(DI)
+	MOVL    260(SI), R9
+	MOVL    R9, 44(DI)
+	MOVL    260(CX)(AX*4), R9
+	MOVL    R9, 48(DI)
+	MOVL    260(DX)(AX*4), R9
+	MOVL    R9, 52(DI)
+	MOVL    $0x00000000, 56(DI)
+	MOVL    $0x00000000, 60(DI)
+	MOVL    264(CX), R9
+	MOVL    R9, 64(DI)
+	MOVL    264(DX), R9
+	MOVL    R9, 68(DI)
+	MOVL    264(BX), R9
+	MOVL    R9, 72(DI)
+	MOVL    264(SI), R9
+	MOVL    R9, 76(DI)
+	MOVL    264(CX)(AX*4), R9
+	MOVL    R9, 80(DI)
+	MOVL    264(DX)(AX*4), R9
+	MOVL    R9, 84(DI)
+	MOVL    $0x00000000, 88(DI)
+	MOVL    $0x00000000, 92(DI)
+	MOVL    268(CX), R9
+	MOVL    R9, 96(DI)
+	MOVL    268(DX), R9
+	MOVL    R9, 100(DI)
+	MOVL    268(BX), R9
+	MOVL    R9, 104(DI)
+	MOVL    268(SI), R9
+	MOVL    R9, 108(DI)
+	MOVL    268(CX)(AX*4), R9
+	MOVL    R9, 112(DI)
+	MOVL    268(DX)(AX*4), R9
+	MOVL    R9, 116(DI)
+	MOVL    $0x00000000, 120(DI)
+	MOVL    $0x00000000, 124(DI)
+	MOVL    272(CX), R9
+	MOVL    R9, 128(DI)
+	MOVL    272(DX), R9
+	MOVL    R9, 132(DI)
+	MOVL    272(BX), R9
+	MOVL    R9, 136(DI)
+	MOVL    272(SI), R9
+	MOVL    R9, 140(DI)
+	MOVL    272(CX)(AX*4), R9
+	MOVL    R9, 144(DI)
+	MOVL    272(DX)(AX*4), R9
+	MOVL    R9, 148(DI)
+	MOVL    $0x00000000, 152(DI)
+	MOVL    $0x00000000, 156(DI)
+	MOVL    276(CX), R9
+	MOVL    R9, 160(DI)
+	MOVL    276(DX), R9
+	MOVL    R9, 164(DI)
+	MOVL    276(BX), R9
+	MOVL    R9, 168(DI)
+	MOVL    276(SI), R9
+	MOVL    R9, 172(DI)
+	MOVL    276(CX)(AX*4), R9
+	MOVL    R9, 176(DI)
+	MOVL    276(DX)(AX*4), R9
+	MOVL    R9, 180(DI)
+	MOVL    $0x00000000, 184(DI)
+	MOVL    $0x00000000, 188(DI)
+	MOVL    280(CX), R9
+	MOVL    R9, 192(DI)
+	MOVL    280(DX), R9
+	MOVL    R9, 196(DI)
+	MOVL    280(BX), R9
+	MOVL    R9, 200(DI)
+	MOVL    280(SI), R9
+	MOVL    R9, 204(DI)
+	MOVL    280(CX)(AX*4), R9
+	MOVL    R9, 208(DI)
+	MOVL    280(DX)(AX*4), R9
+	MOVL    R9, 212(DI)
+	MOVL    $0x00000000, 216(DI)
+	MOVL    $0x00000000, 220(DI)
+	MOVL    284(CX), R9
+	MOVL    R9, 224(DI)
+	MOVL    284(DX), R9
+	MOVL    R9, 228(DI)
+	MOVL    284(BX), R9
+	MOVL    R9, 232(DI)
+	MOVL    284(SI), R9
+	MOVL    R9, 236(DI)
+	MOVL    284(CX)(AX*4), R9
+	MOVL    R9, 240(DI)
+	MOVL    284(DX)(AX*4), R9
+	MOVL    R9, 244(DI)
+	MOVL    $0x00000000, 248(DI)
+	MOVL    $0x00000000, 252(DI)
+	MOVL    288(CX), R9
+	MOVL    R9, 256(DI)
+	MOVL    288(DX), R9
+	MOVL    R9, 260(DI)
+	MOVL    288(BX), R9
+	MOVL    R9, 264(DI)
+	MOVL    288(SI), R9
+	MOVL    R9, 268(DI)
+	MOVL    288(CX)(AX*4), R9
+	MOVL    R9, 272(DI)
+	MOVL    288(DX)(AX*4), R9
+	MOVL    R9, 276(DI)
+	MOVL    $0x00000000, 280(DI)
+	MOVL    $0x00000000, 284(DI)
+	ADDQ    $0x00000120, DI
+	ADDQ    $0x00000124, CX
+	ADDQ    $0x00000124, DX
+	ADDQ    $0x00000124, BX
+	ADDQ    $0x00000124, SI
+	DECQ    R8
+	JNZ     q4KRowsT6AVX2tab
+	MOVQ    DI, 88(SP)
+	VMOVDQU ktMask0F<>+0(SB), Y0
+
+q4KRowsT6AVX2row:
+	MOVQ   64(SP), R8
+	MOVQ   x+24(FP), CX
+	LEAQ   (CX)(AX*1), DX
+	LEAQ   (CX)(AX*2), BX
+	LEAQ   (DX)(AX*2), SI
+	LEAQ   96(SP), DI
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+
+q4KRowsT6AVX2blk:
+	MOVL         4(R8), R9
+	MOVL         12(R8), R10
+	MOVL         R9, R11
+	ANDL         $0x3f3f3f3f, R11
+	MOVL         R10, R12
+	ANDL         $0x0f0f0f0f, R12
+	SHRL         $0x06, R9
+	ANDL         $0x03030303, R9
+	SHLL         $0x04, R9
+	ORL          R9, R12
+	SHLQ         $0x20, R12
+	ORQ          R12, R11
+	MOVL         8(R8), R9
+	MOVL         R9, R12
+	ANDL         $0x3f3f3f3f, R12
+	SHRL         $0x04, R10
+	ANDL         $0x0f0f0f0f, R10
+	SHRL         $0x06, R9
+	ANDL         $0x03030303, R9
+	SHLL         $0x04, R9
+	ORL          R9, R10
+	SHLQ         $0x20, R10
+	ORQ          R10, R12
+	VMOVQ        R11, X3
+	VPINSRQ      $0x01, R12, X3, X3
+	VPMOVZXBW    X3, Y3
+	VPUNPCKLWD   Y3, Y3, Y4
+	VPUNPCKHWD   Y3, Y3, Y3
+	VMOVDQU      X4, (SP)
+	VMOVDQU      X3, 16(SP)
+	VEXTRACTI128 $0x01, Y4, 32(SP)
+	VEXTRACTI128 $0x01, Y3, 48(SP)
+
+	// Sub-blocks 0 and 1: the low and high nibbles of bytes 16-47.
+	VMOVDQU      16(R8), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y0, Y8, Y8
+	VPAND        Y0, Y9, Y9
+	VPBROADCASTD (SP), Y10
+	VPBROADCASTD 4(SP), Y11
+	VPMADDUBSW   4(CX), Y8, Y3
+	VPMADDUBSW   36(CX), Y9, Y4
+	VPMADDWD     Y10, Y3, Y3
+	VPMADDWD     Y11, Y4, Y4
+	VPADDD       Y4, Y3, Y3
+	VPMADDUBSW   4(DX), Y8, Y4
+	VPMADDUBSW   36(DX), Y9, Y5
+	VPMADDWD     Y10, Y4, Y4
+	VPMADDWD     Y11, Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VPMADDUBSW   4(BX), Y8, Y5
+	VPMADDUBSW   36(BX), Y9, Y6
+	VPMADDWD     Y10, Y5, Y5
+	VPMADDWD     Y11, Y6, Y6
+	VPADDD       Y6, Y5, Y5
+	VPMADDUBSW   4(SI), Y8, Y6
+	VPMADDUBSW   36(SI), Y9, Y7
+	VPMADDWD     Y10, Y6, Y6
+	VPMADDWD     Y11, Y7, Y7
+	VPADDD       Y7, Y6, Y6
+	VPMADDUBSW   4(CX)(AX*4), Y8, Y7
+	VPMADDUBSW   36(CX)(AX*4), Y9, Y12
+	VPMADDWD     Y10, Y7, Y7
+	VPMADDWD     Y11, Y12, Y12
+	VPADDD       Y12, Y7, Y7
+	VPMADDUBSW   4(DX)(AX*4), Y8, Y8
+	VPMADDUBSW   36(DX)(AX*4), Y9, Y9
+	VPMADDWD     Y10, Y8, Y8
+	VPMADDWD     Y11, Y9, Y9
+	VPADDD       Y9, Y8, Y8
+
+	// Sub-blocks 2 and 3: the low and high nibbles of bytes 48-79.
+	VMOVDQU      48(R8), Y9
+	VPSRLW       $0x04, Y9, Y10
+	VPAND        Y0, Y9, Y9
+	VPAND        Y0, Y10, Y10
+	VPBROADCASTD 8(SP), Y11
+	VPBROADCASTD 12(SP), Y12
+	VPMADDUBSW   68(CX), Y9, Y13
+	VPMADDUBSW   100(CX), Y10, Y14
+	VPMADDWD     Y11, Y13, Y13
+	VPMADDWD     Y12, Y14, Y14
+	VPADDD       Y13, Y3, Y3
+	VPADDD       Y14, Y3, Y3
+	VPMADDUBSW   68(DX), Y9, Y13
+	VPMADDUBSW   100(DX), Y10, Y14
+	VPMADDWD     Y11, Y13, Y13
+	VPMADDWD     Y12, Y14, Y14
+	VPADDD       Y13, Y4, Y4
+	VPADDD       Y14, Y4, Y4
+	VPMADDUBSW   68(BX), Y9, Y13
+	VPMADDUBSW   100(BX), Y10, Y14
+	VPMADDWD     Y11, Y13, Y13
+	VPMADDWD     Y12, Y14, Y14
+	VPADDD       Y13, Y5, Y5
+	VPADDD       Y14, Y5, Y5
+	VPMADDUBSW   68(SI), Y9, Y13
+	VPMADDUBSW   100(SI), Y10, Y14
+	VPMADDWD     Y11, Y13, Y13
+	VPMADDWD     Y12, Y14, Y14
+	VPADDD       Y13, Y6, Y6
+	VPADDD       Y14, Y6, Y6
+	VPMADDUBSW   68(CX)(AX*4), Y9, Y13
+	VPMADDUBSW   100(CX)(AX*4), Y10, Y14
+	VPMADDWD     Y11, Y13, Y13
+	VPMADDWD     Y12, Y14, Y14
+	VPADDD       Y13, Y7, Y7
+	VPADDD       Y14, Y7, Y7
+	VPMADDUBSW   68(DX)(AX*4), Y9, Y9
+	VPMADDUBSW   100(DX)(AX*4), Y10, Y10
+	VPMADDWD     Y11, Y9, Y9
+	VPMADDWD     Y12, Y10, Y10
+	VPADDD       Y9, Y8, Y8
+	VPADDD       Y10, Y8, Y8
+
+	// Sub-blocks 4 and 5: the low and high nibbles of bytes 80-111.
+	VMOVDQU      80(R8), Y9
+	VPSRLW       $0x04, Y9, Y10
+	VPAND        Y0, Y9, Y9
+	VPAND        Y0, Y10, Y10
+	VPBROADCASTD 16(SP), Y11
+	VPBROADCASTD 20(SP), Y12
+	VPMADDUBSW   132(CX), Y9, Y13
+	VPMADDUBSW   164(CX), Y10, Y14
+	VPMADDWD     Y11, Y13, Y13
+	VPMADDWD     Y12, Y14, Y14
+	VPADDD       Y13, Y3, Y3
+	VPADDD       Y14, Y3, Y3
+	VPMADDUBSW   132(DX), Y9, Y13
+	VPMADDUBSW   164(DX), Y10, Y14
+	VPMADDWD     Y11, Y13, Y13
+	VPMADDWD     Y12, Y14, Y14
+	VPADDD       Y13, Y4, Y4
+	VPADDD       Y14, Y4, Y4
+	VPMADDUBSW   132(BX), Y9, Y13
+	VPMADDUBSW   164(BX), Y10, Y14
+	VPMADDWD     Y11, Y13, Y13
+	VPMADDWD     Y12, Y14, Y14
+	VPADDD       Y13, Y5, Y5
+	VPADDD       Y14, Y5, Y5
+	VPMADDUBSW   132(SI), Y9, Y13
+	VPMADDUBSW   164(SI), Y10, Y14
+	VPMADDWD     Y11, Y13, Y13
+	VPMADDWD     Y12, Y14, Y14
+	VPADDD       Y13, Y6, Y6
+	VPADDD       Y14, Y6, Y6
+	VPMADDUBSW   132(CX)(AX*4), Y9, Y13
+	VPMADDUBSW   164(CX)(AX*4), Y10, Y14
+	VPMADDWD     Y11, Y13, Y13
+	VPMADDWD     Y12, Y14, Y14
+	VPADDD       Y13, Y7, Y7
+	VPADDD       Y14, Y7, Y7
+	VPMADDUBSW   132(DX)(AX*4), Y9, Y9
+	VPMADDUBSW   164(DX)(AX*4), Y10, Y10
+	VPMADDWD     Y11, Y9, Y9
+	VPMADDWD     Y12, Y10, Y10
+	VPADDD       Y9, Y8, Y8
+	VPADDD       Y10, Y8, Y8
+
+	// Sub-blocks 6 and 7: the low and high nibbles of bytes 112-143.
+	VMOVDQU      112(R8), Y9
+	VPSRLW       $0x04, Y9, Y10
+	VPAND        Y0, Y9, Y9
+	VPAND        Y0, Y10, Y10
+	VPBROADCASTD 24(SP), Y11
+	VPBROADCASTD 28(SP), Y12
+	VPMADDUBSW   196(CX), Y9, Y13
+	VPMADDUBSW   228(CX), Y10, Y14
+	VPMADDWD     Y11, Y13, Y13
+	VPMADDWD     Y12, Y14, Y14
+	VPADDD       Y13, Y3, Y3
+	VPADDD       Y14, Y3, Y3
+	VPMADDUBSW   196(DX), Y9, Y13
+	VPMADDUBSW   228(DX), Y10, Y14
+	VPMADDWD     Y11, Y13, Y13
+	VPMADDWD     Y12, Y14, Y14
+	VPADDD       Y13, Y4, Y4
+	VPADDD       Y14, Y4, Y4
+	VPMADDUBSW   196(BX), Y9, Y13
+	VPMADDUBSW   228(BX), Y10, Y14
+	VPMADDWD     Y11, Y13, Y13
+	VPMADDWD     Y12, Y14, Y14
+	VPADDD       Y13, Y5, Y5
+	VPADDD       Y14, Y5, Y5
+	VPMADDUBSW   196(SI), Y9, Y13
+	VPMADDUBSW   228(SI), Y10, Y14
+	VPMADDWD     Y11, Y13, Y13
+	VPMADDWD     Y12, Y14, Y14
+	VPADDD       Y13, Y6, Y6
+	VPADDD       Y14, Y6, Y6
+	VPMADDUBSW   196(CX)(AX*4), Y9, Y13
+	VPMADDUBSW   228(CX)(AX*4), Y10, Y14
+	VPMADDWD     Y11, Y13, Y13
+	VPMADDWD     Y12, Y14, Y14
+	VPADDD       Y13, Y7, Y7
+	VPADDD       Y14, Y7, Y7
+	VPMADDUBSW   196(DX)(AX*4), Y9, Y9
+	VPMADDUBSW   228(DX)(AX*4), Y10, Y10
+	VPMADDWD     Y11, Y9, Y9
+	VPMADDWD     Y12, Y10, Y10
+	VPADDD       Y9, Y8, Y8
+	VPADDD       Y10, Y8, Y8
+
+	// isum_t and imin_t = Σ bsums·mins in lane t, as floats.
+	VPUNPCKLDQ   Y4, Y3, Y9
+	VPUNPCKHDQ   Y4, Y3, Y3
+	VPADDD       Y9, Y3, Y3
+	VPUNPCKLDQ   Y6, Y5, Y9
+	VPUNPCKHDQ   Y6, Y5, Y5
+	VPADDD       Y9, Y5, Y5
+	VPUNPCKLDQ   Y8, Y7, Y9
+	VPUNPCKHDQ   Y8, Y7, Y7
+	VPADDD       Y9, Y7, Y7
+	VPUNPCKLQDQ  Y5, Y3, Y9
+	VPUNPCKHQDQ  Y5, Y3, Y3
+	VPADDD       Y9, Y3, Y3
+	VPUNPCKLQDQ  Y7, Y7, Y9
+	VPUNPCKHQDQ  Y7, Y7, Y7
+	VPADDD       Y9, Y7, Y7
+	VPERM2I128   $0x20, Y7, Y3, Y9
+	VPERM2I128   $0x31, Y7, Y3, Y3
+	VPADDD       Y9, Y3, Y3
+	VPBROADCASTD 32(SP), Y4
+	VPMADDWD     32(DI), Y4, Y4
+	VPBROADCASTD 36(SP), Y5
+	VPMADDWD     64(DI), Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VPBROADCASTD 40(SP), Y5
+	VPMADDWD     96(DI), Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VPBROADCASTD 44(SP), Y5
+	VPMADDWD     128(DI), Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VPBROADCASTD 48(SP), Y5
+	VPMADDWD     160(DI), Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VPBROADCASTD 52(SP), Y5
+	VPMADDWD     192(DI), Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VPBROADCASTD 56(SP), Y5
+	VPMADDWD     224(DI), Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VPBROADCASTD 60(SP), Y5
+	VPMADDWD     256(DI), Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VCVTDQ2PS    Y3, Y3
+	VCVTDQ2PS    Y4, Y4
+
+	// acc = fma(isum, wd·xd, acc); accm = fma(imin, wdmin·xd, accm), lane t token t's.
+	MOVL         (R8), R9
+	VMOVD        R9, X5
+	VCVTPH2PS    X5, X5
+	VMOVSHDUP    X5, X6
+	VBROADCASTSS X5, Y5
+	VBROADCASTSS X6, Y6
+	VMULPS       (DI), Y5, Y5
+	VMULPS       (DI), Y6, Y6
+	VFMADD231PS  Y5, Y3, Y1
+	VFMADD231PS  Y6, Y4, Y2
+	ADDQ         $0x00000090, R8
+	ADDQ         $0x00000124, CX
+	ADDQ         $0x00000124, DX
+	ADDQ         $0x00000124, BX
+	ADDQ         $0x00000124, SI
+	ADDQ         $0x00000120, DI
+	CMPQ         DI, 88(SP)
+	JNE          q4KRowsT6AVX2blk
+
+	// out[t·ostride + r] = acc − accm for each token.
+	VSUBPS       Y2, Y1, Y1
+	MOVQ         80(SP), CX
+	MOVQ         ostride+56(FP), DX
+	SHLQ         $0x02, DX
+	VMOVSS       X1, (CX)
+	ADDQ         DX, CX
+	VEXTRACTPS   $0x01, X1, (CX)
+	ADDQ         DX, CX
+	VEXTRACTPS   $0x02, X1, (CX)
+	ADDQ         DX, CX
+	VEXTRACTPS   $0x03, X1, (CX)
+	ADDQ         DX, CX
+	VEXTRACTF128 $0x01, Y1, X1
+	VMOVSS       X1, (CX)
+	ADDQ         DX, CX
+	VEXTRACTPS   $0x01, X1, (CX)
+	ADDQ         $0x04, 80(SP)
+	MOVQ         64(SP), CX
+	ADDQ         wstride+8(FP), CX
+	MOVQ         CX, 64(SP)
+	DECQ         72(SP)
+	JNZ          q4KRowsT6AVX2row
+	VZEROUPPER
+	RET
+
+// func q4KRowsT7AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·q4KRowsT7AVX2(SB), $18528-64
+	// Frame: 0-31 the block's scales and 32-63 its mins, as doubled words; 64
+	// the weight row, 72 the rows left, 80 the output pointer, 88 the end of
+	// the tables; from 96, nb tables (q4KTable).
+	MOVQ w+0(FP), AX
+	MOVQ AX, 64(SP)
+	MOVQ rows+16(FP), AX
+	MOVQ AX, 72(SP)
+	MOVQ out+48(FP), AX
+	MOVQ AX, 80(SP)
+
+	// Tables: per block, each token's scale and bsums pairs, token-major (lanes T..7 zero).
+	MOVQ xstride+32(FP), AX
+	MOVQ x+24(FP), CX
+	LEAQ (CX)(AX*1), DX
+	LEAQ (CX)(AX*2), BX
+	LEAQ (DX)(AX*2), SI
+	LEAQ 96(SP), DI
+	MOVQ nb+40(FP), R8
+
+q4KRowsT7AVX2tab:
+	MOVL    (CX), R9
+	MOVL    R9, (DI)
+	MOVL    (DX), R9
+	MOVL    R9, 4(DI)
+	MOVL    (BX), R9
+	MOVL    R9, 8(DI)
+	MOVL    (SI), R9
+	MOVL    R9, 12(DI)
+	MOVL    (CX)(AX*4), R9
+	MOVL    R9, 16(DI)
+	MOVL    (DX)(AX*4), R9
+	MOVL    R9, 20(DI)
+	MOVL    (BX)(AX*4), R9
+	MOVL    R9, 24(DI)
+	MOVL    $0x00000000, 28(DI)
+	MOVL    260(CX), R9
+	MOVL    R9, 32(DI)
+	MOVL    260(DX), R9
+	MOVL    R9, 36(DI)
+	MOVL    260(BX), R9
+	MOVL    R9, 40(DI)
+	MOVL    260(SI), R9
+	MOVL    R9, 44(DI)
+	MOVL    260(CX)(AX*4), R9
+	MOVL    R9, 48(DI)
+	MOVL    260(DX)(AX*4), R9
+	MOVL    R9, 52(DI)
+	MOVL    260(BX)(AX*4), R9
+	MOVL    R9, 56(DI)
+	MOVL    $0x00000000, 60(DI)
+	MOVL    264(CX), R9
+	MOVL    R9, 64(DI)
+	MOVL    264(DX), R9
+	MOVL    R9, 68(DI)
+	MOVL    264(BX), R9
+	MOVL    R9, 72(DI)
+	MOVL    264(SI), R9
+	MOVL    R9, 76(DI)
+	MOVL    264(CX)(AX*4), R9
+	MOVL    R9, 80(DI)
+	MOVL    264(DX)(AX*4), R9
+	MOVL    R9, 84(DI)
+	MOVL    264(BX)(AX*4), R9
+	MOVL    R9, 88(DI)
+	MOVL    $0x00000000, 92(DI)
+	MOVL    268(CX), R9
+	MOVL    R9, 96(DI)
+	MOVL    268(DX), R9
+	MOVL    R9, 100(DI)
+	MOVL    268(BX), R9
+	MOVL    R9, 104(DI)
+	MOVL    268(SI), R9
+	MOVL    R9, 108(DI)
+	MOVL    268(CX)(AX*4), R9
+	MOVL    R9, 112(DI)
+	MOVL    268(DX)(AX*4), R9
+	MOVL    R9, 116(DI)
+	MOVL    268(BX)(AX*4), R9
+	MOVL    R9, 120(DI)
+	MOVL    $0x00000000, 124(DI)
+	MOVL    272(CX), R9
+	MOVL    R9, 128(DI)
+	MOVL    272(DX), R9
+	MOVL    R9, 132(DI)
+	MOVL    272(BX), R9
+	MOVL    R9, 136(DI)
+	MOVL    272(SI), R9
+	MOVL    R9, 140(DI)
+	MOVL    272(CX)(AX*4), R9
+	MOVL    R9, 144(DI)
+	MOVL    272(DX)(AX*4), R9
+	MOVL    R9, 148(DI)
+	MOVL    272(BX)(AX*4), R9
+	MOVL    R9, 152(DI)
+	MOVL    $0x00000000, 156(DI)
+	MOVL    276(CX), R9
+	MOVL    R9, 160(DI)
+	MOVL    276(DX), R9
+	MOVL    R9, 164(DI)
+	MOVL    276(BX), R9
+	MOVL    R9, 168(DI)
+	MOVL    276(SI), R9
+	MOVL    R9, 172(DI)
+	MOVL    276(CX)(AX*4), R9
+	MOVL    R9, 176(DI)
+	MOVL    276(DX)(AX*4), R9
+	MOVL    R9, 180(DI)
+	MOVL    276(BX)(AX*4), R9
+	MOVL    R9, 184(DI)
+	MOVL    $0x00000000, 188(DI)
+	MOVL    280(CX), R9
+	MOVL    R9, 192(DI)
+	MOVL    280(DX), R9
+	MOVL    R9, 196(DI)
+	MOVL    280(BX), R9
+	MOVL    R9, 200(DI)
+	MOVL    280(SI), R9
+	MOVL    R9, 204(DI)
+	MOVL    280(CX)(AX*4), R9
+	MOVL    R9, 208(DI)
+	MOVL    280(DX)(AX*4), R9
+	MOVL    R9, 212(DI)
+	MOVL    280(BX)(AX*4), R9
+	MOVL    R9, 216(DI)
+	MOVL    $0x00000000, 220(DI)
+	MOVL    284(CX), R9
+	MOVL    R9, 224(DI)
+	MOVL    284(DX), R9
+	MOVL    R9, 228(DI)
+	MOVL    284(BX), R9
+	MOVL    R9, 232(DI)
+	MOVL    284(SI), R9
+	MOVL    R9, 236(DI)
+	MOVL    284(CX)(AX*4), R9
+	MOVL    R9, 240(DI)
+	MOVL    284(DX)(AX*4), R9
+	MOVL    R9, 244(DI)
+	MOVL    284(BX)(AX*4), R9
+	MOVL    R9, 248(DI)
+	MOVL    $0x00000000, 252(DI)
+	MOVL    288(CX), R9
+	MOVL    R9, 256(DI)
+	MOVL    288(DX), R9
+	MOVL    R9, 260(DI)
+	MOVL    288(BX), R9
+	MOVL    R9, 264(DI)
+	MOVL    288(SI), R9
+	MOVL    R9, 268(DI)
+	MOVL    288(CX)(AX*4), R9
+	MOVL    R9, 272(DI)
+	MOVL    288(DX)(AX*4), R9
+	MOVL    R9, 276(DI)
+	MOVL    288(BX)(AX*4), R9
+	MOVL    R9, 280(DI)
+	MOVL    $0x00000000, 284(DI)
+	ADDQ    $0x00000120, DI
+	ADDQ    $0x00000124, CX
+	ADDQ    $0x00000124, DX
+	ADDQ    $0x00000124, BX
+	ADDQ    $0x00000124, SI
+	DECQ    R8
+	JNZ     q4KRowsT7AVX2tab
+	MOVQ    DI, 88(SP)
+	VMOVDQU ktMask0F<>+0(SB), Y0
+
+q4KRowsT7AVX2row:
+	MOVQ   64(SP), R8
+	MOVQ   x+24(FP), CX
+	LEAQ   (CX)(AX*1), DX
+	LEAQ   (CX)(AX*2), BX
+	LEAQ   (DX)(AX*2), SI
+	LEAQ   96(SP), DI
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+
+q4KRowsT7AVX2blk:
+	MOVL         4(R8), R9
+	MOVL         12(R8), R10
+	MOVL         R9, R11
+	ANDL         $0x3f3f3f3f, R11
+	MOVL         R10, R12
+	ANDL         $0x0f0f0f0f, R12
+	SHRL         $0x06, R9
+	ANDL         $0x03030303, R9
+	SHLL         $0x04, R9
+	ORL          R9, R12
+	SHLQ         $0x20, R12
+	ORQ          R12, R11
+	MOVL         8(R8), R9
+	MOVL         R9, R12
+	ANDL         $0x3f3f3f3f, R12
+	SHRL         $0x04, R10
+	ANDL         $0x0f0f0f0f, R10
+	SHRL         $0x06, R9
+	ANDL         $0x03030303, R9
+	SHLL         $0x04, R9
+	ORL          R9, R10
+	SHLQ         $0x20, R10
+	ORQ          R10, R12
+	VMOVQ        R11, X3
+	VPINSRQ      $0x01, R12, X3, X3
+	VPMOVZXBW    X3, Y3
+	VPUNPCKLWD   Y3, Y3, Y4
+	VPUNPCKHWD   Y3, Y3, Y3
+	VMOVDQU      X4, (SP)
+	VMOVDQU      X3, 16(SP)
+	VEXTRACTI128 $0x01, Y4, 32(SP)
+	VEXTRACTI128 $0x01, Y3, 48(SP)
+
+	// Sub-blocks 0 and 1: the low and high nibbles of bytes 16-47.
+	VMOVDQU      16(R8), Y9
+	VPSRLW       $0x04, Y9, Y10
+	VPAND        Y0, Y9, Y9
+	VPAND        Y0, Y10, Y10
+	VPBROADCASTD (SP), Y11
+	VPBROADCASTD 4(SP), Y12
+	VPMADDUBSW   4(CX), Y9, Y3
+	VPMADDUBSW   36(CX), Y10, Y4
+	VPMADDWD     Y11, Y3, Y3
+	VPMADDWD     Y12, Y4, Y4
+	VPADDD       Y4, Y3, Y3
+	VPMADDUBSW   4(DX), Y9, Y4
+	VPMADDUBSW   36(DX), Y10, Y5
+	VPMADDWD     Y11, Y4, Y4
+	VPMADDWD     Y12, Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VPMADDUBSW   4(BX), Y9, Y5
+	VPMADDUBSW   36(BX), Y10, Y6
+	VPMADDWD     Y11, Y5, Y5
+	VPMADDWD     Y12, Y6, Y6
+	VPADDD       Y6, Y5, Y5
+	VPMADDUBSW   4(SI), Y9, Y6
+	VPMADDUBSW   36(SI), Y10, Y7
+	VPMADDWD     Y11, Y6, Y6
+	VPMADDWD     Y12, Y7, Y7
+	VPADDD       Y7, Y6, Y6
+	VPMADDUBSW   4(CX)(AX*4), Y9, Y7
+	VPMADDUBSW   36(CX)(AX*4), Y10, Y8
+	VPMADDWD     Y11, Y7, Y7
+	VPMADDWD     Y12, Y8, Y8
+	VPADDD       Y8, Y7, Y7
+	VPMADDUBSW   4(DX)(AX*4), Y9, Y8
+	VPMADDUBSW   36(DX)(AX*4), Y10, Y13
+	VPMADDWD     Y11, Y8, Y8
+	VPMADDWD     Y12, Y13, Y13
+	VPADDD       Y13, Y8, Y8
+	VPMADDUBSW   4(BX)(AX*4), Y9, Y9
+	VPMADDUBSW   36(BX)(AX*4), Y10, Y10
+	VPMADDWD     Y11, Y9, Y9
+	VPMADDWD     Y12, Y10, Y10
+	VPADDD       Y10, Y9, Y9
+
+	// Sub-blocks 2 and 3: the low and high nibbles of bytes 48-79.
+	VMOVDQU      48(R8), Y10
+	VPSRLW       $0x04, Y10, Y11
+	VPAND        Y0, Y10, Y10
+	VPAND        Y0, Y11, Y11
+	VPBROADCASTD 8(SP), Y12
+	VPBROADCASTD 12(SP), Y13
+	VPMADDUBSW   68(CX), Y10, Y14
+	VPMADDUBSW   100(CX), Y11, Y15
+	VPMADDWD     Y12, Y14, Y14
+	VPMADDWD     Y13, Y15, Y15
+	VPADDD       Y14, Y3, Y3
+	VPADDD       Y15, Y3, Y3
+	VPMADDUBSW   68(DX), Y10, Y14
+	VPMADDUBSW   100(DX), Y11, Y15
+	VPMADDWD     Y12, Y14, Y14
+	VPMADDWD     Y13, Y15, Y15
+	VPADDD       Y14, Y4, Y4
+	VPADDD       Y15, Y4, Y4
+	VPMADDUBSW   68(BX), Y10, Y14
+	VPMADDUBSW   100(BX), Y11, Y15
+	VPMADDWD     Y12, Y14, Y14
+	VPMADDWD     Y13, Y15, Y15
+	VPADDD       Y14, Y5, Y5
+	VPADDD       Y15, Y5, Y5
+	VPMADDUBSW   68(SI), Y10, Y14
+	VPMADDUBSW   100(SI), Y11, Y15
+	VPMADDWD     Y12, Y14, Y14
+	VPMADDWD     Y13, Y15, Y15
+	VPADDD       Y14, Y6, Y6
+	VPADDD       Y15, Y6, Y6
+	VPMADDUBSW   68(CX)(AX*4), Y10, Y14
+	VPMADDUBSW   100(CX)(AX*4), Y11, Y15
+	VPMADDWD     Y12, Y14, Y14
+	VPMADDWD     Y13, Y15, Y15
+	VPADDD       Y14, Y7, Y7
+	VPADDD       Y15, Y7, Y7
+	VPMADDUBSW   68(DX)(AX*4), Y10, Y14
+	VPMADDUBSW   100(DX)(AX*4), Y11, Y15
+	VPMADDWD     Y12, Y14, Y14
+	VPMADDWD     Y13, Y15, Y15
+	VPADDD       Y14, Y8, Y8
+	VPADDD       Y15, Y8, Y8
+	VPMADDUBSW   68(BX)(AX*4), Y10, Y10
+	VPMADDUBSW   100(BX)(AX*4), Y11, Y11
+	VPMADDWD     Y12, Y10, Y10
+	VPMADDWD     Y13, Y11, Y11
+	VPADDD       Y10, Y9, Y9
+	VPADDD       Y11, Y9, Y9
+
+	// Sub-blocks 4 and 5: the low and high nibbles of bytes 80-111.
+	VMOVDQU      80(R8), Y10
+	VPSRLW       $0x04, Y10, Y11
+	VPAND        Y0, Y10, Y10
+	VPAND        Y0, Y11, Y11
+	VPBROADCASTD 16(SP), Y12
+	VPBROADCASTD 20(SP), Y13
+	VPMADDUBSW   132(CX), Y10, Y14
+	VPMADDUBSW   164(CX), Y11, Y15
+	VPMADDWD     Y12, Y14, Y14
+	VPMADDWD     Y13, Y15, Y15
+	VPADDD       Y14, Y3, Y3
+	VPADDD       Y15, Y3, Y3
+	VPMADDUBSW   132(DX), Y10, Y14
+	VPMADDUBSW   164(DX), Y11, Y15
+	VPMADDWD     Y12, Y14, Y14
+	VPMADDWD     Y13, Y15, Y15
+	VPADDD       Y14, Y4, Y4
+	VPADDD       Y15, Y4, Y4
+	VPMADDUBSW   132(BX), Y10, Y14
+	VPMADDUBSW   164(BX), Y11, Y15
+	VPMADDWD     Y12, Y14, Y14
+	VPMADDWD     Y13, Y15, Y15
+	VPADDD       Y14, Y5, Y5
+	VPADDD       Y15, Y5, Y5
+	VPMADDUBSW   132(SI), Y10, Y14
+	VPMADDUBSW   164(SI), Y11, Y15
+	VPMADDWD     Y12, Y14, Y14
+	VPMADDWD     Y13, Y15, Y15
+	VPADDD       Y14, Y6, Y6
+	VPADDD       Y15, Y6, Y6
+	VPMADDUBSW   132(CX)(AX*4), Y10, Y14
+	VPMADDUBSW   164(CX)(AX*4), Y11, Y15
+	VPMADDWD     Y12, Y14, Y14
+	VPMADDWD     Y13, Y15, Y15
+	VPADDD       Y14, Y7, Y7
+	VPADDD       Y15, Y7, Y7
+	VPMADDUBSW   132(DX)(AX*4), Y10, Y14
+	VPMADDUBSW   164(DX)(AX*4), Y11, Y15
+	VPMADDWD     Y12, Y14, Y14
+	VPMADDWD     Y13, Y15, Y15
+	VPADDD       Y14, Y8, Y8
+	VPADDD       Y15, Y8, Y8
+	VPMADDUBSW   132(BX)(AX*4), Y10, Y10
+	VPMADDUBSW   164(BX)(AX*4), Y11, Y11
+	VPMADDWD     Y12, Y10, Y10
+	VPMADDWD     Y13, Y11, Y11
+	VPADDD       Y10, Y9, Y9
+	VPADDD       Y11, Y9, Y9
+
+	// Sub-blocks 6 and 7: the low and high nibbles of bytes 112-143.
+	VMOVDQU      112(R8), Y10
+	VPSRLW       $0x04, Y10, Y11
+	VPAND        Y0, Y10, Y10
+	VPAND        Y0, Y11, Y11
+	VPBROADCASTD 24(SP), Y12
+	VPBROADCASTD 28(SP), Y13
+	VPMADDUBSW   196(CX), Y10, Y14
+	VPMADDUBSW   228(CX), Y11, Y15
+	VPMADDWD     Y12, Y14, Y14
+	VPMADDWD     Y13, Y15, Y15
+	VPADDD       Y14, Y3, Y3
+	VPADDD       Y15, Y3, Y3
+	VPMADDUBSW   196(DX), Y10, Y14
+	VPMADDUBSW   228(DX), Y11, Y15
+	VPMADDWD     Y12, Y14, Y14
+	VPMADDWD     Y13, Y15, Y15
+	VPADDD       Y14, Y4, Y4
+	VPADDD       Y15, Y4, Y4
+	VPMADDUBSW   196(BX), Y10, Y14
+	VPMADDUBSW   228(BX), Y11, Y15
+	VPMADDWD     Y12, Y14, Y14
+	VPMADDWD     Y13, Y15, Y15
+	VPADDD       Y14, Y5, Y5
+	VPADDD       Y15, Y5, Y5
+	VPMADDUBSW   196(SI), Y10, Y14
+	VPMADDUBSW   228(SI), Y11, Y15
+	VPMADDWD     Y12, Y14, Y14
+	VPMADDWD     Y13, Y15, Y15
+	VPADDD       Y14, Y6, Y6
+	VPADDD       Y15, Y6, Y6
+	VPMADDUBSW   196(CX)(AX*4), Y10, Y14
+	VPMADDUBSW   228(CX)(AX*4), Y11, Y15
+	VPMADDWD     Y12, Y14, Y14
+	VPMADDWD     Y13, Y15, Y15
+	VPADDD       Y14, Y7, Y7
+	VPADDD       Y15, Y7, Y7
+	VPMADDUBSW   196(DX)(AX*4), Y10, Y14
+	VPMADDUBSW   228(DX)(AX*4), Y11, Y15
+	VPMADDWD     Y12, Y14, Y14
+	VPMADDWD     Y13, Y15, Y15
+	VPADDD       Y14, Y8, Y8
+	VPADDD       Y15, Y8, Y8
+	VPMADDUBSW   196(BX)(AX*4), Y10, Y10
+	VPMADDUBSW   228(BX)(AX*4), Y11, Y11
+	VPMADDWD     Y12, Y10, Y10
+	VPMADDWD     Y13, Y11, Y11
+	VPADDD       Y10, Y9, Y9
+	VPADDD       Y11, Y9, Y9
+
+	// isum_t and imin_t = Σ bsums·mins in lane t, as floats.
+	VPUNPCKLDQ   Y4, Y3, Y10
+	VPUNPCKHDQ   Y4, Y3, Y3
+	VPADDD       Y10, Y3, Y3
+	VPUNPCKLDQ   Y6, Y5, Y10
+	VPUNPCKHDQ   Y6, Y5, Y5
+	VPADDD       Y10, Y5, Y5
+	VPUNPCKLDQ   Y8, Y7, Y10
+	VPUNPCKHDQ   Y8, Y7, Y7
+	VPADDD       Y10, Y7, Y7
+	VPUNPCKLDQ   Y9, Y9, Y10
+	VPUNPCKHDQ   Y9, Y9, Y9
+	VPADDD       Y10, Y9, Y9
+	VPUNPCKLQDQ  Y5, Y3, Y10
+	VPUNPCKHQDQ  Y5, Y3, Y3
+	VPADDD       Y10, Y3, Y3
+	VPUNPCKLQDQ  Y9, Y7, Y10
+	VPUNPCKHQDQ  Y9, Y7, Y7
+	VPADDD       Y10, Y7, Y7
+	VPERM2I128   $0x20, Y7, Y3, Y10
+	VPERM2I128   $0x31, Y7, Y3, Y3
+	VPADDD       Y10, Y3, Y3
+	VPBROADCASTD 32(SP), Y4
+	VPMADDWD     32(DI), Y4, Y4
+	VPBROADCASTD 36(SP), Y5
+	VPMADDWD     64(DI), Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VPBROADCASTD 40(SP), Y5
+	VPMADDWD     96(DI), Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VPBROADCASTD 44(SP), Y5
+	VPMADDWD     128(DI), Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VPBROADCASTD 48(SP), Y5
+	VPMADDWD     160(DI), Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VPBROADCASTD 52(SP), Y5
+	VPMADDWD     192(DI), Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VPBROADCASTD 56(SP), Y5
+	VPMADDWD     224(DI), Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VPBROADCASTD 60(SP), Y5
+	VPMADDWD     256(DI), Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VCVTDQ2PS    Y3, Y3
+	VCVTDQ2PS    Y4, Y4
+
+	// acc = fma(isum, wd·xd, acc); accm = fma(imin, wdmin·xd, accm), lane t token t's.
+	MOVL         (R8), R9
+	VMOVD        R9, X5
+	VCVTPH2PS    X5, X5
+	VMOVSHDUP    X5, X6
+	VBROADCASTSS X5, Y5
+	VBROADCASTSS X6, Y6
+	VMULPS       (DI), Y5, Y5
+	VMULPS       (DI), Y6, Y6
+	VFMADD231PS  Y5, Y3, Y1
+	VFMADD231PS  Y6, Y4, Y2
+	ADDQ         $0x00000090, R8
+	ADDQ         $0x00000124, CX
+	ADDQ         $0x00000124, DX
+	ADDQ         $0x00000124, BX
+	ADDQ         $0x00000124, SI
+	ADDQ         $0x00000120, DI
+	CMPQ         DI, 88(SP)
+	JNE          q4KRowsT7AVX2blk
+
+	// out[t·ostride + r] = acc − accm for each token.
+	VSUBPS       Y2, Y1, Y1
+	MOVQ         80(SP), CX
+	MOVQ         ostride+56(FP), DX
+	SHLQ         $0x02, DX
+	VMOVSS       X1, (CX)
+	ADDQ         DX, CX
+	VEXTRACTPS   $0x01, X1, (CX)
+	ADDQ         DX, CX
+	VEXTRACTPS   $0x02, X1, (CX)
+	ADDQ         DX, CX
+	VEXTRACTPS   $0x03, X1, (CX)
+	ADDQ         DX, CX
+	VEXTRACTF128 $0x01, Y1, X1
+	VMOVSS       X1, (CX)
+	ADDQ         DX, CX
+	VEXTRACTPS   $0x01, X1, (CX)
+	ADDQ         DX, CX
+	VEXTRACTPS   $0x02, X1, (CX)
+	ADDQ         $0x04, 80(SP)
+	MOVQ         64(SP), CX
+	ADDQ         wstride+8(FP), CX
+	MOVQ         CX, 64(SP)
+	DECQ         72(SP)
+	JNZ          q4KRowsT7AVX2row
+	VZEROUPPER
+	RET
+
 // func q6KRowsT2VNNI(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, AVX512_VNNI, F16C, FMA3
 TEXT ·q6KRowsT2VNNI(SB), NOSPLIT, $24-64

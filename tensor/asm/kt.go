@@ -210,7 +210,7 @@ func q5KT(T int) {
 				vi = append(vi, v)
 			}
 			imin, tmp := top.YMM(), top.YMM()
-			tree(vi, tmp, imin)
+			tree(vi, tmp, imin, false)
 			c.VCVTDQ2PS(imin, imin)
 			c.Comment("[x_t.d]·wdmin; summs_t = fma(imin_t, −x_t.d·wdmin, summs_t) in lane t.")
 			xd, xd4 := top.YMM(), top.XMM()

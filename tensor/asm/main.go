@@ -25,6 +25,11 @@
 // sums to one lane per token and runs its two fused multiply-adds per block
 // on the token lanes; Q6_K keeps ggml's eight lanes per token.
 //
+// Q4_K also has AVX2 forms for T = 2..7 (q4k_avx2.go): the same tables and
+// float work on token lanes, with each 64 elements' integer work per token
+// as the single-row AVX2 kernels do it (two VPMADDUBSW, two VPMADDWD by the
+// scales, two VPADDD), in 16 virtual vector registers.
+//
 // The Q2_K, Q3_K, Q5_K and IQ4_XS kernels keep the AVX2 kernels' integer
 // work per token (VPMADDUBSW of each 32-element group against the token's
 // activations), but fuse the VPMADDWD by the scales and the VPADDD into one
@@ -231,8 +236,10 @@ type vreg interface {
 
 // tree reduces the eight int32 lanes of each of the T vectors v[t] into lane
 // t of out (lanes T..7 hold sums of repeated vectors); v is clobbered, tmp
-// is a scratch register. Integer adds only, so the grouping is free.
-func tree(v []vreg, tmp, out vreg) {
+// is a scratch register. Integer adds only, so the grouping is free. With
+// vex the halves are paired by VPERM2I128 (AVX2; registers Y0-Y15 only),
+// else by VSHUFI64X2 (AVX-512VL, any register).
+func tree(v []vreg, tmp, out vreg, vex bool) {
 	T := len(v)
 	at := func(i int) vreg { return v[min(i, T-1)] }
 	y := func(r vreg) Op { return r.AsY() }
@@ -266,8 +273,13 @@ func tree(v []vreg, tmp, out vreg) {
 	if len(l2) > 1 {
 		d = l2[1]
 	}
-	c.VSHUFI64X2(U8(0), y(d), y(cc), y(tmp))
-	c.VSHUFI64X2(U8(3), y(d), y(cc), y(out))
+	if vex {
+		c.VPERM2I128(U8(0x20), y(d), y(cc), y(tmp))
+		c.VPERM2I128(U8(0x31), y(d), y(cc), y(out))
+	} else {
+		c.VSHUFI64X2(U8(0), y(d), y(cc), y(tmp))
+		c.VSHUFI64X2(U8(3), y(d), y(cc), y(out))
+	}
 	c.VPADDD(y(tmp), y(out), y(out))
 }
 
@@ -395,6 +407,9 @@ func dotk() {
 	data2()
 	for T := 1; T <= 8; T++ {
 		q4K(T) // T = 1: the one-token pass, a row at a time on VNNI
+	}
+	for T := 2; T <= q4KAVX2MaxT; T++ {
+		q4KAVX2(T)
 	}
 	for T := 2; T <= 8; T++ {
 		q6K(T)

@@ -90,7 +90,7 @@ func q4KTail(T, base, mins int, w, tab GPVirtual) {
 	for t := 0; t < T; t++ {
 		vi = append(vi, Y(16+base+t))
 	}
-	tree(vi, Y0, Y1)
+	tree(vi, Y0, Y1, false)
 	c.VPXORD(Y2, Y2, Y2)
 	for k := 0; k < 8; k++ {
 		r := Y([]int{3, 8}[k&1])
@@ -110,16 +110,17 @@ func q4KTail(T, base, mins int, w, tab GPVirtual) {
 }
 
 // q4KDecode unpacks the block at w's scales into 0(SP) and its mins into
-// mins(SP), as doubled words.
-func q4KDecode(w GPVirtual, mins int) {
-	q4KScales(w, X1)
-	c.VPMOVZXBW(X1, Y3)
-	c.VPUNPCKLWD(Y3, Y3, Y5)
-	c.VPUNPCKHWD(Y3, Y3, Y6)
-	c.VMOVDQU(X5, sp(0))
-	c.VMOVDQU(X6, sp(16))
-	c.VEXTRACTI128(U8(1), Y5, sp(mins))
-	c.VEXTRACTI128(U8(1), Y6, sp(mins+16))
+// mins(SP), as doubled words, through the registers x (16 bytes), y, lo and
+// hi.
+func q4KDecode(w GPVirtual, mins int, x, y, lo, hi vreg) {
+	q4KScales(w, x)
+	c.VPMOVZXBW(x.AsX(), y.AsY())
+	c.VPUNPCKLWD(y.AsY(), y.AsY(), lo.AsY())
+	c.VPUNPCKHWD(y.AsY(), y.AsY(), hi.AsY())
+	c.VMOVDQU(lo.AsX(), sp(0))
+	c.VMOVDQU(hi.AsX(), sp(16))
+	c.VEXTRACTI128(U8(1), lo.AsY(), sp(mins))
+	c.VEXTRACTI128(U8(1), hi.AsY(), sp(mins+16))
 }
 
 func q4KAdvance(w GPVirtual, tk *tokens, tab GPVirtual) {
@@ -151,6 +152,56 @@ func q4K(T int) {
 		"blocks, as doubled words; 96 the weight row, 104 the rows left, 112 the",
 		"output pointer, 120 the end of the tables; from 128, nb tables (q4KTable).")
 	rowHeader(frameRow)
+	tk, tab := q4KTables(name, T, frameRow, tables)
+	c.VMOVDQU(ktMask0F, Y15)
+	c.Label(name + "row")
+	w := gp64()
+	c.MOVQ(sp(frameRow), w)
+	tk.load()
+	c.LEAQ(sp(tables), tab)
+	c.VXORPS(Y13, Y13, Y13)
+	c.VXORPS(Y14, Y14, Y14)
+	c.Comment("Block 0: integer work only.")
+	q4KDecode(w, minsA, X1, Y3, Y5, Y6)
+	q4KSteps(T, setA, w, tk)
+	q4KAdvance(w, tk, tab)
+	c.CMPQ(tab, sp(frameRow+24))
+	c.JEQ(LabelRef(name + "lastA"))
+	c.Label(name + "blk")
+	c.Comment("An odd block, with the float work of the even block before it.")
+	q4KDecode(w, minsB, X1, Y3, Y5, Y6)
+	interleave(capture(func() { q4KSteps(T, setB, w, tk) }), capture(func() { q4KTail(T, setA, minsA, w, tab) }))
+	q4KAdvance(w, tk, tab)
+	c.CMPQ(tab, sp(frameRow+24))
+	c.JEQ(LabelRef(name + "lastB"))
+	c.Comment("An even block, with the float work of the odd block before it.")
+	q4KDecode(w, minsA, X1, Y3, Y5, Y6)
+	interleave(capture(func() { q4KSteps(T, setA, w, tk) }), capture(func() { q4KTail(T, setB, minsB, w, tab) }))
+	q4KAdvance(w, tk, tab)
+	c.CMPQ(tab, sp(frameRow+24))
+	c.JNE(LabelRef(name + "blk"))
+	c.Label(name + "lastA")
+	q4KTail(T, setA, minsA, w, tab)
+	c.JMP(LabelRef(name + "store"))
+	c.Label(name + "lastB")
+	q4KTail(T, setB, minsB, w, tab)
+	c.Label(name + "store")
+	c.Comment("out[t·ostride + r] = acc − accm for each token.")
+	c.VSUBPS(Y14, Y13, Y13)
+	out, os := gp64(), gp64()
+	c.MOVQ(sp(frameRow+16), out)
+	c.MOVQ(arg("ostride", 56), os)
+	c.SHLQ(U8(2), os)
+	storeLanes(T, 13, out, os)
+	nextRow(frameRow, name+"row")
+}
+
+// q4KTables emits the prologue of the Q4_K T-token kernels: from the tokens'
+// activation blocks, per block a q4KTable in the frame from tables on (each
+// token's scale and bsums pairs, token-major, lanes T..7 zero), and the end
+// of the tables at frameRow+24. It returns the tokens' registers and the
+// table pointer.
+func q4KTables(name string, T, frameRow, tables int) (*tokens, GPVirtual) {
 	c.Comment("Tables: per block, each token's scale and bsums pairs, token-major (lanes T..7 zero).")
 	xs := gp64()
 	c.MOVQ(arg("xstride", 32), xs)
@@ -182,47 +233,7 @@ func q4K(T int) {
 	c.DECQ(n)
 	c.JNZ(LabelRef(name + "tab"))
 	c.MOVQ(tab, sp(frameRow+24))
-	c.VMOVDQU(ktMask0F, Y15)
-	c.Label(name + "row")
-	w := gp64()
-	c.MOVQ(sp(frameRow), w)
-	tk.load()
-	c.LEAQ(sp(tables), tab)
-	c.VXORPS(Y13, Y13, Y13)
-	c.VXORPS(Y14, Y14, Y14)
-	c.Comment("Block 0: integer work only.")
-	q4KDecode(w, minsA)
-	q4KSteps(T, setA, w, tk)
-	q4KAdvance(w, tk, tab)
-	c.CMPQ(tab, sp(frameRow+24))
-	c.JEQ(LabelRef(name + "lastA"))
-	c.Label(name + "blk")
-	c.Comment("An odd block, with the float work of the even block before it.")
-	q4KDecode(w, minsB)
-	interleave(capture(func() { q4KSteps(T, setB, w, tk) }), capture(func() { q4KTail(T, setA, minsA, w, tab) }))
-	q4KAdvance(w, tk, tab)
-	c.CMPQ(tab, sp(frameRow+24))
-	c.JEQ(LabelRef(name + "lastB"))
-	c.Comment("An even block, with the float work of the odd block before it.")
-	q4KDecode(w, minsA)
-	interleave(capture(func() { q4KSteps(T, setA, w, tk) }), capture(func() { q4KTail(T, setB, minsB, w, tab) }))
-	q4KAdvance(w, tk, tab)
-	c.CMPQ(tab, sp(frameRow+24))
-	c.JNE(LabelRef(name + "blk"))
-	c.Label(name + "lastA")
-	q4KTail(T, setA, minsA, w, tab)
-	c.JMP(LabelRef(name + "store"))
-	c.Label(name + "lastB")
-	q4KTail(T, setB, minsB, w, tab)
-	c.Label(name + "store")
-	c.Comment("out[t·ostride + r] = acc − accm for each token.")
-	c.VSUBPS(Y14, Y13, Y13)
-	out, os := gp64(), gp64()
-	c.MOVQ(sp(frameRow+16), out)
-	c.MOVQ(arg("ostride", 56), os)
-	c.SHLQ(U8(2), os)
-	storeLanes(T, 13, out, os)
-	nextRow(frameRow, name+"row")
+	return tk, tab
 }
 
 // nextRow moves the output pointer at off+16(SP) on by one float32 and the
