@@ -100,13 +100,7 @@ func gemvQ4K(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32
 		}
 	}
 	if !useVNNI && useKTAVX2 && nb <= kMaxQ4KTBlocks && ntok >= 2 {
-		// As few passes over the weights as the AVX2 T-token kernels
-		// allow, the tokens shared out evenly among them.
-		for passes := (ntok + q4KAVX2MaxT - 1) / q4KAVX2MaxT; passes > 0; passes-- {
-			T := (ntok - t + passes - 1) / passes
-			gemvQ4KTAVX2(w, ws, rows, x, xs, t, T, nb, out, os)
-			t += T
-		}
+		t = kPassesAVX2(gemvQ4KTAVX2, q4KAVX2MaxT, w, ws, rows, x, xs, ntok, nb, out, os)
 	}
 	t = kRows45(false, w, ws, rows, x, xs, ntok, t, nb, out, os)
 	g := rows / 8
@@ -134,9 +128,27 @@ func gemvQ6K(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32
 			gemvQ6KT(w, ws, rows, x, xs, t, min(8, ntok-t), nb, out, os)
 		}
 	}
+	if !useVNNI && useKTAVX2 && ntok >= 2 {
+		t = kPassesAVX2(gemvQ6KTAVX2, q6KAVX2MaxT, w, ws, rows, x, xs, ntok, nb, out, os)
+	}
 	for t = kRows45(true, w, ws, rows, x, xs, ntok, t, nb, out, os); t < ntok; t++ {
 		q6KRows(&w[0], ws, rows, &x[t*xs], nb, &out[t*os])
 	}
+}
+
+// kPassesAVX2 runs the ntok ≥ 2 tokens of x through the AVX2 T-token
+// kernels of one type (gemvT, up to maxT tokens a pass) in as few passes
+// over the weights as they allow, the tokens shared out evenly among the
+// passes, and returns ntok.
+func kPassesAVX2(gemvT func(w []byte, ws, rows int, x []byte, xs, t0, T, nb int, out []float32, os int),
+	maxT int, w []byte, ws, rows int, x []byte, xs, ntok, nb int, out []float32, os int) int {
+	t := 0
+	for passes := (ntok + maxT - 1) / maxT; passes > 0; passes-- {
+		T := (ntok - t + passes - 1) / passes
+		gemvT(w, ws, rows, x, xs, t, T, nb, out, os)
+		t += T
+	}
+	return t
 }
 
 // kRows45 runs the tokens of x from t on through the AVX2 multi-token

@@ -81,9 +81,9 @@ func BenchmarkKQuantForms(b *testing.B) {
 }
 
 // BenchmarkKQuantFormsAVX2 compares, with the AVX2 kernels (VNNI off), the
-// T-token Q4_K kernels (t=true) with the four- and five-token kernels and
-// single-token passes they replace (t=false), on the reference model's
-// Q4_K matrices, one thread, in CPU time.
+// T-token Q4_K and Q6_K kernels (t=true) with the four- and five-token
+// kernels and single-token passes they replace (t=false), on the reference
+// model's matrices, one thread, in CPU time.
 func BenchmarkKQuantFormsAVX2(b *testing.B) {
 	defer setVNNI(useVNNI)
 	defer func(v bool) { useKTAVX2 = v }(useKTAVX2)
@@ -91,13 +91,17 @@ func BenchmarkKQuantFormsAVX2(b *testing.B) {
 	r := rand.New(rand.NewPCG(41, 42))
 	p := NewPool(1)
 	defer p.Close()
-	for _, c := range [][2]int{{1536, 512}, {512, 1536}} {
-		m := &Matrix{Type: Q4_K, Rows: c[0], Cols: c[1], Data: kRandQ4K(r, c[0]*c[1]/qkK)}
+	for _, c := range []struct {
+		typ        Type
+		rows, cols int
+		gen        func(*rand.Rand, int) []byte
+	}{{Q4_K, 1536, 512, kRandQ4K}, {Q4_K, 512, 1536, kRandQ4K}, {Q6_K, 1536, 512, kRandQ6K}, {Q6_K, 512, 1536, kRandQ6K}} {
+		m := &Matrix{Type: c.typ, Rows: c.rows, Cols: c.cols, Data: c.gen(r, c.rows*c.cols/qkK)}
 		for _, n := range []int{2, 3, 5, 8} {
-			x := kRandFloats(r, n*c[1])
-			out := make([]float32, n*c[0])
+			x := kRandFloats(r, n*c.cols)
+			out := make([]float32, n*c.rows)
 			for _, t := range []bool{false, true} {
-				b.Run(fmt.Sprintf("%dx%d/n=%d/t=%v", c[0], c[1], n, t), func(b *testing.B) {
+				b.Run(fmt.Sprintf("%v/%dx%d/n=%d/t=%v", c.typ, c.rows, c.cols, n, t), func(b *testing.B) {
 					useKTAVX2 = t
 					b.SetBytes(int64(len(m.Data)))
 					c0 := cpuNanos()

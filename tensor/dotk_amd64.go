@@ -5,7 +5,8 @@ package tensor
 //go:generate env -u GOARCH go run -C asm . -kernels dotk -out ../dotk_amd64.s -stubs ../dotk_stubs_amd64.go -pkg tensor
 
 // The T-token K-quant kernels (AVX-512 VL, BW and VNNI, used where useVNNI;
-// for Q4_K also AVX2 forms, q4KRowsT*AVX2, for 2..q4KAVX2MaxT tokens) run
+// and AVX2 forms, q4KRowsT*AVX2 and q6KRowsT*AVX2, for 2..q4KAVX2MaxT and
+// 2..q6KAVX2MaxT tokens) run
 // T = 2..8 activation rows at x + t·xstride through one pass over the
 // weight rows, writing out[t·ostride + r], bit for bit
 //
@@ -21,9 +22,9 @@ package tensor
 // Generated with avo by the asm module (asm/), declared in
 // dotk_stubs_amd64.go.
 
-// q4KAVX2MaxT is the most tokens one AVX2 T-token Q4_K kernel takes (the
-// asm module's q4KAVX2MaxT).
-const q4KAVX2MaxT = 7
+// q4KAVX2MaxT and q6KAVX2MaxT are the most tokens one AVX2 T-token Q4_K
+// or Q6_K kernel takes (the asm module's constants of the same names).
+const q4KAVX2MaxT, q6KAVX2MaxT = 7, 8
 
 // kMaxQ4KTBlocks bounds the blocks per row (16384 columns) for which the
 // Q4_K T-token kernels run: their tables (288 bytes a block) live in their
@@ -38,9 +39,11 @@ type kRowsT func(w *byte, wstride, rows int, x *byte, xstride, nb int, out *floa
 var (
 	q4KRowsT = [9]kRowsT{1: q4KRowsT1VNNI, 2: q4KRowsT2VNNI, 3: q4KRowsT3VNNI, 4: q4KRowsT4VNNI, 5: q4KRowsT5VNNI,
 		6: q4KRowsT6VNNI, 7: q4KRowsT7VNNI, 8: q4KRowsT8VNNI}
-	// The AVX2 forms, 2 ≤ T ≤ q4KAVX2MaxT.
+	// The AVX2 forms, 2 ≤ T ≤ q4KAVX2MaxT (Q4_K) or 8 (Q6_K).
 	q4KRowsTAVX2 = [9]kRowsT{2: q4KRowsT2AVX2, 3: q4KRowsT3AVX2, 4: q4KRowsT4AVX2, 5: q4KRowsT5AVX2,
 		6: q4KRowsT6AVX2, 7: q4KRowsT7AVX2}
+	q6KRowsTAVX2 = [9]kRowsT{2: q6KRowsT2AVX2, 3: q6KRowsT3AVX2, 4: q6KRowsT4AVX2, 5: q6KRowsT5AVX2,
+		6: q6KRowsT6AVX2, 7: q6KRowsT7AVX2, 8: q6KRowsT8AVX2}
 	q6KRowsT = [9]kRowsT{2: q6KRowsT2VNNI, 3: q6KRowsT3VNNI, 4: q6KRowsT4VNNI, 5: q6KRowsT5VNNI,
 		6: q6KRowsT6VNNI, 7: q6KRowsT7VNNI, 8: q6KRowsT8VNNI}
 )
@@ -61,6 +64,12 @@ func gemvQ4KT(w []byte, ws, rows int, x []byte, xs, t0, T, nb int, out []float32
 // q4KRowsT<T>AVX2.
 func gemvQ4KTAVX2(w []byte, ws, rows int, x []byte, xs, t0, T, nb int, out []float32, os int) {
 	gemvKT(&q4KRowsTAVX2, w, ws, rows, x, xs, t0, T, nb, out, os)
+}
+
+// gemvQ6KTAVX2 runs tokens t0 .. t0+T-1 (2 ≤ T ≤ q6KAVX2MaxT) through
+// q6KRowsT<T>AVX2.
+func gemvQ6KTAVX2(w []byte, ws, rows int, x []byte, xs, t0, T, nb int, out []float32, os int) {
+	gemvKT(&q6KRowsTAVX2, w, ws, rows, x, xs, t0, T, nb, out, os)
 }
 
 // gemvQ6KT runs tokens t0 .. t0+T-1 (2 ≤ T ≤ 8) through q6KRowsT<T>VNNI.

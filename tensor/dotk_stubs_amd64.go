@@ -135,6 +135,47 @@ func q6KRowsT7VNNI(w *byte, wstride int, rows int, x *byte, xstride int, nb int,
 //go:noescape
 func q6KRowsT8VNNI(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
 
+// q6KRowsT2AVX2 runs T activation rows (Q8_K, at x + t·xstride) through one
+// pass over rows Q6_K weight rows (at w + r·wstride, nb > 0 blocks each),
+// writing out[t·ostride + r], bit for bit
+//
+//	dotQ6KRef(w[r*wstride:], x[t*xstride:], 256*nb)
+//
+// for every r < rows and t < T (here T = 2; up to 8; AVX2, FMA, F16C).
+//
+//go:noescape
+func q6KRowsT2AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+
+// q6KRowsT3AVX2 is q6KRowsT2AVX2 for t < 3.
+//
+//go:noescape
+func q6KRowsT3AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+
+// q6KRowsT4AVX2 is q6KRowsT2AVX2 for t < 4.
+//
+//go:noescape
+func q6KRowsT4AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+
+// q6KRowsT5AVX2 is q6KRowsT2AVX2 for t < 5.
+//
+//go:noescape
+func q6KRowsT5AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+
+// q6KRowsT6AVX2 is q6KRowsT2AVX2 for t < 6.
+//
+//go:noescape
+func q6KRowsT6AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+
+// q6KRowsT7AVX2 is q6KRowsT2AVX2 for t < 7.
+//
+//go:noescape
+func q6KRowsT7AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+
+// q6KRowsT8AVX2 is q6KRowsT2AVX2 for t < 8.
+//
+//go:noescape
+func q6KRowsT8AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+
 // q2KRowsT2VNNI runs T activation rows (Q8_K, at x + t·xstride) through one
 // pass over rows Q2_K weight rows (at w + r·wstride, nb > 0 blocks each),
 // writing out[t·ostride + r], bit for bit

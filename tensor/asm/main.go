@@ -25,10 +25,13 @@
 // sums to one lane per token and runs its two fused multiply-adds per block
 // on the token lanes; Q6_K keeps ggml's eight lanes per token.
 //
-// Q4_K also has AVX2 forms for T = 2..7 (q4k_avx2.go): the same tables and
-// float work on token lanes, with each 64 elements' integer work per token
-// as the single-row AVX2 kernels do it (two VPMADDUBSW, two VPMADDWD by the
-// scales, two VPADDD), in 16 virtual vector registers.
+// Q4_K and Q6_K also have AVX2 forms, in 16 virtual vector registers: Q4_K
+// for T = 2..7 (q4k_avx2.go: the same tables and float work on token lanes,
+// with each 64 elements' integer work per token as the single-row AVX2
+// kernel does it: two VPMADDUBSW, two VPMADDWD by the scales, two VPADDD),
+// Q6_K for T = 2..8 (q6k_avx2.go: the single-row AVX2 kernel's operations
+// per token, ggml's eight float lanes in registers or, past four tokens,
+// in the frame).
 //
 // The Q2_K, Q3_K, Q5_K and IQ4_XS kernels keep the AVX2 kernels' integer
 // work per token (VPMADDUBSW of each 32-element group against the token's
@@ -413,6 +416,9 @@ func dotk() {
 	}
 	for T := 2; T <= 8; T++ {
 		q6K(T)
+	}
+	for T := 2; T <= q6KAVX2MaxT; T++ {
+		q6KAVX2(T)
 	}
 	for T := 2; T <= 8; T++ {
 		q2KT(T)

@@ -1,0 +1,181 @@
+package main
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// The AVX2 T-token Q6_K kernels (q6KRowsT<T>AVX2): the single-row AVX2
+// kernel's operations (q6KRows in dot_k_amd64.s, ggml's AVX2 lanes) with
+// each weight block decoded once for all T tokens, in virtual registers.
+// Per 32 elements and token, one VPMADDUBSW multiplies the six-bit values
+// by the token's quants, one VPMADDWD applies the two 16-element
+// sub-blocks' scales and one VPADDD adds them into the token's eight int32
+// lanes, which start at −32·Σ scales·bsums (the scales times −32 as words:
+// one VPMADDWD). Each token keeps ggml's eight float lanes, in registers
+// for T ≤ q6KAVX2RegT, else in the frame, and its output is their
+// hsum_float_8, as the one-token kernel's.
+
+// q6KAVX2MaxT is the most tokens one AVX2 Q6_K kernel takes (T int32 lane
+// vectors beside the eight a block's decoding uses); q6KAVX2RegT the most
+// whose float lanes stay in registers.
+const (
+	q6KAVX2MaxT = 8
+	q6KAVX2RegT = 4
+)
+
+func q6KAVX2(T int) {
+	name := fmt.Sprintf("q6KRowsT%dAVX2", T)
+	text(name, 0, kSig)
+	if T == 2 {
+		c.Doc(
+			name+" runs T activation rows (Q8_K, at x + t·xstride) through one",
+			"pass over rows Q6_K weight rows (at w + r·wstride, nb > 0 blocks each),",
+			"writing out[t·ostride + r], bit for bit",
+			"",
+			"\tdotQ6KRef(w[r*wstride:], x[t*xstride:], 256*nb)",
+			"",
+			fmt.Sprintf("for every r < rows and t < T (here T = 2; up to %d; AVX2, FMA, F16C).", q6KAVX2MaxT))
+		c.Pragma("noescape")
+	} else {
+		kDoc(name, "Q6_K", T)
+	}
+	const accs = 32 // token t's float lanes at accs+32t when not in registers
+	inRegs := T <= q6KAVX2RegT
+	frame := 24
+	if !inRegs {
+		frame = accs + 32*T
+	}
+	c.AllocLocal(frame)
+	c.Comment("Frame: 0 the weight row, 8 the rows left, 16 the output pointer.")
+	rowHeader(0)
+	m0F := top.YMM()
+	c.VMOVDQU(ktMask0F, m0F)
+
+	c.Label(name + "row")
+	w := gp64()
+	c.MOVQ(sp(0), w)
+	xs := gp64()
+	c.MOVQ(arg("xstride", 32), xs)
+	tk := newTokens(T, xs)
+	tk.load()
+	n := gp64()
+	c.MOVQ(arg("nb", 40), n)
+	facc := make([]VecVirtual, T)
+	for t := range facc {
+		if inRegs {
+			facc[t] = top.YMM()
+			c.VXORPS(facc[t], facc[t], facc[t])
+		} else if t == 0 {
+			z := top.YMM()
+			c.VXORPS(z, z, z)
+			for u := 0; u < T; u++ {
+				c.VMOVUPS(z, sp(accs+32*u))
+			}
+		}
+	}
+
+	c.Label(name + "blk")
+	c.Comment("Each token's lanes start at −32·Σ scales·bsums.")
+	sb, sw, s32 := top.XMM(), top.YMM(), top.YMM()
+	c.VMOVDQU(Mem{Base: w, Disp: 192}, sb)
+	c.VPMOVSXBW(sb, sw)
+	c.VPSLLW(U8(5), sw, s32)
+	c.VPXOR(sw, sw, sw)
+	c.VPSUBW(s32, sw, s32)
+	lanes := make([]VecVirtual, T)
+	for t := range lanes {
+		lanes[t] = top.YMM()
+		c.VPMADDWD(tk.at(t, 260), s32, lanes[t])
+	}
+	for h := 0; h < 2; h++ {
+		ql0, ql1, qh := top.YMM(), top.YMM(), top.YMM()
+		c.VMOVDQU(Mem{Base: w, Disp: 64 * h}, ql0)
+		c.VMOVDQU(Mem{Base: w, Disp: 64*h + 32}, ql1)
+		c.VMOVDQU(Mem{Base: w, Disp: 128 + 32*h}, qh)
+		for g := 0; g < 4; g++ {
+			c.Commentf("Elements %d-%d: their six-bit values and the scales of their two sub-blocks as words.",
+				128*h+32*g, 128*h+32*g+31)
+			v := q6ValueAVX2(g, ql0, ql1, qh, m0F)
+			s8, sc := top.XMM(), top.YMM()
+			c.VPSHUFB(ktScaleShuf.Offset(64*h+16*g), sb, s8)
+			c.VPMOVSXBW(s8, sc)
+			for t := 0; t < T; t++ {
+				p := top.YMM()
+				c.VPMADDUBSW(tk.at(t, 4+128*h+32*g), v, p)
+				c.VPMADDWD(sc, p, p)
+				c.VPADDD(p, lanes[t], lanes[t])
+			}
+		}
+	}
+	c.Comment("acc_t[L] = fma(x_t.d·wd, float32(lane_t[L]), acc_t[L]).")
+	wd := broadcastHalf(half(Mem{Base: w, Disp: 208}))
+	for t := 0; t < T; t++ {
+		d := top.YMM()
+		c.VCVTDQ2PS(lanes[t], lanes[t])
+		c.VBROADCASTSS(tk.at(t, 0), d)
+		c.VMULPS(wd, d, d)
+		if inRegs {
+			c.VFMADD231PS(d, lanes[t], facc[t])
+			continue
+		}
+		a := top.YMM()
+		c.VMOVUPS(sp(accs+32*t), a)
+		c.VFMADD231PS(d, lanes[t], a)
+		c.VMOVUPS(a, sp(accs+32*t))
+	}
+	blockEnd(name, 210, w, tk, n)
+
+	c.Comment("out[t·ostride + r] = hsum8(acc_t), in hsum_float_8's order.")
+	out, os := gp64(), gp64()
+	c.MOVQ(sp(16), out)
+	c.MOVQ(arg("ostride", 56), os)
+	c.SHLQ(U8(2), os)
+	for t := 0; t < T; t++ {
+		a := facc[t]
+		if !inRegs {
+			a = top.YMM()
+			c.VMOVUPS(sp(accs+32*t), a)
+		}
+		c.VMOVSS(khsum8(a), Mem{Base: out})
+		if t < T-1 {
+			c.ADDQ(os, out)
+		}
+	}
+	nextRow(0, name+"row")
+}
+
+// q6ValueAVX2 returns the 32 six-bit values of group g (0-3) of the half
+// whose ql bytes are in ql0 and ql1 and qh bytes in qh, as q6KRows builds
+// them: the low (g < 2) or high nibbles of ql0 (g even) or ql1 (g odd),
+// ORed with the qh bits of the group moved to bits 4-5.
+func q6ValueAVX2(g int, ql0, ql1, qh, m0F VecVirtual) VecVirtual {
+	ql := ql0
+	if g%2 == 1 {
+		ql = ql1
+	}
+	v, hb := top.YMM(), top.YMM()
+	if g < 2 {
+		c.VPAND(m0F, ql, v)
+	} else {
+		c.VPSRLW(U8(4), ql, v)
+		c.VPAND(m0F, v, v)
+	}
+	switch g {
+	case 0:
+		c.VPAND(ktMask03, qh, hb)
+		c.VPSLLW(U8(4), hb, hb)
+	case 1:
+		c.VPAND(ktMask0C, qh, hb)
+		c.VPSLLW(U8(2), hb, hb)
+	case 2:
+		c.VPAND(ktMask30, qh, hb)
+	case 3:
+		c.VPAND(ktMaskC0, qh, hb)
+		c.VPSRLW(U8(2), hb, hb)
+	}
+	c.VPOR(hb, v, v)
+	return v
+}
