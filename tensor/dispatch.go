@@ -55,8 +55,8 @@ func registerKernels() {
 }
 
 // KernelSet names the kernel set in use: "avx512-vnni", "avx2" or
-// "generic" on x86-64; "neon" with "+dotprod" and "+fhm" for the arm64
-// extensions in use; "generic" for the pure-Go kernels (other
+// "generic" on x86-64; "neon" with "+dotprod", "+fhm" and "+i8mm" for the
+// arm64 extensions in use; "generic" for the pure-Go kernels (other
 // architectures, -tags noasm, SPECD_CPU=generic).
 func KernelSet() string { return kernelSet() }
 

@@ -17,11 +17,14 @@ import (
 //     bytes per lane per instruction instead of a widening multiply and
 //     pairwise adds;
 //   - ASIMDFHM (FMLAL/FMLAL2): F16 weights times F16 activations without
-//     widening either first.
+//     widening either first;
+//   - I8MM (SMMLA), with ASIMDDP: the multi-token Q8_0 and Q4_0 kernels
+//     take two rows times two tokens, 8 bytes each, per instruction (a
+//     third token of a pass takes SDOT on the same operands; a single
+//     token runs the SDOT form).
 //
-// Both forms compute the same integer sums and the same single-rounded
-// float operations in the same order, so they give the same bits. I8MM
-// (SMMLA) is detected and reported but no kernel uses it yet. The FP16
+// All forms compute the same integer sums and the same single-rounded
+// float operations in the same order, so they give the same bits. The FP16
 // arithmetic extensions (FPHP, ASIMDHP) are not used: adding in half
 // precision rounds differently from the references, which accumulate in
 // float32 as llama.cpp's x86 build does.
@@ -36,21 +39,22 @@ var (
 	cpuI8MM    = cpu.ARM64.HasI8MM
 )
 
-// useDot and useFHM select the kernel forms in use: the extension where the
-// CPU has it, unless SPECD_CPU=neon; envErr names a SPECD_CPU value the
-// selection does not understand (the extensions are then used).
+// useDot, useFHM and useMM select the kernel forms in use: the extension
+// where the CPU has it (I8MM's forms with SDOT's), unless SPECD_CPU=neon;
+// envErr names a SPECD_CPU value the selection does not understand (the
+// extensions are then used).
 var (
-	useDot, useFHM = arm64Forms(os.Getenv("SPECD_CPU"))
-	envErr         = arm64EnvErr(os.Getenv("SPECD_CPU"))
+	useDot, useFHM, useMM = arm64Forms(os.Getenv("SPECD_CPU"))
+	envErr                = arm64EnvErr(os.Getenv("SPECD_CPU"))
 )
 
 // arm64Forms returns the forms SPECD_CPU=env selects: none under neon,
 // else those the CPU has.
-func arm64Forms(env string) (dot, fhm bool) {
+func arm64Forms(env string) (dot, fhm, mm bool) {
 	if env == "neon" {
-		return false, false
+		return false, false, false
 	}
-	return cpuDotProd, cpuFHM
+	return cpuDotProd, cpuFHM, cpuI8MM && cpuDotProd
 }
 
 // arm64EnvErr names a SPECD_CPU value arm64Forms does not understand.
@@ -62,19 +66,20 @@ func arm64EnvErr(env string) error {
 	return fmt.Errorf("tensor: SPECD_CPU=%q: want neon or nothing on arm64 (using the CPU's extensions)", env)
 }
 
-// setARM64Forms selects the SDOT and FMLAL forms (where the CPU has them)
-// for the kernels called after it; it must not run concurrently with them.
-// The kernels read the selection at each call, so nothing is registered
-// again.
-func setARM64Forms(dot, fhm bool) {
+// setARM64Forms selects the SDOT, FMLAL and SMMLA forms (where the CPU has
+// them; SMMLA's only with SDOT's) for the kernels called after it; it must
+// not run concurrently with them. The kernels read the selection at each
+// call, so nothing is registered again.
+func setARM64Forms(dot, fhm, mm bool) {
 	useDot = dot && cpuDotProd
 	useFHM = fhm && cpuFHM
+	useMM = mm && useDot && cpuI8MM
 }
 
 // ARM64Features reports the CPU extensions the arm64 kernels in use take:
-// SDOT (dotProd), FMLAL (fhm) and SMMLA (i8mm, detected only: no kernel
-// uses it yet). SPECD_CPU=neon turns the first two off.
-func ARM64Features() (dotProd, fhm, i8mm bool) { return useDot, useFHM, cpuI8MM }
+// SDOT (dotProd), FMLAL (fhm) and SMMLA (i8mm). SPECD_CPU=neon turns them
+// off.
+func ARM64Features() (dotProd, fhm, i8mm bool) { return useDot, useFHM, useMM }
 
 // kernelSet names the arm64 set in use: "neon" and the extensions taken.
 func kernelSet() string {
@@ -84,6 +89,9 @@ func kernelSet() string {
 	}
 	if useFHM {
 		s += "+fhm"
+	}
+	if useMM {
+		s += "+i8mm"
 	}
 	return s
 }
@@ -103,8 +111,8 @@ func cpuFeatures() []string {
 }
 
 // installArchImpls points the kernel variables at their NEON forms (every
-// ARMv8-A CPU has NEON; the SDOT and FMLAL forms are chosen at each call
-// from useDot and useFHM).
+// ARMv8-A CPU has NEON; the SDOT, FMLAL and SMMLA forms are chosen at each
+// call from useDot, useFHM and useMM).
 func installArchImpls() {
 	installNEONActs() // act_arm64.go
 	installNEONDots() // dot_arm64.go

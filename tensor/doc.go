@@ -8,13 +8,14 @@
 //
 // Every kernel has a pure-Go reference, and most have assembly forms that
 // give the same bits: AVX2 (with FMA and F16C) and AVX-512 VNNI on x86-64,
-// NEON with the SDOT and FMLAL extensions on arm64. dispatch.go chooses the
-// forms once, at package initialisation, from the CPU features
+// NEON with the SDOT, FMLAL and SMMLA extensions on arm64. dispatch.go
+// chooses the forms once, at package initialisation, from the CPU features
 // golang.org/x/sys/cpu reports and the SPECD_CPU environment variable
 // (avx2 or generic on x86-64, neon on arm64, to run fewer extensions than
 // the CPU has), and registers every type's kernels in one fixed order.
-// KernelSet names the set in use ("avx512-vnni", "avx2", "neon+dotprod+fhm",
-// "generic"); `specd inspect --cpu` prints it with CPUFeatures.
+// KernelSet names the set in use ("avx512-vnni", "avx2",
+// "neon+dotprod+fhm+i8mm", "generic"); `specd inspect --cpu` prints it
+// with CPUFeatures.
 //
 // Two summation orders are choices rather than CPU features: SetQ8_0Order
 // (the rows order, fast for several tokens, or llama.cpp's lanes order) and

@@ -6,7 +6,8 @@ package tensor
 
 // The arm64 kernels for F16, Q8_0 and Q4_0 weights (dot_arm64.s, written by
 // gen_arm64.go). Each comes in a NEON form and one using an extension
-// (cpu_arm64.go), with the same results bit for bit; the doc comments give
+// (dispatch_arm64.go), the multi-token Q8_0 and Q4_0 ones in a third
+// (I8MM), with the same results bit for bit; the doc comments give
 // the Go loop each one computes. n counts elements, nb blocks of 32.
 
 // f16Rows1NEON and f16Rows1FHM compute, for n a multiple of 32,
@@ -91,6 +92,29 @@ func q4_0Rows4T2Dot(w *byte, wstride, groups int, x *byte, xstride, nb int, out 
 //go:noescape
 func q4_0Rows4T3Dot(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
 
+// q8_0Rows4T<T>MM and q4_0Rows4T<T>MM compute the same for T = 2 to 4
+// tokens with SMMLA (I8MM): each pair of rows and pair of tokens is one
+// 2×2 tile of exact int32 sums per block (a third token's sums are SDOT's
+// on the same operands), so the outputs are the Dot form's bit for bit.
+//
+//go:noescape
+func q8_0Rows4T2MM(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q8_0Rows4T3MM(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q8_0Rows4T4MM(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q4_0Rows4T2MM(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q4_0Rows4T3MM(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q4_0Rows4T4MM(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+
 // q8_0LanesRows1NEON and q8_0LanesRows1Dot compute, over nb blocks, in
 // the lanes order (Q8_0Lanes),
 //
@@ -133,6 +157,16 @@ func tokenRun(n int) int {
 		return 2
 	}
 	return min(3, n)
+}
+
+// q0TokenRun is tokenRun for the Q8_0 and Q4_0 kernels: under the MM
+// forms, four a pass while four are left, then the rest (a single token
+// runs the Dot form).
+func q0TokenRun(n int) int {
+	if !useMM {
+		return tokenRun(n)
+	}
+	return min(4, n)
 }
 
 func gemvF16(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
@@ -190,7 +224,7 @@ func gemvQ4_0(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float3
 }
 
 // gemvQ0 runs the four-row Q8_0 (q4 false) or Q4_0 kernels over whole
-// groups of rows, up to three tokens a pass, and the rows left over one at
+// groups of rows, q0TokenRun's tokens a pass, and the rows left over one at
 // a time, each as a group of four copies of itself (stride 0): the same
 // arithmetic on every lane, so it matches its grouped neighbours.
 func gemvQ0(q4 bool, w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
@@ -208,12 +242,12 @@ func gemvQ0(q4 bool, w []byte, ws, rows int, x []byte, xs, ntok, cols int, out [
 	}
 	groups := rows / 4
 	for t := 0; t < ntok; {
-		T := tokenRun(ntok - t)
+		T := q0TokenRun(ntok - t)
 		if groups > 0 {
 			q0Rows4(q4, T, ptr(w), ws, groups, &x[t*xs], xs, nb, &out[t*os], os)
 		}
 		for r := 4 * groups; r < rows; r++ {
-			var o [3 * 4]float32
+			var o [4 * 4]float32
 			q0Rows4(q4, T, &w[r*ws], 0, 1, &x[t*xs], xs, nb, &o[0], 4)
 			for i := range T {
 				out[(t+i)*os+r] = o[4*i]
@@ -223,9 +257,23 @@ func gemvQ0(q4 bool, w []byte, ws, rows int, x []byte, xs, ntok, cols int, out [
 	}
 }
 
-// q0Rows4 runs the T-token four-row kernel of the type and form in use.
+// q0Rows4 runs the T-token four-row kernel of the type and form in use
+// (T = 1 to 3; up to 4 under the MM forms, which a single token does not
+// take).
 func q0Rows4(q4 bool, T int, w *byte, ws, groups int, x *byte, xs, nb int, out *float32, os int) {
 	switch {
+	case q4 && useMM && T == 2:
+		q4_0Rows4T2MM(w, ws, groups, x, xs, nb, out, os)
+	case q4 && useMM && T == 3:
+		q4_0Rows4T3MM(w, ws, groups, x, xs, nb, out, os)
+	case q4 && useMM && T == 4:
+		q4_0Rows4T4MM(w, ws, groups, x, xs, nb, out, os)
+	case useMM && T == 2:
+		q8_0Rows4T2MM(w, ws, groups, x, xs, nb, out, os)
+	case useMM && T == 3:
+		q8_0Rows4T3MM(w, ws, groups, x, xs, nb, out, os)
+	case useMM && T == 4:
+		q8_0Rows4T4MM(w, ws, groups, x, xs, nb, out, os)
 	case q4 && useDot && T == 1:
 		q4_0Rows4T1Dot(w, ws, groups, x, xs, nb, out, os)
 	case q4 && useDot && T == 2:

@@ -1258,6 +1258,320 @@ store:
 	BNE group
 	RET
 
+// func q8_0Rows4T2MM(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q8_0Rows4T2MM(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD groups+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+group:
+	MOVD R0, R8
+	ADD R1, R8, R9
+	ADD R1, R9, R10
+	ADD R1, R10, R11
+	MOVD R3, R12
+	ADD R4, R12, R13
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	MOVD R5, R15
+	CBZ R15, store
+block:
+	// tokens 0 and 1, in 8-byte pairs
+	VLD1.P 2(R12), V23.H[0]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	VLD1.P 2(R13), V23.H[1]
+	VLD1.P 32(R13), [V2.B16, V3.B16]
+	VZIP1 V2.D2, V0.D2, V8.D2
+	VZIP2 V2.D2, V0.D2, V9.D2
+	VZIP1 V3.D2, V1.D2, V10.D2
+	VZIP2 V3.D2, V1.D2, V11.D2
+	WORD $0x0e217af7 // fcvtl v23.4s, v23.4h
+	// rows 0 and 1, in 8-byte pairs
+	VLD1.P 2(R8), V22.H[0]
+	VLD1.P 32(R8), [V0.B16, V1.B16]
+	VLD1.P 2(R9), V22.H[1]
+	VLD1.P 32(R9), [V2.B16, V3.B16]
+	VZIP1 V2.D2, V0.D2, V4.D2
+	VZIP2 V2.D2, V0.D2, V5.D2
+	VZIP1 V3.D2, V1.D2, V6.D2
+	VZIP2 V3.D2, V1.D2, V7.D2
+	VEOR V16.B16, V16.B16, V16.B16
+	WORD $0x4e84a510 // smmla v16.4s, v8.16b, v4.16b
+	WORD $0x4e85a530 // smmla v16.4s, v9.16b, v5.16b
+	WORD $0x4e86a550 // smmla v16.4s, v10.16b, v6.16b
+	WORD $0x4e87a570 // smmla v16.4s, v11.16b, v7.16b
+	// rows 2 and 3, in 8-byte pairs
+	VLD1.P 2(R10), V22.H[2]
+	VLD1.P 32(R10), [V0.B16, V1.B16]
+	VLD1.P 2(R11), V22.H[3]
+	VLD1.P 32(R11), [V2.B16, V3.B16]
+	VZIP1 V2.D2, V0.D2, V4.D2
+	VZIP2 V2.D2, V0.D2, V5.D2
+	VZIP1 V3.D2, V1.D2, V6.D2
+	VZIP2 V3.D2, V1.D2, V7.D2
+	VEOR V17.B16, V17.B16, V17.B16
+	WORD $0x4e84a511 // smmla v17.4s, v8.16b, v4.16b
+	WORD $0x4e85a531 // smmla v17.4s, v9.16b, v5.16b
+	WORD $0x4e86a551 // smmla v17.4s, v10.16b, v6.16b
+	WORD $0x4e87a571 // smmla v17.4s, v11.16b, v7.16b
+	WORD $0x0e217ad6 // fcvtl v22.4s, v22.4h
+	// tokens 0 and 1: the four rows' block sums, in row order
+	VZIP1 V17.D2, V16.D2, V20.D2
+	VZIP2 V17.D2, V16.D2, V21.D2
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4f9792d8 // fmul v24.4s, v22.4s, v23.s[0]
+	VFMLA V24.S4, V20.S4, V28.S4
+	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	WORD $0x4fb792d8 // fmul v24.4s, v22.4s, v23.s[1]
+	VFMLA V24.S4, V21.S4, V29.S4
+	SUBS $1, R15, R15
+	BNE block
+store:
+	MOVD R6, R16
+	VST1 [V28.S4], (R16)
+	ADD R7, R16, R16
+	VST1 [V29.S4], (R16)
+	ADD $16, R6, R6
+	ADD R1<<2, R0, R0
+	SUBS $1, R2, R2
+	BNE group
+	RET
+
+// func q8_0Rows4T3MM(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q8_0Rows4T3MM(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD groups+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+group:
+	MOVD R0, R8
+	ADD R1, R8, R9
+	ADD R1, R9, R10
+	ADD R1, R10, R11
+	MOVD R3, R12
+	ADD R4, R12, R13
+	ADD R4, R13, R14
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	VEOR V30.B16, V30.B16, V30.B16
+	MOVD R5, R15
+	CBZ R15, store
+block:
+	// tokens 0 and 1, in 8-byte pairs
+	VLD1.P 2(R12), V23.H[0]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	VLD1.P 2(R13), V23.H[1]
+	VLD1.P 32(R13), [V2.B16, V3.B16]
+	VZIP1 V2.D2, V0.D2, V8.D2
+	VZIP2 V2.D2, V0.D2, V9.D2
+	VZIP1 V3.D2, V1.D2, V10.D2
+	VZIP2 V3.D2, V1.D2, V11.D2
+	// token 2, each 8 bytes twice
+	VLD1.P 2(R14), V23.H[2]
+	VLD1.P 32(R14), [V0.B16, V1.B16]
+	VZIP1 V0.D2, V0.D2, V12.D2
+	VZIP2 V0.D2, V0.D2, V13.D2
+	VZIP1 V1.D2, V1.D2, V14.D2
+	VZIP2 V1.D2, V1.D2, V15.D2
+	WORD $0x0e217af7 // fcvtl v23.4s, v23.4h
+	// rows 0 and 1, in 8-byte pairs
+	VLD1.P 2(R8), V22.H[0]
+	VLD1.P 32(R8), [V0.B16, V1.B16]
+	VLD1.P 2(R9), V22.H[1]
+	VLD1.P 32(R9), [V2.B16, V3.B16]
+	VZIP1 V2.D2, V0.D2, V4.D2
+	VZIP2 V2.D2, V0.D2, V5.D2
+	VZIP1 V3.D2, V1.D2, V6.D2
+	VZIP2 V3.D2, V1.D2, V7.D2
+	VEOR V16.B16, V16.B16, V16.B16
+	WORD $0x4e84a510 // smmla v16.4s, v8.16b, v4.16b
+	WORD $0x4e85a530 // smmla v16.4s, v9.16b, v5.16b
+	WORD $0x4e86a550 // smmla v16.4s, v10.16b, v6.16b
+	WORD $0x4e87a570 // smmla v16.4s, v11.16b, v7.16b
+	VEOR V18.B16, V18.B16, V18.B16
+	WORD $0x4e849592 // sdot v18.4s, v12.16b, v4.16b
+	WORD $0x4e8595b2 // sdot v18.4s, v13.16b, v5.16b
+	WORD $0x4e8695d2 // sdot v18.4s, v14.16b, v6.16b
+	WORD $0x4e8795f2 // sdot v18.4s, v15.16b, v7.16b
+	// rows 2 and 3, in 8-byte pairs
+	VLD1.P 2(R10), V22.H[2]
+	VLD1.P 32(R10), [V0.B16, V1.B16]
+	VLD1.P 2(R11), V22.H[3]
+	VLD1.P 32(R11), [V2.B16, V3.B16]
+	VZIP1 V2.D2, V0.D2, V4.D2
+	VZIP2 V2.D2, V0.D2, V5.D2
+	VZIP1 V3.D2, V1.D2, V6.D2
+	VZIP2 V3.D2, V1.D2, V7.D2
+	VEOR V17.B16, V17.B16, V17.B16
+	WORD $0x4e84a511 // smmla v17.4s, v8.16b, v4.16b
+	WORD $0x4e85a531 // smmla v17.4s, v9.16b, v5.16b
+	WORD $0x4e86a551 // smmla v17.4s, v10.16b, v6.16b
+	WORD $0x4e87a571 // smmla v17.4s, v11.16b, v7.16b
+	VEOR V19.B16, V19.B16, V19.B16
+	WORD $0x4e849593 // sdot v19.4s, v12.16b, v4.16b
+	WORD $0x4e8595b3 // sdot v19.4s, v13.16b, v5.16b
+	WORD $0x4e8695d3 // sdot v19.4s, v14.16b, v6.16b
+	WORD $0x4e8795f3 // sdot v19.4s, v15.16b, v7.16b
+	WORD $0x0e217ad6 // fcvtl v22.4s, v22.4h
+	// tokens 0 and 1: the four rows' block sums, in row order
+	VZIP1 V17.D2, V16.D2, V20.D2
+	VZIP2 V17.D2, V16.D2, V21.D2
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4f9792d8 // fmul v24.4s, v22.4s, v23.s[0]
+	VFMLA V24.S4, V20.S4, V28.S4
+	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	WORD $0x4fb792d8 // fmul v24.4s, v22.4s, v23.s[1]
+	VFMLA V24.S4, V21.S4, V29.S4
+	// token 2: the four rows' block sums, in row order
+	WORD $0x4eb3be54 // addp v20.4s, v18.4s, v19.4s
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4f979ad8 // fmul v24.4s, v22.4s, v23.s[2]
+	VFMLA V24.S4, V20.S4, V30.S4
+	SUBS $1, R15, R15
+	BNE block
+store:
+	MOVD R6, R16
+	VST1 [V28.S4], (R16)
+	ADD R7, R16, R16
+	VST1 [V29.S4], (R16)
+	ADD R7, R16, R16
+	VST1 [V30.S4], (R16)
+	ADD $16, R6, R6
+	ADD R1<<2, R0, R0
+	SUBS $1, R2, R2
+	BNE group
+	RET
+
+// func q8_0Rows4T4MM(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q8_0Rows4T4MM(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD groups+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+group:
+	MOVD R0, R8
+	ADD R1, R8, R9
+	ADD R1, R9, R10
+	ADD R1, R10, R11
+	MOVD R3, R12
+	ADD R4, R12, R13
+	ADD R4, R13, R14
+	ADD R4, R14, R19
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V31.B16, V31.B16, V31.B16
+	MOVD R5, R15
+	CBZ R15, store
+block:
+	// tokens 0 and 1, in 8-byte pairs
+	VLD1.P 2(R12), V23.H[0]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	VLD1.P 2(R13), V23.H[1]
+	VLD1.P 32(R13), [V2.B16, V3.B16]
+	VZIP1 V2.D2, V0.D2, V8.D2
+	VZIP2 V2.D2, V0.D2, V9.D2
+	VZIP1 V3.D2, V1.D2, V10.D2
+	VZIP2 V3.D2, V1.D2, V11.D2
+	// tokens 2 and 3, in 8-byte pairs
+	VLD1.P 2(R14), V23.H[2]
+	VLD1.P 32(R14), [V0.B16, V1.B16]
+	VLD1.P 2(R19), V23.H[3]
+	VLD1.P 32(R19), [V2.B16, V3.B16]
+	VZIP1 V2.D2, V0.D2, V12.D2
+	VZIP2 V2.D2, V0.D2, V13.D2
+	VZIP1 V3.D2, V1.D2, V14.D2
+	VZIP2 V3.D2, V1.D2, V15.D2
+	WORD $0x0e217af7 // fcvtl v23.4s, v23.4h
+	// rows 0 and 1, in 8-byte pairs
+	VLD1.P 2(R8), V22.H[0]
+	VLD1.P 32(R8), [V0.B16, V1.B16]
+	VLD1.P 2(R9), V22.H[1]
+	VLD1.P 32(R9), [V2.B16, V3.B16]
+	VZIP1 V2.D2, V0.D2, V4.D2
+	VZIP2 V2.D2, V0.D2, V5.D2
+	VZIP1 V3.D2, V1.D2, V6.D2
+	VZIP2 V3.D2, V1.D2, V7.D2
+	VEOR V16.B16, V16.B16, V16.B16
+	WORD $0x4e84a510 // smmla v16.4s, v8.16b, v4.16b
+	WORD $0x4e85a530 // smmla v16.4s, v9.16b, v5.16b
+	WORD $0x4e86a550 // smmla v16.4s, v10.16b, v6.16b
+	WORD $0x4e87a570 // smmla v16.4s, v11.16b, v7.16b
+	VEOR V18.B16, V18.B16, V18.B16
+	WORD $0x4e84a592 // smmla v18.4s, v12.16b, v4.16b
+	WORD $0x4e85a5b2 // smmla v18.4s, v13.16b, v5.16b
+	WORD $0x4e86a5d2 // smmla v18.4s, v14.16b, v6.16b
+	WORD $0x4e87a5f2 // smmla v18.4s, v15.16b, v7.16b
+	// rows 2 and 3, in 8-byte pairs
+	VLD1.P 2(R10), V22.H[2]
+	VLD1.P 32(R10), [V0.B16, V1.B16]
+	VLD1.P 2(R11), V22.H[3]
+	VLD1.P 32(R11), [V2.B16, V3.B16]
+	VZIP1 V2.D2, V0.D2, V4.D2
+	VZIP2 V2.D2, V0.D2, V5.D2
+	VZIP1 V3.D2, V1.D2, V6.D2
+	VZIP2 V3.D2, V1.D2, V7.D2
+	VEOR V17.B16, V17.B16, V17.B16
+	WORD $0x4e84a511 // smmla v17.4s, v8.16b, v4.16b
+	WORD $0x4e85a531 // smmla v17.4s, v9.16b, v5.16b
+	WORD $0x4e86a551 // smmla v17.4s, v10.16b, v6.16b
+	WORD $0x4e87a571 // smmla v17.4s, v11.16b, v7.16b
+	VEOR V19.B16, V19.B16, V19.B16
+	WORD $0x4e84a593 // smmla v19.4s, v12.16b, v4.16b
+	WORD $0x4e85a5b3 // smmla v19.4s, v13.16b, v5.16b
+	WORD $0x4e86a5d3 // smmla v19.4s, v14.16b, v6.16b
+	WORD $0x4e87a5f3 // smmla v19.4s, v15.16b, v7.16b
+	WORD $0x0e217ad6 // fcvtl v22.4s, v22.4h
+	// tokens 0 and 1: the four rows' block sums, in row order
+	VZIP1 V17.D2, V16.D2, V20.D2
+	VZIP2 V17.D2, V16.D2, V21.D2
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4f9792d8 // fmul v24.4s, v22.4s, v23.s[0]
+	VFMLA V24.S4, V20.S4, V28.S4
+	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	WORD $0x4fb792d8 // fmul v24.4s, v22.4s, v23.s[1]
+	VFMLA V24.S4, V21.S4, V29.S4
+	// tokens 2 and 3: the four rows' block sums, in row order
+	VZIP1 V19.D2, V18.D2, V20.D2
+	VZIP2 V19.D2, V18.D2, V21.D2
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4f979ad8 // fmul v24.4s, v22.4s, v23.s[2]
+	VFMLA V24.S4, V20.S4, V30.S4
+	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	WORD $0x4fb79ad8 // fmul v24.4s, v22.4s, v23.s[3]
+	VFMLA V24.S4, V21.S4, V31.S4
+	SUBS $1, R15, R15
+	BNE block
+store:
+	MOVD R6, R16
+	VST1 [V28.S4], (R16)
+	ADD R7, R16, R16
+	VST1 [V29.S4], (R16)
+	ADD R7, R16, R16
+	VST1 [V30.S4], (R16)
+	ADD R7, R16, R16
+	VST1 [V31.S4], (R16)
+	ADD $16, R6, R6
+	ADD R1<<2, R0, R0
+	SUBS $1, R2, R2
+	BNE group
+	RET
+
 // func q4_0Rows4T1NEON(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
 TEXT ·q4_0Rows4T1NEON(SB), NOSPLIT, $0-64
 	MOVD w+0(FP), R0
@@ -1936,6 +2250,362 @@ store:
 	VST1 [V29.S4], (R16)
 	ADD R7, R16, R16
 	VST1 [V30.S4], (R16)
+	ADD $16, R6, R6
+	ADD R1<<2, R0, R0
+	SUBS $1, R2, R2
+	BNE group
+	RET
+
+// func q4_0Rows4T2MM(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q4_0Rows4T2MM(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD groups+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V25.B16
+	VMOVI $8, V26.B16
+group:
+	MOVD R0, R8
+	ADD R1, R8, R9
+	ADD R1, R9, R10
+	ADD R1, R10, R11
+	MOVD R3, R12
+	ADD R4, R12, R13
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	MOVD R5, R15
+	CBZ R15, store
+block:
+	// tokens 0 and 1, in 8-byte pairs
+	VLD1.P 2(R12), V23.H[0]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	VLD1.P 2(R13), V23.H[1]
+	VLD1.P 32(R13), [V2.B16, V3.B16]
+	VZIP1 V2.D2, V0.D2, V8.D2
+	VZIP2 V2.D2, V0.D2, V9.D2
+	VZIP1 V3.D2, V1.D2, V10.D2
+	VZIP2 V3.D2, V1.D2, V11.D2
+	WORD $0x0e217af7 // fcvtl v23.4s, v23.4h
+	// rows 0 and 1, in 8-byte pairs
+	VLD1.P 2(R8), V22.H[0]
+	VLD1.P 16(R8), [V0.B16]
+	VLD1.P 2(R9), V22.H[1]
+	VLD1.P 16(R9), [V1.B16]
+	VZIP1 V1.D2, V0.D2, V2.D2
+	VZIP2 V1.D2, V0.D2, V3.D2
+	VUSHR $4, V2.B16, V6.B16
+	VAND V25.B16, V2.B16, V4.B16
+	VSUB V26.B16, V4.B16, V4.B16
+	VSUB V26.B16, V6.B16, V6.B16
+	VUSHR $4, V3.B16, V7.B16
+	VAND V25.B16, V3.B16, V5.B16
+	VSUB V26.B16, V5.B16, V5.B16
+	VSUB V26.B16, V7.B16, V7.B16
+	VEOR V16.B16, V16.B16, V16.B16
+	WORD $0x4e84a510 // smmla v16.4s, v8.16b, v4.16b
+	WORD $0x4e85a530 // smmla v16.4s, v9.16b, v5.16b
+	WORD $0x4e86a550 // smmla v16.4s, v10.16b, v6.16b
+	WORD $0x4e87a570 // smmla v16.4s, v11.16b, v7.16b
+	// rows 2 and 3, in 8-byte pairs
+	VLD1.P 2(R10), V22.H[2]
+	VLD1.P 16(R10), [V0.B16]
+	VLD1.P 2(R11), V22.H[3]
+	VLD1.P 16(R11), [V1.B16]
+	VZIP1 V1.D2, V0.D2, V2.D2
+	VZIP2 V1.D2, V0.D2, V3.D2
+	VUSHR $4, V2.B16, V6.B16
+	VAND V25.B16, V2.B16, V4.B16
+	VSUB V26.B16, V4.B16, V4.B16
+	VSUB V26.B16, V6.B16, V6.B16
+	VUSHR $4, V3.B16, V7.B16
+	VAND V25.B16, V3.B16, V5.B16
+	VSUB V26.B16, V5.B16, V5.B16
+	VSUB V26.B16, V7.B16, V7.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	WORD $0x4e84a511 // smmla v17.4s, v8.16b, v4.16b
+	WORD $0x4e85a531 // smmla v17.4s, v9.16b, v5.16b
+	WORD $0x4e86a551 // smmla v17.4s, v10.16b, v6.16b
+	WORD $0x4e87a571 // smmla v17.4s, v11.16b, v7.16b
+	WORD $0x0e217ad6 // fcvtl v22.4s, v22.4h
+	// tokens 0 and 1: the four rows' block sums, in row order
+	VZIP1 V17.D2, V16.D2, V20.D2
+	VZIP2 V17.D2, V16.D2, V21.D2
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4f9792d8 // fmul v24.4s, v22.4s, v23.s[0]
+	VFMLA V24.S4, V20.S4, V28.S4
+	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	WORD $0x4fb792d8 // fmul v24.4s, v22.4s, v23.s[1]
+	VFMLA V24.S4, V21.S4, V29.S4
+	SUBS $1, R15, R15
+	BNE block
+store:
+	MOVD R6, R16
+	VST1 [V28.S4], (R16)
+	ADD R7, R16, R16
+	VST1 [V29.S4], (R16)
+	ADD $16, R6, R6
+	ADD R1<<2, R0, R0
+	SUBS $1, R2, R2
+	BNE group
+	RET
+
+// func q4_0Rows4T3MM(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q4_0Rows4T3MM(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD groups+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V25.B16
+	VMOVI $8, V26.B16
+group:
+	MOVD R0, R8
+	ADD R1, R8, R9
+	ADD R1, R9, R10
+	ADD R1, R10, R11
+	MOVD R3, R12
+	ADD R4, R12, R13
+	ADD R4, R13, R14
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	VEOR V30.B16, V30.B16, V30.B16
+	MOVD R5, R15
+	CBZ R15, store
+block:
+	// tokens 0 and 1, in 8-byte pairs
+	VLD1.P 2(R12), V23.H[0]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	VLD1.P 2(R13), V23.H[1]
+	VLD1.P 32(R13), [V2.B16, V3.B16]
+	VZIP1 V2.D2, V0.D2, V8.D2
+	VZIP2 V2.D2, V0.D2, V9.D2
+	VZIP1 V3.D2, V1.D2, V10.D2
+	VZIP2 V3.D2, V1.D2, V11.D2
+	// token 2, each 8 bytes twice
+	VLD1.P 2(R14), V23.H[2]
+	VLD1.P 32(R14), [V0.B16, V1.B16]
+	VZIP1 V0.D2, V0.D2, V12.D2
+	VZIP2 V0.D2, V0.D2, V13.D2
+	VZIP1 V1.D2, V1.D2, V14.D2
+	VZIP2 V1.D2, V1.D2, V15.D2
+	WORD $0x0e217af7 // fcvtl v23.4s, v23.4h
+	// rows 0 and 1, in 8-byte pairs
+	VLD1.P 2(R8), V22.H[0]
+	VLD1.P 16(R8), [V0.B16]
+	VLD1.P 2(R9), V22.H[1]
+	VLD1.P 16(R9), [V1.B16]
+	VZIP1 V1.D2, V0.D2, V2.D2
+	VZIP2 V1.D2, V0.D2, V3.D2
+	VUSHR $4, V2.B16, V6.B16
+	VAND V25.B16, V2.B16, V4.B16
+	VSUB V26.B16, V4.B16, V4.B16
+	VSUB V26.B16, V6.B16, V6.B16
+	VUSHR $4, V3.B16, V7.B16
+	VAND V25.B16, V3.B16, V5.B16
+	VSUB V26.B16, V5.B16, V5.B16
+	VSUB V26.B16, V7.B16, V7.B16
+	VEOR V16.B16, V16.B16, V16.B16
+	WORD $0x4e84a510 // smmla v16.4s, v8.16b, v4.16b
+	WORD $0x4e85a530 // smmla v16.4s, v9.16b, v5.16b
+	WORD $0x4e86a550 // smmla v16.4s, v10.16b, v6.16b
+	WORD $0x4e87a570 // smmla v16.4s, v11.16b, v7.16b
+	VEOR V18.B16, V18.B16, V18.B16
+	WORD $0x4e849592 // sdot v18.4s, v12.16b, v4.16b
+	WORD $0x4e8595b2 // sdot v18.4s, v13.16b, v5.16b
+	WORD $0x4e8695d2 // sdot v18.4s, v14.16b, v6.16b
+	WORD $0x4e8795f2 // sdot v18.4s, v15.16b, v7.16b
+	// rows 2 and 3, in 8-byte pairs
+	VLD1.P 2(R10), V22.H[2]
+	VLD1.P 16(R10), [V0.B16]
+	VLD1.P 2(R11), V22.H[3]
+	VLD1.P 16(R11), [V1.B16]
+	VZIP1 V1.D2, V0.D2, V2.D2
+	VZIP2 V1.D2, V0.D2, V3.D2
+	VUSHR $4, V2.B16, V6.B16
+	VAND V25.B16, V2.B16, V4.B16
+	VSUB V26.B16, V4.B16, V4.B16
+	VSUB V26.B16, V6.B16, V6.B16
+	VUSHR $4, V3.B16, V7.B16
+	VAND V25.B16, V3.B16, V5.B16
+	VSUB V26.B16, V5.B16, V5.B16
+	VSUB V26.B16, V7.B16, V7.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	WORD $0x4e84a511 // smmla v17.4s, v8.16b, v4.16b
+	WORD $0x4e85a531 // smmla v17.4s, v9.16b, v5.16b
+	WORD $0x4e86a551 // smmla v17.4s, v10.16b, v6.16b
+	WORD $0x4e87a571 // smmla v17.4s, v11.16b, v7.16b
+	VEOR V19.B16, V19.B16, V19.B16
+	WORD $0x4e849593 // sdot v19.4s, v12.16b, v4.16b
+	WORD $0x4e8595b3 // sdot v19.4s, v13.16b, v5.16b
+	WORD $0x4e8695d3 // sdot v19.4s, v14.16b, v6.16b
+	WORD $0x4e8795f3 // sdot v19.4s, v15.16b, v7.16b
+	WORD $0x0e217ad6 // fcvtl v22.4s, v22.4h
+	// tokens 0 and 1: the four rows' block sums, in row order
+	VZIP1 V17.D2, V16.D2, V20.D2
+	VZIP2 V17.D2, V16.D2, V21.D2
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4f9792d8 // fmul v24.4s, v22.4s, v23.s[0]
+	VFMLA V24.S4, V20.S4, V28.S4
+	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	WORD $0x4fb792d8 // fmul v24.4s, v22.4s, v23.s[1]
+	VFMLA V24.S4, V21.S4, V29.S4
+	// token 2: the four rows' block sums, in row order
+	WORD $0x4eb3be54 // addp v20.4s, v18.4s, v19.4s
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4f979ad8 // fmul v24.4s, v22.4s, v23.s[2]
+	VFMLA V24.S4, V20.S4, V30.S4
+	SUBS $1, R15, R15
+	BNE block
+store:
+	MOVD R6, R16
+	VST1 [V28.S4], (R16)
+	ADD R7, R16, R16
+	VST1 [V29.S4], (R16)
+	ADD R7, R16, R16
+	VST1 [V30.S4], (R16)
+	ADD $16, R6, R6
+	ADD R1<<2, R0, R0
+	SUBS $1, R2, R2
+	BNE group
+	RET
+
+// func q4_0Rows4T4MM(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q4_0Rows4T4MM(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD groups+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V25.B16
+	VMOVI $8, V26.B16
+group:
+	MOVD R0, R8
+	ADD R1, R8, R9
+	ADD R1, R9, R10
+	ADD R1, R10, R11
+	MOVD R3, R12
+	ADD R4, R12, R13
+	ADD R4, R13, R14
+	ADD R4, R14, R19
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V31.B16, V31.B16, V31.B16
+	MOVD R5, R15
+	CBZ R15, store
+block:
+	// tokens 0 and 1, in 8-byte pairs
+	VLD1.P 2(R12), V23.H[0]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	VLD1.P 2(R13), V23.H[1]
+	VLD1.P 32(R13), [V2.B16, V3.B16]
+	VZIP1 V2.D2, V0.D2, V8.D2
+	VZIP2 V2.D2, V0.D2, V9.D2
+	VZIP1 V3.D2, V1.D2, V10.D2
+	VZIP2 V3.D2, V1.D2, V11.D2
+	// tokens 2 and 3, in 8-byte pairs
+	VLD1.P 2(R14), V23.H[2]
+	VLD1.P 32(R14), [V0.B16, V1.B16]
+	VLD1.P 2(R19), V23.H[3]
+	VLD1.P 32(R19), [V2.B16, V3.B16]
+	VZIP1 V2.D2, V0.D2, V12.D2
+	VZIP2 V2.D2, V0.D2, V13.D2
+	VZIP1 V3.D2, V1.D2, V14.D2
+	VZIP2 V3.D2, V1.D2, V15.D2
+	WORD $0x0e217af7 // fcvtl v23.4s, v23.4h
+	// rows 0 and 1, in 8-byte pairs
+	VLD1.P 2(R8), V22.H[0]
+	VLD1.P 16(R8), [V0.B16]
+	VLD1.P 2(R9), V22.H[1]
+	VLD1.P 16(R9), [V1.B16]
+	VZIP1 V1.D2, V0.D2, V2.D2
+	VZIP2 V1.D2, V0.D2, V3.D2
+	VUSHR $4, V2.B16, V6.B16
+	VAND V25.B16, V2.B16, V4.B16
+	VSUB V26.B16, V4.B16, V4.B16
+	VSUB V26.B16, V6.B16, V6.B16
+	VUSHR $4, V3.B16, V7.B16
+	VAND V25.B16, V3.B16, V5.B16
+	VSUB V26.B16, V5.B16, V5.B16
+	VSUB V26.B16, V7.B16, V7.B16
+	VEOR V16.B16, V16.B16, V16.B16
+	WORD $0x4e84a510 // smmla v16.4s, v8.16b, v4.16b
+	WORD $0x4e85a530 // smmla v16.4s, v9.16b, v5.16b
+	WORD $0x4e86a550 // smmla v16.4s, v10.16b, v6.16b
+	WORD $0x4e87a570 // smmla v16.4s, v11.16b, v7.16b
+	VEOR V18.B16, V18.B16, V18.B16
+	WORD $0x4e84a592 // smmla v18.4s, v12.16b, v4.16b
+	WORD $0x4e85a5b2 // smmla v18.4s, v13.16b, v5.16b
+	WORD $0x4e86a5d2 // smmla v18.4s, v14.16b, v6.16b
+	WORD $0x4e87a5f2 // smmla v18.4s, v15.16b, v7.16b
+	// rows 2 and 3, in 8-byte pairs
+	VLD1.P 2(R10), V22.H[2]
+	VLD1.P 16(R10), [V0.B16]
+	VLD1.P 2(R11), V22.H[3]
+	VLD1.P 16(R11), [V1.B16]
+	VZIP1 V1.D2, V0.D2, V2.D2
+	VZIP2 V1.D2, V0.D2, V3.D2
+	VUSHR $4, V2.B16, V6.B16
+	VAND V25.B16, V2.B16, V4.B16
+	VSUB V26.B16, V4.B16, V4.B16
+	VSUB V26.B16, V6.B16, V6.B16
+	VUSHR $4, V3.B16, V7.B16
+	VAND V25.B16, V3.B16, V5.B16
+	VSUB V26.B16, V5.B16, V5.B16
+	VSUB V26.B16, V7.B16, V7.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	WORD $0x4e84a511 // smmla v17.4s, v8.16b, v4.16b
+	WORD $0x4e85a531 // smmla v17.4s, v9.16b, v5.16b
+	WORD $0x4e86a551 // smmla v17.4s, v10.16b, v6.16b
+	WORD $0x4e87a571 // smmla v17.4s, v11.16b, v7.16b
+	VEOR V19.B16, V19.B16, V19.B16
+	WORD $0x4e84a593 // smmla v19.4s, v12.16b, v4.16b
+	WORD $0x4e85a5b3 // smmla v19.4s, v13.16b, v5.16b
+	WORD $0x4e86a5d3 // smmla v19.4s, v14.16b, v6.16b
+	WORD $0x4e87a5f3 // smmla v19.4s, v15.16b, v7.16b
+	WORD $0x0e217ad6 // fcvtl v22.4s, v22.4h
+	// tokens 0 and 1: the four rows' block sums, in row order
+	VZIP1 V17.D2, V16.D2, V20.D2
+	VZIP2 V17.D2, V16.D2, V21.D2
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4f9792d8 // fmul v24.4s, v22.4s, v23.s[0]
+	VFMLA V24.S4, V20.S4, V28.S4
+	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	WORD $0x4fb792d8 // fmul v24.4s, v22.4s, v23.s[1]
+	VFMLA V24.S4, V21.S4, V29.S4
+	// tokens 2 and 3: the four rows' block sums, in row order
+	VZIP1 V19.D2, V18.D2, V20.D2
+	VZIP2 V19.D2, V18.D2, V21.D2
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4f979ad8 // fmul v24.4s, v22.4s, v23.s[2]
+	VFMLA V24.S4, V20.S4, V30.S4
+	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	WORD $0x4fb79ad8 // fmul v24.4s, v22.4s, v23.s[3]
+	VFMLA V24.S4, V21.S4, V31.S4
+	SUBS $1, R15, R15
+	BNE block
+store:
+	MOVD R6, R16
+	VST1 [V28.S4], (R16)
+	ADD R7, R16, R16
+	VST1 [V29.S4], (R16)
+	ADD R7, R16, R16
+	VST1 [V30.S4], (R16)
+	ADD R7, R16, R16
+	VST1 [V31.S4], (R16)
 	ADD $16, R6, R6
 	ADD R1<<2, R0, R0
 	SUBS $1, R2, R2

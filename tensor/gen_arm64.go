@@ -8,7 +8,9 @@
 //
 // The kernels are unrolled by token count and built in two forms from one
 // template: plain NEON (what every arm64 CPU has) and one with the
-// dot-product (SDOT) or FP16 multiply-long (FMLAL) extension. The Go
+// dot-product (SDOT) or FP16 multiply-long (FMLAL) extension; the
+// multi-token Q8_0 and Q4_0 kernels have a third, with the int8 matrix
+// multiply (SMMLA), sharing the others' frame and float steps. The Go
 // assembler lacks most of the NEON arithmetic these kernels need, so those
 // instructions are emitted as WORD with the mnemonic in a comment, from the
 // small encoder below; TestARM64Encodings checks every such word against an
@@ -52,6 +54,7 @@ type enc struct {
 // Three-register forms: Rd bits 0-4, Rn 5-9, Rm 16-20.
 var ops3 = map[string]enc{
 	"sdot":      {0x4e809400, "sdot v%d.4s, v%d.16b, v%d.16b"},
+	"smmla":     {0x4e80a400, "smmla v%d.4s, v%d.16b, v%d.16b"},
 	"fmlal":     {0x4e20ec00, "fmlal v%d.4s, v%d.4h, v%d.4h"},
 	"fmlal2":    {0x6e20cc00, "fmlal2 v%d.4s, v%d.4h, v%d.4h"},
 	"fadd":      {0x4e20d400, "fadd v%d.4s, v%d.4s, v%d.4s"},
@@ -181,6 +184,8 @@ func (g *gen) uxtl8h(d, n int)      { g.p("VUXTL V%d.B8, V%d.H8", n, d) }
 func (g *gen) uxtl4s(d, n int)      { g.p("VUXTL V%d.H4, V%d.S4", n, d) }
 func (g *gen) uxtl2_4s(d, n int)    { g.p("VUXTL2 V%d.H8, V%d.S4", n, d) }
 func (g *gen) dupR(d int, r string) { g.p("VDUP %s, V%d.S4", r, d) }
+func (g *gen) zip1d(d, n, m int)    { g.p("VZIP1 V%d.D2, V%d.D2, V%d.D2", m, n, d) }
+func (g *gen) zip2d(d, n, m int)    { g.p("VZIP2 V%d.D2, V%d.D2, V%d.D2", m, n, d) }
 func (g *gen) ld1b16(ptr string, post int, regs ...int) {
 	g.ld1("B16", ptr, post, regs...)
 }
@@ -418,15 +423,19 @@ func genF16T(g *gen, T int, form string, fhm bool) {
 	})
 }
 
-// rowsTStart begins the T-token kernel base<T><form> (form NEON, or Dot
-// with dot) of the signature (w *byte, wstride, rows int, x *byte,
-// xstride, nb int, out *float32, ostride int), its third argument named
-// rows: its arguments in R0-R7, the output stride R7 in bytes.
-func (g *gen) rowsTStart(base, rows string, dot bool, T int) {
-	form := "NEON"
+// formName names a kernel's form: Dot with the SDOT extension, else NEON.
+func formName(dot bool) string {
 	if dot {
-		form = "Dot"
+		return "Dot"
 	}
+	return "NEON"
+}
+
+// rowsTStart begins the T-token kernel base<T><form> (NEON, Dot or MM) of
+// the signature (w *byte, wstride, rows int, x *byte, xstride, nb int,
+// out *float32, ostride int), its third argument named rows: its
+// arguments in R0-R7, the output stride R7 in bytes.
+func (g *gen) rowsTStart(base, rows, form string, T int) {
 	name := fmt.Sprintf("%s%d%s", base, T, form)
 	f := fn{name: name, args: []string{"w", "wstride", rows, "x", "xstride", "nb", "out", "ostride"},
 		doc: fmt.Sprintf("func %s(w *byte, wstride, %s int, x *byte, xstride, nb int, out *float32, ostride int)", name, rows)}
@@ -458,10 +467,11 @@ func (g *gen) storeRow(T int, out string, each func(t int)) {
 // ---- Q8_0 and Q4_0 ------------------------------------------------------
 
 // genQ0 writes q8_0Rows4T<T><form> and q4_0Rows4T<T><form>: groups of four
-// weight rows (lanes of one vector) against T tokens (1 to 3). Per block
-// each (row, token) pair's integer sum is exact; the four rows' sums, in
-// row order, are converted, multiplied by f16(w.d)·f16(x.d) and FMA'd into
-// the token's accumulator: dotQ8_0Generic and dotQ4_0Generic lane by lane.
+// weight rows (lanes of one vector) against T tokens (1 to 3; 2 to 4 in
+// the MM form). Per block each (row, token) pair's integer sum is exact;
+// the four rows' sums, in row order, are converted, multiplied by
+// f16(w.d)·f16(x.d) and FMA'd into the token's accumulator:
+// dotQ8_0Generic and dotQ4_0Generic lane by lane, in every form.
 func genQ0(g *gen) {
 	for _, q4 := range []bool{false, true} {
 		for _, dot := range []bool{false, true} {
@@ -469,99 +479,64 @@ func genQ0(g *gen) {
 				genQ0T(g, q4, dot, T)
 			}
 		}
+		for T := 2; T <= 4; T++ {
+			genQ0MM(g, q4, T)
+		}
 	}
 }
 
-func genQ0T(g *gen, q4, dot bool, T int) {
+// q0Regs are the vector registers the four-row kernels' shared code
+// takes: the rows' and tokens' scales (dw, dx: lane r and t), a product
+// of them (dd), the Q4_0 nibble mask and 8 (mask, eight), and token t's
+// four float32 accumulators (facc).
+type q0Regs struct {
+	dw, dx, dd, mask, eight int
+	facc                    func(t int) int
+}
+
+// The four-row kernels' pointers: the four rows' blocks, the tokens'.
+var (
+	q0RowPtrs = []string{"R8", "R9", "R10", "R11"}
+	q0TokPtrs = []string{"R12", "R13", "R14", "R19"}
+)
+
+// q0Kernel writes a four-row kernel around block, which emits one block's
+// work for the four rows (at q0RowPtrs) and T tokens (at q0TokPtrs), each
+// pointer then moved past the block: the loops over groups and blocks, the
+// accumulators' zeroing and their stores, four rows' outputs a token.
+func (g *gen) q0Kernel(q4 bool, form string, T int, r q0Regs, block func()) {
 	typ := "q8_0"
 	if q4 {
 		typ = "q4_0"
 	}
-	g.rowsTStart(typ+"Rows4T", "groups", dot, T)
-	rp := []string{"R8", "R9", "R10", "R11"}
-	xp := []string{"R12", "R13", "R14"}
-	acc := func(r, t int) int { return 16 + 4*t + r }
-	facc := func(t int) int { return 28 + t }
-	xr := func(t, k int) int { return 4 + 2*t + k }
-	const dw, dx, mask, eight, s0, s1, dd = 10, 11, 12, 13, 14, 15, 31
+	g.rowsTStart(typ+"Rows4T", "groups", form, T)
+	rp, xp := q0RowPtrs, q0TokPtrs
 	if q4 {
-		g.movi(mask, 15)
-		g.movi(eight, 8)
+		g.movi(r.mask, 15)
+		g.movi(r.eight, 8)
 	}
 	g.label("group")
 	g.p("MOVD R0, R8")
-	for r := 1; r < 4; r++ {
-		g.p("ADD R1, %s, %s", rp[r-1], rp[r])
+	for i := 1; i < 4; i++ {
+		g.p("ADD R1, %s, %s", rp[i-1], rp[i])
 	}
 	g.p("MOVD R3, R12")
 	for t := 1; t < T; t++ {
 		g.p("ADD R4, %s, %s", xp[t-1], xp[t])
 	}
 	for t := range T {
-		g.zero(facc(t))
+		g.zero(r.facc(t))
 	}
 	g.p("MOVD R5, R15")
 	g.p("CBZ R15, store")
 	g.label("block")
-	for t := range T {
-		g.p("VLD1.P 2(%s), V%d.H[%d]", xp[t], dx, t)
-		g.ld1b16(xp[t], 32, xr(t, 0), xr(t, 1))
-	}
-	g.o2("fcvtl", dx, dx)
-	for r := range 4 {
-		g.p("VLD1.P 2(%s), V%d.H[%d]", rp[r], dw, r)
-		if q4 {
-			g.ld1b16(rp[r], 16, 0)
-			g.ushr16b(1, 0, 4)
-			g.vand(0, 0, mask)
-			g.vsub16b(0, 0, eight)
-			g.vsub16b(1, 1, eight)
-		} else {
-			g.ld1b16(rp[r], 32, 0, 1)
-		}
-		for t := range T {
-			a := acc(r, t)
-			switch {
-			case dot:
-				g.zero(a)
-				g.o3("sdot", a, 0, xr(t, 0))
-				g.o3("sdot", a, 1, xr(t, 1))
-			case q4:
-				// |(q-8)·y| ≤ 1024: four products per int16 lane fit.
-				g.o3("smull.8h", 2, 0, xr(t, 0))
-				g.o3("smlal2.8h", 2, 0, xr(t, 0))
-				g.o3("smlal.8h", 2, 1, xr(t, 1))
-				g.o3("smlal2.8h", 2, 1, xr(t, 1))
-				g.o2("saddlp.4s", a, 2)
-			default:
-				// (-128)·(-128) twice would overflow int16: widen each product.
-				g.o3("smull.8h", 2, 0, xr(t, 0))
-				g.o3("smull2.8h", 3, 0, xr(t, 0))
-				g.o2("saddlp.4s", a, 2)
-				g.o2("sadalp.4s", a, 3)
-				g.o3("smull.8h", 2, 1, xr(t, 1))
-				g.o3("smull2.8h", 3, 1, xr(t, 1))
-				g.o2("sadalp.4s", a, 2)
-				g.o2("sadalp.4s", a, 3)
-			}
-		}
-	}
-	g.o2("fcvtl", dw, dw)
-	for t := range T {
-		g.c("token %d: the four rows' block sums, in row order", t)
-		g.o3("addp.4s", s0, acc(0, t), acc(1, t))
-		g.o3("addp.4s", s1, acc(2, t), acc(3, t))
-		g.o3("addp.4s", s0, s0, s1)
-		g.o2("scvtf", s0, s0)
-		g.oe("fmul.e", dd, dw, dx, t)
-		g.fmla(facc(t), s0, dd)
-	}
+	block()
 	g.p("SUBS $1, R15, R15")
 	g.p("BNE block")
 	g.label("store")
 	g.p("MOVD R6, R16")
 	for t := range T {
-		g.p("VST1 [V%d.S4], (R16)", facc(t))
+		g.p("VST1 [V%d.S4], (R16)", r.facc(t))
 		if t < T-1 {
 			g.p("ADD R7, R16, R16")
 		}
@@ -571,6 +546,180 @@ func genQ0T(g *gen, q4, dot bool, T int) {
 	g.p("SUBS $1, R2, R2")
 	g.p("BNE group")
 	g.p("RET")
+}
+
+// q0Load loads the block at ptr and moves ptr past it: its f16 scale into
+// lane lane of V<sc>, then its quants into regs (Q8_0: two registers of
+// 16; Q4_0: one of 16 bytes of nibbles).
+func (g *gen) q0Load(ptr string, sc, lane int, q4 bool, regs ...int) {
+	g.p("VLD1.P 2(%s), V%d.H[%d]", ptr, sc, lane)
+	g.ld1b16(ptr, 16*len(regs), regs...)
+}
+
+// nibbles splits the Q4_0 bytes in src into their low nibbles minus 8
+// (lo) and their high nibbles minus 8 (hi); lo may be src.
+func (g *gen) nibbles(r q0Regs, lo, hi, src int) {
+	g.ushr16b(hi, src, 4)
+	g.vand(lo, src, r.mask)
+	g.vsub16b(lo, lo, r.eight)
+	g.vsub16b(hi, hi, r.eight)
+}
+
+// q0Scale adds token t's block: acc = fma(float32(s), f16(w.d)·f16(x.d),
+// acc) on the four rows' lanes, s holding their int32 sums.
+func (g *gen) q0Scale(r q0Regs, t, s int) {
+	g.o2("scvtf", s, s)
+	g.oe("fmul.e", r.dd, r.dw, r.dx, t)
+	g.fmla(r.facc(t), s, r.dd)
+}
+
+// genQ0T writes the NEON and Dot forms: each row's block against each
+// token's, the four lanes of a (row, token) pair's partial sums added up
+// across the rows by ADDP.
+func genQ0T(g *gen, q4, dot bool, T int) {
+	r := q0Regs{dw: 10, dx: 11, dd: 31, mask: 12, eight: 13, facc: func(t int) int { return 28 + t }}
+	acc := func(r, t int) int { return 16 + 4*t + r }
+	xr := func(t, k int) int { return 4 + 2*t + k }
+	const s0, s1 = 14, 15
+	g.q0Kernel(q4, formName(dot), T, r, func() {
+		for t := range T {
+			g.q0Load(q0TokPtrs[t], r.dx, t, false, xr(t, 0), xr(t, 1))
+		}
+		g.o2("fcvtl", r.dx, r.dx)
+		for row, p := range q0RowPtrs {
+			if q4 {
+				g.q0Load(p, r.dw, row, true, 0)
+				g.nibbles(r, 0, 1, 0)
+			} else {
+				g.q0Load(p, r.dw, row, false, 0, 1)
+			}
+			for t := range T {
+				a := acc(row, t)
+				switch {
+				case dot:
+					g.zero(a)
+					g.o3("sdot", a, 0, xr(t, 0))
+					g.o3("sdot", a, 1, xr(t, 1))
+				case q4:
+					// |(q-8)·y| ≤ 1024: four products per int16 lane fit.
+					g.o3("smull.8h", 2, 0, xr(t, 0))
+					g.o3("smlal2.8h", 2, 0, xr(t, 0))
+					g.o3("smlal.8h", 2, 1, xr(t, 1))
+					g.o3("smlal2.8h", 2, 1, xr(t, 1))
+					g.o2("saddlp.4s", a, 2)
+				default:
+					// (-128)·(-128) twice would overflow int16: widen each product.
+					g.o3("smull.8h", 2, 0, xr(t, 0))
+					g.o3("smull2.8h", 3, 0, xr(t, 0))
+					g.o2("saddlp.4s", a, 2)
+					g.o2("sadalp.4s", a, 3)
+					g.o3("smull.8h", 2, 1, xr(t, 1))
+					g.o3("smull2.8h", 3, 1, xr(t, 1))
+					g.o2("sadalp.4s", a, 2)
+					g.o2("sadalp.4s", a, 3)
+				}
+			}
+		}
+		g.o2("fcvtl", r.dw, r.dw)
+		for t := range T {
+			g.c("token %d: the four rows' block sums, in row order", t)
+			g.o3("addp.4s", s0, acc(0, t), acc(1, t))
+			g.o3("addp.4s", s1, acc(2, t), acc(3, t))
+			g.o3("addp.4s", s0, s0, s1)
+			g.q0Scale(r, t, s0)
+		}
+	})
+}
+
+// pairChunks interleaves two 32-byte operands, a (a0:a1) and b (b0:b1),
+// into the four registers SMMLA takes: V(d+k) = [a's bytes 8k..8k+7, b's
+// bytes 8k..8k+7].
+func (g *gen) pairChunks(d, a0, a1, b0, b1 int) {
+	g.zip1d(d, a0, b0)
+	g.zip2d(d+1, a0, b0)
+	g.zip1d(d+2, a1, b1)
+	g.zip2d(d+3, a1, b1)
+}
+
+// genQ0MM writes the MM form (I8MM) for T = 2 to 4 tokens: per block,
+// each pair of rows and pair of tokens is one 2×2 tile of int32 sums,
+// SMMLA adding 8 bytes of each row times 8 of each token per instruction
+// (four per block), on operands ZIP1/ZIP2 interleave from the blocks as
+// loaded: the tokens once a block, each row pair once for all the tokens
+// (Q4_0 zips the packed bytes, whose nibbles then give the element pairs
+// 0..7 and 16..23, 8..15 and 24..31). Tile (q, p) holds [t0·r0, t0·r1,
+// t1·r0, t1·r1] of token pair q and row pair p; a ZIP of the two row
+// pairs' tiles gives each token's four row sums in row order. An odd last
+// token (T = 3) is zipped with itself and SDOT'd against the same row
+// pairs, [r0 ×2, r1 ×2] partial sums a row pair, which one ADDP puts in row
+// order. The sums are the Dot form's, exact, and take its float steps.
+func genQ0MM(g *gen, q4 bool, T int) {
+	r := q0Regs{dw: 22, dx: 23, dd: 24, mask: 25, eight: 26, facc: func(t int) int { return 28 + t }}
+	const (
+		raw    = 0 // V0-V3: one block of two tokens or two rows, as loaded
+		w      = 4 // V4-V7: the row pair's block, in 8-byte pairs
+		s0, s1 = 20, 21
+	)
+	tok := func(q, k int) int { return 8 + 4*q + k }   // V8-V15
+	tile := func(q, p int) int { return 16 + 2*q + p } // V16-V19
+	odd := func(q int) bool { return 2*q+1 == T }      // token 2q alone
+	g.q0Kernel(q4, "MM", T, r, func() {
+		for q := range (T + 1) / 2 {
+			t := 2 * q
+			if odd(q) {
+				g.c("token %d, each 8 bytes twice", t)
+				g.q0Load(q0TokPtrs[t], r.dx, t, false, raw, raw+1)
+				g.pairChunks(tok(q, 0), raw, raw+1, raw, raw+1)
+				continue
+			}
+			g.c("tokens %d and %d, in 8-byte pairs", t, t+1)
+			g.q0Load(q0TokPtrs[t], r.dx, t, false, raw, raw+1)
+			g.q0Load(q0TokPtrs[t+1], r.dx, t+1, false, raw+2, raw+3)
+			g.pairChunks(tok(q, 0), raw, raw+1, raw+2, raw+3)
+		}
+		g.o2("fcvtl", r.dx, r.dx)
+		for p := range 2 {
+			g.c("rows %d and %d, in 8-byte pairs", 2*p, 2*p+1)
+			a, b := q0RowPtrs[2*p], q0RowPtrs[2*p+1]
+			if q4 {
+				g.q0Load(a, r.dw, 2*p, true, raw)
+				g.q0Load(b, r.dw, 2*p+1, true, raw+1)
+				g.zip1d(raw+2, raw, raw+1)
+				g.zip2d(raw+3, raw, raw+1)
+				g.nibbles(r, w, w+2, raw+2)
+				g.nibbles(r, w+1, w+3, raw+3)
+			} else {
+				g.q0Load(a, r.dw, 2*p, false, raw, raw+1)
+				g.q0Load(b, r.dw, 2*p+1, false, raw+2, raw+3)
+				g.pairChunks(w, raw, raw+1, raw+2, raw+3)
+			}
+			for q := range (T + 1) / 2 {
+				op := "smmla"
+				if odd(q) {
+					op = "sdot"
+				}
+				g.zero(tile(q, p))
+				for k := range 4 {
+					g.o3(op, tile(q, p), tok(q, k), w+k)
+				}
+			}
+		}
+		g.o2("fcvtl", r.dw, r.dw)
+		for q := range (T + 1) / 2 {
+			t := 2 * q
+			if odd(q) {
+				g.c("token %d: the four rows' block sums, in row order", t)
+				g.o3("addp.4s", s0, tile(q, 0), tile(q, 1))
+				g.q0Scale(r, t, s0)
+				continue
+			}
+			g.c("tokens %d and %d: the four rows' block sums, in row order", t, t+1)
+			g.zip1d(s0, tile(q, 0), tile(q, 1))
+			g.zip2d(s1, tile(q, 0), tile(q, 1))
+			g.q0Scale(r, t, s0)
+			g.q0Scale(r, t+1, s1)
+		}
+	})
 }
 
 // ---- Q4_K and Q6_K ------------------------------------------------------
@@ -608,7 +757,7 @@ func genQ4K(g *gen) {
 }
 
 func genQ4KT(g *gen, dot bool, T int) {
-	g.rowsTStart("q4KRows", "rows", dot, T)
+	g.rowsTStart("q4KRows", "rows", formName(dot), T)
 	const (
 		mask       = 15
 		scLo, scHi = 22, 23 // the eight scales as int32
@@ -736,7 +885,7 @@ func genQ6K(g *gen) {
 }
 
 func genQ6KT(g *gen, dot bool, T int) {
-	g.rowsTStart("q6KRows", "rows", dot, T)
+	g.rowsTStart("q6KRows", "rows", formName(dot), T)
 	const (
 		y0, y1       = 4, 5
 		q0, q1       = 6, 7
