@@ -164,6 +164,18 @@ func gemvK2(k k2Kind, w []byte, ws, rows int, x []byte, xs, ntok, cols int, out 
 	}
 }
 
+// kTokens points xp and op at tokens t, t+1, ... (up to four, at least
+// three left), repeating the last when only three remain, and returns how
+// many distinct tokens it took.
+func kTokens(xp *[4]*byte, op *[4]*float32, x []byte, xs int, out []float32, os, t, ntok int) int {
+	m := min(4, ntok-t)
+	for k := range 4 {
+		u := t + min(k, m-1)
+		xp[k], op[k] = &x[u*xs], &out[u*os]
+	}
+	return m
+}
+
 // k2Rows is kind k's one-token kernel.
 func k2Rows(k k2Kind, w *byte, ws, rows int, x *byte, nb int, out *float32) {
 	switch k {

@@ -6,11 +6,6 @@ package tensor
 // FMA and F16C, which the package's hasAVX2FMA check covers.
 var haveAVX2K = hasAVX2FMA
 
-// useKTAVX2 selects the AVX2 T-token Q4_K kernels for passes of two or
-// more tokens without VNNI (gemvQ4K); benchmarks turn it off to compare
-// them with the four- and five-token kernels.
-var useKTAVX2 = true
-
 // q4KRows computes, for the rows weight rows at w + r·wstride (nb > 0 Q4_K
 // blocks each) and one Q8_K activation row x, bit for bit:
 //
@@ -28,19 +23,6 @@ var useKTAVX2 = true
 //
 //go:noescape
 func q4KRows(w *byte, wstride, rows int, x *byte, nb int, out *float32)
-
-// q4KRows4 is q4KRows for the four activation rows x[t], writing
-// out[t][r]; each weight block is decoded once for all four. Entries may
-// repeat (a token given twice computes and writes the same values twice).
-//
-//go:noescape
-func q4KRows4(w *byte, wstride, rows int, x *[4]*byte, nb int, out *[4]*float32)
-
-// q4KRows5 is q4KRows4 for five activation rows: a five-token
-// verification pass reads each weight block once.
-//
-//go:noescape
-func q4KRows5(w *byte, wstride, rows int, x *[5]*byte, nb int, out *[5]*float32)
 
 // q4KRows8 is q4KRows for groups·8 rows, eight at a time: the eight rows'
 // integer sums are gathered into one vector and their float accumulation
@@ -64,140 +46,74 @@ func q4KRows8(w *byte, wstride, groups int, x *byte, nb int, out *float32)
 //go:noescape
 func q6KRows(w *byte, wstride, rows int, x *byte, nb int, out *float32)
 
-// q6KRows4 is q6KRows for four activation rows, as q4KRows4.
-//
-//go:noescape
-func q6KRows4(w *byte, wstride, rows int, x *[4]*byte, nb int, out *[4]*float32)
-
-// q6KRows5 is q6KRows for five activation rows, as q4KRows5.
-//
-//go:noescape
-func q6KRows5(w *byte, wstride, rows int, x *[5]*byte, nb int, out *[5]*float32)
-
 // gemvQ4K is the Q4_K gemv (see the gemv type): where useVNNI (and rows
 // have at most kMaxQ4KTBlocks blocks), tokens go through the T-token
 // kernels (gemvQ4KT) up to eight at a time, a single token too (T = 1, a
 // row at a time: one stream, and VPDPBUSD's integer work, which made the
-// width-896 files' one-token ffn_down 23-30% faster than q4KRows8). With
-// AVX2 only, two or more tokens go through the AVX2 T-token kernels
-// (gemvQ4KTAVX2) in as few passes as they allow, or, on rows wider than
-// kMaxQ4KTBlocks blocks, five tokens through q4KRows5 in one pass, other
-// counts through q4KRows4 four at a time, a remainder of three as four
-// with the last repeated. The rest go one at a time through q4KRows8 (rows
-// in eights) and q4KRows (the leftover rows). Bit-identical to dotQ4K on
-// every (row, token) pair.
+// width-896 files' one-token ffn_down 23-30% faster than q4KRows8).
+// Otherwise two or more tokens go through the AVX2 T-token kernels
+// (gemvQ4KTAVX2) in as few passes over the weights as they allow, and a
+// single token through q4KRows8 (rows in eights) and q4KRows (the leftover
+// rows). Bit-identical to dotQ4K on every (row, token) pair.
 func gemvQ4K(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
 	nb := cols / qkK
 	checkGemv(len(w), ws, rows, nb*q4KBytes, len(x), xs, ntok, nb*q8KBytes, len(out), os)
-	if nb == 0 {
+	switch {
+	case nb == 0:
 		kClearOut(out, rows, ntok, os)
-		return
-	}
-	t := 0
-	if useVNNI && nb <= kMaxQ4KTBlocks {
-		for ; t < ntok; t += min(8, ntok-t) {
+	case useVNNI && nb <= kMaxQ4KTBlocks:
+		for t := 0; t < ntok; t += min(8, ntok-t) {
 			gemvQ4KT(w, ws, rows, x, xs, t, min(8, ntok-t), nb, out, os)
 		}
-	}
-	if !useVNNI && useKTAVX2 && nb <= kMaxQ4KTBlocks && ntok >= 2 {
-		t = kPassesAVX2(gemvQ4KTAVX2, q4KAVX2MaxT, w, ws, rows, x, xs, ntok, nb, out, os)
-	}
-	t = kRows45(false, w, ws, rows, x, xs, ntok, t, nb, out, os)
-	g := rows / 8
-	for ; t < ntok; t++ {
-		if g > 0 {
-			q4KRows8(&w[0], ws, g, &x[t*xs], nb, &out[t*os])
+	case ntok >= 2:
+		kPassesAVX2(gemvQ4KTAVX2, q4KAVX2MaxT, w, ws, rows, x, xs, ntok, nb, out, os)
+	default:
+		if g := rows / 8; g > 0 {
+			q4KRows8(&w[0], ws, g, &x[0], nb, &out[0])
 		}
-		if rows > 8*g {
-			q4KRows(&w[8*g*ws], ws, rows-8*g, &x[t*xs], nb, &out[t*os+8*g])
+		if r := rows / 8 * 8; rows > r {
+			q4KRows(&w[r*ws], ws, rows-r, &x[0], nb, &out[r])
 		}
 	}
 }
 
-// gemvQ6K is the Q6_K gemv, as gemvQ4K.
+// gemvQ6K is the Q6_K gemv: two or more tokens go through the T-token
+// kernels, the VNNI ones (gemvQ6KT, up to eight a pass) where useVNNI,
+// else the AVX2 ones (gemvQ6KTAVX2) in as few passes over the weights as
+// they allow; a single token through q6KRows. Bit-identical to dotQ6K on
+// every (row, token) pair.
 func gemvQ6K(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
 	nb := cols / qkK
 	checkGemv(len(w), ws, rows, nb*q6KBytes, len(x), xs, ntok, nb*q8KBytes, len(out), os)
-	if nb == 0 {
+	switch {
+	case nb == 0:
 		kClearOut(out, rows, ntok, os)
-		return
-	}
-	t := 0
-	if useVNNI {
-		for ; ntok-t >= 2; t += min(8, ntok-t) {
-			gemvQ6KT(w, ws, rows, x, xs, t, min(8, ntok-t), nb, out, os)
+	case ntok == 1:
+		q6KRows(&w[0], ws, rows, &x[0], nb, &out[0])
+	case useVNNI:
+		for t := 0; t < ntok; t += min(8, ntok-t) {
+			if T := min(8, ntok-t); T > 1 {
+				gemvQ6KT(w, ws, rows, x, xs, t, T, nb, out, os)
+			} else {
+				q6KRows(&w[0], ws, rows, &x[t*xs], nb, &out[t*os])
+			}
 		}
-	}
-	if !useVNNI && useKTAVX2 && ntok >= 2 {
-		t = kPassesAVX2(gemvQ6KTAVX2, q6KAVX2MaxT, w, ws, rows, x, xs, ntok, nb, out, os)
-	}
-	for t = kRows45(true, w, ws, rows, x, xs, ntok, t, nb, out, os); t < ntok; t++ {
-		q6KRows(&w[0], ws, rows, &x[t*xs], nb, &out[t*os])
+	default:
+		kPassesAVX2(gemvQ6KTAVX2, q6KAVX2MaxT, w, ws, rows, x, xs, ntok, nb, out, os)
 	}
 }
 
 // kPassesAVX2 runs the ntok ≥ 2 tokens of x through the AVX2 T-token
 // kernels of one type (gemvT, up to maxT tokens a pass) in as few passes
 // over the weights as they allow, the tokens shared out evenly among the
-// passes, and returns ntok.
+// passes.
 func kPassesAVX2(gemvT func(w []byte, ws, rows int, x []byte, xs, t0, T, nb int, out []float32, os int),
-	maxT int, w []byte, ws, rows int, x []byte, xs, ntok, nb int, out []float32, os int) int {
+	maxT int, w []byte, ws, rows int, x []byte, xs, ntok, nb int, out []float32, os int) {
 	t := 0
 	for passes := (ntok + maxT - 1) / maxT; passes > 0; passes-- {
 		T := (ntok - t + passes - 1) / passes
 		gemvT(w, ws, rows, x, xs, t, T, nb, out, os)
 		t += T
-	}
-	return t
-}
-
-// kRows45 runs the tokens of x from t on through the AVX2 multi-token
-// kernels of Q4_K (q6 false) or Q6_K: five left in one pass (q4KRows5,
-// q6KRows5), else four at a time (a remainder of three as four with the
-// last repeated), and returns the first token it left for the one-token
-// kernels (fewer than three remain).
-func kRows45(q6 bool, w []byte, ws, rows int, x []byte, xs, ntok, t, nb int, out []float32, os int) int {
-	if ntok-t == 5 {
-		var xp [5]*byte
-		var op [5]*float32
-		kTokens5(&xp, &op, x, xs, out, os, t)
-		if q6 {
-			q6KRows5(&w[0], ws, rows, &xp, nb, &op)
-		} else {
-			q4KRows5(&w[0], ws, rows, &xp, nb, &op)
-		}
-		t += 5
-	}
-	var xp [4]*byte
-	var op [4]*float32
-	for ntok-t >= 3 {
-		m := kTokens(&xp, &op, x, xs, out, os, t, ntok)
-		if q6 {
-			q6KRows4(&w[0], ws, rows, &xp, nb, &op)
-		} else {
-			q4KRows4(&w[0], ws, rows, &xp, nb, &op)
-		}
-		t += m
-	}
-	return t
-}
-
-// kTokens points xp and op at tokens t, t+1, ... (up to four, at least
-// three left), repeating the last when only three remain, and returns how
-// many distinct tokens it took.
-func kTokens(xp *[4]*byte, op *[4]*float32, x []byte, xs int, out []float32, os, t, ntok int) int {
-	m := min(4, ntok-t)
-	for k := range 4 {
-		u := t + min(k, m-1)
-		xp[k], op[k] = &x[u*xs], &out[u*os]
-	}
-	return m
-}
-
-// kTokens5 points xp and op at tokens t .. t+4.
-func kTokens5(xp *[5]*byte, op *[5]*float32, x []byte, xs int, out []float32, os, t int) {
-	for k := range 5 {
-		xp[k], op[k] = &x[(t+k)*xs], &out[(t+k)*os]
 	}
 }
 

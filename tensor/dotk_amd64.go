@@ -24,12 +24,12 @@ package tensor
 
 // q4KAVX2MaxT and q6KAVX2MaxT are the most tokens one AVX2 T-token Q4_K
 // or Q6_K kernel takes (the asm module's constants of the same names).
-const q4KAVX2MaxT, q6KAVX2MaxT = 7, 8
+const q4KAVX2MaxT, q6KAVX2MaxT = 6, 8
 
 // kMaxQ4KTBlocks bounds the blocks per row (16384 columns) for which the
-// Q4_K T-token kernels run: their tables (288 bytes a block) live in their
-// frame. Wider rows take the four-token AVX2 kernels. It is the asm
-// module's maxBlocks.
+// Q4_K T-token kernels with tables run: their tables (288 bytes a block)
+// live in their frame. Wider rows take the AVX2 kernels without tables
+// (q4KRowsT*AVX2W). It is the asm module's maxBlocks.
 const kMaxQ4KTBlocks = 64
 
 // kRowsT is the signature of the T-token kernels.
@@ -41,7 +41,9 @@ var (
 		6: q4KRowsT6VNNI, 7: q4KRowsT7VNNI, 8: q4KRowsT8VNNI}
 	// The AVX2 forms, 2 ≤ T ≤ q4KAVX2MaxT (Q4_K) or 8 (Q6_K).
 	q4KRowsTAVX2 = [9]kRowsT{2: q4KRowsT2AVX2, 3: q4KRowsT3AVX2, 4: q4KRowsT4AVX2, 5: q4KRowsT5AVX2,
-		6: q4KRowsT6AVX2, 7: q4KRowsT7AVX2}
+		6: q4KRowsT6AVX2}
+	q4KRowsTAVX2W = [9]kRowsT{2: q4KRowsT2AVX2W, 3: q4KRowsT3AVX2W, 4: q4KRowsT4AVX2W, 5: q4KRowsT5AVX2W,
+		6: q4KRowsT6AVX2W}
 	q6KRowsTAVX2 = [9]kRowsT{2: q6KRowsT2AVX2, 3: q6KRowsT3AVX2, 4: q6KRowsT4AVX2, 5: q6KRowsT5AVX2,
 		6: q6KRowsT6AVX2, 7: q6KRowsT7AVX2, 8: q6KRowsT8AVX2}
 	q6KRowsT = [9]kRowsT{2: q6KRowsT2VNNI, 3: q6KRowsT3VNNI, 4: q6KRowsT4VNNI, 5: q6KRowsT5VNNI,
@@ -61,9 +63,14 @@ func gemvQ4KT(w []byte, ws, rows int, x []byte, xs, t0, T, nb int, out []float32
 }
 
 // gemvQ4KTAVX2 runs tokens t0 .. t0+T-1 (2 ≤ T ≤ q4KAVX2MaxT) through
-// q4KRowsT<T>AVX2.
+// q4KRowsT<T>AVX2, or q4KRowsT<T>AVX2W on rows of more than
+// kMaxQ4KTBlocks blocks.
 func gemvQ4KTAVX2(w []byte, ws, rows int, x []byte, xs, t0, T, nb int, out []float32, os int) {
-	gemvKT(&q4KRowsTAVX2, w, ws, rows, x, xs, t0, T, nb, out, os)
+	k := &q4KRowsTAVX2
+	if nb > kMaxQ4KTBlocks {
+		k = &q4KRowsTAVX2W
+	}
+	gemvKT(k, w, ws, rows, x, xs, t0, T, nb, out, os)
 }
 
 // gemvQ6KTAVX2 runs tokens t0 .. t0+T-1 (2 ≤ T ≤ q6KAVX2MaxT) through

@@ -59,12 +59,12 @@ func q4KRowsT7VNNI(w *byte, wstride int, rows int, x *byte, xstride int, nb int,
 func q4KRowsT8VNNI(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
 
 // q4KRowsT2AVX2 runs T activation rows (Q8_K, at x + t·xstride) through one
-// pass over rows Q4_K weight rows (at w + r·wstride, 0 < nb ≤ kMaxQ4KTBlocks
-// blocks each), writing out[t·ostride + r], bit for bit
+// pass over rows Q4_K weight rows (at w + r·wstride, 0 < nb ≤ kMaxQ4KTBlocks blocks
+// each), writing out[t·ostride + r], bit for bit
 //
 //	dotQ4KRef(w[r*wstride:], x[t*xstride:], 256*nb)
 //
-// for every r < rows and t < T (here T = 2; up to 7; AVX2, FMA, F16C).
+// for every r < rows and t < T (here T = 2; up to 6; AVX2, FMA, F16C).
 //
 //go:noescape
 func q4KRowsT2AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
@@ -89,10 +89,36 @@ func q4KRowsT5AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int,
 //go:noescape
 func q4KRowsT6AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
 
-// q4KRowsT7AVX2 is q4KRowsT2AVX2 for t < 7.
+// q4KRowsT2AVX2W runs T activation rows (Q8_K, at x + t·xstride) through one
+// pass over rows Q4_K weight rows (at w + r·wstride, nb > 0 blocks
+// each), writing out[t·ostride + r], bit for bit
+//
+//	dotQ4KRef(w[r*wstride:], x[t*xstride:], 256*nb)
+//
+// for every r < rows and t < T (here T = 2; up to 6; AVX2, FMA, F16C).
 //
 //go:noescape
-func q4KRowsT7AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+func q4KRowsT2AVX2W(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+
+// q4KRowsT3AVX2W is q4KRowsT2AVX2W for t < 3.
+//
+//go:noescape
+func q4KRowsT3AVX2W(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+
+// q4KRowsT4AVX2W is q4KRowsT2AVX2W for t < 4.
+//
+//go:noescape
+func q4KRowsT4AVX2W(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+
+// q4KRowsT5AVX2W is q4KRowsT2AVX2W for t < 5.
+//
+//go:noescape
+func q4KRowsT5AVX2W(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+
+// q4KRowsT6AVX2W is q4KRowsT2AVX2W for t < 6.
+//
+//go:noescape
+func q4KRowsT6AVX2W(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
 
 // q6KRowsT2VNNI runs T activation rows (Q8_K, at x + t·xstride) through one
 // pass over rows Q6_K weight rows (at w + r·wstride, nb > 0 blocks each),

@@ -411,8 +411,10 @@ func dotk() {
 	for T := 1; T <= 8; T++ {
 		q4K(T) // T = 1: the one-token pass, a row at a time on VNNI
 	}
-	for T := 2; T <= q4KAVX2MaxT; T++ {
-		q4KAVX2(T)
+	for _, wide := range []bool{false, true} {
+		for T := 2; T <= q4KAVX2MaxT; T++ {
+			q4KAVX2(T, wide)
+		}
 	}
 	for T := 2; T <= 8; T++ {
 		q6K(T)
