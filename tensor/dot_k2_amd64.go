@@ -6,23 +6,22 @@ package tensor
 // AVX2 assembly (dot_k2_amd64.s) where the CPU has it (haveAVX2K), else the
 // reference loops; both give the same bits.
 //
-// For each type T the assembly has two forms:
+// For each type T the assembly has a one-token form
 //
 //	tRows(w, wstride, rows, x, nb, out):   out[r] = dotTRef(w + r·wstride, x, 256·nb) for r < rows
-//	tRows4(w, wstride, rows, x, nb, out):  out[t][r] = dotTRef(w + r·wstride, x[t], 256·nb) for t < 4
 //
-// bit for bit, with nb > 0 blocks per row. The four-token form decodes each
-// weight block once for the four activation rows (entries may repeat: a
-// token given twice computes and writes the same values twice). The gemv
-// of each type runs tokens in T-token passes of up to eight where useVNNI
-// (leaving at most one), then four at a time (a remainder of three as four
-// with the last repeated), the rest one at a time.
+// bit for bit, with nb > 0 blocks per row, and the generated T-token forms
+// below, which decode each weight block once for all their tokens. The
+// gemv of each type runs two or more tokens in T-token passes: the VNNI
+// forms up to eight a pass where useVNNI (leaving at most one), else the
+// AVX2 forms in as few passes as they allow; single tokens go through the
+// one-token form. The Q2KRepacked order has a four-token form instead,
+// q2KRows4R (out[t][r] for t < 4, entries may repeat: a token given twice
+// computes and writes the same values twice), run four at a time with a
+// remainder of three as four with the last repeated.
 
 //go:noescape
 func q2KRows(w *byte, wstride, rows int, x *byte, nb int, out *float32)
-
-//go:noescape
-func q2KRows4(w *byte, wstride, rows int, x *[4]*byte, nb int, out *[4]*float32)
 
 //go:noescape
 func q2KRowsR(w *byte, wstride, rows int, x *byte, nb int, out *float32)
@@ -34,32 +33,29 @@ func q2KRows4R(w *byte, wstride, rows int, x *[4]*byte, nb int, out *[4]*float32
 func q3KRows(w *byte, wstride, rows int, x *byte, nb int, out *float32)
 
 //go:noescape
-func q3KRows4(w *byte, wstride, rows int, x *[4]*byte, nb int, out *[4]*float32)
-
-//go:noescape
 func q5KRows(w *byte, wstride, rows int, x *byte, nb int, out *float32)
-
-//go:noescape
-func q5KRows4(w *byte, wstride, rows int, x *[4]*byte, nb int, out *[4]*float32)
 
 //go:noescape
 func iq4XSRows(w *byte, wstride, rows int, x *byte, nb int, out *float32)
 
-//go:noescape
-func iq4XSRows4(w *byte, wstride, rows int, x *[4]*byte, nb int, out *[4]*float32)
+// The T-token forms, generated into dotk_amd64.s and declared in
+// dotk_stubs_amd64.go: T activation rows at x + t·xstride through one pass
+// over the weight rows, out[t·ostride + r] bit for bit the reference dot of
+// row r and token t, as the four-token forms: AVX-512 VL and VNNI forms
+// for T = 2..8 (used where useVNNI) and AVX2 ones for T = 2 up to 6 or 8
+// (k2MaxTAVX2). Q2_K has them in the Q2KLanes order only.
 
-// The T-token forms (T = 2..8, AVX-512 VL and VNNI; used where useVNNI),
-// generated into dotk_amd64.s and declared in dotk_stubs_amd64.go: T
-// activation rows at x + t·xstride through one pass over the weight rows,
-// out[t·ostride + r] bit for bit the reference dot of row r and token t,
-// as the four-token forms. Q2_K has them in the Q2KLanes order only.
-
-// The T-token kernels by T (2 ≤ T ≤ 8).
+// The T-token kernels by T.
 var (
 	q2KRowsT   = [9]kRowsT{2: q2KRowsT2VNNI, 3: q2KRowsT3VNNI, 4: q2KRowsT4VNNI, 5: q2KRowsT5VNNI, 6: q2KRowsT6VNNI, 7: q2KRowsT7VNNI, 8: q2KRowsT8VNNI}
 	q3KRowsT   = [9]kRowsT{2: q3KRowsT2VNNI, 3: q3KRowsT3VNNI, 4: q3KRowsT4VNNI, 5: q3KRowsT5VNNI, 6: q3KRowsT6VNNI, 7: q3KRowsT7VNNI, 8: q3KRowsT8VNNI}
 	q5KRowsT   = [9]kRowsT{2: q5KRowsT2VNNI, 3: q5KRowsT3VNNI, 4: q5KRowsT4VNNI, 5: q5KRowsT5VNNI, 6: q5KRowsT6VNNI, 7: q5KRowsT7VNNI, 8: q5KRowsT8VNNI}
 	iq4XSRowsT = [9]kRowsT{2: iq4XSRowsT2VNNI, 3: iq4XSRowsT3VNNI, 4: iq4XSRowsT4VNNI, 5: iq4XSRowsT5VNNI, 6: iq4XSRowsT6VNNI, 7: iq4XSRowsT7VNNI, 8: iq4XSRowsT8VNNI}
+
+	q2KRowsTAVX2   = [9]kRowsT{2: q2KRowsT2AVX2, 3: q2KRowsT3AVX2, 4: q2KRowsT4AVX2, 5: q2KRowsT5AVX2, 6: q2KRowsT6AVX2, 7: q2KRowsT7AVX2, 8: q2KRowsT8AVX2}
+	q3KRowsTAVX2   = [9]kRowsT{2: q3KRowsT2AVX2, 3: q3KRowsT3AVX2, 4: q3KRowsT4AVX2, 5: q3KRowsT5AVX2, 6: q3KRowsT6AVX2}
+	q5KRowsTAVX2   = [9]kRowsT{2: q5KRowsT2AVX2, 3: q5KRowsT3AVX2, 4: q5KRowsT4AVX2, 5: q5KRowsT5AVX2, 6: q5KRowsT6AVX2}
+	iq4XSRowsTAVX2 = [9]kRowsT{2: iq4XSRowsT2AVX2, 3: iq4XSRowsT3AVX2, 4: iq4XSRowsT4AVX2, 5: iq4XSRowsT5AVX2, 6: iq4XSRowsT6AVX2, 7: iq4XSRowsT7AVX2, 8: iq4XSRowsT8AVX2}
 )
 
 // registerQ2K registers the Q2_K kernels of q2Order (q2KRowsR and
@@ -136,6 +132,10 @@ const (
 var (
 	k2Bytes = [...]int{k2Q2K: q2KBytes, k2Q2KR: q2KBytes, k2Q3K: q3KBytes, k2Q5K: q5KBytes, k2IQ4XS: iq4XSBytes}
 	k2RowsT = [...]*[9]kRowsT{k2Q2K: &q2KRowsT, k2Q3K: &q3KRowsT, k2Q5K: &q5KRowsT, k2IQ4XS: &iq4XSRowsT}
+	// the AVX2 T-token kernels and the most tokens each takes (the asm
+	// module's avx2Max)
+	k2RowsTAVX2 = [...]*[9]kRowsT{k2Q2K: &q2KRowsTAVX2, k2Q3K: &q3KRowsTAVX2, k2Q5K: &q5KRowsTAVX2, k2IQ4XS: &iq4XSRowsTAVX2}
+	k2MaxTAVX2  = [...]int{k2Q2K: 8, k2Q3K: 6, k2Q5K: 6, k2IQ4XS: 8}
 	k2Ref   = [...]VecDot{k2Q2K: dotQ2KRef, k2Q2KR: dotQ2KRepackedRef, k2Q3K: dotQ3KRef, k2Q5K: dotQ5KRef, k2IQ4XS: dotIQ4XSRef}
 )
 
@@ -149,14 +149,20 @@ func gemvK2(k k2Kind, w []byte, ws, rows int, x []byte, xs, ntok, cols int, out 
 	var xp [4]*byte
 	var op [4]*float32
 	t := 0
-	if kt := k2RowsT[k]; useVNNI && kt != nil {
+	switch kt := k2RowsT[k]; {
+	case kt != nil && useVNNI:
 		for ; ntok-t >= 2; t += min(8, ntok-t) {
 			gemvKT(kt, w, ws, rows, x, xs, t, min(8, ntok-t), nb, out, os)
 		}
+	case kt != nil && ntok >= 2:
+		kPassesAVX2(func(w []byte, ws, rows int, x []byte, xs, t0, T, nb int, out []float32, os int) {
+			gemvKT(k2RowsTAVX2[k], w, ws, rows, x, xs, t0, T, nb, out, os)
+		}, k2MaxTAVX2[k], w, ws, rows, x, xs, ntok, nb, out, os)
+		t = ntok
 	}
-	for ntok-t >= 3 {
+	for ntok-t >= 3 { // Q2KRepacked
 		m := kTokens(&xp, &op, x, xs, out, os, t, ntok)
-		k2Rows4(k, &w[0], ws, rows, &xp, nb, &op)
+		q2KRows4R(&w[0], ws, rows, &xp, nb, &op)
 		t += m
 	}
 	for ; t < ntok; t++ {
@@ -189,24 +195,6 @@ func k2Rows(k k2Kind, w *byte, ws, rows int, x *byte, nb int, out *float32) {
 		q5KRows(w, ws, rows, x, nb, out)
 	case k2IQ4XS:
 		iq4XSRows(w, ws, rows, x, nb, out)
-	default:
-		panic("tensor: unknown K-quant kernel kind")
-	}
-}
-
-// k2Rows4 is kind k's four-token kernel.
-func k2Rows4(k k2Kind, w *byte, ws, rows int, x *[4]*byte, nb int, out *[4]*float32) {
-	switch k {
-	case k2Q2K:
-		q2KRows4(w, ws, rows, x, nb, out)
-	case k2Q2KR:
-		q2KRows4R(w, ws, rows, x, nb, out)
-	case k2Q3K:
-		q3KRows4(w, ws, rows, x, nb, out)
-	case k2Q5K:
-		q5KRows4(w, ws, rows, x, nb, out)
-	case k2IQ4XS:
-		iq4XSRows4(w, ws, rows, x, nb, out)
 	default:
 		panic("tensor: unknown K-quant kernel kind")
 	}

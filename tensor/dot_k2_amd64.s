@@ -213,23 +213,6 @@ GLOBL k2DupWord<>(SB), RODATA|NOPTR, $32
 	VPHADDW 276(R), dst, dst; \
 	VPMADDWD X3, dst, dst
 
-#define Q5X4TOK(R, xo, xo2, acc) \
-	VPMADDUBSW xo(R), Y5, Y4; \
-	VPMADDWD Y7, Y4, Y4; \
-	VPADDD Y4, acc, acc; \
-	VPMADDUBSW xo2(R), Y6, Y4; \
-	VPMADDWD Y1, Y4, Y4; \
-	VPADDD Y4, acc, acc
-
-#define Q5X4STEP(qo, xo, xo2, so, so2) \
-	Q5VALUES(qo, Y1); \
-	VPBROADCASTD so(SP), Y7; \
-	VPBROADCASTD so2(SP), Y1; \
-	Q5X4TOK(DI, xo, xo2, Y8); \
-	Q5X4TOK(R11, xo, xo2, Y9); \
-	Q5X4TOK(R12, xo, xo2, Y10); \
-	Q5X4TOK(R13, xo, xo2, Y11)
-
 // Q5X4HOUT stores the KHSUM8 sum of acc (X name accx) plus the token's
 // summs, the float at so(SP), as out[t][r]; clobbers AX, BX, DX, X3, X4.
 #define Q5X4HOUT(acc, accx, so, t) \
@@ -535,63 +518,6 @@ q5loop:
 	VZEROUPPER
 	RET
 
-// func q5KRows4(w *byte, wstride, rows int, x *[4]*byte, nb int, out *[4]*float32)
-//
-// Registers: Y0, Y2, Y13, Y14 the four tokens' acc, X12 their summs (one
-// lane each), Y8-Y11 their int32 lanes.
-TEXT ·q5KRows4(SB), NOSPLIT, $72-48
-	K2X4ENTER
-	VMOVDQU k2Mask0F<>(SB), Y15
-
-q5x4row:
-	K2X4ROW
-	KXORPS4(Y0, Y2, Y13, Y14)
-	VXORPS X12, X12, X12
-
-q5x4loop:
-	KSCALEMIN(SI, R8, R9, X1)
-
-	// summs_t = fma(float32(imin_t), −x_t.d·f16(w.dmin), summs_t), lane-wise.
-	VPSRLDQ $8, X1, X3
-	VPMOVZXBW X3, X3
-	Q5X4MIN(DI, X4)
-	Q5X4MIN(R11, X5)
-	Q5X4MIN(R12, X6)
-	Q5X4MIN(R13, X7)
-	VPHADDD X5, X4, X4
-	VPHADDD X7, X6, X6
-	VPHADDD X6, X4, X4
-	VCVTDQ2PS X4, X4
-	KX4XD(X5)
-	MOVL (SI), AX
-	VMOVD AX, X6
-	VCVTPH2PS X6, X6
-	VMOVSHDUP X6, X6
-	VBROADCASTSS X6, X6
-	VMULPS X5, X6, X6
-	VFNMADD231PS X6, X4, X12
-
-	KSCALEWORDS(X1, X3, X6, X7)
-	VMOVDQU 16(SI), Y3
-	KX4CLEAR
-	Q5STEPS(Q5X4STEP)
-
-	KX4FOLD(0, Y0, Y2, Y13, Y14)
-
-	KX4NEXT(176)
-	JNZ  q5x4loop
-
-	// out[t][r] = hsum8(acc_t) + summs_t.
-	VMOVDQU X12, 32(SP)
-	Q5X4HOUT(Y0, X0, 32, 0)
-	Q5X4HOUT(Y2, X2, 36, 8)
-	Q5X4HOUT(Y13, X13, 40, 16)
-	Q5X4HOUT(Y14, X14, 44, 24)
-	K2X4ROWEND(q5x4row)
-
-	VZEROUPPER
-	RET
-
 // func q2KRows(w *byte, wstride, rows int, x *byte, nb int, out *float32)
 //
 // R11 walks the weight rows, R12 the outputs, R13 counts rows; Y13 holds
@@ -639,44 +565,6 @@ q2loop:
 	ADDQ wstride+8(FP), R11
 	DECQ R13
 	JNZ  q2row
-
-	VZEROUPPER
-	RET
-
-// func q2KRows4(w *byte, wstride, rows int, x *[4]*byte, nb int, out *[4]*float32)
-//
-// Registers: Y0, Y2, Y13, Y14 the four tokens' acc, Y8-Y11 their lanes.
-TEXT ·q2KRows4(SB), NOSPLIT, $72-48
-	K2X4ENTER
-	VMOVDQU k2Mask03<>(SB), Y15
-
-q2x4row:
-	K2X4ROW
-	KXORPS4(Y0, Y2, Y13, Y14)
-
-q2x4loop:
-	Q2SCALEMIN(k2Mask0F<>(SB), X4, Y4)
-	MOVL 80(SI), AX
-	VMOVD AX, X5
-	VCVTPH2PS X5, X5
-	VMOVSHDUP X5, X6
-	VBROADCASTSS X6, Y6
-	Q2X4MIN(DI, Y0)
-	Q2X4MIN(R11, Y2)
-	Q2X4MIN(R12, Y13)
-	Q2X4MIN(R13, Y14)
-	K2SCALEW2(VPMOVZXBW, Y4, Y6)
-
-	KX4CLEAR
-	Q2BLOCK(Q2X4GROUP, Y4, Y6)
-
-	KX4FOLD(80, Y0, Y2, Y13, Y14)
-
-	KX4NEXT(84)
-	JNZ  q2x4loop
-
-	K2X4OUT4(Y0, X0, Y2, X2, Y13, X13, Y14, X14)
-	K2X4ROWEND(q2x4row)
 
 	VZEROUPPER
 	RET
@@ -736,51 +624,6 @@ q3loop:
 	VZEROUPPER
 	RET
 
-// func q3KRows4(w *byte, wstride, rows int, x *[4]*byte, nb int, out *[4]*float32)
-//
-// Registers: Y0, Y2, Y13, Y14 the four tokens' acc, Y8-Y11 their lanes,
-// X1 the scales, Y3 the low bits, Y4 the hmask.
-TEXT ·q3KRows4(SB), NOSPLIT, $72-48
-	K2X4ENTER
-
-q3x4row:
-	K2X4ROW
-	KXORPS4(Y0, Y2, Y13, Y14)
-
-q3x4loop:
-	Q3SCALES
-	VMOVDQU (SI), Y4
-	KX4CLEAR
-	VMOVDQU 32(SI), Y3
-	VPSLLW $2, Y4, Y6
-	Q3X4GROUP(0, 4, 0)
-	VPSLLW $1, Y4, Y6
-	Q3X4GROUP(2, 36, 16)
-	VPSRLW $0, Y4, Y6
-	Q3X4GROUP(4, 68, 32)
-	VPSRLW $1, Y4, Y6
-	Q3X4GROUP(6, 100, 48)
-	VMOVDQU 64(SI), Y3
-	VPSRLW $2, Y4, Y6
-	Q3X4GROUP(0, 132, 64)
-	VPSRLW $3, Y4, Y6
-	Q3X4GROUP(2, 164, 80)
-	VPSRLW $4, Y4, Y6
-	Q3X4GROUP(4, 196, 96)
-	VPSRLW $5, Y4, Y6
-	Q3X4GROUP(6, 228, 112)
-
-	KX4FOLD(108, Y0, Y2, Y13, Y14)
-
-	KX4NEXT(110)
-	JNZ  q3x4loop
-
-	K2X4OUT4(Y0, X0, Y2, X2, Y13, X13, Y14, X14)
-	K2X4ROWEND(q3x4row)
-
-	VZEROUPPER
-	RET
-
 // func iq4XSRows(w *byte, wstride, rows int, x *byte, nb int, out *float32)
 //
 // Frame: the block's scales as doubled words. R11 walks the weight rows,
@@ -814,35 +657,6 @@ iq4loop:
 	ADDQ wstride+8(FP), R11
 	DECQ R13
 	JNZ  iq4row
-
-	VZEROUPPER
-	RET
-
-// func iq4XSRows4(w *byte, wstride, rows int, x *[4]*byte, nb int, out *[4]*float32)
-//
-// Registers: Y0, Y2, Y12, Y13 the four tokens' acc, Y8-Y11 their lanes,
-// Y14 the levels, Y15 the nibble mask.
-TEXT ·iq4XSRows4(SB), NOSPLIT, $72-48
-	K2X4ENTER
-	VMOVDQU k2Mask0F<>(SB), Y15
-	VMOVDQU k2IQ4Values<>(SB), Y14
-
-iq4x4row:
-	K2X4ROW
-	KXORPS4(Y0, Y2, Y12, Y13)
-
-iq4x4loop:
-	IQ4SCALES
-	KX4CLEAR
-	IQ4BLOCK(IQ4X4GROUP)
-
-	KX4FOLD(0, Y0, Y2, Y12, Y13)
-
-	KX4NEXT(136)
-	JNZ  iq4x4loop
-
-	K2X4OUT4(Y0, X0, Y2, X2, Y12, X12, Y13, X13)
-	K2X4ROWEND(iq4x4row)
 
 	VZEROUPPER
 	RET

@@ -16818,6 +16818,2402 @@ q2KRowsT8VNNIblk:
 	VZEROUPPER
 	RET
 
+// func q2KRowsT2AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·q2KRowsT2AVX2(SB), NOSPLIT, $24-64
+	MOVQ    w+0(FP), AX
+	MOVQ    AX, (SP)
+	MOVQ    rows+16(FP), AX
+	MOVQ    AX, 8(SP)
+	MOVQ    out+48(FP), AX
+	MOVQ    AX, 16(SP)
+	VMOVDQU ktMask0F<>+0(SB), Y4
+	VMOVDQU ktMask03<>+0(SB), Y5
+
+q2KRowsT2AVX2row:
+	MOVQ   (SP), AX
+	MOVQ   xstride+32(FP), CX
+	MOVQ   x+24(FP), DX
+	LEAQ   (DX)(CX*1), CX
+	MOVQ   nb+40(FP), BX
+	VXORPS Y1, Y1, Y1
+	VXORPS Y3, Y3, Y3
+
+q2KRowsT2AVX2blk:
+	// The scales, the mins as words, wd and wdmin.
+	VMOVDQU      (AX), X6
+	VPSRLW       $0x04, X6, X0
+	VPAND        X4, X0, X0
+	VPAND        X4, X6, X6
+	VPMOVZXBW    X0, Y0
+	MOVL         80(AX), SI
+	VMOVD        SI, X2
+	VCVTPH2PS    X2, X2
+	VBROADCASTSS X2, Y7
+	VMOVSHDUP    X2, X2
+	VBROADCASTSS X2, Y2
+
+	// acc_t = fma(−x_t.d·wdmin, float32(mins·bsums pairs), acc_t).
+	VPMADDWD     260(DX), Y0, Y8
+	VCVTDQ2PS    Y8, Y8
+	VBROADCASTSS (DX), Y9
+	VMULPS       Y2, Y9, Y9
+	VFNMADD231PS Y9, Y8, Y1
+	VPMADDWD     260(CX), Y0, Y0
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (CX), Y8
+	VMULPS       Y2, Y8, Y8
+	VFNMADD231PS Y8, Y0, Y3
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y2, Y2, Y2
+	VMOVDQU      16(AX), Y8
+
+	// Group 0: its two-bit values, the scales of sub-blocks 0 and 1 as words.
+	VPSRLW     $0x00, Y8, Y9
+	VPAND      Y5, Y9, Y9
+	VPSHUFB    ktScaleShuf<>+0(SB), X6, X10
+	VPMOVZXBW  X10, Y10
+	VPMADDUBSW 4(DX), Y9, Y11
+	VPMADDWD   Y10, Y11, Y11
+	VPADDD     Y11, Y0, Y0
+	VPMADDUBSW 4(CX), Y9, Y9
+	VPMADDWD   Y10, Y9, Y9
+	VPADDD     Y9, Y2, Y2
+
+	// Group 1: its two-bit values, the scales of sub-blocks 2 and 3 as words.
+	VPSRLW     $0x02, Y8, Y9
+	VPAND      Y5, Y9, Y9
+	VPSHUFB    ktScaleShuf<>+16(SB), X6, X10
+	VPMOVZXBW  X10, Y10
+	VPMADDUBSW 36(DX), Y9, Y11
+	VPMADDWD   Y10, Y11, Y11
+	VPADDD     Y11, Y0, Y0
+	VPMADDUBSW 36(CX), Y9, Y9
+	VPMADDWD   Y10, Y9, Y9
+	VPADDD     Y9, Y2, Y2
+
+	// Group 2: its two-bit values, the scales of sub-blocks 4 and 5 as words.
+	VPSRLW     $0x04, Y8, Y9
+	VPAND      Y5, Y9, Y9
+	VPSHUFB    ktScaleShuf<>+32(SB), X6, X10
+	VPMOVZXBW  X10, Y10
+	VPMADDUBSW 68(DX), Y9, Y11
+	VPMADDWD   Y10, Y11, Y11
+	VPADDD     Y11, Y0, Y0
+	VPMADDUBSW 68(CX), Y9, Y9
+	VPMADDWD   Y10, Y9, Y9
+	VPADDD     Y9, Y2, Y2
+
+	// Group 3: its two-bit values, the scales of sub-blocks 6 and 7 as words.
+	VPSRLW     $0x06, Y8, Y8
+	VPAND      Y5, Y8, Y8
+	VPSHUFB    ktScaleShuf<>+48(SB), X6, X9
+	VPMOVZXBW  X9, Y9
+	VPMADDUBSW 100(DX), Y8, Y10
+	VPMADDWD   Y9, Y10, Y10
+	VPADDD     Y10, Y0, Y0
+	VPMADDUBSW 100(CX), Y8, Y8
+	VPMADDWD   Y9, Y8, Y8
+	VPADDD     Y8, Y2, Y2
+	VMOVDQU    48(AX), Y8
+
+	// Group 4: its two-bit values, the scales of sub-blocks 8 and 9 as words.
+	VPSRLW     $0x00, Y8, Y9
+	VPAND      Y5, Y9, Y9
+	VPSHUFB    ktScaleShuf<>+64(SB), X6, X10
+	VPMOVZXBW  X10, Y10
+	VPMADDUBSW 132(DX), Y9, Y11
+	VPMADDWD   Y10, Y11, Y11
+	VPADDD     Y11, Y0, Y0
+	VPMADDUBSW 132(CX), Y9, Y9
+	VPMADDWD   Y10, Y9, Y9
+	VPADDD     Y9, Y2, Y2
+
+	// Group 5: its two-bit values, the scales of sub-blocks 10 and 11 as words.
+	VPSRLW     $0x02, Y8, Y9
+	VPAND      Y5, Y9, Y9
+	VPSHUFB    ktScaleShuf<>+80(SB), X6, X10
+	VPMOVZXBW  X10, Y10
+	VPMADDUBSW 164(DX), Y9, Y11
+	VPMADDWD   Y10, Y11, Y11
+	VPADDD     Y11, Y0, Y0
+	VPMADDUBSW 164(CX), Y9, Y9
+	VPMADDWD   Y10, Y9, Y9
+	VPADDD     Y9, Y2, Y2
+
+	// Group 6: its two-bit values, the scales of sub-blocks 12 and 13 as words.
+	VPSRLW     $0x04, Y8, Y9
+	VPAND      Y5, Y9, Y9
+	VPSHUFB    ktScaleShuf<>+96(SB), X6, X10
+	VPMOVZXBW  X10, Y10
+	VPMADDUBSW 196(DX), Y9, Y11
+	VPMADDWD   Y10, Y11, Y11
+	VPADDD     Y11, Y0, Y0
+	VPMADDUBSW 196(CX), Y9, Y9
+	VPMADDWD   Y10, Y9, Y9
+	VPADDD     Y9, Y2, Y2
+
+	// Group 7: its two-bit values, the scales of sub-blocks 14 and 15 as words.
+	VPSRLW       $0x06, Y8, Y8
+	VPAND        Y5, Y8, Y8
+	VPSHUFB      ktScaleShuf<>+112(SB), X6, X6
+	VPMOVZXBW    X6, Y6
+	VPMADDUBSW   228(DX), Y8, Y9
+	VPMADDWD     Y6, Y9, Y9
+	VPADDD       Y9, Y0, Y0
+	VPMADDUBSW   228(CX), Y8, Y8
+	VPMADDWD     Y6, Y8, Y8
+	VPADDD       Y8, Y2, Y2
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (DX), Y6
+	VMULPS       Y7, Y6, Y6
+	VFMADD231PS  Y6, Y0, Y1
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS (CX), Y0
+	VMULPS       Y7, Y0, Y0
+	VFMADD231PS  Y0, Y2, Y3
+	ADDQ         $0x00000054, AX
+	ADDQ         $0x00000124, DX
+	ADDQ         $0x00000124, CX
+	DECQ         BX
+	JNZ          q2KRowsT2AVX2blk
+	MOVQ         16(SP), AX
+	MOVQ         ostride+56(FP), CX
+	SHLQ         $0x02, CX
+	VMOVAPS      Y1, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         CX, AX
+	VMOVAPS      Y3, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         $0x04, 16(SP)
+	MOVQ         (SP), AX
+	ADDQ         wstride+8(FP), AX
+	MOVQ         AX, (SP)
+	DECQ         8(SP)
+	JNZ          q2KRowsT2AVX2row
+	VZEROUPPER
+	RET
+
+// func q2KRowsT3AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·q2KRowsT3AVX2(SB), NOSPLIT, $24-64
+	MOVQ    w+0(FP), AX
+	MOVQ    AX, (SP)
+	MOVQ    rows+16(FP), AX
+	MOVQ    AX, 8(SP)
+	MOVQ    out+48(FP), AX
+	MOVQ    AX, 16(SP)
+	VMOVDQU ktMask0F<>+0(SB), Y6
+	VMOVDQU ktMask03<>+0(SB), Y7
+
+q2KRowsT3AVX2row:
+	MOVQ   (SP), AX
+	MOVQ   xstride+32(FP), CX
+	MOVQ   x+24(FP), DX
+	LEAQ   (DX)(CX*1), BX
+	LEAQ   (DX)(CX*2), CX
+	MOVQ   nb+40(FP), SI
+	VXORPS Y1, Y1, Y1
+	VXORPS Y3, Y3, Y3
+	VXORPS Y5, Y5, Y5
+
+q2KRowsT3AVX2blk:
+	// The scales, the mins as words, wd and wdmin.
+	VMOVDQU      (AX), X8
+	VPSRLW       $0x04, X8, X0
+	VPAND        X6, X0, X0
+	VPAND        X6, X8, X8
+	VPMOVZXBW    X0, Y0
+	MOVL         80(AX), DI
+	VMOVD        DI, X2
+	VCVTPH2PS    X2, X2
+	VBROADCASTSS X2, Y9
+	VMOVSHDUP    X2, X2
+	VBROADCASTSS X2, Y2
+
+	// acc_t = fma(−x_t.d·wdmin, float32(mins·bsums pairs), acc_t).
+	VPMADDWD     260(DX), Y0, Y4
+	VCVTDQ2PS    Y4, Y4
+	VBROADCASTSS (DX), Y10
+	VMULPS       Y2, Y10, Y10
+	VFNMADD231PS Y10, Y4, Y1
+	VPMADDWD     260(BX), Y0, Y4
+	VCVTDQ2PS    Y4, Y4
+	VBROADCASTSS (BX), Y10
+	VMULPS       Y2, Y10, Y10
+	VFNMADD231PS Y10, Y4, Y3
+	VPMADDWD     260(CX), Y0, Y0
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (CX), Y4
+	VMULPS       Y2, Y4, Y4
+	VFNMADD231PS Y4, Y0, Y5
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y2, Y2, Y2
+	VPXOR        Y4, Y4, Y4
+	VMOVDQU      16(AX), Y10
+
+	// Group 0: its two-bit values, the scales of sub-blocks 0 and 1 as words.
+	VPSRLW     $0x00, Y10, Y11
+	VPAND      Y7, Y11, Y11
+	VPSHUFB    ktScaleShuf<>+0(SB), X8, X12
+	VPMOVZXBW  X12, Y12
+	VPMADDUBSW 4(DX), Y11, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y0, Y0
+	VPMADDUBSW 4(BX), Y11, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y2, Y2
+	VPMADDUBSW 4(CX), Y11, Y11
+	VPMADDWD   Y12, Y11, Y11
+	VPADDD     Y11, Y4, Y4
+
+	// Group 1: its two-bit values, the scales of sub-blocks 2 and 3 as words.
+	VPSRLW     $0x02, Y10, Y11
+	VPAND      Y7, Y11, Y11
+	VPSHUFB    ktScaleShuf<>+16(SB), X8, X12
+	VPMOVZXBW  X12, Y12
+	VPMADDUBSW 36(DX), Y11, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y0, Y0
+	VPMADDUBSW 36(BX), Y11, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y2, Y2
+	VPMADDUBSW 36(CX), Y11, Y11
+	VPMADDWD   Y12, Y11, Y11
+	VPADDD     Y11, Y4, Y4
+
+	// Group 2: its two-bit values, the scales of sub-blocks 4 and 5 as words.
+	VPSRLW     $0x04, Y10, Y11
+	VPAND      Y7, Y11, Y11
+	VPSHUFB    ktScaleShuf<>+32(SB), X8, X12
+	VPMOVZXBW  X12, Y12
+	VPMADDUBSW 68(DX), Y11, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y0, Y0
+	VPMADDUBSW 68(BX), Y11, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y2, Y2
+	VPMADDUBSW 68(CX), Y11, Y11
+	VPMADDWD   Y12, Y11, Y11
+	VPADDD     Y11, Y4, Y4
+
+	// Group 3: its two-bit values, the scales of sub-blocks 6 and 7 as words.
+	VPSRLW     $0x06, Y10, Y10
+	VPAND      Y7, Y10, Y10
+	VPSHUFB    ktScaleShuf<>+48(SB), X8, X11
+	VPMOVZXBW  X11, Y11
+	VPMADDUBSW 100(DX), Y10, Y12
+	VPMADDWD   Y11, Y12, Y12
+	VPADDD     Y12, Y0, Y0
+	VPMADDUBSW 100(BX), Y10, Y12
+	VPMADDWD   Y11, Y12, Y12
+	VPADDD     Y12, Y2, Y2
+	VPMADDUBSW 100(CX), Y10, Y10
+	VPMADDWD   Y11, Y10, Y10
+	VPADDD     Y10, Y4, Y4
+	VMOVDQU    48(AX), Y10
+
+	// Group 4: its two-bit values, the scales of sub-blocks 8 and 9 as words.
+	VPSRLW     $0x00, Y10, Y11
+	VPAND      Y7, Y11, Y11
+	VPSHUFB    ktScaleShuf<>+64(SB), X8, X12
+	VPMOVZXBW  X12, Y12
+	VPMADDUBSW 132(DX), Y11, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y0, Y0
+	VPMADDUBSW 132(BX), Y11, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y2, Y2
+	VPMADDUBSW 132(CX), Y11, Y11
+	VPMADDWD   Y12, Y11, Y11
+	VPADDD     Y11, Y4, Y4
+
+	// Group 5: its two-bit values, the scales of sub-blocks 10 and 11 as words.
+	VPSRLW     $0x02, Y10, Y11
+	VPAND      Y7, Y11, Y11
+	VPSHUFB    ktScaleShuf<>+80(SB), X8, X12
+	VPMOVZXBW  X12, Y12
+	VPMADDUBSW 164(DX), Y11, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y0, Y0
+	VPMADDUBSW 164(BX), Y11, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y2, Y2
+	VPMADDUBSW 164(CX), Y11, Y11
+	VPMADDWD   Y12, Y11, Y11
+	VPADDD     Y11, Y4, Y4
+
+	// Group 6: its two-bit values, the scales of sub-blocks 12 and 13 as words.
+	VPSRLW     $0x04, Y10, Y11
+	VPAND      Y7, Y11, Y11
+	VPSHUFB    ktScaleShuf<>+96(SB), X8, X12
+	VPMOVZXBW  X12, Y12
+	VPMADDUBSW 196(DX), Y11, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y0, Y0
+	VPMADDUBSW 196(BX), Y11, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y2, Y2
+	VPMADDUBSW 196(CX), Y11, Y11
+	VPMADDWD   Y12, Y11, Y11
+	VPADDD     Y11, Y4, Y4
+
+	// Group 7: its two-bit values, the scales of sub-blocks 14 and 15 as words.
+	VPSRLW       $0x06, Y10, Y10
+	VPAND        Y7, Y10, Y10
+	VPSHUFB      ktScaleShuf<>+112(SB), X8, X8
+	VPMOVZXBW    X8, Y8
+	VPMADDUBSW   228(DX), Y10, Y11
+	VPMADDWD     Y8, Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VPMADDUBSW   228(BX), Y10, Y11
+	VPMADDWD     Y8, Y11, Y11
+	VPADDD       Y11, Y2, Y2
+	VPMADDUBSW   228(CX), Y10, Y10
+	VPMADDWD     Y8, Y10, Y10
+	VPADDD       Y10, Y4, Y4
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (DX), Y8
+	VMULPS       Y9, Y8, Y8
+	VFMADD231PS  Y8, Y0, Y1
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS (BX), Y0
+	VMULPS       Y9, Y0, Y0
+	VFMADD231PS  Y0, Y2, Y3
+	VCVTDQ2PS    Y4, Y4
+	VBROADCASTSS (CX), Y0
+	VMULPS       Y9, Y0, Y0
+	VFMADD231PS  Y0, Y4, Y5
+	ADDQ         $0x00000054, AX
+	ADDQ         $0x00000124, DX
+	ADDQ         $0x00000124, BX
+	ADDQ         $0x00000124, CX
+	DECQ         SI
+	JNZ          q2KRowsT3AVX2blk
+	MOVQ         16(SP), AX
+	MOVQ         ostride+56(FP), CX
+	SHLQ         $0x02, CX
+	VMOVAPS      Y1, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         CX, AX
+	VMOVAPS      Y3, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         CX, AX
+	VMOVAPS      Y5, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         $0x04, 16(SP)
+	MOVQ         (SP), AX
+	ADDQ         wstride+8(FP), AX
+	MOVQ         AX, (SP)
+	DECQ         8(SP)
+	JNZ          q2KRowsT3AVX2row
+	VZEROUPPER
+	RET
+
+// func q2KRowsT4AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·q2KRowsT4AVX2(SB), NOSPLIT, $24-64
+	MOVQ    w+0(FP), AX
+	MOVQ    AX, (SP)
+	MOVQ    rows+16(FP), AX
+	MOVQ    AX, 8(SP)
+	MOVQ    out+48(FP), AX
+	MOVQ    AX, 16(SP)
+	VMOVDQU ktMask0F<>+0(SB), Y8
+	VMOVDQU ktMask03<>+0(SB), Y9
+
+q2KRowsT4AVX2row:
+	MOVQ   (SP), AX
+	MOVQ   xstride+32(FP), CX
+	MOVQ   x+24(FP), DX
+	LEAQ   (DX)(CX*1), BX
+	LEAQ   (DX)(CX*2), SI
+	LEAQ   (BX)(CX*2), CX
+	MOVQ   nb+40(FP), DI
+	VXORPS Y1, Y1, Y1
+	VXORPS Y3, Y3, Y3
+	VXORPS Y5, Y5, Y5
+	VXORPS Y7, Y7, Y7
+
+q2KRowsT4AVX2blk:
+	// The scales, the mins as words, wd and wdmin.
+	VMOVDQU      (AX), X10
+	VPSRLW       $0x04, X10, X0
+	VPAND        X8, X0, X0
+	VPAND        X8, X10, X10
+	VPMOVZXBW    X0, Y0
+	MOVL         80(AX), R8
+	VMOVD        R8, X2
+	VCVTPH2PS    X2, X2
+	VBROADCASTSS X2, Y11
+	VMOVSHDUP    X2, X2
+	VBROADCASTSS X2, Y2
+
+	// acc_t = fma(−x_t.d·wdmin, float32(mins·bsums pairs), acc_t).
+	VPMADDWD     260(DX), Y0, Y4
+	VCVTDQ2PS    Y4, Y4
+	VBROADCASTSS (DX), Y6
+	VMULPS       Y2, Y6, Y6
+	VFNMADD231PS Y6, Y4, Y1
+	VPMADDWD     260(BX), Y0, Y4
+	VCVTDQ2PS    Y4, Y4
+	VBROADCASTSS (BX), Y6
+	VMULPS       Y2, Y6, Y6
+	VFNMADD231PS Y6, Y4, Y3
+	VPMADDWD     260(SI), Y0, Y4
+	VCVTDQ2PS    Y4, Y4
+	VBROADCASTSS (SI), Y6
+	VMULPS       Y2, Y6, Y6
+	VFNMADD231PS Y6, Y4, Y5
+	VPMADDWD     260(CX), Y0, Y0
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (CX), Y4
+	VMULPS       Y2, Y4, Y4
+	VFNMADD231PS Y4, Y0, Y7
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y2, Y2, Y2
+	VPXOR        Y4, Y4, Y4
+	VPXOR        Y6, Y6, Y6
+	VMOVDQU      16(AX), Y12
+
+	// Group 0: its two-bit values, the scales of sub-blocks 0 and 1 as words.
+	VPSRLW     $0x00, Y12, Y13
+	VPAND      Y9, Y13, Y13
+	VPSHUFB    ktScaleShuf<>+0(SB), X10, X14
+	VPMOVZXBW  X14, Y14
+	VPMADDUBSW 4(DX), Y13, Y15
+	VPMADDWD   Y14, Y15, Y15
+	VPADDD     Y15, Y0, Y0
+	VPMADDUBSW 4(BX), Y13, Y15
+	VPMADDWD   Y14, Y15, Y15
+	VPADDD     Y15, Y2, Y2
+	VPMADDUBSW 4(SI), Y13, Y15
+	VPMADDWD   Y14, Y15, Y15
+	VPADDD     Y15, Y4, Y4
+	VPMADDUBSW 4(CX), Y13, Y13
+	VPMADDWD   Y14, Y13, Y13
+	VPADDD     Y13, Y6, Y6
+
+	// Group 1: its two-bit values, the scales of sub-blocks 2 and 3 as words.
+	VPSRLW     $0x02, Y12, Y13
+	VPAND      Y9, Y13, Y13
+	VPSHUFB    ktScaleShuf<>+16(SB), X10, X14
+	VPMOVZXBW  X14, Y14
+	VPMADDUBSW 36(DX), Y13, Y15
+	VPMADDWD   Y14, Y15, Y15
+	VPADDD     Y15, Y0, Y0
+	VPMADDUBSW 36(BX), Y13, Y15
+	VPMADDWD   Y14, Y15, Y15
+	VPADDD     Y15, Y2, Y2
+	VPMADDUBSW 36(SI), Y13, Y15
+	VPMADDWD   Y14, Y15, Y15
+	VPADDD     Y15, Y4, Y4
+	VPMADDUBSW 36(CX), Y13, Y13
+	VPMADDWD   Y14, Y13, Y13
+	VPADDD     Y13, Y6, Y6
+
+	// Group 2: its two-bit values, the scales of sub-blocks 4 and 5 as words.
+	VPSRLW     $0x04, Y12, Y13
+	VPAND      Y9, Y13, Y13
+	VPSHUFB    ktScaleShuf<>+32(SB), X10, X14
+	VPMOVZXBW  X14, Y14
+	VPMADDUBSW 68(DX), Y13, Y15
+	VPMADDWD   Y14, Y15, Y15
+	VPADDD     Y15, Y0, Y0
+	VPMADDUBSW 68(BX), Y13, Y15
+	VPMADDWD   Y14, Y15, Y15
+	VPADDD     Y15, Y2, Y2
+	VPMADDUBSW 68(SI), Y13, Y15
+	VPMADDWD   Y14, Y15, Y15
+	VPADDD     Y15, Y4, Y4
+	VPMADDUBSW 68(CX), Y13, Y13
+	VPMADDWD   Y14, Y13, Y13
+	VPADDD     Y13, Y6, Y6
+
+	// Group 3: its two-bit values, the scales of sub-blocks 6 and 7 as words.
+	VPSRLW     $0x06, Y12, Y12
+	VPAND      Y9, Y12, Y12
+	VPSHUFB    ktScaleShuf<>+48(SB), X10, X13
+	VPMOVZXBW  X13, Y13
+	VPMADDUBSW 100(DX), Y12, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y0, Y0
+	VPMADDUBSW 100(BX), Y12, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y2, Y2
+	VPMADDUBSW 100(SI), Y12, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y4, Y4
+	VPMADDUBSW 100(CX), Y12, Y12
+	VPMADDWD   Y13, Y12, Y12
+	VPADDD     Y12, Y6, Y6
+	VMOVDQU    48(AX), Y12
+
+	// Group 4: its two-bit values, the scales of sub-blocks 8 and 9 as words.
+	VPSRLW     $0x00, Y12, Y13
+	VPAND      Y9, Y13, Y13
+	VPSHUFB    ktScaleShuf<>+64(SB), X10, X14
+	VPMOVZXBW  X14, Y14
+	VPMADDUBSW 132(DX), Y13, Y15
+	VPMADDWD   Y14, Y15, Y15
+	VPADDD     Y15, Y0, Y0
+	VPMADDUBSW 132(BX), Y13, Y15
+	VPMADDWD   Y14, Y15, Y15
+	VPADDD     Y15, Y2, Y2
+	VPMADDUBSW 132(SI), Y13, Y15
+	VPMADDWD   Y14, Y15, Y15
+	VPADDD     Y15, Y4, Y4
+	VPMADDUBSW 132(CX), Y13, Y13
+	VPMADDWD   Y14, Y13, Y13
+	VPADDD     Y13, Y6, Y6
+
+	// Group 5: its two-bit values, the scales of sub-blocks 10 and 11 as words.
+	VPSRLW     $0x02, Y12, Y13
+	VPAND      Y9, Y13, Y13
+	VPSHUFB    ktScaleShuf<>+80(SB), X10, X14
+	VPMOVZXBW  X14, Y14
+	VPMADDUBSW 164(DX), Y13, Y15
+	VPMADDWD   Y14, Y15, Y15
+	VPADDD     Y15, Y0, Y0
+	VPMADDUBSW 164(BX), Y13, Y15
+	VPMADDWD   Y14, Y15, Y15
+	VPADDD     Y15, Y2, Y2
+	VPMADDUBSW 164(SI), Y13, Y15
+	VPMADDWD   Y14, Y15, Y15
+	VPADDD     Y15, Y4, Y4
+	VPMADDUBSW 164(CX), Y13, Y13
+	VPMADDWD   Y14, Y13, Y13
+	VPADDD     Y13, Y6, Y6
+
+	// Group 6: its two-bit values, the scales of sub-blocks 12 and 13 as words.
+	VPSRLW     $0x04, Y12, Y13
+	VPAND      Y9, Y13, Y13
+	VPSHUFB    ktScaleShuf<>+96(SB), X10, X14
+	VPMOVZXBW  X14, Y14
+	VPMADDUBSW 196(DX), Y13, Y15
+	VPMADDWD   Y14, Y15, Y15
+	VPADDD     Y15, Y0, Y0
+	VPMADDUBSW 196(BX), Y13, Y15
+	VPMADDWD   Y14, Y15, Y15
+	VPADDD     Y15, Y2, Y2
+	VPMADDUBSW 196(SI), Y13, Y15
+	VPMADDWD   Y14, Y15, Y15
+	VPADDD     Y15, Y4, Y4
+	VPMADDUBSW 196(CX), Y13, Y13
+	VPMADDWD   Y14, Y13, Y13
+	VPADDD     Y13, Y6, Y6
+
+	// Group 7: its two-bit values, the scales of sub-blocks 14 and 15 as words.
+	VPSRLW       $0x06, Y12, Y12
+	VPAND        Y9, Y12, Y12
+	VPSHUFB      ktScaleShuf<>+112(SB), X10, X10
+	VPMOVZXBW    X10, Y10
+	VPMADDUBSW   228(DX), Y12, Y13
+	VPMADDWD     Y10, Y13, Y13
+	VPADDD       Y13, Y0, Y0
+	VPMADDUBSW   228(BX), Y12, Y13
+	VPMADDWD     Y10, Y13, Y13
+	VPADDD       Y13, Y2, Y2
+	VPMADDUBSW   228(SI), Y12, Y13
+	VPMADDWD     Y10, Y13, Y13
+	VPADDD       Y13, Y4, Y4
+	VPMADDUBSW   228(CX), Y12, Y12
+	VPMADDWD     Y10, Y12, Y12
+	VPADDD       Y12, Y6, Y6
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (DX), Y10
+	VMULPS       Y11, Y10, Y10
+	VFMADD231PS  Y10, Y0, Y1
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS (BX), Y0
+	VMULPS       Y11, Y0, Y0
+	VFMADD231PS  Y0, Y2, Y3
+	VCVTDQ2PS    Y4, Y4
+	VBROADCASTSS (SI), Y0
+	VMULPS       Y11, Y0, Y0
+	VFMADD231PS  Y0, Y4, Y5
+	VCVTDQ2PS    Y6, Y6
+	VBROADCASTSS (CX), Y0
+	VMULPS       Y11, Y0, Y0
+	VFMADD231PS  Y0, Y6, Y7
+	ADDQ         $0x00000054, AX
+	ADDQ         $0x00000124, DX
+	ADDQ         $0x00000124, BX
+	ADDQ         $0x00000124, SI
+	ADDQ         $0x00000124, CX
+	DECQ         DI
+	JNZ          q2KRowsT4AVX2blk
+	MOVQ         16(SP), AX
+	MOVQ         ostride+56(FP), CX
+	SHLQ         $0x02, CX
+	VMOVAPS      Y1, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         CX, AX
+	VMOVAPS      Y3, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         CX, AX
+	VMOVAPS      Y5, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         CX, AX
+	VMOVAPS      Y7, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         $0x04, 16(SP)
+	MOVQ         (SP), AX
+	ADDQ         wstride+8(FP), AX
+	MOVQ         AX, (SP)
+	DECQ         8(SP)
+	JNZ          q2KRowsT4AVX2row
+	VZEROUPPER
+	RET
+
+// func q2KRowsT5AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·q2KRowsT5AVX2(SB), NOSPLIT, $184-64
+	MOVQ    w+0(FP), AX
+	MOVQ    AX, (SP)
+	MOVQ    rows+16(FP), AX
+	MOVQ    AX, 8(SP)
+	MOVQ    out+48(FP), AX
+	MOVQ    AX, 16(SP)
+	VMOVDQU ktMask0F<>+0(SB), Y5
+	VMOVDQU ktMask03<>+0(SB), Y6
+
+q2KRowsT5AVX2row:
+	MOVQ    (SP), AX
+	MOVQ    xstride+32(FP), CX
+	MOVQ    x+24(FP), DX
+	LEAQ    (DX)(CX*1), BX
+	LEAQ    (DX)(CX*2), SI
+	LEAQ    (BX)(CX*2), DI
+	MOVQ    nb+40(FP), R8
+	VXORPS  Y0, Y0, Y0
+	VMOVUPS Y0, 24(SP)
+	VMOVUPS Y0, 56(SP)
+	VMOVUPS Y0, 88(SP)
+	VMOVUPS Y0, 120(SP)
+	VMOVUPS Y0, 152(SP)
+
+q2KRowsT5AVX2blk:
+	// The scales, the mins as words, wd and wdmin.
+	VMOVDQU      (AX), X7
+	VPSRLW       $0x04, X7, X0
+	VPAND        X5, X0, X0
+	VPAND        X5, X7, X7
+	VPMOVZXBW    X0, Y0
+	MOVL         80(AX), R9
+	VMOVD        R9, X1
+	VCVTPH2PS    X1, X1
+	VBROADCASTSS X1, Y8
+	VMOVSHDUP    X1, X1
+	VBROADCASTSS X1, Y1
+
+	// acc_t = fma(−x_t.d·wdmin, float32(mins·bsums pairs), acc_t).
+	VPMADDWD     260(DX), Y0, Y2
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS (DX), Y3
+	VMULPS       Y1, Y3, Y3
+	VMOVUPS      24(SP), Y4
+	VFNMADD231PS Y3, Y2, Y4
+	VMOVUPS      Y4, 24(SP)
+	VPMADDWD     260(BX), Y0, Y2
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS (BX), Y3
+	VMULPS       Y1, Y3, Y3
+	VMOVUPS      56(SP), Y4
+	VFNMADD231PS Y3, Y2, Y4
+	VMOVUPS      Y4, 56(SP)
+	VPMADDWD     260(SI), Y0, Y2
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS (SI), Y3
+	VMULPS       Y1, Y3, Y3
+	VMOVUPS      88(SP), Y4
+	VFNMADD231PS Y3, Y2, Y4
+	VMOVUPS      Y4, 88(SP)
+	VPMADDWD     260(DI), Y0, Y2
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS (DI), Y3
+	VMULPS       Y1, Y3, Y3
+	VMOVUPS      120(SP), Y4
+	VFNMADD231PS Y3, Y2, Y4
+	VMOVUPS      Y4, 120(SP)
+	VPMADDWD     260(DX)(CX*4), Y0, Y0
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (DX)(CX*4), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      152(SP), Y1
+	VFNMADD231PS Y2, Y0, Y1
+	VMOVUPS      Y1, 152(SP)
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VPXOR        Y3, Y3, Y3
+	VPXOR        Y4, Y4, Y4
+	VMOVDQU      16(AX), Y9
+
+	// Group 0: its two-bit values, the scales of sub-blocks 0 and 1 as words.
+	VPSRLW     $0x00, Y9, Y10
+	VPAND      Y6, Y10, Y10
+	VPSHUFB    ktScaleShuf<>+0(SB), X7, X11
+	VPMOVZXBW  X11, Y11
+	VPMADDUBSW 4(DX), Y10, Y12
+	VPMADDWD   Y11, Y12, Y12
+	VPADDD     Y12, Y0, Y0
+	VPMADDUBSW 4(BX), Y10, Y12
+	VPMADDWD   Y11, Y12, Y12
+	VPADDD     Y12, Y1, Y1
+	VPMADDUBSW 4(SI), Y10, Y12
+	VPMADDWD   Y11, Y12, Y12
+	VPADDD     Y12, Y2, Y2
+	VPMADDUBSW 4(DI), Y10, Y12
+	VPMADDWD   Y11, Y12, Y12
+	VPADDD     Y12, Y3, Y3
+	VPMADDUBSW 4(DX)(CX*4), Y10, Y10
+	VPMADDWD   Y11, Y10, Y10
+	VPADDD     Y10, Y4, Y4
+
+	// Group 1: its two-bit values, the scales of sub-blocks 2 and 3 as words.
+	VPSRLW     $0x02, Y9, Y10
+	VPAND      Y6, Y10, Y10
+	VPSHUFB    ktScaleShuf<>+16(SB), X7, X11
+	VPMOVZXBW  X11, Y11
+	VPMADDUBSW 36(DX), Y10, Y12
+	VPMADDWD   Y11, Y12, Y12
+	VPADDD     Y12, Y0, Y0
+	VPMADDUBSW 36(BX), Y10, Y12
+	VPMADDWD   Y11, Y12, Y12
+	VPADDD     Y12, Y1, Y1
+	VPMADDUBSW 36(SI), Y10, Y12
+	VPMADDWD   Y11, Y12, Y12
+	VPADDD     Y12, Y2, Y2
+	VPMADDUBSW 36(DI), Y10, Y12
+	VPMADDWD   Y11, Y12, Y12
+	VPADDD     Y12, Y3, Y3
+	VPMADDUBSW 36(DX)(CX*4), Y10, Y10
+	VPMADDWD   Y11, Y10, Y10
+	VPADDD     Y10, Y4, Y4
+
+	// Group 2: its two-bit values, the scales of sub-blocks 4 and 5 as words.
+	VPSRLW     $0x04, Y9, Y10
+	VPAND      Y6, Y10, Y10
+	VPSHUFB    ktScaleShuf<>+32(SB), X7, X11
+	VPMOVZXBW  X11, Y11
+	VPMADDUBSW 68(DX), Y10, Y12
+	VPMADDWD   Y11, Y12, Y12
+	VPADDD     Y12, Y0, Y0
+	VPMADDUBSW 68(BX), Y10, Y12
+	VPMADDWD   Y11, Y12, Y12
+	VPADDD     Y12, Y1, Y1
+	VPMADDUBSW 68(SI), Y10, Y12
+	VPMADDWD   Y11, Y12, Y12
+	VPADDD     Y12, Y2, Y2
+	VPMADDUBSW 68(DI), Y10, Y12
+	VPMADDWD   Y11, Y12, Y12
+	VPADDD     Y12, Y3, Y3
+	VPMADDUBSW 68(DX)(CX*4), Y10, Y10
+	VPMADDWD   Y11, Y10, Y10
+	VPADDD     Y10, Y4, Y4
+
+	// Group 3: its two-bit values, the scales of sub-blocks 6 and 7 as words.
+	VPSRLW     $0x06, Y9, Y9
+	VPAND      Y6, Y9, Y9
+	VPSHUFB    ktScaleShuf<>+48(SB), X7, X10
+	VPMOVZXBW  X10, Y10
+	VPMADDUBSW 100(DX), Y9, Y11
+	VPMADDWD   Y10, Y11, Y11
+	VPADDD     Y11, Y0, Y0
+	VPMADDUBSW 100(BX), Y9, Y11
+	VPMADDWD   Y10, Y11, Y11
+	VPADDD     Y11, Y1, Y1
+	VPMADDUBSW 100(SI), Y9, Y11
+	VPMADDWD   Y10, Y11, Y11
+	VPADDD     Y11, Y2, Y2
+	VPMADDUBSW 100(DI), Y9, Y11
+	VPMADDWD   Y10, Y11, Y11
+	VPADDD     Y11, Y3, Y3
+	VPMADDUBSW 100(DX)(CX*4), Y9, Y9
+	VPMADDWD   Y10, Y9, Y9
+	VPADDD     Y9, Y4, Y4
+	VMOVDQU    48(AX), Y9
+
+	// Group 4: its two-bit values, the scales of sub-blocks 8 and 9 as words.
+	VPSRLW     $0x00, Y9, Y10
+	VPAND      Y6, Y10, Y10
+	VPSHUFB    ktScaleShuf<>+64(SB), X7, X11
+	VPMOVZXBW  X11, Y11
+	VPMADDUBSW 132(DX), Y10, Y12
+	VPMADDWD   Y11, Y12, Y12
+	VPADDD     Y12, Y0, Y0
+	VPMADDUBSW 132(BX), Y10, Y12
+	VPMADDWD   Y11, Y12, Y12
+	VPADDD     Y12, Y1, Y1
+	VPMADDUBSW 132(SI), Y10, Y12
+	VPMADDWD   Y11, Y12, Y12
+	VPADDD     Y12, Y2, Y2
+	VPMADDUBSW 132(DI), Y10, Y12
+	VPMADDWD   Y11, Y12, Y12
+	VPADDD     Y12, Y3, Y3
+	VPMADDUBSW 132(DX)(CX*4), Y10, Y10
+	VPMADDWD   Y11, Y10, Y10
+	VPADDD     Y10, Y4, Y4
+
+	// Group 5: its two-bit values, the scales of sub-blocks 10 and 11 as words.
+	VPSRLW     $0x02, Y9, Y10
+	VPAND      Y6, Y10, Y10
+	VPSHUFB    ktScaleShuf<>+80(SB), X7, X11
+	VPMOVZXBW  X11, Y11
+	VPMADDUBSW 164(DX), Y10, Y12
+	VPMADDWD   Y11, Y12, Y12
+	VPADDD     Y12, Y0, Y0
+	VPMADDUBSW 164(BX), Y10, Y12
+	VPMADDWD   Y11, Y12, Y12
+	VPADDD     Y12, Y1, Y1
+	VPMADDUBSW 164(SI), Y10, Y12
+	VPMADDWD   Y11, Y12, Y12
+	VPADDD     Y12, Y2, Y2
+	VPMADDUBSW 164(DI), Y10, Y12
+	VPMADDWD   Y11, Y12, Y12
+	VPADDD     Y12, Y3, Y3
+	VPMADDUBSW 164(DX)(CX*4), Y10, Y10
+	VPMADDWD   Y11, Y10, Y10
+	VPADDD     Y10, Y4, Y4
+
+	// Group 6: its two-bit values, the scales of sub-blocks 12 and 13 as words.
+	VPSRLW     $0x04, Y9, Y10
+	VPAND      Y6, Y10, Y10
+	VPSHUFB    ktScaleShuf<>+96(SB), X7, X11
+	VPMOVZXBW  X11, Y11
+	VPMADDUBSW 196(DX), Y10, Y12
+	VPMADDWD   Y11, Y12, Y12
+	VPADDD     Y12, Y0, Y0
+	VPMADDUBSW 196(BX), Y10, Y12
+	VPMADDWD   Y11, Y12, Y12
+	VPADDD     Y12, Y1, Y1
+	VPMADDUBSW 196(SI), Y10, Y12
+	VPMADDWD   Y11, Y12, Y12
+	VPADDD     Y12, Y2, Y2
+	VPMADDUBSW 196(DI), Y10, Y12
+	VPMADDWD   Y11, Y12, Y12
+	VPADDD     Y12, Y3, Y3
+	VPMADDUBSW 196(DX)(CX*4), Y10, Y10
+	VPMADDWD   Y11, Y10, Y10
+	VPADDD     Y10, Y4, Y4
+
+	// Group 7: its two-bit values, the scales of sub-blocks 14 and 15 as words.
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y6, Y9, Y9
+	VPSHUFB      ktScaleShuf<>+112(SB), X7, X7
+	VPMOVZXBW    X7, Y7
+	VPMADDUBSW   228(DX), Y9, Y10
+	VPMADDWD     Y7, Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPMADDUBSW   228(BX), Y9, Y10
+	VPMADDWD     Y7, Y10, Y10
+	VPADDD       Y10, Y1, Y1
+	VPMADDUBSW   228(SI), Y9, Y10
+	VPMADDWD     Y7, Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPMADDUBSW   228(DI), Y9, Y10
+	VPMADDWD     Y7, Y10, Y10
+	VPADDD       Y10, Y3, Y3
+	VPMADDUBSW   228(DX)(CX*4), Y9, Y9
+	VPMADDWD     Y7, Y9, Y9
+	VPADDD       Y9, Y4, Y4
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (DX), Y7
+	VMULPS       Y8, Y7, Y7
+	VMOVUPS      24(SP), Y9
+	VFMADD231PS  Y7, Y0, Y9
+	VMOVUPS      Y9, 24(SP)
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS (BX), Y0
+	VMULPS       Y8, Y0, Y0
+	VMOVUPS      56(SP), Y7
+	VFMADD231PS  Y0, Y1, Y7
+	VMOVUPS      Y7, 56(SP)
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS (SI), Y0
+	VMULPS       Y8, Y0, Y0
+	VMOVUPS      88(SP), Y1
+	VFMADD231PS  Y0, Y2, Y1
+	VMOVUPS      Y1, 88(SP)
+	VCVTDQ2PS    Y3, Y3
+	VBROADCASTSS (DI), Y0
+	VMULPS       Y8, Y0, Y0
+	VMOVUPS      120(SP), Y1
+	VFMADD231PS  Y0, Y3, Y1
+	VMOVUPS      Y1, 120(SP)
+	VCVTDQ2PS    Y4, Y4
+	VBROADCASTSS (DX)(CX*4), Y0
+	VMULPS       Y8, Y0, Y0
+	VMOVUPS      152(SP), Y1
+	VFMADD231PS  Y0, Y4, Y1
+	VMOVUPS      Y1, 152(SP)
+	ADDQ         $0x00000054, AX
+	ADDQ         $0x00000124, DX
+	ADDQ         $0x00000124, BX
+	ADDQ         $0x00000124, SI
+	ADDQ         $0x00000124, DI
+	DECQ         R8
+	JNZ          q2KRowsT5AVX2blk
+	MOVQ         16(SP), AX
+	MOVQ         ostride+56(FP), CX
+	SHLQ         $0x02, CX
+	VMOVUPS      24(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         CX, AX
+	VMOVUPS      56(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         CX, AX
+	VMOVUPS      88(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         CX, AX
+	VMOVUPS      120(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         CX, AX
+	VMOVUPS      152(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         $0x04, 16(SP)
+	MOVQ         (SP), AX
+	ADDQ         wstride+8(FP), AX
+	MOVQ         AX, (SP)
+	DECQ         8(SP)
+	JNZ          q2KRowsT5AVX2row
+	VZEROUPPER
+	RET
+
+// func q2KRowsT6AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·q2KRowsT6AVX2(SB), NOSPLIT, $216-64
+	MOVQ    w+0(FP), AX
+	MOVQ    AX, (SP)
+	MOVQ    rows+16(FP), AX
+	MOVQ    AX, 8(SP)
+	MOVQ    out+48(FP), AX
+	MOVQ    AX, 16(SP)
+	VMOVDQU ktMask0F<>+0(SB), Y6
+	VMOVDQU ktMask03<>+0(SB), Y7
+
+q2KRowsT6AVX2row:
+	MOVQ    (SP), AX
+	MOVQ    xstride+32(FP), CX
+	MOVQ    x+24(FP), DX
+	LEAQ    (DX)(CX*1), BX
+	LEAQ    (DX)(CX*2), SI
+	LEAQ    (BX)(CX*2), DI
+	MOVQ    nb+40(FP), R8
+	VXORPS  Y0, Y0, Y0
+	VMOVUPS Y0, 24(SP)
+	VMOVUPS Y0, 56(SP)
+	VMOVUPS Y0, 88(SP)
+	VMOVUPS Y0, 120(SP)
+	VMOVUPS Y0, 152(SP)
+	VMOVUPS Y0, 184(SP)
+
+q2KRowsT6AVX2blk:
+	// The scales, the mins as words, wd and wdmin.
+	VMOVDQU      (AX), X8
+	VPSRLW       $0x04, X8, X0
+	VPAND        X6, X0, X0
+	VPAND        X6, X8, X8
+	VPMOVZXBW    X0, Y0
+	MOVL         80(AX), R9
+	VMOVD        R9, X1
+	VCVTPH2PS    X1, X1
+	VBROADCASTSS X1, Y9
+	VMOVSHDUP    X1, X1
+	VBROADCASTSS X1, Y1
+
+	// acc_t = fma(−x_t.d·wdmin, float32(mins·bsums pairs), acc_t).
+	VPMADDWD     260(DX), Y0, Y2
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS (DX), Y3
+	VMULPS       Y1, Y3, Y3
+	VMOVUPS      24(SP), Y4
+	VFNMADD231PS Y3, Y2, Y4
+	VMOVUPS      Y4, 24(SP)
+	VPMADDWD     260(BX), Y0, Y2
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS (BX), Y3
+	VMULPS       Y1, Y3, Y3
+	VMOVUPS      56(SP), Y4
+	VFNMADD231PS Y3, Y2, Y4
+	VMOVUPS      Y4, 56(SP)
+	VPMADDWD     260(SI), Y0, Y2
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS (SI), Y3
+	VMULPS       Y1, Y3, Y3
+	VMOVUPS      88(SP), Y4
+	VFNMADD231PS Y3, Y2, Y4
+	VMOVUPS      Y4, 88(SP)
+	VPMADDWD     260(DI), Y0, Y2
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS (DI), Y3
+	VMULPS       Y1, Y3, Y3
+	VMOVUPS      120(SP), Y4
+	VFNMADD231PS Y3, Y2, Y4
+	VMOVUPS      Y4, 120(SP)
+	VPMADDWD     260(DX)(CX*4), Y0, Y2
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS (DX)(CX*4), Y3
+	VMULPS       Y1, Y3, Y3
+	VMOVUPS      152(SP), Y4
+	VFNMADD231PS Y3, Y2, Y4
+	VMOVUPS      Y4, 152(SP)
+	VPMADDWD     260(BX)(CX*4), Y0, Y0
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (BX)(CX*4), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      184(SP), Y1
+	VFNMADD231PS Y2, Y0, Y1
+	VMOVUPS      Y1, 184(SP)
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VPXOR        Y3, Y3, Y3
+	VPXOR        Y4, Y4, Y4
+	VPXOR        Y5, Y5, Y5
+	VMOVDQU      16(AX), Y10
+
+	// Group 0: its two-bit values, the scales of sub-blocks 0 and 1 as words.
+	VPSRLW     $0x00, Y10, Y11
+	VPAND      Y7, Y11, Y11
+	VPSHUFB    ktScaleShuf<>+0(SB), X8, X12
+	VPMOVZXBW  X12, Y12
+	VPMADDUBSW 4(DX), Y11, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y0, Y0
+	VPMADDUBSW 4(BX), Y11, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y1, Y1
+	VPMADDUBSW 4(SI), Y11, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y2, Y2
+	VPMADDUBSW 4(DI), Y11, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y3, Y3
+	VPMADDUBSW 4(DX)(CX*4), Y11, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y4, Y4
+	VPMADDUBSW 4(BX)(CX*4), Y11, Y11
+	VPMADDWD   Y12, Y11, Y11
+	VPADDD     Y11, Y5, Y5
+
+	// Group 1: its two-bit values, the scales of sub-blocks 2 and 3 as words.
+	VPSRLW     $0x02, Y10, Y11
+	VPAND      Y7, Y11, Y11
+	VPSHUFB    ktScaleShuf<>+16(SB), X8, X12
+	VPMOVZXBW  X12, Y12
+	VPMADDUBSW 36(DX), Y11, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y0, Y0
+	VPMADDUBSW 36(BX), Y11, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y1, Y1
+	VPMADDUBSW 36(SI), Y11, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y2, Y2
+	VPMADDUBSW 36(DI), Y11, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y3, Y3
+	VPMADDUBSW 36(DX)(CX*4), Y11, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y4, Y4
+	VPMADDUBSW 36(BX)(CX*4), Y11, Y11
+	VPMADDWD   Y12, Y11, Y11
+	VPADDD     Y11, Y5, Y5
+
+	// Group 2: its two-bit values, the scales of sub-blocks 4 and 5 as words.
+	VPSRLW     $0x04, Y10, Y11
+	VPAND      Y7, Y11, Y11
+	VPSHUFB    ktScaleShuf<>+32(SB), X8, X12
+	VPMOVZXBW  X12, Y12
+	VPMADDUBSW 68(DX), Y11, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y0, Y0
+	VPMADDUBSW 68(BX), Y11, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y1, Y1
+	VPMADDUBSW 68(SI), Y11, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y2, Y2
+	VPMADDUBSW 68(DI), Y11, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y3, Y3
+	VPMADDUBSW 68(DX)(CX*4), Y11, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y4, Y4
+	VPMADDUBSW 68(BX)(CX*4), Y11, Y11
+	VPMADDWD   Y12, Y11, Y11
+	VPADDD     Y11, Y5, Y5
+
+	// Group 3: its two-bit values, the scales of sub-blocks 6 and 7 as words.
+	VPSRLW     $0x06, Y10, Y10
+	VPAND      Y7, Y10, Y10
+	VPSHUFB    ktScaleShuf<>+48(SB), X8, X11
+	VPMOVZXBW  X11, Y11
+	VPMADDUBSW 100(DX), Y10, Y12
+	VPMADDWD   Y11, Y12, Y12
+	VPADDD     Y12, Y0, Y0
+	VPMADDUBSW 100(BX), Y10, Y12
+	VPMADDWD   Y11, Y12, Y12
+	VPADDD     Y12, Y1, Y1
+	VPMADDUBSW 100(SI), Y10, Y12
+	VPMADDWD   Y11, Y12, Y12
+	VPADDD     Y12, Y2, Y2
+	VPMADDUBSW 100(DI), Y10, Y12
+	VPMADDWD   Y11, Y12, Y12
+	VPADDD     Y12, Y3, Y3
+	VPMADDUBSW 100(DX)(CX*4), Y10, Y12
+	VPMADDWD   Y11, Y12, Y12
+	VPADDD     Y12, Y4, Y4
+	VPMADDUBSW 100(BX)(CX*4), Y10, Y10
+	VPMADDWD   Y11, Y10, Y10
+	VPADDD     Y10, Y5, Y5
+	VMOVDQU    48(AX), Y10
+
+	// Group 4: its two-bit values, the scales of sub-blocks 8 and 9 as words.
+	VPSRLW     $0x00, Y10, Y11
+	VPAND      Y7, Y11, Y11
+	VPSHUFB    ktScaleShuf<>+64(SB), X8, X12
+	VPMOVZXBW  X12, Y12
+	VPMADDUBSW 132(DX), Y11, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y0, Y0
+	VPMADDUBSW 132(BX), Y11, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y1, Y1
+	VPMADDUBSW 132(SI), Y11, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y2, Y2
+	VPMADDUBSW 132(DI), Y11, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y3, Y3
+	VPMADDUBSW 132(DX)(CX*4), Y11, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y4, Y4
+	VPMADDUBSW 132(BX)(CX*4), Y11, Y11
+	VPMADDWD   Y12, Y11, Y11
+	VPADDD     Y11, Y5, Y5
+
+	// Group 5: its two-bit values, the scales of sub-blocks 10 and 11 as words.
+	VPSRLW     $0x02, Y10, Y11
+	VPAND      Y7, Y11, Y11
+	VPSHUFB    ktScaleShuf<>+80(SB), X8, X12
+	VPMOVZXBW  X12, Y12
+	VPMADDUBSW 164(DX), Y11, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y0, Y0
+	VPMADDUBSW 164(BX), Y11, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y1, Y1
+	VPMADDUBSW 164(SI), Y11, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y2, Y2
+	VPMADDUBSW 164(DI), Y11, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y3, Y3
+	VPMADDUBSW 164(DX)(CX*4), Y11, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y4, Y4
+	VPMADDUBSW 164(BX)(CX*4), Y11, Y11
+	VPMADDWD   Y12, Y11, Y11
+	VPADDD     Y11, Y5, Y5
+
+	// Group 6: its two-bit values, the scales of sub-blocks 12 and 13 as words.
+	VPSRLW     $0x04, Y10, Y11
+	VPAND      Y7, Y11, Y11
+	VPSHUFB    ktScaleShuf<>+96(SB), X8, X12
+	VPMOVZXBW  X12, Y12
+	VPMADDUBSW 196(DX), Y11, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y0, Y0
+	VPMADDUBSW 196(BX), Y11, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y1, Y1
+	VPMADDUBSW 196(SI), Y11, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y2, Y2
+	VPMADDUBSW 196(DI), Y11, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y3, Y3
+	VPMADDUBSW 196(DX)(CX*4), Y11, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y4, Y4
+	VPMADDUBSW 196(BX)(CX*4), Y11, Y11
+	VPMADDWD   Y12, Y11, Y11
+	VPADDD     Y11, Y5, Y5
+
+	// Group 7: its two-bit values, the scales of sub-blocks 14 and 15 as words.
+	VPSRLW       $0x06, Y10, Y10
+	VPAND        Y7, Y10, Y10
+	VPSHUFB      ktScaleShuf<>+112(SB), X8, X8
+	VPMOVZXBW    X8, Y8
+	VPMADDUBSW   228(DX), Y10, Y11
+	VPMADDWD     Y8, Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VPMADDUBSW   228(BX), Y10, Y11
+	VPMADDWD     Y8, Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPMADDUBSW   228(SI), Y10, Y11
+	VPMADDWD     Y8, Y11, Y11
+	VPADDD       Y11, Y2, Y2
+	VPMADDUBSW   228(DI), Y10, Y11
+	VPMADDWD     Y8, Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VPMADDUBSW   228(DX)(CX*4), Y10, Y11
+	VPMADDWD     Y8, Y11, Y11
+	VPADDD       Y11, Y4, Y4
+	VPMADDUBSW   228(BX)(CX*4), Y10, Y10
+	VPMADDWD     Y8, Y10, Y10
+	VPADDD       Y10, Y5, Y5
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (DX), Y8
+	VMULPS       Y9, Y8, Y8
+	VMOVUPS      24(SP), Y10
+	VFMADD231PS  Y8, Y0, Y10
+	VMOVUPS      Y10, 24(SP)
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS (BX), Y0
+	VMULPS       Y9, Y0, Y0
+	VMOVUPS      56(SP), Y8
+	VFMADD231PS  Y0, Y1, Y8
+	VMOVUPS      Y8, 56(SP)
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS (SI), Y0
+	VMULPS       Y9, Y0, Y0
+	VMOVUPS      88(SP), Y1
+	VFMADD231PS  Y0, Y2, Y1
+	VMOVUPS      Y1, 88(SP)
+	VCVTDQ2PS    Y3, Y3
+	VBROADCASTSS (DI), Y0
+	VMULPS       Y9, Y0, Y0
+	VMOVUPS      120(SP), Y1
+	VFMADD231PS  Y0, Y3, Y1
+	VMOVUPS      Y1, 120(SP)
+	VCVTDQ2PS    Y4, Y4
+	VBROADCASTSS (DX)(CX*4), Y0
+	VMULPS       Y9, Y0, Y0
+	VMOVUPS      152(SP), Y1
+	VFMADD231PS  Y0, Y4, Y1
+	VMOVUPS      Y1, 152(SP)
+	VCVTDQ2PS    Y5, Y5
+	VBROADCASTSS (BX)(CX*4), Y0
+	VMULPS       Y9, Y0, Y0
+	VMOVUPS      184(SP), Y1
+	VFMADD231PS  Y0, Y5, Y1
+	VMOVUPS      Y1, 184(SP)
+	ADDQ         $0x00000054, AX
+	ADDQ         $0x00000124, DX
+	ADDQ         $0x00000124, BX
+	ADDQ         $0x00000124, SI
+	ADDQ         $0x00000124, DI
+	DECQ         R8
+	JNZ          q2KRowsT6AVX2blk
+	MOVQ         16(SP), AX
+	MOVQ         ostride+56(FP), CX
+	SHLQ         $0x02, CX
+	VMOVUPS      24(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         CX, AX
+	VMOVUPS      56(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         CX, AX
+	VMOVUPS      88(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         CX, AX
+	VMOVUPS      120(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         CX, AX
+	VMOVUPS      152(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         CX, AX
+	VMOVUPS      184(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         $0x04, 16(SP)
+	MOVQ         (SP), AX
+	ADDQ         wstride+8(FP), AX
+	MOVQ         AX, (SP)
+	DECQ         8(SP)
+	JNZ          q2KRowsT6AVX2row
+	VZEROUPPER
+	RET
+
+// func q2KRowsT7AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·q2KRowsT7AVX2(SB), NOSPLIT, $248-64
+	MOVQ    w+0(FP), AX
+	MOVQ    AX, (SP)
+	MOVQ    rows+16(FP), AX
+	MOVQ    AX, 8(SP)
+	MOVQ    out+48(FP), AX
+	MOVQ    AX, 16(SP)
+	VMOVDQU ktMask0F<>+0(SB), Y7
+	VMOVDQU ktMask03<>+0(SB), Y8
+
+q2KRowsT7AVX2row:
+	MOVQ    (SP), AX
+	MOVQ    xstride+32(FP), CX
+	MOVQ    x+24(FP), DX
+	LEAQ    (DX)(CX*1), BX
+	LEAQ    (DX)(CX*2), SI
+	LEAQ    (BX)(CX*2), DI
+	MOVQ    nb+40(FP), R8
+	VXORPS  Y0, Y0, Y0
+	VMOVUPS Y0, 24(SP)
+	VMOVUPS Y0, 56(SP)
+	VMOVUPS Y0, 88(SP)
+	VMOVUPS Y0, 120(SP)
+	VMOVUPS Y0, 152(SP)
+	VMOVUPS Y0, 184(SP)
+	VMOVUPS Y0, 216(SP)
+
+q2KRowsT7AVX2blk:
+	// The scales, the mins as words, wd and wdmin.
+	VMOVDQU      (AX), X9
+	VPSRLW       $0x04, X9, X0
+	VPAND        X7, X0, X0
+	VPAND        X7, X9, X9
+	VPMOVZXBW    X0, Y0
+	MOVL         80(AX), R9
+	VMOVD        R9, X1
+	VCVTPH2PS    X1, X1
+	VBROADCASTSS X1, Y10
+	VMOVSHDUP    X1, X1
+	VBROADCASTSS X1, Y1
+
+	// acc_t = fma(−x_t.d·wdmin, float32(mins·bsums pairs), acc_t).
+	VPMADDWD     260(DX), Y0, Y2
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS (DX), Y3
+	VMULPS       Y1, Y3, Y3
+	VMOVUPS      24(SP), Y4
+	VFNMADD231PS Y3, Y2, Y4
+	VMOVUPS      Y4, 24(SP)
+	VPMADDWD     260(BX), Y0, Y2
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS (BX), Y3
+	VMULPS       Y1, Y3, Y3
+	VMOVUPS      56(SP), Y4
+	VFNMADD231PS Y3, Y2, Y4
+	VMOVUPS      Y4, 56(SP)
+	VPMADDWD     260(SI), Y0, Y2
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS (SI), Y3
+	VMULPS       Y1, Y3, Y3
+	VMOVUPS      88(SP), Y4
+	VFNMADD231PS Y3, Y2, Y4
+	VMOVUPS      Y4, 88(SP)
+	VPMADDWD     260(DI), Y0, Y2
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS (DI), Y3
+	VMULPS       Y1, Y3, Y3
+	VMOVUPS      120(SP), Y4
+	VFNMADD231PS Y3, Y2, Y4
+	VMOVUPS      Y4, 120(SP)
+	VPMADDWD     260(DX)(CX*4), Y0, Y2
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS (DX)(CX*4), Y3
+	VMULPS       Y1, Y3, Y3
+	VMOVUPS      152(SP), Y4
+	VFNMADD231PS Y3, Y2, Y4
+	VMOVUPS      Y4, 152(SP)
+	VPMADDWD     260(BX)(CX*4), Y0, Y2
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS (BX)(CX*4), Y3
+	VMULPS       Y1, Y3, Y3
+	VMOVUPS      184(SP), Y4
+	VFNMADD231PS Y3, Y2, Y4
+	VMOVUPS      Y4, 184(SP)
+	VPMADDWD     260(SI)(CX*4), Y0, Y0
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (SI)(CX*4), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      216(SP), Y1
+	VFNMADD231PS Y2, Y0, Y1
+	VMOVUPS      Y1, 216(SP)
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VPXOR        Y3, Y3, Y3
+	VPXOR        Y4, Y4, Y4
+	VPXOR        Y5, Y5, Y5
+	VPXOR        Y6, Y6, Y6
+	VMOVDQU      16(AX), Y11
+
+	// Group 0: its two-bit values, the scales of sub-blocks 0 and 1 as words.
+	VPSRLW     $0x00, Y11, Y12
+	VPAND      Y8, Y12, Y12
+	VPSHUFB    ktScaleShuf<>+0(SB), X9, X13
+	VPMOVZXBW  X13, Y13
+	VPMADDUBSW 4(DX), Y12, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y0, Y0
+	VPMADDUBSW 4(BX), Y12, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y1, Y1
+	VPMADDUBSW 4(SI), Y12, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y2, Y2
+	VPMADDUBSW 4(DI), Y12, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y3, Y3
+	VPMADDUBSW 4(DX)(CX*4), Y12, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y4, Y4
+	VPMADDUBSW 4(BX)(CX*4), Y12, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y5, Y5
+	VPMADDUBSW 4(SI)(CX*4), Y12, Y12
+	VPMADDWD   Y13, Y12, Y12
+	VPADDD     Y12, Y6, Y6
+
+	// Group 1: its two-bit values, the scales of sub-blocks 2 and 3 as words.
+	VPSRLW     $0x02, Y11, Y12
+	VPAND      Y8, Y12, Y12
+	VPSHUFB    ktScaleShuf<>+16(SB), X9, X13
+	VPMOVZXBW  X13, Y13
+	VPMADDUBSW 36(DX), Y12, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y0, Y0
+	VPMADDUBSW 36(BX), Y12, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y1, Y1
+	VPMADDUBSW 36(SI), Y12, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y2, Y2
+	VPMADDUBSW 36(DI), Y12, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y3, Y3
+	VPMADDUBSW 36(DX)(CX*4), Y12, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y4, Y4
+	VPMADDUBSW 36(BX)(CX*4), Y12, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y5, Y5
+	VPMADDUBSW 36(SI)(CX*4), Y12, Y12
+	VPMADDWD   Y13, Y12, Y12
+	VPADDD     Y12, Y6, Y6
+
+	// Group 2: its two-bit values, the scales of sub-blocks 4 and 5 as words.
+	VPSRLW     $0x04, Y11, Y12
+	VPAND      Y8, Y12, Y12
+	VPSHUFB    ktScaleShuf<>+32(SB), X9, X13
+	VPMOVZXBW  X13, Y13
+	VPMADDUBSW 68(DX), Y12, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y0, Y0
+	VPMADDUBSW 68(BX), Y12, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y1, Y1
+	VPMADDUBSW 68(SI), Y12, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y2, Y2
+	VPMADDUBSW 68(DI), Y12, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y3, Y3
+	VPMADDUBSW 68(DX)(CX*4), Y12, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y4, Y4
+	VPMADDUBSW 68(BX)(CX*4), Y12, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y5, Y5
+	VPMADDUBSW 68(SI)(CX*4), Y12, Y12
+	VPMADDWD   Y13, Y12, Y12
+	VPADDD     Y12, Y6, Y6
+
+	// Group 3: its two-bit values, the scales of sub-blocks 6 and 7 as words.
+	VPSRLW     $0x06, Y11, Y11
+	VPAND      Y8, Y11, Y11
+	VPSHUFB    ktScaleShuf<>+48(SB), X9, X12
+	VPMOVZXBW  X12, Y12
+	VPMADDUBSW 100(DX), Y11, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y0, Y0
+	VPMADDUBSW 100(BX), Y11, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y1, Y1
+	VPMADDUBSW 100(SI), Y11, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y2, Y2
+	VPMADDUBSW 100(DI), Y11, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y3, Y3
+	VPMADDUBSW 100(DX)(CX*4), Y11, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y4, Y4
+	VPMADDUBSW 100(BX)(CX*4), Y11, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y5, Y5
+	VPMADDUBSW 100(SI)(CX*4), Y11, Y11
+	VPMADDWD   Y12, Y11, Y11
+	VPADDD     Y11, Y6, Y6
+	VMOVDQU    48(AX), Y11
+
+	// Group 4: its two-bit values, the scales of sub-blocks 8 and 9 as words.
+	VPSRLW     $0x00, Y11, Y12
+	VPAND      Y8, Y12, Y12
+	VPSHUFB    ktScaleShuf<>+64(SB), X9, X13
+	VPMOVZXBW  X13, Y13
+	VPMADDUBSW 132(DX), Y12, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y0, Y0
+	VPMADDUBSW 132(BX), Y12, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y1, Y1
+	VPMADDUBSW 132(SI), Y12, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y2, Y2
+	VPMADDUBSW 132(DI), Y12, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y3, Y3
+	VPMADDUBSW 132(DX)(CX*4), Y12, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y4, Y4
+	VPMADDUBSW 132(BX)(CX*4), Y12, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y5, Y5
+	VPMADDUBSW 132(SI)(CX*4), Y12, Y12
+	VPMADDWD   Y13, Y12, Y12
+	VPADDD     Y12, Y6, Y6
+
+	// Group 5: its two-bit values, the scales of sub-blocks 10 and 11 as words.
+	VPSRLW     $0x02, Y11, Y12
+	VPAND      Y8, Y12, Y12
+	VPSHUFB    ktScaleShuf<>+80(SB), X9, X13
+	VPMOVZXBW  X13, Y13
+	VPMADDUBSW 164(DX), Y12, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y0, Y0
+	VPMADDUBSW 164(BX), Y12, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y1, Y1
+	VPMADDUBSW 164(SI), Y12, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y2, Y2
+	VPMADDUBSW 164(DI), Y12, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y3, Y3
+	VPMADDUBSW 164(DX)(CX*4), Y12, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y4, Y4
+	VPMADDUBSW 164(BX)(CX*4), Y12, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y5, Y5
+	VPMADDUBSW 164(SI)(CX*4), Y12, Y12
+	VPMADDWD   Y13, Y12, Y12
+	VPADDD     Y12, Y6, Y6
+
+	// Group 6: its two-bit values, the scales of sub-blocks 12 and 13 as words.
+	VPSRLW     $0x04, Y11, Y12
+	VPAND      Y8, Y12, Y12
+	VPSHUFB    ktScaleShuf<>+96(SB), X9, X13
+	VPMOVZXBW  X13, Y13
+	VPMADDUBSW 196(DX), Y12, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y0, Y0
+	VPMADDUBSW 196(BX), Y12, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y1, Y1
+	VPMADDUBSW 196(SI), Y12, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y2, Y2
+	VPMADDUBSW 196(DI), Y12, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y3, Y3
+	VPMADDUBSW 196(DX)(CX*4), Y12, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y4, Y4
+	VPMADDUBSW 196(BX)(CX*4), Y12, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y5, Y5
+	VPMADDUBSW 196(SI)(CX*4), Y12, Y12
+	VPMADDWD   Y13, Y12, Y12
+	VPADDD     Y12, Y6, Y6
+
+	// Group 7: its two-bit values, the scales of sub-blocks 14 and 15 as words.
+	VPSRLW       $0x06, Y11, Y11
+	VPAND        Y8, Y11, Y11
+	VPSHUFB      ktScaleShuf<>+112(SB), X9, X9
+	VPMOVZXBW    X9, Y9
+	VPMADDUBSW   228(DX), Y11, Y12
+	VPMADDWD     Y9, Y12, Y12
+	VPADDD       Y12, Y0, Y0
+	VPMADDUBSW   228(BX), Y11, Y12
+	VPMADDWD     Y9, Y12, Y12
+	VPADDD       Y12, Y1, Y1
+	VPMADDUBSW   228(SI), Y11, Y12
+	VPMADDWD     Y9, Y12, Y12
+	VPADDD       Y12, Y2, Y2
+	VPMADDUBSW   228(DI), Y11, Y12
+	VPMADDWD     Y9, Y12, Y12
+	VPADDD       Y12, Y3, Y3
+	VPMADDUBSW   228(DX)(CX*4), Y11, Y12
+	VPMADDWD     Y9, Y12, Y12
+	VPADDD       Y12, Y4, Y4
+	VPMADDUBSW   228(BX)(CX*4), Y11, Y12
+	VPMADDWD     Y9, Y12, Y12
+	VPADDD       Y12, Y5, Y5
+	VPMADDUBSW   228(SI)(CX*4), Y11, Y11
+	VPMADDWD     Y9, Y11, Y11
+	VPADDD       Y11, Y6, Y6
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (DX), Y9
+	VMULPS       Y10, Y9, Y9
+	VMOVUPS      24(SP), Y11
+	VFMADD231PS  Y9, Y0, Y11
+	VMOVUPS      Y11, 24(SP)
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS (BX), Y0
+	VMULPS       Y10, Y0, Y0
+	VMOVUPS      56(SP), Y9
+	VFMADD231PS  Y0, Y1, Y9
+	VMOVUPS      Y9, 56(SP)
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS (SI), Y0
+	VMULPS       Y10, Y0, Y0
+	VMOVUPS      88(SP), Y1
+	VFMADD231PS  Y0, Y2, Y1
+	VMOVUPS      Y1, 88(SP)
+	VCVTDQ2PS    Y3, Y3
+	VBROADCASTSS (DI), Y0
+	VMULPS       Y10, Y0, Y0
+	VMOVUPS      120(SP), Y1
+	VFMADD231PS  Y0, Y3, Y1
+	VMOVUPS      Y1, 120(SP)
+	VCVTDQ2PS    Y4, Y4
+	VBROADCASTSS (DX)(CX*4), Y0
+	VMULPS       Y10, Y0, Y0
+	VMOVUPS      152(SP), Y1
+	VFMADD231PS  Y0, Y4, Y1
+	VMOVUPS      Y1, 152(SP)
+	VCVTDQ2PS    Y5, Y5
+	VBROADCASTSS (BX)(CX*4), Y0
+	VMULPS       Y10, Y0, Y0
+	VMOVUPS      184(SP), Y1
+	VFMADD231PS  Y0, Y5, Y1
+	VMOVUPS      Y1, 184(SP)
+	VCVTDQ2PS    Y6, Y6
+	VBROADCASTSS (SI)(CX*4), Y0
+	VMULPS       Y10, Y0, Y0
+	VMOVUPS      216(SP), Y1
+	VFMADD231PS  Y0, Y6, Y1
+	VMOVUPS      Y1, 216(SP)
+	ADDQ         $0x00000054, AX
+	ADDQ         $0x00000124, DX
+	ADDQ         $0x00000124, BX
+	ADDQ         $0x00000124, SI
+	ADDQ         $0x00000124, DI
+	DECQ         R8
+	JNZ          q2KRowsT7AVX2blk
+	MOVQ         16(SP), AX
+	MOVQ         ostride+56(FP), CX
+	SHLQ         $0x02, CX
+	VMOVUPS      24(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         CX, AX
+	VMOVUPS      56(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         CX, AX
+	VMOVUPS      88(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         CX, AX
+	VMOVUPS      120(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         CX, AX
+	VMOVUPS      152(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         CX, AX
+	VMOVUPS      184(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         CX, AX
+	VMOVUPS      216(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         $0x04, 16(SP)
+	MOVQ         (SP), AX
+	ADDQ         wstride+8(FP), AX
+	MOVQ         AX, (SP)
+	DECQ         8(SP)
+	JNZ          q2KRowsT7AVX2row
+	VZEROUPPER
+	RET
+
+// func q2KRowsT8AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·q2KRowsT8AVX2(SB), NOSPLIT, $280-64
+	MOVQ    w+0(FP), AX
+	MOVQ    AX, (SP)
+	MOVQ    rows+16(FP), AX
+	MOVQ    AX, 8(SP)
+	MOVQ    out+48(FP), AX
+	MOVQ    AX, 16(SP)
+	VMOVDQU ktMask0F<>+0(SB), Y8
+	VMOVDQU ktMask03<>+0(SB), Y9
+
+q2KRowsT8AVX2row:
+	MOVQ    (SP), AX
+	MOVQ    xstride+32(FP), CX
+	MOVQ    x+24(FP), DX
+	LEAQ    (DX)(CX*1), BX
+	LEAQ    (DX)(CX*2), SI
+	LEAQ    (BX)(CX*2), DI
+	MOVQ    nb+40(FP), R8
+	VXORPS  Y0, Y0, Y0
+	VMOVUPS Y0, 24(SP)
+	VMOVUPS Y0, 56(SP)
+	VMOVUPS Y0, 88(SP)
+	VMOVUPS Y0, 120(SP)
+	VMOVUPS Y0, 152(SP)
+	VMOVUPS Y0, 184(SP)
+	VMOVUPS Y0, 216(SP)
+	VMOVUPS Y0, 248(SP)
+
+q2KRowsT8AVX2blk:
+	// The scales, the mins as words, wd and wdmin.
+	VMOVDQU      (AX), X10
+	VPSRLW       $0x04, X10, X0
+	VPAND        X8, X0, X0
+	VPAND        X8, X10, X10
+	VPMOVZXBW    X0, Y0
+	MOVL         80(AX), R9
+	VMOVD        R9, X1
+	VCVTPH2PS    X1, X1
+	VBROADCASTSS X1, Y11
+	VMOVSHDUP    X1, X1
+	VBROADCASTSS X1, Y1
+
+	// acc_t = fma(−x_t.d·wdmin, float32(mins·bsums pairs), acc_t).
+	VPMADDWD     260(DX), Y0, Y2
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS (DX), Y3
+	VMULPS       Y1, Y3, Y3
+	VMOVUPS      24(SP), Y4
+	VFNMADD231PS Y3, Y2, Y4
+	VMOVUPS      Y4, 24(SP)
+	VPMADDWD     260(BX), Y0, Y2
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS (BX), Y3
+	VMULPS       Y1, Y3, Y3
+	VMOVUPS      56(SP), Y4
+	VFNMADD231PS Y3, Y2, Y4
+	VMOVUPS      Y4, 56(SP)
+	VPMADDWD     260(SI), Y0, Y2
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS (SI), Y3
+	VMULPS       Y1, Y3, Y3
+	VMOVUPS      88(SP), Y4
+	VFNMADD231PS Y3, Y2, Y4
+	VMOVUPS      Y4, 88(SP)
+	VPMADDWD     260(DI), Y0, Y2
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS (DI), Y3
+	VMULPS       Y1, Y3, Y3
+	VMOVUPS      120(SP), Y4
+	VFNMADD231PS Y3, Y2, Y4
+	VMOVUPS      Y4, 120(SP)
+	VPMADDWD     260(DX)(CX*4), Y0, Y2
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS (DX)(CX*4), Y3
+	VMULPS       Y1, Y3, Y3
+	VMOVUPS      152(SP), Y4
+	VFNMADD231PS Y3, Y2, Y4
+	VMOVUPS      Y4, 152(SP)
+	VPMADDWD     260(BX)(CX*4), Y0, Y2
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS (BX)(CX*4), Y3
+	VMULPS       Y1, Y3, Y3
+	VMOVUPS      184(SP), Y4
+	VFNMADD231PS Y3, Y2, Y4
+	VMOVUPS      Y4, 184(SP)
+	VPMADDWD     260(SI)(CX*4), Y0, Y2
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS (SI)(CX*4), Y3
+	VMULPS       Y1, Y3, Y3
+	VMOVUPS      216(SP), Y4
+	VFNMADD231PS Y3, Y2, Y4
+	VMOVUPS      Y4, 216(SP)
+	VPMADDWD     260(DI)(CX*4), Y0, Y0
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (DI)(CX*4), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      248(SP), Y1
+	VFNMADD231PS Y2, Y0, Y1
+	VMOVUPS      Y1, 248(SP)
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VPXOR        Y3, Y3, Y3
+	VPXOR        Y4, Y4, Y4
+	VPXOR        Y5, Y5, Y5
+	VPXOR        Y6, Y6, Y6
+	VPXOR        Y7, Y7, Y7
+	VMOVDQU      16(AX), Y12
+
+	// Group 0: its two-bit values, the scales of sub-blocks 0 and 1 as words.
+	VPSRLW     $0x00, Y12, Y13
+	VPAND      Y9, Y13, Y13
+	VPSHUFB    ktScaleShuf<>+0(SB), X10, X14
+	VPMOVZXBW  X14, Y14
+	VPMADDUBSW 4(DX), Y13, Y15
+	VPMADDWD   Y14, Y15, Y15
+	VPADDD     Y15, Y0, Y0
+	VPMADDUBSW 4(BX), Y13, Y15
+	VPMADDWD   Y14, Y15, Y15
+	VPADDD     Y15, Y1, Y1
+	VPMADDUBSW 4(SI), Y13, Y15
+	VPMADDWD   Y14, Y15, Y15
+	VPADDD     Y15, Y2, Y2
+	VPMADDUBSW 4(DI), Y13, Y15
+	VPMADDWD   Y14, Y15, Y15
+	VPADDD     Y15, Y3, Y3
+	VPMADDUBSW 4(DX)(CX*4), Y13, Y15
+	VPMADDWD   Y14, Y15, Y15
+	VPADDD     Y15, Y4, Y4
+	VPMADDUBSW 4(BX)(CX*4), Y13, Y15
+	VPMADDWD   Y14, Y15, Y15
+	VPADDD     Y15, Y5, Y5
+	VPMADDUBSW 4(SI)(CX*4), Y13, Y15
+	VPMADDWD   Y14, Y15, Y15
+	VPADDD     Y15, Y6, Y6
+	VPMADDUBSW 4(DI)(CX*4), Y13, Y13
+	VPMADDWD   Y14, Y13, Y13
+	VPADDD     Y13, Y7, Y7
+
+	// Group 1: its two-bit values, the scales of sub-blocks 2 and 3 as words.
+	VPSRLW     $0x02, Y12, Y13
+	VPAND      Y9, Y13, Y13
+	VPSHUFB    ktScaleShuf<>+16(SB), X10, X14
+	VPMOVZXBW  X14, Y14
+	VPMADDUBSW 36(DX), Y13, Y15
+	VPMADDWD   Y14, Y15, Y15
+	VPADDD     Y15, Y0, Y0
+	VPMADDUBSW 36(BX), Y13, Y15
+	VPMADDWD   Y14, Y15, Y15
+	VPADDD     Y15, Y1, Y1
+	VPMADDUBSW 36(SI), Y13, Y15
+	VPMADDWD   Y14, Y15, Y15
+	VPADDD     Y15, Y2, Y2
+	VPMADDUBSW 36(DI), Y13, Y15
+	VPMADDWD   Y14, Y15, Y15
+	VPADDD     Y15, Y3, Y3
+	VPMADDUBSW 36(DX)(CX*4), Y13, Y15
+	VPMADDWD   Y14, Y15, Y15
+	VPADDD     Y15, Y4, Y4
+	VPMADDUBSW 36(BX)(CX*4), Y13, Y15
+	VPMADDWD   Y14, Y15, Y15
+	VPADDD     Y15, Y5, Y5
+	VPMADDUBSW 36(SI)(CX*4), Y13, Y15
+	VPMADDWD   Y14, Y15, Y15
+	VPADDD     Y15, Y6, Y6
+	VPMADDUBSW 36(DI)(CX*4), Y13, Y13
+	VPMADDWD   Y14, Y13, Y13
+	VPADDD     Y13, Y7, Y7
+
+	// Group 2: its two-bit values, the scales of sub-blocks 4 and 5 as words.
+	VPSRLW     $0x04, Y12, Y13
+	VPAND      Y9, Y13, Y13
+	VPSHUFB    ktScaleShuf<>+32(SB), X10, X14
+	VPMOVZXBW  X14, Y14
+	VPMADDUBSW 68(DX), Y13, Y15
+	VPMADDWD   Y14, Y15, Y15
+	VPADDD     Y15, Y0, Y0
+	VPMADDUBSW 68(BX), Y13, Y15
+	VPMADDWD   Y14, Y15, Y15
+	VPADDD     Y15, Y1, Y1
+	VPMADDUBSW 68(SI), Y13, Y15
+	VPMADDWD   Y14, Y15, Y15
+	VPADDD     Y15, Y2, Y2
+	VPMADDUBSW 68(DI), Y13, Y15
+	VPMADDWD   Y14, Y15, Y15
+	VPADDD     Y15, Y3, Y3
+	VPMADDUBSW 68(DX)(CX*4), Y13, Y15
+	VPMADDWD   Y14, Y15, Y15
+	VPADDD     Y15, Y4, Y4
+	VPMADDUBSW 68(BX)(CX*4), Y13, Y15
+	VPMADDWD   Y14, Y15, Y15
+	VPADDD     Y15, Y5, Y5
+	VPMADDUBSW 68(SI)(CX*4), Y13, Y15
+	VPMADDWD   Y14, Y15, Y15
+	VPADDD     Y15, Y6, Y6
+	VPMADDUBSW 68(DI)(CX*4), Y13, Y13
+	VPMADDWD   Y14, Y13, Y13
+	VPADDD     Y13, Y7, Y7
+
+	// Group 3: its two-bit values, the scales of sub-blocks 6 and 7 as words.
+	VPSRLW     $0x06, Y12, Y12
+	VPAND      Y9, Y12, Y12
+	VPSHUFB    ktScaleShuf<>+48(SB), X10, X13
+	VPMOVZXBW  X13, Y13
+	VPMADDUBSW 100(DX), Y12, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y0, Y0
+	VPMADDUBSW 100(BX), Y12, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y1, Y1
+	VPMADDUBSW 100(SI), Y12, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y2, Y2
+	VPMADDUBSW 100(DI), Y12, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y3, Y3
+	VPMADDUBSW 100(DX)(CX*4), Y12, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y4, Y4
+	VPMADDUBSW 100(BX)(CX*4), Y12, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y5, Y5
+	VPMADDUBSW 100(SI)(CX*4), Y12, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y6, Y6
+	VPMADDUBSW 100(DI)(CX*4), Y12, Y12
+	VPMADDWD   Y13, Y12, Y12
+	VPADDD     Y12, Y7, Y7
+	VMOVDQU    48(AX), Y12
+
+	// Group 4: its two-bit values, the scales of sub-blocks 8 and 9 as words.
+	VPSRLW     $0x00, Y12, Y13
+	VPAND      Y9, Y13, Y13
+	VPSHUFB    ktScaleShuf<>+64(SB), X10, X14
+	VPMOVZXBW  X14, Y14
+	VPMADDUBSW 132(DX), Y13, Y15
+	VPMADDWD   Y14, Y15, Y15
+	VPADDD     Y15, Y0, Y0
+	VPMADDUBSW 132(BX), Y13, Y15
+	VPMADDWD   Y14, Y15, Y15
+	VPADDD     Y15, Y1, Y1
+	VPMADDUBSW 132(SI), Y13, Y15
+	VPMADDWD   Y14, Y15, Y15
+	VPADDD     Y15, Y2, Y2
+	VPMADDUBSW 132(DI), Y13, Y15
+	VPMADDWD   Y14, Y15, Y15
+	VPADDD     Y15, Y3, Y3
+	VPMADDUBSW 132(DX)(CX*4), Y13, Y15
+	VPMADDWD   Y14, Y15, Y15
+	VPADDD     Y15, Y4, Y4
+	VPMADDUBSW 132(BX)(CX*4), Y13, Y15
+	VPMADDWD   Y14, Y15, Y15
+	VPADDD     Y15, Y5, Y5
+	VPMADDUBSW 132(SI)(CX*4), Y13, Y15
+	VPMADDWD   Y14, Y15, Y15
+	VPADDD     Y15, Y6, Y6
+	VPMADDUBSW 132(DI)(CX*4), Y13, Y13
+	VPMADDWD   Y14, Y13, Y13
+	VPADDD     Y13, Y7, Y7
+
+	// Group 5: its two-bit values, the scales of sub-blocks 10 and 11 as words.
+	VPSRLW     $0x02, Y12, Y13
+	VPAND      Y9, Y13, Y13
+	VPSHUFB    ktScaleShuf<>+80(SB), X10, X14
+	VPMOVZXBW  X14, Y14
+	VPMADDUBSW 164(DX), Y13, Y15
+	VPMADDWD   Y14, Y15, Y15
+	VPADDD     Y15, Y0, Y0
+	VPMADDUBSW 164(BX), Y13, Y15
+	VPMADDWD   Y14, Y15, Y15
+	VPADDD     Y15, Y1, Y1
+	VPMADDUBSW 164(SI), Y13, Y15
+	VPMADDWD   Y14, Y15, Y15
+	VPADDD     Y15, Y2, Y2
+	VPMADDUBSW 164(DI), Y13, Y15
+	VPMADDWD   Y14, Y15, Y15
+	VPADDD     Y15, Y3, Y3
+	VPMADDUBSW 164(DX)(CX*4), Y13, Y15
+	VPMADDWD   Y14, Y15, Y15
+	VPADDD     Y15, Y4, Y4
+	VPMADDUBSW 164(BX)(CX*4), Y13, Y15
+	VPMADDWD   Y14, Y15, Y15
+	VPADDD     Y15, Y5, Y5
+	VPMADDUBSW 164(SI)(CX*4), Y13, Y15
+	VPMADDWD   Y14, Y15, Y15
+	VPADDD     Y15, Y6, Y6
+	VPMADDUBSW 164(DI)(CX*4), Y13, Y13
+	VPMADDWD   Y14, Y13, Y13
+	VPADDD     Y13, Y7, Y7
+
+	// Group 6: its two-bit values, the scales of sub-blocks 12 and 13 as words.
+	VPSRLW     $0x04, Y12, Y13
+	VPAND      Y9, Y13, Y13
+	VPSHUFB    ktScaleShuf<>+96(SB), X10, X14
+	VPMOVZXBW  X14, Y14
+	VPMADDUBSW 196(DX), Y13, Y15
+	VPMADDWD   Y14, Y15, Y15
+	VPADDD     Y15, Y0, Y0
+	VPMADDUBSW 196(BX), Y13, Y15
+	VPMADDWD   Y14, Y15, Y15
+	VPADDD     Y15, Y1, Y1
+	VPMADDUBSW 196(SI), Y13, Y15
+	VPMADDWD   Y14, Y15, Y15
+	VPADDD     Y15, Y2, Y2
+	VPMADDUBSW 196(DI), Y13, Y15
+	VPMADDWD   Y14, Y15, Y15
+	VPADDD     Y15, Y3, Y3
+	VPMADDUBSW 196(DX)(CX*4), Y13, Y15
+	VPMADDWD   Y14, Y15, Y15
+	VPADDD     Y15, Y4, Y4
+	VPMADDUBSW 196(BX)(CX*4), Y13, Y15
+	VPMADDWD   Y14, Y15, Y15
+	VPADDD     Y15, Y5, Y5
+	VPMADDUBSW 196(SI)(CX*4), Y13, Y15
+	VPMADDWD   Y14, Y15, Y15
+	VPADDD     Y15, Y6, Y6
+	VPMADDUBSW 196(DI)(CX*4), Y13, Y13
+	VPMADDWD   Y14, Y13, Y13
+	VPADDD     Y13, Y7, Y7
+
+	// Group 7: its two-bit values, the scales of sub-blocks 14 and 15 as words.
+	VPSRLW       $0x06, Y12, Y12
+	VPAND        Y9, Y12, Y12
+	VPSHUFB      ktScaleShuf<>+112(SB), X10, X10
+	VPMOVZXBW    X10, Y10
+	VPMADDUBSW   228(DX), Y12, Y13
+	VPMADDWD     Y10, Y13, Y13
+	VPADDD       Y13, Y0, Y0
+	VPMADDUBSW   228(BX), Y12, Y13
+	VPMADDWD     Y10, Y13, Y13
+	VPADDD       Y13, Y1, Y1
+	VPMADDUBSW   228(SI), Y12, Y13
+	VPMADDWD     Y10, Y13, Y13
+	VPADDD       Y13, Y2, Y2
+	VPMADDUBSW   228(DI), Y12, Y13
+	VPMADDWD     Y10, Y13, Y13
+	VPADDD       Y13, Y3, Y3
+	VPMADDUBSW   228(DX)(CX*4), Y12, Y13
+	VPMADDWD     Y10, Y13, Y13
+	VPADDD       Y13, Y4, Y4
+	VPMADDUBSW   228(BX)(CX*4), Y12, Y13
+	VPMADDWD     Y10, Y13, Y13
+	VPADDD       Y13, Y5, Y5
+	VPMADDUBSW   228(SI)(CX*4), Y12, Y13
+	VPMADDWD     Y10, Y13, Y13
+	VPADDD       Y13, Y6, Y6
+	VPMADDUBSW   228(DI)(CX*4), Y12, Y12
+	VPMADDWD     Y10, Y12, Y12
+	VPADDD       Y12, Y7, Y7
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (DX), Y10
+	VMULPS       Y11, Y10, Y10
+	VMOVUPS      24(SP), Y12
+	VFMADD231PS  Y10, Y0, Y12
+	VMOVUPS      Y12, 24(SP)
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS (BX), Y0
+	VMULPS       Y11, Y0, Y0
+	VMOVUPS      56(SP), Y10
+	VFMADD231PS  Y0, Y1, Y10
+	VMOVUPS      Y10, 56(SP)
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS (SI), Y0
+	VMULPS       Y11, Y0, Y0
+	VMOVUPS      88(SP), Y1
+	VFMADD231PS  Y0, Y2, Y1
+	VMOVUPS      Y1, 88(SP)
+	VCVTDQ2PS    Y3, Y3
+	VBROADCASTSS (DI), Y0
+	VMULPS       Y11, Y0, Y0
+	VMOVUPS      120(SP), Y1
+	VFMADD231PS  Y0, Y3, Y1
+	VMOVUPS      Y1, 120(SP)
+	VCVTDQ2PS    Y4, Y4
+	VBROADCASTSS (DX)(CX*4), Y0
+	VMULPS       Y11, Y0, Y0
+	VMOVUPS      152(SP), Y1
+	VFMADD231PS  Y0, Y4, Y1
+	VMOVUPS      Y1, 152(SP)
+	VCVTDQ2PS    Y5, Y5
+	VBROADCASTSS (BX)(CX*4), Y0
+	VMULPS       Y11, Y0, Y0
+	VMOVUPS      184(SP), Y1
+	VFMADD231PS  Y0, Y5, Y1
+	VMOVUPS      Y1, 184(SP)
+	VCVTDQ2PS    Y6, Y6
+	VBROADCASTSS (SI)(CX*4), Y0
+	VMULPS       Y11, Y0, Y0
+	VMOVUPS      216(SP), Y1
+	VFMADD231PS  Y0, Y6, Y1
+	VMOVUPS      Y1, 216(SP)
+	VCVTDQ2PS    Y7, Y7
+	VBROADCASTSS (DI)(CX*4), Y0
+	VMULPS       Y11, Y0, Y0
+	VMOVUPS      248(SP), Y1
+	VFMADD231PS  Y0, Y7, Y1
+	VMOVUPS      Y1, 248(SP)
+	ADDQ         $0x00000054, AX
+	ADDQ         $0x00000124, DX
+	ADDQ         $0x00000124, BX
+	ADDQ         $0x00000124, SI
+	ADDQ         $0x00000124, DI
+	DECQ         R8
+	JNZ          q2KRowsT8AVX2blk
+	MOVQ         16(SP), AX
+	MOVQ         ostride+56(FP), CX
+	SHLQ         $0x02, CX
+	VMOVUPS      24(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         CX, AX
+	VMOVUPS      56(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         CX, AX
+	VMOVUPS      88(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         CX, AX
+	VMOVUPS      120(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         CX, AX
+	VMOVUPS      152(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         CX, AX
+	VMOVUPS      184(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         CX, AX
+	VMOVUPS      216(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         CX, AX
+	VMOVUPS      248(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         $0x04, 16(SP)
+	MOVQ         (SP), AX
+	ADDQ         wstride+8(FP), AX
+	MOVQ         AX, (SP)
+	DECQ         8(SP)
+	JNZ          q2KRowsT8AVX2row
+	VZEROUPPER
+	RET
+
 // func q3KRowsT2VNNI(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
 // Requires: AVX, AVX2, AVX512F, AVX512VL, AVX512_VNNI, F16C, FMA3
 TEXT ·q3KRowsT2VNNI(SB), NOSPLIT, $24-64
@@ -19290,6 +21686,1768 @@ q3KRowsT8VNNIblk:
 	VZEROUPPER
 	RET
 
+// func q3KRowsT2AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·q3KRowsT2AVX2(SB), NOSPLIT, $24-64
+	MOVQ    w+0(FP), AX
+	MOVQ    AX, (SP)
+	MOVQ    rows+16(FP), AX
+	MOVQ    AX, 8(SP)
+	MOVQ    out+48(FP), AX
+	MOVQ    AX, 16(SP)
+	VMOVDQU ktMask04<>+0(SB), Y4
+	VMOVDQU ktMask03<>+0(SB), Y5
+
+q3KRowsT2AVX2row:
+	MOVQ   (SP), AX
+	MOVQ   xstride+32(FP), CX
+	MOVQ   x+24(FP), DX
+	LEAQ   (DX)(CX*1), CX
+	MOVQ   nb+40(FP), BX
+	VXORPS Y1, Y1, Y1
+	VXORPS Y3, Y3, Y3
+
+q3KRowsT2AVX2blk:
+	// The sixteen scales − 32: low nibbles of bytes 0-7, then their high nibbles,
+	// each with two bits of bytes 8-11 (quarter k shifted right by 2k) on top.
+	VMOVQ       96(AX), X6
+	VPINSRD     $0x02, 104(AX), X6, X6
+	VPSRLW      $0x04, X6, X0
+	VPUNPCKLQDQ X0, X6, X0
+	VPAND       ktMask0F<>+0(SB), X0, X0
+	VPSHUFB     ktQ3High<>+0(SB), X6, X6
+	VPSRLVD     ktQ3Shifts<>+0(SB), X6, X6
+	VPAND       X5, X6, X6
+	VPSLLW      $0x04, X6, X6
+	VPOR        X0, X6, X6
+	VPSUBB      ktByte32<>+0(SB), X6, X6
+	VMOVDQU     (AX), Y7
+	VPXOR       Y0, Y0, Y0
+	VPXOR       Y2, Y2, Y2
+	VMOVDQU     32(AX), Y8
+
+	// Group 0: the low bits, the high-bit offsets (hmask bit 0 moved to bit 2), the scales.
+	VPSRLW     $0x00, Y8, Y9
+	VPAND      Y5, Y9, Y9
+	VPSLLW     $0x02, Y7, Y10
+	VPANDN     Y4, Y10, Y10
+	VPSHUFB    ktScaleShuf<>+0(SB), X6, X11
+	VPMOVSXBW  X11, Y11
+	VPMADDUBSW 4(DX), Y9, Y12
+	VPMADDUBSW 4(DX), Y10, Y13
+	VPSUBW     Y13, Y12, Y12
+	VPMADDWD   Y11, Y12, Y12
+	VPADDD     Y12, Y0, Y0
+	VPMADDUBSW 4(CX), Y9, Y9
+	VPMADDUBSW 4(CX), Y10, Y10
+	VPSUBW     Y10, Y9, Y9
+	VPMADDWD   Y11, Y9, Y9
+	VPADDD     Y9, Y2, Y2
+
+	// Group 1: the low bits, the high-bit offsets (hmask bit 1 moved to bit 2), the scales.
+	VPSRLW     $0x02, Y8, Y9
+	VPAND      Y5, Y9, Y9
+	VPSLLW     $0x01, Y7, Y10
+	VPANDN     Y4, Y10, Y10
+	VPSHUFB    ktScaleShuf<>+16(SB), X6, X11
+	VPMOVSXBW  X11, Y11
+	VPMADDUBSW 36(DX), Y9, Y12
+	VPMADDUBSW 36(DX), Y10, Y13
+	VPSUBW     Y13, Y12, Y12
+	VPMADDWD   Y11, Y12, Y12
+	VPADDD     Y12, Y0, Y0
+	VPMADDUBSW 36(CX), Y9, Y9
+	VPMADDUBSW 36(CX), Y10, Y10
+	VPSUBW     Y10, Y9, Y9
+	VPMADDWD   Y11, Y9, Y9
+	VPADDD     Y9, Y2, Y2
+
+	// Group 2: the low bits, the high-bit offsets (hmask bit 2 moved to bit 2), the scales.
+	VPSRLW     $0x04, Y8, Y9
+	VPAND      Y5, Y9, Y9
+	VPSRLW     $0x00, Y7, Y10
+	VPANDN     Y4, Y10, Y10
+	VPSHUFB    ktScaleShuf<>+32(SB), X6, X11
+	VPMOVSXBW  X11, Y11
+	VPMADDUBSW 68(DX), Y9, Y12
+	VPMADDUBSW 68(DX), Y10, Y13
+	VPSUBW     Y13, Y12, Y12
+	VPMADDWD   Y11, Y12, Y12
+	VPADDD     Y12, Y0, Y0
+	VPMADDUBSW 68(CX), Y9, Y9
+	VPMADDUBSW 68(CX), Y10, Y10
+	VPSUBW     Y10, Y9, Y9
+	VPMADDWD   Y11, Y9, Y9
+	VPADDD     Y9, Y2, Y2
+
+	// Group 3: the low bits, the high-bit offsets (hmask bit 3 moved to bit 2), the scales.
+	VPSRLW     $0x06, Y8, Y8
+	VPAND      Y5, Y8, Y8
+	VPSRLW     $0x01, Y7, Y9
+	VPANDN     Y4, Y9, Y9
+	VPSHUFB    ktScaleShuf<>+48(SB), X6, X10
+	VPMOVSXBW  X10, Y10
+	VPMADDUBSW 100(DX), Y8, Y11
+	VPMADDUBSW 100(DX), Y9, Y12
+	VPSUBW     Y12, Y11, Y11
+	VPMADDWD   Y10, Y11, Y11
+	VPADDD     Y11, Y0, Y0
+	VPMADDUBSW 100(CX), Y8, Y8
+	VPMADDUBSW 100(CX), Y9, Y9
+	VPSUBW     Y9, Y8, Y8
+	VPMADDWD   Y10, Y8, Y8
+	VPADDD     Y8, Y2, Y2
+	VMOVDQU    64(AX), Y8
+
+	// Group 4: the low bits, the high-bit offsets (hmask bit 4 moved to bit 2), the scales.
+	VPSRLW     $0x00, Y8, Y9
+	VPAND      Y5, Y9, Y9
+	VPSRLW     $0x02, Y7, Y10
+	VPANDN     Y4, Y10, Y10
+	VPSHUFB    ktScaleShuf<>+64(SB), X6, X11
+	VPMOVSXBW  X11, Y11
+	VPMADDUBSW 132(DX), Y9, Y12
+	VPMADDUBSW 132(DX), Y10, Y13
+	VPSUBW     Y13, Y12, Y12
+	VPMADDWD   Y11, Y12, Y12
+	VPADDD     Y12, Y0, Y0
+	VPMADDUBSW 132(CX), Y9, Y9
+	VPMADDUBSW 132(CX), Y10, Y10
+	VPSUBW     Y10, Y9, Y9
+	VPMADDWD   Y11, Y9, Y9
+	VPADDD     Y9, Y2, Y2
+
+	// Group 5: the low bits, the high-bit offsets (hmask bit 5 moved to bit 2), the scales.
+	VPSRLW     $0x02, Y8, Y9
+	VPAND      Y5, Y9, Y9
+	VPSRLW     $0x03, Y7, Y10
+	VPANDN     Y4, Y10, Y10
+	VPSHUFB    ktScaleShuf<>+80(SB), X6, X11
+	VPMOVSXBW  X11, Y11
+	VPMADDUBSW 164(DX), Y9, Y12
+	VPMADDUBSW 164(DX), Y10, Y13
+	VPSUBW     Y13, Y12, Y12
+	VPMADDWD   Y11, Y12, Y12
+	VPADDD     Y12, Y0, Y0
+	VPMADDUBSW 164(CX), Y9, Y9
+	VPMADDUBSW 164(CX), Y10, Y10
+	VPSUBW     Y10, Y9, Y9
+	VPMADDWD   Y11, Y9, Y9
+	VPADDD     Y9, Y2, Y2
+
+	// Group 6: the low bits, the high-bit offsets (hmask bit 6 moved to bit 2), the scales.
+	VPSRLW     $0x04, Y8, Y9
+	VPAND      Y5, Y9, Y9
+	VPSRLW     $0x04, Y7, Y10
+	VPANDN     Y4, Y10, Y10
+	VPSHUFB    ktScaleShuf<>+96(SB), X6, X11
+	VPMOVSXBW  X11, Y11
+	VPMADDUBSW 196(DX), Y9, Y12
+	VPMADDUBSW 196(DX), Y10, Y13
+	VPSUBW     Y13, Y12, Y12
+	VPMADDWD   Y11, Y12, Y12
+	VPADDD     Y12, Y0, Y0
+	VPMADDUBSW 196(CX), Y9, Y9
+	VPMADDUBSW 196(CX), Y10, Y10
+	VPSUBW     Y10, Y9, Y9
+	VPMADDWD   Y11, Y9, Y9
+	VPADDD     Y9, Y2, Y2
+
+	// Group 7: the low bits, the high-bit offsets (hmask bit 7 moved to bit 2), the scales.
+	VPSRLW       $0x06, Y8, Y8
+	VPAND        Y5, Y8, Y8
+	VPSRLW       $0x05, Y7, Y7
+	VPANDN       Y4, Y7, Y7
+	VPSHUFB      ktScaleShuf<>+112(SB), X6, X6
+	VPMOVSXBW    X6, Y6
+	VPMADDUBSW   228(DX), Y8, Y9
+	VPMADDUBSW   228(DX), Y7, Y10
+	VPSUBW       Y10, Y9, Y9
+	VPMADDWD     Y6, Y9, Y9
+	VPADDD       Y9, Y0, Y0
+	VPMADDUBSW   228(CX), Y8, Y8
+	VPMADDUBSW   228(CX), Y7, Y7
+	VPSUBW       Y7, Y8, Y8
+	VPMADDWD     Y6, Y8, Y8
+	VPADDD       Y8, Y2, Y2
+	MOVWLZX      108(AX), SI
+	VMOVD        SI, X6
+	VCVTPH2PS    X6, X6
+	VBROADCASTSS X6, Y6
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (DX), Y7
+	VMULPS       Y6, Y7, Y7
+	VFMADD231PS  Y7, Y0, Y1
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS (CX), Y0
+	VMULPS       Y6, Y0, Y0
+	VFMADD231PS  Y0, Y2, Y3
+	ADDQ         $0x0000006e, AX
+	ADDQ         $0x00000124, DX
+	ADDQ         $0x00000124, CX
+	DECQ         BX
+	JNZ          q3KRowsT2AVX2blk
+	MOVQ         16(SP), AX
+	MOVQ         ostride+56(FP), CX
+	SHLQ         $0x02, CX
+	VMOVAPS      Y1, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         CX, AX
+	VMOVAPS      Y3, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         $0x04, 16(SP)
+	MOVQ         (SP), AX
+	ADDQ         wstride+8(FP), AX
+	MOVQ         AX, (SP)
+	DECQ         8(SP)
+	JNZ          q3KRowsT2AVX2row
+	VZEROUPPER
+	RET
+
+// func q3KRowsT3AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·q3KRowsT3AVX2(SB), NOSPLIT, $24-64
+	MOVQ    w+0(FP), AX
+	MOVQ    AX, (SP)
+	MOVQ    rows+16(FP), AX
+	MOVQ    AX, 8(SP)
+	MOVQ    out+48(FP), AX
+	MOVQ    AX, 16(SP)
+	VMOVDQU ktMask04<>+0(SB), Y6
+	VMOVDQU ktMask03<>+0(SB), Y7
+
+q3KRowsT3AVX2row:
+	MOVQ   (SP), AX
+	MOVQ   xstride+32(FP), CX
+	MOVQ   x+24(FP), DX
+	LEAQ   (DX)(CX*1), BX
+	LEAQ   (DX)(CX*2), CX
+	MOVQ   nb+40(FP), SI
+	VXORPS Y1, Y1, Y1
+	VXORPS Y3, Y3, Y3
+	VXORPS Y5, Y5, Y5
+
+q3KRowsT3AVX2blk:
+	// The sixteen scales − 32: low nibbles of bytes 0-7, then their high nibbles,
+	// each with two bits of bytes 8-11 (quarter k shifted right by 2k) on top.
+	VMOVQ       96(AX), X8
+	VPINSRD     $0x02, 104(AX), X8, X8
+	VPSRLW      $0x04, X8, X0
+	VPUNPCKLQDQ X0, X8, X0
+	VPAND       ktMask0F<>+0(SB), X0, X0
+	VPSHUFB     ktQ3High<>+0(SB), X8, X8
+	VPSRLVD     ktQ3Shifts<>+0(SB), X8, X8
+	VPAND       X7, X8, X8
+	VPSLLW      $0x04, X8, X8
+	VPOR        X0, X8, X8
+	VPSUBB      ktByte32<>+0(SB), X8, X8
+	VMOVDQU     (AX), Y9
+	VPXOR       Y0, Y0, Y0
+	VPXOR       Y2, Y2, Y2
+	VPXOR       Y4, Y4, Y4
+	VMOVDQU     32(AX), Y10
+
+	// Group 0: the low bits, the high-bit offsets (hmask bit 0 moved to bit 2), the scales.
+	VPSRLW     $0x00, Y10, Y11
+	VPAND      Y7, Y11, Y11
+	VPSLLW     $0x02, Y9, Y12
+	VPANDN     Y6, Y12, Y12
+	VPSHUFB    ktScaleShuf<>+0(SB), X8, X13
+	VPMOVSXBW  X13, Y13
+	VPMADDUBSW 4(DX), Y11, Y14
+	VPMADDUBSW 4(DX), Y12, Y15
+	VPSUBW     Y15, Y14, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y0, Y0
+	VPMADDUBSW 4(BX), Y11, Y14
+	VPMADDUBSW 4(BX), Y12, Y15
+	VPSUBW     Y15, Y14, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y2, Y2
+	VPMADDUBSW 4(CX), Y11, Y11
+	VPMADDUBSW 4(CX), Y12, Y12
+	VPSUBW     Y12, Y11, Y11
+	VPMADDWD   Y13, Y11, Y11
+	VPADDD     Y11, Y4, Y4
+
+	// Group 1: the low bits, the high-bit offsets (hmask bit 1 moved to bit 2), the scales.
+	VPSRLW     $0x02, Y10, Y11
+	VPAND      Y7, Y11, Y11
+	VPSLLW     $0x01, Y9, Y12
+	VPANDN     Y6, Y12, Y12
+	VPSHUFB    ktScaleShuf<>+16(SB), X8, X13
+	VPMOVSXBW  X13, Y13
+	VPMADDUBSW 36(DX), Y11, Y14
+	VPMADDUBSW 36(DX), Y12, Y15
+	VPSUBW     Y15, Y14, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y0, Y0
+	VPMADDUBSW 36(BX), Y11, Y14
+	VPMADDUBSW 36(BX), Y12, Y15
+	VPSUBW     Y15, Y14, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y2, Y2
+	VPMADDUBSW 36(CX), Y11, Y11
+	VPMADDUBSW 36(CX), Y12, Y12
+	VPSUBW     Y12, Y11, Y11
+	VPMADDWD   Y13, Y11, Y11
+	VPADDD     Y11, Y4, Y4
+
+	// Group 2: the low bits, the high-bit offsets (hmask bit 2 moved to bit 2), the scales.
+	VPSRLW     $0x04, Y10, Y11
+	VPAND      Y7, Y11, Y11
+	VPSRLW     $0x00, Y9, Y12
+	VPANDN     Y6, Y12, Y12
+	VPSHUFB    ktScaleShuf<>+32(SB), X8, X13
+	VPMOVSXBW  X13, Y13
+	VPMADDUBSW 68(DX), Y11, Y14
+	VPMADDUBSW 68(DX), Y12, Y15
+	VPSUBW     Y15, Y14, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y0, Y0
+	VPMADDUBSW 68(BX), Y11, Y14
+	VPMADDUBSW 68(BX), Y12, Y15
+	VPSUBW     Y15, Y14, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y2, Y2
+	VPMADDUBSW 68(CX), Y11, Y11
+	VPMADDUBSW 68(CX), Y12, Y12
+	VPSUBW     Y12, Y11, Y11
+	VPMADDWD   Y13, Y11, Y11
+	VPADDD     Y11, Y4, Y4
+
+	// Group 3: the low bits, the high-bit offsets (hmask bit 3 moved to bit 2), the scales.
+	VPSRLW     $0x06, Y10, Y10
+	VPAND      Y7, Y10, Y10
+	VPSRLW     $0x01, Y9, Y11
+	VPANDN     Y6, Y11, Y11
+	VPSHUFB    ktScaleShuf<>+48(SB), X8, X12
+	VPMOVSXBW  X12, Y12
+	VPMADDUBSW 100(DX), Y10, Y13
+	VPMADDUBSW 100(DX), Y11, Y14
+	VPSUBW     Y14, Y13, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y0, Y0
+	VPMADDUBSW 100(BX), Y10, Y13
+	VPMADDUBSW 100(BX), Y11, Y14
+	VPSUBW     Y14, Y13, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y2, Y2
+	VPMADDUBSW 100(CX), Y10, Y10
+	VPMADDUBSW 100(CX), Y11, Y11
+	VPSUBW     Y11, Y10, Y10
+	VPMADDWD   Y12, Y10, Y10
+	VPADDD     Y10, Y4, Y4
+	VMOVDQU    64(AX), Y10
+
+	// Group 4: the low bits, the high-bit offsets (hmask bit 4 moved to bit 2), the scales.
+	VPSRLW     $0x00, Y10, Y11
+	VPAND      Y7, Y11, Y11
+	VPSRLW     $0x02, Y9, Y12
+	VPANDN     Y6, Y12, Y12
+	VPSHUFB    ktScaleShuf<>+64(SB), X8, X13
+	VPMOVSXBW  X13, Y13
+	VPMADDUBSW 132(DX), Y11, Y14
+	VPMADDUBSW 132(DX), Y12, Y15
+	VPSUBW     Y15, Y14, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y0, Y0
+	VPMADDUBSW 132(BX), Y11, Y14
+	VPMADDUBSW 132(BX), Y12, Y15
+	VPSUBW     Y15, Y14, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y2, Y2
+	VPMADDUBSW 132(CX), Y11, Y11
+	VPMADDUBSW 132(CX), Y12, Y12
+	VPSUBW     Y12, Y11, Y11
+	VPMADDWD   Y13, Y11, Y11
+	VPADDD     Y11, Y4, Y4
+
+	// Group 5: the low bits, the high-bit offsets (hmask bit 5 moved to bit 2), the scales.
+	VPSRLW     $0x02, Y10, Y11
+	VPAND      Y7, Y11, Y11
+	VPSRLW     $0x03, Y9, Y12
+	VPANDN     Y6, Y12, Y12
+	VPSHUFB    ktScaleShuf<>+80(SB), X8, X13
+	VPMOVSXBW  X13, Y13
+	VPMADDUBSW 164(DX), Y11, Y14
+	VPMADDUBSW 164(DX), Y12, Y15
+	VPSUBW     Y15, Y14, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y0, Y0
+	VPMADDUBSW 164(BX), Y11, Y14
+	VPMADDUBSW 164(BX), Y12, Y15
+	VPSUBW     Y15, Y14, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y2, Y2
+	VPMADDUBSW 164(CX), Y11, Y11
+	VPMADDUBSW 164(CX), Y12, Y12
+	VPSUBW     Y12, Y11, Y11
+	VPMADDWD   Y13, Y11, Y11
+	VPADDD     Y11, Y4, Y4
+
+	// Group 6: the low bits, the high-bit offsets (hmask bit 6 moved to bit 2), the scales.
+	VPSRLW     $0x04, Y10, Y11
+	VPAND      Y7, Y11, Y11
+	VPSRLW     $0x04, Y9, Y12
+	VPANDN     Y6, Y12, Y12
+	VPSHUFB    ktScaleShuf<>+96(SB), X8, X13
+	VPMOVSXBW  X13, Y13
+	VPMADDUBSW 196(DX), Y11, Y14
+	VPMADDUBSW 196(DX), Y12, Y15
+	VPSUBW     Y15, Y14, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y0, Y0
+	VPMADDUBSW 196(BX), Y11, Y14
+	VPMADDUBSW 196(BX), Y12, Y15
+	VPSUBW     Y15, Y14, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y2, Y2
+	VPMADDUBSW 196(CX), Y11, Y11
+	VPMADDUBSW 196(CX), Y12, Y12
+	VPSUBW     Y12, Y11, Y11
+	VPMADDWD   Y13, Y11, Y11
+	VPADDD     Y11, Y4, Y4
+
+	// Group 7: the low bits, the high-bit offsets (hmask bit 7 moved to bit 2), the scales.
+	VPSRLW       $0x06, Y10, Y10
+	VPAND        Y7, Y10, Y10
+	VPSRLW       $0x05, Y9, Y9
+	VPANDN       Y6, Y9, Y9
+	VPSHUFB      ktScaleShuf<>+112(SB), X8, X8
+	VPMOVSXBW    X8, Y8
+	VPMADDUBSW   228(DX), Y10, Y11
+	VPMADDUBSW   228(DX), Y9, Y12
+	VPSUBW       Y12, Y11, Y11
+	VPMADDWD     Y8, Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VPMADDUBSW   228(BX), Y10, Y11
+	VPMADDUBSW   228(BX), Y9, Y12
+	VPSUBW       Y12, Y11, Y11
+	VPMADDWD     Y8, Y11, Y11
+	VPADDD       Y11, Y2, Y2
+	VPMADDUBSW   228(CX), Y10, Y10
+	VPMADDUBSW   228(CX), Y9, Y9
+	VPSUBW       Y9, Y10, Y10
+	VPMADDWD     Y8, Y10, Y10
+	VPADDD       Y10, Y4, Y4
+	MOVWLZX      108(AX), DI
+	VMOVD        DI, X8
+	VCVTPH2PS    X8, X8
+	VBROADCASTSS X8, Y8
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (DX), Y9
+	VMULPS       Y8, Y9, Y9
+	VFMADD231PS  Y9, Y0, Y1
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS (BX), Y0
+	VMULPS       Y8, Y0, Y0
+	VFMADD231PS  Y0, Y2, Y3
+	VCVTDQ2PS    Y4, Y4
+	VBROADCASTSS (CX), Y0
+	VMULPS       Y8, Y0, Y0
+	VFMADD231PS  Y0, Y4, Y5
+	ADDQ         $0x0000006e, AX
+	ADDQ         $0x00000124, DX
+	ADDQ         $0x00000124, BX
+	ADDQ         $0x00000124, CX
+	DECQ         SI
+	JNZ          q3KRowsT3AVX2blk
+	MOVQ         16(SP), AX
+	MOVQ         ostride+56(FP), CX
+	SHLQ         $0x02, CX
+	VMOVAPS      Y1, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         CX, AX
+	VMOVAPS      Y3, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         CX, AX
+	VMOVAPS      Y5, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         $0x04, 16(SP)
+	MOVQ         (SP), AX
+	ADDQ         wstride+8(FP), AX
+	MOVQ         AX, (SP)
+	DECQ         8(SP)
+	JNZ          q3KRowsT3AVX2row
+	VZEROUPPER
+	RET
+
+// func q3KRowsT4AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·q3KRowsT4AVX2(SB), NOSPLIT, $152-64
+	MOVQ    w+0(FP), AX
+	MOVQ    AX, (SP)
+	MOVQ    rows+16(FP), AX
+	MOVQ    AX, 8(SP)
+	MOVQ    out+48(FP), AX
+	MOVQ    AX, 16(SP)
+	VMOVDQU ktMask04<>+0(SB), Y4
+	VMOVDQU ktMask03<>+0(SB), Y5
+
+q3KRowsT4AVX2row:
+	MOVQ    (SP), AX
+	MOVQ    xstride+32(FP), CX
+	MOVQ    x+24(FP), DX
+	LEAQ    (DX)(CX*1), BX
+	LEAQ    (DX)(CX*2), SI
+	LEAQ    (BX)(CX*2), CX
+	MOVQ    nb+40(FP), DI
+	VXORPS  Y0, Y0, Y0
+	VMOVUPS Y0, 24(SP)
+	VMOVUPS Y0, 56(SP)
+	VMOVUPS Y0, 88(SP)
+	VMOVUPS Y0, 120(SP)
+
+q3KRowsT4AVX2blk:
+	// The sixteen scales − 32: low nibbles of bytes 0-7, then their high nibbles,
+	// each with two bits of bytes 8-11 (quarter k shifted right by 2k) on top.
+	VMOVQ       96(AX), X6
+	VPINSRD     $0x02, 104(AX), X6, X6
+	VPSRLW      $0x04, X6, X0
+	VPUNPCKLQDQ X0, X6, X0
+	VPAND       ktMask0F<>+0(SB), X0, X0
+	VPSHUFB     ktQ3High<>+0(SB), X6, X6
+	VPSRLVD     ktQ3Shifts<>+0(SB), X6, X6
+	VPAND       X5, X6, X6
+	VPSLLW      $0x04, X6, X6
+	VPOR        X0, X6, X6
+	VPSUBB      ktByte32<>+0(SB), X6, X6
+	VMOVDQU     (AX), Y7
+	VPXOR       Y0, Y0, Y0
+	VPXOR       Y1, Y1, Y1
+	VPXOR       Y2, Y2, Y2
+	VPXOR       Y3, Y3, Y3
+	VMOVDQU     32(AX), Y8
+
+	// Group 0: the low bits, the high-bit offsets (hmask bit 0 moved to bit 2), the scales.
+	VPSRLW     $0x00, Y8, Y9
+	VPAND      Y5, Y9, Y9
+	VPSLLW     $0x02, Y7, Y10
+	VPANDN     Y4, Y10, Y10
+	VPSHUFB    ktScaleShuf<>+0(SB), X6, X11
+	VPMOVSXBW  X11, Y11
+	VPMADDUBSW 4(DX), Y9, Y12
+	VPMADDUBSW 4(DX), Y10, Y13
+	VPSUBW     Y13, Y12, Y12
+	VPMADDWD   Y11, Y12, Y12
+	VPADDD     Y12, Y0, Y0
+	VPMADDUBSW 4(BX), Y9, Y12
+	VPMADDUBSW 4(BX), Y10, Y13
+	VPSUBW     Y13, Y12, Y12
+	VPMADDWD   Y11, Y12, Y12
+	VPADDD     Y12, Y1, Y1
+	VPMADDUBSW 4(SI), Y9, Y12
+	VPMADDUBSW 4(SI), Y10, Y13
+	VPSUBW     Y13, Y12, Y12
+	VPMADDWD   Y11, Y12, Y12
+	VPADDD     Y12, Y2, Y2
+	VPMADDUBSW 4(CX), Y9, Y9
+	VPMADDUBSW 4(CX), Y10, Y10
+	VPSUBW     Y10, Y9, Y9
+	VPMADDWD   Y11, Y9, Y9
+	VPADDD     Y9, Y3, Y3
+
+	// Group 1: the low bits, the high-bit offsets (hmask bit 1 moved to bit 2), the scales.
+	VPSRLW     $0x02, Y8, Y9
+	VPAND      Y5, Y9, Y9
+	VPSLLW     $0x01, Y7, Y10
+	VPANDN     Y4, Y10, Y10
+	VPSHUFB    ktScaleShuf<>+16(SB), X6, X11
+	VPMOVSXBW  X11, Y11
+	VPMADDUBSW 36(DX), Y9, Y12
+	VPMADDUBSW 36(DX), Y10, Y13
+	VPSUBW     Y13, Y12, Y12
+	VPMADDWD   Y11, Y12, Y12
+	VPADDD     Y12, Y0, Y0
+	VPMADDUBSW 36(BX), Y9, Y12
+	VPMADDUBSW 36(BX), Y10, Y13
+	VPSUBW     Y13, Y12, Y12
+	VPMADDWD   Y11, Y12, Y12
+	VPADDD     Y12, Y1, Y1
+	VPMADDUBSW 36(SI), Y9, Y12
+	VPMADDUBSW 36(SI), Y10, Y13
+	VPSUBW     Y13, Y12, Y12
+	VPMADDWD   Y11, Y12, Y12
+	VPADDD     Y12, Y2, Y2
+	VPMADDUBSW 36(CX), Y9, Y9
+	VPMADDUBSW 36(CX), Y10, Y10
+	VPSUBW     Y10, Y9, Y9
+	VPMADDWD   Y11, Y9, Y9
+	VPADDD     Y9, Y3, Y3
+
+	// Group 2: the low bits, the high-bit offsets (hmask bit 2 moved to bit 2), the scales.
+	VPSRLW     $0x04, Y8, Y9
+	VPAND      Y5, Y9, Y9
+	VPSRLW     $0x00, Y7, Y10
+	VPANDN     Y4, Y10, Y10
+	VPSHUFB    ktScaleShuf<>+32(SB), X6, X11
+	VPMOVSXBW  X11, Y11
+	VPMADDUBSW 68(DX), Y9, Y12
+	VPMADDUBSW 68(DX), Y10, Y13
+	VPSUBW     Y13, Y12, Y12
+	VPMADDWD   Y11, Y12, Y12
+	VPADDD     Y12, Y0, Y0
+	VPMADDUBSW 68(BX), Y9, Y12
+	VPMADDUBSW 68(BX), Y10, Y13
+	VPSUBW     Y13, Y12, Y12
+	VPMADDWD   Y11, Y12, Y12
+	VPADDD     Y12, Y1, Y1
+	VPMADDUBSW 68(SI), Y9, Y12
+	VPMADDUBSW 68(SI), Y10, Y13
+	VPSUBW     Y13, Y12, Y12
+	VPMADDWD   Y11, Y12, Y12
+	VPADDD     Y12, Y2, Y2
+	VPMADDUBSW 68(CX), Y9, Y9
+	VPMADDUBSW 68(CX), Y10, Y10
+	VPSUBW     Y10, Y9, Y9
+	VPMADDWD   Y11, Y9, Y9
+	VPADDD     Y9, Y3, Y3
+
+	// Group 3: the low bits, the high-bit offsets (hmask bit 3 moved to bit 2), the scales.
+	VPSRLW     $0x06, Y8, Y8
+	VPAND      Y5, Y8, Y8
+	VPSRLW     $0x01, Y7, Y9
+	VPANDN     Y4, Y9, Y9
+	VPSHUFB    ktScaleShuf<>+48(SB), X6, X10
+	VPMOVSXBW  X10, Y10
+	VPMADDUBSW 100(DX), Y8, Y11
+	VPMADDUBSW 100(DX), Y9, Y12
+	VPSUBW     Y12, Y11, Y11
+	VPMADDWD   Y10, Y11, Y11
+	VPADDD     Y11, Y0, Y0
+	VPMADDUBSW 100(BX), Y8, Y11
+	VPMADDUBSW 100(BX), Y9, Y12
+	VPSUBW     Y12, Y11, Y11
+	VPMADDWD   Y10, Y11, Y11
+	VPADDD     Y11, Y1, Y1
+	VPMADDUBSW 100(SI), Y8, Y11
+	VPMADDUBSW 100(SI), Y9, Y12
+	VPSUBW     Y12, Y11, Y11
+	VPMADDWD   Y10, Y11, Y11
+	VPADDD     Y11, Y2, Y2
+	VPMADDUBSW 100(CX), Y8, Y8
+	VPMADDUBSW 100(CX), Y9, Y9
+	VPSUBW     Y9, Y8, Y8
+	VPMADDWD   Y10, Y8, Y8
+	VPADDD     Y8, Y3, Y3
+	VMOVDQU    64(AX), Y8
+
+	// Group 4: the low bits, the high-bit offsets (hmask bit 4 moved to bit 2), the scales.
+	VPSRLW     $0x00, Y8, Y9
+	VPAND      Y5, Y9, Y9
+	VPSRLW     $0x02, Y7, Y10
+	VPANDN     Y4, Y10, Y10
+	VPSHUFB    ktScaleShuf<>+64(SB), X6, X11
+	VPMOVSXBW  X11, Y11
+	VPMADDUBSW 132(DX), Y9, Y12
+	VPMADDUBSW 132(DX), Y10, Y13
+	VPSUBW     Y13, Y12, Y12
+	VPMADDWD   Y11, Y12, Y12
+	VPADDD     Y12, Y0, Y0
+	VPMADDUBSW 132(BX), Y9, Y12
+	VPMADDUBSW 132(BX), Y10, Y13
+	VPSUBW     Y13, Y12, Y12
+	VPMADDWD   Y11, Y12, Y12
+	VPADDD     Y12, Y1, Y1
+	VPMADDUBSW 132(SI), Y9, Y12
+	VPMADDUBSW 132(SI), Y10, Y13
+	VPSUBW     Y13, Y12, Y12
+	VPMADDWD   Y11, Y12, Y12
+	VPADDD     Y12, Y2, Y2
+	VPMADDUBSW 132(CX), Y9, Y9
+	VPMADDUBSW 132(CX), Y10, Y10
+	VPSUBW     Y10, Y9, Y9
+	VPMADDWD   Y11, Y9, Y9
+	VPADDD     Y9, Y3, Y3
+
+	// Group 5: the low bits, the high-bit offsets (hmask bit 5 moved to bit 2), the scales.
+	VPSRLW     $0x02, Y8, Y9
+	VPAND      Y5, Y9, Y9
+	VPSRLW     $0x03, Y7, Y10
+	VPANDN     Y4, Y10, Y10
+	VPSHUFB    ktScaleShuf<>+80(SB), X6, X11
+	VPMOVSXBW  X11, Y11
+	VPMADDUBSW 164(DX), Y9, Y12
+	VPMADDUBSW 164(DX), Y10, Y13
+	VPSUBW     Y13, Y12, Y12
+	VPMADDWD   Y11, Y12, Y12
+	VPADDD     Y12, Y0, Y0
+	VPMADDUBSW 164(BX), Y9, Y12
+	VPMADDUBSW 164(BX), Y10, Y13
+	VPSUBW     Y13, Y12, Y12
+	VPMADDWD   Y11, Y12, Y12
+	VPADDD     Y12, Y1, Y1
+	VPMADDUBSW 164(SI), Y9, Y12
+	VPMADDUBSW 164(SI), Y10, Y13
+	VPSUBW     Y13, Y12, Y12
+	VPMADDWD   Y11, Y12, Y12
+	VPADDD     Y12, Y2, Y2
+	VPMADDUBSW 164(CX), Y9, Y9
+	VPMADDUBSW 164(CX), Y10, Y10
+	VPSUBW     Y10, Y9, Y9
+	VPMADDWD   Y11, Y9, Y9
+	VPADDD     Y9, Y3, Y3
+
+	// Group 6: the low bits, the high-bit offsets (hmask bit 6 moved to bit 2), the scales.
+	VPSRLW     $0x04, Y8, Y9
+	VPAND      Y5, Y9, Y9
+	VPSRLW     $0x04, Y7, Y10
+	VPANDN     Y4, Y10, Y10
+	VPSHUFB    ktScaleShuf<>+96(SB), X6, X11
+	VPMOVSXBW  X11, Y11
+	VPMADDUBSW 196(DX), Y9, Y12
+	VPMADDUBSW 196(DX), Y10, Y13
+	VPSUBW     Y13, Y12, Y12
+	VPMADDWD   Y11, Y12, Y12
+	VPADDD     Y12, Y0, Y0
+	VPMADDUBSW 196(BX), Y9, Y12
+	VPMADDUBSW 196(BX), Y10, Y13
+	VPSUBW     Y13, Y12, Y12
+	VPMADDWD   Y11, Y12, Y12
+	VPADDD     Y12, Y1, Y1
+	VPMADDUBSW 196(SI), Y9, Y12
+	VPMADDUBSW 196(SI), Y10, Y13
+	VPSUBW     Y13, Y12, Y12
+	VPMADDWD   Y11, Y12, Y12
+	VPADDD     Y12, Y2, Y2
+	VPMADDUBSW 196(CX), Y9, Y9
+	VPMADDUBSW 196(CX), Y10, Y10
+	VPSUBW     Y10, Y9, Y9
+	VPMADDWD   Y11, Y9, Y9
+	VPADDD     Y9, Y3, Y3
+
+	// Group 7: the low bits, the high-bit offsets (hmask bit 7 moved to bit 2), the scales.
+	VPSRLW       $0x06, Y8, Y8
+	VPAND        Y5, Y8, Y8
+	VPSRLW       $0x05, Y7, Y7
+	VPANDN       Y4, Y7, Y7
+	VPSHUFB      ktScaleShuf<>+112(SB), X6, X6
+	VPMOVSXBW    X6, Y6
+	VPMADDUBSW   228(DX), Y8, Y9
+	VPMADDUBSW   228(DX), Y7, Y10
+	VPSUBW       Y10, Y9, Y9
+	VPMADDWD     Y6, Y9, Y9
+	VPADDD       Y9, Y0, Y0
+	VPMADDUBSW   228(BX), Y8, Y9
+	VPMADDUBSW   228(BX), Y7, Y10
+	VPSUBW       Y10, Y9, Y9
+	VPMADDWD     Y6, Y9, Y9
+	VPADDD       Y9, Y1, Y1
+	VPMADDUBSW   228(SI), Y8, Y9
+	VPMADDUBSW   228(SI), Y7, Y10
+	VPSUBW       Y10, Y9, Y9
+	VPMADDWD     Y6, Y9, Y9
+	VPADDD       Y9, Y2, Y2
+	VPMADDUBSW   228(CX), Y8, Y8
+	VPMADDUBSW   228(CX), Y7, Y7
+	VPSUBW       Y7, Y8, Y8
+	VPMADDWD     Y6, Y8, Y8
+	VPADDD       Y8, Y3, Y3
+	MOVWLZX      108(AX), R8
+	VMOVD        R8, X6
+	VCVTPH2PS    X6, X6
+	VBROADCASTSS X6, Y6
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (DX), Y7
+	VMULPS       Y6, Y7, Y7
+	VMOVUPS      24(SP), Y8
+	VFMADD231PS  Y7, Y0, Y8
+	VMOVUPS      Y8, 24(SP)
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS (BX), Y0
+	VMULPS       Y6, Y0, Y0
+	VMOVUPS      56(SP), Y7
+	VFMADD231PS  Y0, Y1, Y7
+	VMOVUPS      Y7, 56(SP)
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS (SI), Y0
+	VMULPS       Y6, Y0, Y0
+	VMOVUPS      88(SP), Y1
+	VFMADD231PS  Y0, Y2, Y1
+	VMOVUPS      Y1, 88(SP)
+	VCVTDQ2PS    Y3, Y3
+	VBROADCASTSS (CX), Y0
+	VMULPS       Y6, Y0, Y0
+	VMOVUPS      120(SP), Y1
+	VFMADD231PS  Y0, Y3, Y1
+	VMOVUPS      Y1, 120(SP)
+	ADDQ         $0x0000006e, AX
+	ADDQ         $0x00000124, DX
+	ADDQ         $0x00000124, BX
+	ADDQ         $0x00000124, SI
+	ADDQ         $0x00000124, CX
+	DECQ         DI
+	JNZ          q3KRowsT4AVX2blk
+	MOVQ         16(SP), AX
+	MOVQ         ostride+56(FP), CX
+	SHLQ         $0x02, CX
+	VMOVUPS      24(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         CX, AX
+	VMOVUPS      56(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         CX, AX
+	VMOVUPS      88(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         CX, AX
+	VMOVUPS      120(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         $0x04, 16(SP)
+	MOVQ         (SP), AX
+	ADDQ         wstride+8(FP), AX
+	MOVQ         AX, (SP)
+	DECQ         8(SP)
+	JNZ          q3KRowsT4AVX2row
+	VZEROUPPER
+	RET
+
+// func q3KRowsT5AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·q3KRowsT5AVX2(SB), NOSPLIT, $184-64
+	MOVQ    w+0(FP), AX
+	MOVQ    AX, (SP)
+	MOVQ    rows+16(FP), AX
+	MOVQ    AX, 8(SP)
+	MOVQ    out+48(FP), AX
+	MOVQ    AX, 16(SP)
+	VMOVDQU ktMask04<>+0(SB), Y5
+	VMOVDQU ktMask03<>+0(SB), Y6
+
+q3KRowsT5AVX2row:
+	MOVQ    (SP), AX
+	MOVQ    xstride+32(FP), CX
+	MOVQ    x+24(FP), DX
+	LEAQ    (DX)(CX*1), BX
+	LEAQ    (DX)(CX*2), SI
+	LEAQ    (BX)(CX*2), DI
+	MOVQ    nb+40(FP), R8
+	VXORPS  Y0, Y0, Y0
+	VMOVUPS Y0, 24(SP)
+	VMOVUPS Y0, 56(SP)
+	VMOVUPS Y0, 88(SP)
+	VMOVUPS Y0, 120(SP)
+	VMOVUPS Y0, 152(SP)
+
+q3KRowsT5AVX2blk:
+	// The sixteen scales − 32: low nibbles of bytes 0-7, then their high nibbles,
+	// each with two bits of bytes 8-11 (quarter k shifted right by 2k) on top.
+	VMOVQ       96(AX), X7
+	VPINSRD     $0x02, 104(AX), X7, X7
+	VPSRLW      $0x04, X7, X0
+	VPUNPCKLQDQ X0, X7, X0
+	VPAND       ktMask0F<>+0(SB), X0, X0
+	VPSHUFB     ktQ3High<>+0(SB), X7, X7
+	VPSRLVD     ktQ3Shifts<>+0(SB), X7, X7
+	VPAND       X6, X7, X7
+	VPSLLW      $0x04, X7, X7
+	VPOR        X0, X7, X7
+	VPSUBB      ktByte32<>+0(SB), X7, X7
+	VMOVDQU     (AX), Y8
+	VPXOR       Y0, Y0, Y0
+	VPXOR       Y1, Y1, Y1
+	VPXOR       Y2, Y2, Y2
+	VPXOR       Y3, Y3, Y3
+	VPXOR       Y4, Y4, Y4
+	VMOVDQU     32(AX), Y9
+
+	// Group 0: the low bits, the high-bit offsets (hmask bit 0 moved to bit 2), the scales.
+	VPSRLW     $0x00, Y9, Y10
+	VPAND      Y6, Y10, Y10
+	VPSLLW     $0x02, Y8, Y11
+	VPANDN     Y5, Y11, Y11
+	VPSHUFB    ktScaleShuf<>+0(SB), X7, X12
+	VPMOVSXBW  X12, Y12
+	VPMADDUBSW 4(DX), Y10, Y13
+	VPMADDUBSW 4(DX), Y11, Y14
+	VPSUBW     Y14, Y13, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y0, Y0
+	VPMADDUBSW 4(BX), Y10, Y13
+	VPMADDUBSW 4(BX), Y11, Y14
+	VPSUBW     Y14, Y13, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y1, Y1
+	VPMADDUBSW 4(SI), Y10, Y13
+	VPMADDUBSW 4(SI), Y11, Y14
+	VPSUBW     Y14, Y13, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y2, Y2
+	VPMADDUBSW 4(DI), Y10, Y13
+	VPMADDUBSW 4(DI), Y11, Y14
+	VPSUBW     Y14, Y13, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y3, Y3
+	VPMADDUBSW 4(DX)(CX*4), Y10, Y10
+	VPMADDUBSW 4(DX)(CX*4), Y11, Y11
+	VPSUBW     Y11, Y10, Y10
+	VPMADDWD   Y12, Y10, Y10
+	VPADDD     Y10, Y4, Y4
+
+	// Group 1: the low bits, the high-bit offsets (hmask bit 1 moved to bit 2), the scales.
+	VPSRLW     $0x02, Y9, Y10
+	VPAND      Y6, Y10, Y10
+	VPSLLW     $0x01, Y8, Y11
+	VPANDN     Y5, Y11, Y11
+	VPSHUFB    ktScaleShuf<>+16(SB), X7, X12
+	VPMOVSXBW  X12, Y12
+	VPMADDUBSW 36(DX), Y10, Y13
+	VPMADDUBSW 36(DX), Y11, Y14
+	VPSUBW     Y14, Y13, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y0, Y0
+	VPMADDUBSW 36(BX), Y10, Y13
+	VPMADDUBSW 36(BX), Y11, Y14
+	VPSUBW     Y14, Y13, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y1, Y1
+	VPMADDUBSW 36(SI), Y10, Y13
+	VPMADDUBSW 36(SI), Y11, Y14
+	VPSUBW     Y14, Y13, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y2, Y2
+	VPMADDUBSW 36(DI), Y10, Y13
+	VPMADDUBSW 36(DI), Y11, Y14
+	VPSUBW     Y14, Y13, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y3, Y3
+	VPMADDUBSW 36(DX)(CX*4), Y10, Y10
+	VPMADDUBSW 36(DX)(CX*4), Y11, Y11
+	VPSUBW     Y11, Y10, Y10
+	VPMADDWD   Y12, Y10, Y10
+	VPADDD     Y10, Y4, Y4
+
+	// Group 2: the low bits, the high-bit offsets (hmask bit 2 moved to bit 2), the scales.
+	VPSRLW     $0x04, Y9, Y10
+	VPAND      Y6, Y10, Y10
+	VPSRLW     $0x00, Y8, Y11
+	VPANDN     Y5, Y11, Y11
+	VPSHUFB    ktScaleShuf<>+32(SB), X7, X12
+	VPMOVSXBW  X12, Y12
+	VPMADDUBSW 68(DX), Y10, Y13
+	VPMADDUBSW 68(DX), Y11, Y14
+	VPSUBW     Y14, Y13, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y0, Y0
+	VPMADDUBSW 68(BX), Y10, Y13
+	VPMADDUBSW 68(BX), Y11, Y14
+	VPSUBW     Y14, Y13, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y1, Y1
+	VPMADDUBSW 68(SI), Y10, Y13
+	VPMADDUBSW 68(SI), Y11, Y14
+	VPSUBW     Y14, Y13, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y2, Y2
+	VPMADDUBSW 68(DI), Y10, Y13
+	VPMADDUBSW 68(DI), Y11, Y14
+	VPSUBW     Y14, Y13, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y3, Y3
+	VPMADDUBSW 68(DX)(CX*4), Y10, Y10
+	VPMADDUBSW 68(DX)(CX*4), Y11, Y11
+	VPSUBW     Y11, Y10, Y10
+	VPMADDWD   Y12, Y10, Y10
+	VPADDD     Y10, Y4, Y4
+
+	// Group 3: the low bits, the high-bit offsets (hmask bit 3 moved to bit 2), the scales.
+	VPSRLW     $0x06, Y9, Y9
+	VPAND      Y6, Y9, Y9
+	VPSRLW     $0x01, Y8, Y10
+	VPANDN     Y5, Y10, Y10
+	VPSHUFB    ktScaleShuf<>+48(SB), X7, X11
+	VPMOVSXBW  X11, Y11
+	VPMADDUBSW 100(DX), Y9, Y12
+	VPMADDUBSW 100(DX), Y10, Y13
+	VPSUBW     Y13, Y12, Y12
+	VPMADDWD   Y11, Y12, Y12
+	VPADDD     Y12, Y0, Y0
+	VPMADDUBSW 100(BX), Y9, Y12
+	VPMADDUBSW 100(BX), Y10, Y13
+	VPSUBW     Y13, Y12, Y12
+	VPMADDWD   Y11, Y12, Y12
+	VPADDD     Y12, Y1, Y1
+	VPMADDUBSW 100(SI), Y9, Y12
+	VPMADDUBSW 100(SI), Y10, Y13
+	VPSUBW     Y13, Y12, Y12
+	VPMADDWD   Y11, Y12, Y12
+	VPADDD     Y12, Y2, Y2
+	VPMADDUBSW 100(DI), Y9, Y12
+	VPMADDUBSW 100(DI), Y10, Y13
+	VPSUBW     Y13, Y12, Y12
+	VPMADDWD   Y11, Y12, Y12
+	VPADDD     Y12, Y3, Y3
+	VPMADDUBSW 100(DX)(CX*4), Y9, Y9
+	VPMADDUBSW 100(DX)(CX*4), Y10, Y10
+	VPSUBW     Y10, Y9, Y9
+	VPMADDWD   Y11, Y9, Y9
+	VPADDD     Y9, Y4, Y4
+	VMOVDQU    64(AX), Y9
+
+	// Group 4: the low bits, the high-bit offsets (hmask bit 4 moved to bit 2), the scales.
+	VPSRLW     $0x00, Y9, Y10
+	VPAND      Y6, Y10, Y10
+	VPSRLW     $0x02, Y8, Y11
+	VPANDN     Y5, Y11, Y11
+	VPSHUFB    ktScaleShuf<>+64(SB), X7, X12
+	VPMOVSXBW  X12, Y12
+	VPMADDUBSW 132(DX), Y10, Y13
+	VPMADDUBSW 132(DX), Y11, Y14
+	VPSUBW     Y14, Y13, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y0, Y0
+	VPMADDUBSW 132(BX), Y10, Y13
+	VPMADDUBSW 132(BX), Y11, Y14
+	VPSUBW     Y14, Y13, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y1, Y1
+	VPMADDUBSW 132(SI), Y10, Y13
+	VPMADDUBSW 132(SI), Y11, Y14
+	VPSUBW     Y14, Y13, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y2, Y2
+	VPMADDUBSW 132(DI), Y10, Y13
+	VPMADDUBSW 132(DI), Y11, Y14
+	VPSUBW     Y14, Y13, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y3, Y3
+	VPMADDUBSW 132(DX)(CX*4), Y10, Y10
+	VPMADDUBSW 132(DX)(CX*4), Y11, Y11
+	VPSUBW     Y11, Y10, Y10
+	VPMADDWD   Y12, Y10, Y10
+	VPADDD     Y10, Y4, Y4
+
+	// Group 5: the low bits, the high-bit offsets (hmask bit 5 moved to bit 2), the scales.
+	VPSRLW     $0x02, Y9, Y10
+	VPAND      Y6, Y10, Y10
+	VPSRLW     $0x03, Y8, Y11
+	VPANDN     Y5, Y11, Y11
+	VPSHUFB    ktScaleShuf<>+80(SB), X7, X12
+	VPMOVSXBW  X12, Y12
+	VPMADDUBSW 164(DX), Y10, Y13
+	VPMADDUBSW 164(DX), Y11, Y14
+	VPSUBW     Y14, Y13, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y0, Y0
+	VPMADDUBSW 164(BX), Y10, Y13
+	VPMADDUBSW 164(BX), Y11, Y14
+	VPSUBW     Y14, Y13, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y1, Y1
+	VPMADDUBSW 164(SI), Y10, Y13
+	VPMADDUBSW 164(SI), Y11, Y14
+	VPSUBW     Y14, Y13, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y2, Y2
+	VPMADDUBSW 164(DI), Y10, Y13
+	VPMADDUBSW 164(DI), Y11, Y14
+	VPSUBW     Y14, Y13, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y3, Y3
+	VPMADDUBSW 164(DX)(CX*4), Y10, Y10
+	VPMADDUBSW 164(DX)(CX*4), Y11, Y11
+	VPSUBW     Y11, Y10, Y10
+	VPMADDWD   Y12, Y10, Y10
+	VPADDD     Y10, Y4, Y4
+
+	// Group 6: the low bits, the high-bit offsets (hmask bit 6 moved to bit 2), the scales.
+	VPSRLW     $0x04, Y9, Y10
+	VPAND      Y6, Y10, Y10
+	VPSRLW     $0x04, Y8, Y11
+	VPANDN     Y5, Y11, Y11
+	VPSHUFB    ktScaleShuf<>+96(SB), X7, X12
+	VPMOVSXBW  X12, Y12
+	VPMADDUBSW 196(DX), Y10, Y13
+	VPMADDUBSW 196(DX), Y11, Y14
+	VPSUBW     Y14, Y13, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y0, Y0
+	VPMADDUBSW 196(BX), Y10, Y13
+	VPMADDUBSW 196(BX), Y11, Y14
+	VPSUBW     Y14, Y13, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y1, Y1
+	VPMADDUBSW 196(SI), Y10, Y13
+	VPMADDUBSW 196(SI), Y11, Y14
+	VPSUBW     Y14, Y13, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y2, Y2
+	VPMADDUBSW 196(DI), Y10, Y13
+	VPMADDUBSW 196(DI), Y11, Y14
+	VPSUBW     Y14, Y13, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y3, Y3
+	VPMADDUBSW 196(DX)(CX*4), Y10, Y10
+	VPMADDUBSW 196(DX)(CX*4), Y11, Y11
+	VPSUBW     Y11, Y10, Y10
+	VPMADDWD   Y12, Y10, Y10
+	VPADDD     Y10, Y4, Y4
+
+	// Group 7: the low bits, the high-bit offsets (hmask bit 7 moved to bit 2), the scales.
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y6, Y9, Y9
+	VPSRLW       $0x05, Y8, Y8
+	VPANDN       Y5, Y8, Y8
+	VPSHUFB      ktScaleShuf<>+112(SB), X7, X7
+	VPMOVSXBW    X7, Y7
+	VPMADDUBSW   228(DX), Y9, Y10
+	VPMADDUBSW   228(DX), Y8, Y11
+	VPSUBW       Y11, Y10, Y10
+	VPMADDWD     Y7, Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPMADDUBSW   228(BX), Y9, Y10
+	VPMADDUBSW   228(BX), Y8, Y11
+	VPSUBW       Y11, Y10, Y10
+	VPMADDWD     Y7, Y10, Y10
+	VPADDD       Y10, Y1, Y1
+	VPMADDUBSW   228(SI), Y9, Y10
+	VPMADDUBSW   228(SI), Y8, Y11
+	VPSUBW       Y11, Y10, Y10
+	VPMADDWD     Y7, Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPMADDUBSW   228(DI), Y9, Y10
+	VPMADDUBSW   228(DI), Y8, Y11
+	VPSUBW       Y11, Y10, Y10
+	VPMADDWD     Y7, Y10, Y10
+	VPADDD       Y10, Y3, Y3
+	VPMADDUBSW   228(DX)(CX*4), Y9, Y9
+	VPMADDUBSW   228(DX)(CX*4), Y8, Y8
+	VPSUBW       Y8, Y9, Y9
+	VPMADDWD     Y7, Y9, Y9
+	VPADDD       Y9, Y4, Y4
+	MOVWLZX      108(AX), R9
+	VMOVD        R9, X7
+	VCVTPH2PS    X7, X7
+	VBROADCASTSS X7, Y7
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (DX), Y8
+	VMULPS       Y7, Y8, Y8
+	VMOVUPS      24(SP), Y9
+	VFMADD231PS  Y8, Y0, Y9
+	VMOVUPS      Y9, 24(SP)
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS (BX), Y0
+	VMULPS       Y7, Y0, Y0
+	VMOVUPS      56(SP), Y8
+	VFMADD231PS  Y0, Y1, Y8
+	VMOVUPS      Y8, 56(SP)
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS (SI), Y0
+	VMULPS       Y7, Y0, Y0
+	VMOVUPS      88(SP), Y1
+	VFMADD231PS  Y0, Y2, Y1
+	VMOVUPS      Y1, 88(SP)
+	VCVTDQ2PS    Y3, Y3
+	VBROADCASTSS (DI), Y0
+	VMULPS       Y7, Y0, Y0
+	VMOVUPS      120(SP), Y1
+	VFMADD231PS  Y0, Y3, Y1
+	VMOVUPS      Y1, 120(SP)
+	VCVTDQ2PS    Y4, Y4
+	VBROADCASTSS (DX)(CX*4), Y0
+	VMULPS       Y7, Y0, Y0
+	VMOVUPS      152(SP), Y1
+	VFMADD231PS  Y0, Y4, Y1
+	VMOVUPS      Y1, 152(SP)
+	ADDQ         $0x0000006e, AX
+	ADDQ         $0x00000124, DX
+	ADDQ         $0x00000124, BX
+	ADDQ         $0x00000124, SI
+	ADDQ         $0x00000124, DI
+	DECQ         R8
+	JNZ          q3KRowsT5AVX2blk
+	MOVQ         16(SP), AX
+	MOVQ         ostride+56(FP), CX
+	SHLQ         $0x02, CX
+	VMOVUPS      24(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         CX, AX
+	VMOVUPS      56(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         CX, AX
+	VMOVUPS      88(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         CX, AX
+	VMOVUPS      120(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         CX, AX
+	VMOVUPS      152(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         $0x04, 16(SP)
+	MOVQ         (SP), AX
+	ADDQ         wstride+8(FP), AX
+	MOVQ         AX, (SP)
+	DECQ         8(SP)
+	JNZ          q3KRowsT5AVX2row
+	VZEROUPPER
+	RET
+
+// func q3KRowsT6AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·q3KRowsT6AVX2(SB), NOSPLIT, $216-64
+	MOVQ    w+0(FP), AX
+	MOVQ    AX, (SP)
+	MOVQ    rows+16(FP), AX
+	MOVQ    AX, 8(SP)
+	MOVQ    out+48(FP), AX
+	MOVQ    AX, 16(SP)
+	VMOVDQU ktMask04<>+0(SB), Y6
+	VMOVDQU ktMask03<>+0(SB), Y7
+
+q3KRowsT6AVX2row:
+	MOVQ    (SP), AX
+	MOVQ    xstride+32(FP), CX
+	MOVQ    x+24(FP), DX
+	LEAQ    (DX)(CX*1), BX
+	LEAQ    (DX)(CX*2), SI
+	LEAQ    (BX)(CX*2), DI
+	MOVQ    nb+40(FP), R8
+	VXORPS  Y0, Y0, Y0
+	VMOVUPS Y0, 24(SP)
+	VMOVUPS Y0, 56(SP)
+	VMOVUPS Y0, 88(SP)
+	VMOVUPS Y0, 120(SP)
+	VMOVUPS Y0, 152(SP)
+	VMOVUPS Y0, 184(SP)
+
+q3KRowsT6AVX2blk:
+	// The sixteen scales − 32: low nibbles of bytes 0-7, then their high nibbles,
+	// each with two bits of bytes 8-11 (quarter k shifted right by 2k) on top.
+	VMOVQ       96(AX), X8
+	VPINSRD     $0x02, 104(AX), X8, X8
+	VPSRLW      $0x04, X8, X0
+	VPUNPCKLQDQ X0, X8, X0
+	VPAND       ktMask0F<>+0(SB), X0, X0
+	VPSHUFB     ktQ3High<>+0(SB), X8, X8
+	VPSRLVD     ktQ3Shifts<>+0(SB), X8, X8
+	VPAND       X7, X8, X8
+	VPSLLW      $0x04, X8, X8
+	VPOR        X0, X8, X8
+	VPSUBB      ktByte32<>+0(SB), X8, X8
+	VMOVDQU     (AX), Y9
+	VPXOR       Y0, Y0, Y0
+	VPXOR       Y1, Y1, Y1
+	VPXOR       Y2, Y2, Y2
+	VPXOR       Y3, Y3, Y3
+	VPXOR       Y4, Y4, Y4
+	VPXOR       Y5, Y5, Y5
+	VMOVDQU     32(AX), Y10
+
+	// Group 0: the low bits, the high-bit offsets (hmask bit 0 moved to bit 2), the scales.
+	VPSRLW     $0x00, Y10, Y11
+	VPAND      Y7, Y11, Y11
+	VPSLLW     $0x02, Y9, Y12
+	VPANDN     Y6, Y12, Y12
+	VPSHUFB    ktScaleShuf<>+0(SB), X8, X13
+	VPMOVSXBW  X13, Y13
+	VPMADDUBSW 4(DX), Y11, Y14
+	VPMADDUBSW 4(DX), Y12, Y15
+	VPSUBW     Y15, Y14, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y0, Y0
+	VPMADDUBSW 4(BX), Y11, Y14
+	VPMADDUBSW 4(BX), Y12, Y15
+	VPSUBW     Y15, Y14, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y1, Y1
+	VPMADDUBSW 4(SI), Y11, Y14
+	VPMADDUBSW 4(SI), Y12, Y15
+	VPSUBW     Y15, Y14, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y2, Y2
+	VPMADDUBSW 4(DI), Y11, Y14
+	VPMADDUBSW 4(DI), Y12, Y15
+	VPSUBW     Y15, Y14, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y3, Y3
+	VPMADDUBSW 4(DX)(CX*4), Y11, Y14
+	VPMADDUBSW 4(DX)(CX*4), Y12, Y15
+	VPSUBW     Y15, Y14, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y4, Y4
+	VPMADDUBSW 4(BX)(CX*4), Y11, Y11
+	VPMADDUBSW 4(BX)(CX*4), Y12, Y12
+	VPSUBW     Y12, Y11, Y11
+	VPMADDWD   Y13, Y11, Y11
+	VPADDD     Y11, Y5, Y5
+
+	// Group 1: the low bits, the high-bit offsets (hmask bit 1 moved to bit 2), the scales.
+	VPSRLW     $0x02, Y10, Y11
+	VPAND      Y7, Y11, Y11
+	VPSLLW     $0x01, Y9, Y12
+	VPANDN     Y6, Y12, Y12
+	VPSHUFB    ktScaleShuf<>+16(SB), X8, X13
+	VPMOVSXBW  X13, Y13
+	VPMADDUBSW 36(DX), Y11, Y14
+	VPMADDUBSW 36(DX), Y12, Y15
+	VPSUBW     Y15, Y14, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y0, Y0
+	VPMADDUBSW 36(BX), Y11, Y14
+	VPMADDUBSW 36(BX), Y12, Y15
+	VPSUBW     Y15, Y14, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y1, Y1
+	VPMADDUBSW 36(SI), Y11, Y14
+	VPMADDUBSW 36(SI), Y12, Y15
+	VPSUBW     Y15, Y14, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y2, Y2
+	VPMADDUBSW 36(DI), Y11, Y14
+	VPMADDUBSW 36(DI), Y12, Y15
+	VPSUBW     Y15, Y14, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y3, Y3
+	VPMADDUBSW 36(DX)(CX*4), Y11, Y14
+	VPMADDUBSW 36(DX)(CX*4), Y12, Y15
+	VPSUBW     Y15, Y14, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y4, Y4
+	VPMADDUBSW 36(BX)(CX*4), Y11, Y11
+	VPMADDUBSW 36(BX)(CX*4), Y12, Y12
+	VPSUBW     Y12, Y11, Y11
+	VPMADDWD   Y13, Y11, Y11
+	VPADDD     Y11, Y5, Y5
+
+	// Group 2: the low bits, the high-bit offsets (hmask bit 2 moved to bit 2), the scales.
+	VPSRLW     $0x04, Y10, Y11
+	VPAND      Y7, Y11, Y11
+	VPSRLW     $0x00, Y9, Y12
+	VPANDN     Y6, Y12, Y12
+	VPSHUFB    ktScaleShuf<>+32(SB), X8, X13
+	VPMOVSXBW  X13, Y13
+	VPMADDUBSW 68(DX), Y11, Y14
+	VPMADDUBSW 68(DX), Y12, Y15
+	VPSUBW     Y15, Y14, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y0, Y0
+	VPMADDUBSW 68(BX), Y11, Y14
+	VPMADDUBSW 68(BX), Y12, Y15
+	VPSUBW     Y15, Y14, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y1, Y1
+	VPMADDUBSW 68(SI), Y11, Y14
+	VPMADDUBSW 68(SI), Y12, Y15
+	VPSUBW     Y15, Y14, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y2, Y2
+	VPMADDUBSW 68(DI), Y11, Y14
+	VPMADDUBSW 68(DI), Y12, Y15
+	VPSUBW     Y15, Y14, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y3, Y3
+	VPMADDUBSW 68(DX)(CX*4), Y11, Y14
+	VPMADDUBSW 68(DX)(CX*4), Y12, Y15
+	VPSUBW     Y15, Y14, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y4, Y4
+	VPMADDUBSW 68(BX)(CX*4), Y11, Y11
+	VPMADDUBSW 68(BX)(CX*4), Y12, Y12
+	VPSUBW     Y12, Y11, Y11
+	VPMADDWD   Y13, Y11, Y11
+	VPADDD     Y11, Y5, Y5
+
+	// Group 3: the low bits, the high-bit offsets (hmask bit 3 moved to bit 2), the scales.
+	VPSRLW     $0x06, Y10, Y10
+	VPAND      Y7, Y10, Y10
+	VPSRLW     $0x01, Y9, Y11
+	VPANDN     Y6, Y11, Y11
+	VPSHUFB    ktScaleShuf<>+48(SB), X8, X12
+	VPMOVSXBW  X12, Y12
+	VPMADDUBSW 100(DX), Y10, Y13
+	VPMADDUBSW 100(DX), Y11, Y14
+	VPSUBW     Y14, Y13, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y0, Y0
+	VPMADDUBSW 100(BX), Y10, Y13
+	VPMADDUBSW 100(BX), Y11, Y14
+	VPSUBW     Y14, Y13, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y1, Y1
+	VPMADDUBSW 100(SI), Y10, Y13
+	VPMADDUBSW 100(SI), Y11, Y14
+	VPSUBW     Y14, Y13, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y2, Y2
+	VPMADDUBSW 100(DI), Y10, Y13
+	VPMADDUBSW 100(DI), Y11, Y14
+	VPSUBW     Y14, Y13, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y3, Y3
+	VPMADDUBSW 100(DX)(CX*4), Y10, Y13
+	VPMADDUBSW 100(DX)(CX*4), Y11, Y14
+	VPSUBW     Y14, Y13, Y13
+	VPMADDWD   Y12, Y13, Y13
+	VPADDD     Y13, Y4, Y4
+	VPMADDUBSW 100(BX)(CX*4), Y10, Y10
+	VPMADDUBSW 100(BX)(CX*4), Y11, Y11
+	VPSUBW     Y11, Y10, Y10
+	VPMADDWD   Y12, Y10, Y10
+	VPADDD     Y10, Y5, Y5
+	VMOVDQU    64(AX), Y10
+
+	// Group 4: the low bits, the high-bit offsets (hmask bit 4 moved to bit 2), the scales.
+	VPSRLW     $0x00, Y10, Y11
+	VPAND      Y7, Y11, Y11
+	VPSRLW     $0x02, Y9, Y12
+	VPANDN     Y6, Y12, Y12
+	VPSHUFB    ktScaleShuf<>+64(SB), X8, X13
+	VPMOVSXBW  X13, Y13
+	VPMADDUBSW 132(DX), Y11, Y14
+	VPMADDUBSW 132(DX), Y12, Y15
+	VPSUBW     Y15, Y14, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y0, Y0
+	VPMADDUBSW 132(BX), Y11, Y14
+	VPMADDUBSW 132(BX), Y12, Y15
+	VPSUBW     Y15, Y14, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y1, Y1
+	VPMADDUBSW 132(SI), Y11, Y14
+	VPMADDUBSW 132(SI), Y12, Y15
+	VPSUBW     Y15, Y14, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y2, Y2
+	VPMADDUBSW 132(DI), Y11, Y14
+	VPMADDUBSW 132(DI), Y12, Y15
+	VPSUBW     Y15, Y14, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y3, Y3
+	VPMADDUBSW 132(DX)(CX*4), Y11, Y14
+	VPMADDUBSW 132(DX)(CX*4), Y12, Y15
+	VPSUBW     Y15, Y14, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y4, Y4
+	VPMADDUBSW 132(BX)(CX*4), Y11, Y11
+	VPMADDUBSW 132(BX)(CX*4), Y12, Y12
+	VPSUBW     Y12, Y11, Y11
+	VPMADDWD   Y13, Y11, Y11
+	VPADDD     Y11, Y5, Y5
+
+	// Group 5: the low bits, the high-bit offsets (hmask bit 5 moved to bit 2), the scales.
+	VPSRLW     $0x02, Y10, Y11
+	VPAND      Y7, Y11, Y11
+	VPSRLW     $0x03, Y9, Y12
+	VPANDN     Y6, Y12, Y12
+	VPSHUFB    ktScaleShuf<>+80(SB), X8, X13
+	VPMOVSXBW  X13, Y13
+	VPMADDUBSW 164(DX), Y11, Y14
+	VPMADDUBSW 164(DX), Y12, Y15
+	VPSUBW     Y15, Y14, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y0, Y0
+	VPMADDUBSW 164(BX), Y11, Y14
+	VPMADDUBSW 164(BX), Y12, Y15
+	VPSUBW     Y15, Y14, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y1, Y1
+	VPMADDUBSW 164(SI), Y11, Y14
+	VPMADDUBSW 164(SI), Y12, Y15
+	VPSUBW     Y15, Y14, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y2, Y2
+	VPMADDUBSW 164(DI), Y11, Y14
+	VPMADDUBSW 164(DI), Y12, Y15
+	VPSUBW     Y15, Y14, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y3, Y3
+	VPMADDUBSW 164(DX)(CX*4), Y11, Y14
+	VPMADDUBSW 164(DX)(CX*4), Y12, Y15
+	VPSUBW     Y15, Y14, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y4, Y4
+	VPMADDUBSW 164(BX)(CX*4), Y11, Y11
+	VPMADDUBSW 164(BX)(CX*4), Y12, Y12
+	VPSUBW     Y12, Y11, Y11
+	VPMADDWD   Y13, Y11, Y11
+	VPADDD     Y11, Y5, Y5
+
+	// Group 6: the low bits, the high-bit offsets (hmask bit 6 moved to bit 2), the scales.
+	VPSRLW     $0x04, Y10, Y11
+	VPAND      Y7, Y11, Y11
+	VPSRLW     $0x04, Y9, Y12
+	VPANDN     Y6, Y12, Y12
+	VPSHUFB    ktScaleShuf<>+96(SB), X8, X13
+	VPMOVSXBW  X13, Y13
+	VPMADDUBSW 196(DX), Y11, Y14
+	VPMADDUBSW 196(DX), Y12, Y15
+	VPSUBW     Y15, Y14, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y0, Y0
+	VPMADDUBSW 196(BX), Y11, Y14
+	VPMADDUBSW 196(BX), Y12, Y15
+	VPSUBW     Y15, Y14, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y1, Y1
+	VPMADDUBSW 196(SI), Y11, Y14
+	VPMADDUBSW 196(SI), Y12, Y15
+	VPSUBW     Y15, Y14, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y2, Y2
+	VPMADDUBSW 196(DI), Y11, Y14
+	VPMADDUBSW 196(DI), Y12, Y15
+	VPSUBW     Y15, Y14, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y3, Y3
+	VPMADDUBSW 196(DX)(CX*4), Y11, Y14
+	VPMADDUBSW 196(DX)(CX*4), Y12, Y15
+	VPSUBW     Y15, Y14, Y14
+	VPMADDWD   Y13, Y14, Y14
+	VPADDD     Y14, Y4, Y4
+	VPMADDUBSW 196(BX)(CX*4), Y11, Y11
+	VPMADDUBSW 196(BX)(CX*4), Y12, Y12
+	VPSUBW     Y12, Y11, Y11
+	VPMADDWD   Y13, Y11, Y11
+	VPADDD     Y11, Y5, Y5
+
+	// Group 7: the low bits, the high-bit offsets (hmask bit 7 moved to bit 2), the scales.
+	VPSRLW       $0x06, Y10, Y10
+	VPAND        Y7, Y10, Y10
+	VPSRLW       $0x05, Y9, Y9
+	VPANDN       Y6, Y9, Y9
+	VPSHUFB      ktScaleShuf<>+112(SB), X8, X8
+	VPMOVSXBW    X8, Y8
+	VPMADDUBSW   228(DX), Y10, Y11
+	VPMADDUBSW   228(DX), Y9, Y12
+	VPSUBW       Y12, Y11, Y11
+	VPMADDWD     Y8, Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VPMADDUBSW   228(BX), Y10, Y11
+	VPMADDUBSW   228(BX), Y9, Y12
+	VPSUBW       Y12, Y11, Y11
+	VPMADDWD     Y8, Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPMADDUBSW   228(SI), Y10, Y11
+	VPMADDUBSW   228(SI), Y9, Y12
+	VPSUBW       Y12, Y11, Y11
+	VPMADDWD     Y8, Y11, Y11
+	VPADDD       Y11, Y2, Y2
+	VPMADDUBSW   228(DI), Y10, Y11
+	VPMADDUBSW   228(DI), Y9, Y12
+	VPSUBW       Y12, Y11, Y11
+	VPMADDWD     Y8, Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VPMADDUBSW   228(DX)(CX*4), Y10, Y11
+	VPMADDUBSW   228(DX)(CX*4), Y9, Y12
+	VPSUBW       Y12, Y11, Y11
+	VPMADDWD     Y8, Y11, Y11
+	VPADDD       Y11, Y4, Y4
+	VPMADDUBSW   228(BX)(CX*4), Y10, Y10
+	VPMADDUBSW   228(BX)(CX*4), Y9, Y9
+	VPSUBW       Y9, Y10, Y10
+	VPMADDWD     Y8, Y10, Y10
+	VPADDD       Y10, Y5, Y5
+	MOVWLZX      108(AX), R9
+	VMOVD        R9, X8
+	VCVTPH2PS    X8, X8
+	VBROADCASTSS X8, Y8
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (DX), Y9
+	VMULPS       Y8, Y9, Y9
+	VMOVUPS      24(SP), Y10
+	VFMADD231PS  Y9, Y0, Y10
+	VMOVUPS      Y10, 24(SP)
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS (BX), Y0
+	VMULPS       Y8, Y0, Y0
+	VMOVUPS      56(SP), Y9
+	VFMADD231PS  Y0, Y1, Y9
+	VMOVUPS      Y9, 56(SP)
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS (SI), Y0
+	VMULPS       Y8, Y0, Y0
+	VMOVUPS      88(SP), Y1
+	VFMADD231PS  Y0, Y2, Y1
+	VMOVUPS      Y1, 88(SP)
+	VCVTDQ2PS    Y3, Y3
+	VBROADCASTSS (DI), Y0
+	VMULPS       Y8, Y0, Y0
+	VMOVUPS      120(SP), Y1
+	VFMADD231PS  Y0, Y3, Y1
+	VMOVUPS      Y1, 120(SP)
+	VCVTDQ2PS    Y4, Y4
+	VBROADCASTSS (DX)(CX*4), Y0
+	VMULPS       Y8, Y0, Y0
+	VMOVUPS      152(SP), Y1
+	VFMADD231PS  Y0, Y4, Y1
+	VMOVUPS      Y1, 152(SP)
+	VCVTDQ2PS    Y5, Y5
+	VBROADCASTSS (BX)(CX*4), Y0
+	VMULPS       Y8, Y0, Y0
+	VMOVUPS      184(SP), Y1
+	VFMADD231PS  Y0, Y5, Y1
+	VMOVUPS      Y1, 184(SP)
+	ADDQ         $0x0000006e, AX
+	ADDQ         $0x00000124, DX
+	ADDQ         $0x00000124, BX
+	ADDQ         $0x00000124, SI
+	ADDQ         $0x00000124, DI
+	DECQ         R8
+	JNZ          q3KRowsT6AVX2blk
+	MOVQ         16(SP), AX
+	MOVQ         ostride+56(FP), CX
+	SHLQ         $0x02, CX
+	VMOVUPS      24(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         CX, AX
+	VMOVUPS      56(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         CX, AX
+	VMOVUPS      88(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         CX, AX
+	VMOVUPS      120(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         CX, AX
+	VMOVUPS      152(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         CX, AX
+	VMOVUPS      184(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         $0x04, 16(SP)
+	MOVQ         (SP), AX
+	ADDQ         wstride+8(FP), AX
+	MOVQ         AX, (SP)
+	DECQ         8(SP)
+	JNZ          q3KRowsT6AVX2row
+	VZEROUPPER
+	RET
+
 // func q5KRowsT2VNNI(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
 // Requires: AVX, AVX2, AVX512F, AVX512VL, AVX512_VNNI, F16C, FMA3
 TEXT ·q5KRowsT2VNNI(SB), NOSPLIT, $96-64
@@ -21685,6 +25843,1746 @@ q5KRowsT8VNNIblk:
 	MOVQ         AX, (SP)
 	DECQ         8(SP)
 	JNZ          q5KRowsT8VNNIrow
+	VZEROUPPER
+	RET
+
+// func q5KRowsT2AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·q5KRowsT2AVX2(SB), NOSPLIT, $96-64
+	MOVQ w+0(FP), AX
+	MOVQ AX, (SP)
+	MOVQ rows+16(FP), AX
+	MOVQ AX, 8(SP)
+	MOVQ out+48(FP), AX
+	MOVQ AX, 16(SP)
+
+q5KRowsT2AVX2row:
+	MOVQ    (SP), AX
+	MOVQ    xstride+32(FP), CX
+	MOVQ    x+24(FP), DX
+	LEAQ    (DX)(CX*1), CX
+	MOVQ    nb+40(FP), BX
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y3, Y3, Y3
+	VXORPS  Y0, Y0, Y0
+	VMOVUPS Y0, 64(SP)
+
+q5KRowsT2AVX2blk:
+	MOVL       4(AX), SI
+	MOVL       12(AX), DI
+	MOVL       SI, R8
+	ANDL       $0x3f3f3f3f, R8
+	MOVL       DI, R9
+	ANDL       $0x0f0f0f0f, R9
+	SHRL       $0x06, SI
+	ANDL       $0x03030303, SI
+	SHLL       $0x04, SI
+	ORL        SI, R9
+	SHLQ       $0x20, R9
+	ORQ        R9, R8
+	MOVL       8(AX), SI
+	MOVL       SI, R9
+	ANDL       $0x3f3f3f3f, R9
+	SHRL       $0x04, DI
+	ANDL       $0x0f0f0f0f, DI
+	SHRL       $0x06, SI
+	ANDL       $0x03030303, SI
+	SHLL       $0x04, SI
+	ORL        SI, DI
+	SHLQ       $0x20, DI
+	ORQ        DI, R9
+	VMOVQ      R8, X0
+	VPINSRQ    $0x01, R9, X0, X0
+	VPMOVZXBW  X0, X2
+	VPUNPCKLWD X2, X2, X4
+	VPUNPCKHWD X2, X2, X2
+	VMOVDQU    X4, 32(SP)
+	VMOVDQU    X2, 48(SP)
+
+	// imin_t = Σ mins[s]·int16(bsums[2s] + bsums[2s+1]) (VPHADDW's pair sums) into lane t.
+	// Each token's vector is cleared whole first: the tree adds the upper halves too.
+	VPSRLDQ     $0x08, X0, X2
+	VPMOVZXBW   X2, X2
+	VPXOR       Y0, Y0, Y0
+	VMOVDQU     260(DX), X0
+	VPHADDW     276(DX), X0, X0
+	VPMADDWD    X2, X0, X0
+	VPXOR       Y5, Y5, Y5
+	VMOVDQU     260(CX), X5
+	VPHADDW     276(CX), X5, X5
+	VPMADDWD    X2, X5, X5
+	VPUNPCKLDQ  Y5, Y0, Y2
+	VPUNPCKHDQ  Y5, Y0, Y0
+	VPADDD      Y2, Y0, Y0
+	VPUNPCKLQDQ Y0, Y0, Y2
+	VPUNPCKHQDQ Y0, Y0, Y0
+	VPADDD      Y2, Y0, Y0
+	VPERM2I128  $0x20, Y0, Y0, Y2
+	VPERM2I128  $0x31, Y0, Y0, Y0
+	VPADDD      Y2, Y0, Y0
+	VCVTDQ2PS   Y0, Y0
+
+	// [x_t.d]·wdmin; summs_t = fma(imin_t, −x_t.d·wdmin, summs_t) in lane t.
+	VMOVSS       (DX), X4
+	VINSERTPS    $0x10, (CX), X4, X4
+	MOVL         (AX), SI
+	VMOVD        SI, X5
+	VCVTPH2PS    X5, X5
+	VMOVSHDUP    X5, X2
+	VBROADCASTSS X2, Y2
+	VBROADCASTSS X5, Y5
+	VMULPS       Y2, Y4, Y4
+	VMOVUPS      64(SP), Y2
+	VFNMADD231PS Y4, Y0, Y2
+	VMOVUPS      Y2, 64(SP)
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y2, Y2, Y2
+	VMOVDQU      16(AX), Y6
+
+	// Sub-blocks 0 and 1: nibbles and the fifth bits; their scales.
+	VMOVDQU      48(AX), Y7
+	VPSRLW       $0x04, Y7, Y8
+	VPAND        ktMask0F<>+0(SB), Y7, Y7
+	VPAND        ktMask0F<>+0(SB), Y8, Y8
+	VPSLLW       $0x04, Y6, Y9
+	VPAND        ktMask10<>+0(SB), Y9, Y9
+	VPOR         Y9, Y7, Y7
+	VPSLLW       $0x03, Y6, Y9
+	VPAND        ktMask10<>+0(SB), Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VPBROADCASTD 32(SP), Y9
+	VPBROADCASTD 36(SP), Y10
+	VPMADDUBSW   4(DX), Y7, Y11
+	VPMADDWD     Y9, Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VPMADDUBSW   4(CX), Y7, Y7
+	VPMADDWD     Y9, Y7, Y7
+	VPADDD       Y7, Y2, Y2
+	VPMADDUBSW   36(DX), Y8, Y7
+	VPMADDWD     Y10, Y7, Y7
+	VPADDD       Y7, Y0, Y0
+	VPMADDUBSW   36(CX), Y8, Y7
+	VPMADDWD     Y10, Y7, Y7
+	VPADDD       Y7, Y2, Y2
+	VPSRLW       $0x02, Y6, Y6
+
+	// Sub-blocks 2 and 3: nibbles and the fifth bits; their scales.
+	VMOVDQU      80(AX), Y7
+	VPSRLW       $0x04, Y7, Y8
+	VPAND        ktMask0F<>+0(SB), Y7, Y7
+	VPAND        ktMask0F<>+0(SB), Y8, Y8
+	VPSLLW       $0x04, Y6, Y9
+	VPAND        ktMask10<>+0(SB), Y9, Y9
+	VPOR         Y9, Y7, Y7
+	VPSLLW       $0x03, Y6, Y9
+	VPAND        ktMask10<>+0(SB), Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VPBROADCASTD 40(SP), Y9
+	VPBROADCASTD 44(SP), Y10
+	VPMADDUBSW   68(DX), Y7, Y11
+	VPMADDWD     Y9, Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VPMADDUBSW   68(CX), Y7, Y7
+	VPMADDWD     Y9, Y7, Y7
+	VPADDD       Y7, Y2, Y2
+	VPMADDUBSW   100(DX), Y8, Y7
+	VPMADDWD     Y10, Y7, Y7
+	VPADDD       Y7, Y0, Y0
+	VPMADDUBSW   100(CX), Y8, Y7
+	VPMADDWD     Y10, Y7, Y7
+	VPADDD       Y7, Y2, Y2
+	VPSRLW       $0x02, Y6, Y6
+
+	// Sub-blocks 4 and 5: nibbles and the fifth bits; their scales.
+	VMOVDQU      112(AX), Y7
+	VPSRLW       $0x04, Y7, Y8
+	VPAND        ktMask0F<>+0(SB), Y7, Y7
+	VPAND        ktMask0F<>+0(SB), Y8, Y8
+	VPSLLW       $0x04, Y6, Y9
+	VPAND        ktMask10<>+0(SB), Y9, Y9
+	VPOR         Y9, Y7, Y7
+	VPSLLW       $0x03, Y6, Y9
+	VPAND        ktMask10<>+0(SB), Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VPBROADCASTD 48(SP), Y9
+	VPBROADCASTD 52(SP), Y10
+	VPMADDUBSW   132(DX), Y7, Y11
+	VPMADDWD     Y9, Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VPMADDUBSW   132(CX), Y7, Y7
+	VPMADDWD     Y9, Y7, Y7
+	VPADDD       Y7, Y2, Y2
+	VPMADDUBSW   164(DX), Y8, Y7
+	VPMADDWD     Y10, Y7, Y7
+	VPADDD       Y7, Y0, Y0
+	VPMADDUBSW   164(CX), Y8, Y7
+	VPMADDWD     Y10, Y7, Y7
+	VPADDD       Y7, Y2, Y2
+	VPSRLW       $0x02, Y6, Y6
+
+	// Sub-blocks 6 and 7: nibbles and the fifth bits; their scales.
+	VMOVDQU      144(AX), Y7
+	VPSRLW       $0x04, Y7, Y8
+	VPAND        ktMask0F<>+0(SB), Y7, Y7
+	VPAND        ktMask0F<>+0(SB), Y8, Y8
+	VPSLLW       $0x04, Y6, Y9
+	VPAND        ktMask10<>+0(SB), Y9, Y9
+	VPOR         Y9, Y7, Y7
+	VPSLLW       $0x03, Y6, Y9
+	VPAND        ktMask10<>+0(SB), Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VPBROADCASTD 56(SP), Y6
+	VPBROADCASTD 60(SP), Y9
+	VPMADDUBSW   196(DX), Y7, Y10
+	VPMADDWD     Y6, Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPMADDUBSW   196(CX), Y7, Y7
+	VPMADDWD     Y6, Y7, Y7
+	VPADDD       Y7, Y2, Y2
+	VPMADDUBSW   228(DX), Y8, Y6
+	VPMADDWD     Y9, Y6, Y6
+	VPADDD       Y6, Y0, Y0
+	VPMADDUBSW   228(CX), Y8, Y6
+	VPMADDWD     Y9, Y6, Y6
+	VPADDD       Y6, Y2, Y2
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (DX), Y6
+	VMULPS       Y5, Y6, Y6
+	VFMADD231PS  Y6, Y0, Y1
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS (CX), Y0
+	VMULPS       Y5, Y0, Y0
+	VFMADD231PS  Y0, Y2, Y3
+	ADDQ         $0x000000b0, AX
+	ADDQ         $0x00000124, DX
+	ADDQ         $0x00000124, CX
+	DECQ         BX
+	JNZ          q5KRowsT2AVX2blk
+	MOVQ         16(SP), AX
+	MOVQ         ostride+56(FP), CX
+	SHLQ         $0x02, CX
+	VMOVAPS      Y1, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VADDSS       64(SP), X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         CX, AX
+	VMOVAPS      Y3, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VADDSS       68(SP), X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         $0x04, 16(SP)
+	MOVQ         (SP), AX
+	ADDQ         wstride+8(FP), AX
+	MOVQ         AX, (SP)
+	DECQ         8(SP)
+	JNZ          q5KRowsT2AVX2row
+	VZEROUPPER
+	RET
+
+// func q5KRowsT3AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·q5KRowsT3AVX2(SB), NOSPLIT, $96-64
+	MOVQ w+0(FP), AX
+	MOVQ AX, (SP)
+	MOVQ rows+16(FP), AX
+	MOVQ AX, 8(SP)
+	MOVQ out+48(FP), AX
+	MOVQ AX, 16(SP)
+
+q5KRowsT3AVX2row:
+	MOVQ    (SP), AX
+	MOVQ    xstride+32(FP), CX
+	MOVQ    x+24(FP), DX
+	LEAQ    (DX)(CX*1), BX
+	LEAQ    (DX)(CX*2), CX
+	MOVQ    nb+40(FP), SI
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y3, Y3, Y3
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y0, Y0, Y0
+	VMOVUPS Y0, 64(SP)
+
+q5KRowsT3AVX2blk:
+	MOVL       4(AX), DI
+	MOVL       12(AX), R8
+	MOVL       DI, R9
+	ANDL       $0x3f3f3f3f, R9
+	MOVL       R8, R10
+	ANDL       $0x0f0f0f0f, R10
+	SHRL       $0x06, DI
+	ANDL       $0x03030303, DI
+	SHLL       $0x04, DI
+	ORL        DI, R10
+	SHLQ       $0x20, R10
+	ORQ        R10, R9
+	MOVL       8(AX), DI
+	MOVL       DI, R10
+	ANDL       $0x3f3f3f3f, R10
+	SHRL       $0x04, R8
+	ANDL       $0x0f0f0f0f, R8
+	SHRL       $0x06, DI
+	ANDL       $0x03030303, DI
+	SHLL       $0x04, DI
+	ORL        DI, R8
+	SHLQ       $0x20, R8
+	ORQ        R8, R10
+	VMOVQ      R9, X0
+	VPINSRQ    $0x01, R10, X0, X0
+	VPMOVZXBW  X0, X2
+	VPUNPCKLWD X2, X2, X4
+	VPUNPCKHWD X2, X2, X2
+	VMOVDQU    X4, 32(SP)
+	VMOVDQU    X2, 48(SP)
+
+	// imin_t = Σ mins[s]·int16(bsums[2s] + bsums[2s+1]) (VPHADDW's pair sums) into lane t.
+	// Each token's vector is cleared whole first: the tree adds the upper halves too.
+	VPSRLDQ     $0x08, X0, X2
+	VPMOVZXBW   X2, X2
+	VPXOR       Y0, Y0, Y0
+	VMOVDQU     260(DX), X0
+	VPHADDW     276(DX), X0, X0
+	VPMADDWD    X2, X0, X0
+	VPXOR       Y4, Y4, Y4
+	VMOVDQU     260(BX), X4
+	VPHADDW     276(BX), X4, X4
+	VPMADDWD    X2, X4, X4
+	VPXOR       Y7, Y7, Y7
+	VMOVDQU     260(CX), X7
+	VPHADDW     276(CX), X7, X7
+	VPMADDWD    X2, X7, X7
+	VPUNPCKLDQ  Y4, Y0, Y2
+	VPUNPCKHDQ  Y4, Y0, Y0
+	VPADDD      Y2, Y0, Y0
+	VPUNPCKLDQ  Y7, Y7, Y2
+	VPUNPCKHDQ  Y7, Y7, Y7
+	VPADDD      Y2, Y7, Y7
+	VPUNPCKLQDQ Y7, Y0, Y2
+	VPUNPCKHQDQ Y7, Y0, Y0
+	VPADDD      Y2, Y0, Y0
+	VPERM2I128  $0x20, Y0, Y0, Y2
+	VPERM2I128  $0x31, Y0, Y0, Y0
+	VPADDD      Y2, Y0, Y0
+	VCVTDQ2PS   Y0, Y0
+
+	// [x_t.d]·wdmin; summs_t = fma(imin_t, −x_t.d·wdmin, summs_t) in lane t.
+	VMOVSS       (DX), X6
+	VINSERTPS    $0x10, (BX), X6, X6
+	VINSERTPS    $0x20, (CX), X6, X6
+	MOVL         (AX), DI
+	VMOVD        DI, X4
+	VCVTPH2PS    X4, X4
+	VMOVSHDUP    X4, X2
+	VBROADCASTSS X2, Y2
+	VBROADCASTSS X4, Y7
+	VMULPS       Y2, Y6, Y6
+	VMOVUPS      64(SP), Y2
+	VFNMADD231PS Y6, Y0, Y2
+	VMOVUPS      Y2, 64(SP)
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y2, Y2, Y2
+	VPXOR        Y4, Y4, Y4
+	VMOVDQU      16(AX), Y8
+
+	// Sub-blocks 0 and 1: nibbles and the fifth bits; their scales.
+	VMOVDQU      48(AX), Y9
+	VPSRLW       $0x04, Y9, Y10
+	VPAND        ktMask0F<>+0(SB), Y9, Y9
+	VPAND        ktMask0F<>+0(SB), Y10, Y10
+	VPSLLW       $0x04, Y8, Y11
+	VPAND        ktMask10<>+0(SB), Y11, Y11
+	VPOR         Y11, Y9, Y9
+	VPSLLW       $0x03, Y8, Y11
+	VPAND        ktMask10<>+0(SB), Y11, Y11
+	VPOR         Y11, Y10, Y10
+	VPBROADCASTD 32(SP), Y11
+	VPBROADCASTD 36(SP), Y12
+	VPMADDUBSW   4(DX), Y9, Y13
+	VPMADDWD     Y11, Y13, Y13
+	VPADDD       Y13, Y0, Y0
+	VPMADDUBSW   4(BX), Y9, Y13
+	VPMADDWD     Y11, Y13, Y13
+	VPADDD       Y13, Y2, Y2
+	VPMADDUBSW   4(CX), Y9, Y9
+	VPMADDWD     Y11, Y9, Y9
+	VPADDD       Y9, Y4, Y4
+	VPMADDUBSW   36(DX), Y10, Y9
+	VPMADDWD     Y12, Y9, Y9
+	VPADDD       Y9, Y0, Y0
+	VPMADDUBSW   36(BX), Y10, Y9
+	VPMADDWD     Y12, Y9, Y9
+	VPADDD       Y9, Y2, Y2
+	VPMADDUBSW   36(CX), Y10, Y9
+	VPMADDWD     Y12, Y9, Y9
+	VPADDD       Y9, Y4, Y4
+	VPSRLW       $0x02, Y8, Y8
+
+	// Sub-blocks 2 and 3: nibbles and the fifth bits; their scales.
+	VMOVDQU      80(AX), Y9
+	VPSRLW       $0x04, Y9, Y10
+	VPAND        ktMask0F<>+0(SB), Y9, Y9
+	VPAND        ktMask0F<>+0(SB), Y10, Y10
+	VPSLLW       $0x04, Y8, Y11
+	VPAND        ktMask10<>+0(SB), Y11, Y11
+	VPOR         Y11, Y9, Y9
+	VPSLLW       $0x03, Y8, Y11
+	VPAND        ktMask10<>+0(SB), Y11, Y11
+	VPOR         Y11, Y10, Y10
+	VPBROADCASTD 40(SP), Y11
+	VPBROADCASTD 44(SP), Y12
+	VPMADDUBSW   68(DX), Y9, Y13
+	VPMADDWD     Y11, Y13, Y13
+	VPADDD       Y13, Y0, Y0
+	VPMADDUBSW   68(BX), Y9, Y13
+	VPMADDWD     Y11, Y13, Y13
+	VPADDD       Y13, Y2, Y2
+	VPMADDUBSW   68(CX), Y9, Y9
+	VPMADDWD     Y11, Y9, Y9
+	VPADDD       Y9, Y4, Y4
+	VPMADDUBSW   100(DX), Y10, Y9
+	VPMADDWD     Y12, Y9, Y9
+	VPADDD       Y9, Y0, Y0
+	VPMADDUBSW   100(BX), Y10, Y9
+	VPMADDWD     Y12, Y9, Y9
+	VPADDD       Y9, Y2, Y2
+	VPMADDUBSW   100(CX), Y10, Y9
+	VPMADDWD     Y12, Y9, Y9
+	VPADDD       Y9, Y4, Y4
+	VPSRLW       $0x02, Y8, Y8
+
+	// Sub-blocks 4 and 5: nibbles and the fifth bits; their scales.
+	VMOVDQU      112(AX), Y9
+	VPSRLW       $0x04, Y9, Y10
+	VPAND        ktMask0F<>+0(SB), Y9, Y9
+	VPAND        ktMask0F<>+0(SB), Y10, Y10
+	VPSLLW       $0x04, Y8, Y11
+	VPAND        ktMask10<>+0(SB), Y11, Y11
+	VPOR         Y11, Y9, Y9
+	VPSLLW       $0x03, Y8, Y11
+	VPAND        ktMask10<>+0(SB), Y11, Y11
+	VPOR         Y11, Y10, Y10
+	VPBROADCASTD 48(SP), Y11
+	VPBROADCASTD 52(SP), Y12
+	VPMADDUBSW   132(DX), Y9, Y13
+	VPMADDWD     Y11, Y13, Y13
+	VPADDD       Y13, Y0, Y0
+	VPMADDUBSW   132(BX), Y9, Y13
+	VPMADDWD     Y11, Y13, Y13
+	VPADDD       Y13, Y2, Y2
+	VPMADDUBSW   132(CX), Y9, Y9
+	VPMADDWD     Y11, Y9, Y9
+	VPADDD       Y9, Y4, Y4
+	VPMADDUBSW   164(DX), Y10, Y9
+	VPMADDWD     Y12, Y9, Y9
+	VPADDD       Y9, Y0, Y0
+	VPMADDUBSW   164(BX), Y10, Y9
+	VPMADDWD     Y12, Y9, Y9
+	VPADDD       Y9, Y2, Y2
+	VPMADDUBSW   164(CX), Y10, Y9
+	VPMADDWD     Y12, Y9, Y9
+	VPADDD       Y9, Y4, Y4
+	VPSRLW       $0x02, Y8, Y8
+
+	// Sub-blocks 6 and 7: nibbles and the fifth bits; their scales.
+	VMOVDQU      144(AX), Y9
+	VPSRLW       $0x04, Y9, Y10
+	VPAND        ktMask0F<>+0(SB), Y9, Y9
+	VPAND        ktMask0F<>+0(SB), Y10, Y10
+	VPSLLW       $0x04, Y8, Y11
+	VPAND        ktMask10<>+0(SB), Y11, Y11
+	VPOR         Y11, Y9, Y9
+	VPSLLW       $0x03, Y8, Y11
+	VPAND        ktMask10<>+0(SB), Y11, Y11
+	VPOR         Y11, Y10, Y10
+	VPBROADCASTD 56(SP), Y8
+	VPBROADCASTD 60(SP), Y11
+	VPMADDUBSW   196(DX), Y9, Y12
+	VPMADDWD     Y8, Y12, Y12
+	VPADDD       Y12, Y0, Y0
+	VPMADDUBSW   196(BX), Y9, Y12
+	VPMADDWD     Y8, Y12, Y12
+	VPADDD       Y12, Y2, Y2
+	VPMADDUBSW   196(CX), Y9, Y9
+	VPMADDWD     Y8, Y9, Y9
+	VPADDD       Y9, Y4, Y4
+	VPMADDUBSW   228(DX), Y10, Y8
+	VPMADDWD     Y11, Y8, Y8
+	VPADDD       Y8, Y0, Y0
+	VPMADDUBSW   228(BX), Y10, Y8
+	VPMADDWD     Y11, Y8, Y8
+	VPADDD       Y8, Y2, Y2
+	VPMADDUBSW   228(CX), Y10, Y8
+	VPMADDWD     Y11, Y8, Y8
+	VPADDD       Y8, Y4, Y4
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (DX), Y8
+	VMULPS       Y7, Y8, Y8
+	VFMADD231PS  Y8, Y0, Y1
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS (BX), Y0
+	VMULPS       Y7, Y0, Y0
+	VFMADD231PS  Y0, Y2, Y3
+	VCVTDQ2PS    Y4, Y4
+	VBROADCASTSS (CX), Y0
+	VMULPS       Y7, Y0, Y0
+	VFMADD231PS  Y0, Y4, Y5
+	ADDQ         $0x000000b0, AX
+	ADDQ         $0x00000124, DX
+	ADDQ         $0x00000124, BX
+	ADDQ         $0x00000124, CX
+	DECQ         SI
+	JNZ          q5KRowsT3AVX2blk
+	MOVQ         16(SP), AX
+	MOVQ         ostride+56(FP), CX
+	SHLQ         $0x02, CX
+	VMOVAPS      Y1, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VADDSS       64(SP), X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         CX, AX
+	VMOVAPS      Y3, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VADDSS       68(SP), X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         CX, AX
+	VMOVAPS      Y5, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VADDSS       72(SP), X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         $0x04, 16(SP)
+	MOVQ         (SP), AX
+	ADDQ         wstride+8(FP), AX
+	MOVQ         AX, (SP)
+	DECQ         8(SP)
+	JNZ          q5KRowsT3AVX2row
+	VZEROUPPER
+	RET
+
+// func q5KRowsT4AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·q5KRowsT4AVX2(SB), NOSPLIT, $96-64
+	MOVQ w+0(FP), AX
+	MOVQ AX, (SP)
+	MOVQ rows+16(FP), AX
+	MOVQ AX, 8(SP)
+	MOVQ out+48(FP), AX
+	MOVQ AX, 16(SP)
+
+q5KRowsT4AVX2row:
+	MOVQ    (SP), AX
+	MOVQ    xstride+32(FP), CX
+	MOVQ    x+24(FP), DX
+	LEAQ    (DX)(CX*1), BX
+	LEAQ    (DX)(CX*2), SI
+	LEAQ    (BX)(CX*2), CX
+	MOVQ    nb+40(FP), DI
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y3, Y3, Y3
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y7, Y7, Y7
+	VXORPS  Y0, Y0, Y0
+	VMOVUPS Y0, 64(SP)
+
+q5KRowsT4AVX2blk:
+	MOVL       4(AX), R8
+	MOVL       12(AX), R9
+	MOVL       R8, R10
+	ANDL       $0x3f3f3f3f, R10
+	MOVL       R9, R11
+	ANDL       $0x0f0f0f0f, R11
+	SHRL       $0x06, R8
+	ANDL       $0x03030303, R8
+	SHLL       $0x04, R8
+	ORL        R8, R11
+	SHLQ       $0x20, R11
+	ORQ        R11, R10
+	MOVL       8(AX), R8
+	MOVL       R8, R11
+	ANDL       $0x3f3f3f3f, R11
+	SHRL       $0x04, R9
+	ANDL       $0x0f0f0f0f, R9
+	SHRL       $0x06, R8
+	ANDL       $0x03030303, R8
+	SHLL       $0x04, R8
+	ORL        R8, R9
+	SHLQ       $0x20, R9
+	ORQ        R9, R11
+	VMOVQ      R10, X0
+	VPINSRQ    $0x01, R11, X0, X0
+	VPMOVZXBW  X0, X2
+	VPUNPCKLWD X2, X2, X4
+	VPUNPCKHWD X2, X2, X2
+	VMOVDQU    X4, 32(SP)
+	VMOVDQU    X2, 48(SP)
+
+	// imin_t = Σ mins[s]·int16(bsums[2s] + bsums[2s+1]) (VPHADDW's pair sums) into lane t.
+	// Each token's vector is cleared whole first: the tree adds the upper halves too.
+	VPSRLDQ     $0x08, X0, X2
+	VPMOVZXBW   X2, X2
+	VPXOR       Y0, Y0, Y0
+	VMOVDQU     260(DX), X0
+	VPHADDW     276(DX), X0, X0
+	VPMADDWD    X2, X0, X0
+	VPXOR       Y4, Y4, Y4
+	VMOVDQU     260(BX), X4
+	VPHADDW     276(BX), X4, X4
+	VPMADDWD    X2, X4, X4
+	VPXOR       Y6, Y6, Y6
+	VMOVDQU     260(SI), X6
+	VPHADDW     276(SI), X6, X6
+	VPMADDWD    X2, X6, X6
+	VPXOR       Y9, Y9, Y9
+	VMOVDQU     260(CX), X9
+	VPHADDW     276(CX), X9, X9
+	VPMADDWD    X2, X9, X9
+	VPUNPCKLDQ  Y4, Y0, Y2
+	VPUNPCKHDQ  Y4, Y0, Y0
+	VPADDD      Y2, Y0, Y0
+	VPUNPCKLDQ  Y9, Y6, Y2
+	VPUNPCKHDQ  Y9, Y6, Y6
+	VPADDD      Y2, Y6, Y6
+	VPUNPCKLQDQ Y6, Y0, Y2
+	VPUNPCKHQDQ Y6, Y0, Y0
+	VPADDD      Y2, Y0, Y0
+	VPERM2I128  $0x20, Y0, Y0, Y2
+	VPERM2I128  $0x31, Y0, Y0, Y0
+	VPADDD      Y2, Y0, Y0
+	VCVTDQ2PS   Y0, Y0
+
+	// [x_t.d]·wdmin; summs_t = fma(imin_t, −x_t.d·wdmin, summs_t) in lane t.
+	VMOVSS       (DX), X8
+	VINSERTPS    $0x10, (BX), X8, X8
+	VINSERTPS    $0x20, (SI), X8, X8
+	VINSERTPS    $0x30, (CX), X8, X8
+	MOVL         (AX), R8
+	VMOVD        R8, X4
+	VCVTPH2PS    X4, X4
+	VMOVSHDUP    X4, X2
+	VBROADCASTSS X2, Y2
+	VBROADCASTSS X4, Y9
+	VMULPS       Y2, Y8, Y8
+	VMOVUPS      64(SP), Y2
+	VFNMADD231PS Y8, Y0, Y2
+	VMOVUPS      Y2, 64(SP)
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y2, Y2, Y2
+	VPXOR        Y4, Y4, Y4
+	VPXOR        Y6, Y6, Y6
+	VMOVDQU      16(AX), Y10
+
+	// Sub-blocks 0 and 1: nibbles and the fifth bits; their scales.
+	VMOVDQU      48(AX), Y11
+	VPSRLW       $0x04, Y11, Y12
+	VPAND        ktMask0F<>+0(SB), Y11, Y11
+	VPAND        ktMask0F<>+0(SB), Y12, Y12
+	VPSLLW       $0x04, Y10, Y13
+	VPAND        ktMask10<>+0(SB), Y13, Y13
+	VPOR         Y13, Y11, Y11
+	VPSLLW       $0x03, Y10, Y13
+	VPAND        ktMask10<>+0(SB), Y13, Y13
+	VPOR         Y13, Y12, Y12
+	VPBROADCASTD 32(SP), Y13
+	VPBROADCASTD 36(SP), Y14
+	VPMADDUBSW   4(DX), Y11, Y15
+	VPMADDWD     Y13, Y15, Y15
+	VPADDD       Y15, Y0, Y0
+	VPMADDUBSW   4(BX), Y11, Y15
+	VPMADDWD     Y13, Y15, Y15
+	VPADDD       Y15, Y2, Y2
+	VPMADDUBSW   4(SI), Y11, Y15
+	VPMADDWD     Y13, Y15, Y15
+	VPADDD       Y15, Y4, Y4
+	VPMADDUBSW   4(CX), Y11, Y11
+	VPMADDWD     Y13, Y11, Y11
+	VPADDD       Y11, Y6, Y6
+	VPMADDUBSW   36(DX), Y12, Y11
+	VPMADDWD     Y14, Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VPMADDUBSW   36(BX), Y12, Y11
+	VPMADDWD     Y14, Y11, Y11
+	VPADDD       Y11, Y2, Y2
+	VPMADDUBSW   36(SI), Y12, Y11
+	VPMADDWD     Y14, Y11, Y11
+	VPADDD       Y11, Y4, Y4
+	VPMADDUBSW   36(CX), Y12, Y11
+	VPMADDWD     Y14, Y11, Y11
+	VPADDD       Y11, Y6, Y6
+	VPSRLW       $0x02, Y10, Y10
+
+	// Sub-blocks 2 and 3: nibbles and the fifth bits; their scales.
+	VMOVDQU      80(AX), Y11
+	VPSRLW       $0x04, Y11, Y12
+	VPAND        ktMask0F<>+0(SB), Y11, Y11
+	VPAND        ktMask0F<>+0(SB), Y12, Y12
+	VPSLLW       $0x04, Y10, Y13
+	VPAND        ktMask10<>+0(SB), Y13, Y13
+	VPOR         Y13, Y11, Y11
+	VPSLLW       $0x03, Y10, Y13
+	VPAND        ktMask10<>+0(SB), Y13, Y13
+	VPOR         Y13, Y12, Y12
+	VPBROADCASTD 40(SP), Y13
+	VPBROADCASTD 44(SP), Y14
+	VPMADDUBSW   68(DX), Y11, Y15
+	VPMADDWD     Y13, Y15, Y15
+	VPADDD       Y15, Y0, Y0
+	VPMADDUBSW   68(BX), Y11, Y15
+	VPMADDWD     Y13, Y15, Y15
+	VPADDD       Y15, Y2, Y2
+	VPMADDUBSW   68(SI), Y11, Y15
+	VPMADDWD     Y13, Y15, Y15
+	VPADDD       Y15, Y4, Y4
+	VPMADDUBSW   68(CX), Y11, Y11
+	VPMADDWD     Y13, Y11, Y11
+	VPADDD       Y11, Y6, Y6
+	VPMADDUBSW   100(DX), Y12, Y11
+	VPMADDWD     Y14, Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VPMADDUBSW   100(BX), Y12, Y11
+	VPMADDWD     Y14, Y11, Y11
+	VPADDD       Y11, Y2, Y2
+	VPMADDUBSW   100(SI), Y12, Y11
+	VPMADDWD     Y14, Y11, Y11
+	VPADDD       Y11, Y4, Y4
+	VPMADDUBSW   100(CX), Y12, Y11
+	VPMADDWD     Y14, Y11, Y11
+	VPADDD       Y11, Y6, Y6
+	VPSRLW       $0x02, Y10, Y10
+
+	// Sub-blocks 4 and 5: nibbles and the fifth bits; their scales.
+	VMOVDQU      112(AX), Y11
+	VPSRLW       $0x04, Y11, Y12
+	VPAND        ktMask0F<>+0(SB), Y11, Y11
+	VPAND        ktMask0F<>+0(SB), Y12, Y12
+	VPSLLW       $0x04, Y10, Y13
+	VPAND        ktMask10<>+0(SB), Y13, Y13
+	VPOR         Y13, Y11, Y11
+	VPSLLW       $0x03, Y10, Y13
+	VPAND        ktMask10<>+0(SB), Y13, Y13
+	VPOR         Y13, Y12, Y12
+	VPBROADCASTD 48(SP), Y13
+	VPBROADCASTD 52(SP), Y14
+	VPMADDUBSW   132(DX), Y11, Y15
+	VPMADDWD     Y13, Y15, Y15
+	VPADDD       Y15, Y0, Y0
+	VPMADDUBSW   132(BX), Y11, Y15
+	VPMADDWD     Y13, Y15, Y15
+	VPADDD       Y15, Y2, Y2
+	VPMADDUBSW   132(SI), Y11, Y15
+	VPMADDWD     Y13, Y15, Y15
+	VPADDD       Y15, Y4, Y4
+	VPMADDUBSW   132(CX), Y11, Y11
+	VPMADDWD     Y13, Y11, Y11
+	VPADDD       Y11, Y6, Y6
+	VPMADDUBSW   164(DX), Y12, Y11
+	VPMADDWD     Y14, Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VPMADDUBSW   164(BX), Y12, Y11
+	VPMADDWD     Y14, Y11, Y11
+	VPADDD       Y11, Y2, Y2
+	VPMADDUBSW   164(SI), Y12, Y11
+	VPMADDWD     Y14, Y11, Y11
+	VPADDD       Y11, Y4, Y4
+	VPMADDUBSW   164(CX), Y12, Y11
+	VPMADDWD     Y14, Y11, Y11
+	VPADDD       Y11, Y6, Y6
+	VPSRLW       $0x02, Y10, Y10
+
+	// Sub-blocks 6 and 7: nibbles and the fifth bits; their scales.
+	VMOVDQU      144(AX), Y11
+	VPSRLW       $0x04, Y11, Y12
+	VPAND        ktMask0F<>+0(SB), Y11, Y11
+	VPAND        ktMask0F<>+0(SB), Y12, Y12
+	VPSLLW       $0x04, Y10, Y13
+	VPAND        ktMask10<>+0(SB), Y13, Y13
+	VPOR         Y13, Y11, Y11
+	VPSLLW       $0x03, Y10, Y13
+	VPAND        ktMask10<>+0(SB), Y13, Y13
+	VPOR         Y13, Y12, Y12
+	VPBROADCASTD 56(SP), Y10
+	VPBROADCASTD 60(SP), Y13
+	VPMADDUBSW   196(DX), Y11, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y0, Y0
+	VPMADDUBSW   196(BX), Y11, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y2, Y2
+	VPMADDUBSW   196(SI), Y11, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y4, Y4
+	VPMADDUBSW   196(CX), Y11, Y11
+	VPMADDWD     Y10, Y11, Y11
+	VPADDD       Y11, Y6, Y6
+	VPMADDUBSW   228(DX), Y12, Y10
+	VPMADDWD     Y13, Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPMADDUBSW   228(BX), Y12, Y10
+	VPMADDWD     Y13, Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPMADDUBSW   228(SI), Y12, Y10
+	VPMADDWD     Y13, Y10, Y10
+	VPADDD       Y10, Y4, Y4
+	VPMADDUBSW   228(CX), Y12, Y10
+	VPMADDWD     Y13, Y10, Y10
+	VPADDD       Y10, Y6, Y6
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (DX), Y10
+	VMULPS       Y9, Y10, Y10
+	VFMADD231PS  Y10, Y0, Y1
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS (BX), Y0
+	VMULPS       Y9, Y0, Y0
+	VFMADD231PS  Y0, Y2, Y3
+	VCVTDQ2PS    Y4, Y4
+	VBROADCASTSS (SI), Y0
+	VMULPS       Y9, Y0, Y0
+	VFMADD231PS  Y0, Y4, Y5
+	VCVTDQ2PS    Y6, Y6
+	VBROADCASTSS (CX), Y0
+	VMULPS       Y9, Y0, Y0
+	VFMADD231PS  Y0, Y6, Y7
+	ADDQ         $0x000000b0, AX
+	ADDQ         $0x00000124, DX
+	ADDQ         $0x00000124, BX
+	ADDQ         $0x00000124, SI
+	ADDQ         $0x00000124, CX
+	DECQ         DI
+	JNZ          q5KRowsT4AVX2blk
+	MOVQ         16(SP), AX
+	MOVQ         ostride+56(FP), CX
+	SHLQ         $0x02, CX
+	VMOVAPS      Y1, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VADDSS       64(SP), X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         CX, AX
+	VMOVAPS      Y3, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VADDSS       68(SP), X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         CX, AX
+	VMOVAPS      Y5, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VADDSS       72(SP), X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         CX, AX
+	VMOVAPS      Y7, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VADDSS       76(SP), X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         $0x04, 16(SP)
+	MOVQ         (SP), AX
+	ADDQ         wstride+8(FP), AX
+	MOVQ         AX, (SP)
+	DECQ         8(SP)
+	JNZ          q5KRowsT4AVX2row
+	VZEROUPPER
+	RET
+
+// func q5KRowsT5AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·q5KRowsT5AVX2(SB), NOSPLIT, $256-64
+	MOVQ w+0(FP), AX
+	MOVQ AX, (SP)
+	MOVQ rows+16(FP), AX
+	MOVQ AX, 8(SP)
+	MOVQ out+48(FP), AX
+	MOVQ AX, 16(SP)
+
+q5KRowsT5AVX2row:
+	MOVQ    (SP), AX
+	MOVQ    xstride+32(FP), CX
+	MOVQ    x+24(FP), DX
+	LEAQ    (DX)(CX*1), BX
+	LEAQ    (DX)(CX*2), SI
+	LEAQ    (BX)(CX*2), DI
+	MOVQ    nb+40(FP), R8
+	VXORPS  Y0, Y0, Y0
+	VMOVUPS Y0, 96(SP)
+	VMOVUPS Y0, 128(SP)
+	VMOVUPS Y0, 160(SP)
+	VMOVUPS Y0, 192(SP)
+	VMOVUPS Y0, 224(SP)
+	VXORPS  Y0, Y0, Y0
+	VMOVUPS Y0, 64(SP)
+
+q5KRowsT5AVX2blk:
+	MOVL       4(AX), R9
+	MOVL       12(AX), R10
+	MOVL       R9, R11
+	ANDL       $0x3f3f3f3f, R11
+	MOVL       R10, R12
+	ANDL       $0x0f0f0f0f, R12
+	SHRL       $0x06, R9
+	ANDL       $0x03030303, R9
+	SHLL       $0x04, R9
+	ORL        R9, R12
+	SHLQ       $0x20, R12
+	ORQ        R12, R11
+	MOVL       8(AX), R9
+	MOVL       R9, R12
+	ANDL       $0x3f3f3f3f, R12
+	SHRL       $0x04, R10
+	ANDL       $0x0f0f0f0f, R10
+	SHRL       $0x06, R9
+	ANDL       $0x03030303, R9
+	SHLL       $0x04, R9
+	ORL        R9, R10
+	SHLQ       $0x20, R10
+	ORQ        R10, R12
+	VMOVQ      R11, X0
+	VPINSRQ    $0x01, R12, X0, X0
+	VPMOVZXBW  X0, X1
+	VPUNPCKLWD X1, X1, X2
+	VPUNPCKHWD X1, X1, X1
+	VMOVDQU    X2, 32(SP)
+	VMOVDQU    X1, 48(SP)
+
+	// imin_t = Σ mins[s]·int16(bsums[2s] + bsums[2s+1]) (VPHADDW's pair sums) into lane t.
+	// Each token's vector is cleared whole first: the tree adds the upper halves too.
+	VPSRLDQ     $0x08, X0, X1
+	VPMOVZXBW   X1, X1
+	VPXOR       Y0, Y0, Y0
+	VMOVDQU     260(DX), X0
+	VPHADDW     276(DX), X0, X0
+	VPMADDWD    X1, X0, X0
+	VPXOR       Y2, Y2, Y2
+	VMOVDQU     260(BX), X2
+	VPHADDW     276(BX), X2, X2
+	VPMADDWD    X1, X2, X2
+	VPXOR       Y3, Y3, Y3
+	VMOVDQU     260(SI), X3
+	VPHADDW     276(SI), X3, X3
+	VPMADDWD    X1, X3, X3
+	VPXOR       Y4, Y4, Y4
+	VMOVDQU     260(DI), X4
+	VPHADDW     276(DI), X4, X4
+	VPMADDWD    X1, X4, X4
+	VPXOR       Y6, Y6, Y6
+	VMOVDQU     260(DX)(CX*4), X6
+	VPHADDW     276(DX)(CX*4), X6, X6
+	VPMADDWD    X1, X6, X6
+	VPUNPCKLDQ  Y2, Y0, Y1
+	VPUNPCKHDQ  Y2, Y0, Y0
+	VPADDD      Y1, Y0, Y0
+	VPUNPCKLDQ  Y4, Y3, Y1
+	VPUNPCKHDQ  Y4, Y3, Y3
+	VPADDD      Y1, Y3, Y3
+	VPUNPCKLDQ  Y6, Y6, Y1
+	VPUNPCKHDQ  Y6, Y6, Y6
+	VPADDD      Y1, Y6, Y6
+	VPUNPCKLQDQ Y3, Y0, Y1
+	VPUNPCKHQDQ Y3, Y0, Y0
+	VPADDD      Y1, Y0, Y0
+	VPUNPCKLQDQ Y6, Y6, Y1
+	VPUNPCKHQDQ Y6, Y6, Y6
+	VPADDD      Y1, Y6, Y6
+	VPERM2I128  $0x20, Y6, Y0, Y1
+	VPERM2I128  $0x31, Y6, Y0, Y0
+	VPADDD      Y1, Y0, Y0
+	VCVTDQ2PS   Y0, Y0
+
+	// [x_t.d]·wdmin; summs_t = fma(imin_t, −x_t.d·wdmin, summs_t) in lane t.
+	VMOVSS       (DX), X5
+	VINSERTPS    $0x10, (BX), X5, X5
+	VINSERTPS    $0x20, (SI), X5, X5
+	VINSERTPS    $0x30, (DI), X5, X5
+	VMOVSS       (DX)(CX*4), X1
+	VINSERTF128  $0x01, X1, Y5, Y5
+	MOVL         (AX), R9
+	VMOVD        R9, X2
+	VCVTPH2PS    X2, X2
+	VMOVSHDUP    X2, X1
+	VBROADCASTSS X1, Y1
+	VBROADCASTSS X2, Y6
+	VMULPS       Y1, Y5, Y5
+	VMOVUPS      64(SP), Y1
+	VFNMADD231PS Y5, Y0, Y1
+	VMOVUPS      Y1, 64(SP)
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VPXOR        Y3, Y3, Y3
+	VPXOR        Y4, Y4, Y4
+	VMOVDQU      16(AX), Y7
+
+	// Sub-blocks 0 and 1: nibbles and the fifth bits; their scales.
+	VMOVDQU      48(AX), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        ktMask0F<>+0(SB), Y8, Y8
+	VPAND        ktMask0F<>+0(SB), Y9, Y9
+	VPSLLW       $0x04, Y7, Y10
+	VPAND        ktMask10<>+0(SB), Y10, Y10
+	VPOR         Y10, Y8, Y8
+	VPSLLW       $0x03, Y7, Y10
+	VPAND        ktMask10<>+0(SB), Y10, Y10
+	VPOR         Y10, Y9, Y9
+	VPBROADCASTD 32(SP), Y10
+	VPBROADCASTD 36(SP), Y11
+	VPMADDUBSW   4(DX), Y8, Y12
+	VPMADDWD     Y10, Y12, Y12
+	VPADDD       Y12, Y0, Y0
+	VPMADDUBSW   4(BX), Y8, Y12
+	VPMADDWD     Y10, Y12, Y12
+	VPADDD       Y12, Y1, Y1
+	VPMADDUBSW   4(SI), Y8, Y12
+	VPMADDWD     Y10, Y12, Y12
+	VPADDD       Y12, Y2, Y2
+	VPMADDUBSW   4(DI), Y8, Y12
+	VPMADDWD     Y10, Y12, Y12
+	VPADDD       Y12, Y3, Y3
+	VPMADDUBSW   4(DX)(CX*4), Y8, Y8
+	VPMADDWD     Y10, Y8, Y8
+	VPADDD       Y8, Y4, Y4
+	VPMADDUBSW   36(DX), Y9, Y8
+	VPMADDWD     Y11, Y8, Y8
+	VPADDD       Y8, Y0, Y0
+	VPMADDUBSW   36(BX), Y9, Y8
+	VPMADDWD     Y11, Y8, Y8
+	VPADDD       Y8, Y1, Y1
+	VPMADDUBSW   36(SI), Y9, Y8
+	VPMADDWD     Y11, Y8, Y8
+	VPADDD       Y8, Y2, Y2
+	VPMADDUBSW   36(DI), Y9, Y8
+	VPMADDWD     Y11, Y8, Y8
+	VPADDD       Y8, Y3, Y3
+	VPMADDUBSW   36(DX)(CX*4), Y9, Y8
+	VPMADDWD     Y11, Y8, Y8
+	VPADDD       Y8, Y4, Y4
+	VPSRLW       $0x02, Y7, Y7
+
+	// Sub-blocks 2 and 3: nibbles and the fifth bits; their scales.
+	VMOVDQU      80(AX), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        ktMask0F<>+0(SB), Y8, Y8
+	VPAND        ktMask0F<>+0(SB), Y9, Y9
+	VPSLLW       $0x04, Y7, Y10
+	VPAND        ktMask10<>+0(SB), Y10, Y10
+	VPOR         Y10, Y8, Y8
+	VPSLLW       $0x03, Y7, Y10
+	VPAND        ktMask10<>+0(SB), Y10, Y10
+	VPOR         Y10, Y9, Y9
+	VPBROADCASTD 40(SP), Y10
+	VPBROADCASTD 44(SP), Y11
+	VPMADDUBSW   68(DX), Y8, Y12
+	VPMADDWD     Y10, Y12, Y12
+	VPADDD       Y12, Y0, Y0
+	VPMADDUBSW   68(BX), Y8, Y12
+	VPMADDWD     Y10, Y12, Y12
+	VPADDD       Y12, Y1, Y1
+	VPMADDUBSW   68(SI), Y8, Y12
+	VPMADDWD     Y10, Y12, Y12
+	VPADDD       Y12, Y2, Y2
+	VPMADDUBSW   68(DI), Y8, Y12
+	VPMADDWD     Y10, Y12, Y12
+	VPADDD       Y12, Y3, Y3
+	VPMADDUBSW   68(DX)(CX*4), Y8, Y8
+	VPMADDWD     Y10, Y8, Y8
+	VPADDD       Y8, Y4, Y4
+	VPMADDUBSW   100(DX), Y9, Y8
+	VPMADDWD     Y11, Y8, Y8
+	VPADDD       Y8, Y0, Y0
+	VPMADDUBSW   100(BX), Y9, Y8
+	VPMADDWD     Y11, Y8, Y8
+	VPADDD       Y8, Y1, Y1
+	VPMADDUBSW   100(SI), Y9, Y8
+	VPMADDWD     Y11, Y8, Y8
+	VPADDD       Y8, Y2, Y2
+	VPMADDUBSW   100(DI), Y9, Y8
+	VPMADDWD     Y11, Y8, Y8
+	VPADDD       Y8, Y3, Y3
+	VPMADDUBSW   100(DX)(CX*4), Y9, Y8
+	VPMADDWD     Y11, Y8, Y8
+	VPADDD       Y8, Y4, Y4
+	VPSRLW       $0x02, Y7, Y7
+
+	// Sub-blocks 4 and 5: nibbles and the fifth bits; their scales.
+	VMOVDQU      112(AX), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        ktMask0F<>+0(SB), Y8, Y8
+	VPAND        ktMask0F<>+0(SB), Y9, Y9
+	VPSLLW       $0x04, Y7, Y10
+	VPAND        ktMask10<>+0(SB), Y10, Y10
+	VPOR         Y10, Y8, Y8
+	VPSLLW       $0x03, Y7, Y10
+	VPAND        ktMask10<>+0(SB), Y10, Y10
+	VPOR         Y10, Y9, Y9
+	VPBROADCASTD 48(SP), Y10
+	VPBROADCASTD 52(SP), Y11
+	VPMADDUBSW   132(DX), Y8, Y12
+	VPMADDWD     Y10, Y12, Y12
+	VPADDD       Y12, Y0, Y0
+	VPMADDUBSW   132(BX), Y8, Y12
+	VPMADDWD     Y10, Y12, Y12
+	VPADDD       Y12, Y1, Y1
+	VPMADDUBSW   132(SI), Y8, Y12
+	VPMADDWD     Y10, Y12, Y12
+	VPADDD       Y12, Y2, Y2
+	VPMADDUBSW   132(DI), Y8, Y12
+	VPMADDWD     Y10, Y12, Y12
+	VPADDD       Y12, Y3, Y3
+	VPMADDUBSW   132(DX)(CX*4), Y8, Y8
+	VPMADDWD     Y10, Y8, Y8
+	VPADDD       Y8, Y4, Y4
+	VPMADDUBSW   164(DX), Y9, Y8
+	VPMADDWD     Y11, Y8, Y8
+	VPADDD       Y8, Y0, Y0
+	VPMADDUBSW   164(BX), Y9, Y8
+	VPMADDWD     Y11, Y8, Y8
+	VPADDD       Y8, Y1, Y1
+	VPMADDUBSW   164(SI), Y9, Y8
+	VPMADDWD     Y11, Y8, Y8
+	VPADDD       Y8, Y2, Y2
+	VPMADDUBSW   164(DI), Y9, Y8
+	VPMADDWD     Y11, Y8, Y8
+	VPADDD       Y8, Y3, Y3
+	VPMADDUBSW   164(DX)(CX*4), Y9, Y8
+	VPMADDWD     Y11, Y8, Y8
+	VPADDD       Y8, Y4, Y4
+	VPSRLW       $0x02, Y7, Y7
+
+	// Sub-blocks 6 and 7: nibbles and the fifth bits; their scales.
+	VMOVDQU      144(AX), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        ktMask0F<>+0(SB), Y8, Y8
+	VPAND        ktMask0F<>+0(SB), Y9, Y9
+	VPSLLW       $0x04, Y7, Y10
+	VPAND        ktMask10<>+0(SB), Y10, Y10
+	VPOR         Y10, Y8, Y8
+	VPSLLW       $0x03, Y7, Y10
+	VPAND        ktMask10<>+0(SB), Y10, Y10
+	VPOR         Y10, Y9, Y9
+	VPBROADCASTD 56(SP), Y7
+	VPBROADCASTD 60(SP), Y10
+	VPMADDUBSW   196(DX), Y8, Y11
+	VPMADDWD     Y7, Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VPMADDUBSW   196(BX), Y8, Y11
+	VPMADDWD     Y7, Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPMADDUBSW   196(SI), Y8, Y11
+	VPMADDWD     Y7, Y11, Y11
+	VPADDD       Y11, Y2, Y2
+	VPMADDUBSW   196(DI), Y8, Y11
+	VPMADDWD     Y7, Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VPMADDUBSW   196(DX)(CX*4), Y8, Y8
+	VPMADDWD     Y7, Y8, Y8
+	VPADDD       Y8, Y4, Y4
+	VPMADDUBSW   228(DX), Y9, Y7
+	VPMADDWD     Y10, Y7, Y7
+	VPADDD       Y7, Y0, Y0
+	VPMADDUBSW   228(BX), Y9, Y7
+	VPMADDWD     Y10, Y7, Y7
+	VPADDD       Y7, Y1, Y1
+	VPMADDUBSW   228(SI), Y9, Y7
+	VPMADDWD     Y10, Y7, Y7
+	VPADDD       Y7, Y2, Y2
+	VPMADDUBSW   228(DI), Y9, Y7
+	VPMADDWD     Y10, Y7, Y7
+	VPADDD       Y7, Y3, Y3
+	VPMADDUBSW   228(DX)(CX*4), Y9, Y7
+	VPMADDWD     Y10, Y7, Y7
+	VPADDD       Y7, Y4, Y4
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (DX), Y7
+	VMULPS       Y6, Y7, Y7
+	VMOVUPS      96(SP), Y8
+	VFMADD231PS  Y7, Y0, Y8
+	VMOVUPS      Y8, 96(SP)
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS (BX), Y0
+	VMULPS       Y6, Y0, Y0
+	VMOVUPS      128(SP), Y7
+	VFMADD231PS  Y0, Y1, Y7
+	VMOVUPS      Y7, 128(SP)
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS (SI), Y0
+	VMULPS       Y6, Y0, Y0
+	VMOVUPS      160(SP), Y1
+	VFMADD231PS  Y0, Y2, Y1
+	VMOVUPS      Y1, 160(SP)
+	VCVTDQ2PS    Y3, Y3
+	VBROADCASTSS (DI), Y0
+	VMULPS       Y6, Y0, Y0
+	VMOVUPS      192(SP), Y1
+	VFMADD231PS  Y0, Y3, Y1
+	VMOVUPS      Y1, 192(SP)
+	VCVTDQ2PS    Y4, Y4
+	VBROADCASTSS (DX)(CX*4), Y0
+	VMULPS       Y6, Y0, Y0
+	VMOVUPS      224(SP), Y1
+	VFMADD231PS  Y0, Y4, Y1
+	VMOVUPS      Y1, 224(SP)
+	ADDQ         $0x000000b0, AX
+	ADDQ         $0x00000124, DX
+	ADDQ         $0x00000124, BX
+	ADDQ         $0x00000124, SI
+	ADDQ         $0x00000124, DI
+	DECQ         R8
+	JNZ          q5KRowsT5AVX2blk
+	MOVQ         16(SP), AX
+	MOVQ         ostride+56(FP), CX
+	SHLQ         $0x02, CX
+	VMOVUPS      96(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VADDSS       64(SP), X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         CX, AX
+	VMOVUPS      128(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VADDSS       68(SP), X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         CX, AX
+	VMOVUPS      160(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VADDSS       72(SP), X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         CX, AX
+	VMOVUPS      192(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VADDSS       76(SP), X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         CX, AX
+	VMOVUPS      224(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VADDSS       80(SP), X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         $0x04, 16(SP)
+	MOVQ         (SP), AX
+	ADDQ         wstride+8(FP), AX
+	MOVQ         AX, (SP)
+	DECQ         8(SP)
+	JNZ          q5KRowsT5AVX2row
+	VZEROUPPER
+	RET
+
+// func q5KRowsT6AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·q5KRowsT6AVX2(SB), NOSPLIT, $288-64
+	MOVQ w+0(FP), AX
+	MOVQ AX, (SP)
+	MOVQ rows+16(FP), AX
+	MOVQ AX, 8(SP)
+	MOVQ out+48(FP), AX
+	MOVQ AX, 16(SP)
+
+q5KRowsT6AVX2row:
+	MOVQ    (SP), AX
+	MOVQ    xstride+32(FP), CX
+	MOVQ    x+24(FP), DX
+	LEAQ    (DX)(CX*1), BX
+	LEAQ    (DX)(CX*2), SI
+	LEAQ    (BX)(CX*2), DI
+	MOVQ    nb+40(FP), R8
+	VXORPS  Y0, Y0, Y0
+	VMOVUPS Y0, 96(SP)
+	VMOVUPS Y0, 128(SP)
+	VMOVUPS Y0, 160(SP)
+	VMOVUPS Y0, 192(SP)
+	VMOVUPS Y0, 224(SP)
+	VMOVUPS Y0, 256(SP)
+	VXORPS  Y0, Y0, Y0
+	VMOVUPS Y0, 64(SP)
+
+q5KRowsT6AVX2blk:
+	MOVL       4(AX), R9
+	MOVL       12(AX), R10
+	MOVL       R9, R11
+	ANDL       $0x3f3f3f3f, R11
+	MOVL       R10, R12
+	ANDL       $0x0f0f0f0f, R12
+	SHRL       $0x06, R9
+	ANDL       $0x03030303, R9
+	SHLL       $0x04, R9
+	ORL        R9, R12
+	SHLQ       $0x20, R12
+	ORQ        R12, R11
+	MOVL       8(AX), R9
+	MOVL       R9, R12
+	ANDL       $0x3f3f3f3f, R12
+	SHRL       $0x04, R10
+	ANDL       $0x0f0f0f0f, R10
+	SHRL       $0x06, R9
+	ANDL       $0x03030303, R9
+	SHLL       $0x04, R9
+	ORL        R9, R10
+	SHLQ       $0x20, R10
+	ORQ        R10, R12
+	VMOVQ      R11, X0
+	VPINSRQ    $0x01, R12, X0, X0
+	VPMOVZXBW  X0, X1
+	VPUNPCKLWD X1, X1, X2
+	VPUNPCKHWD X1, X1, X1
+	VMOVDQU    X2, 32(SP)
+	VMOVDQU    X1, 48(SP)
+
+	// imin_t = Σ mins[s]·int16(bsums[2s] + bsums[2s+1]) (VPHADDW's pair sums) into lane t.
+	// Each token's vector is cleared whole first: the tree adds the upper halves too.
+	VPSRLDQ     $0x08, X0, X1
+	VPMOVZXBW   X1, X1
+	VPXOR       Y0, Y0, Y0
+	VMOVDQU     260(DX), X0
+	VPHADDW     276(DX), X0, X0
+	VPMADDWD    X1, X0, X0
+	VPXOR       Y2, Y2, Y2
+	VMOVDQU     260(BX), X2
+	VPHADDW     276(BX), X2, X2
+	VPMADDWD    X1, X2, X2
+	VPXOR       Y3, Y3, Y3
+	VMOVDQU     260(SI), X3
+	VPHADDW     276(SI), X3, X3
+	VPMADDWD    X1, X3, X3
+	VPXOR       Y4, Y4, Y4
+	VMOVDQU     260(DI), X4
+	VPHADDW     276(DI), X4, X4
+	VPMADDWD    X1, X4, X4
+	VPXOR       Y5, Y5, Y5
+	VMOVDQU     260(DX)(CX*4), X5
+	VPHADDW     276(DX)(CX*4), X5, X5
+	VPMADDWD    X1, X5, X5
+	VPXOR       Y7, Y7, Y7
+	VMOVDQU     260(BX)(CX*4), X7
+	VPHADDW     276(BX)(CX*4), X7, X7
+	VPMADDWD    X1, X7, X7
+	VPUNPCKLDQ  Y2, Y0, Y1
+	VPUNPCKHDQ  Y2, Y0, Y0
+	VPADDD      Y1, Y0, Y0
+	VPUNPCKLDQ  Y4, Y3, Y1
+	VPUNPCKHDQ  Y4, Y3, Y3
+	VPADDD      Y1, Y3, Y3
+	VPUNPCKLDQ  Y7, Y5, Y1
+	VPUNPCKHDQ  Y7, Y5, Y5
+	VPADDD      Y1, Y5, Y5
+	VPUNPCKLQDQ Y3, Y0, Y1
+	VPUNPCKHQDQ Y3, Y0, Y0
+	VPADDD      Y1, Y0, Y0
+	VPUNPCKLQDQ Y5, Y5, Y1
+	VPUNPCKHQDQ Y5, Y5, Y5
+	VPADDD      Y1, Y5, Y5
+	VPERM2I128  $0x20, Y5, Y0, Y1
+	VPERM2I128  $0x31, Y5, Y0, Y0
+	VPADDD      Y1, Y0, Y0
+	VCVTDQ2PS   Y0, Y0
+
+	// [x_t.d]·wdmin; summs_t = fma(imin_t, −x_t.d·wdmin, summs_t) in lane t.
+	VMOVSS       (DX), X6
+	VINSERTPS    $0x10, (BX), X6, X6
+	VINSERTPS    $0x20, (SI), X6, X6
+	VINSERTPS    $0x30, (DI), X6, X6
+	VMOVSS       (DX)(CX*4), X1
+	VINSERTPS    $0x10, (BX)(CX*4), X1, X1
+	VINSERTF128  $0x01, X1, Y6, Y6
+	MOVL         (AX), R9
+	VMOVD        R9, X2
+	VCVTPH2PS    X2, X2
+	VMOVSHDUP    X2, X1
+	VBROADCASTSS X1, Y1
+	VBROADCASTSS X2, Y7
+	VMULPS       Y1, Y6, Y6
+	VMOVUPS      64(SP), Y1
+	VFNMADD231PS Y6, Y0, Y1
+	VMOVUPS      Y1, 64(SP)
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VPXOR        Y3, Y3, Y3
+	VPXOR        Y4, Y4, Y4
+	VPXOR        Y5, Y5, Y5
+	VMOVDQU      16(AX), Y8
+
+	// Sub-blocks 0 and 1: nibbles and the fifth bits; their scales.
+	VMOVDQU      48(AX), Y9
+	VPSRLW       $0x04, Y9, Y10
+	VPAND        ktMask0F<>+0(SB), Y9, Y9
+	VPAND        ktMask0F<>+0(SB), Y10, Y10
+	VPSLLW       $0x04, Y8, Y11
+	VPAND        ktMask10<>+0(SB), Y11, Y11
+	VPOR         Y11, Y9, Y9
+	VPSLLW       $0x03, Y8, Y11
+	VPAND        ktMask10<>+0(SB), Y11, Y11
+	VPOR         Y11, Y10, Y10
+	VPBROADCASTD 32(SP), Y11
+	VPBROADCASTD 36(SP), Y12
+	VPMADDUBSW   4(DX), Y9, Y13
+	VPMADDWD     Y11, Y13, Y13
+	VPADDD       Y13, Y0, Y0
+	VPMADDUBSW   4(BX), Y9, Y13
+	VPMADDWD     Y11, Y13, Y13
+	VPADDD       Y13, Y1, Y1
+	VPMADDUBSW   4(SI), Y9, Y13
+	VPMADDWD     Y11, Y13, Y13
+	VPADDD       Y13, Y2, Y2
+	VPMADDUBSW   4(DI), Y9, Y13
+	VPMADDWD     Y11, Y13, Y13
+	VPADDD       Y13, Y3, Y3
+	VPMADDUBSW   4(DX)(CX*4), Y9, Y13
+	VPMADDWD     Y11, Y13, Y13
+	VPADDD       Y13, Y4, Y4
+	VPMADDUBSW   4(BX)(CX*4), Y9, Y9
+	VPMADDWD     Y11, Y9, Y9
+	VPADDD       Y9, Y5, Y5
+	VPMADDUBSW   36(DX), Y10, Y9
+	VPMADDWD     Y12, Y9, Y9
+	VPADDD       Y9, Y0, Y0
+	VPMADDUBSW   36(BX), Y10, Y9
+	VPMADDWD     Y12, Y9, Y9
+	VPADDD       Y9, Y1, Y1
+	VPMADDUBSW   36(SI), Y10, Y9
+	VPMADDWD     Y12, Y9, Y9
+	VPADDD       Y9, Y2, Y2
+	VPMADDUBSW   36(DI), Y10, Y9
+	VPMADDWD     Y12, Y9, Y9
+	VPADDD       Y9, Y3, Y3
+	VPMADDUBSW   36(DX)(CX*4), Y10, Y9
+	VPMADDWD     Y12, Y9, Y9
+	VPADDD       Y9, Y4, Y4
+	VPMADDUBSW   36(BX)(CX*4), Y10, Y9
+	VPMADDWD     Y12, Y9, Y9
+	VPADDD       Y9, Y5, Y5
+	VPSRLW       $0x02, Y8, Y8
+
+	// Sub-blocks 2 and 3: nibbles and the fifth bits; their scales.
+	VMOVDQU      80(AX), Y9
+	VPSRLW       $0x04, Y9, Y10
+	VPAND        ktMask0F<>+0(SB), Y9, Y9
+	VPAND        ktMask0F<>+0(SB), Y10, Y10
+	VPSLLW       $0x04, Y8, Y11
+	VPAND        ktMask10<>+0(SB), Y11, Y11
+	VPOR         Y11, Y9, Y9
+	VPSLLW       $0x03, Y8, Y11
+	VPAND        ktMask10<>+0(SB), Y11, Y11
+	VPOR         Y11, Y10, Y10
+	VPBROADCASTD 40(SP), Y11
+	VPBROADCASTD 44(SP), Y12
+	VPMADDUBSW   68(DX), Y9, Y13
+	VPMADDWD     Y11, Y13, Y13
+	VPADDD       Y13, Y0, Y0
+	VPMADDUBSW   68(BX), Y9, Y13
+	VPMADDWD     Y11, Y13, Y13
+	VPADDD       Y13, Y1, Y1
+	VPMADDUBSW   68(SI), Y9, Y13
+	VPMADDWD     Y11, Y13, Y13
+	VPADDD       Y13, Y2, Y2
+	VPMADDUBSW   68(DI), Y9, Y13
+	VPMADDWD     Y11, Y13, Y13
+	VPADDD       Y13, Y3, Y3
+	VPMADDUBSW   68(DX)(CX*4), Y9, Y13
+	VPMADDWD     Y11, Y13, Y13
+	VPADDD       Y13, Y4, Y4
+	VPMADDUBSW   68(BX)(CX*4), Y9, Y9
+	VPMADDWD     Y11, Y9, Y9
+	VPADDD       Y9, Y5, Y5
+	VPMADDUBSW   100(DX), Y10, Y9
+	VPMADDWD     Y12, Y9, Y9
+	VPADDD       Y9, Y0, Y0
+	VPMADDUBSW   100(BX), Y10, Y9
+	VPMADDWD     Y12, Y9, Y9
+	VPADDD       Y9, Y1, Y1
+	VPMADDUBSW   100(SI), Y10, Y9
+	VPMADDWD     Y12, Y9, Y9
+	VPADDD       Y9, Y2, Y2
+	VPMADDUBSW   100(DI), Y10, Y9
+	VPMADDWD     Y12, Y9, Y9
+	VPADDD       Y9, Y3, Y3
+	VPMADDUBSW   100(DX)(CX*4), Y10, Y9
+	VPMADDWD     Y12, Y9, Y9
+	VPADDD       Y9, Y4, Y4
+	VPMADDUBSW   100(BX)(CX*4), Y10, Y9
+	VPMADDWD     Y12, Y9, Y9
+	VPADDD       Y9, Y5, Y5
+	VPSRLW       $0x02, Y8, Y8
+
+	// Sub-blocks 4 and 5: nibbles and the fifth bits; their scales.
+	VMOVDQU      112(AX), Y9
+	VPSRLW       $0x04, Y9, Y10
+	VPAND        ktMask0F<>+0(SB), Y9, Y9
+	VPAND        ktMask0F<>+0(SB), Y10, Y10
+	VPSLLW       $0x04, Y8, Y11
+	VPAND        ktMask10<>+0(SB), Y11, Y11
+	VPOR         Y11, Y9, Y9
+	VPSLLW       $0x03, Y8, Y11
+	VPAND        ktMask10<>+0(SB), Y11, Y11
+	VPOR         Y11, Y10, Y10
+	VPBROADCASTD 48(SP), Y11
+	VPBROADCASTD 52(SP), Y12
+	VPMADDUBSW   132(DX), Y9, Y13
+	VPMADDWD     Y11, Y13, Y13
+	VPADDD       Y13, Y0, Y0
+	VPMADDUBSW   132(BX), Y9, Y13
+	VPMADDWD     Y11, Y13, Y13
+	VPADDD       Y13, Y1, Y1
+	VPMADDUBSW   132(SI), Y9, Y13
+	VPMADDWD     Y11, Y13, Y13
+	VPADDD       Y13, Y2, Y2
+	VPMADDUBSW   132(DI), Y9, Y13
+	VPMADDWD     Y11, Y13, Y13
+	VPADDD       Y13, Y3, Y3
+	VPMADDUBSW   132(DX)(CX*4), Y9, Y13
+	VPMADDWD     Y11, Y13, Y13
+	VPADDD       Y13, Y4, Y4
+	VPMADDUBSW   132(BX)(CX*4), Y9, Y9
+	VPMADDWD     Y11, Y9, Y9
+	VPADDD       Y9, Y5, Y5
+	VPMADDUBSW   164(DX), Y10, Y9
+	VPMADDWD     Y12, Y9, Y9
+	VPADDD       Y9, Y0, Y0
+	VPMADDUBSW   164(BX), Y10, Y9
+	VPMADDWD     Y12, Y9, Y9
+	VPADDD       Y9, Y1, Y1
+	VPMADDUBSW   164(SI), Y10, Y9
+	VPMADDWD     Y12, Y9, Y9
+	VPADDD       Y9, Y2, Y2
+	VPMADDUBSW   164(DI), Y10, Y9
+	VPMADDWD     Y12, Y9, Y9
+	VPADDD       Y9, Y3, Y3
+	VPMADDUBSW   164(DX)(CX*4), Y10, Y9
+	VPMADDWD     Y12, Y9, Y9
+	VPADDD       Y9, Y4, Y4
+	VPMADDUBSW   164(BX)(CX*4), Y10, Y9
+	VPMADDWD     Y12, Y9, Y9
+	VPADDD       Y9, Y5, Y5
+	VPSRLW       $0x02, Y8, Y8
+
+	// Sub-blocks 6 and 7: nibbles and the fifth bits; their scales.
+	VMOVDQU      144(AX), Y9
+	VPSRLW       $0x04, Y9, Y10
+	VPAND        ktMask0F<>+0(SB), Y9, Y9
+	VPAND        ktMask0F<>+0(SB), Y10, Y10
+	VPSLLW       $0x04, Y8, Y11
+	VPAND        ktMask10<>+0(SB), Y11, Y11
+	VPOR         Y11, Y9, Y9
+	VPSLLW       $0x03, Y8, Y11
+	VPAND        ktMask10<>+0(SB), Y11, Y11
+	VPOR         Y11, Y10, Y10
+	VPBROADCASTD 56(SP), Y8
+	VPBROADCASTD 60(SP), Y11
+	VPMADDUBSW   196(DX), Y9, Y12
+	VPMADDWD     Y8, Y12, Y12
+	VPADDD       Y12, Y0, Y0
+	VPMADDUBSW   196(BX), Y9, Y12
+	VPMADDWD     Y8, Y12, Y12
+	VPADDD       Y12, Y1, Y1
+	VPMADDUBSW   196(SI), Y9, Y12
+	VPMADDWD     Y8, Y12, Y12
+	VPADDD       Y12, Y2, Y2
+	VPMADDUBSW   196(DI), Y9, Y12
+	VPMADDWD     Y8, Y12, Y12
+	VPADDD       Y12, Y3, Y3
+	VPMADDUBSW   196(DX)(CX*4), Y9, Y12
+	VPMADDWD     Y8, Y12, Y12
+	VPADDD       Y12, Y4, Y4
+	VPMADDUBSW   196(BX)(CX*4), Y9, Y9
+	VPMADDWD     Y8, Y9, Y9
+	VPADDD       Y9, Y5, Y5
+	VPMADDUBSW   228(DX), Y10, Y8
+	VPMADDWD     Y11, Y8, Y8
+	VPADDD       Y8, Y0, Y0
+	VPMADDUBSW   228(BX), Y10, Y8
+	VPMADDWD     Y11, Y8, Y8
+	VPADDD       Y8, Y1, Y1
+	VPMADDUBSW   228(SI), Y10, Y8
+	VPMADDWD     Y11, Y8, Y8
+	VPADDD       Y8, Y2, Y2
+	VPMADDUBSW   228(DI), Y10, Y8
+	VPMADDWD     Y11, Y8, Y8
+	VPADDD       Y8, Y3, Y3
+	VPMADDUBSW   228(DX)(CX*4), Y10, Y8
+	VPMADDWD     Y11, Y8, Y8
+	VPADDD       Y8, Y4, Y4
+	VPMADDUBSW   228(BX)(CX*4), Y10, Y8
+	VPMADDWD     Y11, Y8, Y8
+	VPADDD       Y8, Y5, Y5
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (DX), Y8
+	VMULPS       Y7, Y8, Y8
+	VMOVUPS      96(SP), Y9
+	VFMADD231PS  Y8, Y0, Y9
+	VMOVUPS      Y9, 96(SP)
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS (BX), Y0
+	VMULPS       Y7, Y0, Y0
+	VMOVUPS      128(SP), Y8
+	VFMADD231PS  Y0, Y1, Y8
+	VMOVUPS      Y8, 128(SP)
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS (SI), Y0
+	VMULPS       Y7, Y0, Y0
+	VMOVUPS      160(SP), Y1
+	VFMADD231PS  Y0, Y2, Y1
+	VMOVUPS      Y1, 160(SP)
+	VCVTDQ2PS    Y3, Y3
+	VBROADCASTSS (DI), Y0
+	VMULPS       Y7, Y0, Y0
+	VMOVUPS      192(SP), Y1
+	VFMADD231PS  Y0, Y3, Y1
+	VMOVUPS      Y1, 192(SP)
+	VCVTDQ2PS    Y4, Y4
+	VBROADCASTSS (DX)(CX*4), Y0
+	VMULPS       Y7, Y0, Y0
+	VMOVUPS      224(SP), Y1
+	VFMADD231PS  Y0, Y4, Y1
+	VMOVUPS      Y1, 224(SP)
+	VCVTDQ2PS    Y5, Y5
+	VBROADCASTSS (BX)(CX*4), Y0
+	VMULPS       Y7, Y0, Y0
+	VMOVUPS      256(SP), Y1
+	VFMADD231PS  Y0, Y5, Y1
+	VMOVUPS      Y1, 256(SP)
+	ADDQ         $0x000000b0, AX
+	ADDQ         $0x00000124, DX
+	ADDQ         $0x00000124, BX
+	ADDQ         $0x00000124, SI
+	ADDQ         $0x00000124, DI
+	DECQ         R8
+	JNZ          q5KRowsT6AVX2blk
+	MOVQ         16(SP), AX
+	MOVQ         ostride+56(FP), CX
+	SHLQ         $0x02, CX
+	VMOVUPS      96(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VADDSS       64(SP), X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         CX, AX
+	VMOVUPS      128(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VADDSS       68(SP), X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         CX, AX
+	VMOVUPS      160(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VADDSS       72(SP), X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         CX, AX
+	VMOVUPS      192(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VADDSS       76(SP), X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         CX, AX
+	VMOVUPS      224(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VADDSS       80(SP), X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         CX, AX
+	VMOVUPS      256(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VADDSS       84(SP), X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         $0x04, 16(SP)
+	MOVQ         (SP), AX
+	ADDQ         wstride+8(FP), AX
+	MOVQ         AX, (SP)
+	DECQ         8(SP)
+	JNZ          q5KRowsT6AVX2row
 	VZEROUPPER
 	RET
 
@@ -24220,5 +30118,2937 @@ iq4XSRowsT8VNNIblk:
 	MOVQ           AX, (SP)
 	DECQ           8(SP)
 	JNZ            iq4XSRowsT8VNNIrow
+	VZEROUPPER
+	RET
+
+// func iq4XSRowsT2AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·iq4XSRowsT2AVX2(SB), NOSPLIT, $64-64
+	MOVQ    w+0(FP), AX
+	MOVQ    AX, (SP)
+	MOVQ    rows+16(FP), AX
+	MOVQ    AX, 8(SP)
+	MOVQ    out+48(FP), AX
+	MOVQ    AX, 16(SP)
+	VMOVDQU ktMask0F<>+0(SB), Y4
+	VMOVDQU ktIQ4Values<>+0(SB), Y5
+
+iq4XSRowsT2AVX2row:
+	MOVQ   (SP), AX
+	MOVQ   xstride+32(FP), CX
+	MOVQ   x+24(FP), DX
+	LEAQ   (DX)(CX*1), CX
+	MOVQ   nb+40(FP), BX
+	VXORPS Y1, Y1, Y1
+	VXORPS Y3, Y3, Y3
+
+iq4XSRowsT2AVX2blk:
+	// Scales − 32 as doubled words: nibbles of scales_l, two bits each of scales_h.
+	MOVL         4(AX), SI
+	VMOVD        SI, X0
+	VPSRLW       $0x04, X0, X2
+	VPUNPCKLBW   X2, X0, X0
+	VPAND        X4, X0, X0
+	VPMOVZXBD    X0, Y0
+	MOVWLZX      2(AX), SI
+	VMOVD        SI, X2
+	VPBROADCASTD X2, Y2
+	VPSRLVD      ktIQ4Shifts<>+0(SB), Y2, Y2
+	VPAND        ktDword3<>+0(SB), Y2, Y2
+	VPSLLD       $0x04, Y2, Y2
+	VPOR         Y2, Y0, Y0
+	VPSUBD       ktDword32<>+0(SB), Y0, Y0
+	VPSHUFB      ktDupWord<>+0(SB), Y0, Y0
+	VMOVDQU      Y0, 32(SP)
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y2, Y2, Y2
+
+	// Sub-block 0: its values (nibbles in element order, looked up), their magnitudes, its scale.
+	VBROADCASTI128 8(AX), Y6
+	VPSRLW         $0x04, Y6, Y7
+	VPBLENDD       $0xf0, Y7, Y6, Y6
+	VPAND          Y4, Y6, Y6
+	VPSHUFB        Y6, Y5, Y6
+	VPABSB         Y6, Y7
+	VPBROADCASTD   32(SP), Y8
+	VMOVDQU        4(DX), Y9
+	VPSIGNB        Y6, Y9, Y9
+	VPMADDUBSW     Y9, Y7, Y9
+	VPMADDWD       Y8, Y9, Y9
+	VPADDD         Y9, Y0, Y0
+	VMOVDQU        4(CX), Y9
+	VPSIGNB        Y6, Y9, Y9
+	VPMADDUBSW     Y9, Y7, Y9
+	VPMADDWD       Y8, Y9, Y9
+	VPADDD         Y9, Y2, Y2
+
+	// Sub-block 1: its values (nibbles in element order, looked up), their magnitudes, its scale.
+	VBROADCASTI128 24(AX), Y6
+	VPSRLW         $0x04, Y6, Y7
+	VPBLENDD       $0xf0, Y7, Y6, Y6
+	VPAND          Y4, Y6, Y6
+	VPSHUFB        Y6, Y5, Y6
+	VPABSB         Y6, Y7
+	VPBROADCASTD   36(SP), Y8
+	VMOVDQU        36(DX), Y9
+	VPSIGNB        Y6, Y9, Y9
+	VPMADDUBSW     Y9, Y7, Y9
+	VPMADDWD       Y8, Y9, Y9
+	VPADDD         Y9, Y0, Y0
+	VMOVDQU        36(CX), Y9
+	VPSIGNB        Y6, Y9, Y9
+	VPMADDUBSW     Y9, Y7, Y9
+	VPMADDWD       Y8, Y9, Y9
+	VPADDD         Y9, Y2, Y2
+
+	// Sub-block 2: its values (nibbles in element order, looked up), their magnitudes, its scale.
+	VBROADCASTI128 40(AX), Y6
+	VPSRLW         $0x04, Y6, Y7
+	VPBLENDD       $0xf0, Y7, Y6, Y6
+	VPAND          Y4, Y6, Y6
+	VPSHUFB        Y6, Y5, Y6
+	VPABSB         Y6, Y7
+	VPBROADCASTD   40(SP), Y8
+	VMOVDQU        68(DX), Y9
+	VPSIGNB        Y6, Y9, Y9
+	VPMADDUBSW     Y9, Y7, Y9
+	VPMADDWD       Y8, Y9, Y9
+	VPADDD         Y9, Y0, Y0
+	VMOVDQU        68(CX), Y9
+	VPSIGNB        Y6, Y9, Y9
+	VPMADDUBSW     Y9, Y7, Y9
+	VPMADDWD       Y8, Y9, Y9
+	VPADDD         Y9, Y2, Y2
+
+	// Sub-block 3: its values (nibbles in element order, looked up), their magnitudes, its scale.
+	VBROADCASTI128 56(AX), Y6
+	VPSRLW         $0x04, Y6, Y7
+	VPBLENDD       $0xf0, Y7, Y6, Y6
+	VPAND          Y4, Y6, Y6
+	VPSHUFB        Y6, Y5, Y6
+	VPABSB         Y6, Y7
+	VPBROADCASTD   44(SP), Y8
+	VMOVDQU        100(DX), Y9
+	VPSIGNB        Y6, Y9, Y9
+	VPMADDUBSW     Y9, Y7, Y9
+	VPMADDWD       Y8, Y9, Y9
+	VPADDD         Y9, Y0, Y0
+	VMOVDQU        100(CX), Y9
+	VPSIGNB        Y6, Y9, Y9
+	VPMADDUBSW     Y9, Y7, Y9
+	VPMADDWD       Y8, Y9, Y9
+	VPADDD         Y9, Y2, Y2
+
+	// Sub-block 4: its values (nibbles in element order, looked up), their magnitudes, its scale.
+	VBROADCASTI128 72(AX), Y6
+	VPSRLW         $0x04, Y6, Y7
+	VPBLENDD       $0xf0, Y7, Y6, Y6
+	VPAND          Y4, Y6, Y6
+	VPSHUFB        Y6, Y5, Y6
+	VPABSB         Y6, Y7
+	VPBROADCASTD   48(SP), Y8
+	VMOVDQU        132(DX), Y9
+	VPSIGNB        Y6, Y9, Y9
+	VPMADDUBSW     Y9, Y7, Y9
+	VPMADDWD       Y8, Y9, Y9
+	VPADDD         Y9, Y0, Y0
+	VMOVDQU        132(CX), Y9
+	VPSIGNB        Y6, Y9, Y9
+	VPMADDUBSW     Y9, Y7, Y9
+	VPMADDWD       Y8, Y9, Y9
+	VPADDD         Y9, Y2, Y2
+
+	// Sub-block 5: its values (nibbles in element order, looked up), their magnitudes, its scale.
+	VBROADCASTI128 88(AX), Y6
+	VPSRLW         $0x04, Y6, Y7
+	VPBLENDD       $0xf0, Y7, Y6, Y6
+	VPAND          Y4, Y6, Y6
+	VPSHUFB        Y6, Y5, Y6
+	VPABSB         Y6, Y7
+	VPBROADCASTD   52(SP), Y8
+	VMOVDQU        164(DX), Y9
+	VPSIGNB        Y6, Y9, Y9
+	VPMADDUBSW     Y9, Y7, Y9
+	VPMADDWD       Y8, Y9, Y9
+	VPADDD         Y9, Y0, Y0
+	VMOVDQU        164(CX), Y9
+	VPSIGNB        Y6, Y9, Y9
+	VPMADDUBSW     Y9, Y7, Y9
+	VPMADDWD       Y8, Y9, Y9
+	VPADDD         Y9, Y2, Y2
+
+	// Sub-block 6: its values (nibbles in element order, looked up), their magnitudes, its scale.
+	VBROADCASTI128 104(AX), Y6
+	VPSRLW         $0x04, Y6, Y7
+	VPBLENDD       $0xf0, Y7, Y6, Y6
+	VPAND          Y4, Y6, Y6
+	VPSHUFB        Y6, Y5, Y6
+	VPABSB         Y6, Y7
+	VPBROADCASTD   56(SP), Y8
+	VMOVDQU        196(DX), Y9
+	VPSIGNB        Y6, Y9, Y9
+	VPMADDUBSW     Y9, Y7, Y9
+	VPMADDWD       Y8, Y9, Y9
+	VPADDD         Y9, Y0, Y0
+	VMOVDQU        196(CX), Y9
+	VPSIGNB        Y6, Y9, Y9
+	VPMADDUBSW     Y9, Y7, Y9
+	VPMADDWD       Y8, Y9, Y9
+	VPADDD         Y9, Y2, Y2
+
+	// Sub-block 7: its values (nibbles in element order, looked up), their magnitudes, its scale.
+	VBROADCASTI128 120(AX), Y6
+	VPSRLW         $0x04, Y6, Y7
+	VPBLENDD       $0xf0, Y7, Y6, Y6
+	VPAND          Y4, Y6, Y6
+	VPSHUFB        Y6, Y5, Y6
+	VPABSB         Y6, Y7
+	VPBROADCASTD   60(SP), Y8
+	VMOVDQU        228(DX), Y9
+	VPSIGNB        Y6, Y9, Y9
+	VPMADDUBSW     Y9, Y7, Y9
+	VPMADDWD       Y8, Y9, Y9
+	VPADDD         Y9, Y0, Y0
+	VMOVDQU        228(CX), Y9
+	VPSIGNB        Y6, Y9, Y9
+	VPMADDUBSW     Y9, Y7, Y9
+	VPMADDWD       Y8, Y9, Y9
+	VPADDD         Y9, Y2, Y2
+	MOVWLZX        (AX), SI
+	VMOVD          SI, X6
+	VCVTPH2PS      X6, X6
+	VBROADCASTSS   X6, Y6
+	VCVTDQ2PS      Y0, Y0
+	VBROADCASTSS   (DX), Y7
+	VMULPS         Y6, Y7, Y7
+	VFMADD231PS    Y7, Y0, Y1
+	VCVTDQ2PS      Y2, Y2
+	VBROADCASTSS   (CX), Y0
+	VMULPS         Y6, Y0, Y0
+	VFMADD231PS    Y0, Y2, Y3
+	ADDQ           $0x00000088, AX
+	ADDQ           $0x00000124, DX
+	ADDQ           $0x00000124, CX
+	DECQ           BX
+	JNZ            iq4XSRowsT2AVX2blk
+	MOVQ           16(SP), AX
+	MOVQ           ostride+56(FP), CX
+	SHLQ           $0x02, CX
+	VMOVAPS        Y1, Y0
+	VEXTRACTF128   $0x01, Y0, X1
+	VADDPS         X0, X1, X1
+	VMOVHLPS       X1, X1, X0
+	VADDPS         X0, X1, X1
+	VMOVSHDUP      X1, X0
+	VADDSS         X0, X1, X1
+	VMOVSS         X1, (AX)
+	ADDQ           CX, AX
+	VMOVAPS        Y3, Y0
+	VEXTRACTF128   $0x01, Y0, X1
+	VADDPS         X0, X1, X1
+	VMOVHLPS       X1, X1, X0
+	VADDPS         X0, X1, X1
+	VMOVSHDUP      X1, X0
+	VADDSS         X0, X1, X1
+	VMOVSS         X1, (AX)
+	ADDQ           $0x04, 16(SP)
+	MOVQ           (SP), AX
+	ADDQ           wstride+8(FP), AX
+	MOVQ           AX, (SP)
+	DECQ           8(SP)
+	JNZ            iq4XSRowsT2AVX2row
+	VZEROUPPER
+	RET
+
+// func iq4XSRowsT3AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·iq4XSRowsT3AVX2(SB), NOSPLIT, $64-64
+	MOVQ    w+0(FP), AX
+	MOVQ    AX, (SP)
+	MOVQ    rows+16(FP), AX
+	MOVQ    AX, 8(SP)
+	MOVQ    out+48(FP), AX
+	MOVQ    AX, 16(SP)
+	VMOVDQU ktMask0F<>+0(SB), Y6
+	VMOVDQU ktIQ4Values<>+0(SB), Y7
+
+iq4XSRowsT3AVX2row:
+	MOVQ   (SP), AX
+	MOVQ   xstride+32(FP), CX
+	MOVQ   x+24(FP), DX
+	LEAQ   (DX)(CX*1), BX
+	LEAQ   (DX)(CX*2), CX
+	MOVQ   nb+40(FP), SI
+	VXORPS Y1, Y1, Y1
+	VXORPS Y3, Y3, Y3
+	VXORPS Y5, Y5, Y5
+
+iq4XSRowsT3AVX2blk:
+	// Scales − 32 as doubled words: nibbles of scales_l, two bits each of scales_h.
+	MOVL         4(AX), DI
+	VMOVD        DI, X0
+	VPSRLW       $0x04, X0, X2
+	VPUNPCKLBW   X2, X0, X0
+	VPAND        X6, X0, X0
+	VPMOVZXBD    X0, Y0
+	MOVWLZX      2(AX), DI
+	VMOVD        DI, X2
+	VPBROADCASTD X2, Y2
+	VPSRLVD      ktIQ4Shifts<>+0(SB), Y2, Y2
+	VPAND        ktDword3<>+0(SB), Y2, Y2
+	VPSLLD       $0x04, Y2, Y2
+	VPOR         Y2, Y0, Y0
+	VPSUBD       ktDword32<>+0(SB), Y0, Y0
+	VPSHUFB      ktDupWord<>+0(SB), Y0, Y0
+	VMOVDQU      Y0, 32(SP)
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y2, Y2, Y2
+	VPXOR        Y4, Y4, Y4
+
+	// Sub-block 0: its values (nibbles in element order, looked up), their magnitudes, its scale.
+	VBROADCASTI128 8(AX), Y8
+	VPSRLW         $0x04, Y8, Y9
+	VPBLENDD       $0xf0, Y9, Y8, Y8
+	VPAND          Y6, Y8, Y8
+	VPSHUFB        Y8, Y7, Y8
+	VPABSB         Y8, Y9
+	VPBROADCASTD   32(SP), Y10
+	VMOVDQU        4(DX), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y0, Y0
+	VMOVDQU        4(BX), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y2, Y2
+	VMOVDQU        4(CX), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y4, Y4
+
+	// Sub-block 1: its values (nibbles in element order, looked up), their magnitudes, its scale.
+	VBROADCASTI128 24(AX), Y8
+	VPSRLW         $0x04, Y8, Y9
+	VPBLENDD       $0xf0, Y9, Y8, Y8
+	VPAND          Y6, Y8, Y8
+	VPSHUFB        Y8, Y7, Y8
+	VPABSB         Y8, Y9
+	VPBROADCASTD   36(SP), Y10
+	VMOVDQU        36(DX), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y0, Y0
+	VMOVDQU        36(BX), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y2, Y2
+	VMOVDQU        36(CX), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y4, Y4
+
+	// Sub-block 2: its values (nibbles in element order, looked up), their magnitudes, its scale.
+	VBROADCASTI128 40(AX), Y8
+	VPSRLW         $0x04, Y8, Y9
+	VPBLENDD       $0xf0, Y9, Y8, Y8
+	VPAND          Y6, Y8, Y8
+	VPSHUFB        Y8, Y7, Y8
+	VPABSB         Y8, Y9
+	VPBROADCASTD   40(SP), Y10
+	VMOVDQU        68(DX), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y0, Y0
+	VMOVDQU        68(BX), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y2, Y2
+	VMOVDQU        68(CX), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y4, Y4
+
+	// Sub-block 3: its values (nibbles in element order, looked up), their magnitudes, its scale.
+	VBROADCASTI128 56(AX), Y8
+	VPSRLW         $0x04, Y8, Y9
+	VPBLENDD       $0xf0, Y9, Y8, Y8
+	VPAND          Y6, Y8, Y8
+	VPSHUFB        Y8, Y7, Y8
+	VPABSB         Y8, Y9
+	VPBROADCASTD   44(SP), Y10
+	VMOVDQU        100(DX), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y0, Y0
+	VMOVDQU        100(BX), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y2, Y2
+	VMOVDQU        100(CX), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y4, Y4
+
+	// Sub-block 4: its values (nibbles in element order, looked up), their magnitudes, its scale.
+	VBROADCASTI128 72(AX), Y8
+	VPSRLW         $0x04, Y8, Y9
+	VPBLENDD       $0xf0, Y9, Y8, Y8
+	VPAND          Y6, Y8, Y8
+	VPSHUFB        Y8, Y7, Y8
+	VPABSB         Y8, Y9
+	VPBROADCASTD   48(SP), Y10
+	VMOVDQU        132(DX), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y0, Y0
+	VMOVDQU        132(BX), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y2, Y2
+	VMOVDQU        132(CX), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y4, Y4
+
+	// Sub-block 5: its values (nibbles in element order, looked up), their magnitudes, its scale.
+	VBROADCASTI128 88(AX), Y8
+	VPSRLW         $0x04, Y8, Y9
+	VPBLENDD       $0xf0, Y9, Y8, Y8
+	VPAND          Y6, Y8, Y8
+	VPSHUFB        Y8, Y7, Y8
+	VPABSB         Y8, Y9
+	VPBROADCASTD   52(SP), Y10
+	VMOVDQU        164(DX), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y0, Y0
+	VMOVDQU        164(BX), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y2, Y2
+	VMOVDQU        164(CX), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y4, Y4
+
+	// Sub-block 6: its values (nibbles in element order, looked up), their magnitudes, its scale.
+	VBROADCASTI128 104(AX), Y8
+	VPSRLW         $0x04, Y8, Y9
+	VPBLENDD       $0xf0, Y9, Y8, Y8
+	VPAND          Y6, Y8, Y8
+	VPSHUFB        Y8, Y7, Y8
+	VPABSB         Y8, Y9
+	VPBROADCASTD   56(SP), Y10
+	VMOVDQU        196(DX), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y0, Y0
+	VMOVDQU        196(BX), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y2, Y2
+	VMOVDQU        196(CX), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y4, Y4
+
+	// Sub-block 7: its values (nibbles in element order, looked up), their magnitudes, its scale.
+	VBROADCASTI128 120(AX), Y8
+	VPSRLW         $0x04, Y8, Y9
+	VPBLENDD       $0xf0, Y9, Y8, Y8
+	VPAND          Y6, Y8, Y8
+	VPSHUFB        Y8, Y7, Y8
+	VPABSB         Y8, Y9
+	VPBROADCASTD   60(SP), Y10
+	VMOVDQU        228(DX), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y0, Y0
+	VMOVDQU        228(BX), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y2, Y2
+	VMOVDQU        228(CX), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y4, Y4
+	MOVWLZX        (AX), DI
+	VMOVD          DI, X8
+	VCVTPH2PS      X8, X8
+	VBROADCASTSS   X8, Y8
+	VCVTDQ2PS      Y0, Y0
+	VBROADCASTSS   (DX), Y9
+	VMULPS         Y8, Y9, Y9
+	VFMADD231PS    Y9, Y0, Y1
+	VCVTDQ2PS      Y2, Y2
+	VBROADCASTSS   (BX), Y0
+	VMULPS         Y8, Y0, Y0
+	VFMADD231PS    Y0, Y2, Y3
+	VCVTDQ2PS      Y4, Y4
+	VBROADCASTSS   (CX), Y0
+	VMULPS         Y8, Y0, Y0
+	VFMADD231PS    Y0, Y4, Y5
+	ADDQ           $0x00000088, AX
+	ADDQ           $0x00000124, DX
+	ADDQ           $0x00000124, BX
+	ADDQ           $0x00000124, CX
+	DECQ           SI
+	JNZ            iq4XSRowsT3AVX2blk
+	MOVQ           16(SP), AX
+	MOVQ           ostride+56(FP), CX
+	SHLQ           $0x02, CX
+	VMOVAPS        Y1, Y0
+	VEXTRACTF128   $0x01, Y0, X1
+	VADDPS         X0, X1, X1
+	VMOVHLPS       X1, X1, X0
+	VADDPS         X0, X1, X1
+	VMOVSHDUP      X1, X0
+	VADDSS         X0, X1, X1
+	VMOVSS         X1, (AX)
+	ADDQ           CX, AX
+	VMOVAPS        Y3, Y0
+	VEXTRACTF128   $0x01, Y0, X1
+	VADDPS         X0, X1, X1
+	VMOVHLPS       X1, X1, X0
+	VADDPS         X0, X1, X1
+	VMOVSHDUP      X1, X0
+	VADDSS         X0, X1, X1
+	VMOVSS         X1, (AX)
+	ADDQ           CX, AX
+	VMOVAPS        Y5, Y0
+	VEXTRACTF128   $0x01, Y0, X1
+	VADDPS         X0, X1, X1
+	VMOVHLPS       X1, X1, X0
+	VADDPS         X0, X1, X1
+	VMOVSHDUP      X1, X0
+	VADDSS         X0, X1, X1
+	VMOVSS         X1, (AX)
+	ADDQ           $0x04, 16(SP)
+	MOVQ           (SP), AX
+	ADDQ           wstride+8(FP), AX
+	MOVQ           AX, (SP)
+	DECQ           8(SP)
+	JNZ            iq4XSRowsT3AVX2row
+	VZEROUPPER
+	RET
+
+// func iq4XSRowsT4AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·iq4XSRowsT4AVX2(SB), NOSPLIT, $64-64
+	MOVQ    w+0(FP), AX
+	MOVQ    AX, (SP)
+	MOVQ    rows+16(FP), AX
+	MOVQ    AX, 8(SP)
+	MOVQ    out+48(FP), AX
+	MOVQ    AX, 16(SP)
+	VMOVDQU ktMask0F<>+0(SB), Y8
+	VMOVDQU ktIQ4Values<>+0(SB), Y9
+
+iq4XSRowsT4AVX2row:
+	MOVQ   (SP), AX
+	MOVQ   xstride+32(FP), CX
+	MOVQ   x+24(FP), DX
+	LEAQ   (DX)(CX*1), BX
+	LEAQ   (DX)(CX*2), SI
+	LEAQ   (BX)(CX*2), CX
+	MOVQ   nb+40(FP), DI
+	VXORPS Y1, Y1, Y1
+	VXORPS Y3, Y3, Y3
+	VXORPS Y5, Y5, Y5
+	VXORPS Y7, Y7, Y7
+
+iq4XSRowsT4AVX2blk:
+	// Scales − 32 as doubled words: nibbles of scales_l, two bits each of scales_h.
+	MOVL         4(AX), R8
+	VMOVD        R8, X0
+	VPSRLW       $0x04, X0, X2
+	VPUNPCKLBW   X2, X0, X0
+	VPAND        X8, X0, X0
+	VPMOVZXBD    X0, Y0
+	MOVWLZX      2(AX), R8
+	VMOVD        R8, X2
+	VPBROADCASTD X2, Y2
+	VPSRLVD      ktIQ4Shifts<>+0(SB), Y2, Y2
+	VPAND        ktDword3<>+0(SB), Y2, Y2
+	VPSLLD       $0x04, Y2, Y2
+	VPOR         Y2, Y0, Y0
+	VPSUBD       ktDword32<>+0(SB), Y0, Y0
+	VPSHUFB      ktDupWord<>+0(SB), Y0, Y0
+	VMOVDQU      Y0, 32(SP)
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y2, Y2, Y2
+	VPXOR        Y4, Y4, Y4
+	VPXOR        Y6, Y6, Y6
+
+	// Sub-block 0: its values (nibbles in element order, looked up), their magnitudes, its scale.
+	VBROADCASTI128 8(AX), Y10
+	VPSRLW         $0x04, Y10, Y11
+	VPBLENDD       $0xf0, Y11, Y10, Y10
+	VPAND          Y8, Y10, Y10
+	VPSHUFB        Y10, Y9, Y10
+	VPABSB         Y10, Y11
+	VPBROADCASTD   32(SP), Y12
+	VMOVDQU        4(DX), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y0, Y0
+	VMOVDQU        4(BX), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y2, Y2
+	VMOVDQU        4(SI), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y4, Y4
+	VMOVDQU        4(CX), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y6, Y6
+
+	// Sub-block 1: its values (nibbles in element order, looked up), their magnitudes, its scale.
+	VBROADCASTI128 24(AX), Y10
+	VPSRLW         $0x04, Y10, Y11
+	VPBLENDD       $0xf0, Y11, Y10, Y10
+	VPAND          Y8, Y10, Y10
+	VPSHUFB        Y10, Y9, Y10
+	VPABSB         Y10, Y11
+	VPBROADCASTD   36(SP), Y12
+	VMOVDQU        36(DX), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y0, Y0
+	VMOVDQU        36(BX), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y2, Y2
+	VMOVDQU        36(SI), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y4, Y4
+	VMOVDQU        36(CX), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y6, Y6
+
+	// Sub-block 2: its values (nibbles in element order, looked up), their magnitudes, its scale.
+	VBROADCASTI128 40(AX), Y10
+	VPSRLW         $0x04, Y10, Y11
+	VPBLENDD       $0xf0, Y11, Y10, Y10
+	VPAND          Y8, Y10, Y10
+	VPSHUFB        Y10, Y9, Y10
+	VPABSB         Y10, Y11
+	VPBROADCASTD   40(SP), Y12
+	VMOVDQU        68(DX), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y0, Y0
+	VMOVDQU        68(BX), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y2, Y2
+	VMOVDQU        68(SI), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y4, Y4
+	VMOVDQU        68(CX), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y6, Y6
+
+	// Sub-block 3: its values (nibbles in element order, looked up), their magnitudes, its scale.
+	VBROADCASTI128 56(AX), Y10
+	VPSRLW         $0x04, Y10, Y11
+	VPBLENDD       $0xf0, Y11, Y10, Y10
+	VPAND          Y8, Y10, Y10
+	VPSHUFB        Y10, Y9, Y10
+	VPABSB         Y10, Y11
+	VPBROADCASTD   44(SP), Y12
+	VMOVDQU        100(DX), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y0, Y0
+	VMOVDQU        100(BX), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y2, Y2
+	VMOVDQU        100(SI), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y4, Y4
+	VMOVDQU        100(CX), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y6, Y6
+
+	// Sub-block 4: its values (nibbles in element order, looked up), their magnitudes, its scale.
+	VBROADCASTI128 72(AX), Y10
+	VPSRLW         $0x04, Y10, Y11
+	VPBLENDD       $0xf0, Y11, Y10, Y10
+	VPAND          Y8, Y10, Y10
+	VPSHUFB        Y10, Y9, Y10
+	VPABSB         Y10, Y11
+	VPBROADCASTD   48(SP), Y12
+	VMOVDQU        132(DX), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y0, Y0
+	VMOVDQU        132(BX), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y2, Y2
+	VMOVDQU        132(SI), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y4, Y4
+	VMOVDQU        132(CX), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y6, Y6
+
+	// Sub-block 5: its values (nibbles in element order, looked up), their magnitudes, its scale.
+	VBROADCASTI128 88(AX), Y10
+	VPSRLW         $0x04, Y10, Y11
+	VPBLENDD       $0xf0, Y11, Y10, Y10
+	VPAND          Y8, Y10, Y10
+	VPSHUFB        Y10, Y9, Y10
+	VPABSB         Y10, Y11
+	VPBROADCASTD   52(SP), Y12
+	VMOVDQU        164(DX), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y0, Y0
+	VMOVDQU        164(BX), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y2, Y2
+	VMOVDQU        164(SI), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y4, Y4
+	VMOVDQU        164(CX), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y6, Y6
+
+	// Sub-block 6: its values (nibbles in element order, looked up), their magnitudes, its scale.
+	VBROADCASTI128 104(AX), Y10
+	VPSRLW         $0x04, Y10, Y11
+	VPBLENDD       $0xf0, Y11, Y10, Y10
+	VPAND          Y8, Y10, Y10
+	VPSHUFB        Y10, Y9, Y10
+	VPABSB         Y10, Y11
+	VPBROADCASTD   56(SP), Y12
+	VMOVDQU        196(DX), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y0, Y0
+	VMOVDQU        196(BX), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y2, Y2
+	VMOVDQU        196(SI), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y4, Y4
+	VMOVDQU        196(CX), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y6, Y6
+
+	// Sub-block 7: its values (nibbles in element order, looked up), their magnitudes, its scale.
+	VBROADCASTI128 120(AX), Y10
+	VPSRLW         $0x04, Y10, Y11
+	VPBLENDD       $0xf0, Y11, Y10, Y10
+	VPAND          Y8, Y10, Y10
+	VPSHUFB        Y10, Y9, Y10
+	VPABSB         Y10, Y11
+	VPBROADCASTD   60(SP), Y12
+	VMOVDQU        228(DX), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y0, Y0
+	VMOVDQU        228(BX), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y2, Y2
+	VMOVDQU        228(SI), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y4, Y4
+	VMOVDQU        228(CX), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y6, Y6
+	MOVWLZX        (AX), R8
+	VMOVD          R8, X10
+	VCVTPH2PS      X10, X10
+	VBROADCASTSS   X10, Y10
+	VCVTDQ2PS      Y0, Y0
+	VBROADCASTSS   (DX), Y11
+	VMULPS         Y10, Y11, Y11
+	VFMADD231PS    Y11, Y0, Y1
+	VCVTDQ2PS      Y2, Y2
+	VBROADCASTSS   (BX), Y0
+	VMULPS         Y10, Y0, Y0
+	VFMADD231PS    Y0, Y2, Y3
+	VCVTDQ2PS      Y4, Y4
+	VBROADCASTSS   (SI), Y0
+	VMULPS         Y10, Y0, Y0
+	VFMADD231PS    Y0, Y4, Y5
+	VCVTDQ2PS      Y6, Y6
+	VBROADCASTSS   (CX), Y0
+	VMULPS         Y10, Y0, Y0
+	VFMADD231PS    Y0, Y6, Y7
+	ADDQ           $0x00000088, AX
+	ADDQ           $0x00000124, DX
+	ADDQ           $0x00000124, BX
+	ADDQ           $0x00000124, SI
+	ADDQ           $0x00000124, CX
+	DECQ           DI
+	JNZ            iq4XSRowsT4AVX2blk
+	MOVQ           16(SP), AX
+	MOVQ           ostride+56(FP), CX
+	SHLQ           $0x02, CX
+	VMOVAPS        Y1, Y0
+	VEXTRACTF128   $0x01, Y0, X1
+	VADDPS         X0, X1, X1
+	VMOVHLPS       X1, X1, X0
+	VADDPS         X0, X1, X1
+	VMOVSHDUP      X1, X0
+	VADDSS         X0, X1, X1
+	VMOVSS         X1, (AX)
+	ADDQ           CX, AX
+	VMOVAPS        Y3, Y0
+	VEXTRACTF128   $0x01, Y0, X1
+	VADDPS         X0, X1, X1
+	VMOVHLPS       X1, X1, X0
+	VADDPS         X0, X1, X1
+	VMOVSHDUP      X1, X0
+	VADDSS         X0, X1, X1
+	VMOVSS         X1, (AX)
+	ADDQ           CX, AX
+	VMOVAPS        Y5, Y0
+	VEXTRACTF128   $0x01, Y0, X1
+	VADDPS         X0, X1, X1
+	VMOVHLPS       X1, X1, X0
+	VADDPS         X0, X1, X1
+	VMOVSHDUP      X1, X0
+	VADDSS         X0, X1, X1
+	VMOVSS         X1, (AX)
+	ADDQ           CX, AX
+	VMOVAPS        Y7, Y0
+	VEXTRACTF128   $0x01, Y0, X1
+	VADDPS         X0, X1, X1
+	VMOVHLPS       X1, X1, X0
+	VADDPS         X0, X1, X1
+	VMOVSHDUP      X1, X0
+	VADDSS         X0, X1, X1
+	VMOVSS         X1, (AX)
+	ADDQ           $0x04, 16(SP)
+	MOVQ           (SP), AX
+	ADDQ           wstride+8(FP), AX
+	MOVQ           AX, (SP)
+	DECQ           8(SP)
+	JNZ            iq4XSRowsT4AVX2row
+	VZEROUPPER
+	RET
+
+// func iq4XSRowsT5AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·iq4XSRowsT5AVX2(SB), NOSPLIT, $224-64
+	MOVQ    w+0(FP), AX
+	MOVQ    AX, (SP)
+	MOVQ    rows+16(FP), AX
+	MOVQ    AX, 8(SP)
+	MOVQ    out+48(FP), AX
+	MOVQ    AX, 16(SP)
+	VMOVDQU ktMask0F<>+0(SB), Y5
+	VMOVDQU ktIQ4Values<>+0(SB), Y6
+
+iq4XSRowsT5AVX2row:
+	MOVQ    (SP), AX
+	MOVQ    xstride+32(FP), CX
+	MOVQ    x+24(FP), DX
+	LEAQ    (DX)(CX*1), BX
+	LEAQ    (DX)(CX*2), SI
+	LEAQ    (BX)(CX*2), DI
+	MOVQ    nb+40(FP), R8
+	VXORPS  Y0, Y0, Y0
+	VMOVUPS Y0, 64(SP)
+	VMOVUPS Y0, 96(SP)
+	VMOVUPS Y0, 128(SP)
+	VMOVUPS Y0, 160(SP)
+	VMOVUPS Y0, 192(SP)
+
+iq4XSRowsT5AVX2blk:
+	// Scales − 32 as doubled words: nibbles of scales_l, two bits each of scales_h.
+	MOVL         4(AX), R9
+	VMOVD        R9, X0
+	VPSRLW       $0x04, X0, X1
+	VPUNPCKLBW   X1, X0, X0
+	VPAND        X5, X0, X0
+	VPMOVZXBD    X0, Y0
+	MOVWLZX      2(AX), R9
+	VMOVD        R9, X1
+	VPBROADCASTD X1, Y1
+	VPSRLVD      ktIQ4Shifts<>+0(SB), Y1, Y1
+	VPAND        ktDword3<>+0(SB), Y1, Y1
+	VPSLLD       $0x04, Y1, Y1
+	VPOR         Y1, Y0, Y0
+	VPSUBD       ktDword32<>+0(SB), Y0, Y0
+	VPSHUFB      ktDupWord<>+0(SB), Y0, Y0
+	VMOVDQU      Y0, 32(SP)
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VPXOR        Y3, Y3, Y3
+	VPXOR        Y4, Y4, Y4
+
+	// Sub-block 0: its values (nibbles in element order, looked up), their magnitudes, its scale.
+	VBROADCASTI128 8(AX), Y7
+	VPSRLW         $0x04, Y7, Y8
+	VPBLENDD       $0xf0, Y8, Y7, Y7
+	VPAND          Y5, Y7, Y7
+	VPSHUFB        Y7, Y6, Y7
+	VPABSB         Y7, Y8
+	VPBROADCASTD   32(SP), Y9
+	VMOVDQU        4(DX), Y10
+	VPSIGNB        Y7, Y10, Y10
+	VPMADDUBSW     Y10, Y8, Y10
+	VPMADDWD       Y9, Y10, Y10
+	VPADDD         Y10, Y0, Y0
+	VMOVDQU        4(BX), Y10
+	VPSIGNB        Y7, Y10, Y10
+	VPMADDUBSW     Y10, Y8, Y10
+	VPMADDWD       Y9, Y10, Y10
+	VPADDD         Y10, Y1, Y1
+	VMOVDQU        4(SI), Y10
+	VPSIGNB        Y7, Y10, Y10
+	VPMADDUBSW     Y10, Y8, Y10
+	VPMADDWD       Y9, Y10, Y10
+	VPADDD         Y10, Y2, Y2
+	VMOVDQU        4(DI), Y10
+	VPSIGNB        Y7, Y10, Y10
+	VPMADDUBSW     Y10, Y8, Y10
+	VPMADDWD       Y9, Y10, Y10
+	VPADDD         Y10, Y3, Y3
+	VMOVDQU        4(DX)(CX*4), Y10
+	VPSIGNB        Y7, Y10, Y10
+	VPMADDUBSW     Y10, Y8, Y10
+	VPMADDWD       Y9, Y10, Y10
+	VPADDD         Y10, Y4, Y4
+
+	// Sub-block 1: its values (nibbles in element order, looked up), their magnitudes, its scale.
+	VBROADCASTI128 24(AX), Y7
+	VPSRLW         $0x04, Y7, Y8
+	VPBLENDD       $0xf0, Y8, Y7, Y7
+	VPAND          Y5, Y7, Y7
+	VPSHUFB        Y7, Y6, Y7
+	VPABSB         Y7, Y8
+	VPBROADCASTD   36(SP), Y9
+	VMOVDQU        36(DX), Y10
+	VPSIGNB        Y7, Y10, Y10
+	VPMADDUBSW     Y10, Y8, Y10
+	VPMADDWD       Y9, Y10, Y10
+	VPADDD         Y10, Y0, Y0
+	VMOVDQU        36(BX), Y10
+	VPSIGNB        Y7, Y10, Y10
+	VPMADDUBSW     Y10, Y8, Y10
+	VPMADDWD       Y9, Y10, Y10
+	VPADDD         Y10, Y1, Y1
+	VMOVDQU        36(SI), Y10
+	VPSIGNB        Y7, Y10, Y10
+	VPMADDUBSW     Y10, Y8, Y10
+	VPMADDWD       Y9, Y10, Y10
+	VPADDD         Y10, Y2, Y2
+	VMOVDQU        36(DI), Y10
+	VPSIGNB        Y7, Y10, Y10
+	VPMADDUBSW     Y10, Y8, Y10
+	VPMADDWD       Y9, Y10, Y10
+	VPADDD         Y10, Y3, Y3
+	VMOVDQU        36(DX)(CX*4), Y10
+	VPSIGNB        Y7, Y10, Y10
+	VPMADDUBSW     Y10, Y8, Y10
+	VPMADDWD       Y9, Y10, Y10
+	VPADDD         Y10, Y4, Y4
+
+	// Sub-block 2: its values (nibbles in element order, looked up), their magnitudes, its scale.
+	VBROADCASTI128 40(AX), Y7
+	VPSRLW         $0x04, Y7, Y8
+	VPBLENDD       $0xf0, Y8, Y7, Y7
+	VPAND          Y5, Y7, Y7
+	VPSHUFB        Y7, Y6, Y7
+	VPABSB         Y7, Y8
+	VPBROADCASTD   40(SP), Y9
+	VMOVDQU        68(DX), Y10
+	VPSIGNB        Y7, Y10, Y10
+	VPMADDUBSW     Y10, Y8, Y10
+	VPMADDWD       Y9, Y10, Y10
+	VPADDD         Y10, Y0, Y0
+	VMOVDQU        68(BX), Y10
+	VPSIGNB        Y7, Y10, Y10
+	VPMADDUBSW     Y10, Y8, Y10
+	VPMADDWD       Y9, Y10, Y10
+	VPADDD         Y10, Y1, Y1
+	VMOVDQU        68(SI), Y10
+	VPSIGNB        Y7, Y10, Y10
+	VPMADDUBSW     Y10, Y8, Y10
+	VPMADDWD       Y9, Y10, Y10
+	VPADDD         Y10, Y2, Y2
+	VMOVDQU        68(DI), Y10
+	VPSIGNB        Y7, Y10, Y10
+	VPMADDUBSW     Y10, Y8, Y10
+	VPMADDWD       Y9, Y10, Y10
+	VPADDD         Y10, Y3, Y3
+	VMOVDQU        68(DX)(CX*4), Y10
+	VPSIGNB        Y7, Y10, Y10
+	VPMADDUBSW     Y10, Y8, Y10
+	VPMADDWD       Y9, Y10, Y10
+	VPADDD         Y10, Y4, Y4
+
+	// Sub-block 3: its values (nibbles in element order, looked up), their magnitudes, its scale.
+	VBROADCASTI128 56(AX), Y7
+	VPSRLW         $0x04, Y7, Y8
+	VPBLENDD       $0xf0, Y8, Y7, Y7
+	VPAND          Y5, Y7, Y7
+	VPSHUFB        Y7, Y6, Y7
+	VPABSB         Y7, Y8
+	VPBROADCASTD   44(SP), Y9
+	VMOVDQU        100(DX), Y10
+	VPSIGNB        Y7, Y10, Y10
+	VPMADDUBSW     Y10, Y8, Y10
+	VPMADDWD       Y9, Y10, Y10
+	VPADDD         Y10, Y0, Y0
+	VMOVDQU        100(BX), Y10
+	VPSIGNB        Y7, Y10, Y10
+	VPMADDUBSW     Y10, Y8, Y10
+	VPMADDWD       Y9, Y10, Y10
+	VPADDD         Y10, Y1, Y1
+	VMOVDQU        100(SI), Y10
+	VPSIGNB        Y7, Y10, Y10
+	VPMADDUBSW     Y10, Y8, Y10
+	VPMADDWD       Y9, Y10, Y10
+	VPADDD         Y10, Y2, Y2
+	VMOVDQU        100(DI), Y10
+	VPSIGNB        Y7, Y10, Y10
+	VPMADDUBSW     Y10, Y8, Y10
+	VPMADDWD       Y9, Y10, Y10
+	VPADDD         Y10, Y3, Y3
+	VMOVDQU        100(DX)(CX*4), Y10
+	VPSIGNB        Y7, Y10, Y10
+	VPMADDUBSW     Y10, Y8, Y10
+	VPMADDWD       Y9, Y10, Y10
+	VPADDD         Y10, Y4, Y4
+
+	// Sub-block 4: its values (nibbles in element order, looked up), their magnitudes, its scale.
+	VBROADCASTI128 72(AX), Y7
+	VPSRLW         $0x04, Y7, Y8
+	VPBLENDD       $0xf0, Y8, Y7, Y7
+	VPAND          Y5, Y7, Y7
+	VPSHUFB        Y7, Y6, Y7
+	VPABSB         Y7, Y8
+	VPBROADCASTD   48(SP), Y9
+	VMOVDQU        132(DX), Y10
+	VPSIGNB        Y7, Y10, Y10
+	VPMADDUBSW     Y10, Y8, Y10
+	VPMADDWD       Y9, Y10, Y10
+	VPADDD         Y10, Y0, Y0
+	VMOVDQU        132(BX), Y10
+	VPSIGNB        Y7, Y10, Y10
+	VPMADDUBSW     Y10, Y8, Y10
+	VPMADDWD       Y9, Y10, Y10
+	VPADDD         Y10, Y1, Y1
+	VMOVDQU        132(SI), Y10
+	VPSIGNB        Y7, Y10, Y10
+	VPMADDUBSW     Y10, Y8, Y10
+	VPMADDWD       Y9, Y10, Y10
+	VPADDD         Y10, Y2, Y2
+	VMOVDQU        132(DI), Y10
+	VPSIGNB        Y7, Y10, Y10
+	VPMADDUBSW     Y10, Y8, Y10
+	VPMADDWD       Y9, Y10, Y10
+	VPADDD         Y10, Y3, Y3
+	VMOVDQU        132(DX)(CX*4), Y10
+	VPSIGNB        Y7, Y10, Y10
+	VPMADDUBSW     Y10, Y8, Y10
+	VPMADDWD       Y9, Y10, Y10
+	VPADDD         Y10, Y4, Y4
+
+	// Sub-block 5: its values (nibbles in element order, looked up), their magnitudes, its scale.
+	VBROADCASTI128 88(AX), Y7
+	VPSRLW         $0x04, Y7, Y8
+	VPBLENDD       $0xf0, Y8, Y7, Y7
+	VPAND          Y5, Y7, Y7
+	VPSHUFB        Y7, Y6, Y7
+	VPABSB         Y7, Y8
+	VPBROADCASTD   52(SP), Y9
+	VMOVDQU        164(DX), Y10
+	VPSIGNB        Y7, Y10, Y10
+	VPMADDUBSW     Y10, Y8, Y10
+	VPMADDWD       Y9, Y10, Y10
+	VPADDD         Y10, Y0, Y0
+	VMOVDQU        164(BX), Y10
+	VPSIGNB        Y7, Y10, Y10
+	VPMADDUBSW     Y10, Y8, Y10
+	VPMADDWD       Y9, Y10, Y10
+	VPADDD         Y10, Y1, Y1
+	VMOVDQU        164(SI), Y10
+	VPSIGNB        Y7, Y10, Y10
+	VPMADDUBSW     Y10, Y8, Y10
+	VPMADDWD       Y9, Y10, Y10
+	VPADDD         Y10, Y2, Y2
+	VMOVDQU        164(DI), Y10
+	VPSIGNB        Y7, Y10, Y10
+	VPMADDUBSW     Y10, Y8, Y10
+	VPMADDWD       Y9, Y10, Y10
+	VPADDD         Y10, Y3, Y3
+	VMOVDQU        164(DX)(CX*4), Y10
+	VPSIGNB        Y7, Y10, Y10
+	VPMADDUBSW     Y10, Y8, Y10
+	VPMADDWD       Y9, Y10, Y10
+	VPADDD         Y10, Y4, Y4
+
+	// Sub-block 6: its values (nibbles in element order, looked up), their magnitudes, its scale.
+	VBROADCASTI128 104(AX), Y7
+	VPSRLW         $0x04, Y7, Y8
+	VPBLENDD       $0xf0, Y8, Y7, Y7
+	VPAND          Y5, Y7, Y7
+	VPSHUFB        Y7, Y6, Y7
+	VPABSB         Y7, Y8
+	VPBROADCASTD   56(SP), Y9
+	VMOVDQU        196(DX), Y10
+	VPSIGNB        Y7, Y10, Y10
+	VPMADDUBSW     Y10, Y8, Y10
+	VPMADDWD       Y9, Y10, Y10
+	VPADDD         Y10, Y0, Y0
+	VMOVDQU        196(BX), Y10
+	VPSIGNB        Y7, Y10, Y10
+	VPMADDUBSW     Y10, Y8, Y10
+	VPMADDWD       Y9, Y10, Y10
+	VPADDD         Y10, Y1, Y1
+	VMOVDQU        196(SI), Y10
+	VPSIGNB        Y7, Y10, Y10
+	VPMADDUBSW     Y10, Y8, Y10
+	VPMADDWD       Y9, Y10, Y10
+	VPADDD         Y10, Y2, Y2
+	VMOVDQU        196(DI), Y10
+	VPSIGNB        Y7, Y10, Y10
+	VPMADDUBSW     Y10, Y8, Y10
+	VPMADDWD       Y9, Y10, Y10
+	VPADDD         Y10, Y3, Y3
+	VMOVDQU        196(DX)(CX*4), Y10
+	VPSIGNB        Y7, Y10, Y10
+	VPMADDUBSW     Y10, Y8, Y10
+	VPMADDWD       Y9, Y10, Y10
+	VPADDD         Y10, Y4, Y4
+
+	// Sub-block 7: its values (nibbles in element order, looked up), their magnitudes, its scale.
+	VBROADCASTI128 120(AX), Y7
+	VPSRLW         $0x04, Y7, Y8
+	VPBLENDD       $0xf0, Y8, Y7, Y7
+	VPAND          Y5, Y7, Y7
+	VPSHUFB        Y7, Y6, Y7
+	VPABSB         Y7, Y8
+	VPBROADCASTD   60(SP), Y9
+	VMOVDQU        228(DX), Y10
+	VPSIGNB        Y7, Y10, Y10
+	VPMADDUBSW     Y10, Y8, Y10
+	VPMADDWD       Y9, Y10, Y10
+	VPADDD         Y10, Y0, Y0
+	VMOVDQU        228(BX), Y10
+	VPSIGNB        Y7, Y10, Y10
+	VPMADDUBSW     Y10, Y8, Y10
+	VPMADDWD       Y9, Y10, Y10
+	VPADDD         Y10, Y1, Y1
+	VMOVDQU        228(SI), Y10
+	VPSIGNB        Y7, Y10, Y10
+	VPMADDUBSW     Y10, Y8, Y10
+	VPMADDWD       Y9, Y10, Y10
+	VPADDD         Y10, Y2, Y2
+	VMOVDQU        228(DI), Y10
+	VPSIGNB        Y7, Y10, Y10
+	VPMADDUBSW     Y10, Y8, Y10
+	VPMADDWD       Y9, Y10, Y10
+	VPADDD         Y10, Y3, Y3
+	VMOVDQU        228(DX)(CX*4), Y10
+	VPSIGNB        Y7, Y10, Y10
+	VPMADDUBSW     Y10, Y8, Y10
+	VPMADDWD       Y9, Y10, Y10
+	VPADDD         Y10, Y4, Y4
+	MOVWLZX        (AX), R9
+	VMOVD          R9, X7
+	VCVTPH2PS      X7, X7
+	VBROADCASTSS   X7, Y7
+	VCVTDQ2PS      Y0, Y0
+	VBROADCASTSS   (DX), Y8
+	VMULPS         Y7, Y8, Y8
+	VMOVUPS        64(SP), Y9
+	VFMADD231PS    Y8, Y0, Y9
+	VMOVUPS        Y9, 64(SP)
+	VCVTDQ2PS      Y1, Y1
+	VBROADCASTSS   (BX), Y0
+	VMULPS         Y7, Y0, Y0
+	VMOVUPS        96(SP), Y8
+	VFMADD231PS    Y0, Y1, Y8
+	VMOVUPS        Y8, 96(SP)
+	VCVTDQ2PS      Y2, Y2
+	VBROADCASTSS   (SI), Y0
+	VMULPS         Y7, Y0, Y0
+	VMOVUPS        128(SP), Y1
+	VFMADD231PS    Y0, Y2, Y1
+	VMOVUPS        Y1, 128(SP)
+	VCVTDQ2PS      Y3, Y3
+	VBROADCASTSS   (DI), Y0
+	VMULPS         Y7, Y0, Y0
+	VMOVUPS        160(SP), Y1
+	VFMADD231PS    Y0, Y3, Y1
+	VMOVUPS        Y1, 160(SP)
+	VCVTDQ2PS      Y4, Y4
+	VBROADCASTSS   (DX)(CX*4), Y0
+	VMULPS         Y7, Y0, Y0
+	VMOVUPS        192(SP), Y1
+	VFMADD231PS    Y0, Y4, Y1
+	VMOVUPS        Y1, 192(SP)
+	ADDQ           $0x00000088, AX
+	ADDQ           $0x00000124, DX
+	ADDQ           $0x00000124, BX
+	ADDQ           $0x00000124, SI
+	ADDQ           $0x00000124, DI
+	DECQ           R8
+	JNZ            iq4XSRowsT5AVX2blk
+	MOVQ           16(SP), AX
+	MOVQ           ostride+56(FP), CX
+	SHLQ           $0x02, CX
+	VMOVUPS        64(SP), Y0
+	VMOVAPS        Y0, Y0
+	VEXTRACTF128   $0x01, Y0, X1
+	VADDPS         X0, X1, X1
+	VMOVHLPS       X1, X1, X0
+	VADDPS         X0, X1, X1
+	VMOVSHDUP      X1, X0
+	VADDSS         X0, X1, X1
+	VMOVSS         X1, (AX)
+	ADDQ           CX, AX
+	VMOVUPS        96(SP), Y0
+	VMOVAPS        Y0, Y0
+	VEXTRACTF128   $0x01, Y0, X1
+	VADDPS         X0, X1, X1
+	VMOVHLPS       X1, X1, X0
+	VADDPS         X0, X1, X1
+	VMOVSHDUP      X1, X0
+	VADDSS         X0, X1, X1
+	VMOVSS         X1, (AX)
+	ADDQ           CX, AX
+	VMOVUPS        128(SP), Y0
+	VMOVAPS        Y0, Y0
+	VEXTRACTF128   $0x01, Y0, X1
+	VADDPS         X0, X1, X1
+	VMOVHLPS       X1, X1, X0
+	VADDPS         X0, X1, X1
+	VMOVSHDUP      X1, X0
+	VADDSS         X0, X1, X1
+	VMOVSS         X1, (AX)
+	ADDQ           CX, AX
+	VMOVUPS        160(SP), Y0
+	VMOVAPS        Y0, Y0
+	VEXTRACTF128   $0x01, Y0, X1
+	VADDPS         X0, X1, X1
+	VMOVHLPS       X1, X1, X0
+	VADDPS         X0, X1, X1
+	VMOVSHDUP      X1, X0
+	VADDSS         X0, X1, X1
+	VMOVSS         X1, (AX)
+	ADDQ           CX, AX
+	VMOVUPS        192(SP), Y0
+	VMOVAPS        Y0, Y0
+	VEXTRACTF128   $0x01, Y0, X1
+	VADDPS         X0, X1, X1
+	VMOVHLPS       X1, X1, X0
+	VADDPS         X0, X1, X1
+	VMOVSHDUP      X1, X0
+	VADDSS         X0, X1, X1
+	VMOVSS         X1, (AX)
+	ADDQ           $0x04, 16(SP)
+	MOVQ           (SP), AX
+	ADDQ           wstride+8(FP), AX
+	MOVQ           AX, (SP)
+	DECQ           8(SP)
+	JNZ            iq4XSRowsT5AVX2row
+	VZEROUPPER
+	RET
+
+// func iq4XSRowsT6AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·iq4XSRowsT6AVX2(SB), NOSPLIT, $256-64
+	MOVQ    w+0(FP), AX
+	MOVQ    AX, (SP)
+	MOVQ    rows+16(FP), AX
+	MOVQ    AX, 8(SP)
+	MOVQ    out+48(FP), AX
+	MOVQ    AX, 16(SP)
+	VMOVDQU ktMask0F<>+0(SB), Y6
+	VMOVDQU ktIQ4Values<>+0(SB), Y7
+
+iq4XSRowsT6AVX2row:
+	MOVQ    (SP), AX
+	MOVQ    xstride+32(FP), CX
+	MOVQ    x+24(FP), DX
+	LEAQ    (DX)(CX*1), BX
+	LEAQ    (DX)(CX*2), SI
+	LEAQ    (BX)(CX*2), DI
+	MOVQ    nb+40(FP), R8
+	VXORPS  Y0, Y0, Y0
+	VMOVUPS Y0, 64(SP)
+	VMOVUPS Y0, 96(SP)
+	VMOVUPS Y0, 128(SP)
+	VMOVUPS Y0, 160(SP)
+	VMOVUPS Y0, 192(SP)
+	VMOVUPS Y0, 224(SP)
+
+iq4XSRowsT6AVX2blk:
+	// Scales − 32 as doubled words: nibbles of scales_l, two bits each of scales_h.
+	MOVL         4(AX), R9
+	VMOVD        R9, X0
+	VPSRLW       $0x04, X0, X1
+	VPUNPCKLBW   X1, X0, X0
+	VPAND        X6, X0, X0
+	VPMOVZXBD    X0, Y0
+	MOVWLZX      2(AX), R9
+	VMOVD        R9, X1
+	VPBROADCASTD X1, Y1
+	VPSRLVD      ktIQ4Shifts<>+0(SB), Y1, Y1
+	VPAND        ktDword3<>+0(SB), Y1, Y1
+	VPSLLD       $0x04, Y1, Y1
+	VPOR         Y1, Y0, Y0
+	VPSUBD       ktDword32<>+0(SB), Y0, Y0
+	VPSHUFB      ktDupWord<>+0(SB), Y0, Y0
+	VMOVDQU      Y0, 32(SP)
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VPXOR        Y3, Y3, Y3
+	VPXOR        Y4, Y4, Y4
+	VPXOR        Y5, Y5, Y5
+
+	// Sub-block 0: its values (nibbles in element order, looked up), their magnitudes, its scale.
+	VBROADCASTI128 8(AX), Y8
+	VPSRLW         $0x04, Y8, Y9
+	VPBLENDD       $0xf0, Y9, Y8, Y8
+	VPAND          Y6, Y8, Y8
+	VPSHUFB        Y8, Y7, Y8
+	VPABSB         Y8, Y9
+	VPBROADCASTD   32(SP), Y10
+	VMOVDQU        4(DX), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y0, Y0
+	VMOVDQU        4(BX), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y1, Y1
+	VMOVDQU        4(SI), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y2, Y2
+	VMOVDQU        4(DI), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y3, Y3
+	VMOVDQU        4(DX)(CX*4), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y4, Y4
+	VMOVDQU        4(BX)(CX*4), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y5, Y5
+
+	// Sub-block 1: its values (nibbles in element order, looked up), their magnitudes, its scale.
+	VBROADCASTI128 24(AX), Y8
+	VPSRLW         $0x04, Y8, Y9
+	VPBLENDD       $0xf0, Y9, Y8, Y8
+	VPAND          Y6, Y8, Y8
+	VPSHUFB        Y8, Y7, Y8
+	VPABSB         Y8, Y9
+	VPBROADCASTD   36(SP), Y10
+	VMOVDQU        36(DX), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y0, Y0
+	VMOVDQU        36(BX), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y1, Y1
+	VMOVDQU        36(SI), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y2, Y2
+	VMOVDQU        36(DI), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y3, Y3
+	VMOVDQU        36(DX)(CX*4), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y4, Y4
+	VMOVDQU        36(BX)(CX*4), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y5, Y5
+
+	// Sub-block 2: its values (nibbles in element order, looked up), their magnitudes, its scale.
+	VBROADCASTI128 40(AX), Y8
+	VPSRLW         $0x04, Y8, Y9
+	VPBLENDD       $0xf0, Y9, Y8, Y8
+	VPAND          Y6, Y8, Y8
+	VPSHUFB        Y8, Y7, Y8
+	VPABSB         Y8, Y9
+	VPBROADCASTD   40(SP), Y10
+	VMOVDQU        68(DX), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y0, Y0
+	VMOVDQU        68(BX), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y1, Y1
+	VMOVDQU        68(SI), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y2, Y2
+	VMOVDQU        68(DI), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y3, Y3
+	VMOVDQU        68(DX)(CX*4), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y4, Y4
+	VMOVDQU        68(BX)(CX*4), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y5, Y5
+
+	// Sub-block 3: its values (nibbles in element order, looked up), their magnitudes, its scale.
+	VBROADCASTI128 56(AX), Y8
+	VPSRLW         $0x04, Y8, Y9
+	VPBLENDD       $0xf0, Y9, Y8, Y8
+	VPAND          Y6, Y8, Y8
+	VPSHUFB        Y8, Y7, Y8
+	VPABSB         Y8, Y9
+	VPBROADCASTD   44(SP), Y10
+	VMOVDQU        100(DX), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y0, Y0
+	VMOVDQU        100(BX), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y1, Y1
+	VMOVDQU        100(SI), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y2, Y2
+	VMOVDQU        100(DI), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y3, Y3
+	VMOVDQU        100(DX)(CX*4), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y4, Y4
+	VMOVDQU        100(BX)(CX*4), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y5, Y5
+
+	// Sub-block 4: its values (nibbles in element order, looked up), their magnitudes, its scale.
+	VBROADCASTI128 72(AX), Y8
+	VPSRLW         $0x04, Y8, Y9
+	VPBLENDD       $0xf0, Y9, Y8, Y8
+	VPAND          Y6, Y8, Y8
+	VPSHUFB        Y8, Y7, Y8
+	VPABSB         Y8, Y9
+	VPBROADCASTD   48(SP), Y10
+	VMOVDQU        132(DX), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y0, Y0
+	VMOVDQU        132(BX), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y1, Y1
+	VMOVDQU        132(SI), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y2, Y2
+	VMOVDQU        132(DI), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y3, Y3
+	VMOVDQU        132(DX)(CX*4), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y4, Y4
+	VMOVDQU        132(BX)(CX*4), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y5, Y5
+
+	// Sub-block 5: its values (nibbles in element order, looked up), their magnitudes, its scale.
+	VBROADCASTI128 88(AX), Y8
+	VPSRLW         $0x04, Y8, Y9
+	VPBLENDD       $0xf0, Y9, Y8, Y8
+	VPAND          Y6, Y8, Y8
+	VPSHUFB        Y8, Y7, Y8
+	VPABSB         Y8, Y9
+	VPBROADCASTD   52(SP), Y10
+	VMOVDQU        164(DX), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y0, Y0
+	VMOVDQU        164(BX), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y1, Y1
+	VMOVDQU        164(SI), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y2, Y2
+	VMOVDQU        164(DI), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y3, Y3
+	VMOVDQU        164(DX)(CX*4), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y4, Y4
+	VMOVDQU        164(BX)(CX*4), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y5, Y5
+
+	// Sub-block 6: its values (nibbles in element order, looked up), their magnitudes, its scale.
+	VBROADCASTI128 104(AX), Y8
+	VPSRLW         $0x04, Y8, Y9
+	VPBLENDD       $0xf0, Y9, Y8, Y8
+	VPAND          Y6, Y8, Y8
+	VPSHUFB        Y8, Y7, Y8
+	VPABSB         Y8, Y9
+	VPBROADCASTD   56(SP), Y10
+	VMOVDQU        196(DX), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y0, Y0
+	VMOVDQU        196(BX), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y1, Y1
+	VMOVDQU        196(SI), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y2, Y2
+	VMOVDQU        196(DI), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y3, Y3
+	VMOVDQU        196(DX)(CX*4), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y4, Y4
+	VMOVDQU        196(BX)(CX*4), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y5, Y5
+
+	// Sub-block 7: its values (nibbles in element order, looked up), their magnitudes, its scale.
+	VBROADCASTI128 120(AX), Y8
+	VPSRLW         $0x04, Y8, Y9
+	VPBLENDD       $0xf0, Y9, Y8, Y8
+	VPAND          Y6, Y8, Y8
+	VPSHUFB        Y8, Y7, Y8
+	VPABSB         Y8, Y9
+	VPBROADCASTD   60(SP), Y10
+	VMOVDQU        228(DX), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y0, Y0
+	VMOVDQU        228(BX), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y1, Y1
+	VMOVDQU        228(SI), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y2, Y2
+	VMOVDQU        228(DI), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y3, Y3
+	VMOVDQU        228(DX)(CX*4), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y4, Y4
+	VMOVDQU        228(BX)(CX*4), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       Y10, Y11, Y11
+	VPADDD         Y11, Y5, Y5
+	MOVWLZX        (AX), R9
+	VMOVD          R9, X8
+	VCVTPH2PS      X8, X8
+	VBROADCASTSS   X8, Y8
+	VCVTDQ2PS      Y0, Y0
+	VBROADCASTSS   (DX), Y9
+	VMULPS         Y8, Y9, Y9
+	VMOVUPS        64(SP), Y10
+	VFMADD231PS    Y9, Y0, Y10
+	VMOVUPS        Y10, 64(SP)
+	VCVTDQ2PS      Y1, Y1
+	VBROADCASTSS   (BX), Y0
+	VMULPS         Y8, Y0, Y0
+	VMOVUPS        96(SP), Y9
+	VFMADD231PS    Y0, Y1, Y9
+	VMOVUPS        Y9, 96(SP)
+	VCVTDQ2PS      Y2, Y2
+	VBROADCASTSS   (SI), Y0
+	VMULPS         Y8, Y0, Y0
+	VMOVUPS        128(SP), Y1
+	VFMADD231PS    Y0, Y2, Y1
+	VMOVUPS        Y1, 128(SP)
+	VCVTDQ2PS      Y3, Y3
+	VBROADCASTSS   (DI), Y0
+	VMULPS         Y8, Y0, Y0
+	VMOVUPS        160(SP), Y1
+	VFMADD231PS    Y0, Y3, Y1
+	VMOVUPS        Y1, 160(SP)
+	VCVTDQ2PS      Y4, Y4
+	VBROADCASTSS   (DX)(CX*4), Y0
+	VMULPS         Y8, Y0, Y0
+	VMOVUPS        192(SP), Y1
+	VFMADD231PS    Y0, Y4, Y1
+	VMOVUPS        Y1, 192(SP)
+	VCVTDQ2PS      Y5, Y5
+	VBROADCASTSS   (BX)(CX*4), Y0
+	VMULPS         Y8, Y0, Y0
+	VMOVUPS        224(SP), Y1
+	VFMADD231PS    Y0, Y5, Y1
+	VMOVUPS        Y1, 224(SP)
+	ADDQ           $0x00000088, AX
+	ADDQ           $0x00000124, DX
+	ADDQ           $0x00000124, BX
+	ADDQ           $0x00000124, SI
+	ADDQ           $0x00000124, DI
+	DECQ           R8
+	JNZ            iq4XSRowsT6AVX2blk
+	MOVQ           16(SP), AX
+	MOVQ           ostride+56(FP), CX
+	SHLQ           $0x02, CX
+	VMOVUPS        64(SP), Y0
+	VMOVAPS        Y0, Y0
+	VEXTRACTF128   $0x01, Y0, X1
+	VADDPS         X0, X1, X1
+	VMOVHLPS       X1, X1, X0
+	VADDPS         X0, X1, X1
+	VMOVSHDUP      X1, X0
+	VADDSS         X0, X1, X1
+	VMOVSS         X1, (AX)
+	ADDQ           CX, AX
+	VMOVUPS        96(SP), Y0
+	VMOVAPS        Y0, Y0
+	VEXTRACTF128   $0x01, Y0, X1
+	VADDPS         X0, X1, X1
+	VMOVHLPS       X1, X1, X0
+	VADDPS         X0, X1, X1
+	VMOVSHDUP      X1, X0
+	VADDSS         X0, X1, X1
+	VMOVSS         X1, (AX)
+	ADDQ           CX, AX
+	VMOVUPS        128(SP), Y0
+	VMOVAPS        Y0, Y0
+	VEXTRACTF128   $0x01, Y0, X1
+	VADDPS         X0, X1, X1
+	VMOVHLPS       X1, X1, X0
+	VADDPS         X0, X1, X1
+	VMOVSHDUP      X1, X0
+	VADDSS         X0, X1, X1
+	VMOVSS         X1, (AX)
+	ADDQ           CX, AX
+	VMOVUPS        160(SP), Y0
+	VMOVAPS        Y0, Y0
+	VEXTRACTF128   $0x01, Y0, X1
+	VADDPS         X0, X1, X1
+	VMOVHLPS       X1, X1, X0
+	VADDPS         X0, X1, X1
+	VMOVSHDUP      X1, X0
+	VADDSS         X0, X1, X1
+	VMOVSS         X1, (AX)
+	ADDQ           CX, AX
+	VMOVUPS        192(SP), Y0
+	VMOVAPS        Y0, Y0
+	VEXTRACTF128   $0x01, Y0, X1
+	VADDPS         X0, X1, X1
+	VMOVHLPS       X1, X1, X0
+	VADDPS         X0, X1, X1
+	VMOVSHDUP      X1, X0
+	VADDSS         X0, X1, X1
+	VMOVSS         X1, (AX)
+	ADDQ           CX, AX
+	VMOVUPS        224(SP), Y0
+	VMOVAPS        Y0, Y0
+	VEXTRACTF128   $0x01, Y0, X1
+	VADDPS         X0, X1, X1
+	VMOVHLPS       X1, X1, X0
+	VADDPS         X0, X1, X1
+	VMOVSHDUP      X1, X0
+	VADDSS         X0, X1, X1
+	VMOVSS         X1, (AX)
+	ADDQ           $0x04, 16(SP)
+	MOVQ           (SP), AX
+	ADDQ           wstride+8(FP), AX
+	MOVQ           AX, (SP)
+	DECQ           8(SP)
+	JNZ            iq4XSRowsT6AVX2row
+	VZEROUPPER
+	RET
+
+// func iq4XSRowsT7AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·iq4XSRowsT7AVX2(SB), NOSPLIT, $288-64
+	MOVQ    w+0(FP), AX
+	MOVQ    AX, (SP)
+	MOVQ    rows+16(FP), AX
+	MOVQ    AX, 8(SP)
+	MOVQ    out+48(FP), AX
+	MOVQ    AX, 16(SP)
+	VMOVDQU ktMask0F<>+0(SB), Y7
+	VMOVDQU ktIQ4Values<>+0(SB), Y8
+
+iq4XSRowsT7AVX2row:
+	MOVQ    (SP), AX
+	MOVQ    xstride+32(FP), CX
+	MOVQ    x+24(FP), DX
+	LEAQ    (DX)(CX*1), BX
+	LEAQ    (DX)(CX*2), SI
+	LEAQ    (BX)(CX*2), DI
+	MOVQ    nb+40(FP), R8
+	VXORPS  Y0, Y0, Y0
+	VMOVUPS Y0, 64(SP)
+	VMOVUPS Y0, 96(SP)
+	VMOVUPS Y0, 128(SP)
+	VMOVUPS Y0, 160(SP)
+	VMOVUPS Y0, 192(SP)
+	VMOVUPS Y0, 224(SP)
+	VMOVUPS Y0, 256(SP)
+
+iq4XSRowsT7AVX2blk:
+	// Scales − 32 as doubled words: nibbles of scales_l, two bits each of scales_h.
+	MOVL         4(AX), R9
+	VMOVD        R9, X0
+	VPSRLW       $0x04, X0, X1
+	VPUNPCKLBW   X1, X0, X0
+	VPAND        X7, X0, X0
+	VPMOVZXBD    X0, Y0
+	MOVWLZX      2(AX), R9
+	VMOVD        R9, X1
+	VPBROADCASTD X1, Y1
+	VPSRLVD      ktIQ4Shifts<>+0(SB), Y1, Y1
+	VPAND        ktDword3<>+0(SB), Y1, Y1
+	VPSLLD       $0x04, Y1, Y1
+	VPOR         Y1, Y0, Y0
+	VPSUBD       ktDword32<>+0(SB), Y0, Y0
+	VPSHUFB      ktDupWord<>+0(SB), Y0, Y0
+	VMOVDQU      Y0, 32(SP)
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VPXOR        Y3, Y3, Y3
+	VPXOR        Y4, Y4, Y4
+	VPXOR        Y5, Y5, Y5
+	VPXOR        Y6, Y6, Y6
+
+	// Sub-block 0: its values (nibbles in element order, looked up), their magnitudes, its scale.
+	VBROADCASTI128 8(AX), Y9
+	VPSRLW         $0x04, Y9, Y10
+	VPBLENDD       $0xf0, Y10, Y9, Y9
+	VPAND          Y7, Y9, Y9
+	VPSHUFB        Y9, Y8, Y9
+	VPABSB         Y9, Y10
+	VPBROADCASTD   32(SP), Y11
+	VMOVDQU        4(DX), Y12
+	VPSIGNB        Y9, Y12, Y12
+	VPMADDUBSW     Y12, Y10, Y12
+	VPMADDWD       Y11, Y12, Y12
+	VPADDD         Y12, Y0, Y0
+	VMOVDQU        4(BX), Y12
+	VPSIGNB        Y9, Y12, Y12
+	VPMADDUBSW     Y12, Y10, Y12
+	VPMADDWD       Y11, Y12, Y12
+	VPADDD         Y12, Y1, Y1
+	VMOVDQU        4(SI), Y12
+	VPSIGNB        Y9, Y12, Y12
+	VPMADDUBSW     Y12, Y10, Y12
+	VPMADDWD       Y11, Y12, Y12
+	VPADDD         Y12, Y2, Y2
+	VMOVDQU        4(DI), Y12
+	VPSIGNB        Y9, Y12, Y12
+	VPMADDUBSW     Y12, Y10, Y12
+	VPMADDWD       Y11, Y12, Y12
+	VPADDD         Y12, Y3, Y3
+	VMOVDQU        4(DX)(CX*4), Y12
+	VPSIGNB        Y9, Y12, Y12
+	VPMADDUBSW     Y12, Y10, Y12
+	VPMADDWD       Y11, Y12, Y12
+	VPADDD         Y12, Y4, Y4
+	VMOVDQU        4(BX)(CX*4), Y12
+	VPSIGNB        Y9, Y12, Y12
+	VPMADDUBSW     Y12, Y10, Y12
+	VPMADDWD       Y11, Y12, Y12
+	VPADDD         Y12, Y5, Y5
+	VMOVDQU        4(SI)(CX*4), Y12
+	VPSIGNB        Y9, Y12, Y12
+	VPMADDUBSW     Y12, Y10, Y12
+	VPMADDWD       Y11, Y12, Y12
+	VPADDD         Y12, Y6, Y6
+
+	// Sub-block 1: its values (nibbles in element order, looked up), their magnitudes, its scale.
+	VBROADCASTI128 24(AX), Y9
+	VPSRLW         $0x04, Y9, Y10
+	VPBLENDD       $0xf0, Y10, Y9, Y9
+	VPAND          Y7, Y9, Y9
+	VPSHUFB        Y9, Y8, Y9
+	VPABSB         Y9, Y10
+	VPBROADCASTD   36(SP), Y11
+	VMOVDQU        36(DX), Y12
+	VPSIGNB        Y9, Y12, Y12
+	VPMADDUBSW     Y12, Y10, Y12
+	VPMADDWD       Y11, Y12, Y12
+	VPADDD         Y12, Y0, Y0
+	VMOVDQU        36(BX), Y12
+	VPSIGNB        Y9, Y12, Y12
+	VPMADDUBSW     Y12, Y10, Y12
+	VPMADDWD       Y11, Y12, Y12
+	VPADDD         Y12, Y1, Y1
+	VMOVDQU        36(SI), Y12
+	VPSIGNB        Y9, Y12, Y12
+	VPMADDUBSW     Y12, Y10, Y12
+	VPMADDWD       Y11, Y12, Y12
+	VPADDD         Y12, Y2, Y2
+	VMOVDQU        36(DI), Y12
+	VPSIGNB        Y9, Y12, Y12
+	VPMADDUBSW     Y12, Y10, Y12
+	VPMADDWD       Y11, Y12, Y12
+	VPADDD         Y12, Y3, Y3
+	VMOVDQU        36(DX)(CX*4), Y12
+	VPSIGNB        Y9, Y12, Y12
+	VPMADDUBSW     Y12, Y10, Y12
+	VPMADDWD       Y11, Y12, Y12
+	VPADDD         Y12, Y4, Y4
+	VMOVDQU        36(BX)(CX*4), Y12
+	VPSIGNB        Y9, Y12, Y12
+	VPMADDUBSW     Y12, Y10, Y12
+	VPMADDWD       Y11, Y12, Y12
+	VPADDD         Y12, Y5, Y5
+	VMOVDQU        36(SI)(CX*4), Y12
+	VPSIGNB        Y9, Y12, Y12
+	VPMADDUBSW     Y12, Y10, Y12
+	VPMADDWD       Y11, Y12, Y12
+	VPADDD         Y12, Y6, Y6
+
+	// Sub-block 2: its values (nibbles in element order, looked up), their magnitudes, its scale.
+	VBROADCASTI128 40(AX), Y9
+	VPSRLW         $0x04, Y9, Y10
+	VPBLENDD       $0xf0, Y10, Y9, Y9
+	VPAND          Y7, Y9, Y9
+	VPSHUFB        Y9, Y8, Y9
+	VPABSB         Y9, Y10
+	VPBROADCASTD   40(SP), Y11
+	VMOVDQU        68(DX), Y12
+	VPSIGNB        Y9, Y12, Y12
+	VPMADDUBSW     Y12, Y10, Y12
+	VPMADDWD       Y11, Y12, Y12
+	VPADDD         Y12, Y0, Y0
+	VMOVDQU        68(BX), Y12
+	VPSIGNB        Y9, Y12, Y12
+	VPMADDUBSW     Y12, Y10, Y12
+	VPMADDWD       Y11, Y12, Y12
+	VPADDD         Y12, Y1, Y1
+	VMOVDQU        68(SI), Y12
+	VPSIGNB        Y9, Y12, Y12
+	VPMADDUBSW     Y12, Y10, Y12
+	VPMADDWD       Y11, Y12, Y12
+	VPADDD         Y12, Y2, Y2
+	VMOVDQU        68(DI), Y12
+	VPSIGNB        Y9, Y12, Y12
+	VPMADDUBSW     Y12, Y10, Y12
+	VPMADDWD       Y11, Y12, Y12
+	VPADDD         Y12, Y3, Y3
+	VMOVDQU        68(DX)(CX*4), Y12
+	VPSIGNB        Y9, Y12, Y12
+	VPMADDUBSW     Y12, Y10, Y12
+	VPMADDWD       Y11, Y12, Y12
+	VPADDD         Y12, Y4, Y4
+	VMOVDQU        68(BX)(CX*4), Y12
+	VPSIGNB        Y9, Y12, Y12
+	VPMADDUBSW     Y12, Y10, Y12
+	VPMADDWD       Y11, Y12, Y12
+	VPADDD         Y12, Y5, Y5
+	VMOVDQU        68(SI)(CX*4), Y12
+	VPSIGNB        Y9, Y12, Y12
+	VPMADDUBSW     Y12, Y10, Y12
+	VPMADDWD       Y11, Y12, Y12
+	VPADDD         Y12, Y6, Y6
+
+	// Sub-block 3: its values (nibbles in element order, looked up), their magnitudes, its scale.
+	VBROADCASTI128 56(AX), Y9
+	VPSRLW         $0x04, Y9, Y10
+	VPBLENDD       $0xf0, Y10, Y9, Y9
+	VPAND          Y7, Y9, Y9
+	VPSHUFB        Y9, Y8, Y9
+	VPABSB         Y9, Y10
+	VPBROADCASTD   44(SP), Y11
+	VMOVDQU        100(DX), Y12
+	VPSIGNB        Y9, Y12, Y12
+	VPMADDUBSW     Y12, Y10, Y12
+	VPMADDWD       Y11, Y12, Y12
+	VPADDD         Y12, Y0, Y0
+	VMOVDQU        100(BX), Y12
+	VPSIGNB        Y9, Y12, Y12
+	VPMADDUBSW     Y12, Y10, Y12
+	VPMADDWD       Y11, Y12, Y12
+	VPADDD         Y12, Y1, Y1
+	VMOVDQU        100(SI), Y12
+	VPSIGNB        Y9, Y12, Y12
+	VPMADDUBSW     Y12, Y10, Y12
+	VPMADDWD       Y11, Y12, Y12
+	VPADDD         Y12, Y2, Y2
+	VMOVDQU        100(DI), Y12
+	VPSIGNB        Y9, Y12, Y12
+	VPMADDUBSW     Y12, Y10, Y12
+	VPMADDWD       Y11, Y12, Y12
+	VPADDD         Y12, Y3, Y3
+	VMOVDQU        100(DX)(CX*4), Y12
+	VPSIGNB        Y9, Y12, Y12
+	VPMADDUBSW     Y12, Y10, Y12
+	VPMADDWD       Y11, Y12, Y12
+	VPADDD         Y12, Y4, Y4
+	VMOVDQU        100(BX)(CX*4), Y12
+	VPSIGNB        Y9, Y12, Y12
+	VPMADDUBSW     Y12, Y10, Y12
+	VPMADDWD       Y11, Y12, Y12
+	VPADDD         Y12, Y5, Y5
+	VMOVDQU        100(SI)(CX*4), Y12
+	VPSIGNB        Y9, Y12, Y12
+	VPMADDUBSW     Y12, Y10, Y12
+	VPMADDWD       Y11, Y12, Y12
+	VPADDD         Y12, Y6, Y6
+
+	// Sub-block 4: its values (nibbles in element order, looked up), their magnitudes, its scale.
+	VBROADCASTI128 72(AX), Y9
+	VPSRLW         $0x04, Y9, Y10
+	VPBLENDD       $0xf0, Y10, Y9, Y9
+	VPAND          Y7, Y9, Y9
+	VPSHUFB        Y9, Y8, Y9
+	VPABSB         Y9, Y10
+	VPBROADCASTD   48(SP), Y11
+	VMOVDQU        132(DX), Y12
+	VPSIGNB        Y9, Y12, Y12
+	VPMADDUBSW     Y12, Y10, Y12
+	VPMADDWD       Y11, Y12, Y12
+	VPADDD         Y12, Y0, Y0
+	VMOVDQU        132(BX), Y12
+	VPSIGNB        Y9, Y12, Y12
+	VPMADDUBSW     Y12, Y10, Y12
+	VPMADDWD       Y11, Y12, Y12
+	VPADDD         Y12, Y1, Y1
+	VMOVDQU        132(SI), Y12
+	VPSIGNB        Y9, Y12, Y12
+	VPMADDUBSW     Y12, Y10, Y12
+	VPMADDWD       Y11, Y12, Y12
+	VPADDD         Y12, Y2, Y2
+	VMOVDQU        132(DI), Y12
+	VPSIGNB        Y9, Y12, Y12
+	VPMADDUBSW     Y12, Y10, Y12
+	VPMADDWD       Y11, Y12, Y12
+	VPADDD         Y12, Y3, Y3
+	VMOVDQU        132(DX)(CX*4), Y12
+	VPSIGNB        Y9, Y12, Y12
+	VPMADDUBSW     Y12, Y10, Y12
+	VPMADDWD       Y11, Y12, Y12
+	VPADDD         Y12, Y4, Y4
+	VMOVDQU        132(BX)(CX*4), Y12
+	VPSIGNB        Y9, Y12, Y12
+	VPMADDUBSW     Y12, Y10, Y12
+	VPMADDWD       Y11, Y12, Y12
+	VPADDD         Y12, Y5, Y5
+	VMOVDQU        132(SI)(CX*4), Y12
+	VPSIGNB        Y9, Y12, Y12
+	VPMADDUBSW     Y12, Y10, Y12
+	VPMADDWD       Y11, Y12, Y12
+	VPADDD         Y12, Y6, Y6
+
+	// Sub-block 5: its values (nibbles in element order, looked up), their magnitudes, its scale.
+	VBROADCASTI128 88(AX), Y9
+	VPSRLW         $0x04, Y9, Y10
+	VPBLENDD       $0xf0, Y10, Y9, Y9
+	VPAND          Y7, Y9, Y9
+	VPSHUFB        Y9, Y8, Y9
+	VPABSB         Y9, Y10
+	VPBROADCASTD   52(SP), Y11
+	VMOVDQU        164(DX), Y12
+	VPSIGNB        Y9, Y12, Y12
+	VPMADDUBSW     Y12, Y10, Y12
+	VPMADDWD       Y11, Y12, Y12
+	VPADDD         Y12, Y0, Y0
+	VMOVDQU        164(BX), Y12
+	VPSIGNB        Y9, Y12, Y12
+	VPMADDUBSW     Y12, Y10, Y12
+	VPMADDWD       Y11, Y12, Y12
+	VPADDD         Y12, Y1, Y1
+	VMOVDQU        164(SI), Y12
+	VPSIGNB        Y9, Y12, Y12
+	VPMADDUBSW     Y12, Y10, Y12
+	VPMADDWD       Y11, Y12, Y12
+	VPADDD         Y12, Y2, Y2
+	VMOVDQU        164(DI), Y12
+	VPSIGNB        Y9, Y12, Y12
+	VPMADDUBSW     Y12, Y10, Y12
+	VPMADDWD       Y11, Y12, Y12
+	VPADDD         Y12, Y3, Y3
+	VMOVDQU        164(DX)(CX*4), Y12
+	VPSIGNB        Y9, Y12, Y12
+	VPMADDUBSW     Y12, Y10, Y12
+	VPMADDWD       Y11, Y12, Y12
+	VPADDD         Y12, Y4, Y4
+	VMOVDQU        164(BX)(CX*4), Y12
+	VPSIGNB        Y9, Y12, Y12
+	VPMADDUBSW     Y12, Y10, Y12
+	VPMADDWD       Y11, Y12, Y12
+	VPADDD         Y12, Y5, Y5
+	VMOVDQU        164(SI)(CX*4), Y12
+	VPSIGNB        Y9, Y12, Y12
+	VPMADDUBSW     Y12, Y10, Y12
+	VPMADDWD       Y11, Y12, Y12
+	VPADDD         Y12, Y6, Y6
+
+	// Sub-block 6: its values (nibbles in element order, looked up), their magnitudes, its scale.
+	VBROADCASTI128 104(AX), Y9
+	VPSRLW         $0x04, Y9, Y10
+	VPBLENDD       $0xf0, Y10, Y9, Y9
+	VPAND          Y7, Y9, Y9
+	VPSHUFB        Y9, Y8, Y9
+	VPABSB         Y9, Y10
+	VPBROADCASTD   56(SP), Y11
+	VMOVDQU        196(DX), Y12
+	VPSIGNB        Y9, Y12, Y12
+	VPMADDUBSW     Y12, Y10, Y12
+	VPMADDWD       Y11, Y12, Y12
+	VPADDD         Y12, Y0, Y0
+	VMOVDQU        196(BX), Y12
+	VPSIGNB        Y9, Y12, Y12
+	VPMADDUBSW     Y12, Y10, Y12
+	VPMADDWD       Y11, Y12, Y12
+	VPADDD         Y12, Y1, Y1
+	VMOVDQU        196(SI), Y12
+	VPSIGNB        Y9, Y12, Y12
+	VPMADDUBSW     Y12, Y10, Y12
+	VPMADDWD       Y11, Y12, Y12
+	VPADDD         Y12, Y2, Y2
+	VMOVDQU        196(DI), Y12
+	VPSIGNB        Y9, Y12, Y12
+	VPMADDUBSW     Y12, Y10, Y12
+	VPMADDWD       Y11, Y12, Y12
+	VPADDD         Y12, Y3, Y3
+	VMOVDQU        196(DX)(CX*4), Y12
+	VPSIGNB        Y9, Y12, Y12
+	VPMADDUBSW     Y12, Y10, Y12
+	VPMADDWD       Y11, Y12, Y12
+	VPADDD         Y12, Y4, Y4
+	VMOVDQU        196(BX)(CX*4), Y12
+	VPSIGNB        Y9, Y12, Y12
+	VPMADDUBSW     Y12, Y10, Y12
+	VPMADDWD       Y11, Y12, Y12
+	VPADDD         Y12, Y5, Y5
+	VMOVDQU        196(SI)(CX*4), Y12
+	VPSIGNB        Y9, Y12, Y12
+	VPMADDUBSW     Y12, Y10, Y12
+	VPMADDWD       Y11, Y12, Y12
+	VPADDD         Y12, Y6, Y6
+
+	// Sub-block 7: its values (nibbles in element order, looked up), their magnitudes, its scale.
+	VBROADCASTI128 120(AX), Y9
+	VPSRLW         $0x04, Y9, Y10
+	VPBLENDD       $0xf0, Y10, Y9, Y9
+	VPAND          Y7, Y9, Y9
+	VPSHUFB        Y9, Y8, Y9
+	VPABSB         Y9, Y10
+	VPBROADCASTD   60(SP), Y11
+	VMOVDQU        228(DX), Y12
+	VPSIGNB        Y9, Y12, Y12
+	VPMADDUBSW     Y12, Y10, Y12
+	VPMADDWD       Y11, Y12, Y12
+	VPADDD         Y12, Y0, Y0
+	VMOVDQU        228(BX), Y12
+	VPSIGNB        Y9, Y12, Y12
+	VPMADDUBSW     Y12, Y10, Y12
+	VPMADDWD       Y11, Y12, Y12
+	VPADDD         Y12, Y1, Y1
+	VMOVDQU        228(SI), Y12
+	VPSIGNB        Y9, Y12, Y12
+	VPMADDUBSW     Y12, Y10, Y12
+	VPMADDWD       Y11, Y12, Y12
+	VPADDD         Y12, Y2, Y2
+	VMOVDQU        228(DI), Y12
+	VPSIGNB        Y9, Y12, Y12
+	VPMADDUBSW     Y12, Y10, Y12
+	VPMADDWD       Y11, Y12, Y12
+	VPADDD         Y12, Y3, Y3
+	VMOVDQU        228(DX)(CX*4), Y12
+	VPSIGNB        Y9, Y12, Y12
+	VPMADDUBSW     Y12, Y10, Y12
+	VPMADDWD       Y11, Y12, Y12
+	VPADDD         Y12, Y4, Y4
+	VMOVDQU        228(BX)(CX*4), Y12
+	VPSIGNB        Y9, Y12, Y12
+	VPMADDUBSW     Y12, Y10, Y12
+	VPMADDWD       Y11, Y12, Y12
+	VPADDD         Y12, Y5, Y5
+	VMOVDQU        228(SI)(CX*4), Y12
+	VPSIGNB        Y9, Y12, Y12
+	VPMADDUBSW     Y12, Y10, Y12
+	VPMADDWD       Y11, Y12, Y12
+	VPADDD         Y12, Y6, Y6
+	MOVWLZX        (AX), R9
+	VMOVD          R9, X9
+	VCVTPH2PS      X9, X9
+	VBROADCASTSS   X9, Y9
+	VCVTDQ2PS      Y0, Y0
+	VBROADCASTSS   (DX), Y10
+	VMULPS         Y9, Y10, Y10
+	VMOVUPS        64(SP), Y11
+	VFMADD231PS    Y10, Y0, Y11
+	VMOVUPS        Y11, 64(SP)
+	VCVTDQ2PS      Y1, Y1
+	VBROADCASTSS   (BX), Y0
+	VMULPS         Y9, Y0, Y0
+	VMOVUPS        96(SP), Y10
+	VFMADD231PS    Y0, Y1, Y10
+	VMOVUPS        Y10, 96(SP)
+	VCVTDQ2PS      Y2, Y2
+	VBROADCASTSS   (SI), Y0
+	VMULPS         Y9, Y0, Y0
+	VMOVUPS        128(SP), Y1
+	VFMADD231PS    Y0, Y2, Y1
+	VMOVUPS        Y1, 128(SP)
+	VCVTDQ2PS      Y3, Y3
+	VBROADCASTSS   (DI), Y0
+	VMULPS         Y9, Y0, Y0
+	VMOVUPS        160(SP), Y1
+	VFMADD231PS    Y0, Y3, Y1
+	VMOVUPS        Y1, 160(SP)
+	VCVTDQ2PS      Y4, Y4
+	VBROADCASTSS   (DX)(CX*4), Y0
+	VMULPS         Y9, Y0, Y0
+	VMOVUPS        192(SP), Y1
+	VFMADD231PS    Y0, Y4, Y1
+	VMOVUPS        Y1, 192(SP)
+	VCVTDQ2PS      Y5, Y5
+	VBROADCASTSS   (BX)(CX*4), Y0
+	VMULPS         Y9, Y0, Y0
+	VMOVUPS        224(SP), Y1
+	VFMADD231PS    Y0, Y5, Y1
+	VMOVUPS        Y1, 224(SP)
+	VCVTDQ2PS      Y6, Y6
+	VBROADCASTSS   (SI)(CX*4), Y0
+	VMULPS         Y9, Y0, Y0
+	VMOVUPS        256(SP), Y1
+	VFMADD231PS    Y0, Y6, Y1
+	VMOVUPS        Y1, 256(SP)
+	ADDQ           $0x00000088, AX
+	ADDQ           $0x00000124, DX
+	ADDQ           $0x00000124, BX
+	ADDQ           $0x00000124, SI
+	ADDQ           $0x00000124, DI
+	DECQ           R8
+	JNZ            iq4XSRowsT7AVX2blk
+	MOVQ           16(SP), AX
+	MOVQ           ostride+56(FP), CX
+	SHLQ           $0x02, CX
+	VMOVUPS        64(SP), Y0
+	VMOVAPS        Y0, Y0
+	VEXTRACTF128   $0x01, Y0, X1
+	VADDPS         X0, X1, X1
+	VMOVHLPS       X1, X1, X0
+	VADDPS         X0, X1, X1
+	VMOVSHDUP      X1, X0
+	VADDSS         X0, X1, X1
+	VMOVSS         X1, (AX)
+	ADDQ           CX, AX
+	VMOVUPS        96(SP), Y0
+	VMOVAPS        Y0, Y0
+	VEXTRACTF128   $0x01, Y0, X1
+	VADDPS         X0, X1, X1
+	VMOVHLPS       X1, X1, X0
+	VADDPS         X0, X1, X1
+	VMOVSHDUP      X1, X0
+	VADDSS         X0, X1, X1
+	VMOVSS         X1, (AX)
+	ADDQ           CX, AX
+	VMOVUPS        128(SP), Y0
+	VMOVAPS        Y0, Y0
+	VEXTRACTF128   $0x01, Y0, X1
+	VADDPS         X0, X1, X1
+	VMOVHLPS       X1, X1, X0
+	VADDPS         X0, X1, X1
+	VMOVSHDUP      X1, X0
+	VADDSS         X0, X1, X1
+	VMOVSS         X1, (AX)
+	ADDQ           CX, AX
+	VMOVUPS        160(SP), Y0
+	VMOVAPS        Y0, Y0
+	VEXTRACTF128   $0x01, Y0, X1
+	VADDPS         X0, X1, X1
+	VMOVHLPS       X1, X1, X0
+	VADDPS         X0, X1, X1
+	VMOVSHDUP      X1, X0
+	VADDSS         X0, X1, X1
+	VMOVSS         X1, (AX)
+	ADDQ           CX, AX
+	VMOVUPS        192(SP), Y0
+	VMOVAPS        Y0, Y0
+	VEXTRACTF128   $0x01, Y0, X1
+	VADDPS         X0, X1, X1
+	VMOVHLPS       X1, X1, X0
+	VADDPS         X0, X1, X1
+	VMOVSHDUP      X1, X0
+	VADDSS         X0, X1, X1
+	VMOVSS         X1, (AX)
+	ADDQ           CX, AX
+	VMOVUPS        224(SP), Y0
+	VMOVAPS        Y0, Y0
+	VEXTRACTF128   $0x01, Y0, X1
+	VADDPS         X0, X1, X1
+	VMOVHLPS       X1, X1, X0
+	VADDPS         X0, X1, X1
+	VMOVSHDUP      X1, X0
+	VADDSS         X0, X1, X1
+	VMOVSS         X1, (AX)
+	ADDQ           CX, AX
+	VMOVUPS        256(SP), Y0
+	VMOVAPS        Y0, Y0
+	VEXTRACTF128   $0x01, Y0, X1
+	VADDPS         X0, X1, X1
+	VMOVHLPS       X1, X1, X0
+	VADDPS         X0, X1, X1
+	VMOVSHDUP      X1, X0
+	VADDSS         X0, X1, X1
+	VMOVSS         X1, (AX)
+	ADDQ           $0x04, 16(SP)
+	MOVQ           (SP), AX
+	ADDQ           wstride+8(FP), AX
+	MOVQ           AX, (SP)
+	DECQ           8(SP)
+	JNZ            iq4XSRowsT7AVX2row
+	VZEROUPPER
+	RET
+
+// func iq4XSRowsT8AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·iq4XSRowsT8AVX2(SB), NOSPLIT, $320-64
+	MOVQ    w+0(FP), AX
+	MOVQ    AX, (SP)
+	MOVQ    rows+16(FP), AX
+	MOVQ    AX, 8(SP)
+	MOVQ    out+48(FP), AX
+	MOVQ    AX, 16(SP)
+	VMOVDQU ktMask0F<>+0(SB), Y8
+	VMOVDQU ktIQ4Values<>+0(SB), Y9
+
+iq4XSRowsT8AVX2row:
+	MOVQ    (SP), AX
+	MOVQ    xstride+32(FP), CX
+	MOVQ    x+24(FP), DX
+	LEAQ    (DX)(CX*1), BX
+	LEAQ    (DX)(CX*2), SI
+	LEAQ    (BX)(CX*2), DI
+	MOVQ    nb+40(FP), R8
+	VXORPS  Y0, Y0, Y0
+	VMOVUPS Y0, 64(SP)
+	VMOVUPS Y0, 96(SP)
+	VMOVUPS Y0, 128(SP)
+	VMOVUPS Y0, 160(SP)
+	VMOVUPS Y0, 192(SP)
+	VMOVUPS Y0, 224(SP)
+	VMOVUPS Y0, 256(SP)
+	VMOVUPS Y0, 288(SP)
+
+iq4XSRowsT8AVX2blk:
+	// Scales − 32 as doubled words: nibbles of scales_l, two bits each of scales_h.
+	MOVL         4(AX), R9
+	VMOVD        R9, X0
+	VPSRLW       $0x04, X0, X1
+	VPUNPCKLBW   X1, X0, X0
+	VPAND        X8, X0, X0
+	VPMOVZXBD    X0, Y0
+	MOVWLZX      2(AX), R9
+	VMOVD        R9, X1
+	VPBROADCASTD X1, Y1
+	VPSRLVD      ktIQ4Shifts<>+0(SB), Y1, Y1
+	VPAND        ktDword3<>+0(SB), Y1, Y1
+	VPSLLD       $0x04, Y1, Y1
+	VPOR         Y1, Y0, Y0
+	VPSUBD       ktDword32<>+0(SB), Y0, Y0
+	VPSHUFB      ktDupWord<>+0(SB), Y0, Y0
+	VMOVDQU      Y0, 32(SP)
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VPXOR        Y3, Y3, Y3
+	VPXOR        Y4, Y4, Y4
+	VPXOR        Y5, Y5, Y5
+	VPXOR        Y6, Y6, Y6
+	VPXOR        Y7, Y7, Y7
+
+	// Sub-block 0: its values (nibbles in element order, looked up), their magnitudes, its scale.
+	VBROADCASTI128 8(AX), Y10
+	VPSRLW         $0x04, Y10, Y11
+	VPBLENDD       $0xf0, Y11, Y10, Y10
+	VPAND          Y8, Y10, Y10
+	VPSHUFB        Y10, Y9, Y10
+	VPABSB         Y10, Y11
+	VPBROADCASTD   32(SP), Y12
+	VMOVDQU        4(DX), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y0, Y0
+	VMOVDQU        4(BX), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y1, Y1
+	VMOVDQU        4(SI), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y2, Y2
+	VMOVDQU        4(DI), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y3, Y3
+	VMOVDQU        4(DX)(CX*4), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y4, Y4
+	VMOVDQU        4(BX)(CX*4), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y5, Y5
+	VMOVDQU        4(SI)(CX*4), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y6, Y6
+	VMOVDQU        4(DI)(CX*4), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y7, Y7
+
+	// Sub-block 1: its values (nibbles in element order, looked up), their magnitudes, its scale.
+	VBROADCASTI128 24(AX), Y10
+	VPSRLW         $0x04, Y10, Y11
+	VPBLENDD       $0xf0, Y11, Y10, Y10
+	VPAND          Y8, Y10, Y10
+	VPSHUFB        Y10, Y9, Y10
+	VPABSB         Y10, Y11
+	VPBROADCASTD   36(SP), Y12
+	VMOVDQU        36(DX), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y0, Y0
+	VMOVDQU        36(BX), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y1, Y1
+	VMOVDQU        36(SI), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y2, Y2
+	VMOVDQU        36(DI), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y3, Y3
+	VMOVDQU        36(DX)(CX*4), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y4, Y4
+	VMOVDQU        36(BX)(CX*4), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y5, Y5
+	VMOVDQU        36(SI)(CX*4), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y6, Y6
+	VMOVDQU        36(DI)(CX*4), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y7, Y7
+
+	// Sub-block 2: its values (nibbles in element order, looked up), their magnitudes, its scale.
+	VBROADCASTI128 40(AX), Y10
+	VPSRLW         $0x04, Y10, Y11
+	VPBLENDD       $0xf0, Y11, Y10, Y10
+	VPAND          Y8, Y10, Y10
+	VPSHUFB        Y10, Y9, Y10
+	VPABSB         Y10, Y11
+	VPBROADCASTD   40(SP), Y12
+	VMOVDQU        68(DX), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y0, Y0
+	VMOVDQU        68(BX), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y1, Y1
+	VMOVDQU        68(SI), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y2, Y2
+	VMOVDQU        68(DI), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y3, Y3
+	VMOVDQU        68(DX)(CX*4), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y4, Y4
+	VMOVDQU        68(BX)(CX*4), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y5, Y5
+	VMOVDQU        68(SI)(CX*4), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y6, Y6
+	VMOVDQU        68(DI)(CX*4), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y7, Y7
+
+	// Sub-block 3: its values (nibbles in element order, looked up), their magnitudes, its scale.
+	VBROADCASTI128 56(AX), Y10
+	VPSRLW         $0x04, Y10, Y11
+	VPBLENDD       $0xf0, Y11, Y10, Y10
+	VPAND          Y8, Y10, Y10
+	VPSHUFB        Y10, Y9, Y10
+	VPABSB         Y10, Y11
+	VPBROADCASTD   44(SP), Y12
+	VMOVDQU        100(DX), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y0, Y0
+	VMOVDQU        100(BX), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y1, Y1
+	VMOVDQU        100(SI), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y2, Y2
+	VMOVDQU        100(DI), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y3, Y3
+	VMOVDQU        100(DX)(CX*4), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y4, Y4
+	VMOVDQU        100(BX)(CX*4), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y5, Y5
+	VMOVDQU        100(SI)(CX*4), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y6, Y6
+	VMOVDQU        100(DI)(CX*4), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y7, Y7
+
+	// Sub-block 4: its values (nibbles in element order, looked up), their magnitudes, its scale.
+	VBROADCASTI128 72(AX), Y10
+	VPSRLW         $0x04, Y10, Y11
+	VPBLENDD       $0xf0, Y11, Y10, Y10
+	VPAND          Y8, Y10, Y10
+	VPSHUFB        Y10, Y9, Y10
+	VPABSB         Y10, Y11
+	VPBROADCASTD   48(SP), Y12
+	VMOVDQU        132(DX), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y0, Y0
+	VMOVDQU        132(BX), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y1, Y1
+	VMOVDQU        132(SI), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y2, Y2
+	VMOVDQU        132(DI), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y3, Y3
+	VMOVDQU        132(DX)(CX*4), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y4, Y4
+	VMOVDQU        132(BX)(CX*4), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y5, Y5
+	VMOVDQU        132(SI)(CX*4), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y6, Y6
+	VMOVDQU        132(DI)(CX*4), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y7, Y7
+
+	// Sub-block 5: its values (nibbles in element order, looked up), their magnitudes, its scale.
+	VBROADCASTI128 88(AX), Y10
+	VPSRLW         $0x04, Y10, Y11
+	VPBLENDD       $0xf0, Y11, Y10, Y10
+	VPAND          Y8, Y10, Y10
+	VPSHUFB        Y10, Y9, Y10
+	VPABSB         Y10, Y11
+	VPBROADCASTD   52(SP), Y12
+	VMOVDQU        164(DX), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y0, Y0
+	VMOVDQU        164(BX), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y1, Y1
+	VMOVDQU        164(SI), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y2, Y2
+	VMOVDQU        164(DI), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y3, Y3
+	VMOVDQU        164(DX)(CX*4), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y4, Y4
+	VMOVDQU        164(BX)(CX*4), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y5, Y5
+	VMOVDQU        164(SI)(CX*4), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y6, Y6
+	VMOVDQU        164(DI)(CX*4), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y7, Y7
+
+	// Sub-block 6: its values (nibbles in element order, looked up), their magnitudes, its scale.
+	VBROADCASTI128 104(AX), Y10
+	VPSRLW         $0x04, Y10, Y11
+	VPBLENDD       $0xf0, Y11, Y10, Y10
+	VPAND          Y8, Y10, Y10
+	VPSHUFB        Y10, Y9, Y10
+	VPABSB         Y10, Y11
+	VPBROADCASTD   56(SP), Y12
+	VMOVDQU        196(DX), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y0, Y0
+	VMOVDQU        196(BX), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y1, Y1
+	VMOVDQU        196(SI), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y2, Y2
+	VMOVDQU        196(DI), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y3, Y3
+	VMOVDQU        196(DX)(CX*4), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y4, Y4
+	VMOVDQU        196(BX)(CX*4), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y5, Y5
+	VMOVDQU        196(SI)(CX*4), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y6, Y6
+	VMOVDQU        196(DI)(CX*4), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y7, Y7
+
+	// Sub-block 7: its values (nibbles in element order, looked up), their magnitudes, its scale.
+	VBROADCASTI128 120(AX), Y10
+	VPSRLW         $0x04, Y10, Y11
+	VPBLENDD       $0xf0, Y11, Y10, Y10
+	VPAND          Y8, Y10, Y10
+	VPSHUFB        Y10, Y9, Y10
+	VPABSB         Y10, Y11
+	VPBROADCASTD   60(SP), Y12
+	VMOVDQU        228(DX), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y0, Y0
+	VMOVDQU        228(BX), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y1, Y1
+	VMOVDQU        228(SI), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y2, Y2
+	VMOVDQU        228(DI), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y3, Y3
+	VMOVDQU        228(DX)(CX*4), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y4, Y4
+	VMOVDQU        228(BX)(CX*4), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y5, Y5
+	VMOVDQU        228(SI)(CX*4), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y6, Y6
+	VMOVDQU        228(DI)(CX*4), Y13
+	VPSIGNB        Y10, Y13, Y13
+	VPMADDUBSW     Y13, Y11, Y13
+	VPMADDWD       Y12, Y13, Y13
+	VPADDD         Y13, Y7, Y7
+	MOVWLZX        (AX), R9
+	VMOVD          R9, X10
+	VCVTPH2PS      X10, X10
+	VBROADCASTSS   X10, Y10
+	VCVTDQ2PS      Y0, Y0
+	VBROADCASTSS   (DX), Y11
+	VMULPS         Y10, Y11, Y11
+	VMOVUPS        64(SP), Y12
+	VFMADD231PS    Y11, Y0, Y12
+	VMOVUPS        Y12, 64(SP)
+	VCVTDQ2PS      Y1, Y1
+	VBROADCASTSS   (BX), Y0
+	VMULPS         Y10, Y0, Y0
+	VMOVUPS        96(SP), Y11
+	VFMADD231PS    Y0, Y1, Y11
+	VMOVUPS        Y11, 96(SP)
+	VCVTDQ2PS      Y2, Y2
+	VBROADCASTSS   (SI), Y0
+	VMULPS         Y10, Y0, Y0
+	VMOVUPS        128(SP), Y1
+	VFMADD231PS    Y0, Y2, Y1
+	VMOVUPS        Y1, 128(SP)
+	VCVTDQ2PS      Y3, Y3
+	VBROADCASTSS   (DI), Y0
+	VMULPS         Y10, Y0, Y0
+	VMOVUPS        160(SP), Y1
+	VFMADD231PS    Y0, Y3, Y1
+	VMOVUPS        Y1, 160(SP)
+	VCVTDQ2PS      Y4, Y4
+	VBROADCASTSS   (DX)(CX*4), Y0
+	VMULPS         Y10, Y0, Y0
+	VMOVUPS        192(SP), Y1
+	VFMADD231PS    Y0, Y4, Y1
+	VMOVUPS        Y1, 192(SP)
+	VCVTDQ2PS      Y5, Y5
+	VBROADCASTSS   (BX)(CX*4), Y0
+	VMULPS         Y10, Y0, Y0
+	VMOVUPS        224(SP), Y1
+	VFMADD231PS    Y0, Y5, Y1
+	VMOVUPS        Y1, 224(SP)
+	VCVTDQ2PS      Y6, Y6
+	VBROADCASTSS   (SI)(CX*4), Y0
+	VMULPS         Y10, Y0, Y0
+	VMOVUPS        256(SP), Y1
+	VFMADD231PS    Y0, Y6, Y1
+	VMOVUPS        Y1, 256(SP)
+	VCVTDQ2PS      Y7, Y7
+	VBROADCASTSS   (DI)(CX*4), Y0
+	VMULPS         Y10, Y0, Y0
+	VMOVUPS        288(SP), Y1
+	VFMADD231PS    Y0, Y7, Y1
+	VMOVUPS        Y1, 288(SP)
+	ADDQ           $0x00000088, AX
+	ADDQ           $0x00000124, DX
+	ADDQ           $0x00000124, BX
+	ADDQ           $0x00000124, SI
+	ADDQ           $0x00000124, DI
+	DECQ           R8
+	JNZ            iq4XSRowsT8AVX2blk
+	MOVQ           16(SP), AX
+	MOVQ           ostride+56(FP), CX
+	SHLQ           $0x02, CX
+	VMOVUPS        64(SP), Y0
+	VMOVAPS        Y0, Y0
+	VEXTRACTF128   $0x01, Y0, X1
+	VADDPS         X0, X1, X1
+	VMOVHLPS       X1, X1, X0
+	VADDPS         X0, X1, X1
+	VMOVSHDUP      X1, X0
+	VADDSS         X0, X1, X1
+	VMOVSS         X1, (AX)
+	ADDQ           CX, AX
+	VMOVUPS        96(SP), Y0
+	VMOVAPS        Y0, Y0
+	VEXTRACTF128   $0x01, Y0, X1
+	VADDPS         X0, X1, X1
+	VMOVHLPS       X1, X1, X0
+	VADDPS         X0, X1, X1
+	VMOVSHDUP      X1, X0
+	VADDSS         X0, X1, X1
+	VMOVSS         X1, (AX)
+	ADDQ           CX, AX
+	VMOVUPS        128(SP), Y0
+	VMOVAPS        Y0, Y0
+	VEXTRACTF128   $0x01, Y0, X1
+	VADDPS         X0, X1, X1
+	VMOVHLPS       X1, X1, X0
+	VADDPS         X0, X1, X1
+	VMOVSHDUP      X1, X0
+	VADDSS         X0, X1, X1
+	VMOVSS         X1, (AX)
+	ADDQ           CX, AX
+	VMOVUPS        160(SP), Y0
+	VMOVAPS        Y0, Y0
+	VEXTRACTF128   $0x01, Y0, X1
+	VADDPS         X0, X1, X1
+	VMOVHLPS       X1, X1, X0
+	VADDPS         X0, X1, X1
+	VMOVSHDUP      X1, X0
+	VADDSS         X0, X1, X1
+	VMOVSS         X1, (AX)
+	ADDQ           CX, AX
+	VMOVUPS        192(SP), Y0
+	VMOVAPS        Y0, Y0
+	VEXTRACTF128   $0x01, Y0, X1
+	VADDPS         X0, X1, X1
+	VMOVHLPS       X1, X1, X0
+	VADDPS         X0, X1, X1
+	VMOVSHDUP      X1, X0
+	VADDSS         X0, X1, X1
+	VMOVSS         X1, (AX)
+	ADDQ           CX, AX
+	VMOVUPS        224(SP), Y0
+	VMOVAPS        Y0, Y0
+	VEXTRACTF128   $0x01, Y0, X1
+	VADDPS         X0, X1, X1
+	VMOVHLPS       X1, X1, X0
+	VADDPS         X0, X1, X1
+	VMOVSHDUP      X1, X0
+	VADDSS         X0, X1, X1
+	VMOVSS         X1, (AX)
+	ADDQ           CX, AX
+	VMOVUPS        256(SP), Y0
+	VMOVAPS        Y0, Y0
+	VEXTRACTF128   $0x01, Y0, X1
+	VADDPS         X0, X1, X1
+	VMOVHLPS       X1, X1, X0
+	VADDPS         X0, X1, X1
+	VMOVSHDUP      X1, X0
+	VADDSS         X0, X1, X1
+	VMOVSS         X1, (AX)
+	ADDQ           CX, AX
+	VMOVUPS        288(SP), Y0
+	VMOVAPS        Y0, Y0
+	VEXTRACTF128   $0x01, Y0, X1
+	VADDPS         X0, X1, X1
+	VMOVHLPS       X1, X1, X0
+	VADDPS         X0, X1, X1
+	VMOVSHDUP      X1, X0
+	VADDSS         X0, X1, X1
+	VMOVSS         X1, (AX)
+	ADDQ           $0x04, 16(SP)
+	MOVQ           (SP), AX
+	ADDQ           wstride+8(FP), AX
+	MOVQ           AX, (SP)
+	DECQ           8(SP)
+	JNZ            iq4XSRowsT8AVX2row
 	VZEROUPPER
 	RET

@@ -245,6 +245,49 @@ func q2KRowsT7VNNI(w *byte, wstride int, rows int, x *byte, xstride int, nb int,
 //go:noescape
 func q2KRowsT8VNNI(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
 
+// q2KRowsT2AVX2 runs T activation rows (Q8_K, at x + t·xstride) through one
+// pass over rows Q2_K weight rows (at w + r·wstride, nb > 0 blocks each),
+// writing out[t·ostride + r], bit for bit
+//
+//	dotQ2KRef(w[r*wstride:], x[t*xstride:], 256*nb)
+//
+// for every r < rows and t < T (here T = 2; AVX2, FMA, F16C).
+//
+// Q2_K: per block the mins first (fused negative multiply-adds of mins·bsums pairs), then the quants; the Q2KLanes order only.
+//
+//go:noescape
+func q2KRowsT2AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+
+// q2KRowsT3AVX2 is q2KRowsT2AVX2 for t < 3.
+//
+//go:noescape
+func q2KRowsT3AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+
+// q2KRowsT4AVX2 is q2KRowsT2AVX2 for t < 4.
+//
+//go:noescape
+func q2KRowsT4AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+
+// q2KRowsT5AVX2 is q2KRowsT2AVX2 for t < 5.
+//
+//go:noescape
+func q2KRowsT5AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+
+// q2KRowsT6AVX2 is q2KRowsT2AVX2 for t < 6.
+//
+//go:noescape
+func q2KRowsT6AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+
+// q2KRowsT7AVX2 is q2KRowsT2AVX2 for t < 7.
+//
+//go:noescape
+func q2KRowsT7AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+
+// q2KRowsT8AVX2 is q2KRowsT2AVX2 for t < 8.
+//
+//go:noescape
+func q2KRowsT8AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+
 // q3KRowsT2VNNI runs T activation rows (Q8_K, at x + t·xstride) through one
 // pass over rows Q3_K weight rows (at w + r·wstride, nb > 0 blocks each),
 // writing out[t·ostride + r], bit for bit
@@ -287,6 +330,39 @@ func q3KRowsT7VNNI(w *byte, wstride int, rows int, x *byte, xstride int, nb int,
 //
 //go:noescape
 func q3KRowsT8VNNI(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+
+// q3KRowsT2AVX2 runs T activation rows (Q8_K, at x + t·xstride) through one
+// pass over rows Q3_K weight rows (at w + r·wstride, nb > 0 blocks each),
+// writing out[t·ostride + r], bit for bit
+//
+//	dotQ3KRef(w[r*wstride:], x[t*xstride:], 256*nb)
+//
+// for every r < rows and t < T (here T = 2; AVX2, FMA, F16C).
+//
+// Q3_K: ggml's Σ low·q8 − Σ 4·(1−high)·q8 in 16 bits, the scales unpacked with vector shifts.
+//
+//go:noescape
+func q3KRowsT2AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+
+// q3KRowsT3AVX2 is q3KRowsT2AVX2 for t < 3.
+//
+//go:noescape
+func q3KRowsT3AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+
+// q3KRowsT4AVX2 is q3KRowsT2AVX2 for t < 4.
+//
+//go:noescape
+func q3KRowsT4AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+
+// q3KRowsT5AVX2 is q3KRowsT2AVX2 for t < 5.
+//
+//go:noescape
+func q3KRowsT5AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+
+// q3KRowsT6AVX2 is q3KRowsT2AVX2 for t < 6.
+//
+//go:noescape
+func q3KRowsT6AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
 
 // q5KRowsT2VNNI runs T activation rows (Q8_K, at x + t·xstride) through one
 // pass over rows Q5_K weight rows (at w + r·wstride, nb > 0 blocks each),
@@ -331,6 +407,39 @@ func q5KRowsT7VNNI(w *byte, wstride int, rows int, x *byte, xstride int, nb int,
 //go:noescape
 func q5KRowsT8VNNI(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
 
+// q5KRowsT2AVX2 runs T activation rows (Q8_K, at x + t·xstride) through one
+// pass over rows Q5_K weight rows (at w + r·wstride, nb > 0 blocks each),
+// writing out[t·ostride + r], bit for bit
+//
+//	dotQ5KRef(w[r*wstride:], x[t*xstride:], 256*nb)
+//
+// for every r < rows and t < T (here T = 2; AVX2, FMA, F16C).
+//
+// Q5_K. Frame: 32-63 the block's scales as doubled words, 64-95 the tokens' summs.
+//
+//go:noescape
+func q5KRowsT2AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+
+// q5KRowsT3AVX2 is q5KRowsT2AVX2 for t < 3.
+//
+//go:noescape
+func q5KRowsT3AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+
+// q5KRowsT4AVX2 is q5KRowsT2AVX2 for t < 4.
+//
+//go:noescape
+func q5KRowsT4AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+
+// q5KRowsT5AVX2 is q5KRowsT2AVX2 for t < 5.
+//
+//go:noescape
+func q5KRowsT5AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+
+// q5KRowsT6AVX2 is q5KRowsT2AVX2 for t < 6.
+//
+//go:noescape
+func q5KRowsT6AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+
 // iq4XSRowsT2VNNI runs T activation rows (Q8_K, at x + t·xstride) through one
 // pass over rows IQ4_XS weight rows (at w + r·wstride, nb > 0 blocks each),
 // writing out[t·ostride + r], bit for bit
@@ -373,3 +482,46 @@ func iq4XSRowsT7VNNI(w *byte, wstride int, rows int, x *byte, xstride int, nb in
 //
 //go:noescape
 func iq4XSRowsT8VNNI(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+
+// iq4XSRowsT2AVX2 runs T activation rows (Q8_K, at x + t·xstride) through one
+// pass over rows IQ4_XS weight rows (at w + r·wstride, nb > 0 blocks each),
+// writing out[t·ostride + r], bit for bit
+//
+//	dotIQ4XSRef(w[r*wstride:], x[t*xstride:], 256*nb)
+//
+// for every r < rows and t < T (here T = 2; AVX2, FMA, F16C).
+//
+// IQ4_XS: ggml's |v|·sign(q8, v) per token. Frame: 32-63 the block's scales as doubled words.
+//
+//go:noescape
+func iq4XSRowsT2AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+
+// iq4XSRowsT3AVX2 is iq4XSRowsT2AVX2 for t < 3.
+//
+//go:noescape
+func iq4XSRowsT3AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+
+// iq4XSRowsT4AVX2 is iq4XSRowsT2AVX2 for t < 4.
+//
+//go:noescape
+func iq4XSRowsT4AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+
+// iq4XSRowsT5AVX2 is iq4XSRowsT2AVX2 for t < 5.
+//
+//go:noescape
+func iq4XSRowsT5AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+
+// iq4XSRowsT6AVX2 is iq4XSRowsT2AVX2 for t < 6.
+//
+//go:noescape
+func iq4XSRowsT6AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+
+// iq4XSRowsT7AVX2 is iq4XSRowsT2AVX2 for t < 7.
+//
+//go:noescape
+func iq4XSRowsT7AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
+
+// iq4XSRowsT8AVX2 is iq4XSRowsT2AVX2 for t < 8.
+//
+//go:noescape
+func iq4XSRowsT8AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)

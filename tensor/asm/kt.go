@@ -9,21 +9,157 @@ import (
 )
 
 // The T-token kernels of Q2_K, Q3_K, Q5_K and IQ4_XS (see dot_k2_amd64.go
-// and kquants_lanes.go in package tensor). Token t's lanes are in Y16+t,
+// and kquants_lanes.go in package tensor), in two forms from one
+// description each (ktForm): VNNI, where token t's lanes are in Y16+t and
 // its eight float lanes in Y24+t (physical registers, the kernels' layout:
 // the other vectors are virtual and so land in Y0-Y15, which the VEX-only
-// instructions need); the weight decoding is done once per block for all
-// tokens, and the float work per token is the single-row kernels', op for
-// op.
+// instructions need), and AVX2, where they are virtual (the float lanes in
+// the frame past a few tokens) and VPMADDWD then VPADDD stand for each
+// VPDPWSSD (the same wrapping int32 lanes). The weight decoding is done
+// once per block for all tokens, and the float work per token is the
+// single-row kernels', op for op.
+
+// ktForm is where a T-token kernel keeps each token's int32 lanes and float
+// lanes, and the instructions that form uses on them.
+type ktForm struct {
+	vnni  bool
+	T     int
+	lanes []vreg
+	facc  []vreg // nil entries: in the frame at fbase+32t
+	fbase int
+}
+
+// kf is the form of the kernel being written.
+var kf *ktForm
+
+// vnniForm is the VNNI kernels' form: lanes Y16+t, float lanes Y24+t.
+func vnniForm(T int) *ktForm {
+	f := &ktForm{vnni: true, T: T}
+	for t := 0; t < T; t++ {
+		f.lanes = append(f.lanes, Y(16+t))
+		f.facc = append(f.facc, Y(24+t))
+	}
+	return f
+}
+
+// avx2Form is the AVX2 kernels' form, whose float lanes, past regT
+// tokens, are in the frame from fbase.
+func avx2Form(T, fbase, regT int) *ktForm {
+	f := &ktForm{T: T, fbase: fbase}
+	for t := 0; t < T; t++ {
+		f.lanes = append(f.lanes, top.YMM())
+		if T <= regT {
+			f.facc = append(f.facc, top.YMM())
+		} else {
+			f.facc = append(f.facc, nil)
+		}
+	}
+	return f
+}
+
+// suffix names the form in its kernels' names.
+func (f *ktForm) suffix() string {
+	if f.vnni {
+		return "VNNI"
+	}
+	return "AVX2"
+}
+
+// isa names the instruction sets the form needs.
+func (f *ktForm) isa() string {
+	if f == nil || f.vnni {
+		return "AVX-512 VL, BW and VNNI"
+	}
+	return "AVX2, FMA, F16C"
+}
+
+// frame is the frame bytes the form adds to a kernel's own.
+func (f *ktForm) frame() int {
+	if f.facc[0] == nil {
+		return 32 * f.T
+	}
+	return 0
+}
+
+// zero clears token t's lanes.
+func (f *ktForm) zero(t int) {
+	l := f.lanes[t]
+	if f.vnni {
+		c.VPXORD(l, l, l)
+	} else {
+		c.VPXOR(l, l, l)
+	}
+}
+
+// madd adds the word pairs of a times those of sc into token t's lanes
+// (a is clobbered in the AVX2 form).
+func (f *ktForm) madd(sc, a vreg, t int) {
+	if f.vnni {
+		vpdpwssd(sc, a, f.lanes[t])
+		return
+	}
+	c.VPMADDWD(sc, a, a)
+	c.VPADDD(a, f.lanes[t], f.lanes[t])
+}
+
+// mulScale sets dst = x_t.d · wb (x_t.d broadcast).
+func (f *ktForm) mulScale(tk *tokens, t int, wb, dst vreg) {
+	if f.vnni {
+		c.VMULPS_BCST(tk.at(t, 0), wb, dst)
+		return
+	}
+	c.VBROADCASTSS(tk.at(t, 0), dst)
+	c.VMULPS(wb, dst, dst)
+}
+
+// fused emits op(m, v, acc_t) on token t's float lanes (VFMADD231PS or
+// VFNMADD231PS), loading and storing them where they are in the frame.
+func (f *ktForm) fused(op func(...Op), m, v vreg, t int) {
+	if a := f.facc[t]; a != nil {
+		op(m, v, a)
+		return
+	}
+	a := top.YMM()
+	c.VMOVUPS(sp(f.fbase+32*t), a)
+	op(m, v, a)
+	c.VMOVUPS(a, sp(f.fbase+32*t))
+}
+
+// clearAcc clears every token's float lanes.
+func (f *ktForm) clearAcc() {
+	var z VecVirtual
+	for t, a := range f.facc {
+		switch {
+		case a != nil:
+			c.VXORPS(a, a, a)
+		case t == 0:
+			z = top.YMM()
+			c.VXORPS(z, z, z)
+			fallthrough
+		default:
+			c.VMOVUPS(z, sp(f.fbase+32*t))
+		}
+	}
+}
+
+// acc returns token t's float lanes in a register.
+func (f *ktForm) acc(t int) vreg {
+	if a := f.facc[t]; a != nil {
+		return a
+	}
+	a := top.YMM()
+	c.VMOVUPS(sp(f.fbase+32*t), a)
+	return a
+}
 
 // ktRows emits the row loop shared by these kernels: frame 0 the weight
-// row, 8 the rows left, 16 the output pointer; per row the accumulators
-// Y24+t are cleared and block runs nb times on the weight block w and the
-// tokens' blocks; store writes the row's outputs.
+// row, 8 the rows left, 16 the output pointer; per row the float lanes are
+// cleared and block runs nb times on the weight block w and the tokens'
+// blocks; store writes the row's outputs.
 func ktRows(name, typ string, T, frame, bs int, doc string, setup, rowInit func(), block func(w GPVirtual, tk *tokens), store func()) {
 	text(name, NOSPLIT, kSig)
 	kDoc(name, typ, T, "", doc)
-	c.AllocLocal(frame)
+	c.AllocLocal(frame + kf.frame())
 	rowHeader(0)
 	setup()
 	c.Label(name + "row")
@@ -38,10 +174,10 @@ func ktRows(name, typ string, T, frame, bs int, doc string, setup, rowInit func(
 	nextRow(0, name+"row")
 }
 
-// ktZeroLanes clears the int32 lanes Y16+t.
+// ktZeroLanes clears every token's int32 lanes.
 func ktZeroLanes(T int) {
 	for t := 0; t < T; t++ {
-		c.VPXORD(Y(16+t), Y(16+t), Y(16+t))
+		kf.zero(t)
 	}
 }
 
@@ -50,9 +186,10 @@ func ktZeroLanes(T int) {
 func ktFuse(tk *tokens, wb VecVirtual) {
 	for t := 0; t < tk.T; t++ {
 		tt := top.YMM()
-		c.VCVTDQ2PS(Y(16+t), Y(16+t))
-		c.VMULPS_BCST(tk.at(t, 0), wb, tt)
-		c.VFMADD231PS(tt, Y(16+t), Y(24+t))
+		l := kf.lanes[t]
+		c.VCVTDQ2PS(l, l)
+		kf.mulScale(tk, t, wb, tt)
+		kf.fused(c.VFMADD231PS, tt, l, t)
 	}
 }
 
@@ -62,7 +199,7 @@ func ktGroup(tk *tokens, val, sc VecVirtual, xo int) {
 	for t := 0; t < tk.T; t++ {
 		tmp := top.YMM()
 		c.VPMADDUBSW(tk.at(t, xo), val, tmp)
-		vpdpwssd(sc, tmp, Y(16+t))
+		kf.madd(sc, tmp, t)
 	}
 }
 
@@ -75,7 +212,7 @@ func broadcastHalf(x VecVirtual) VecVirtual {
 }
 
 func q2KT(T int) {
-	name := fmt.Sprintf("q2KRowsT%dVNNI", T)
+	name := fmt.Sprintf("q2KRowsT%d%s", T, kf.suffix())
 	m0F, m03 := top.YMM(), top.YMM()
 	ktRows(name, "Q2_K", T, 24, 84, "Q2_K: per block the mins first (fused negative multiply-adds of mins·bsums pairs), then the quants; the Q2KLanes order only.",
 		func() {
@@ -99,8 +236,8 @@ func q2KT(T int) {
 				a, cc := top.YMM(), top.YMM()
 				c.VPMADDWD(tk.at(t, 260), mins, a)
 				c.VCVTDQ2PS(a, a)
-				c.VMULPS_BCST(tk.at(t, 0), wdmin, cc)
-				c.VFNMADD231PS(cc, a, Y(24+t))
+				kf.mulScale(tk, t, wdmin, cc)
+				kf.fused(c.VFNMADD231PS, cc, a, t)
 			}
 			ktZeroLanes(T)
 			q := top.YMM()
@@ -122,7 +259,7 @@ func q2KT(T int) {
 }
 
 func q3KT(T int) {
-	name := fmt.Sprintf("q3KRowsT%dVNNI", T)
+	name := fmt.Sprintf("q3KRowsT%d%s", T, kf.suffix())
 	m04, m03 := top.YMM(), top.YMM()
 	ktRows(name, "Q3_K", T, 24, 110, "Q3_K: ggml's Σ low·q8 − Σ 4·(1−high)·q8 in 16 bits, the scales unpacked with vector shifts.",
 		func() {
@@ -170,7 +307,7 @@ func q3KT(T int) {
 					c.VPMADDUBSW(tk.at(t, 4+32*g), l, a)
 					c.VPMADDUBSW(tk.at(t, 4+32*g), h, cc)
 					c.VPSUBW(cc, a, a)
-					vpdpwssd(sw, a, Y(16+t))
+					kf.madd(sw, a, t)
 				}
 			}
 			ktFuse(tk, broadcastHalf(half(Mem{Base: w, Disp: 108})))
@@ -179,13 +316,24 @@ func q3KT(T int) {
 }
 
 func q5KT(T int) {
-	name := fmt.Sprintf("q5KRowsT%dVNNI", T)
+	name := fmt.Sprintf("q5KRowsT%d%s", T, kf.suffix())
 	m0F, summs := top.YMM(), top.YMM()
+	var mask Op = m0F
+	if !kf.vnni {
+		mask = ktMask0F // a register more for the tokens
+	}
 	ktRows(name, "Q5_K", T, 96, 176, "Q5_K. Frame: 32-63 the block's scales as doubled words, 64-95 the tokens' summs.",
 		func() {
-			c.VMOVDQU(ktMask0F, m0F)
+			if kf.vnni {
+				c.VMOVDQU(ktMask0F, m0F)
+			}
 		},
-		func() { c.VXORPS(summs, summs, summs) },
+		func() {
+			c.VXORPS(summs, summs, summs)
+			if !kf.vnni { // the AVX2 form keeps summs in the frame
+				c.VMOVUPS(summs, sp(64))
+			}
+		},
 		func(w GPVirtual, tk *tokens) {
 			sm, s16 := top.XMM(), top.XMM()
 			q4KScales(w, sm)
@@ -210,7 +358,7 @@ func q5KT(T int) {
 				vi = append(vi, v)
 			}
 			imin, tmp := top.YMM(), top.YMM()
-			tree(vi, tmp, imin, false)
+			tree(vi, tmp, imin, !kf.vnni)
 			c.VCVTDQ2PS(imin, imin)
 			c.Comment("[x_t.d]·wdmin; summs_t = fma(imin_t, −x_t.d·wdmin, summs_t) in lane t.")
 			xd, xd4 := top.YMM(), top.XMM()
@@ -237,7 +385,14 @@ func q5KT(T int) {
 			wdmin := broadcastHalf(dm)
 			wd := broadcastHalf(d)
 			c.VMULPS(wdmin, xd, xd)
-			c.VFNMADD231PS(xd, imin, summs)
+			if kf.vnni {
+				c.VFNMADD231PS(xd, imin, summs)
+			} else {
+				sm := top.YMM()
+				c.VMOVUPS(sp(64), sm)
+				c.VFNMADD231PS(xd, imin, sm)
+				c.VMOVUPS(sm, sp(64))
+			}
 			ktZeroLanes(T)
 			qh := top.YMM()
 			c.VMOVDQU(Mem{Base: w, Disp: 16}, qh)
@@ -249,8 +404,8 @@ func q5KT(T int) {
 				a, b, f := top.YMM(), top.YMM(), top.YMM()
 				c.VMOVDQU(Mem{Base: w, Disp: 48 + 32*j}, a)
 				c.VPSRLW(U8(4), a, b)
-				c.VPAND(m0F, a, a)
-				c.VPAND(m0F, b, b)
+				c.VPAND(mask, a, a)
+				c.VPAND(mask, b, b)
 				c.VPSLLW(U8(4), qh, f)
 				c.VPAND(ktMask10, f, f)
 				c.VPOR(f, a, a)
@@ -266,13 +421,15 @@ func q5KT(T int) {
 			ktFuse(tk, wd)
 		},
 		func() {
-			c.VMOVUPS(summs, sp(64))
+			if kf.vnni {
+				c.VMOVUPS(summs, sp(64))
+			}
 			storeHsum(T, 64)
 		})
 }
 
 func iq4XST(T int) {
-	name := fmt.Sprintf("iq4XSRowsT%dVNNI", T)
+	name := fmt.Sprintf("iq4XSRowsT%d%s", T, kf.suffix())
 	m0F, vals := top.YMM(), top.YMM()
 	ktRows(name, "IQ4_XS", T, 64, 136, "IQ4_XS: ggml's |v|·sign(q8, v) per token. Frame: 32-63 the block's scales as doubled words.",
 		func() {
@@ -316,7 +473,7 @@ func iq4XST(T int) {
 					c.VMOVDQU(tk.at(t, 4+32*sb), a)
 					c.VPSIGNB(v, a, a)
 					c.VPMADDUBSW(a, mag, a)
-					vpdpwssd(sc, a, Y(16+t))
+					kf.madd(sc, a, t)
 				}
 			}
 			ktFuse(tk, broadcastHalf(half(Mem{Base: w})))

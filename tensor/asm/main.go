@@ -422,16 +422,21 @@ func dotk() {
 	for T := 2; T <= q6KAVX2MaxT; T++ {
 		q6KAVX2(T)
 	}
-	for T := 2; T <= 8; T++ {
-		q2KT(T)
-	}
-	for T := 2; T <= 8; T++ {
-		q3KT(T)
-	}
-	for T := 2; T <= 8; T++ {
-		q5KT(T)
-	}
-	for T := 2; T <= 8; T++ {
-		iq4XST(T)
+	for _, k := range []struct {
+		gen func(T int)
+		// the most tokens its AVX2 form takes, and keeps the float
+		// lanes of in registers, in Y0-Y15 (TestGeneratedAVX2KernelsVEX
+		// in package tensor fails where they do not fit)
+		avx2Max, regT int
+		frame         int // the kernel's own frame bytes
+	}{{q2KT, 8, 4, 24}, {q3KT, 6, 3, 24}, {q5KT, 6, 4, 96}, {iq4XST, 8, 4, 64}} {
+		for T := 2; T <= 8; T++ {
+			kf = vnniForm(T)
+			k.gen(T)
+		}
+		for T := 2; T <= k.avx2Max; T++ {
+			kf = avx2Form(T, k.frame, k.regT)
+			k.gen(T)
+		}
 	}
 }

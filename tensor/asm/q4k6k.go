@@ -28,7 +28,7 @@ func kDoc(name, typ string, T int, more ...string) {
 		"",
 		fmt.Sprintf("\tdot%sRef(w[r*wstride:], x[t*xstride:], 256*nb)", refName(typ)),
 		"",
-		"for every r < rows and t < T (here T = 2; AVX-512 VL, BW and VNNI).",
+		"for every r < rows and t < T (here T = 2; " + kf.isa() + ").",
 	}, more...)...)
 	c.Pragma("noescape")
 }
@@ -130,6 +130,7 @@ func q4KAdvance(w GPVirtual, tk *tokens, tab GPVirtual) {
 }
 
 func q4K(T int) {
+	kf = vnniForm(T)
 	name := fmt.Sprintf("q4KRowsT%dVNNI", T)
 	const (
 		minsA, minsB = 32, 64
@@ -281,6 +282,7 @@ func q6Value(g int, dst, ql0, ql1, qh VecVirtual, m q6Masks) {
 }
 
 func q6K(T int) {
+	kf = vnniForm(T)
 	name := fmt.Sprintf("q6KRowsT%dVNNI", T)
 	text(name, NOSPLIT, kSig)
 	kDoc(name, "Q6_K", T)
@@ -305,7 +307,7 @@ func q6K(T int) {
 	c.VPXOR(z, z, z)
 	c.VPSUBW(s32, z, s32)
 	for t := 0; t < T; t++ {
-		c.VPMADDWD(tk.at(t, 260), s32, Y(16+t))
+		c.VPMADDWD(tk.at(t, 260), s32, kf.lanes[t])
 	}
 	for h := 0; h < 2; h++ {
 		ql0, ql1, qh := top.YMM(), top.YMM(), top.YMM()
@@ -328,7 +330,7 @@ func q6K(T int) {
 				vpdpbusd(tk.at(t, 36+128*h+32*g), v1, b)
 				c.VPSLLD(U8(16), b, b)
 				c.VMOVDQU16(b, K1, a)
-				vpdpwssd(pairs, a, Y(16+t))
+				kf.madd(pairs, a, t)
 			}
 		}
 	}
@@ -350,7 +352,7 @@ func rowHeader(off int) {
 
 // rowStart begins a weight row of a kernel whose frame starts as
 // rowHeader's: it returns the weight pointer, the tokens' pointers and the
-// block counter, and clears the float accumulators Y24+t.
+// block counter, and clears the tokens' float lanes (kf).
 func rowStart(T int) (GPVirtual, *tokens, GPVirtual) {
 	w := gp64()
 	c.MOVQ(sp(0), w)
@@ -360,9 +362,7 @@ func rowStart(T int) (GPVirtual, *tokens, GPVirtual) {
 	tk.load()
 	n := gp64()
 	c.MOVQ(arg("nb", 40), n)
-	for t := 0; t < T; t++ {
-		c.VXORPS(Y(24+t), Y(24+t), Y(24+t))
-	}
+	kf.clearAcc()
 	return w, tk, n
 }
 
@@ -375,7 +375,7 @@ func blockEnd(name string, bs int, w GPVirtual, tk *tokens, n GPVirtual) {
 	c.JNZ(LabelRef(name + "blk"))
 }
 
-// storeHsum writes hsum8(Y24+t) (plus, where add ≥ 0, the float at
+// storeHsum writes hsum8 of token t's float lanes (plus, where add ≥ 0, the float at
 // add+4t(SP)) for each token, at out, out+ostride, ... (out at 16(SP)).
 func storeHsum(T, add int) {
 	out, os := gp64(), gp64()
@@ -384,7 +384,7 @@ func storeHsum(T, add int) {
 	c.SHLQ(U8(2), os)
 	for t := 0; t < T; t++ {
 		a := top.YMM()
-		c.VMOVAPS(Y(24+t), a)
+		c.VMOVAPS(kf.acc(t), a)
 		sum := khsum8(a)
 		if add >= 0 {
 			c.VADDSS(sp(add+4*t), sum, sum)
