@@ -136,7 +136,7 @@ var (
 	// module's avx2Max)
 	k2RowsTAVX2 = [...]*[9]kRowsT{k2Q2K: &q2KRowsTAVX2, k2Q3K: &q3KRowsTAVX2, k2Q5K: &q5KRowsTAVX2, k2IQ4XS: &iq4XSRowsTAVX2}
 	k2MaxTAVX2  = [...]int{k2Q2K: 8, k2Q3K: 6, k2Q5K: 6, k2IQ4XS: 8}
-	k2Ref   = [...]VecDot{k2Q2K: dotQ2KRef, k2Q2KR: dotQ2KRepackedRef, k2Q3K: dotQ3KRef, k2Q5K: dotQ5KRef, k2IQ4XS: dotIQ4XSRef}
+	k2Ref       = [...]VecDot{k2Q2K: dotQ2KRef, k2Q2KR: dotQ2KRepackedRef, k2Q3K: dotQ3KRef, k2Q5K: dotQ5KRef, k2IQ4XS: dotIQ4XSRef}
 )
 
 func gemvK2(k k2Kind, w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
