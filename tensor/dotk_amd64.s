@@ -12620,15 +12620,15 @@ q6KRowsT8VNNIblk:
 
 // func q6KRowsT2AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
 // Requires: AVX, AVX2, F16C, FMA3
-TEXT ·q6KRowsT2AVX2(SB), $24-64
-	// Frame: 0 the weight row, 8 the rows left, 16 the output pointer.
+TEXT ·q6KRowsT2AVX2(SB), NOSPLIT, $24-64
+	// Frame: 0 the weight row, 8 the rows left, 16 the output pointer; from 24 the tokens' float lanes past four tokens.
 	MOVQ    w+0(FP), AX
 	MOVQ    AX, (SP)
 	MOVQ    rows+16(FP), AX
 	MOVQ    AX, 8(SP)
 	MOVQ    out+48(FP), AX
 	MOVQ    AX, 16(SP)
-	VMOVDQU ktMask0F<>+0(SB), Y0
+	VMOVDQU ktMask0F<>+0(SB), Y4
 
 q6KRowsT2AVX2row:
 	MOVQ   (SP), AX
@@ -12637,151 +12637,151 @@ q6KRowsT2AVX2row:
 	LEAQ   (DX)(CX*1), CX
 	MOVQ   nb+40(FP), BX
 	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
 
 q6KRowsT2AVX2blk:
 	// Each token's lanes start at −32·Σ scales·bsums.
-	VMOVDQU   192(AX), X3
-	VPMOVSXBW X3, Y4
-	VPSLLW    $0x05, Y4, Y5
-	VPXOR     Y4, Y4, Y4
-	VPSUBW    Y5, Y4, Y5
-	VPMADDWD  260(DX), Y5, Y4
-	VPMADDWD  260(CX), Y5, Y5
+	VMOVDQU   192(AX), X5
+	VPMOVSXBW X5, Y0
+	VPSLLW    $0x05, Y0, Y2
+	VPXOR     Y0, Y0, Y0
+	VPSUBW    Y2, Y0, Y2
+	VPMADDWD  260(DX), Y2, Y0
+	VPMADDWD  260(CX), Y2, Y2
 	VMOVDQU   (AX), Y6
 	VMOVDQU   32(AX), Y7
 	VMOVDQU   128(AX), Y8
 
 	// Elements 0-31: their six-bit values and the scales of their two sub-blocks as words.
-	VPAND      Y0, Y6, Y9
+	VPAND      Y4, Y6, Y9
 	VPAND      ktMask03<>+0(SB), Y8, Y10
 	VPSLLW     $0x04, Y10, Y10
 	VPOR       Y10, Y9, Y9
-	VPSHUFB    ktScaleShuf<>+0(SB), X3, X10
+	VPSHUFB    ktScaleShuf<>+0(SB), X5, X10
 	VPMOVSXBW  X10, Y10
 	VPMADDUBSW 4(DX), Y9, Y11
 	VPMADDWD   Y10, Y11, Y11
-	VPADDD     Y11, Y4, Y4
+	VPADDD     Y11, Y0, Y0
 	VPMADDUBSW 4(CX), Y9, Y9
 	VPMADDWD   Y10, Y9, Y9
-	VPADDD     Y9, Y5, Y5
+	VPADDD     Y9, Y2, Y2
 
 	// Elements 32-63: their six-bit values and the scales of their two sub-blocks as words.
-	VPAND      Y0, Y7, Y9
+	VPAND      Y4, Y7, Y9
 	VPAND      ktMask0C<>+0(SB), Y8, Y10
 	VPSLLW     $0x02, Y10, Y10
 	VPOR       Y10, Y9, Y9
-	VPSHUFB    ktScaleShuf<>+16(SB), X3, X10
+	VPSHUFB    ktScaleShuf<>+16(SB), X5, X10
 	VPMOVSXBW  X10, Y10
 	VPMADDUBSW 36(DX), Y9, Y11
 	VPMADDWD   Y10, Y11, Y11
-	VPADDD     Y11, Y4, Y4
+	VPADDD     Y11, Y0, Y0
 	VPMADDUBSW 36(CX), Y9, Y9
 	VPMADDWD   Y10, Y9, Y9
-	VPADDD     Y9, Y5, Y5
+	VPADDD     Y9, Y2, Y2
 
 	// Elements 64-95: their six-bit values and the scales of their two sub-blocks as words.
 	VPSRLW     $0x04, Y6, Y6
-	VPAND      Y0, Y6, Y6
+	VPAND      Y4, Y6, Y6
 	VPAND      ktMask30<>+0(SB), Y8, Y9
 	VPOR       Y9, Y6, Y6
-	VPSHUFB    ktScaleShuf<>+32(SB), X3, X9
+	VPSHUFB    ktScaleShuf<>+32(SB), X5, X9
 	VPMOVSXBW  X9, Y9
 	VPMADDUBSW 68(DX), Y6, Y10
 	VPMADDWD   Y9, Y10, Y10
-	VPADDD     Y10, Y4, Y4
+	VPADDD     Y10, Y0, Y0
 	VPMADDUBSW 68(CX), Y6, Y6
 	VPMADDWD   Y9, Y6, Y6
-	VPADDD     Y6, Y5, Y5
+	VPADDD     Y6, Y2, Y2
 
 	// Elements 96-127: their six-bit values and the scales of their two sub-blocks as words.
 	VPSRLW     $0x04, Y7, Y6
-	VPAND      Y0, Y6, Y6
+	VPAND      Y4, Y6, Y6
 	VPAND      ktMaskC0<>+0(SB), Y8, Y7
 	VPSRLW     $0x02, Y7, Y7
 	VPOR       Y7, Y6, Y6
-	VPSHUFB    ktScaleShuf<>+48(SB), X3, X7
+	VPSHUFB    ktScaleShuf<>+48(SB), X5, X7
 	VPMOVSXBW  X7, Y7
 	VPMADDUBSW 100(DX), Y6, Y8
 	VPMADDWD   Y7, Y8, Y8
-	VPADDD     Y8, Y4, Y4
+	VPADDD     Y8, Y0, Y0
 	VPMADDUBSW 100(CX), Y6, Y6
 	VPMADDWD   Y7, Y6, Y6
-	VPADDD     Y6, Y5, Y5
+	VPADDD     Y6, Y2, Y2
 	VMOVDQU    64(AX), Y6
 	VMOVDQU    96(AX), Y7
 	VMOVDQU    160(AX), Y8
 
 	// Elements 128-159: their six-bit values and the scales of their two sub-blocks as words.
-	VPAND      Y0, Y6, Y9
+	VPAND      Y4, Y6, Y9
 	VPAND      ktMask03<>+0(SB), Y8, Y10
 	VPSLLW     $0x04, Y10, Y10
 	VPOR       Y10, Y9, Y9
-	VPSHUFB    ktScaleShuf<>+64(SB), X3, X10
+	VPSHUFB    ktScaleShuf<>+64(SB), X5, X10
 	VPMOVSXBW  X10, Y10
 	VPMADDUBSW 132(DX), Y9, Y11
 	VPMADDWD   Y10, Y11, Y11
-	VPADDD     Y11, Y4, Y4
+	VPADDD     Y11, Y0, Y0
 	VPMADDUBSW 132(CX), Y9, Y9
 	VPMADDWD   Y10, Y9, Y9
-	VPADDD     Y9, Y5, Y5
+	VPADDD     Y9, Y2, Y2
 
 	// Elements 160-191: their six-bit values and the scales of their two sub-blocks as words.
-	VPAND      Y0, Y7, Y9
+	VPAND      Y4, Y7, Y9
 	VPAND      ktMask0C<>+0(SB), Y8, Y10
 	VPSLLW     $0x02, Y10, Y10
 	VPOR       Y10, Y9, Y9
-	VPSHUFB    ktScaleShuf<>+80(SB), X3, X10
+	VPSHUFB    ktScaleShuf<>+80(SB), X5, X10
 	VPMOVSXBW  X10, Y10
 	VPMADDUBSW 164(DX), Y9, Y11
 	VPMADDWD   Y10, Y11, Y11
-	VPADDD     Y11, Y4, Y4
+	VPADDD     Y11, Y0, Y0
 	VPMADDUBSW 164(CX), Y9, Y9
 	VPMADDWD   Y10, Y9, Y9
-	VPADDD     Y9, Y5, Y5
+	VPADDD     Y9, Y2, Y2
 
 	// Elements 192-223: their six-bit values and the scales of their two sub-blocks as words.
 	VPSRLW     $0x04, Y6, Y6
-	VPAND      Y0, Y6, Y6
+	VPAND      Y4, Y6, Y6
 	VPAND      ktMask30<>+0(SB), Y8, Y9
 	VPOR       Y9, Y6, Y6
-	VPSHUFB    ktScaleShuf<>+96(SB), X3, X9
+	VPSHUFB    ktScaleShuf<>+96(SB), X5, X9
 	VPMOVSXBW  X9, Y9
 	VPMADDUBSW 196(DX), Y6, Y10
 	VPMADDWD   Y9, Y10, Y10
-	VPADDD     Y10, Y4, Y4
+	VPADDD     Y10, Y0, Y0
 	VPMADDUBSW 196(CX), Y6, Y6
 	VPMADDWD   Y9, Y6, Y6
-	VPADDD     Y6, Y5, Y5
+	VPADDD     Y6, Y2, Y2
 
 	// Elements 224-255: their six-bit values and the scales of their two sub-blocks as words.
 	VPSRLW     $0x04, Y7, Y6
-	VPAND      Y0, Y6, Y6
+	VPAND      Y4, Y6, Y6
 	VPAND      ktMaskC0<>+0(SB), Y8, Y7
 	VPSRLW     $0x02, Y7, Y7
 	VPOR       Y7, Y6, Y6
-	VPSHUFB    ktScaleShuf<>+112(SB), X3, X3
-	VPMOVSXBW  X3, Y3
+	VPSHUFB    ktScaleShuf<>+112(SB), X5, X5
+	VPMOVSXBW  X5, Y5
 	VPMADDUBSW 228(DX), Y6, Y7
-	VPMADDWD   Y3, Y7, Y7
-	VPADDD     Y7, Y4, Y4
+	VPMADDWD   Y5, Y7, Y7
+	VPADDD     Y7, Y0, Y0
 	VPMADDUBSW 228(CX), Y6, Y6
-	VPMADDWD   Y3, Y6, Y6
-	VPADDD     Y6, Y5, Y5
+	VPMADDWD   Y5, Y6, Y6
+	VPADDD     Y6, Y2, Y2
 
 	// acc_t[L] = fma(x_t.d·wd, float32(lane_t[L]), acc_t[L]).
 	MOVWLZX      208(AX), SI
-	VMOVD        SI, X3
-	VCVTPH2PS    X3, X3
-	VBROADCASTSS X3, Y3
-	VCVTDQ2PS    Y4, Y4
+	VMOVD        SI, X5
+	VCVTPH2PS    X5, X5
+	VBROADCASTSS X5, Y5
+	VCVTDQ2PS    Y0, Y0
 	VBROADCASTSS (DX), Y6
-	VMULPS       Y3, Y6, Y6
-	VFMADD231PS  Y6, Y4, Y1
-	VCVTDQ2PS    Y5, Y5
-	VBROADCASTSS (CX), Y4
-	VMULPS       Y3, Y4, Y4
-	VFMADD231PS  Y4, Y5, Y2
+	VMULPS       Y5, Y6, Y6
+	VFMADD231PS  Y6, Y0, Y1
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS (CX), Y0
+	VMULPS       Y5, Y0, Y0
+	VFMADD231PS  Y0, Y2, Y3
 	ADDQ         $0x000000d2, AX
 	ADDQ         $0x00000124, DX
 	ADDQ         $0x00000124, CX
@@ -12792,20 +12792,22 @@ q6KRowsT2AVX2blk:
 	MOVQ         16(SP), AX
 	MOVQ         ostride+56(FP), CX
 	SHLQ         $0x02, CX
-	VEXTRACTF128 $0x01, Y1, X3
-	VADDPS       X1, X3, X3
-	VMOVHLPS     X3, X3, X1
-	VADDPS       X1, X3, X3
-	VMOVSHDUP    X3, X1
-	VADDSS       X1, X3, X3
-	VMOVSS       X3, (AX)
+	VMOVAPS      Y1, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
 	ADDQ         CX, AX
-	VEXTRACTF128 $0x01, Y2, X1
-	VADDPS       X2, X1, X1
-	VMOVHLPS     X1, X1, X2
-	VADDPS       X2, X1, X1
-	VMOVSHDUP    X1, X2
-	VADDSS       X2, X1, X1
+	VMOVAPS      Y3, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
 	VMOVSS       X1, (AX)
 	ADDQ         $0x04, 16(SP)
 	MOVQ         (SP), AX
@@ -12818,15 +12820,15 @@ q6KRowsT2AVX2blk:
 
 // func q6KRowsT3AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
 // Requires: AVX, AVX2, F16C, FMA3
-TEXT ·q6KRowsT3AVX2(SB), $24-64
-	// Frame: 0 the weight row, 8 the rows left, 16 the output pointer.
+TEXT ·q6KRowsT3AVX2(SB), NOSPLIT, $24-64
+	// Frame: 0 the weight row, 8 the rows left, 16 the output pointer; from 24 the tokens' float lanes past four tokens.
 	MOVQ    w+0(FP), AX
 	MOVQ    AX, (SP)
 	MOVQ    rows+16(FP), AX
 	MOVQ    AX, 8(SP)
 	MOVQ    out+48(FP), AX
 	MOVQ    AX, 16(SP)
-	VMOVDQU ktMask0F<>+0(SB), Y0
+	VMOVDQU ktMask0F<>+0(SB), Y6
 
 q6KRowsT3AVX2row:
 	MOVQ   (SP), AX
@@ -12836,181 +12838,181 @@ q6KRowsT3AVX2row:
 	LEAQ   (DX)(CX*2), CX
 	MOVQ   nb+40(FP), SI
 	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
+	VXORPS Y5, Y5, Y5
 
 q6KRowsT3AVX2blk:
 	// Each token's lanes start at −32·Σ scales·bsums.
-	VMOVDQU   192(AX), X4
-	VPMOVSXBW X4, Y5
-	VPSLLW    $0x05, Y5, Y6
-	VPXOR     Y5, Y5, Y5
-	VPSUBW    Y6, Y5, Y6
-	VPMADDWD  260(DX), Y6, Y5
-	VPMADDWD  260(BX), Y6, Y7
-	VPMADDWD  260(CX), Y6, Y6
+	VMOVDQU   192(AX), X7
+	VPMOVSXBW X7, Y0
+	VPSLLW    $0x05, Y0, Y4
+	VPXOR     Y0, Y0, Y0
+	VPSUBW    Y4, Y0, Y4
+	VPMADDWD  260(DX), Y4, Y0
+	VPMADDWD  260(BX), Y4, Y2
+	VPMADDWD  260(CX), Y4, Y4
 	VMOVDQU   (AX), Y8
 	VMOVDQU   32(AX), Y9
 	VMOVDQU   128(AX), Y10
 
 	// Elements 0-31: their six-bit values and the scales of their two sub-blocks as words.
-	VPAND      Y0, Y8, Y11
+	VPAND      Y6, Y8, Y11
 	VPAND      ktMask03<>+0(SB), Y10, Y12
 	VPSLLW     $0x04, Y12, Y12
 	VPOR       Y12, Y11, Y11
-	VPSHUFB    ktScaleShuf<>+0(SB), X4, X12
+	VPSHUFB    ktScaleShuf<>+0(SB), X7, X12
 	VPMOVSXBW  X12, Y12
 	VPMADDUBSW 4(DX), Y11, Y13
 	VPMADDWD   Y12, Y13, Y13
-	VPADDD     Y13, Y5, Y5
+	VPADDD     Y13, Y0, Y0
 	VPMADDUBSW 4(BX), Y11, Y13
 	VPMADDWD   Y12, Y13, Y13
-	VPADDD     Y13, Y7, Y7
+	VPADDD     Y13, Y2, Y2
 	VPMADDUBSW 4(CX), Y11, Y11
 	VPMADDWD   Y12, Y11, Y11
-	VPADDD     Y11, Y6, Y6
+	VPADDD     Y11, Y4, Y4
 
 	// Elements 32-63: their six-bit values and the scales of their two sub-blocks as words.
-	VPAND      Y0, Y9, Y11
+	VPAND      Y6, Y9, Y11
 	VPAND      ktMask0C<>+0(SB), Y10, Y12
 	VPSLLW     $0x02, Y12, Y12
 	VPOR       Y12, Y11, Y11
-	VPSHUFB    ktScaleShuf<>+16(SB), X4, X12
+	VPSHUFB    ktScaleShuf<>+16(SB), X7, X12
 	VPMOVSXBW  X12, Y12
 	VPMADDUBSW 36(DX), Y11, Y13
 	VPMADDWD   Y12, Y13, Y13
-	VPADDD     Y13, Y5, Y5
+	VPADDD     Y13, Y0, Y0
 	VPMADDUBSW 36(BX), Y11, Y13
 	VPMADDWD   Y12, Y13, Y13
-	VPADDD     Y13, Y7, Y7
+	VPADDD     Y13, Y2, Y2
 	VPMADDUBSW 36(CX), Y11, Y11
 	VPMADDWD   Y12, Y11, Y11
-	VPADDD     Y11, Y6, Y6
+	VPADDD     Y11, Y4, Y4
 
 	// Elements 64-95: their six-bit values and the scales of their two sub-blocks as words.
 	VPSRLW     $0x04, Y8, Y8
-	VPAND      Y0, Y8, Y8
+	VPAND      Y6, Y8, Y8
 	VPAND      ktMask30<>+0(SB), Y10, Y11
 	VPOR       Y11, Y8, Y8
-	VPSHUFB    ktScaleShuf<>+32(SB), X4, X11
+	VPSHUFB    ktScaleShuf<>+32(SB), X7, X11
 	VPMOVSXBW  X11, Y11
 	VPMADDUBSW 68(DX), Y8, Y12
 	VPMADDWD   Y11, Y12, Y12
-	VPADDD     Y12, Y5, Y5
+	VPADDD     Y12, Y0, Y0
 	VPMADDUBSW 68(BX), Y8, Y12
 	VPMADDWD   Y11, Y12, Y12
-	VPADDD     Y12, Y7, Y7
+	VPADDD     Y12, Y2, Y2
 	VPMADDUBSW 68(CX), Y8, Y8
 	VPMADDWD   Y11, Y8, Y8
-	VPADDD     Y8, Y6, Y6
+	VPADDD     Y8, Y4, Y4
 
 	// Elements 96-127: their six-bit values and the scales of their two sub-blocks as words.
 	VPSRLW     $0x04, Y9, Y8
-	VPAND      Y0, Y8, Y8
+	VPAND      Y6, Y8, Y8
 	VPAND      ktMaskC0<>+0(SB), Y10, Y9
 	VPSRLW     $0x02, Y9, Y9
 	VPOR       Y9, Y8, Y8
-	VPSHUFB    ktScaleShuf<>+48(SB), X4, X9
+	VPSHUFB    ktScaleShuf<>+48(SB), X7, X9
 	VPMOVSXBW  X9, Y9
 	VPMADDUBSW 100(DX), Y8, Y10
 	VPMADDWD   Y9, Y10, Y10
-	VPADDD     Y10, Y5, Y5
+	VPADDD     Y10, Y0, Y0
 	VPMADDUBSW 100(BX), Y8, Y10
 	VPMADDWD   Y9, Y10, Y10
-	VPADDD     Y10, Y7, Y7
+	VPADDD     Y10, Y2, Y2
 	VPMADDUBSW 100(CX), Y8, Y8
 	VPMADDWD   Y9, Y8, Y8
-	VPADDD     Y8, Y6, Y6
+	VPADDD     Y8, Y4, Y4
 	VMOVDQU    64(AX), Y8
 	VMOVDQU    96(AX), Y9
 	VMOVDQU    160(AX), Y10
 
 	// Elements 128-159: their six-bit values and the scales of their two sub-blocks as words.
-	VPAND      Y0, Y8, Y11
+	VPAND      Y6, Y8, Y11
 	VPAND      ktMask03<>+0(SB), Y10, Y12
 	VPSLLW     $0x04, Y12, Y12
 	VPOR       Y12, Y11, Y11
-	VPSHUFB    ktScaleShuf<>+64(SB), X4, X12
+	VPSHUFB    ktScaleShuf<>+64(SB), X7, X12
 	VPMOVSXBW  X12, Y12
 	VPMADDUBSW 132(DX), Y11, Y13
 	VPMADDWD   Y12, Y13, Y13
-	VPADDD     Y13, Y5, Y5
+	VPADDD     Y13, Y0, Y0
 	VPMADDUBSW 132(BX), Y11, Y13
 	VPMADDWD   Y12, Y13, Y13
-	VPADDD     Y13, Y7, Y7
+	VPADDD     Y13, Y2, Y2
 	VPMADDUBSW 132(CX), Y11, Y11
 	VPMADDWD   Y12, Y11, Y11
-	VPADDD     Y11, Y6, Y6
+	VPADDD     Y11, Y4, Y4
 
 	// Elements 160-191: their six-bit values and the scales of their two sub-blocks as words.
-	VPAND      Y0, Y9, Y11
+	VPAND      Y6, Y9, Y11
 	VPAND      ktMask0C<>+0(SB), Y10, Y12
 	VPSLLW     $0x02, Y12, Y12
 	VPOR       Y12, Y11, Y11
-	VPSHUFB    ktScaleShuf<>+80(SB), X4, X12
+	VPSHUFB    ktScaleShuf<>+80(SB), X7, X12
 	VPMOVSXBW  X12, Y12
 	VPMADDUBSW 164(DX), Y11, Y13
 	VPMADDWD   Y12, Y13, Y13
-	VPADDD     Y13, Y5, Y5
+	VPADDD     Y13, Y0, Y0
 	VPMADDUBSW 164(BX), Y11, Y13
 	VPMADDWD   Y12, Y13, Y13
-	VPADDD     Y13, Y7, Y7
+	VPADDD     Y13, Y2, Y2
 	VPMADDUBSW 164(CX), Y11, Y11
 	VPMADDWD   Y12, Y11, Y11
-	VPADDD     Y11, Y6, Y6
+	VPADDD     Y11, Y4, Y4
 
 	// Elements 192-223: their six-bit values and the scales of their two sub-blocks as words.
 	VPSRLW     $0x04, Y8, Y8
-	VPAND      Y0, Y8, Y8
+	VPAND      Y6, Y8, Y8
 	VPAND      ktMask30<>+0(SB), Y10, Y11
 	VPOR       Y11, Y8, Y8
-	VPSHUFB    ktScaleShuf<>+96(SB), X4, X11
+	VPSHUFB    ktScaleShuf<>+96(SB), X7, X11
 	VPMOVSXBW  X11, Y11
 	VPMADDUBSW 196(DX), Y8, Y12
 	VPMADDWD   Y11, Y12, Y12
-	VPADDD     Y12, Y5, Y5
+	VPADDD     Y12, Y0, Y0
 	VPMADDUBSW 196(BX), Y8, Y12
 	VPMADDWD   Y11, Y12, Y12
-	VPADDD     Y12, Y7, Y7
+	VPADDD     Y12, Y2, Y2
 	VPMADDUBSW 196(CX), Y8, Y8
 	VPMADDWD   Y11, Y8, Y8
-	VPADDD     Y8, Y6, Y6
+	VPADDD     Y8, Y4, Y4
 
 	// Elements 224-255: their six-bit values and the scales of their two sub-blocks as words.
 	VPSRLW     $0x04, Y9, Y8
-	VPAND      Y0, Y8, Y8
+	VPAND      Y6, Y8, Y8
 	VPAND      ktMaskC0<>+0(SB), Y10, Y9
 	VPSRLW     $0x02, Y9, Y9
 	VPOR       Y9, Y8, Y8
-	VPSHUFB    ktScaleShuf<>+112(SB), X4, X4
-	VPMOVSXBW  X4, Y4
+	VPSHUFB    ktScaleShuf<>+112(SB), X7, X7
+	VPMOVSXBW  X7, Y7
 	VPMADDUBSW 228(DX), Y8, Y9
-	VPMADDWD   Y4, Y9, Y9
-	VPADDD     Y9, Y5, Y5
+	VPMADDWD   Y7, Y9, Y9
+	VPADDD     Y9, Y0, Y0
 	VPMADDUBSW 228(BX), Y8, Y9
-	VPMADDWD   Y4, Y9, Y9
-	VPADDD     Y9, Y7, Y7
+	VPMADDWD   Y7, Y9, Y9
+	VPADDD     Y9, Y2, Y2
 	VPMADDUBSW 228(CX), Y8, Y8
-	VPMADDWD   Y4, Y8, Y8
-	VPADDD     Y8, Y6, Y6
+	VPMADDWD   Y7, Y8, Y8
+	VPADDD     Y8, Y4, Y4
 
 	// acc_t[L] = fma(x_t.d·wd, float32(lane_t[L]), acc_t[L]).
 	MOVWLZX      208(AX), DI
-	VMOVD        DI, X4
-	VCVTPH2PS    X4, X4
-	VBROADCASTSS X4, Y4
-	VCVTDQ2PS    Y5, Y5
+	VMOVD        DI, X7
+	VCVTPH2PS    X7, X7
+	VBROADCASTSS X7, Y7
+	VCVTDQ2PS    Y0, Y0
 	VBROADCASTSS (DX), Y8
-	VMULPS       Y4, Y8, Y8
-	VFMADD231PS  Y8, Y5, Y1
-	VCVTDQ2PS    Y7, Y7
-	VBROADCASTSS (BX), Y5
-	VMULPS       Y4, Y5, Y5
-	VFMADD231PS  Y5, Y7, Y2
-	VCVTDQ2PS    Y6, Y6
-	VBROADCASTSS (CX), Y5
-	VMULPS       Y4, Y5, Y5
-	VFMADD231PS  Y5, Y6, Y3
+	VMULPS       Y7, Y8, Y8
+	VFMADD231PS  Y8, Y0, Y1
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS (BX), Y0
+	VMULPS       Y7, Y0, Y0
+	VFMADD231PS  Y0, Y2, Y3
+	VCVTDQ2PS    Y4, Y4
+	VBROADCASTSS (CX), Y0
+	VMULPS       Y7, Y0, Y0
+	VFMADD231PS  Y0, Y4, Y5
 	ADDQ         $0x000000d2, AX
 	ADDQ         $0x00000124, DX
 	ADDQ         $0x00000124, BX
@@ -13022,28 +13024,31 @@ q6KRowsT3AVX2blk:
 	MOVQ         16(SP), AX
 	MOVQ         ostride+56(FP), CX
 	SHLQ         $0x02, CX
-	VEXTRACTF128 $0x01, Y1, X4
-	VADDPS       X1, X4, X4
-	VMOVHLPS     X4, X4, X1
-	VADDPS       X1, X4, X4
-	VMOVSHDUP    X4, X1
-	VADDSS       X1, X4, X4
-	VMOVSS       X4, (AX)
-	ADDQ         CX, AX
-	VEXTRACTF128 $0x01, Y2, X1
-	VADDPS       X2, X1, X1
-	VMOVHLPS     X1, X1, X2
-	VADDPS       X2, X1, X1
-	VMOVSHDUP    X1, X2
-	VADDSS       X2, X1, X1
+	VMOVAPS      Y1, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
 	VMOVSS       X1, (AX)
 	ADDQ         CX, AX
-	VEXTRACTF128 $0x01, Y3, X1
-	VADDPS       X3, X1, X1
-	VMOVHLPS     X1, X1, X2
-	VADDPS       X2, X1, X1
-	VMOVSHDUP    X1, X2
-	VADDSS       X2, X1, X1
+	VMOVAPS      Y3, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         CX, AX
+	VMOVAPS      Y5, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
 	VMOVSS       X1, (AX)
 	ADDQ         $0x04, 16(SP)
 	MOVQ         (SP), AX
@@ -13056,15 +13061,15 @@ q6KRowsT3AVX2blk:
 
 // func q6KRowsT4AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
 // Requires: AVX, AVX2, F16C, FMA3
-TEXT ·q6KRowsT4AVX2(SB), $24-64
-	// Frame: 0 the weight row, 8 the rows left, 16 the output pointer.
+TEXT ·q6KRowsT4AVX2(SB), NOSPLIT, $24-64
+	// Frame: 0 the weight row, 8 the rows left, 16 the output pointer; from 24 the tokens' float lanes past four tokens.
 	MOVQ    w+0(FP), AX
 	MOVQ    AX, (SP)
 	MOVQ    rows+16(FP), AX
 	MOVQ    AX, 8(SP)
 	MOVQ    out+48(FP), AX
 	MOVQ    AX, 16(SP)
-	VMOVDQU ktMask0F<>+0(SB), Y0
+	VMOVDQU ktMask0F<>+0(SB), Y8
 
 q6KRowsT4AVX2row:
 	MOVQ   (SP), AX
@@ -13075,211 +13080,211 @@ q6KRowsT4AVX2row:
 	LEAQ   (BX)(CX*2), CX
 	MOVQ   nb+40(FP), DI
 	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y7, Y7, Y7
 
 q6KRowsT4AVX2blk:
 	// Each token's lanes start at −32·Σ scales·bsums.
-	VMOVDQU   192(AX), X5
-	VPMOVSXBW X5, Y6
-	VPSLLW    $0x05, Y6, Y7
-	VPXOR     Y6, Y6, Y6
-	VPSUBW    Y7, Y6, Y7
-	VPMADDWD  260(DX), Y7, Y6
-	VPMADDWD  260(BX), Y7, Y8
-	VPMADDWD  260(SI), Y7, Y9
-	VPMADDWD  260(CX), Y7, Y7
+	VMOVDQU   192(AX), X9
+	VPMOVSXBW X9, Y0
+	VPSLLW    $0x05, Y0, Y6
+	VPXOR     Y0, Y0, Y0
+	VPSUBW    Y6, Y0, Y6
+	VPMADDWD  260(DX), Y6, Y0
+	VPMADDWD  260(BX), Y6, Y2
+	VPMADDWD  260(SI), Y6, Y4
+	VPMADDWD  260(CX), Y6, Y6
 	VMOVDQU   (AX), Y10
 	VMOVDQU   32(AX), Y11
 	VMOVDQU   128(AX), Y12
 
 	// Elements 0-31: their six-bit values and the scales of their two sub-blocks as words.
-	VPAND      Y0, Y10, Y13
+	VPAND      Y8, Y10, Y13
 	VPAND      ktMask03<>+0(SB), Y12, Y14
 	VPSLLW     $0x04, Y14, Y14
 	VPOR       Y14, Y13, Y13
-	VPSHUFB    ktScaleShuf<>+0(SB), X5, X14
+	VPSHUFB    ktScaleShuf<>+0(SB), X9, X14
 	VPMOVSXBW  X14, Y14
 	VPMADDUBSW 4(DX), Y13, Y15
 	VPMADDWD   Y14, Y15, Y15
-	VPADDD     Y15, Y6, Y6
+	VPADDD     Y15, Y0, Y0
 	VPMADDUBSW 4(BX), Y13, Y15
 	VPMADDWD   Y14, Y15, Y15
-	VPADDD     Y15, Y8, Y8
+	VPADDD     Y15, Y2, Y2
 	VPMADDUBSW 4(SI), Y13, Y15
 	VPMADDWD   Y14, Y15, Y15
-	VPADDD     Y15, Y9, Y9
+	VPADDD     Y15, Y4, Y4
 	VPMADDUBSW 4(CX), Y13, Y13
 	VPMADDWD   Y14, Y13, Y13
-	VPADDD     Y13, Y7, Y7
+	VPADDD     Y13, Y6, Y6
 
 	// Elements 32-63: their six-bit values and the scales of their two sub-blocks as words.
-	VPAND      Y0, Y11, Y13
+	VPAND      Y8, Y11, Y13
 	VPAND      ktMask0C<>+0(SB), Y12, Y14
 	VPSLLW     $0x02, Y14, Y14
 	VPOR       Y14, Y13, Y13
-	VPSHUFB    ktScaleShuf<>+16(SB), X5, X14
+	VPSHUFB    ktScaleShuf<>+16(SB), X9, X14
 	VPMOVSXBW  X14, Y14
 	VPMADDUBSW 36(DX), Y13, Y15
 	VPMADDWD   Y14, Y15, Y15
-	VPADDD     Y15, Y6, Y6
+	VPADDD     Y15, Y0, Y0
 	VPMADDUBSW 36(BX), Y13, Y15
 	VPMADDWD   Y14, Y15, Y15
-	VPADDD     Y15, Y8, Y8
+	VPADDD     Y15, Y2, Y2
 	VPMADDUBSW 36(SI), Y13, Y15
 	VPMADDWD   Y14, Y15, Y15
-	VPADDD     Y15, Y9, Y9
+	VPADDD     Y15, Y4, Y4
 	VPMADDUBSW 36(CX), Y13, Y13
 	VPMADDWD   Y14, Y13, Y13
-	VPADDD     Y13, Y7, Y7
+	VPADDD     Y13, Y6, Y6
 
 	// Elements 64-95: their six-bit values and the scales of their two sub-blocks as words.
 	VPSRLW     $0x04, Y10, Y10
-	VPAND      Y0, Y10, Y10
+	VPAND      Y8, Y10, Y10
 	VPAND      ktMask30<>+0(SB), Y12, Y13
 	VPOR       Y13, Y10, Y10
-	VPSHUFB    ktScaleShuf<>+32(SB), X5, X13
+	VPSHUFB    ktScaleShuf<>+32(SB), X9, X13
 	VPMOVSXBW  X13, Y13
 	VPMADDUBSW 68(DX), Y10, Y14
 	VPMADDWD   Y13, Y14, Y14
-	VPADDD     Y14, Y6, Y6
+	VPADDD     Y14, Y0, Y0
 	VPMADDUBSW 68(BX), Y10, Y14
 	VPMADDWD   Y13, Y14, Y14
-	VPADDD     Y14, Y8, Y8
+	VPADDD     Y14, Y2, Y2
 	VPMADDUBSW 68(SI), Y10, Y14
 	VPMADDWD   Y13, Y14, Y14
-	VPADDD     Y14, Y9, Y9
+	VPADDD     Y14, Y4, Y4
 	VPMADDUBSW 68(CX), Y10, Y10
 	VPMADDWD   Y13, Y10, Y10
-	VPADDD     Y10, Y7, Y7
+	VPADDD     Y10, Y6, Y6
 
 	// Elements 96-127: their six-bit values and the scales of their two sub-blocks as words.
 	VPSRLW     $0x04, Y11, Y10
-	VPAND      Y0, Y10, Y10
+	VPAND      Y8, Y10, Y10
 	VPAND      ktMaskC0<>+0(SB), Y12, Y11
 	VPSRLW     $0x02, Y11, Y11
 	VPOR       Y11, Y10, Y10
-	VPSHUFB    ktScaleShuf<>+48(SB), X5, X11
+	VPSHUFB    ktScaleShuf<>+48(SB), X9, X11
 	VPMOVSXBW  X11, Y11
 	VPMADDUBSW 100(DX), Y10, Y12
 	VPMADDWD   Y11, Y12, Y12
-	VPADDD     Y12, Y6, Y6
+	VPADDD     Y12, Y0, Y0
 	VPMADDUBSW 100(BX), Y10, Y12
 	VPMADDWD   Y11, Y12, Y12
-	VPADDD     Y12, Y8, Y8
+	VPADDD     Y12, Y2, Y2
 	VPMADDUBSW 100(SI), Y10, Y12
 	VPMADDWD   Y11, Y12, Y12
-	VPADDD     Y12, Y9, Y9
+	VPADDD     Y12, Y4, Y4
 	VPMADDUBSW 100(CX), Y10, Y10
 	VPMADDWD   Y11, Y10, Y10
-	VPADDD     Y10, Y7, Y7
+	VPADDD     Y10, Y6, Y6
 	VMOVDQU    64(AX), Y10
 	VMOVDQU    96(AX), Y11
 	VMOVDQU    160(AX), Y12
 
 	// Elements 128-159: their six-bit values and the scales of their two sub-blocks as words.
-	VPAND      Y0, Y10, Y13
+	VPAND      Y8, Y10, Y13
 	VPAND      ktMask03<>+0(SB), Y12, Y14
 	VPSLLW     $0x04, Y14, Y14
 	VPOR       Y14, Y13, Y13
-	VPSHUFB    ktScaleShuf<>+64(SB), X5, X14
+	VPSHUFB    ktScaleShuf<>+64(SB), X9, X14
 	VPMOVSXBW  X14, Y14
 	VPMADDUBSW 132(DX), Y13, Y15
 	VPMADDWD   Y14, Y15, Y15
-	VPADDD     Y15, Y6, Y6
+	VPADDD     Y15, Y0, Y0
 	VPMADDUBSW 132(BX), Y13, Y15
 	VPMADDWD   Y14, Y15, Y15
-	VPADDD     Y15, Y8, Y8
+	VPADDD     Y15, Y2, Y2
 	VPMADDUBSW 132(SI), Y13, Y15
 	VPMADDWD   Y14, Y15, Y15
-	VPADDD     Y15, Y9, Y9
+	VPADDD     Y15, Y4, Y4
 	VPMADDUBSW 132(CX), Y13, Y13
 	VPMADDWD   Y14, Y13, Y13
-	VPADDD     Y13, Y7, Y7
+	VPADDD     Y13, Y6, Y6
 
 	// Elements 160-191: their six-bit values and the scales of their two sub-blocks as words.
-	VPAND      Y0, Y11, Y13
+	VPAND      Y8, Y11, Y13
 	VPAND      ktMask0C<>+0(SB), Y12, Y14
 	VPSLLW     $0x02, Y14, Y14
 	VPOR       Y14, Y13, Y13
-	VPSHUFB    ktScaleShuf<>+80(SB), X5, X14
+	VPSHUFB    ktScaleShuf<>+80(SB), X9, X14
 	VPMOVSXBW  X14, Y14
 	VPMADDUBSW 164(DX), Y13, Y15
 	VPMADDWD   Y14, Y15, Y15
-	VPADDD     Y15, Y6, Y6
+	VPADDD     Y15, Y0, Y0
 	VPMADDUBSW 164(BX), Y13, Y15
 	VPMADDWD   Y14, Y15, Y15
-	VPADDD     Y15, Y8, Y8
+	VPADDD     Y15, Y2, Y2
 	VPMADDUBSW 164(SI), Y13, Y15
 	VPMADDWD   Y14, Y15, Y15
-	VPADDD     Y15, Y9, Y9
+	VPADDD     Y15, Y4, Y4
 	VPMADDUBSW 164(CX), Y13, Y13
 	VPMADDWD   Y14, Y13, Y13
-	VPADDD     Y13, Y7, Y7
+	VPADDD     Y13, Y6, Y6
 
 	// Elements 192-223: their six-bit values and the scales of their two sub-blocks as words.
 	VPSRLW     $0x04, Y10, Y10
-	VPAND      Y0, Y10, Y10
+	VPAND      Y8, Y10, Y10
 	VPAND      ktMask30<>+0(SB), Y12, Y13
 	VPOR       Y13, Y10, Y10
-	VPSHUFB    ktScaleShuf<>+96(SB), X5, X13
+	VPSHUFB    ktScaleShuf<>+96(SB), X9, X13
 	VPMOVSXBW  X13, Y13
 	VPMADDUBSW 196(DX), Y10, Y14
 	VPMADDWD   Y13, Y14, Y14
-	VPADDD     Y14, Y6, Y6
+	VPADDD     Y14, Y0, Y0
 	VPMADDUBSW 196(BX), Y10, Y14
 	VPMADDWD   Y13, Y14, Y14
-	VPADDD     Y14, Y8, Y8
+	VPADDD     Y14, Y2, Y2
 	VPMADDUBSW 196(SI), Y10, Y14
 	VPMADDWD   Y13, Y14, Y14
-	VPADDD     Y14, Y9, Y9
+	VPADDD     Y14, Y4, Y4
 	VPMADDUBSW 196(CX), Y10, Y10
 	VPMADDWD   Y13, Y10, Y10
-	VPADDD     Y10, Y7, Y7
+	VPADDD     Y10, Y6, Y6
 
 	// Elements 224-255: their six-bit values and the scales of their two sub-blocks as words.
 	VPSRLW     $0x04, Y11, Y10
-	VPAND      Y0, Y10, Y10
+	VPAND      Y8, Y10, Y10
 	VPAND      ktMaskC0<>+0(SB), Y12, Y11
 	VPSRLW     $0x02, Y11, Y11
 	VPOR       Y11, Y10, Y10
-	VPSHUFB    ktScaleShuf<>+112(SB), X5, X5
-	VPMOVSXBW  X5, Y5
+	VPSHUFB    ktScaleShuf<>+112(SB), X9, X9
+	VPMOVSXBW  X9, Y9
 	VPMADDUBSW 228(DX), Y10, Y11
-	VPMADDWD   Y5, Y11, Y11
-	VPADDD     Y11, Y6, Y6
+	VPMADDWD   Y9, Y11, Y11
+	VPADDD     Y11, Y0, Y0
 	VPMADDUBSW 228(BX), Y10, Y11
-	VPMADDWD   Y5, Y11, Y11
-	VPADDD     Y11, Y8, Y8
+	VPMADDWD   Y9, Y11, Y11
+	VPADDD     Y11, Y2, Y2
 	VPMADDUBSW 228(SI), Y10, Y11
-	VPMADDWD   Y5, Y11, Y11
-	VPADDD     Y11, Y9, Y9
+	VPMADDWD   Y9, Y11, Y11
+	VPADDD     Y11, Y4, Y4
 	VPMADDUBSW 228(CX), Y10, Y10
-	VPMADDWD   Y5, Y10, Y10
-	VPADDD     Y10, Y7, Y7
+	VPMADDWD   Y9, Y10, Y10
+	VPADDD     Y10, Y6, Y6
 
 	// acc_t[L] = fma(x_t.d·wd, float32(lane_t[L]), acc_t[L]).
 	MOVWLZX      208(AX), R8
-	VMOVD        R8, X5
-	VCVTPH2PS    X5, X5
-	VBROADCASTSS X5, Y5
-	VCVTDQ2PS    Y6, Y6
+	VMOVD        R8, X9
+	VCVTPH2PS    X9, X9
+	VBROADCASTSS X9, Y9
+	VCVTDQ2PS    Y0, Y0
 	VBROADCASTSS (DX), Y10
-	VMULPS       Y5, Y10, Y10
-	VFMADD231PS  Y10, Y6, Y1
-	VCVTDQ2PS    Y8, Y8
-	VBROADCASTSS (BX), Y6
-	VMULPS       Y5, Y6, Y6
-	VFMADD231PS  Y6, Y8, Y2
-	VCVTDQ2PS    Y9, Y9
-	VBROADCASTSS (SI), Y6
-	VMULPS       Y5, Y6, Y6
-	VFMADD231PS  Y6, Y9, Y3
-	VCVTDQ2PS    Y7, Y7
-	VBROADCASTSS (CX), Y6
-	VMULPS       Y5, Y6, Y6
-	VFMADD231PS  Y6, Y7, Y4
+	VMULPS       Y9, Y10, Y10
+	VFMADD231PS  Y10, Y0, Y1
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS (BX), Y0
+	VMULPS       Y9, Y0, Y0
+	VFMADD231PS  Y0, Y2, Y3
+	VCVTDQ2PS    Y4, Y4
+	VBROADCASTSS (SI), Y0
+	VMULPS       Y9, Y0, Y0
+	VFMADD231PS  Y0, Y4, Y5
+	VCVTDQ2PS    Y6, Y6
+	VBROADCASTSS (CX), Y0
+	VMULPS       Y9, Y0, Y0
+	VFMADD231PS  Y0, Y6, Y7
 	ADDQ         $0x000000d2, AX
 	ADDQ         $0x00000124, DX
 	ADDQ         $0x00000124, BX
@@ -13292,36 +13297,40 @@ q6KRowsT4AVX2blk:
 	MOVQ         16(SP), AX
 	MOVQ         ostride+56(FP), CX
 	SHLQ         $0x02, CX
-	VEXTRACTF128 $0x01, Y1, X5
-	VADDPS       X1, X5, X5
-	VMOVHLPS     X5, X5, X1
-	VADDPS       X1, X5, X5
-	VMOVSHDUP    X5, X1
-	VADDSS       X1, X5, X5
-	VMOVSS       X5, (AX)
-	ADDQ         CX, AX
-	VEXTRACTF128 $0x01, Y2, X1
-	VADDPS       X2, X1, X1
-	VMOVHLPS     X1, X1, X2
-	VADDPS       X2, X1, X1
-	VMOVSHDUP    X1, X2
-	VADDSS       X2, X1, X1
+	VMOVAPS      Y1, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
 	VMOVSS       X1, (AX)
 	ADDQ         CX, AX
-	VEXTRACTF128 $0x01, Y3, X1
-	VADDPS       X3, X1, X1
-	VMOVHLPS     X1, X1, X2
-	VADDPS       X2, X1, X1
-	VMOVSHDUP    X1, X2
-	VADDSS       X2, X1, X1
+	VMOVAPS      Y3, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
 	VMOVSS       X1, (AX)
 	ADDQ         CX, AX
-	VEXTRACTF128 $0x01, Y4, X1
-	VADDPS       X4, X1, X1
-	VMOVHLPS     X1, X1, X2
-	VADDPS       X2, X1, X1
-	VMOVSHDUP    X1, X2
-	VADDSS       X2, X1, X1
+	VMOVAPS      Y5, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         CX, AX
+	VMOVAPS      Y7, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
 	VMOVSS       X1, (AX)
 	ADDQ         $0x04, 16(SP)
 	MOVQ         (SP), AX
@@ -13334,15 +13343,15 @@ q6KRowsT4AVX2blk:
 
 // func q6KRowsT5AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
 // Requires: AVX, AVX2, F16C, FMA3
-TEXT ·q6KRowsT5AVX2(SB), $192-64
-	// Frame: 0 the weight row, 8 the rows left, 16 the output pointer.
+TEXT ·q6KRowsT5AVX2(SB), NOSPLIT, $184-64
+	// Frame: 0 the weight row, 8 the rows left, 16 the output pointer; from 24 the tokens' float lanes past four tokens.
 	MOVQ    w+0(FP), AX
 	MOVQ    AX, (SP)
 	MOVQ    rows+16(FP), AX
 	MOVQ    AX, 8(SP)
 	MOVQ    out+48(FP), AX
 	MOVQ    AX, 16(SP)
-	VMOVDQU ktMask0F<>+0(SB), Y0
+	VMOVDQU ktMask0F<>+0(SB), Y5
 
 q6KRowsT5AVX2row:
 	MOVQ    (SP), AX
@@ -13352,253 +13361,253 @@ q6KRowsT5AVX2row:
 	LEAQ    (DX)(CX*2), SI
 	LEAQ    (BX)(CX*2), DI
 	MOVQ    nb+40(FP), R8
-	VXORPS  Y1, Y1, Y1
-	VMOVUPS Y1, 32(SP)
-	VMOVUPS Y1, 64(SP)
-	VMOVUPS Y1, 96(SP)
-	VMOVUPS Y1, 128(SP)
-	VMOVUPS Y1, 160(SP)
+	VXORPS  Y0, Y0, Y0
+	VMOVUPS Y0, 24(SP)
+	VMOVUPS Y0, 56(SP)
+	VMOVUPS Y0, 88(SP)
+	VMOVUPS Y0, 120(SP)
+	VMOVUPS Y0, 152(SP)
 
 q6KRowsT5AVX2blk:
 	// Each token's lanes start at −32·Σ scales·bsums.
-	VMOVDQU   192(AX), X1
-	VPMOVSXBW X1, Y2
-	VPSLLW    $0x05, Y2, Y3
-	VPXOR     Y2, Y2, Y2
-	VPSUBW    Y3, Y2, Y3
-	VPMADDWD  260(DX), Y3, Y2
-	VPMADDWD  260(BX), Y3, Y4
-	VPMADDWD  260(SI), Y3, Y5
-	VPMADDWD  260(DI), Y3, Y6
-	VPMADDWD  260(DX)(CX*4), Y3, Y3
+	VMOVDQU   192(AX), X6
+	VPMOVSXBW X6, Y0
+	VPSLLW    $0x05, Y0, Y4
+	VPXOR     Y0, Y0, Y0
+	VPSUBW    Y4, Y0, Y4
+	VPMADDWD  260(DX), Y4, Y0
+	VPMADDWD  260(BX), Y4, Y1
+	VPMADDWD  260(SI), Y4, Y2
+	VPMADDWD  260(DI), Y4, Y3
+	VPMADDWD  260(DX)(CX*4), Y4, Y4
 	VMOVDQU   (AX), Y7
 	VMOVDQU   32(AX), Y8
 	VMOVDQU   128(AX), Y9
 
 	// Elements 0-31: their six-bit values and the scales of their two sub-blocks as words.
-	VPAND      Y0, Y7, Y10
+	VPAND      Y5, Y7, Y10
 	VPAND      ktMask03<>+0(SB), Y9, Y11
 	VPSLLW     $0x04, Y11, Y11
 	VPOR       Y11, Y10, Y10
-	VPSHUFB    ktScaleShuf<>+0(SB), X1, X11
+	VPSHUFB    ktScaleShuf<>+0(SB), X6, X11
 	VPMOVSXBW  X11, Y11
 	VPMADDUBSW 4(DX), Y10, Y12
 	VPMADDWD   Y11, Y12, Y12
-	VPADDD     Y12, Y2, Y2
+	VPADDD     Y12, Y0, Y0
 	VPMADDUBSW 4(BX), Y10, Y12
 	VPMADDWD   Y11, Y12, Y12
-	VPADDD     Y12, Y4, Y4
+	VPADDD     Y12, Y1, Y1
 	VPMADDUBSW 4(SI), Y10, Y12
 	VPMADDWD   Y11, Y12, Y12
-	VPADDD     Y12, Y5, Y5
+	VPADDD     Y12, Y2, Y2
 	VPMADDUBSW 4(DI), Y10, Y12
 	VPMADDWD   Y11, Y12, Y12
-	VPADDD     Y12, Y6, Y6
+	VPADDD     Y12, Y3, Y3
 	VPMADDUBSW 4(DX)(CX*4), Y10, Y10
 	VPMADDWD   Y11, Y10, Y10
-	VPADDD     Y10, Y3, Y3
+	VPADDD     Y10, Y4, Y4
 
 	// Elements 32-63: their six-bit values and the scales of their two sub-blocks as words.
-	VPAND      Y0, Y8, Y10
+	VPAND      Y5, Y8, Y10
 	VPAND      ktMask0C<>+0(SB), Y9, Y11
 	VPSLLW     $0x02, Y11, Y11
 	VPOR       Y11, Y10, Y10
-	VPSHUFB    ktScaleShuf<>+16(SB), X1, X11
+	VPSHUFB    ktScaleShuf<>+16(SB), X6, X11
 	VPMOVSXBW  X11, Y11
 	VPMADDUBSW 36(DX), Y10, Y12
 	VPMADDWD   Y11, Y12, Y12
-	VPADDD     Y12, Y2, Y2
+	VPADDD     Y12, Y0, Y0
 	VPMADDUBSW 36(BX), Y10, Y12
 	VPMADDWD   Y11, Y12, Y12
-	VPADDD     Y12, Y4, Y4
+	VPADDD     Y12, Y1, Y1
 	VPMADDUBSW 36(SI), Y10, Y12
 	VPMADDWD   Y11, Y12, Y12
-	VPADDD     Y12, Y5, Y5
+	VPADDD     Y12, Y2, Y2
 	VPMADDUBSW 36(DI), Y10, Y12
 	VPMADDWD   Y11, Y12, Y12
-	VPADDD     Y12, Y6, Y6
+	VPADDD     Y12, Y3, Y3
 	VPMADDUBSW 36(DX)(CX*4), Y10, Y10
 	VPMADDWD   Y11, Y10, Y10
-	VPADDD     Y10, Y3, Y3
+	VPADDD     Y10, Y4, Y4
 
 	// Elements 64-95: their six-bit values and the scales of their two sub-blocks as words.
 	VPSRLW     $0x04, Y7, Y7
-	VPAND      Y0, Y7, Y7
+	VPAND      Y5, Y7, Y7
 	VPAND      ktMask30<>+0(SB), Y9, Y10
 	VPOR       Y10, Y7, Y7
-	VPSHUFB    ktScaleShuf<>+32(SB), X1, X10
+	VPSHUFB    ktScaleShuf<>+32(SB), X6, X10
 	VPMOVSXBW  X10, Y10
 	VPMADDUBSW 68(DX), Y7, Y11
 	VPMADDWD   Y10, Y11, Y11
-	VPADDD     Y11, Y2, Y2
+	VPADDD     Y11, Y0, Y0
 	VPMADDUBSW 68(BX), Y7, Y11
 	VPMADDWD   Y10, Y11, Y11
-	VPADDD     Y11, Y4, Y4
+	VPADDD     Y11, Y1, Y1
 	VPMADDUBSW 68(SI), Y7, Y11
 	VPMADDWD   Y10, Y11, Y11
-	VPADDD     Y11, Y5, Y5
+	VPADDD     Y11, Y2, Y2
 	VPMADDUBSW 68(DI), Y7, Y11
 	VPMADDWD   Y10, Y11, Y11
-	VPADDD     Y11, Y6, Y6
+	VPADDD     Y11, Y3, Y3
 	VPMADDUBSW 68(DX)(CX*4), Y7, Y7
 	VPMADDWD   Y10, Y7, Y7
-	VPADDD     Y7, Y3, Y3
+	VPADDD     Y7, Y4, Y4
 
 	// Elements 96-127: their six-bit values and the scales of their two sub-blocks as words.
 	VPSRLW     $0x04, Y8, Y7
-	VPAND      Y0, Y7, Y7
+	VPAND      Y5, Y7, Y7
 	VPAND      ktMaskC0<>+0(SB), Y9, Y8
 	VPSRLW     $0x02, Y8, Y8
 	VPOR       Y8, Y7, Y7
-	VPSHUFB    ktScaleShuf<>+48(SB), X1, X8
+	VPSHUFB    ktScaleShuf<>+48(SB), X6, X8
 	VPMOVSXBW  X8, Y8
 	VPMADDUBSW 100(DX), Y7, Y9
 	VPMADDWD   Y8, Y9, Y9
-	VPADDD     Y9, Y2, Y2
+	VPADDD     Y9, Y0, Y0
 	VPMADDUBSW 100(BX), Y7, Y9
 	VPMADDWD   Y8, Y9, Y9
-	VPADDD     Y9, Y4, Y4
+	VPADDD     Y9, Y1, Y1
 	VPMADDUBSW 100(SI), Y7, Y9
 	VPMADDWD   Y8, Y9, Y9
-	VPADDD     Y9, Y5, Y5
+	VPADDD     Y9, Y2, Y2
 	VPMADDUBSW 100(DI), Y7, Y9
 	VPMADDWD   Y8, Y9, Y9
-	VPADDD     Y9, Y6, Y6
+	VPADDD     Y9, Y3, Y3
 	VPMADDUBSW 100(DX)(CX*4), Y7, Y7
 	VPMADDWD   Y8, Y7, Y7
-	VPADDD     Y7, Y3, Y3
+	VPADDD     Y7, Y4, Y4
 	VMOVDQU    64(AX), Y7
 	VMOVDQU    96(AX), Y8
 	VMOVDQU    160(AX), Y9
 
 	// Elements 128-159: their six-bit values and the scales of their two sub-blocks as words.
-	VPAND      Y0, Y7, Y10
+	VPAND      Y5, Y7, Y10
 	VPAND      ktMask03<>+0(SB), Y9, Y11
 	VPSLLW     $0x04, Y11, Y11
 	VPOR       Y11, Y10, Y10
-	VPSHUFB    ktScaleShuf<>+64(SB), X1, X11
+	VPSHUFB    ktScaleShuf<>+64(SB), X6, X11
 	VPMOVSXBW  X11, Y11
 	VPMADDUBSW 132(DX), Y10, Y12
 	VPMADDWD   Y11, Y12, Y12
-	VPADDD     Y12, Y2, Y2
+	VPADDD     Y12, Y0, Y0
 	VPMADDUBSW 132(BX), Y10, Y12
 	VPMADDWD   Y11, Y12, Y12
-	VPADDD     Y12, Y4, Y4
+	VPADDD     Y12, Y1, Y1
 	VPMADDUBSW 132(SI), Y10, Y12
 	VPMADDWD   Y11, Y12, Y12
-	VPADDD     Y12, Y5, Y5
+	VPADDD     Y12, Y2, Y2
 	VPMADDUBSW 132(DI), Y10, Y12
 	VPMADDWD   Y11, Y12, Y12
-	VPADDD     Y12, Y6, Y6
+	VPADDD     Y12, Y3, Y3
 	VPMADDUBSW 132(DX)(CX*4), Y10, Y10
 	VPMADDWD   Y11, Y10, Y10
-	VPADDD     Y10, Y3, Y3
+	VPADDD     Y10, Y4, Y4
 
 	// Elements 160-191: their six-bit values and the scales of their two sub-blocks as words.
-	VPAND      Y0, Y8, Y10
+	VPAND      Y5, Y8, Y10
 	VPAND      ktMask0C<>+0(SB), Y9, Y11
 	VPSLLW     $0x02, Y11, Y11
 	VPOR       Y11, Y10, Y10
-	VPSHUFB    ktScaleShuf<>+80(SB), X1, X11
+	VPSHUFB    ktScaleShuf<>+80(SB), X6, X11
 	VPMOVSXBW  X11, Y11
 	VPMADDUBSW 164(DX), Y10, Y12
 	VPMADDWD   Y11, Y12, Y12
-	VPADDD     Y12, Y2, Y2
+	VPADDD     Y12, Y0, Y0
 	VPMADDUBSW 164(BX), Y10, Y12
 	VPMADDWD   Y11, Y12, Y12
-	VPADDD     Y12, Y4, Y4
+	VPADDD     Y12, Y1, Y1
 	VPMADDUBSW 164(SI), Y10, Y12
 	VPMADDWD   Y11, Y12, Y12
-	VPADDD     Y12, Y5, Y5
+	VPADDD     Y12, Y2, Y2
 	VPMADDUBSW 164(DI), Y10, Y12
 	VPMADDWD   Y11, Y12, Y12
-	VPADDD     Y12, Y6, Y6
+	VPADDD     Y12, Y3, Y3
 	VPMADDUBSW 164(DX)(CX*4), Y10, Y10
 	VPMADDWD   Y11, Y10, Y10
-	VPADDD     Y10, Y3, Y3
+	VPADDD     Y10, Y4, Y4
 
 	// Elements 192-223: their six-bit values and the scales of their two sub-blocks as words.
 	VPSRLW     $0x04, Y7, Y7
-	VPAND      Y0, Y7, Y7
+	VPAND      Y5, Y7, Y7
 	VPAND      ktMask30<>+0(SB), Y9, Y10
 	VPOR       Y10, Y7, Y7
-	VPSHUFB    ktScaleShuf<>+96(SB), X1, X10
+	VPSHUFB    ktScaleShuf<>+96(SB), X6, X10
 	VPMOVSXBW  X10, Y10
 	VPMADDUBSW 196(DX), Y7, Y11
 	VPMADDWD   Y10, Y11, Y11
-	VPADDD     Y11, Y2, Y2
+	VPADDD     Y11, Y0, Y0
 	VPMADDUBSW 196(BX), Y7, Y11
 	VPMADDWD   Y10, Y11, Y11
-	VPADDD     Y11, Y4, Y4
+	VPADDD     Y11, Y1, Y1
 	VPMADDUBSW 196(SI), Y7, Y11
 	VPMADDWD   Y10, Y11, Y11
-	VPADDD     Y11, Y5, Y5
+	VPADDD     Y11, Y2, Y2
 	VPMADDUBSW 196(DI), Y7, Y11
 	VPMADDWD   Y10, Y11, Y11
-	VPADDD     Y11, Y6, Y6
+	VPADDD     Y11, Y3, Y3
 	VPMADDUBSW 196(DX)(CX*4), Y7, Y7
 	VPMADDWD   Y10, Y7, Y7
-	VPADDD     Y7, Y3, Y3
+	VPADDD     Y7, Y4, Y4
 
 	// Elements 224-255: their six-bit values and the scales of their two sub-blocks as words.
 	VPSRLW     $0x04, Y8, Y7
-	VPAND      Y0, Y7, Y7
+	VPAND      Y5, Y7, Y7
 	VPAND      ktMaskC0<>+0(SB), Y9, Y8
 	VPSRLW     $0x02, Y8, Y8
 	VPOR       Y8, Y7, Y7
-	VPSHUFB    ktScaleShuf<>+112(SB), X1, X1
-	VPMOVSXBW  X1, Y1
+	VPSHUFB    ktScaleShuf<>+112(SB), X6, X6
+	VPMOVSXBW  X6, Y6
 	VPMADDUBSW 228(DX), Y7, Y8
-	VPMADDWD   Y1, Y8, Y8
-	VPADDD     Y8, Y2, Y2
+	VPMADDWD   Y6, Y8, Y8
+	VPADDD     Y8, Y0, Y0
 	VPMADDUBSW 228(BX), Y7, Y8
-	VPMADDWD   Y1, Y8, Y8
-	VPADDD     Y8, Y4, Y4
+	VPMADDWD   Y6, Y8, Y8
+	VPADDD     Y8, Y1, Y1
 	VPMADDUBSW 228(SI), Y7, Y8
-	VPMADDWD   Y1, Y8, Y8
-	VPADDD     Y8, Y5, Y5
+	VPMADDWD   Y6, Y8, Y8
+	VPADDD     Y8, Y2, Y2
 	VPMADDUBSW 228(DI), Y7, Y8
-	VPMADDWD   Y1, Y8, Y8
-	VPADDD     Y8, Y6, Y6
+	VPMADDWD   Y6, Y8, Y8
+	VPADDD     Y8, Y3, Y3
 	VPMADDUBSW 228(DX)(CX*4), Y7, Y7
-	VPMADDWD   Y1, Y7, Y7
-	VPADDD     Y7, Y3, Y3
+	VPMADDWD   Y6, Y7, Y7
+	VPADDD     Y7, Y4, Y4
 
 	// acc_t[L] = fma(x_t.d·wd, float32(lane_t[L]), acc_t[L]).
 	MOVWLZX      208(AX), R9
-	VMOVD        R9, X1
-	VCVTPH2PS    X1, X1
-	VBROADCASTSS X1, Y1
-	VCVTDQ2PS    Y2, Y2
+	VMOVD        R9, X6
+	VCVTPH2PS    X6, X6
+	VBROADCASTSS X6, Y6
+	VCVTDQ2PS    Y0, Y0
 	VBROADCASTSS (DX), Y7
-	VMULPS       Y1, Y7, Y7
-	VMOVUPS      32(SP), Y8
-	VFMADD231PS  Y7, Y2, Y8
-	VMOVUPS      Y8, 32(SP)
-	VCVTDQ2PS    Y4, Y4
-	VBROADCASTSS (BX), Y2
-	VMULPS       Y1, Y2, Y2
-	VMOVUPS      64(SP), Y7
-	VFMADD231PS  Y2, Y4, Y7
-	VMOVUPS      Y7, 64(SP)
-	VCVTDQ2PS    Y5, Y5
-	VBROADCASTSS (SI), Y2
-	VMULPS       Y1, Y2, Y2
-	VMOVUPS      96(SP), Y4
-	VFMADD231PS  Y2, Y5, Y4
-	VMOVUPS      Y4, 96(SP)
-	VCVTDQ2PS    Y6, Y6
-	VBROADCASTSS (DI), Y2
-	VMULPS       Y1, Y2, Y2
-	VMOVUPS      128(SP), Y4
-	VFMADD231PS  Y2, Y6, Y4
-	VMOVUPS      Y4, 128(SP)
+	VMULPS       Y6, Y7, Y7
+	VMOVUPS      24(SP), Y8
+	VFMADD231PS  Y7, Y0, Y8
+	VMOVUPS      Y8, 24(SP)
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS (BX), Y0
+	VMULPS       Y6, Y0, Y0
+	VMOVUPS      56(SP), Y7
+	VFMADD231PS  Y0, Y1, Y7
+	VMOVUPS      Y7, 56(SP)
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS (SI), Y0
+	VMULPS       Y6, Y0, Y0
+	VMOVUPS      88(SP), Y1
+	VFMADD231PS  Y0, Y2, Y1
+	VMOVUPS      Y1, 88(SP)
 	VCVTDQ2PS    Y3, Y3
-	VBROADCASTSS (DX)(CX*4), Y2
-	VMULPS       Y1, Y2, Y2
-	VMOVUPS      160(SP), Y1
-	VFMADD231PS  Y2, Y3, Y1
-	VMOVUPS      Y1, 160(SP)
+	VBROADCASTSS (DI), Y0
+	VMULPS       Y6, Y0, Y0
+	VMOVUPS      120(SP), Y1
+	VFMADD231PS  Y0, Y3, Y1
+	VMOVUPS      Y1, 120(SP)
+	VCVTDQ2PS    Y4, Y4
+	VBROADCASTSS (DX)(CX*4), Y0
+	VMULPS       Y6, Y0, Y0
+	VMOVUPS      152(SP), Y1
+	VFMADD231PS  Y0, Y4, Y1
+	VMOVUPS      Y1, 152(SP)
 	ADDQ         $0x000000d2, AX
 	ADDQ         $0x00000124, DX
 	ADDQ         $0x00000124, BX
@@ -13611,50 +13620,55 @@ q6KRowsT5AVX2blk:
 	MOVQ         16(SP), AX
 	MOVQ         ostride+56(FP), CX
 	SHLQ         $0x02, CX
-	VMOVUPS      32(SP), Y1
-	VEXTRACTF128 $0x01, Y1, X2
-	VADDPS       X1, X2, X2
-	VMOVHLPS     X2, X2, X1
-	VADDPS       X1, X2, X2
-	VMOVSHDUP    X2, X1
-	VADDSS       X1, X2, X2
-	VMOVSS       X2, (AX)
+	VMOVUPS      24(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
 	ADDQ         CX, AX
-	VMOVUPS      64(SP), Y1
-	VEXTRACTF128 $0x01, Y1, X2
-	VADDPS       X1, X2, X2
-	VMOVHLPS     X2, X2, X1
-	VADDPS       X1, X2, X2
-	VMOVSHDUP    X2, X1
-	VADDSS       X1, X2, X2
-	VMOVSS       X2, (AX)
+	VMOVUPS      56(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
 	ADDQ         CX, AX
-	VMOVUPS      96(SP), Y1
-	VEXTRACTF128 $0x01, Y1, X2
-	VADDPS       X1, X2, X2
-	VMOVHLPS     X2, X2, X1
-	VADDPS       X1, X2, X2
-	VMOVSHDUP    X2, X1
-	VADDSS       X1, X2, X2
-	VMOVSS       X2, (AX)
+	VMOVUPS      88(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
 	ADDQ         CX, AX
-	VMOVUPS      128(SP), Y1
-	VEXTRACTF128 $0x01, Y1, X2
-	VADDPS       X1, X2, X2
-	VMOVHLPS     X2, X2, X1
-	VADDPS       X1, X2, X2
-	VMOVSHDUP    X2, X1
-	VADDSS       X1, X2, X2
-	VMOVSS       X2, (AX)
+	VMOVUPS      120(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
 	ADDQ         CX, AX
-	VMOVUPS      160(SP), Y1
-	VEXTRACTF128 $0x01, Y1, X2
-	VADDPS       X1, X2, X2
-	VMOVHLPS     X2, X2, X1
-	VADDPS       X1, X2, X2
-	VMOVSHDUP    X2, X1
-	VADDSS       X1, X2, X2
-	VMOVSS       X2, (AX)
+	VMOVUPS      152(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
 	ADDQ         $0x04, 16(SP)
 	MOVQ         (SP), AX
 	ADDQ         wstride+8(FP), AX
@@ -13666,15 +13680,15 @@ q6KRowsT5AVX2blk:
 
 // func q6KRowsT6AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
 // Requires: AVX, AVX2, F16C, FMA3
-TEXT ·q6KRowsT6AVX2(SB), $224-64
-	// Frame: 0 the weight row, 8 the rows left, 16 the output pointer.
+TEXT ·q6KRowsT6AVX2(SB), NOSPLIT, $216-64
+	// Frame: 0 the weight row, 8 the rows left, 16 the output pointer; from 24 the tokens' float lanes past four tokens.
 	MOVQ    w+0(FP), AX
 	MOVQ    AX, (SP)
 	MOVQ    rows+16(FP), AX
 	MOVQ    AX, 8(SP)
 	MOVQ    out+48(FP), AX
 	MOVQ    AX, 16(SP)
-	VMOVDQU ktMask0F<>+0(SB), Y0
+	VMOVDQU ktMask0F<>+0(SB), Y6
 
 q6KRowsT6AVX2row:
 	MOVQ    (SP), AX
@@ -13684,285 +13698,285 @@ q6KRowsT6AVX2row:
 	LEAQ    (DX)(CX*2), SI
 	LEAQ    (BX)(CX*2), DI
 	MOVQ    nb+40(FP), R8
-	VXORPS  Y1, Y1, Y1
-	VMOVUPS Y1, 32(SP)
-	VMOVUPS Y1, 64(SP)
-	VMOVUPS Y1, 96(SP)
-	VMOVUPS Y1, 128(SP)
-	VMOVUPS Y1, 160(SP)
-	VMOVUPS Y1, 192(SP)
+	VXORPS  Y0, Y0, Y0
+	VMOVUPS Y0, 24(SP)
+	VMOVUPS Y0, 56(SP)
+	VMOVUPS Y0, 88(SP)
+	VMOVUPS Y0, 120(SP)
+	VMOVUPS Y0, 152(SP)
+	VMOVUPS Y0, 184(SP)
 
 q6KRowsT6AVX2blk:
 	// Each token's lanes start at −32·Σ scales·bsums.
-	VMOVDQU   192(AX), X1
-	VPMOVSXBW X1, Y2
-	VPSLLW    $0x05, Y2, Y3
-	VPXOR     Y2, Y2, Y2
-	VPSUBW    Y3, Y2, Y3
-	VPMADDWD  260(DX), Y3, Y2
-	VPMADDWD  260(BX), Y3, Y4
-	VPMADDWD  260(SI), Y3, Y5
-	VPMADDWD  260(DI), Y3, Y6
-	VPMADDWD  260(DX)(CX*4), Y3, Y7
-	VPMADDWD  260(BX)(CX*4), Y3, Y3
+	VMOVDQU   192(AX), X7
+	VPMOVSXBW X7, Y0
+	VPSLLW    $0x05, Y0, Y5
+	VPXOR     Y0, Y0, Y0
+	VPSUBW    Y5, Y0, Y5
+	VPMADDWD  260(DX), Y5, Y0
+	VPMADDWD  260(BX), Y5, Y1
+	VPMADDWD  260(SI), Y5, Y2
+	VPMADDWD  260(DI), Y5, Y3
+	VPMADDWD  260(DX)(CX*4), Y5, Y4
+	VPMADDWD  260(BX)(CX*4), Y5, Y5
 	VMOVDQU   (AX), Y8
 	VMOVDQU   32(AX), Y9
 	VMOVDQU   128(AX), Y10
 
 	// Elements 0-31: their six-bit values and the scales of their two sub-blocks as words.
-	VPAND      Y0, Y8, Y11
+	VPAND      Y6, Y8, Y11
 	VPAND      ktMask03<>+0(SB), Y10, Y12
 	VPSLLW     $0x04, Y12, Y12
 	VPOR       Y12, Y11, Y11
-	VPSHUFB    ktScaleShuf<>+0(SB), X1, X12
+	VPSHUFB    ktScaleShuf<>+0(SB), X7, X12
 	VPMOVSXBW  X12, Y12
 	VPMADDUBSW 4(DX), Y11, Y13
 	VPMADDWD   Y12, Y13, Y13
-	VPADDD     Y13, Y2, Y2
+	VPADDD     Y13, Y0, Y0
 	VPMADDUBSW 4(BX), Y11, Y13
 	VPMADDWD   Y12, Y13, Y13
-	VPADDD     Y13, Y4, Y4
+	VPADDD     Y13, Y1, Y1
 	VPMADDUBSW 4(SI), Y11, Y13
 	VPMADDWD   Y12, Y13, Y13
-	VPADDD     Y13, Y5, Y5
+	VPADDD     Y13, Y2, Y2
 	VPMADDUBSW 4(DI), Y11, Y13
 	VPMADDWD   Y12, Y13, Y13
-	VPADDD     Y13, Y6, Y6
+	VPADDD     Y13, Y3, Y3
 	VPMADDUBSW 4(DX)(CX*4), Y11, Y13
 	VPMADDWD   Y12, Y13, Y13
-	VPADDD     Y13, Y7, Y7
+	VPADDD     Y13, Y4, Y4
 	VPMADDUBSW 4(BX)(CX*4), Y11, Y11
 	VPMADDWD   Y12, Y11, Y11
-	VPADDD     Y11, Y3, Y3
+	VPADDD     Y11, Y5, Y5
 
 	// Elements 32-63: their six-bit values and the scales of their two sub-blocks as words.
-	VPAND      Y0, Y9, Y11
+	VPAND      Y6, Y9, Y11
 	VPAND      ktMask0C<>+0(SB), Y10, Y12
 	VPSLLW     $0x02, Y12, Y12
 	VPOR       Y12, Y11, Y11
-	VPSHUFB    ktScaleShuf<>+16(SB), X1, X12
+	VPSHUFB    ktScaleShuf<>+16(SB), X7, X12
 	VPMOVSXBW  X12, Y12
 	VPMADDUBSW 36(DX), Y11, Y13
 	VPMADDWD   Y12, Y13, Y13
-	VPADDD     Y13, Y2, Y2
+	VPADDD     Y13, Y0, Y0
 	VPMADDUBSW 36(BX), Y11, Y13
 	VPMADDWD   Y12, Y13, Y13
-	VPADDD     Y13, Y4, Y4
+	VPADDD     Y13, Y1, Y1
 	VPMADDUBSW 36(SI), Y11, Y13
 	VPMADDWD   Y12, Y13, Y13
-	VPADDD     Y13, Y5, Y5
+	VPADDD     Y13, Y2, Y2
 	VPMADDUBSW 36(DI), Y11, Y13
 	VPMADDWD   Y12, Y13, Y13
-	VPADDD     Y13, Y6, Y6
+	VPADDD     Y13, Y3, Y3
 	VPMADDUBSW 36(DX)(CX*4), Y11, Y13
 	VPMADDWD   Y12, Y13, Y13
-	VPADDD     Y13, Y7, Y7
+	VPADDD     Y13, Y4, Y4
 	VPMADDUBSW 36(BX)(CX*4), Y11, Y11
 	VPMADDWD   Y12, Y11, Y11
-	VPADDD     Y11, Y3, Y3
+	VPADDD     Y11, Y5, Y5
 
 	// Elements 64-95: their six-bit values and the scales of their two sub-blocks as words.
 	VPSRLW     $0x04, Y8, Y8
-	VPAND      Y0, Y8, Y8
+	VPAND      Y6, Y8, Y8
 	VPAND      ktMask30<>+0(SB), Y10, Y11
 	VPOR       Y11, Y8, Y8
-	VPSHUFB    ktScaleShuf<>+32(SB), X1, X11
+	VPSHUFB    ktScaleShuf<>+32(SB), X7, X11
 	VPMOVSXBW  X11, Y11
 	VPMADDUBSW 68(DX), Y8, Y12
 	VPMADDWD   Y11, Y12, Y12
-	VPADDD     Y12, Y2, Y2
+	VPADDD     Y12, Y0, Y0
 	VPMADDUBSW 68(BX), Y8, Y12
 	VPMADDWD   Y11, Y12, Y12
-	VPADDD     Y12, Y4, Y4
+	VPADDD     Y12, Y1, Y1
 	VPMADDUBSW 68(SI), Y8, Y12
 	VPMADDWD   Y11, Y12, Y12
-	VPADDD     Y12, Y5, Y5
+	VPADDD     Y12, Y2, Y2
 	VPMADDUBSW 68(DI), Y8, Y12
 	VPMADDWD   Y11, Y12, Y12
-	VPADDD     Y12, Y6, Y6
+	VPADDD     Y12, Y3, Y3
 	VPMADDUBSW 68(DX)(CX*4), Y8, Y12
 	VPMADDWD   Y11, Y12, Y12
-	VPADDD     Y12, Y7, Y7
+	VPADDD     Y12, Y4, Y4
 	VPMADDUBSW 68(BX)(CX*4), Y8, Y8
 	VPMADDWD   Y11, Y8, Y8
-	VPADDD     Y8, Y3, Y3
+	VPADDD     Y8, Y5, Y5
 
 	// Elements 96-127: their six-bit values and the scales of their two sub-blocks as words.
 	VPSRLW     $0x04, Y9, Y8
-	VPAND      Y0, Y8, Y8
+	VPAND      Y6, Y8, Y8
 	VPAND      ktMaskC0<>+0(SB), Y10, Y9
 	VPSRLW     $0x02, Y9, Y9
 	VPOR       Y9, Y8, Y8
-	VPSHUFB    ktScaleShuf<>+48(SB), X1, X9
+	VPSHUFB    ktScaleShuf<>+48(SB), X7, X9
 	VPMOVSXBW  X9, Y9
 	VPMADDUBSW 100(DX), Y8, Y10
 	VPMADDWD   Y9, Y10, Y10
-	VPADDD     Y10, Y2, Y2
+	VPADDD     Y10, Y0, Y0
 	VPMADDUBSW 100(BX), Y8, Y10
 	VPMADDWD   Y9, Y10, Y10
-	VPADDD     Y10, Y4, Y4
+	VPADDD     Y10, Y1, Y1
 	VPMADDUBSW 100(SI), Y8, Y10
 	VPMADDWD   Y9, Y10, Y10
-	VPADDD     Y10, Y5, Y5
+	VPADDD     Y10, Y2, Y2
 	VPMADDUBSW 100(DI), Y8, Y10
 	VPMADDWD   Y9, Y10, Y10
-	VPADDD     Y10, Y6, Y6
+	VPADDD     Y10, Y3, Y3
 	VPMADDUBSW 100(DX)(CX*4), Y8, Y10
 	VPMADDWD   Y9, Y10, Y10
-	VPADDD     Y10, Y7, Y7
+	VPADDD     Y10, Y4, Y4
 	VPMADDUBSW 100(BX)(CX*4), Y8, Y8
 	VPMADDWD   Y9, Y8, Y8
-	VPADDD     Y8, Y3, Y3
+	VPADDD     Y8, Y5, Y5
 	VMOVDQU    64(AX), Y8
 	VMOVDQU    96(AX), Y9
 	VMOVDQU    160(AX), Y10
 
 	// Elements 128-159: their six-bit values and the scales of their two sub-blocks as words.
-	VPAND      Y0, Y8, Y11
+	VPAND      Y6, Y8, Y11
 	VPAND      ktMask03<>+0(SB), Y10, Y12
 	VPSLLW     $0x04, Y12, Y12
 	VPOR       Y12, Y11, Y11
-	VPSHUFB    ktScaleShuf<>+64(SB), X1, X12
+	VPSHUFB    ktScaleShuf<>+64(SB), X7, X12
 	VPMOVSXBW  X12, Y12
 	VPMADDUBSW 132(DX), Y11, Y13
 	VPMADDWD   Y12, Y13, Y13
-	VPADDD     Y13, Y2, Y2
+	VPADDD     Y13, Y0, Y0
 	VPMADDUBSW 132(BX), Y11, Y13
 	VPMADDWD   Y12, Y13, Y13
-	VPADDD     Y13, Y4, Y4
+	VPADDD     Y13, Y1, Y1
 	VPMADDUBSW 132(SI), Y11, Y13
 	VPMADDWD   Y12, Y13, Y13
-	VPADDD     Y13, Y5, Y5
+	VPADDD     Y13, Y2, Y2
 	VPMADDUBSW 132(DI), Y11, Y13
 	VPMADDWD   Y12, Y13, Y13
-	VPADDD     Y13, Y6, Y6
+	VPADDD     Y13, Y3, Y3
 	VPMADDUBSW 132(DX)(CX*4), Y11, Y13
 	VPMADDWD   Y12, Y13, Y13
-	VPADDD     Y13, Y7, Y7
+	VPADDD     Y13, Y4, Y4
 	VPMADDUBSW 132(BX)(CX*4), Y11, Y11
 	VPMADDWD   Y12, Y11, Y11
-	VPADDD     Y11, Y3, Y3
+	VPADDD     Y11, Y5, Y5
 
 	// Elements 160-191: their six-bit values and the scales of their two sub-blocks as words.
-	VPAND      Y0, Y9, Y11
+	VPAND      Y6, Y9, Y11
 	VPAND      ktMask0C<>+0(SB), Y10, Y12
 	VPSLLW     $0x02, Y12, Y12
 	VPOR       Y12, Y11, Y11
-	VPSHUFB    ktScaleShuf<>+80(SB), X1, X12
+	VPSHUFB    ktScaleShuf<>+80(SB), X7, X12
 	VPMOVSXBW  X12, Y12
 	VPMADDUBSW 164(DX), Y11, Y13
 	VPMADDWD   Y12, Y13, Y13
-	VPADDD     Y13, Y2, Y2
+	VPADDD     Y13, Y0, Y0
 	VPMADDUBSW 164(BX), Y11, Y13
 	VPMADDWD   Y12, Y13, Y13
-	VPADDD     Y13, Y4, Y4
+	VPADDD     Y13, Y1, Y1
 	VPMADDUBSW 164(SI), Y11, Y13
 	VPMADDWD   Y12, Y13, Y13
-	VPADDD     Y13, Y5, Y5
+	VPADDD     Y13, Y2, Y2
 	VPMADDUBSW 164(DI), Y11, Y13
 	VPMADDWD   Y12, Y13, Y13
-	VPADDD     Y13, Y6, Y6
+	VPADDD     Y13, Y3, Y3
 	VPMADDUBSW 164(DX)(CX*4), Y11, Y13
 	VPMADDWD   Y12, Y13, Y13
-	VPADDD     Y13, Y7, Y7
+	VPADDD     Y13, Y4, Y4
 	VPMADDUBSW 164(BX)(CX*4), Y11, Y11
 	VPMADDWD   Y12, Y11, Y11
-	VPADDD     Y11, Y3, Y3
+	VPADDD     Y11, Y5, Y5
 
 	// Elements 192-223: their six-bit values and the scales of their two sub-blocks as words.
 	VPSRLW     $0x04, Y8, Y8
-	VPAND      Y0, Y8, Y8
+	VPAND      Y6, Y8, Y8
 	VPAND      ktMask30<>+0(SB), Y10, Y11
 	VPOR       Y11, Y8, Y8
-	VPSHUFB    ktScaleShuf<>+96(SB), X1, X11
+	VPSHUFB    ktScaleShuf<>+96(SB), X7, X11
 	VPMOVSXBW  X11, Y11
 	VPMADDUBSW 196(DX), Y8, Y12
 	VPMADDWD   Y11, Y12, Y12
-	VPADDD     Y12, Y2, Y2
+	VPADDD     Y12, Y0, Y0
 	VPMADDUBSW 196(BX), Y8, Y12
 	VPMADDWD   Y11, Y12, Y12
-	VPADDD     Y12, Y4, Y4
+	VPADDD     Y12, Y1, Y1
 	VPMADDUBSW 196(SI), Y8, Y12
 	VPMADDWD   Y11, Y12, Y12
-	VPADDD     Y12, Y5, Y5
+	VPADDD     Y12, Y2, Y2
 	VPMADDUBSW 196(DI), Y8, Y12
 	VPMADDWD   Y11, Y12, Y12
-	VPADDD     Y12, Y6, Y6
+	VPADDD     Y12, Y3, Y3
 	VPMADDUBSW 196(DX)(CX*4), Y8, Y12
 	VPMADDWD   Y11, Y12, Y12
-	VPADDD     Y12, Y7, Y7
+	VPADDD     Y12, Y4, Y4
 	VPMADDUBSW 196(BX)(CX*4), Y8, Y8
 	VPMADDWD   Y11, Y8, Y8
-	VPADDD     Y8, Y3, Y3
+	VPADDD     Y8, Y5, Y5
 
 	// Elements 224-255: their six-bit values and the scales of their two sub-blocks as words.
 	VPSRLW     $0x04, Y9, Y8
-	VPAND      Y0, Y8, Y8
+	VPAND      Y6, Y8, Y8
 	VPAND      ktMaskC0<>+0(SB), Y10, Y9
 	VPSRLW     $0x02, Y9, Y9
 	VPOR       Y9, Y8, Y8
-	VPSHUFB    ktScaleShuf<>+112(SB), X1, X1
-	VPMOVSXBW  X1, Y1
+	VPSHUFB    ktScaleShuf<>+112(SB), X7, X7
+	VPMOVSXBW  X7, Y7
 	VPMADDUBSW 228(DX), Y8, Y9
-	VPMADDWD   Y1, Y9, Y9
-	VPADDD     Y9, Y2, Y2
+	VPMADDWD   Y7, Y9, Y9
+	VPADDD     Y9, Y0, Y0
 	VPMADDUBSW 228(BX), Y8, Y9
-	VPMADDWD   Y1, Y9, Y9
-	VPADDD     Y9, Y4, Y4
+	VPMADDWD   Y7, Y9, Y9
+	VPADDD     Y9, Y1, Y1
 	VPMADDUBSW 228(SI), Y8, Y9
-	VPMADDWD   Y1, Y9, Y9
-	VPADDD     Y9, Y5, Y5
+	VPMADDWD   Y7, Y9, Y9
+	VPADDD     Y9, Y2, Y2
 	VPMADDUBSW 228(DI), Y8, Y9
-	VPMADDWD   Y1, Y9, Y9
-	VPADDD     Y9, Y6, Y6
+	VPMADDWD   Y7, Y9, Y9
+	VPADDD     Y9, Y3, Y3
 	VPMADDUBSW 228(DX)(CX*4), Y8, Y9
-	VPMADDWD   Y1, Y9, Y9
-	VPADDD     Y9, Y7, Y7
+	VPMADDWD   Y7, Y9, Y9
+	VPADDD     Y9, Y4, Y4
 	VPMADDUBSW 228(BX)(CX*4), Y8, Y8
-	VPMADDWD   Y1, Y8, Y8
-	VPADDD     Y8, Y3, Y3
+	VPMADDWD   Y7, Y8, Y8
+	VPADDD     Y8, Y5, Y5
 
 	// acc_t[L] = fma(x_t.d·wd, float32(lane_t[L]), acc_t[L]).
 	MOVWLZX      208(AX), R9
-	VMOVD        R9, X1
-	VCVTPH2PS    X1, X1
-	VBROADCASTSS X1, Y1
-	VCVTDQ2PS    Y2, Y2
+	VMOVD        R9, X7
+	VCVTPH2PS    X7, X7
+	VBROADCASTSS X7, Y7
+	VCVTDQ2PS    Y0, Y0
 	VBROADCASTSS (DX), Y8
-	VMULPS       Y1, Y8, Y8
-	VMOVUPS      32(SP), Y9
-	VFMADD231PS  Y8, Y2, Y9
-	VMOVUPS      Y9, 32(SP)
-	VCVTDQ2PS    Y4, Y4
-	VBROADCASTSS (BX), Y2
-	VMULPS       Y1, Y2, Y2
-	VMOVUPS      64(SP), Y8
-	VFMADD231PS  Y2, Y4, Y8
-	VMOVUPS      Y8, 64(SP)
-	VCVTDQ2PS    Y5, Y5
-	VBROADCASTSS (SI), Y2
-	VMULPS       Y1, Y2, Y2
-	VMOVUPS      96(SP), Y4
-	VFMADD231PS  Y2, Y5, Y4
-	VMOVUPS      Y4, 96(SP)
-	VCVTDQ2PS    Y6, Y6
-	VBROADCASTSS (DI), Y2
-	VMULPS       Y1, Y2, Y2
-	VMOVUPS      128(SP), Y4
-	VFMADD231PS  Y2, Y6, Y4
-	VMOVUPS      Y4, 128(SP)
-	VCVTDQ2PS    Y7, Y7
-	VBROADCASTSS (DX)(CX*4), Y2
-	VMULPS       Y1, Y2, Y2
-	VMOVUPS      160(SP), Y4
-	VFMADD231PS  Y2, Y7, Y4
-	VMOVUPS      Y4, 160(SP)
+	VMULPS       Y7, Y8, Y8
+	VMOVUPS      24(SP), Y9
+	VFMADD231PS  Y8, Y0, Y9
+	VMOVUPS      Y9, 24(SP)
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS (BX), Y0
+	VMULPS       Y7, Y0, Y0
+	VMOVUPS      56(SP), Y8
+	VFMADD231PS  Y0, Y1, Y8
+	VMOVUPS      Y8, 56(SP)
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS (SI), Y0
+	VMULPS       Y7, Y0, Y0
+	VMOVUPS      88(SP), Y1
+	VFMADD231PS  Y0, Y2, Y1
+	VMOVUPS      Y1, 88(SP)
 	VCVTDQ2PS    Y3, Y3
-	VBROADCASTSS (BX)(CX*4), Y2
-	VMULPS       Y1, Y2, Y2
-	VMOVUPS      192(SP), Y1
-	VFMADD231PS  Y2, Y3, Y1
-	VMOVUPS      Y1, 192(SP)
+	VBROADCASTSS (DI), Y0
+	VMULPS       Y7, Y0, Y0
+	VMOVUPS      120(SP), Y1
+	VFMADD231PS  Y0, Y3, Y1
+	VMOVUPS      Y1, 120(SP)
+	VCVTDQ2PS    Y4, Y4
+	VBROADCASTSS (DX)(CX*4), Y0
+	VMULPS       Y7, Y0, Y0
+	VMOVUPS      152(SP), Y1
+	VFMADD231PS  Y0, Y4, Y1
+	VMOVUPS      Y1, 152(SP)
+	VCVTDQ2PS    Y5, Y5
+	VBROADCASTSS (BX)(CX*4), Y0
+	VMULPS       Y7, Y0, Y0
+	VMOVUPS      184(SP), Y1
+	VFMADD231PS  Y0, Y5, Y1
+	VMOVUPS      Y1, 184(SP)
 	ADDQ         $0x000000d2, AX
 	ADDQ         $0x00000124, DX
 	ADDQ         $0x00000124, BX
@@ -13975,59 +13989,65 @@ q6KRowsT6AVX2blk:
 	MOVQ         16(SP), AX
 	MOVQ         ostride+56(FP), CX
 	SHLQ         $0x02, CX
-	VMOVUPS      32(SP), Y1
-	VEXTRACTF128 $0x01, Y1, X2
-	VADDPS       X1, X2, X2
-	VMOVHLPS     X2, X2, X1
-	VADDPS       X1, X2, X2
-	VMOVSHDUP    X2, X1
-	VADDSS       X1, X2, X2
-	VMOVSS       X2, (AX)
+	VMOVUPS      24(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
 	ADDQ         CX, AX
-	VMOVUPS      64(SP), Y1
-	VEXTRACTF128 $0x01, Y1, X2
-	VADDPS       X1, X2, X2
-	VMOVHLPS     X2, X2, X1
-	VADDPS       X1, X2, X2
-	VMOVSHDUP    X2, X1
-	VADDSS       X1, X2, X2
-	VMOVSS       X2, (AX)
+	VMOVUPS      56(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
 	ADDQ         CX, AX
-	VMOVUPS      96(SP), Y1
-	VEXTRACTF128 $0x01, Y1, X2
-	VADDPS       X1, X2, X2
-	VMOVHLPS     X2, X2, X1
-	VADDPS       X1, X2, X2
-	VMOVSHDUP    X2, X1
-	VADDSS       X1, X2, X2
-	VMOVSS       X2, (AX)
+	VMOVUPS      88(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
 	ADDQ         CX, AX
-	VMOVUPS      128(SP), Y1
-	VEXTRACTF128 $0x01, Y1, X2
-	VADDPS       X1, X2, X2
-	VMOVHLPS     X2, X2, X1
-	VADDPS       X1, X2, X2
-	VMOVSHDUP    X2, X1
-	VADDSS       X1, X2, X2
-	VMOVSS       X2, (AX)
+	VMOVUPS      120(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
 	ADDQ         CX, AX
-	VMOVUPS      160(SP), Y1
-	VEXTRACTF128 $0x01, Y1, X2
-	VADDPS       X1, X2, X2
-	VMOVHLPS     X2, X2, X1
-	VADDPS       X1, X2, X2
-	VMOVSHDUP    X2, X1
-	VADDSS       X1, X2, X2
-	VMOVSS       X2, (AX)
+	VMOVUPS      152(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
 	ADDQ         CX, AX
-	VMOVUPS      192(SP), Y1
-	VEXTRACTF128 $0x01, Y1, X2
-	VADDPS       X1, X2, X2
-	VMOVHLPS     X2, X2, X1
-	VADDPS       X1, X2, X2
-	VMOVSHDUP    X2, X1
-	VADDSS       X1, X2, X2
-	VMOVSS       X2, (AX)
+	VMOVUPS      184(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
 	ADDQ         $0x04, 16(SP)
 	MOVQ         (SP), AX
 	ADDQ         wstride+8(FP), AX
@@ -14039,15 +14059,15 @@ q6KRowsT6AVX2blk:
 
 // func q6KRowsT7AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
 // Requires: AVX, AVX2, F16C, FMA3
-TEXT ·q6KRowsT7AVX2(SB), $256-64
-	// Frame: 0 the weight row, 8 the rows left, 16 the output pointer.
+TEXT ·q6KRowsT7AVX2(SB), NOSPLIT, $248-64
+	// Frame: 0 the weight row, 8 the rows left, 16 the output pointer; from 24 the tokens' float lanes past four tokens.
 	MOVQ    w+0(FP), AX
 	MOVQ    AX, (SP)
 	MOVQ    rows+16(FP), AX
 	MOVQ    AX, 8(SP)
 	MOVQ    out+48(FP), AX
 	MOVQ    AX, 16(SP)
-	VMOVDQU ktMask0F<>+0(SB), Y0
+	VMOVDQU ktMask0F<>+0(SB), Y7
 
 q6KRowsT7AVX2row:
 	MOVQ    (SP), AX
@@ -14057,317 +14077,317 @@ q6KRowsT7AVX2row:
 	LEAQ    (DX)(CX*2), SI
 	LEAQ    (BX)(CX*2), DI
 	MOVQ    nb+40(FP), R8
-	VXORPS  Y1, Y1, Y1
-	VMOVUPS Y1, 32(SP)
-	VMOVUPS Y1, 64(SP)
-	VMOVUPS Y1, 96(SP)
-	VMOVUPS Y1, 128(SP)
-	VMOVUPS Y1, 160(SP)
-	VMOVUPS Y1, 192(SP)
-	VMOVUPS Y1, 224(SP)
+	VXORPS  Y0, Y0, Y0
+	VMOVUPS Y0, 24(SP)
+	VMOVUPS Y0, 56(SP)
+	VMOVUPS Y0, 88(SP)
+	VMOVUPS Y0, 120(SP)
+	VMOVUPS Y0, 152(SP)
+	VMOVUPS Y0, 184(SP)
+	VMOVUPS Y0, 216(SP)
 
 q6KRowsT7AVX2blk:
 	// Each token's lanes start at −32·Σ scales·bsums.
-	VMOVDQU   192(AX), X1
-	VPMOVSXBW X1, Y2
-	VPSLLW    $0x05, Y2, Y3
-	VPXOR     Y2, Y2, Y2
-	VPSUBW    Y3, Y2, Y3
-	VPMADDWD  260(DX), Y3, Y2
-	VPMADDWD  260(BX), Y3, Y4
-	VPMADDWD  260(SI), Y3, Y5
-	VPMADDWD  260(DI), Y3, Y6
-	VPMADDWD  260(DX)(CX*4), Y3, Y7
-	VPMADDWD  260(BX)(CX*4), Y3, Y8
-	VPMADDWD  260(SI)(CX*4), Y3, Y3
+	VMOVDQU   192(AX), X8
+	VPMOVSXBW X8, Y0
+	VPSLLW    $0x05, Y0, Y6
+	VPXOR     Y0, Y0, Y0
+	VPSUBW    Y6, Y0, Y6
+	VPMADDWD  260(DX), Y6, Y0
+	VPMADDWD  260(BX), Y6, Y1
+	VPMADDWD  260(SI), Y6, Y2
+	VPMADDWD  260(DI), Y6, Y3
+	VPMADDWD  260(DX)(CX*4), Y6, Y4
+	VPMADDWD  260(BX)(CX*4), Y6, Y5
+	VPMADDWD  260(SI)(CX*4), Y6, Y6
 	VMOVDQU   (AX), Y9
 	VMOVDQU   32(AX), Y10
 	VMOVDQU   128(AX), Y11
 
 	// Elements 0-31: their six-bit values and the scales of their two sub-blocks as words.
-	VPAND      Y0, Y9, Y12
+	VPAND      Y7, Y9, Y12
 	VPAND      ktMask03<>+0(SB), Y11, Y13
 	VPSLLW     $0x04, Y13, Y13
 	VPOR       Y13, Y12, Y12
-	VPSHUFB    ktScaleShuf<>+0(SB), X1, X13
+	VPSHUFB    ktScaleShuf<>+0(SB), X8, X13
 	VPMOVSXBW  X13, Y13
 	VPMADDUBSW 4(DX), Y12, Y14
 	VPMADDWD   Y13, Y14, Y14
-	VPADDD     Y14, Y2, Y2
+	VPADDD     Y14, Y0, Y0
 	VPMADDUBSW 4(BX), Y12, Y14
 	VPMADDWD   Y13, Y14, Y14
-	VPADDD     Y14, Y4, Y4
+	VPADDD     Y14, Y1, Y1
 	VPMADDUBSW 4(SI), Y12, Y14
 	VPMADDWD   Y13, Y14, Y14
-	VPADDD     Y14, Y5, Y5
+	VPADDD     Y14, Y2, Y2
 	VPMADDUBSW 4(DI), Y12, Y14
 	VPMADDWD   Y13, Y14, Y14
-	VPADDD     Y14, Y6, Y6
+	VPADDD     Y14, Y3, Y3
 	VPMADDUBSW 4(DX)(CX*4), Y12, Y14
 	VPMADDWD   Y13, Y14, Y14
-	VPADDD     Y14, Y7, Y7
+	VPADDD     Y14, Y4, Y4
 	VPMADDUBSW 4(BX)(CX*4), Y12, Y14
 	VPMADDWD   Y13, Y14, Y14
-	VPADDD     Y14, Y8, Y8
+	VPADDD     Y14, Y5, Y5
 	VPMADDUBSW 4(SI)(CX*4), Y12, Y12
 	VPMADDWD   Y13, Y12, Y12
-	VPADDD     Y12, Y3, Y3
+	VPADDD     Y12, Y6, Y6
 
 	// Elements 32-63: their six-bit values and the scales of their two sub-blocks as words.
-	VPAND      Y0, Y10, Y12
+	VPAND      Y7, Y10, Y12
 	VPAND      ktMask0C<>+0(SB), Y11, Y13
 	VPSLLW     $0x02, Y13, Y13
 	VPOR       Y13, Y12, Y12
-	VPSHUFB    ktScaleShuf<>+16(SB), X1, X13
+	VPSHUFB    ktScaleShuf<>+16(SB), X8, X13
 	VPMOVSXBW  X13, Y13
 	VPMADDUBSW 36(DX), Y12, Y14
 	VPMADDWD   Y13, Y14, Y14
-	VPADDD     Y14, Y2, Y2
+	VPADDD     Y14, Y0, Y0
 	VPMADDUBSW 36(BX), Y12, Y14
 	VPMADDWD   Y13, Y14, Y14
-	VPADDD     Y14, Y4, Y4
+	VPADDD     Y14, Y1, Y1
 	VPMADDUBSW 36(SI), Y12, Y14
 	VPMADDWD   Y13, Y14, Y14
-	VPADDD     Y14, Y5, Y5
+	VPADDD     Y14, Y2, Y2
 	VPMADDUBSW 36(DI), Y12, Y14
 	VPMADDWD   Y13, Y14, Y14
-	VPADDD     Y14, Y6, Y6
+	VPADDD     Y14, Y3, Y3
 	VPMADDUBSW 36(DX)(CX*4), Y12, Y14
 	VPMADDWD   Y13, Y14, Y14
-	VPADDD     Y14, Y7, Y7
+	VPADDD     Y14, Y4, Y4
 	VPMADDUBSW 36(BX)(CX*4), Y12, Y14
 	VPMADDWD   Y13, Y14, Y14
-	VPADDD     Y14, Y8, Y8
+	VPADDD     Y14, Y5, Y5
 	VPMADDUBSW 36(SI)(CX*4), Y12, Y12
 	VPMADDWD   Y13, Y12, Y12
-	VPADDD     Y12, Y3, Y3
+	VPADDD     Y12, Y6, Y6
 
 	// Elements 64-95: their six-bit values and the scales of their two sub-blocks as words.
 	VPSRLW     $0x04, Y9, Y9
-	VPAND      Y0, Y9, Y9
+	VPAND      Y7, Y9, Y9
 	VPAND      ktMask30<>+0(SB), Y11, Y12
 	VPOR       Y12, Y9, Y9
-	VPSHUFB    ktScaleShuf<>+32(SB), X1, X12
+	VPSHUFB    ktScaleShuf<>+32(SB), X8, X12
 	VPMOVSXBW  X12, Y12
 	VPMADDUBSW 68(DX), Y9, Y13
 	VPMADDWD   Y12, Y13, Y13
-	VPADDD     Y13, Y2, Y2
+	VPADDD     Y13, Y0, Y0
 	VPMADDUBSW 68(BX), Y9, Y13
 	VPMADDWD   Y12, Y13, Y13
-	VPADDD     Y13, Y4, Y4
+	VPADDD     Y13, Y1, Y1
 	VPMADDUBSW 68(SI), Y9, Y13
 	VPMADDWD   Y12, Y13, Y13
-	VPADDD     Y13, Y5, Y5
+	VPADDD     Y13, Y2, Y2
 	VPMADDUBSW 68(DI), Y9, Y13
 	VPMADDWD   Y12, Y13, Y13
-	VPADDD     Y13, Y6, Y6
+	VPADDD     Y13, Y3, Y3
 	VPMADDUBSW 68(DX)(CX*4), Y9, Y13
 	VPMADDWD   Y12, Y13, Y13
-	VPADDD     Y13, Y7, Y7
+	VPADDD     Y13, Y4, Y4
 	VPMADDUBSW 68(BX)(CX*4), Y9, Y13
 	VPMADDWD   Y12, Y13, Y13
-	VPADDD     Y13, Y8, Y8
+	VPADDD     Y13, Y5, Y5
 	VPMADDUBSW 68(SI)(CX*4), Y9, Y9
 	VPMADDWD   Y12, Y9, Y9
-	VPADDD     Y9, Y3, Y3
+	VPADDD     Y9, Y6, Y6
 
 	// Elements 96-127: their six-bit values and the scales of their two sub-blocks as words.
 	VPSRLW     $0x04, Y10, Y9
-	VPAND      Y0, Y9, Y9
+	VPAND      Y7, Y9, Y9
 	VPAND      ktMaskC0<>+0(SB), Y11, Y10
 	VPSRLW     $0x02, Y10, Y10
 	VPOR       Y10, Y9, Y9
-	VPSHUFB    ktScaleShuf<>+48(SB), X1, X10
+	VPSHUFB    ktScaleShuf<>+48(SB), X8, X10
 	VPMOVSXBW  X10, Y10
 	VPMADDUBSW 100(DX), Y9, Y11
 	VPMADDWD   Y10, Y11, Y11
-	VPADDD     Y11, Y2, Y2
+	VPADDD     Y11, Y0, Y0
 	VPMADDUBSW 100(BX), Y9, Y11
 	VPMADDWD   Y10, Y11, Y11
-	VPADDD     Y11, Y4, Y4
+	VPADDD     Y11, Y1, Y1
 	VPMADDUBSW 100(SI), Y9, Y11
 	VPMADDWD   Y10, Y11, Y11
-	VPADDD     Y11, Y5, Y5
+	VPADDD     Y11, Y2, Y2
 	VPMADDUBSW 100(DI), Y9, Y11
 	VPMADDWD   Y10, Y11, Y11
-	VPADDD     Y11, Y6, Y6
+	VPADDD     Y11, Y3, Y3
 	VPMADDUBSW 100(DX)(CX*4), Y9, Y11
 	VPMADDWD   Y10, Y11, Y11
-	VPADDD     Y11, Y7, Y7
+	VPADDD     Y11, Y4, Y4
 	VPMADDUBSW 100(BX)(CX*4), Y9, Y11
 	VPMADDWD   Y10, Y11, Y11
-	VPADDD     Y11, Y8, Y8
+	VPADDD     Y11, Y5, Y5
 	VPMADDUBSW 100(SI)(CX*4), Y9, Y9
 	VPMADDWD   Y10, Y9, Y9
-	VPADDD     Y9, Y3, Y3
+	VPADDD     Y9, Y6, Y6
 	VMOVDQU    64(AX), Y9
 	VMOVDQU    96(AX), Y10
 	VMOVDQU    160(AX), Y11
 
 	// Elements 128-159: their six-bit values and the scales of their two sub-blocks as words.
-	VPAND      Y0, Y9, Y12
+	VPAND      Y7, Y9, Y12
 	VPAND      ktMask03<>+0(SB), Y11, Y13
 	VPSLLW     $0x04, Y13, Y13
 	VPOR       Y13, Y12, Y12
-	VPSHUFB    ktScaleShuf<>+64(SB), X1, X13
+	VPSHUFB    ktScaleShuf<>+64(SB), X8, X13
 	VPMOVSXBW  X13, Y13
 	VPMADDUBSW 132(DX), Y12, Y14
 	VPMADDWD   Y13, Y14, Y14
-	VPADDD     Y14, Y2, Y2
+	VPADDD     Y14, Y0, Y0
 	VPMADDUBSW 132(BX), Y12, Y14
 	VPMADDWD   Y13, Y14, Y14
-	VPADDD     Y14, Y4, Y4
+	VPADDD     Y14, Y1, Y1
 	VPMADDUBSW 132(SI), Y12, Y14
 	VPMADDWD   Y13, Y14, Y14
-	VPADDD     Y14, Y5, Y5
+	VPADDD     Y14, Y2, Y2
 	VPMADDUBSW 132(DI), Y12, Y14
 	VPMADDWD   Y13, Y14, Y14
-	VPADDD     Y14, Y6, Y6
+	VPADDD     Y14, Y3, Y3
 	VPMADDUBSW 132(DX)(CX*4), Y12, Y14
 	VPMADDWD   Y13, Y14, Y14
-	VPADDD     Y14, Y7, Y7
+	VPADDD     Y14, Y4, Y4
 	VPMADDUBSW 132(BX)(CX*4), Y12, Y14
 	VPMADDWD   Y13, Y14, Y14
-	VPADDD     Y14, Y8, Y8
+	VPADDD     Y14, Y5, Y5
 	VPMADDUBSW 132(SI)(CX*4), Y12, Y12
 	VPMADDWD   Y13, Y12, Y12
-	VPADDD     Y12, Y3, Y3
+	VPADDD     Y12, Y6, Y6
 
 	// Elements 160-191: their six-bit values and the scales of their two sub-blocks as words.
-	VPAND      Y0, Y10, Y12
+	VPAND      Y7, Y10, Y12
 	VPAND      ktMask0C<>+0(SB), Y11, Y13
 	VPSLLW     $0x02, Y13, Y13
 	VPOR       Y13, Y12, Y12
-	VPSHUFB    ktScaleShuf<>+80(SB), X1, X13
+	VPSHUFB    ktScaleShuf<>+80(SB), X8, X13
 	VPMOVSXBW  X13, Y13
 	VPMADDUBSW 164(DX), Y12, Y14
 	VPMADDWD   Y13, Y14, Y14
-	VPADDD     Y14, Y2, Y2
+	VPADDD     Y14, Y0, Y0
 	VPMADDUBSW 164(BX), Y12, Y14
 	VPMADDWD   Y13, Y14, Y14
-	VPADDD     Y14, Y4, Y4
+	VPADDD     Y14, Y1, Y1
 	VPMADDUBSW 164(SI), Y12, Y14
 	VPMADDWD   Y13, Y14, Y14
-	VPADDD     Y14, Y5, Y5
+	VPADDD     Y14, Y2, Y2
 	VPMADDUBSW 164(DI), Y12, Y14
 	VPMADDWD   Y13, Y14, Y14
-	VPADDD     Y14, Y6, Y6
+	VPADDD     Y14, Y3, Y3
 	VPMADDUBSW 164(DX)(CX*4), Y12, Y14
 	VPMADDWD   Y13, Y14, Y14
-	VPADDD     Y14, Y7, Y7
+	VPADDD     Y14, Y4, Y4
 	VPMADDUBSW 164(BX)(CX*4), Y12, Y14
 	VPMADDWD   Y13, Y14, Y14
-	VPADDD     Y14, Y8, Y8
+	VPADDD     Y14, Y5, Y5
 	VPMADDUBSW 164(SI)(CX*4), Y12, Y12
 	VPMADDWD   Y13, Y12, Y12
-	VPADDD     Y12, Y3, Y3
+	VPADDD     Y12, Y6, Y6
 
 	// Elements 192-223: their six-bit values and the scales of their two sub-blocks as words.
 	VPSRLW     $0x04, Y9, Y9
-	VPAND      Y0, Y9, Y9
+	VPAND      Y7, Y9, Y9
 	VPAND      ktMask30<>+0(SB), Y11, Y12
 	VPOR       Y12, Y9, Y9
-	VPSHUFB    ktScaleShuf<>+96(SB), X1, X12
+	VPSHUFB    ktScaleShuf<>+96(SB), X8, X12
 	VPMOVSXBW  X12, Y12
 	VPMADDUBSW 196(DX), Y9, Y13
 	VPMADDWD   Y12, Y13, Y13
-	VPADDD     Y13, Y2, Y2
+	VPADDD     Y13, Y0, Y0
 	VPMADDUBSW 196(BX), Y9, Y13
 	VPMADDWD   Y12, Y13, Y13
-	VPADDD     Y13, Y4, Y4
+	VPADDD     Y13, Y1, Y1
 	VPMADDUBSW 196(SI), Y9, Y13
 	VPMADDWD   Y12, Y13, Y13
-	VPADDD     Y13, Y5, Y5
+	VPADDD     Y13, Y2, Y2
 	VPMADDUBSW 196(DI), Y9, Y13
 	VPMADDWD   Y12, Y13, Y13
-	VPADDD     Y13, Y6, Y6
+	VPADDD     Y13, Y3, Y3
 	VPMADDUBSW 196(DX)(CX*4), Y9, Y13
 	VPMADDWD   Y12, Y13, Y13
-	VPADDD     Y13, Y7, Y7
+	VPADDD     Y13, Y4, Y4
 	VPMADDUBSW 196(BX)(CX*4), Y9, Y13
 	VPMADDWD   Y12, Y13, Y13
-	VPADDD     Y13, Y8, Y8
+	VPADDD     Y13, Y5, Y5
 	VPMADDUBSW 196(SI)(CX*4), Y9, Y9
 	VPMADDWD   Y12, Y9, Y9
-	VPADDD     Y9, Y3, Y3
+	VPADDD     Y9, Y6, Y6
 
 	// Elements 224-255: their six-bit values and the scales of their two sub-blocks as words.
 	VPSRLW     $0x04, Y10, Y9
-	VPAND      Y0, Y9, Y9
+	VPAND      Y7, Y9, Y9
 	VPAND      ktMaskC0<>+0(SB), Y11, Y10
 	VPSRLW     $0x02, Y10, Y10
 	VPOR       Y10, Y9, Y9
-	VPSHUFB    ktScaleShuf<>+112(SB), X1, X1
-	VPMOVSXBW  X1, Y1
+	VPSHUFB    ktScaleShuf<>+112(SB), X8, X8
+	VPMOVSXBW  X8, Y8
 	VPMADDUBSW 228(DX), Y9, Y10
-	VPMADDWD   Y1, Y10, Y10
-	VPADDD     Y10, Y2, Y2
+	VPMADDWD   Y8, Y10, Y10
+	VPADDD     Y10, Y0, Y0
 	VPMADDUBSW 228(BX), Y9, Y10
-	VPMADDWD   Y1, Y10, Y10
-	VPADDD     Y10, Y4, Y4
+	VPMADDWD   Y8, Y10, Y10
+	VPADDD     Y10, Y1, Y1
 	VPMADDUBSW 228(SI), Y9, Y10
-	VPMADDWD   Y1, Y10, Y10
-	VPADDD     Y10, Y5, Y5
+	VPMADDWD   Y8, Y10, Y10
+	VPADDD     Y10, Y2, Y2
 	VPMADDUBSW 228(DI), Y9, Y10
-	VPMADDWD   Y1, Y10, Y10
-	VPADDD     Y10, Y6, Y6
+	VPMADDWD   Y8, Y10, Y10
+	VPADDD     Y10, Y3, Y3
 	VPMADDUBSW 228(DX)(CX*4), Y9, Y10
-	VPMADDWD   Y1, Y10, Y10
-	VPADDD     Y10, Y7, Y7
+	VPMADDWD   Y8, Y10, Y10
+	VPADDD     Y10, Y4, Y4
 	VPMADDUBSW 228(BX)(CX*4), Y9, Y10
-	VPMADDWD   Y1, Y10, Y10
-	VPADDD     Y10, Y8, Y8
+	VPMADDWD   Y8, Y10, Y10
+	VPADDD     Y10, Y5, Y5
 	VPMADDUBSW 228(SI)(CX*4), Y9, Y9
-	VPMADDWD   Y1, Y9, Y9
-	VPADDD     Y9, Y3, Y3
+	VPMADDWD   Y8, Y9, Y9
+	VPADDD     Y9, Y6, Y6
 
 	// acc_t[L] = fma(x_t.d·wd, float32(lane_t[L]), acc_t[L]).
 	MOVWLZX      208(AX), R9
-	VMOVD        R9, X1
-	VCVTPH2PS    X1, X1
-	VBROADCASTSS X1, Y1
-	VCVTDQ2PS    Y2, Y2
+	VMOVD        R9, X8
+	VCVTPH2PS    X8, X8
+	VBROADCASTSS X8, Y8
+	VCVTDQ2PS    Y0, Y0
 	VBROADCASTSS (DX), Y9
-	VMULPS       Y1, Y9, Y9
-	VMOVUPS      32(SP), Y10
-	VFMADD231PS  Y9, Y2, Y10
-	VMOVUPS      Y10, 32(SP)
-	VCVTDQ2PS    Y4, Y4
-	VBROADCASTSS (BX), Y2
-	VMULPS       Y1, Y2, Y2
-	VMOVUPS      64(SP), Y9
-	VFMADD231PS  Y2, Y4, Y9
-	VMOVUPS      Y9, 64(SP)
-	VCVTDQ2PS    Y5, Y5
-	VBROADCASTSS (SI), Y2
-	VMULPS       Y1, Y2, Y2
-	VMOVUPS      96(SP), Y4
-	VFMADD231PS  Y2, Y5, Y4
-	VMOVUPS      Y4, 96(SP)
-	VCVTDQ2PS    Y6, Y6
-	VBROADCASTSS (DI), Y2
-	VMULPS       Y1, Y2, Y2
-	VMOVUPS      128(SP), Y4
-	VFMADD231PS  Y2, Y6, Y4
-	VMOVUPS      Y4, 128(SP)
-	VCVTDQ2PS    Y7, Y7
-	VBROADCASTSS (DX)(CX*4), Y2
-	VMULPS       Y1, Y2, Y2
-	VMOVUPS      160(SP), Y4
-	VFMADD231PS  Y2, Y7, Y4
-	VMOVUPS      Y4, 160(SP)
-	VCVTDQ2PS    Y8, Y8
-	VBROADCASTSS (BX)(CX*4), Y2
-	VMULPS       Y1, Y2, Y2
-	VMOVUPS      192(SP), Y4
-	VFMADD231PS  Y2, Y8, Y4
-	VMOVUPS      Y4, 192(SP)
+	VMULPS       Y8, Y9, Y9
+	VMOVUPS      24(SP), Y10
+	VFMADD231PS  Y9, Y0, Y10
+	VMOVUPS      Y10, 24(SP)
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS (BX), Y0
+	VMULPS       Y8, Y0, Y0
+	VMOVUPS      56(SP), Y9
+	VFMADD231PS  Y0, Y1, Y9
+	VMOVUPS      Y9, 56(SP)
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS (SI), Y0
+	VMULPS       Y8, Y0, Y0
+	VMOVUPS      88(SP), Y1
+	VFMADD231PS  Y0, Y2, Y1
+	VMOVUPS      Y1, 88(SP)
 	VCVTDQ2PS    Y3, Y3
-	VBROADCASTSS (SI)(CX*4), Y2
-	VMULPS       Y1, Y2, Y2
-	VMOVUPS      224(SP), Y1
-	VFMADD231PS  Y2, Y3, Y1
-	VMOVUPS      Y1, 224(SP)
+	VBROADCASTSS (DI), Y0
+	VMULPS       Y8, Y0, Y0
+	VMOVUPS      120(SP), Y1
+	VFMADD231PS  Y0, Y3, Y1
+	VMOVUPS      Y1, 120(SP)
+	VCVTDQ2PS    Y4, Y4
+	VBROADCASTSS (DX)(CX*4), Y0
+	VMULPS       Y8, Y0, Y0
+	VMOVUPS      152(SP), Y1
+	VFMADD231PS  Y0, Y4, Y1
+	VMOVUPS      Y1, 152(SP)
+	VCVTDQ2PS    Y5, Y5
+	VBROADCASTSS (BX)(CX*4), Y0
+	VMULPS       Y8, Y0, Y0
+	VMOVUPS      184(SP), Y1
+	VFMADD231PS  Y0, Y5, Y1
+	VMOVUPS      Y1, 184(SP)
+	VCVTDQ2PS    Y6, Y6
+	VBROADCASTSS (SI)(CX*4), Y0
+	VMULPS       Y8, Y0, Y0
+	VMOVUPS      216(SP), Y1
+	VFMADD231PS  Y0, Y6, Y1
+	VMOVUPS      Y1, 216(SP)
 	ADDQ         $0x000000d2, AX
 	ADDQ         $0x00000124, DX
 	ADDQ         $0x00000124, BX
@@ -14380,68 +14400,75 @@ q6KRowsT7AVX2blk:
 	MOVQ         16(SP), AX
 	MOVQ         ostride+56(FP), CX
 	SHLQ         $0x02, CX
-	VMOVUPS      32(SP), Y1
-	VEXTRACTF128 $0x01, Y1, X2
-	VADDPS       X1, X2, X2
-	VMOVHLPS     X2, X2, X1
-	VADDPS       X1, X2, X2
-	VMOVSHDUP    X2, X1
-	VADDSS       X1, X2, X2
-	VMOVSS       X2, (AX)
+	VMOVUPS      24(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
 	ADDQ         CX, AX
-	VMOVUPS      64(SP), Y1
-	VEXTRACTF128 $0x01, Y1, X2
-	VADDPS       X1, X2, X2
-	VMOVHLPS     X2, X2, X1
-	VADDPS       X1, X2, X2
-	VMOVSHDUP    X2, X1
-	VADDSS       X1, X2, X2
-	VMOVSS       X2, (AX)
+	VMOVUPS      56(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
 	ADDQ         CX, AX
-	VMOVUPS      96(SP), Y1
-	VEXTRACTF128 $0x01, Y1, X2
-	VADDPS       X1, X2, X2
-	VMOVHLPS     X2, X2, X1
-	VADDPS       X1, X2, X2
-	VMOVSHDUP    X2, X1
-	VADDSS       X1, X2, X2
-	VMOVSS       X2, (AX)
+	VMOVUPS      88(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
 	ADDQ         CX, AX
-	VMOVUPS      128(SP), Y1
-	VEXTRACTF128 $0x01, Y1, X2
-	VADDPS       X1, X2, X2
-	VMOVHLPS     X2, X2, X1
-	VADDPS       X1, X2, X2
-	VMOVSHDUP    X2, X1
-	VADDSS       X1, X2, X2
-	VMOVSS       X2, (AX)
+	VMOVUPS      120(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
 	ADDQ         CX, AX
-	VMOVUPS      160(SP), Y1
-	VEXTRACTF128 $0x01, Y1, X2
-	VADDPS       X1, X2, X2
-	VMOVHLPS     X2, X2, X1
-	VADDPS       X1, X2, X2
-	VMOVSHDUP    X2, X1
-	VADDSS       X1, X2, X2
-	VMOVSS       X2, (AX)
+	VMOVUPS      152(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
 	ADDQ         CX, AX
-	VMOVUPS      192(SP), Y1
-	VEXTRACTF128 $0x01, Y1, X2
-	VADDPS       X1, X2, X2
-	VMOVHLPS     X2, X2, X1
-	VADDPS       X1, X2, X2
-	VMOVSHDUP    X2, X1
-	VADDSS       X1, X2, X2
-	VMOVSS       X2, (AX)
+	VMOVUPS      184(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
 	ADDQ         CX, AX
-	VMOVUPS      224(SP), Y1
-	VEXTRACTF128 $0x01, Y1, X2
-	VADDPS       X1, X2, X2
-	VMOVHLPS     X2, X2, X1
-	VADDPS       X1, X2, X2
-	VMOVSHDUP    X2, X1
-	VADDSS       X1, X2, X2
-	VMOVSS       X2, (AX)
+	VMOVUPS      216(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
 	ADDQ         $0x04, 16(SP)
 	MOVQ         (SP), AX
 	ADDQ         wstride+8(FP), AX
@@ -14453,15 +14480,15 @@ q6KRowsT7AVX2blk:
 
 // func q6KRowsT8AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)
 // Requires: AVX, AVX2, F16C, FMA3
-TEXT ·q6KRowsT8AVX2(SB), $288-64
-	// Frame: 0 the weight row, 8 the rows left, 16 the output pointer.
+TEXT ·q6KRowsT8AVX2(SB), NOSPLIT, $280-64
+	// Frame: 0 the weight row, 8 the rows left, 16 the output pointer; from 24 the tokens' float lanes past four tokens.
 	MOVQ    w+0(FP), AX
 	MOVQ    AX, (SP)
 	MOVQ    rows+16(FP), AX
 	MOVQ    AX, 8(SP)
 	MOVQ    out+48(FP), AX
 	MOVQ    AX, 16(SP)
-	VMOVDQU ktMask0F<>+0(SB), Y0
+	VMOVDQU ktMask0F<>+0(SB), Y8
 
 q6KRowsT8AVX2row:
 	MOVQ    (SP), AX
@@ -14471,349 +14498,349 @@ q6KRowsT8AVX2row:
 	LEAQ    (DX)(CX*2), SI
 	LEAQ    (BX)(CX*2), DI
 	MOVQ    nb+40(FP), R8
-	VXORPS  Y1, Y1, Y1
-	VMOVUPS Y1, 32(SP)
-	VMOVUPS Y1, 64(SP)
-	VMOVUPS Y1, 96(SP)
-	VMOVUPS Y1, 128(SP)
-	VMOVUPS Y1, 160(SP)
-	VMOVUPS Y1, 192(SP)
-	VMOVUPS Y1, 224(SP)
-	VMOVUPS Y1, 256(SP)
+	VXORPS  Y0, Y0, Y0
+	VMOVUPS Y0, 24(SP)
+	VMOVUPS Y0, 56(SP)
+	VMOVUPS Y0, 88(SP)
+	VMOVUPS Y0, 120(SP)
+	VMOVUPS Y0, 152(SP)
+	VMOVUPS Y0, 184(SP)
+	VMOVUPS Y0, 216(SP)
+	VMOVUPS Y0, 248(SP)
 
 q6KRowsT8AVX2blk:
 	// Each token's lanes start at −32·Σ scales·bsums.
-	VMOVDQU   192(AX), X1
-	VPMOVSXBW X1, Y2
-	VPSLLW    $0x05, Y2, Y3
-	VPXOR     Y2, Y2, Y2
-	VPSUBW    Y3, Y2, Y3
-	VPMADDWD  260(DX), Y3, Y2
-	VPMADDWD  260(BX), Y3, Y4
-	VPMADDWD  260(SI), Y3, Y5
-	VPMADDWD  260(DI), Y3, Y6
-	VPMADDWD  260(DX)(CX*4), Y3, Y7
-	VPMADDWD  260(BX)(CX*4), Y3, Y8
-	VPMADDWD  260(SI)(CX*4), Y3, Y9
-	VPMADDWD  260(DI)(CX*4), Y3, Y3
+	VMOVDQU   192(AX), X9
+	VPMOVSXBW X9, Y0
+	VPSLLW    $0x05, Y0, Y7
+	VPXOR     Y0, Y0, Y0
+	VPSUBW    Y7, Y0, Y7
+	VPMADDWD  260(DX), Y7, Y0
+	VPMADDWD  260(BX), Y7, Y1
+	VPMADDWD  260(SI), Y7, Y2
+	VPMADDWD  260(DI), Y7, Y3
+	VPMADDWD  260(DX)(CX*4), Y7, Y4
+	VPMADDWD  260(BX)(CX*4), Y7, Y5
+	VPMADDWD  260(SI)(CX*4), Y7, Y6
+	VPMADDWD  260(DI)(CX*4), Y7, Y7
 	VMOVDQU   (AX), Y10
 	VMOVDQU   32(AX), Y11
 	VMOVDQU   128(AX), Y12
 
 	// Elements 0-31: their six-bit values and the scales of their two sub-blocks as words.
-	VPAND      Y0, Y10, Y13
+	VPAND      Y8, Y10, Y13
 	VPAND      ktMask03<>+0(SB), Y12, Y14
 	VPSLLW     $0x04, Y14, Y14
 	VPOR       Y14, Y13, Y13
-	VPSHUFB    ktScaleShuf<>+0(SB), X1, X14
+	VPSHUFB    ktScaleShuf<>+0(SB), X9, X14
 	VPMOVSXBW  X14, Y14
 	VPMADDUBSW 4(DX), Y13, Y15
 	VPMADDWD   Y14, Y15, Y15
-	VPADDD     Y15, Y2, Y2
+	VPADDD     Y15, Y0, Y0
 	VPMADDUBSW 4(BX), Y13, Y15
 	VPMADDWD   Y14, Y15, Y15
-	VPADDD     Y15, Y4, Y4
+	VPADDD     Y15, Y1, Y1
 	VPMADDUBSW 4(SI), Y13, Y15
 	VPMADDWD   Y14, Y15, Y15
-	VPADDD     Y15, Y5, Y5
+	VPADDD     Y15, Y2, Y2
 	VPMADDUBSW 4(DI), Y13, Y15
 	VPMADDWD   Y14, Y15, Y15
-	VPADDD     Y15, Y6, Y6
+	VPADDD     Y15, Y3, Y3
 	VPMADDUBSW 4(DX)(CX*4), Y13, Y15
 	VPMADDWD   Y14, Y15, Y15
-	VPADDD     Y15, Y7, Y7
+	VPADDD     Y15, Y4, Y4
 	VPMADDUBSW 4(BX)(CX*4), Y13, Y15
 	VPMADDWD   Y14, Y15, Y15
-	VPADDD     Y15, Y8, Y8
+	VPADDD     Y15, Y5, Y5
 	VPMADDUBSW 4(SI)(CX*4), Y13, Y15
 	VPMADDWD   Y14, Y15, Y15
-	VPADDD     Y15, Y9, Y9
+	VPADDD     Y15, Y6, Y6
 	VPMADDUBSW 4(DI)(CX*4), Y13, Y13
 	VPMADDWD   Y14, Y13, Y13
-	VPADDD     Y13, Y3, Y3
+	VPADDD     Y13, Y7, Y7
 
 	// Elements 32-63: their six-bit values and the scales of their two sub-blocks as words.
-	VPAND      Y0, Y11, Y13
+	VPAND      Y8, Y11, Y13
 	VPAND      ktMask0C<>+0(SB), Y12, Y14
 	VPSLLW     $0x02, Y14, Y14
 	VPOR       Y14, Y13, Y13
-	VPSHUFB    ktScaleShuf<>+16(SB), X1, X14
+	VPSHUFB    ktScaleShuf<>+16(SB), X9, X14
 	VPMOVSXBW  X14, Y14
 	VPMADDUBSW 36(DX), Y13, Y15
 	VPMADDWD   Y14, Y15, Y15
-	VPADDD     Y15, Y2, Y2
+	VPADDD     Y15, Y0, Y0
 	VPMADDUBSW 36(BX), Y13, Y15
 	VPMADDWD   Y14, Y15, Y15
-	VPADDD     Y15, Y4, Y4
+	VPADDD     Y15, Y1, Y1
 	VPMADDUBSW 36(SI), Y13, Y15
 	VPMADDWD   Y14, Y15, Y15
-	VPADDD     Y15, Y5, Y5
+	VPADDD     Y15, Y2, Y2
 	VPMADDUBSW 36(DI), Y13, Y15
 	VPMADDWD   Y14, Y15, Y15
-	VPADDD     Y15, Y6, Y6
+	VPADDD     Y15, Y3, Y3
 	VPMADDUBSW 36(DX)(CX*4), Y13, Y15
 	VPMADDWD   Y14, Y15, Y15
-	VPADDD     Y15, Y7, Y7
+	VPADDD     Y15, Y4, Y4
 	VPMADDUBSW 36(BX)(CX*4), Y13, Y15
 	VPMADDWD   Y14, Y15, Y15
-	VPADDD     Y15, Y8, Y8
+	VPADDD     Y15, Y5, Y5
 	VPMADDUBSW 36(SI)(CX*4), Y13, Y15
 	VPMADDWD   Y14, Y15, Y15
-	VPADDD     Y15, Y9, Y9
+	VPADDD     Y15, Y6, Y6
 	VPMADDUBSW 36(DI)(CX*4), Y13, Y13
 	VPMADDWD   Y14, Y13, Y13
-	VPADDD     Y13, Y3, Y3
+	VPADDD     Y13, Y7, Y7
 
 	// Elements 64-95: their six-bit values and the scales of their two sub-blocks as words.
 	VPSRLW     $0x04, Y10, Y10
-	VPAND      Y0, Y10, Y10
+	VPAND      Y8, Y10, Y10
 	VPAND      ktMask30<>+0(SB), Y12, Y13
 	VPOR       Y13, Y10, Y10
-	VPSHUFB    ktScaleShuf<>+32(SB), X1, X13
+	VPSHUFB    ktScaleShuf<>+32(SB), X9, X13
 	VPMOVSXBW  X13, Y13
 	VPMADDUBSW 68(DX), Y10, Y14
 	VPMADDWD   Y13, Y14, Y14
-	VPADDD     Y14, Y2, Y2
+	VPADDD     Y14, Y0, Y0
 	VPMADDUBSW 68(BX), Y10, Y14
 	VPMADDWD   Y13, Y14, Y14
-	VPADDD     Y14, Y4, Y4
+	VPADDD     Y14, Y1, Y1
 	VPMADDUBSW 68(SI), Y10, Y14
 	VPMADDWD   Y13, Y14, Y14
-	VPADDD     Y14, Y5, Y5
+	VPADDD     Y14, Y2, Y2
 	VPMADDUBSW 68(DI), Y10, Y14
 	VPMADDWD   Y13, Y14, Y14
-	VPADDD     Y14, Y6, Y6
+	VPADDD     Y14, Y3, Y3
 	VPMADDUBSW 68(DX)(CX*4), Y10, Y14
 	VPMADDWD   Y13, Y14, Y14
-	VPADDD     Y14, Y7, Y7
+	VPADDD     Y14, Y4, Y4
 	VPMADDUBSW 68(BX)(CX*4), Y10, Y14
 	VPMADDWD   Y13, Y14, Y14
-	VPADDD     Y14, Y8, Y8
+	VPADDD     Y14, Y5, Y5
 	VPMADDUBSW 68(SI)(CX*4), Y10, Y14
 	VPMADDWD   Y13, Y14, Y14
-	VPADDD     Y14, Y9, Y9
+	VPADDD     Y14, Y6, Y6
 	VPMADDUBSW 68(DI)(CX*4), Y10, Y10
 	VPMADDWD   Y13, Y10, Y10
-	VPADDD     Y10, Y3, Y3
+	VPADDD     Y10, Y7, Y7
 
 	// Elements 96-127: their six-bit values and the scales of their two sub-blocks as words.
 	VPSRLW     $0x04, Y11, Y10
-	VPAND      Y0, Y10, Y10
+	VPAND      Y8, Y10, Y10
 	VPAND      ktMaskC0<>+0(SB), Y12, Y11
 	VPSRLW     $0x02, Y11, Y11
 	VPOR       Y11, Y10, Y10
-	VPSHUFB    ktScaleShuf<>+48(SB), X1, X11
+	VPSHUFB    ktScaleShuf<>+48(SB), X9, X11
 	VPMOVSXBW  X11, Y11
 	VPMADDUBSW 100(DX), Y10, Y12
 	VPMADDWD   Y11, Y12, Y12
-	VPADDD     Y12, Y2, Y2
+	VPADDD     Y12, Y0, Y0
 	VPMADDUBSW 100(BX), Y10, Y12
 	VPMADDWD   Y11, Y12, Y12
-	VPADDD     Y12, Y4, Y4
+	VPADDD     Y12, Y1, Y1
 	VPMADDUBSW 100(SI), Y10, Y12
 	VPMADDWD   Y11, Y12, Y12
-	VPADDD     Y12, Y5, Y5
+	VPADDD     Y12, Y2, Y2
 	VPMADDUBSW 100(DI), Y10, Y12
 	VPMADDWD   Y11, Y12, Y12
-	VPADDD     Y12, Y6, Y6
+	VPADDD     Y12, Y3, Y3
 	VPMADDUBSW 100(DX)(CX*4), Y10, Y12
 	VPMADDWD   Y11, Y12, Y12
-	VPADDD     Y12, Y7, Y7
+	VPADDD     Y12, Y4, Y4
 	VPMADDUBSW 100(BX)(CX*4), Y10, Y12
 	VPMADDWD   Y11, Y12, Y12
-	VPADDD     Y12, Y8, Y8
+	VPADDD     Y12, Y5, Y5
 	VPMADDUBSW 100(SI)(CX*4), Y10, Y12
 	VPMADDWD   Y11, Y12, Y12
-	VPADDD     Y12, Y9, Y9
+	VPADDD     Y12, Y6, Y6
 	VPMADDUBSW 100(DI)(CX*4), Y10, Y10
 	VPMADDWD   Y11, Y10, Y10
-	VPADDD     Y10, Y3, Y3
+	VPADDD     Y10, Y7, Y7
 	VMOVDQU    64(AX), Y10
 	VMOVDQU    96(AX), Y11
 	VMOVDQU    160(AX), Y12
 
 	// Elements 128-159: their six-bit values and the scales of their two sub-blocks as words.
-	VPAND      Y0, Y10, Y13
+	VPAND      Y8, Y10, Y13
 	VPAND      ktMask03<>+0(SB), Y12, Y14
 	VPSLLW     $0x04, Y14, Y14
 	VPOR       Y14, Y13, Y13
-	VPSHUFB    ktScaleShuf<>+64(SB), X1, X14
+	VPSHUFB    ktScaleShuf<>+64(SB), X9, X14
 	VPMOVSXBW  X14, Y14
 	VPMADDUBSW 132(DX), Y13, Y15
 	VPMADDWD   Y14, Y15, Y15
-	VPADDD     Y15, Y2, Y2
+	VPADDD     Y15, Y0, Y0
 	VPMADDUBSW 132(BX), Y13, Y15
 	VPMADDWD   Y14, Y15, Y15
-	VPADDD     Y15, Y4, Y4
+	VPADDD     Y15, Y1, Y1
 	VPMADDUBSW 132(SI), Y13, Y15
 	VPMADDWD   Y14, Y15, Y15
-	VPADDD     Y15, Y5, Y5
+	VPADDD     Y15, Y2, Y2
 	VPMADDUBSW 132(DI), Y13, Y15
 	VPMADDWD   Y14, Y15, Y15
-	VPADDD     Y15, Y6, Y6
+	VPADDD     Y15, Y3, Y3
 	VPMADDUBSW 132(DX)(CX*4), Y13, Y15
 	VPMADDWD   Y14, Y15, Y15
-	VPADDD     Y15, Y7, Y7
+	VPADDD     Y15, Y4, Y4
 	VPMADDUBSW 132(BX)(CX*4), Y13, Y15
 	VPMADDWD   Y14, Y15, Y15
-	VPADDD     Y15, Y8, Y8
+	VPADDD     Y15, Y5, Y5
 	VPMADDUBSW 132(SI)(CX*4), Y13, Y15
 	VPMADDWD   Y14, Y15, Y15
-	VPADDD     Y15, Y9, Y9
+	VPADDD     Y15, Y6, Y6
 	VPMADDUBSW 132(DI)(CX*4), Y13, Y13
 	VPMADDWD   Y14, Y13, Y13
-	VPADDD     Y13, Y3, Y3
+	VPADDD     Y13, Y7, Y7
 
 	// Elements 160-191: their six-bit values and the scales of their two sub-blocks as words.
-	VPAND      Y0, Y11, Y13
+	VPAND      Y8, Y11, Y13
 	VPAND      ktMask0C<>+0(SB), Y12, Y14
 	VPSLLW     $0x02, Y14, Y14
 	VPOR       Y14, Y13, Y13
-	VPSHUFB    ktScaleShuf<>+80(SB), X1, X14
+	VPSHUFB    ktScaleShuf<>+80(SB), X9, X14
 	VPMOVSXBW  X14, Y14
 	VPMADDUBSW 164(DX), Y13, Y15
 	VPMADDWD   Y14, Y15, Y15
-	VPADDD     Y15, Y2, Y2
+	VPADDD     Y15, Y0, Y0
 	VPMADDUBSW 164(BX), Y13, Y15
 	VPMADDWD   Y14, Y15, Y15
-	VPADDD     Y15, Y4, Y4
+	VPADDD     Y15, Y1, Y1
 	VPMADDUBSW 164(SI), Y13, Y15
 	VPMADDWD   Y14, Y15, Y15
-	VPADDD     Y15, Y5, Y5
+	VPADDD     Y15, Y2, Y2
 	VPMADDUBSW 164(DI), Y13, Y15
 	VPMADDWD   Y14, Y15, Y15
-	VPADDD     Y15, Y6, Y6
+	VPADDD     Y15, Y3, Y3
 	VPMADDUBSW 164(DX)(CX*4), Y13, Y15
 	VPMADDWD   Y14, Y15, Y15
-	VPADDD     Y15, Y7, Y7
+	VPADDD     Y15, Y4, Y4
 	VPMADDUBSW 164(BX)(CX*4), Y13, Y15
 	VPMADDWD   Y14, Y15, Y15
-	VPADDD     Y15, Y8, Y8
+	VPADDD     Y15, Y5, Y5
 	VPMADDUBSW 164(SI)(CX*4), Y13, Y15
 	VPMADDWD   Y14, Y15, Y15
-	VPADDD     Y15, Y9, Y9
+	VPADDD     Y15, Y6, Y6
 	VPMADDUBSW 164(DI)(CX*4), Y13, Y13
 	VPMADDWD   Y14, Y13, Y13
-	VPADDD     Y13, Y3, Y3
+	VPADDD     Y13, Y7, Y7
 
 	// Elements 192-223: their six-bit values and the scales of their two sub-blocks as words.
 	VPSRLW     $0x04, Y10, Y10
-	VPAND      Y0, Y10, Y10
+	VPAND      Y8, Y10, Y10
 	VPAND      ktMask30<>+0(SB), Y12, Y13
 	VPOR       Y13, Y10, Y10
-	VPSHUFB    ktScaleShuf<>+96(SB), X1, X13
+	VPSHUFB    ktScaleShuf<>+96(SB), X9, X13
 	VPMOVSXBW  X13, Y13
 	VPMADDUBSW 196(DX), Y10, Y14
 	VPMADDWD   Y13, Y14, Y14
-	VPADDD     Y14, Y2, Y2
+	VPADDD     Y14, Y0, Y0
 	VPMADDUBSW 196(BX), Y10, Y14
 	VPMADDWD   Y13, Y14, Y14
-	VPADDD     Y14, Y4, Y4
+	VPADDD     Y14, Y1, Y1
 	VPMADDUBSW 196(SI), Y10, Y14
 	VPMADDWD   Y13, Y14, Y14
-	VPADDD     Y14, Y5, Y5
+	VPADDD     Y14, Y2, Y2
 	VPMADDUBSW 196(DI), Y10, Y14
 	VPMADDWD   Y13, Y14, Y14
-	VPADDD     Y14, Y6, Y6
+	VPADDD     Y14, Y3, Y3
 	VPMADDUBSW 196(DX)(CX*4), Y10, Y14
 	VPMADDWD   Y13, Y14, Y14
-	VPADDD     Y14, Y7, Y7
+	VPADDD     Y14, Y4, Y4
 	VPMADDUBSW 196(BX)(CX*4), Y10, Y14
 	VPMADDWD   Y13, Y14, Y14
-	VPADDD     Y14, Y8, Y8
+	VPADDD     Y14, Y5, Y5
 	VPMADDUBSW 196(SI)(CX*4), Y10, Y14
 	VPMADDWD   Y13, Y14, Y14
-	VPADDD     Y14, Y9, Y9
+	VPADDD     Y14, Y6, Y6
 	VPMADDUBSW 196(DI)(CX*4), Y10, Y10
 	VPMADDWD   Y13, Y10, Y10
-	VPADDD     Y10, Y3, Y3
+	VPADDD     Y10, Y7, Y7
 
 	// Elements 224-255: their six-bit values and the scales of their two sub-blocks as words.
 	VPSRLW     $0x04, Y11, Y10
-	VPAND      Y0, Y10, Y10
+	VPAND      Y8, Y10, Y10
 	VPAND      ktMaskC0<>+0(SB), Y12, Y11
 	VPSRLW     $0x02, Y11, Y11
 	VPOR       Y11, Y10, Y10
-	VPSHUFB    ktScaleShuf<>+112(SB), X1, X1
-	VPMOVSXBW  X1, Y1
+	VPSHUFB    ktScaleShuf<>+112(SB), X9, X9
+	VPMOVSXBW  X9, Y9
 	VPMADDUBSW 228(DX), Y10, Y11
-	VPMADDWD   Y1, Y11, Y11
-	VPADDD     Y11, Y2, Y2
+	VPMADDWD   Y9, Y11, Y11
+	VPADDD     Y11, Y0, Y0
 	VPMADDUBSW 228(BX), Y10, Y11
-	VPMADDWD   Y1, Y11, Y11
-	VPADDD     Y11, Y4, Y4
+	VPMADDWD   Y9, Y11, Y11
+	VPADDD     Y11, Y1, Y1
 	VPMADDUBSW 228(SI), Y10, Y11
-	VPMADDWD   Y1, Y11, Y11
-	VPADDD     Y11, Y5, Y5
+	VPMADDWD   Y9, Y11, Y11
+	VPADDD     Y11, Y2, Y2
 	VPMADDUBSW 228(DI), Y10, Y11
-	VPMADDWD   Y1, Y11, Y11
-	VPADDD     Y11, Y6, Y6
+	VPMADDWD   Y9, Y11, Y11
+	VPADDD     Y11, Y3, Y3
 	VPMADDUBSW 228(DX)(CX*4), Y10, Y11
-	VPMADDWD   Y1, Y11, Y11
-	VPADDD     Y11, Y7, Y7
+	VPMADDWD   Y9, Y11, Y11
+	VPADDD     Y11, Y4, Y4
 	VPMADDUBSW 228(BX)(CX*4), Y10, Y11
-	VPMADDWD   Y1, Y11, Y11
-	VPADDD     Y11, Y8, Y8
+	VPMADDWD   Y9, Y11, Y11
+	VPADDD     Y11, Y5, Y5
 	VPMADDUBSW 228(SI)(CX*4), Y10, Y11
-	VPMADDWD   Y1, Y11, Y11
-	VPADDD     Y11, Y9, Y9
+	VPMADDWD   Y9, Y11, Y11
+	VPADDD     Y11, Y6, Y6
 	VPMADDUBSW 228(DI)(CX*4), Y10, Y10
-	VPMADDWD   Y1, Y10, Y10
-	VPADDD     Y10, Y3, Y3
+	VPMADDWD   Y9, Y10, Y10
+	VPADDD     Y10, Y7, Y7
 
 	// acc_t[L] = fma(x_t.d·wd, float32(lane_t[L]), acc_t[L]).
 	MOVWLZX      208(AX), R9
-	VMOVD        R9, X1
-	VCVTPH2PS    X1, X1
-	VBROADCASTSS X1, Y1
-	VCVTDQ2PS    Y2, Y2
+	VMOVD        R9, X9
+	VCVTPH2PS    X9, X9
+	VBROADCASTSS X9, Y9
+	VCVTDQ2PS    Y0, Y0
 	VBROADCASTSS (DX), Y10
-	VMULPS       Y1, Y10, Y10
-	VMOVUPS      32(SP), Y11
-	VFMADD231PS  Y10, Y2, Y11
-	VMOVUPS      Y11, 32(SP)
-	VCVTDQ2PS    Y4, Y4
-	VBROADCASTSS (BX), Y2
-	VMULPS       Y1, Y2, Y2
-	VMOVUPS      64(SP), Y10
-	VFMADD231PS  Y2, Y4, Y10
-	VMOVUPS      Y10, 64(SP)
-	VCVTDQ2PS    Y5, Y5
-	VBROADCASTSS (SI), Y2
-	VMULPS       Y1, Y2, Y2
-	VMOVUPS      96(SP), Y4
-	VFMADD231PS  Y2, Y5, Y4
-	VMOVUPS      Y4, 96(SP)
-	VCVTDQ2PS    Y6, Y6
-	VBROADCASTSS (DI), Y2
-	VMULPS       Y1, Y2, Y2
-	VMOVUPS      128(SP), Y4
-	VFMADD231PS  Y2, Y6, Y4
-	VMOVUPS      Y4, 128(SP)
-	VCVTDQ2PS    Y7, Y7
-	VBROADCASTSS (DX)(CX*4), Y2
-	VMULPS       Y1, Y2, Y2
-	VMOVUPS      160(SP), Y4
-	VFMADD231PS  Y2, Y7, Y4
-	VMOVUPS      Y4, 160(SP)
-	VCVTDQ2PS    Y8, Y8
-	VBROADCASTSS (BX)(CX*4), Y2
-	VMULPS       Y1, Y2, Y2
-	VMOVUPS      192(SP), Y4
-	VFMADD231PS  Y2, Y8, Y4
-	VMOVUPS      Y4, 192(SP)
-	VCVTDQ2PS    Y9, Y9
-	VBROADCASTSS (SI)(CX*4), Y2
-	VMULPS       Y1, Y2, Y2
-	VMOVUPS      224(SP), Y4
-	VFMADD231PS  Y2, Y9, Y4
-	VMOVUPS      Y4, 224(SP)
+	VMULPS       Y9, Y10, Y10
+	VMOVUPS      24(SP), Y11
+	VFMADD231PS  Y10, Y0, Y11
+	VMOVUPS      Y11, 24(SP)
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS (BX), Y0
+	VMULPS       Y9, Y0, Y0
+	VMOVUPS      56(SP), Y10
+	VFMADD231PS  Y0, Y1, Y10
+	VMOVUPS      Y10, 56(SP)
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS (SI), Y0
+	VMULPS       Y9, Y0, Y0
+	VMOVUPS      88(SP), Y1
+	VFMADD231PS  Y0, Y2, Y1
+	VMOVUPS      Y1, 88(SP)
 	VCVTDQ2PS    Y3, Y3
-	VBROADCASTSS (DI)(CX*4), Y2
-	VMULPS       Y1, Y2, Y2
-	VMOVUPS      256(SP), Y1
-	VFMADD231PS  Y2, Y3, Y1
-	VMOVUPS      Y1, 256(SP)
+	VBROADCASTSS (DI), Y0
+	VMULPS       Y9, Y0, Y0
+	VMOVUPS      120(SP), Y1
+	VFMADD231PS  Y0, Y3, Y1
+	VMOVUPS      Y1, 120(SP)
+	VCVTDQ2PS    Y4, Y4
+	VBROADCASTSS (DX)(CX*4), Y0
+	VMULPS       Y9, Y0, Y0
+	VMOVUPS      152(SP), Y1
+	VFMADD231PS  Y0, Y4, Y1
+	VMOVUPS      Y1, 152(SP)
+	VCVTDQ2PS    Y5, Y5
+	VBROADCASTSS (BX)(CX*4), Y0
+	VMULPS       Y9, Y0, Y0
+	VMOVUPS      184(SP), Y1
+	VFMADD231PS  Y0, Y5, Y1
+	VMOVUPS      Y1, 184(SP)
+	VCVTDQ2PS    Y6, Y6
+	VBROADCASTSS (SI)(CX*4), Y0
+	VMULPS       Y9, Y0, Y0
+	VMOVUPS      216(SP), Y1
+	VFMADD231PS  Y0, Y6, Y1
+	VMOVUPS      Y1, 216(SP)
+	VCVTDQ2PS    Y7, Y7
+	VBROADCASTSS (DI)(CX*4), Y0
+	VMULPS       Y9, Y0, Y0
+	VMOVUPS      248(SP), Y1
+	VFMADD231PS  Y0, Y7, Y1
+	VMOVUPS      Y1, 248(SP)
 	ADDQ         $0x000000d2, AX
 	ADDQ         $0x00000124, DX
 	ADDQ         $0x00000124, BX
@@ -14826,77 +14853,85 @@ q6KRowsT8AVX2blk:
 	MOVQ         16(SP), AX
 	MOVQ         ostride+56(FP), CX
 	SHLQ         $0x02, CX
-	VMOVUPS      32(SP), Y1
-	VEXTRACTF128 $0x01, Y1, X2
-	VADDPS       X1, X2, X2
-	VMOVHLPS     X2, X2, X1
-	VADDPS       X1, X2, X2
-	VMOVSHDUP    X2, X1
-	VADDSS       X1, X2, X2
-	VMOVSS       X2, (AX)
+	VMOVUPS      24(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
 	ADDQ         CX, AX
-	VMOVUPS      64(SP), Y1
-	VEXTRACTF128 $0x01, Y1, X2
-	VADDPS       X1, X2, X2
-	VMOVHLPS     X2, X2, X1
-	VADDPS       X1, X2, X2
-	VMOVSHDUP    X2, X1
-	VADDSS       X1, X2, X2
-	VMOVSS       X2, (AX)
+	VMOVUPS      56(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
 	ADDQ         CX, AX
-	VMOVUPS      96(SP), Y1
-	VEXTRACTF128 $0x01, Y1, X2
-	VADDPS       X1, X2, X2
-	VMOVHLPS     X2, X2, X1
-	VADDPS       X1, X2, X2
-	VMOVSHDUP    X2, X1
-	VADDSS       X1, X2, X2
-	VMOVSS       X2, (AX)
+	VMOVUPS      88(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
 	ADDQ         CX, AX
-	VMOVUPS      128(SP), Y1
-	VEXTRACTF128 $0x01, Y1, X2
-	VADDPS       X1, X2, X2
-	VMOVHLPS     X2, X2, X1
-	VADDPS       X1, X2, X2
-	VMOVSHDUP    X2, X1
-	VADDSS       X1, X2, X2
-	VMOVSS       X2, (AX)
+	VMOVUPS      120(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
 	ADDQ         CX, AX
-	VMOVUPS      160(SP), Y1
-	VEXTRACTF128 $0x01, Y1, X2
-	VADDPS       X1, X2, X2
-	VMOVHLPS     X2, X2, X1
-	VADDPS       X1, X2, X2
-	VMOVSHDUP    X2, X1
-	VADDSS       X1, X2, X2
-	VMOVSS       X2, (AX)
+	VMOVUPS      152(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
 	ADDQ         CX, AX
-	VMOVUPS      192(SP), Y1
-	VEXTRACTF128 $0x01, Y1, X2
-	VADDPS       X1, X2, X2
-	VMOVHLPS     X2, X2, X1
-	VADDPS       X1, X2, X2
-	VMOVSHDUP    X2, X1
-	VADDSS       X1, X2, X2
-	VMOVSS       X2, (AX)
+	VMOVUPS      184(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
 	ADDQ         CX, AX
-	VMOVUPS      224(SP), Y1
-	VEXTRACTF128 $0x01, Y1, X2
-	VADDPS       X1, X2, X2
-	VMOVHLPS     X2, X2, X1
-	VADDPS       X1, X2, X2
-	VMOVSHDUP    X2, X1
-	VADDSS       X1, X2, X2
-	VMOVSS       X2, (AX)
+	VMOVUPS      216(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
 	ADDQ         CX, AX
-	VMOVUPS      256(SP), Y1
-	VEXTRACTF128 $0x01, Y1, X2
-	VADDPS       X1, X2, X2
-	VMOVHLPS     X2, X2, X1
-	VADDPS       X1, X2, X2
-	VMOVSHDUP    X2, X1
-	VADDSS       X1, X2, X2
-	VMOVSS       X2, (AX)
+	VMOVUPS      248(SP), Y0
+	VMOVAPS      Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
 	ADDQ         $0x04, 16(SP)
 	MOVQ         (SP), AX
 	ADDQ         wstride+8(FP), AX

@@ -167,7 +167,7 @@ func q6KRowsT8VNNI(w *byte, wstride int, rows int, x *byte, xstride int, nb int,
 //
 //	dotQ6KRef(w[r*wstride:], x[t*xstride:], 256*nb)
 //
-// for every r < rows and t < T (here T = 2; up to 8; AVX2, FMA, F16C).
+// for every r < rows and t < T (here T = 2; AVX2, FMA, F16C).
 //
 //go:noescape
 func q6KRowsT2AVX2(w *byte, wstride int, rows int, x *byte, xstride int, nb int, out *float32, ostride int)

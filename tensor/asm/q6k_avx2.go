@@ -3,13 +3,16 @@ package main
 import (
 	"fmt"
 
+	. "github.com/mmcloughlin/avo/attr"
+
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
 )
 
 // The AVX2 T-token Q6_K kernels (q6KRowsT<T>AVX2): the single-row AVX2
 // kernel's operations (q6KRows in dot_k_amd64.s, ggml's AVX2 lanes) with
-// each weight block decoded once for all T tokens, in virtual registers.
+// each weight block decoded once for all T tokens, in virtual registers
+// (the AVX2 ktForm).
 // Per 32 elements and token, one VPMADDUBSW multiplies the six-bit values
 // by the token's quants, one VPMADDWD applies the two 16-element
 // sub-blocks' scales and one VPADDD adds them into the token's eight int32
@@ -27,56 +30,17 @@ const (
 )
 
 func q6KAVX2(T int) {
+	kf = avx2Form(T, 24, q6KAVX2RegT)
 	name := fmt.Sprintf("q6KRowsT%dAVX2", T)
-	text(name, 0, kSig)
-	if T == 2 {
-		c.Doc(
-			name+" runs T activation rows (Q8_K, at x + t·xstride) through one",
-			"pass over rows Q6_K weight rows (at w + r·wstride, nb > 0 blocks each),",
-			"writing out[t·ostride + r], bit for bit",
-			"",
-			"\tdotQ6KRef(w[r*wstride:], x[t*xstride:], 256*nb)",
-			"",
-			fmt.Sprintf("for every r < rows and t < T (here T = 2; up to %d; AVX2, FMA, F16C).", q6KAVX2MaxT))
-		c.Pragma("noescape")
-	} else {
-		kDoc(name, "Q6_K", T)
-	}
-	const accs = 32 // token t's float lanes at accs+32t when not in registers
-	inRegs := T <= q6KAVX2RegT
-	frame := 24
-	if !inRegs {
-		frame = accs + 32*T
-	}
-	c.AllocLocal(frame)
-	c.Comment("Frame: 0 the weight row, 8 the rows left, 16 the output pointer.")
+	text(name, NOSPLIT, kSig)
+	kDoc(name, "Q6_K", T)
+	c.AllocLocal(24 + kf.frame())
+	c.Comment("Frame: 0 the weight row, 8 the rows left, 16 the output pointer; from 24 the tokens' float lanes past four tokens.")
 	rowHeader(0)
 	m0F := top.YMM()
 	c.VMOVDQU(ktMask0F, m0F)
-
 	c.Label(name + "row")
-	w := gp64()
-	c.MOVQ(sp(0), w)
-	xs := gp64()
-	c.MOVQ(arg("xstride", 32), xs)
-	tk := newTokens(T, xs)
-	tk.load()
-	n := gp64()
-	c.MOVQ(arg("nb", 40), n)
-	facc := make([]VecVirtual, T)
-	for t := range facc {
-		if inRegs {
-			facc[t] = top.YMM()
-			c.VXORPS(facc[t], facc[t], facc[t])
-		} else if t == 0 {
-			z := top.YMM()
-			c.VXORPS(z, z, z)
-			for u := 0; u < T; u++ {
-				c.VMOVUPS(z, sp(accs+32*u))
-			}
-		}
-	}
-
+	w, tk, n := rowStart(T)
 	c.Label(name + "blk")
 	c.Comment("Each token's lanes start at −32·Σ scales·bsums.")
 	sb, sw, s32 := top.XMM(), top.YMM(), top.YMM()
@@ -85,10 +49,8 @@ func q6KAVX2(T int) {
 	c.VPSLLW(U8(5), sw, s32)
 	c.VPXOR(sw, sw, sw)
 	c.VPSUBW(s32, sw, s32)
-	lanes := make([]VecVirtual, T)
-	for t := range lanes {
-		lanes[t] = top.YMM()
-		c.VPMADDWD(tk.at(t, 260), s32, lanes[t])
+	for t := 0; t < T; t++ {
+		c.VPMADDWD(tk.at(t, 260), s32, kf.lanes[t])
 	}
 	for h := 0; h < 2; h++ {
 		ql0, ql1, qh := top.YMM(), top.YMM(), top.YMM()
@@ -102,48 +64,14 @@ func q6KAVX2(T int) {
 			s8, sc := top.XMM(), top.YMM()
 			c.VPSHUFB(ktScaleShuf.Offset(64*h+16*g), sb, s8)
 			c.VPMOVSXBW(s8, sc)
-			for t := 0; t < T; t++ {
-				p := top.YMM()
-				c.VPMADDUBSW(tk.at(t, 4+128*h+32*g), v, p)
-				c.VPMADDWD(sc, p, p)
-				c.VPADDD(p, lanes[t], lanes[t])
-			}
+			ktGroup(tk, v, sc, 4+128*h+32*g)
 		}
 	}
 	c.Comment("acc_t[L] = fma(x_t.d·wd, float32(lane_t[L]), acc_t[L]).")
-	wd := broadcastHalf(half(Mem{Base: w, Disp: 208}))
-	for t := 0; t < T; t++ {
-		d := top.YMM()
-		c.VCVTDQ2PS(lanes[t], lanes[t])
-		c.VBROADCASTSS(tk.at(t, 0), d)
-		c.VMULPS(wd, d, d)
-		if inRegs {
-			c.VFMADD231PS(d, lanes[t], facc[t])
-			continue
-		}
-		a := top.YMM()
-		c.VMOVUPS(sp(accs+32*t), a)
-		c.VFMADD231PS(d, lanes[t], a)
-		c.VMOVUPS(a, sp(accs+32*t))
-	}
+	ktFuse(tk, broadcastHalf(half(Mem{Base: w, Disp: 208})))
 	blockEnd(name, 210, w, tk, n)
-
 	c.Comment("out[t·ostride + r] = hsum8(acc_t), in hsum_float_8's order.")
-	out, os := gp64(), gp64()
-	c.MOVQ(sp(16), out)
-	c.MOVQ(arg("ostride", 56), os)
-	c.SHLQ(U8(2), os)
-	for t := 0; t < T; t++ {
-		a := facc[t]
-		if !inRegs {
-			a = top.YMM()
-			c.VMOVUPS(sp(accs+32*t), a)
-		}
-		c.VMOVSS(khsum8(a), Mem{Base: out})
-		if t < T-1 {
-			c.ADDQ(os, out)
-		}
-	}
+	storeHsum(T, -1)
 	nextRow(0, name+"row")
 }
 
