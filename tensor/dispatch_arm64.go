@@ -18,10 +18,11 @@ import (
 //     pairwise adds;
 //   - ASIMDFHM (FMLAL/FMLAL2): F16 weights times F16 activations without
 //     widening either first;
-//   - I8MM (SMMLA), with ASIMDDP: the multi-token Q8_0 and Q4_0 kernels
-//     take two rows times two tokens, 8 bytes each, per instruction (a
-//     third token of a pass takes SDOT on the same operands; a single
-//     token runs the SDOT form).
+//   - I8MM (SMMLA), with ASIMDDP: the multi-token Q8_0, Q4_0 and Q4_K
+//     kernels take two rows times two tokens, 8 bytes each, per
+//     instruction (a third token of a pass takes SDOT on the same operands
+//     in Q8_0 and Q4_0, SMMLA against itself in Q4_K; a single token, and
+//     Q4_K's odd last row, run the SDOT form).
 //
 // All forms compute the same integer sums and the same single-rounded
 // float operations in the same order, so they give the same bits. The FP16

@@ -2,10 +2,12 @@
 
 package tensor
 
+import "unsafe"
+
 // The arm64 Q4_K and Q6_K kernels (dotk_arm64.s, written by gen_arm64.go),
 // in a NEON and an SDOT form with the same bits, several tokens a pass
-// over the weights. The other K-quants and IQ4_XS run their pure-Go
-// references.
+// over the weights, and for Q4_K an SMMLA form of two to four tokens. The
+// other K-quants and IQ4_XS run their pure-Go references.
 
 // q4KRows<T><form> compute, for nb > 0 Q4_K blocks a row and T Q8_K
 // activation rows (T = 1 to 4), bit for bit,
@@ -48,6 +50,21 @@ func q4KRows3Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *floa
 
 //go:noescape
 func q4KRows4Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+// q4KRows<T>MM (I8MM, T = 2 to 4) compute the same for 2·pairs rows: each
+// pair of rows against each pair of tokens is one SMMLA tile per 32
+// elements, each sub-block's sum exact as the Dot form's, then its integer
+// and float steps lane by lane, so the bits are the Dot form's. q4KRows
+// runs an odd last row in the Dot form.
+//
+//go:noescape
+func q4KRows2MM(w *byte, wstride, pairs int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q4KRows3MM(w *byte, wstride, pairs int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q4KRows4MM(w *byte, wstride, pairs int, x *byte, xstride, nb int, out *float32, ostride int)
 
 // q6KRows<T><form> compute, for nb > 0 Q6_K blocks a row and T Q8_K
 // activation rows (T = 1 to 3), bit for bit,
@@ -116,8 +133,27 @@ func gemvQ6K(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32
 	}
 }
 
-// q4KRows runs the T-token Q4_K kernel of the form in use.
+// q4KRows runs the T-token Q4_K kernel of the form in use: with SMMLA
+// (T > 1) the pairs of rows, then an odd last row in the SDOT form.
 func q4KRows(T int, w *byte, ws, rows int, x *byte, xs, nb int, out *float32, os int) {
+	if useMM && T > 1 {
+		switch pairs := rows / 2; {
+		case pairs == 0:
+		case T == 2:
+			q4KRows2MM(w, ws, pairs, x, xs, nb, out, os)
+		case T == 3:
+			q4KRows3MM(w, ws, pairs, x, xs, nb, out, os)
+		default:
+			q4KRows4MM(w, ws, pairs, x, xs, nb, out, os)
+		}
+		if rows%2 == 0 {
+			return
+		}
+		last := rows - 1
+		w = (*byte)(unsafe.Add(unsafe.Pointer(w), last*ws))
+		out = (*float32)(unsafe.Add(unsafe.Pointer(out), 4*last))
+		rows = 1
+	}
 	switch {
 	case useDot && T == 1:
 		q4KRows1Dot(w, ws, rows, x, xs, nb, out, os)

@@ -2096,6 +2096,1143 @@ store:
 	BNE row
 	RET
 
+// func q4KRows2MM(w *byte, wstride, pairs int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q4KRows2MM(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD pairs+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V16.B16
+row:
+	MOVD R0, R8
+	ADD R1, R8, R13
+	MOVD R3, R9
+	ADD R4, R9, R10
+	MOVD R5, R17
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V28.B16, V28.B16, V28.B16
+	CBZ R17, store
+block:
+	// the tokens' x.d: lanes [t0, t1] of a pair, all four of an odd token
+	VLD1.P 4(R9), V24.S[0]
+	VLD1.P 4(R10), V24.S[1]
+	// both rows' scales and mins; the scales as int32 pairs [sc0[s], sc1[s]], two sub-blocks a register
+	MOVWU 4(R8), R19
+	MOVWU 8(R8), R20
+	MOVWU 12(R8), R21
+	LSRW $4, R21, R22
+	ANDW $0x0f0f0f0f, R22, R22
+	LSRW $6, R20, R23
+	ANDW $0x03030303, R23, R23
+	ORRW R23<<4, R22, R22
+	ANDW $0x3f3f3f3f, R20, R23
+	ANDW $0x0f0f0f0f, R21, R24
+	LSRW $6, R19, R25
+	ANDW $0x03030303, R25, R25
+	ORRW R25<<4, R24, R24
+	ANDW $0x3f3f3f3f, R19, R19
+	ORR R24<<32, R19, R19
+	ORR R22<<32, R23, R23
+	FMOVD R19, F30
+	MOVD R23, R16
+	MOVWU 4(R13), R19
+	MOVWU 8(R13), R20
+	MOVWU 12(R13), R21
+	LSRW $4, R21, R22
+	ANDW $0x0f0f0f0f, R22, R22
+	LSRW $6, R20, R23
+	ANDW $0x03030303, R23, R23
+	ORRW R23<<4, R22, R22
+	ANDW $0x3f3f3f3f, R20, R23
+	ANDW $0x0f0f0f0f, R21, R24
+	LSRW $6, R19, R25
+	ANDW $0x03030303, R25, R25
+	ORRW R25<<4, R24, R24
+	ANDW $0x3f3f3f3f, R19, R19
+	ORR R24<<32, R19, R19
+	ORR R22<<32, R23, R23
+	FMOVD R19, F31
+	VZIP1 V31.B16, V30.B16, V30.B16
+	VUXTL V30.B8, V31.H8
+	VUXTL2 V30.B16, V30.H8
+	VUXTL V31.H4, V17.S4
+	VUXTL2 V31.H8, V18.S4
+	VUXTL V30.H4, V19.S4
+	VUXTL2 V30.H8, V20.S4
+	VEOR V22.B16, V22.B16, V22.B16
+	ADD $16, R8, R14
+	ADD $16, R13, R15
+	// sub-blocks 0 and 1: both rows' packed bytes, in 8-byte pairs
+	VLD1.P 32(R14), [V5.B16, V6.B16]
+	VLD1.P 32(R15), [V7.B16, V8.B16]
+	VZIP1 V7.D2, V5.D2, V9.D2
+	VZIP2 V7.D2, V5.D2, V5.D2
+	VZIP1 V8.D2, V6.D2, V7.D2
+	VZIP2 V8.D2, V6.D2, V6.D2
+	// sub-block 0
+	VAND V16.B16, V9.B16, V10.B16
+	VAND V16.B16, V5.B16, V11.B16
+	VAND V16.B16, V7.B16, V12.B16
+	VAND V16.B16, V6.B16, V13.B16
+	VDUP V17.D[0], V21.D2
+	VLD1.P 32(R9), [V0.B16, V1.B16]
+	VLD1.P 32(R10), [V2.B16, V3.B16]
+	VZIP1 V2.D2, V0.D2, V4.D2
+	VZIP2 V2.D2, V0.D2, V0.D2
+	VZIP1 V3.D2, V1.D2, V2.D2
+	VZIP2 V3.D2, V1.D2, V1.D2
+	VEOR V14.B16, V14.B16, V14.B16
+	WORD $0x4e8aa48e // smmla v14.4s, v4.16b, v10.16b
+	WORD $0x4e8ba40e // smmla v14.4s, v0.16b, v11.16b
+	WORD $0x4e8ca44e // smmla v14.4s, v2.16b, v12.16b
+	WORD $0x4e8da42e // smmla v14.4s, v1.16b, v13.16b
+	WORD $0x4eb595d6 // mla v22.4s, v14.4s, v21.4s
+	// sub-block 1
+	VUSHR $4, V9.B16, V9.B16
+	VUSHR $4, V5.B16, V5.B16
+	VUSHR $4, V7.B16, V7.B16
+	VUSHR $4, V6.B16, V6.B16
+	VDUP V17.D[1], V21.D2
+	VLD1.P 32(R9), [V0.B16, V1.B16]
+	VLD1.P 32(R10), [V2.B16, V3.B16]
+	VZIP1 V2.D2, V0.D2, V4.D2
+	VZIP2 V2.D2, V0.D2, V0.D2
+	VZIP1 V3.D2, V1.D2, V2.D2
+	VZIP2 V3.D2, V1.D2, V1.D2
+	VEOR V14.B16, V14.B16, V14.B16
+	WORD $0x4e89a48e // smmla v14.4s, v4.16b, v9.16b
+	WORD $0x4e85a40e // smmla v14.4s, v0.16b, v5.16b
+	WORD $0x4e87a44e // smmla v14.4s, v2.16b, v7.16b
+	WORD $0x4e86a42e // smmla v14.4s, v1.16b, v6.16b
+	WORD $0x4eb595d6 // mla v22.4s, v14.4s, v21.4s
+	// sub-blocks 2 and 3: both rows' packed bytes, in 8-byte pairs
+	VLD1.P 32(R14), [V5.B16, V6.B16]
+	VLD1.P 32(R15), [V7.B16, V8.B16]
+	VZIP1 V7.D2, V5.D2, V9.D2
+	VZIP2 V7.D2, V5.D2, V5.D2
+	VZIP1 V8.D2, V6.D2, V7.D2
+	VZIP2 V8.D2, V6.D2, V6.D2
+	// sub-block 2
+	VAND V16.B16, V9.B16, V10.B16
+	VAND V16.B16, V5.B16, V11.B16
+	VAND V16.B16, V7.B16, V12.B16
+	VAND V16.B16, V6.B16, V13.B16
+	VDUP V18.D[0], V21.D2
+	VLD1.P 32(R9), [V0.B16, V1.B16]
+	VLD1.P 32(R10), [V2.B16, V3.B16]
+	VZIP1 V2.D2, V0.D2, V4.D2
+	VZIP2 V2.D2, V0.D2, V0.D2
+	VZIP1 V3.D2, V1.D2, V2.D2
+	VZIP2 V3.D2, V1.D2, V1.D2
+	VEOR V14.B16, V14.B16, V14.B16
+	WORD $0x4e8aa48e // smmla v14.4s, v4.16b, v10.16b
+	WORD $0x4e8ba40e // smmla v14.4s, v0.16b, v11.16b
+	WORD $0x4e8ca44e // smmla v14.4s, v2.16b, v12.16b
+	WORD $0x4e8da42e // smmla v14.4s, v1.16b, v13.16b
+	WORD $0x4eb595d6 // mla v22.4s, v14.4s, v21.4s
+	// sub-block 3
+	VUSHR $4, V9.B16, V9.B16
+	VUSHR $4, V5.B16, V5.B16
+	VUSHR $4, V7.B16, V7.B16
+	VUSHR $4, V6.B16, V6.B16
+	VDUP V18.D[1], V21.D2
+	VLD1.P 32(R9), [V0.B16, V1.B16]
+	VLD1.P 32(R10), [V2.B16, V3.B16]
+	VZIP1 V2.D2, V0.D2, V4.D2
+	VZIP2 V2.D2, V0.D2, V0.D2
+	VZIP1 V3.D2, V1.D2, V2.D2
+	VZIP2 V3.D2, V1.D2, V1.D2
+	VEOR V14.B16, V14.B16, V14.B16
+	WORD $0x4e89a48e // smmla v14.4s, v4.16b, v9.16b
+	WORD $0x4e85a40e // smmla v14.4s, v0.16b, v5.16b
+	WORD $0x4e87a44e // smmla v14.4s, v2.16b, v7.16b
+	WORD $0x4e86a42e // smmla v14.4s, v1.16b, v6.16b
+	WORD $0x4eb595d6 // mla v22.4s, v14.4s, v21.4s
+	// sub-blocks 4 and 5: both rows' packed bytes, in 8-byte pairs
+	VLD1.P 32(R14), [V5.B16, V6.B16]
+	VLD1.P 32(R15), [V7.B16, V8.B16]
+	VZIP1 V7.D2, V5.D2, V9.D2
+	VZIP2 V7.D2, V5.D2, V5.D2
+	VZIP1 V8.D2, V6.D2, V7.D2
+	VZIP2 V8.D2, V6.D2, V6.D2
+	// sub-block 4
+	VAND V16.B16, V9.B16, V10.B16
+	VAND V16.B16, V5.B16, V11.B16
+	VAND V16.B16, V7.B16, V12.B16
+	VAND V16.B16, V6.B16, V13.B16
+	VDUP V19.D[0], V21.D2
+	VLD1.P 32(R9), [V0.B16, V1.B16]
+	VLD1.P 32(R10), [V2.B16, V3.B16]
+	VZIP1 V2.D2, V0.D2, V4.D2
+	VZIP2 V2.D2, V0.D2, V0.D2
+	VZIP1 V3.D2, V1.D2, V2.D2
+	VZIP2 V3.D2, V1.D2, V1.D2
+	VEOR V14.B16, V14.B16, V14.B16
+	WORD $0x4e8aa48e // smmla v14.4s, v4.16b, v10.16b
+	WORD $0x4e8ba40e // smmla v14.4s, v0.16b, v11.16b
+	WORD $0x4e8ca44e // smmla v14.4s, v2.16b, v12.16b
+	WORD $0x4e8da42e // smmla v14.4s, v1.16b, v13.16b
+	WORD $0x4eb595d6 // mla v22.4s, v14.4s, v21.4s
+	// sub-block 5
+	VUSHR $4, V9.B16, V9.B16
+	VUSHR $4, V5.B16, V5.B16
+	VUSHR $4, V7.B16, V7.B16
+	VUSHR $4, V6.B16, V6.B16
+	VDUP V19.D[1], V21.D2
+	VLD1.P 32(R9), [V0.B16, V1.B16]
+	VLD1.P 32(R10), [V2.B16, V3.B16]
+	VZIP1 V2.D2, V0.D2, V4.D2
+	VZIP2 V2.D2, V0.D2, V0.D2
+	VZIP1 V3.D2, V1.D2, V2.D2
+	VZIP2 V3.D2, V1.D2, V1.D2
+	VEOR V14.B16, V14.B16, V14.B16
+	WORD $0x4e89a48e // smmla v14.4s, v4.16b, v9.16b
+	WORD $0x4e85a40e // smmla v14.4s, v0.16b, v5.16b
+	WORD $0x4e87a44e // smmla v14.4s, v2.16b, v7.16b
+	WORD $0x4e86a42e // smmla v14.4s, v1.16b, v6.16b
+	WORD $0x4eb595d6 // mla v22.4s, v14.4s, v21.4s
+	// sub-blocks 6 and 7: both rows' packed bytes, in 8-byte pairs
+	VLD1.P 32(R14), [V5.B16, V6.B16]
+	VLD1.P 32(R15), [V7.B16, V8.B16]
+	VZIP1 V7.D2, V5.D2, V9.D2
+	VZIP2 V7.D2, V5.D2, V5.D2
+	VZIP1 V8.D2, V6.D2, V7.D2
+	VZIP2 V8.D2, V6.D2, V6.D2
+	// sub-block 6
+	VAND V16.B16, V9.B16, V10.B16
+	VAND V16.B16, V5.B16, V11.B16
+	VAND V16.B16, V7.B16, V12.B16
+	VAND V16.B16, V6.B16, V13.B16
+	VDUP V20.D[0], V21.D2
+	VLD1.P 32(R9), [V0.B16, V1.B16]
+	VLD1.P 32(R10), [V2.B16, V3.B16]
+	VZIP1 V2.D2, V0.D2, V4.D2
+	VZIP2 V2.D2, V0.D2, V0.D2
+	VZIP1 V3.D2, V1.D2, V2.D2
+	VZIP2 V3.D2, V1.D2, V1.D2
+	VEOR V14.B16, V14.B16, V14.B16
+	WORD $0x4e8aa48e // smmla v14.4s, v4.16b, v10.16b
+	WORD $0x4e8ba40e // smmla v14.4s, v0.16b, v11.16b
+	WORD $0x4e8ca44e // smmla v14.4s, v2.16b, v12.16b
+	WORD $0x4e8da42e // smmla v14.4s, v1.16b, v13.16b
+	WORD $0x4eb595d6 // mla v22.4s, v14.4s, v21.4s
+	// sub-block 7
+	VUSHR $4, V9.B16, V9.B16
+	VUSHR $4, V5.B16, V5.B16
+	VUSHR $4, V7.B16, V7.B16
+	VUSHR $4, V6.B16, V6.B16
+	VDUP V20.D[1], V21.D2
+	VLD1.P 32(R9), [V0.B16, V1.B16]
+	VLD1.P 32(R10), [V2.B16, V3.B16]
+	VZIP1 V2.D2, V0.D2, V4.D2
+	VZIP2 V2.D2, V0.D2, V0.D2
+	VZIP1 V3.D2, V1.D2, V2.D2
+	VZIP2 V3.D2, V1.D2, V1.D2
+	VEOR V14.B16, V14.B16, V14.B16
+	WORD $0x4e89a48e // smmla v14.4s, v4.16b, v9.16b
+	WORD $0x4e85a40e // smmla v14.4s, v0.16b, v5.16b
+	WORD $0x4e87a44e // smmla v14.4s, v2.16b, v7.16b
+	WORD $0x4e86a42e // smmla v14.4s, v1.16b, v6.16b
+	WORD $0x4eb595d6 // mla v22.4s, v14.4s, v21.4s
+	// per token pair: imin, then d = f16(d)·x.d, dmin = f16(dmin)·x.d and the FMAs, lane by lane
+	VLD1 (R8), V0.S[0]
+	VLD1 (R13), V0.S[1]
+	WORD $0x0e217801 // fcvtl v1.4s, v0.4h
+	VUZP1 V1.S4, V1.S4, V2.S4
+	VUZP2 V1.S4, V1.S4, V3.S4
+	FMOVD R16, F4
+	VUXTL V4.B8, V4.H8
+	VUXTL V4.H4, V5.S4
+	VUXTL2 V4.H8, V6.S4
+	FMOVD R23, F7
+	VUXTL V7.B8, V7.H8
+	VUXTL V7.H4, V8.S4
+	VUXTL2 V7.H8, V9.S4
+	VZIP1 V24.S4, V24.S4, V24.S4
+	WORD $0x6e38dc4a // fmul v10.4s, v2.4s, v24.4s
+	WORD $0x6e38dc6b // fmul v11.4s, v3.4s, v24.4s
+	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
+	VLD1.P 32(R9), [V12.H8, V13.H8]
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4ea59d80 // mul v0.4s, v12.4s, v5.4s
+	WORD $0x4ea695a0 // mla v0.4s, v13.4s, v6.4s
+	WORD $0x4ea89d81 // mul v1.4s, v12.4s, v8.4s
+	WORD $0x4ea995a1 // mla v1.4s, v13.4s, v9.4s
+	WORD $0x4ea1bc00 // addp v0.4s, v0.4s, v1.4s
+	VLD1.P 32(R10), [V14.H8, V15.H8]
+	WORD $0x4e6029ce // saddlp v14.4s, v14.8h
+	WORD $0x4e6029ef // saddlp v15.4s, v15.8h
+	WORD $0x4ea59dc4 // mul v4.4s, v14.4s, v5.4s
+	WORD $0x4ea695e4 // mla v4.4s, v15.4s, v6.4s
+	WORD $0x4ea89dc7 // mul v7.4s, v14.4s, v8.4s
+	WORD $0x4ea995e7 // mla v7.4s, v15.4s, v9.4s
+	WORD $0x4ea7bc84 // addp v4.4s, v4.4s, v7.4s
+	WORD $0x4ea4bc00 // addp v0.4s, v0.4s, v4.4s
+	WORD $0x4e21d800 // scvtf v0.4s, v0.4s
+	VFMLA V10.S4, V22.S4, V26.S4
+	VFMLA V11.S4, V0.S4, V28.S4
+	ADD $144, R8, R8
+	ADD $144, R13, R13
+	SUBS $1, R17, R17
+	BNE block
+store:
+	// acc − accm: lanes 0, 1 the rows of token 2q, lanes 2, 3 of token 2q+1
+	MOVD R6, R19
+	WORD $0x4ebcd740 // fsub v0.4s, v26.4s, v28.4s
+	FMOVD F0, (R19)
+	ADD R7, R19, R19
+	VST1 V0.D[1], (R19)
+	ADD $8, R6, R6
+	ADD R1<<1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q4KRows3MM(w *byte, wstride, pairs int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q4KRows3MM(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD pairs+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V16.B16
+row:
+	MOVD R0, R8
+	ADD R1, R8, R13
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	MOVD R5, R17
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	CBZ R17, store
+block:
+	// the tokens' x.d: lanes [t0, t1] of a pair, all four of an odd token
+	VLD1.P 4(R9), V24.S[0]
+	VLD1.P 4(R10), V24.S[1]
+	VLD1R.P 4(R11), [V25.S4]
+	// both rows' scales and mins; the scales as int32 pairs [sc0[s], sc1[s]], two sub-blocks a register
+	MOVWU 4(R8), R19
+	MOVWU 8(R8), R20
+	MOVWU 12(R8), R21
+	LSRW $4, R21, R22
+	ANDW $0x0f0f0f0f, R22, R22
+	LSRW $6, R20, R23
+	ANDW $0x03030303, R23, R23
+	ORRW R23<<4, R22, R22
+	ANDW $0x3f3f3f3f, R20, R23
+	ANDW $0x0f0f0f0f, R21, R24
+	LSRW $6, R19, R25
+	ANDW $0x03030303, R25, R25
+	ORRW R25<<4, R24, R24
+	ANDW $0x3f3f3f3f, R19, R19
+	ORR R24<<32, R19, R19
+	ORR R22<<32, R23, R23
+	FMOVD R19, F30
+	MOVD R23, R16
+	MOVWU 4(R13), R19
+	MOVWU 8(R13), R20
+	MOVWU 12(R13), R21
+	LSRW $4, R21, R22
+	ANDW $0x0f0f0f0f, R22, R22
+	LSRW $6, R20, R23
+	ANDW $0x03030303, R23, R23
+	ORRW R23<<4, R22, R22
+	ANDW $0x3f3f3f3f, R20, R23
+	ANDW $0x0f0f0f0f, R21, R24
+	LSRW $6, R19, R25
+	ANDW $0x03030303, R25, R25
+	ORRW R25<<4, R24, R24
+	ANDW $0x3f3f3f3f, R19, R19
+	ORR R24<<32, R19, R19
+	ORR R22<<32, R23, R23
+	FMOVD R19, F31
+	VZIP1 V31.B16, V30.B16, V30.B16
+	VUXTL V30.B8, V31.H8
+	VUXTL2 V30.B16, V30.H8
+	VUXTL V31.H4, V17.S4
+	VUXTL2 V31.H8, V18.S4
+	VUXTL V30.H4, V19.S4
+	VUXTL2 V30.H8, V20.S4
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	ADD $16, R8, R14
+	ADD $16, R13, R15
+	// sub-blocks 0 and 1: both rows' packed bytes, in 8-byte pairs
+	VLD1.P 32(R14), [V5.B16, V6.B16]
+	VLD1.P 32(R15), [V7.B16, V8.B16]
+	VZIP1 V7.D2, V5.D2, V9.D2
+	VZIP2 V7.D2, V5.D2, V5.D2
+	VZIP1 V8.D2, V6.D2, V7.D2
+	VZIP2 V8.D2, V6.D2, V6.D2
+	// sub-block 0
+	VAND V16.B16, V9.B16, V10.B16
+	VAND V16.B16, V5.B16, V11.B16
+	VAND V16.B16, V7.B16, V12.B16
+	VAND V16.B16, V6.B16, V13.B16
+	VDUP V17.D[0], V21.D2
+	VLD1.P 32(R9), [V0.B16, V1.B16]
+	VLD1.P 32(R10), [V2.B16, V3.B16]
+	VZIP1 V2.D2, V0.D2, V4.D2
+	VZIP2 V2.D2, V0.D2, V0.D2
+	VZIP1 V3.D2, V1.D2, V2.D2
+	VZIP2 V3.D2, V1.D2, V1.D2
+	VEOR V14.B16, V14.B16, V14.B16
+	WORD $0x4e8aa48e // smmla v14.4s, v4.16b, v10.16b
+	WORD $0x4e8ba40e // smmla v14.4s, v0.16b, v11.16b
+	WORD $0x4e8ca44e // smmla v14.4s, v2.16b, v12.16b
+	WORD $0x4e8da42e // smmla v14.4s, v1.16b, v13.16b
+	WORD $0x4eb595d6 // mla v22.4s, v14.4s, v21.4s
+	VLD1.P 32(R11), [V0.B16, V1.B16]
+	VZIP1 V0.D2, V0.D2, V4.D2
+	VZIP2 V0.D2, V0.D2, V0.D2
+	VZIP1 V1.D2, V1.D2, V2.D2
+	VZIP2 V1.D2, V1.D2, V1.D2
+	VEOR V15.B16, V15.B16, V15.B16
+	WORD $0x4e8aa48f // smmla v15.4s, v4.16b, v10.16b
+	WORD $0x4e8ba40f // smmla v15.4s, v0.16b, v11.16b
+	WORD $0x4e8ca44f // smmla v15.4s, v2.16b, v12.16b
+	WORD $0x4e8da42f // smmla v15.4s, v1.16b, v13.16b
+	WORD $0x4eb595f7 // mla v23.4s, v15.4s, v21.4s
+	// sub-block 1
+	VUSHR $4, V9.B16, V9.B16
+	VUSHR $4, V5.B16, V5.B16
+	VUSHR $4, V7.B16, V7.B16
+	VUSHR $4, V6.B16, V6.B16
+	VDUP V17.D[1], V21.D2
+	VLD1.P 32(R9), [V0.B16, V1.B16]
+	VLD1.P 32(R10), [V2.B16, V3.B16]
+	VZIP1 V2.D2, V0.D2, V4.D2
+	VZIP2 V2.D2, V0.D2, V0.D2
+	VZIP1 V3.D2, V1.D2, V2.D2
+	VZIP2 V3.D2, V1.D2, V1.D2
+	VEOR V14.B16, V14.B16, V14.B16
+	WORD $0x4e89a48e // smmla v14.4s, v4.16b, v9.16b
+	WORD $0x4e85a40e // smmla v14.4s, v0.16b, v5.16b
+	WORD $0x4e87a44e // smmla v14.4s, v2.16b, v7.16b
+	WORD $0x4e86a42e // smmla v14.4s, v1.16b, v6.16b
+	WORD $0x4eb595d6 // mla v22.4s, v14.4s, v21.4s
+	VLD1.P 32(R11), [V0.B16, V1.B16]
+	VZIP1 V0.D2, V0.D2, V4.D2
+	VZIP2 V0.D2, V0.D2, V0.D2
+	VZIP1 V1.D2, V1.D2, V2.D2
+	VZIP2 V1.D2, V1.D2, V1.D2
+	VEOR V15.B16, V15.B16, V15.B16
+	WORD $0x4e89a48f // smmla v15.4s, v4.16b, v9.16b
+	WORD $0x4e85a40f // smmla v15.4s, v0.16b, v5.16b
+	WORD $0x4e87a44f // smmla v15.4s, v2.16b, v7.16b
+	WORD $0x4e86a42f // smmla v15.4s, v1.16b, v6.16b
+	WORD $0x4eb595f7 // mla v23.4s, v15.4s, v21.4s
+	// sub-blocks 2 and 3: both rows' packed bytes, in 8-byte pairs
+	VLD1.P 32(R14), [V5.B16, V6.B16]
+	VLD1.P 32(R15), [V7.B16, V8.B16]
+	VZIP1 V7.D2, V5.D2, V9.D2
+	VZIP2 V7.D2, V5.D2, V5.D2
+	VZIP1 V8.D2, V6.D2, V7.D2
+	VZIP2 V8.D2, V6.D2, V6.D2
+	// sub-block 2
+	VAND V16.B16, V9.B16, V10.B16
+	VAND V16.B16, V5.B16, V11.B16
+	VAND V16.B16, V7.B16, V12.B16
+	VAND V16.B16, V6.B16, V13.B16
+	VDUP V18.D[0], V21.D2
+	VLD1.P 32(R9), [V0.B16, V1.B16]
+	VLD1.P 32(R10), [V2.B16, V3.B16]
+	VZIP1 V2.D2, V0.D2, V4.D2
+	VZIP2 V2.D2, V0.D2, V0.D2
+	VZIP1 V3.D2, V1.D2, V2.D2
+	VZIP2 V3.D2, V1.D2, V1.D2
+	VEOR V14.B16, V14.B16, V14.B16
+	WORD $0x4e8aa48e // smmla v14.4s, v4.16b, v10.16b
+	WORD $0x4e8ba40e // smmla v14.4s, v0.16b, v11.16b
+	WORD $0x4e8ca44e // smmla v14.4s, v2.16b, v12.16b
+	WORD $0x4e8da42e // smmla v14.4s, v1.16b, v13.16b
+	WORD $0x4eb595d6 // mla v22.4s, v14.4s, v21.4s
+	VLD1.P 32(R11), [V0.B16, V1.B16]
+	VZIP1 V0.D2, V0.D2, V4.D2
+	VZIP2 V0.D2, V0.D2, V0.D2
+	VZIP1 V1.D2, V1.D2, V2.D2
+	VZIP2 V1.D2, V1.D2, V1.D2
+	VEOR V15.B16, V15.B16, V15.B16
+	WORD $0x4e8aa48f // smmla v15.4s, v4.16b, v10.16b
+	WORD $0x4e8ba40f // smmla v15.4s, v0.16b, v11.16b
+	WORD $0x4e8ca44f // smmla v15.4s, v2.16b, v12.16b
+	WORD $0x4e8da42f // smmla v15.4s, v1.16b, v13.16b
+	WORD $0x4eb595f7 // mla v23.4s, v15.4s, v21.4s
+	// sub-block 3
+	VUSHR $4, V9.B16, V9.B16
+	VUSHR $4, V5.B16, V5.B16
+	VUSHR $4, V7.B16, V7.B16
+	VUSHR $4, V6.B16, V6.B16
+	VDUP V18.D[1], V21.D2
+	VLD1.P 32(R9), [V0.B16, V1.B16]
+	VLD1.P 32(R10), [V2.B16, V3.B16]
+	VZIP1 V2.D2, V0.D2, V4.D2
+	VZIP2 V2.D2, V0.D2, V0.D2
+	VZIP1 V3.D2, V1.D2, V2.D2
+	VZIP2 V3.D2, V1.D2, V1.D2
+	VEOR V14.B16, V14.B16, V14.B16
+	WORD $0x4e89a48e // smmla v14.4s, v4.16b, v9.16b
+	WORD $0x4e85a40e // smmla v14.4s, v0.16b, v5.16b
+	WORD $0x4e87a44e // smmla v14.4s, v2.16b, v7.16b
+	WORD $0x4e86a42e // smmla v14.4s, v1.16b, v6.16b
+	WORD $0x4eb595d6 // mla v22.4s, v14.4s, v21.4s
+	VLD1.P 32(R11), [V0.B16, V1.B16]
+	VZIP1 V0.D2, V0.D2, V4.D2
+	VZIP2 V0.D2, V0.D2, V0.D2
+	VZIP1 V1.D2, V1.D2, V2.D2
+	VZIP2 V1.D2, V1.D2, V1.D2
+	VEOR V15.B16, V15.B16, V15.B16
+	WORD $0x4e89a48f // smmla v15.4s, v4.16b, v9.16b
+	WORD $0x4e85a40f // smmla v15.4s, v0.16b, v5.16b
+	WORD $0x4e87a44f // smmla v15.4s, v2.16b, v7.16b
+	WORD $0x4e86a42f // smmla v15.4s, v1.16b, v6.16b
+	WORD $0x4eb595f7 // mla v23.4s, v15.4s, v21.4s
+	// sub-blocks 4 and 5: both rows' packed bytes, in 8-byte pairs
+	VLD1.P 32(R14), [V5.B16, V6.B16]
+	VLD1.P 32(R15), [V7.B16, V8.B16]
+	VZIP1 V7.D2, V5.D2, V9.D2
+	VZIP2 V7.D2, V5.D2, V5.D2
+	VZIP1 V8.D2, V6.D2, V7.D2
+	VZIP2 V8.D2, V6.D2, V6.D2
+	// sub-block 4
+	VAND V16.B16, V9.B16, V10.B16
+	VAND V16.B16, V5.B16, V11.B16
+	VAND V16.B16, V7.B16, V12.B16
+	VAND V16.B16, V6.B16, V13.B16
+	VDUP V19.D[0], V21.D2
+	VLD1.P 32(R9), [V0.B16, V1.B16]
+	VLD1.P 32(R10), [V2.B16, V3.B16]
+	VZIP1 V2.D2, V0.D2, V4.D2
+	VZIP2 V2.D2, V0.D2, V0.D2
+	VZIP1 V3.D2, V1.D2, V2.D2
+	VZIP2 V3.D2, V1.D2, V1.D2
+	VEOR V14.B16, V14.B16, V14.B16
+	WORD $0x4e8aa48e // smmla v14.4s, v4.16b, v10.16b
+	WORD $0x4e8ba40e // smmla v14.4s, v0.16b, v11.16b
+	WORD $0x4e8ca44e // smmla v14.4s, v2.16b, v12.16b
+	WORD $0x4e8da42e // smmla v14.4s, v1.16b, v13.16b
+	WORD $0x4eb595d6 // mla v22.4s, v14.4s, v21.4s
+	VLD1.P 32(R11), [V0.B16, V1.B16]
+	VZIP1 V0.D2, V0.D2, V4.D2
+	VZIP2 V0.D2, V0.D2, V0.D2
+	VZIP1 V1.D2, V1.D2, V2.D2
+	VZIP2 V1.D2, V1.D2, V1.D2
+	VEOR V15.B16, V15.B16, V15.B16
+	WORD $0x4e8aa48f // smmla v15.4s, v4.16b, v10.16b
+	WORD $0x4e8ba40f // smmla v15.4s, v0.16b, v11.16b
+	WORD $0x4e8ca44f // smmla v15.4s, v2.16b, v12.16b
+	WORD $0x4e8da42f // smmla v15.4s, v1.16b, v13.16b
+	WORD $0x4eb595f7 // mla v23.4s, v15.4s, v21.4s
+	// sub-block 5
+	VUSHR $4, V9.B16, V9.B16
+	VUSHR $4, V5.B16, V5.B16
+	VUSHR $4, V7.B16, V7.B16
+	VUSHR $4, V6.B16, V6.B16
+	VDUP V19.D[1], V21.D2
+	VLD1.P 32(R9), [V0.B16, V1.B16]
+	VLD1.P 32(R10), [V2.B16, V3.B16]
+	VZIP1 V2.D2, V0.D2, V4.D2
+	VZIP2 V2.D2, V0.D2, V0.D2
+	VZIP1 V3.D2, V1.D2, V2.D2
+	VZIP2 V3.D2, V1.D2, V1.D2
+	VEOR V14.B16, V14.B16, V14.B16
+	WORD $0x4e89a48e // smmla v14.4s, v4.16b, v9.16b
+	WORD $0x4e85a40e // smmla v14.4s, v0.16b, v5.16b
+	WORD $0x4e87a44e // smmla v14.4s, v2.16b, v7.16b
+	WORD $0x4e86a42e // smmla v14.4s, v1.16b, v6.16b
+	WORD $0x4eb595d6 // mla v22.4s, v14.4s, v21.4s
+	VLD1.P 32(R11), [V0.B16, V1.B16]
+	VZIP1 V0.D2, V0.D2, V4.D2
+	VZIP2 V0.D2, V0.D2, V0.D2
+	VZIP1 V1.D2, V1.D2, V2.D2
+	VZIP2 V1.D2, V1.D2, V1.D2
+	VEOR V15.B16, V15.B16, V15.B16
+	WORD $0x4e89a48f // smmla v15.4s, v4.16b, v9.16b
+	WORD $0x4e85a40f // smmla v15.4s, v0.16b, v5.16b
+	WORD $0x4e87a44f // smmla v15.4s, v2.16b, v7.16b
+	WORD $0x4e86a42f // smmla v15.4s, v1.16b, v6.16b
+	WORD $0x4eb595f7 // mla v23.4s, v15.4s, v21.4s
+	// sub-blocks 6 and 7: both rows' packed bytes, in 8-byte pairs
+	VLD1.P 32(R14), [V5.B16, V6.B16]
+	VLD1.P 32(R15), [V7.B16, V8.B16]
+	VZIP1 V7.D2, V5.D2, V9.D2
+	VZIP2 V7.D2, V5.D2, V5.D2
+	VZIP1 V8.D2, V6.D2, V7.D2
+	VZIP2 V8.D2, V6.D2, V6.D2
+	// sub-block 6
+	VAND V16.B16, V9.B16, V10.B16
+	VAND V16.B16, V5.B16, V11.B16
+	VAND V16.B16, V7.B16, V12.B16
+	VAND V16.B16, V6.B16, V13.B16
+	VDUP V20.D[0], V21.D2
+	VLD1.P 32(R9), [V0.B16, V1.B16]
+	VLD1.P 32(R10), [V2.B16, V3.B16]
+	VZIP1 V2.D2, V0.D2, V4.D2
+	VZIP2 V2.D2, V0.D2, V0.D2
+	VZIP1 V3.D2, V1.D2, V2.D2
+	VZIP2 V3.D2, V1.D2, V1.D2
+	VEOR V14.B16, V14.B16, V14.B16
+	WORD $0x4e8aa48e // smmla v14.4s, v4.16b, v10.16b
+	WORD $0x4e8ba40e // smmla v14.4s, v0.16b, v11.16b
+	WORD $0x4e8ca44e // smmla v14.4s, v2.16b, v12.16b
+	WORD $0x4e8da42e // smmla v14.4s, v1.16b, v13.16b
+	WORD $0x4eb595d6 // mla v22.4s, v14.4s, v21.4s
+	VLD1.P 32(R11), [V0.B16, V1.B16]
+	VZIP1 V0.D2, V0.D2, V4.D2
+	VZIP2 V0.D2, V0.D2, V0.D2
+	VZIP1 V1.D2, V1.D2, V2.D2
+	VZIP2 V1.D2, V1.D2, V1.D2
+	VEOR V15.B16, V15.B16, V15.B16
+	WORD $0x4e8aa48f // smmla v15.4s, v4.16b, v10.16b
+	WORD $0x4e8ba40f // smmla v15.4s, v0.16b, v11.16b
+	WORD $0x4e8ca44f // smmla v15.4s, v2.16b, v12.16b
+	WORD $0x4e8da42f // smmla v15.4s, v1.16b, v13.16b
+	WORD $0x4eb595f7 // mla v23.4s, v15.4s, v21.4s
+	// sub-block 7
+	VUSHR $4, V9.B16, V9.B16
+	VUSHR $4, V5.B16, V5.B16
+	VUSHR $4, V7.B16, V7.B16
+	VUSHR $4, V6.B16, V6.B16
+	VDUP V20.D[1], V21.D2
+	VLD1.P 32(R9), [V0.B16, V1.B16]
+	VLD1.P 32(R10), [V2.B16, V3.B16]
+	VZIP1 V2.D2, V0.D2, V4.D2
+	VZIP2 V2.D2, V0.D2, V0.D2
+	VZIP1 V3.D2, V1.D2, V2.D2
+	VZIP2 V3.D2, V1.D2, V1.D2
+	VEOR V14.B16, V14.B16, V14.B16
+	WORD $0x4e89a48e // smmla v14.4s, v4.16b, v9.16b
+	WORD $0x4e85a40e // smmla v14.4s, v0.16b, v5.16b
+	WORD $0x4e87a44e // smmla v14.4s, v2.16b, v7.16b
+	WORD $0x4e86a42e // smmla v14.4s, v1.16b, v6.16b
+	WORD $0x4eb595d6 // mla v22.4s, v14.4s, v21.4s
+	VLD1.P 32(R11), [V0.B16, V1.B16]
+	VZIP1 V0.D2, V0.D2, V4.D2
+	VZIP2 V0.D2, V0.D2, V0.D2
+	VZIP1 V1.D2, V1.D2, V2.D2
+	VZIP2 V1.D2, V1.D2, V1.D2
+	VEOR V15.B16, V15.B16, V15.B16
+	WORD $0x4e89a48f // smmla v15.4s, v4.16b, v9.16b
+	WORD $0x4e85a40f // smmla v15.4s, v0.16b, v5.16b
+	WORD $0x4e87a44f // smmla v15.4s, v2.16b, v7.16b
+	WORD $0x4e86a42f // smmla v15.4s, v1.16b, v6.16b
+	WORD $0x4eb595f7 // mla v23.4s, v15.4s, v21.4s
+	// per token pair: imin, then d = f16(d)·x.d, dmin = f16(dmin)·x.d and the FMAs, lane by lane
+	VLD1 (R8), V0.S[0]
+	VLD1 (R13), V0.S[1]
+	WORD $0x0e217801 // fcvtl v1.4s, v0.4h
+	VUZP1 V1.S4, V1.S4, V2.S4
+	VUZP2 V1.S4, V1.S4, V3.S4
+	FMOVD R16, F4
+	VUXTL V4.B8, V4.H8
+	VUXTL V4.H4, V5.S4
+	VUXTL2 V4.H8, V6.S4
+	FMOVD R23, F7
+	VUXTL V7.B8, V7.H8
+	VUXTL V7.H4, V8.S4
+	VUXTL2 V7.H8, V9.S4
+	VZIP1 V24.S4, V24.S4, V24.S4
+	WORD $0x6e38dc4a // fmul v10.4s, v2.4s, v24.4s
+	WORD $0x6e38dc6b // fmul v11.4s, v3.4s, v24.4s
+	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
+	VLD1.P 32(R9), [V12.H8, V13.H8]
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4ea59d80 // mul v0.4s, v12.4s, v5.4s
+	WORD $0x4ea695a0 // mla v0.4s, v13.4s, v6.4s
+	WORD $0x4ea89d81 // mul v1.4s, v12.4s, v8.4s
+	WORD $0x4ea995a1 // mla v1.4s, v13.4s, v9.4s
+	WORD $0x4ea1bc00 // addp v0.4s, v0.4s, v1.4s
+	VLD1.P 32(R10), [V14.H8, V15.H8]
+	WORD $0x4e6029ce // saddlp v14.4s, v14.8h
+	WORD $0x4e6029ef // saddlp v15.4s, v15.8h
+	WORD $0x4ea59dc4 // mul v4.4s, v14.4s, v5.4s
+	WORD $0x4ea695e4 // mla v4.4s, v15.4s, v6.4s
+	WORD $0x4ea89dc7 // mul v7.4s, v14.4s, v8.4s
+	WORD $0x4ea995e7 // mla v7.4s, v15.4s, v9.4s
+	WORD $0x4ea7bc84 // addp v4.4s, v4.4s, v7.4s
+	WORD $0x4ea4bc00 // addp v0.4s, v0.4s, v4.4s
+	WORD $0x4e21d800 // scvtf v0.4s, v0.4s
+	VFMLA V10.S4, V22.S4, V26.S4
+	VFMLA V11.S4, V0.S4, V28.S4
+	WORD $0x6e39dc4a // fmul v10.4s, v2.4s, v25.4s
+	WORD $0x6e39dc6b // fmul v11.4s, v3.4s, v25.4s
+	WORD $0x4e21daf7 // scvtf v23.4s, v23.4s
+	VLD1.P 32(R11), [V12.H8, V13.H8]
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4ea59d80 // mul v0.4s, v12.4s, v5.4s
+	WORD $0x4ea695a0 // mla v0.4s, v13.4s, v6.4s
+	WORD $0x4ea89d81 // mul v1.4s, v12.4s, v8.4s
+	WORD $0x4ea995a1 // mla v1.4s, v13.4s, v9.4s
+	WORD $0x4ea1bc00 // addp v0.4s, v0.4s, v1.4s
+	WORD $0x4ea0bc00 // addp v0.4s, v0.4s, v0.4s
+	WORD $0x4e21d800 // scvtf v0.4s, v0.4s
+	VFMLA V10.S4, V23.S4, V27.S4
+	VFMLA V11.S4, V0.S4, V29.S4
+	ADD $144, R8, R8
+	ADD $144, R13, R13
+	SUBS $1, R17, R17
+	BNE block
+store:
+	// acc − accm: lanes 0, 1 the rows of token 2q, lanes 2, 3 of token 2q+1
+	MOVD R6, R19
+	WORD $0x4ebcd740 // fsub v0.4s, v26.4s, v28.4s
+	FMOVD F0, (R19)
+	ADD R7, R19, R19
+	VST1 V0.D[1], (R19)
+	ADD R7, R19, R19
+	WORD $0x4ebdd760 // fsub v0.4s, v27.4s, v29.4s
+	FMOVD F0, (R19)
+	ADD $8, R6, R6
+	ADD R1<<1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q4KRows4MM(w *byte, wstride, pairs int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q4KRows4MM(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD pairs+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V16.B16
+row:
+	MOVD R0, R8
+	ADD R1, R8, R13
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	ADD R4, R11, R12
+	MOVD R5, R17
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	CBZ R17, store
+block:
+	// the tokens' x.d: lanes [t0, t1] of a pair, all four of an odd token
+	VLD1.P 4(R9), V24.S[0]
+	VLD1.P 4(R10), V24.S[1]
+	VLD1.P 4(R11), V25.S[0]
+	VLD1.P 4(R12), V25.S[1]
+	// both rows' scales and mins; the scales as int32 pairs [sc0[s], sc1[s]], two sub-blocks a register
+	MOVWU 4(R8), R19
+	MOVWU 8(R8), R20
+	MOVWU 12(R8), R21
+	LSRW $4, R21, R22
+	ANDW $0x0f0f0f0f, R22, R22
+	LSRW $6, R20, R23
+	ANDW $0x03030303, R23, R23
+	ORRW R23<<4, R22, R22
+	ANDW $0x3f3f3f3f, R20, R23
+	ANDW $0x0f0f0f0f, R21, R24
+	LSRW $6, R19, R25
+	ANDW $0x03030303, R25, R25
+	ORRW R25<<4, R24, R24
+	ANDW $0x3f3f3f3f, R19, R19
+	ORR R24<<32, R19, R19
+	ORR R22<<32, R23, R23
+	FMOVD R19, F30
+	MOVD R23, R16
+	MOVWU 4(R13), R19
+	MOVWU 8(R13), R20
+	MOVWU 12(R13), R21
+	LSRW $4, R21, R22
+	ANDW $0x0f0f0f0f, R22, R22
+	LSRW $6, R20, R23
+	ANDW $0x03030303, R23, R23
+	ORRW R23<<4, R22, R22
+	ANDW $0x3f3f3f3f, R20, R23
+	ANDW $0x0f0f0f0f, R21, R24
+	LSRW $6, R19, R25
+	ANDW $0x03030303, R25, R25
+	ORRW R25<<4, R24, R24
+	ANDW $0x3f3f3f3f, R19, R19
+	ORR R24<<32, R19, R19
+	ORR R22<<32, R23, R23
+	FMOVD R19, F31
+	VZIP1 V31.B16, V30.B16, V30.B16
+	VUXTL V30.B8, V31.H8
+	VUXTL2 V30.B16, V30.H8
+	VUXTL V31.H4, V17.S4
+	VUXTL2 V31.H8, V18.S4
+	VUXTL V30.H4, V19.S4
+	VUXTL2 V30.H8, V20.S4
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	ADD $16, R8, R14
+	ADD $16, R13, R15
+	// sub-blocks 0 and 1: both rows' packed bytes, in 8-byte pairs
+	VLD1.P 32(R14), [V5.B16, V6.B16]
+	VLD1.P 32(R15), [V7.B16, V8.B16]
+	VZIP1 V7.D2, V5.D2, V9.D2
+	VZIP2 V7.D2, V5.D2, V5.D2
+	VZIP1 V8.D2, V6.D2, V7.D2
+	VZIP2 V8.D2, V6.D2, V6.D2
+	// sub-block 0
+	VAND V16.B16, V9.B16, V10.B16
+	VAND V16.B16, V5.B16, V11.B16
+	VAND V16.B16, V7.B16, V12.B16
+	VAND V16.B16, V6.B16, V13.B16
+	VDUP V17.D[0], V21.D2
+	VLD1.P 32(R9), [V0.B16, V1.B16]
+	VLD1.P 32(R10), [V2.B16, V3.B16]
+	VZIP1 V2.D2, V0.D2, V4.D2
+	VZIP2 V2.D2, V0.D2, V0.D2
+	VZIP1 V3.D2, V1.D2, V2.D2
+	VZIP2 V3.D2, V1.D2, V1.D2
+	VEOR V14.B16, V14.B16, V14.B16
+	WORD $0x4e8aa48e // smmla v14.4s, v4.16b, v10.16b
+	WORD $0x4e8ba40e // smmla v14.4s, v0.16b, v11.16b
+	WORD $0x4e8ca44e // smmla v14.4s, v2.16b, v12.16b
+	WORD $0x4e8da42e // smmla v14.4s, v1.16b, v13.16b
+	WORD $0x4eb595d6 // mla v22.4s, v14.4s, v21.4s
+	VLD1.P 32(R11), [V0.B16, V1.B16]
+	VLD1.P 32(R12), [V2.B16, V3.B16]
+	VZIP1 V2.D2, V0.D2, V4.D2
+	VZIP2 V2.D2, V0.D2, V0.D2
+	VZIP1 V3.D2, V1.D2, V2.D2
+	VZIP2 V3.D2, V1.D2, V1.D2
+	VEOR V15.B16, V15.B16, V15.B16
+	WORD $0x4e8aa48f // smmla v15.4s, v4.16b, v10.16b
+	WORD $0x4e8ba40f // smmla v15.4s, v0.16b, v11.16b
+	WORD $0x4e8ca44f // smmla v15.4s, v2.16b, v12.16b
+	WORD $0x4e8da42f // smmla v15.4s, v1.16b, v13.16b
+	WORD $0x4eb595f7 // mla v23.4s, v15.4s, v21.4s
+	// sub-block 1
+	VUSHR $4, V9.B16, V9.B16
+	VUSHR $4, V5.B16, V5.B16
+	VUSHR $4, V7.B16, V7.B16
+	VUSHR $4, V6.B16, V6.B16
+	VDUP V17.D[1], V21.D2
+	VLD1.P 32(R9), [V0.B16, V1.B16]
+	VLD1.P 32(R10), [V2.B16, V3.B16]
+	VZIP1 V2.D2, V0.D2, V4.D2
+	VZIP2 V2.D2, V0.D2, V0.D2
+	VZIP1 V3.D2, V1.D2, V2.D2
+	VZIP2 V3.D2, V1.D2, V1.D2
+	VEOR V14.B16, V14.B16, V14.B16
+	WORD $0x4e89a48e // smmla v14.4s, v4.16b, v9.16b
+	WORD $0x4e85a40e // smmla v14.4s, v0.16b, v5.16b
+	WORD $0x4e87a44e // smmla v14.4s, v2.16b, v7.16b
+	WORD $0x4e86a42e // smmla v14.4s, v1.16b, v6.16b
+	WORD $0x4eb595d6 // mla v22.4s, v14.4s, v21.4s
+	VLD1.P 32(R11), [V0.B16, V1.B16]
+	VLD1.P 32(R12), [V2.B16, V3.B16]
+	VZIP1 V2.D2, V0.D2, V4.D2
+	VZIP2 V2.D2, V0.D2, V0.D2
+	VZIP1 V3.D2, V1.D2, V2.D2
+	VZIP2 V3.D2, V1.D2, V1.D2
+	VEOR V15.B16, V15.B16, V15.B16
+	WORD $0x4e89a48f // smmla v15.4s, v4.16b, v9.16b
+	WORD $0x4e85a40f // smmla v15.4s, v0.16b, v5.16b
+	WORD $0x4e87a44f // smmla v15.4s, v2.16b, v7.16b
+	WORD $0x4e86a42f // smmla v15.4s, v1.16b, v6.16b
+	WORD $0x4eb595f7 // mla v23.4s, v15.4s, v21.4s
+	// sub-blocks 2 and 3: both rows' packed bytes, in 8-byte pairs
+	VLD1.P 32(R14), [V5.B16, V6.B16]
+	VLD1.P 32(R15), [V7.B16, V8.B16]
+	VZIP1 V7.D2, V5.D2, V9.D2
+	VZIP2 V7.D2, V5.D2, V5.D2
+	VZIP1 V8.D2, V6.D2, V7.D2
+	VZIP2 V8.D2, V6.D2, V6.D2
+	// sub-block 2
+	VAND V16.B16, V9.B16, V10.B16
+	VAND V16.B16, V5.B16, V11.B16
+	VAND V16.B16, V7.B16, V12.B16
+	VAND V16.B16, V6.B16, V13.B16
+	VDUP V18.D[0], V21.D2
+	VLD1.P 32(R9), [V0.B16, V1.B16]
+	VLD1.P 32(R10), [V2.B16, V3.B16]
+	VZIP1 V2.D2, V0.D2, V4.D2
+	VZIP2 V2.D2, V0.D2, V0.D2
+	VZIP1 V3.D2, V1.D2, V2.D2
+	VZIP2 V3.D2, V1.D2, V1.D2
+	VEOR V14.B16, V14.B16, V14.B16
+	WORD $0x4e8aa48e // smmla v14.4s, v4.16b, v10.16b
+	WORD $0x4e8ba40e // smmla v14.4s, v0.16b, v11.16b
+	WORD $0x4e8ca44e // smmla v14.4s, v2.16b, v12.16b
+	WORD $0x4e8da42e // smmla v14.4s, v1.16b, v13.16b
+	WORD $0x4eb595d6 // mla v22.4s, v14.4s, v21.4s
+	VLD1.P 32(R11), [V0.B16, V1.B16]
+	VLD1.P 32(R12), [V2.B16, V3.B16]
+	VZIP1 V2.D2, V0.D2, V4.D2
+	VZIP2 V2.D2, V0.D2, V0.D2
+	VZIP1 V3.D2, V1.D2, V2.D2
+	VZIP2 V3.D2, V1.D2, V1.D2
+	VEOR V15.B16, V15.B16, V15.B16
+	WORD $0x4e8aa48f // smmla v15.4s, v4.16b, v10.16b
+	WORD $0x4e8ba40f // smmla v15.4s, v0.16b, v11.16b
+	WORD $0x4e8ca44f // smmla v15.4s, v2.16b, v12.16b
+	WORD $0x4e8da42f // smmla v15.4s, v1.16b, v13.16b
+	WORD $0x4eb595f7 // mla v23.4s, v15.4s, v21.4s
+	// sub-block 3
+	VUSHR $4, V9.B16, V9.B16
+	VUSHR $4, V5.B16, V5.B16
+	VUSHR $4, V7.B16, V7.B16
+	VUSHR $4, V6.B16, V6.B16
+	VDUP V18.D[1], V21.D2
+	VLD1.P 32(R9), [V0.B16, V1.B16]
+	VLD1.P 32(R10), [V2.B16, V3.B16]
+	VZIP1 V2.D2, V0.D2, V4.D2
+	VZIP2 V2.D2, V0.D2, V0.D2
+	VZIP1 V3.D2, V1.D2, V2.D2
+	VZIP2 V3.D2, V1.D2, V1.D2
+	VEOR V14.B16, V14.B16, V14.B16
+	WORD $0x4e89a48e // smmla v14.4s, v4.16b, v9.16b
+	WORD $0x4e85a40e // smmla v14.4s, v0.16b, v5.16b
+	WORD $0x4e87a44e // smmla v14.4s, v2.16b, v7.16b
+	WORD $0x4e86a42e // smmla v14.4s, v1.16b, v6.16b
+	WORD $0x4eb595d6 // mla v22.4s, v14.4s, v21.4s
+	VLD1.P 32(R11), [V0.B16, V1.B16]
+	VLD1.P 32(R12), [V2.B16, V3.B16]
+	VZIP1 V2.D2, V0.D2, V4.D2
+	VZIP2 V2.D2, V0.D2, V0.D2
+	VZIP1 V3.D2, V1.D2, V2.D2
+	VZIP2 V3.D2, V1.D2, V1.D2
+	VEOR V15.B16, V15.B16, V15.B16
+	WORD $0x4e89a48f // smmla v15.4s, v4.16b, v9.16b
+	WORD $0x4e85a40f // smmla v15.4s, v0.16b, v5.16b
+	WORD $0x4e87a44f // smmla v15.4s, v2.16b, v7.16b
+	WORD $0x4e86a42f // smmla v15.4s, v1.16b, v6.16b
+	WORD $0x4eb595f7 // mla v23.4s, v15.4s, v21.4s
+	// sub-blocks 4 and 5: both rows' packed bytes, in 8-byte pairs
+	VLD1.P 32(R14), [V5.B16, V6.B16]
+	VLD1.P 32(R15), [V7.B16, V8.B16]
+	VZIP1 V7.D2, V5.D2, V9.D2
+	VZIP2 V7.D2, V5.D2, V5.D2
+	VZIP1 V8.D2, V6.D2, V7.D2
+	VZIP2 V8.D2, V6.D2, V6.D2
+	// sub-block 4
+	VAND V16.B16, V9.B16, V10.B16
+	VAND V16.B16, V5.B16, V11.B16
+	VAND V16.B16, V7.B16, V12.B16
+	VAND V16.B16, V6.B16, V13.B16
+	VDUP V19.D[0], V21.D2
+	VLD1.P 32(R9), [V0.B16, V1.B16]
+	VLD1.P 32(R10), [V2.B16, V3.B16]
+	VZIP1 V2.D2, V0.D2, V4.D2
+	VZIP2 V2.D2, V0.D2, V0.D2
+	VZIP1 V3.D2, V1.D2, V2.D2
+	VZIP2 V3.D2, V1.D2, V1.D2
+	VEOR V14.B16, V14.B16, V14.B16
+	WORD $0x4e8aa48e // smmla v14.4s, v4.16b, v10.16b
+	WORD $0x4e8ba40e // smmla v14.4s, v0.16b, v11.16b
+	WORD $0x4e8ca44e // smmla v14.4s, v2.16b, v12.16b
+	WORD $0x4e8da42e // smmla v14.4s, v1.16b, v13.16b
+	WORD $0x4eb595d6 // mla v22.4s, v14.4s, v21.4s
+	VLD1.P 32(R11), [V0.B16, V1.B16]
+	VLD1.P 32(R12), [V2.B16, V3.B16]
+	VZIP1 V2.D2, V0.D2, V4.D2
+	VZIP2 V2.D2, V0.D2, V0.D2
+	VZIP1 V3.D2, V1.D2, V2.D2
+	VZIP2 V3.D2, V1.D2, V1.D2
+	VEOR V15.B16, V15.B16, V15.B16
+	WORD $0x4e8aa48f // smmla v15.4s, v4.16b, v10.16b
+	WORD $0x4e8ba40f // smmla v15.4s, v0.16b, v11.16b
+	WORD $0x4e8ca44f // smmla v15.4s, v2.16b, v12.16b
+	WORD $0x4e8da42f // smmla v15.4s, v1.16b, v13.16b
+	WORD $0x4eb595f7 // mla v23.4s, v15.4s, v21.4s
+	// sub-block 5
+	VUSHR $4, V9.B16, V9.B16
+	VUSHR $4, V5.B16, V5.B16
+	VUSHR $4, V7.B16, V7.B16
+	VUSHR $4, V6.B16, V6.B16
+	VDUP V19.D[1], V21.D2
+	VLD1.P 32(R9), [V0.B16, V1.B16]
+	VLD1.P 32(R10), [V2.B16, V3.B16]
+	VZIP1 V2.D2, V0.D2, V4.D2
+	VZIP2 V2.D2, V0.D2, V0.D2
+	VZIP1 V3.D2, V1.D2, V2.D2
+	VZIP2 V3.D2, V1.D2, V1.D2
+	VEOR V14.B16, V14.B16, V14.B16
+	WORD $0x4e89a48e // smmla v14.4s, v4.16b, v9.16b
+	WORD $0x4e85a40e // smmla v14.4s, v0.16b, v5.16b
+	WORD $0x4e87a44e // smmla v14.4s, v2.16b, v7.16b
+	WORD $0x4e86a42e // smmla v14.4s, v1.16b, v6.16b
+	WORD $0x4eb595d6 // mla v22.4s, v14.4s, v21.4s
+	VLD1.P 32(R11), [V0.B16, V1.B16]
+	VLD1.P 32(R12), [V2.B16, V3.B16]
+	VZIP1 V2.D2, V0.D2, V4.D2
+	VZIP2 V2.D2, V0.D2, V0.D2
+	VZIP1 V3.D2, V1.D2, V2.D2
+	VZIP2 V3.D2, V1.D2, V1.D2
+	VEOR V15.B16, V15.B16, V15.B16
+	WORD $0x4e89a48f // smmla v15.4s, v4.16b, v9.16b
+	WORD $0x4e85a40f // smmla v15.4s, v0.16b, v5.16b
+	WORD $0x4e87a44f // smmla v15.4s, v2.16b, v7.16b
+	WORD $0x4e86a42f // smmla v15.4s, v1.16b, v6.16b
+	WORD $0x4eb595f7 // mla v23.4s, v15.4s, v21.4s
+	// sub-blocks 6 and 7: both rows' packed bytes, in 8-byte pairs
+	VLD1.P 32(R14), [V5.B16, V6.B16]
+	VLD1.P 32(R15), [V7.B16, V8.B16]
+	VZIP1 V7.D2, V5.D2, V9.D2
+	VZIP2 V7.D2, V5.D2, V5.D2
+	VZIP1 V8.D2, V6.D2, V7.D2
+	VZIP2 V8.D2, V6.D2, V6.D2
+	// sub-block 6
+	VAND V16.B16, V9.B16, V10.B16
+	VAND V16.B16, V5.B16, V11.B16
+	VAND V16.B16, V7.B16, V12.B16
+	VAND V16.B16, V6.B16, V13.B16
+	VDUP V20.D[0], V21.D2
+	VLD1.P 32(R9), [V0.B16, V1.B16]
+	VLD1.P 32(R10), [V2.B16, V3.B16]
+	VZIP1 V2.D2, V0.D2, V4.D2
+	VZIP2 V2.D2, V0.D2, V0.D2
+	VZIP1 V3.D2, V1.D2, V2.D2
+	VZIP2 V3.D2, V1.D2, V1.D2
+	VEOR V14.B16, V14.B16, V14.B16
+	WORD $0x4e8aa48e // smmla v14.4s, v4.16b, v10.16b
+	WORD $0x4e8ba40e // smmla v14.4s, v0.16b, v11.16b
+	WORD $0x4e8ca44e // smmla v14.4s, v2.16b, v12.16b
+	WORD $0x4e8da42e // smmla v14.4s, v1.16b, v13.16b
+	WORD $0x4eb595d6 // mla v22.4s, v14.4s, v21.4s
+	VLD1.P 32(R11), [V0.B16, V1.B16]
+	VLD1.P 32(R12), [V2.B16, V3.B16]
+	VZIP1 V2.D2, V0.D2, V4.D2
+	VZIP2 V2.D2, V0.D2, V0.D2
+	VZIP1 V3.D2, V1.D2, V2.D2
+	VZIP2 V3.D2, V1.D2, V1.D2
+	VEOR V15.B16, V15.B16, V15.B16
+	WORD $0x4e8aa48f // smmla v15.4s, v4.16b, v10.16b
+	WORD $0x4e8ba40f // smmla v15.4s, v0.16b, v11.16b
+	WORD $0x4e8ca44f // smmla v15.4s, v2.16b, v12.16b
+	WORD $0x4e8da42f // smmla v15.4s, v1.16b, v13.16b
+	WORD $0x4eb595f7 // mla v23.4s, v15.4s, v21.4s
+	// sub-block 7
+	VUSHR $4, V9.B16, V9.B16
+	VUSHR $4, V5.B16, V5.B16
+	VUSHR $4, V7.B16, V7.B16
+	VUSHR $4, V6.B16, V6.B16
+	VDUP V20.D[1], V21.D2
+	VLD1.P 32(R9), [V0.B16, V1.B16]
+	VLD1.P 32(R10), [V2.B16, V3.B16]
+	VZIP1 V2.D2, V0.D2, V4.D2
+	VZIP2 V2.D2, V0.D2, V0.D2
+	VZIP1 V3.D2, V1.D2, V2.D2
+	VZIP2 V3.D2, V1.D2, V1.D2
+	VEOR V14.B16, V14.B16, V14.B16
+	WORD $0x4e89a48e // smmla v14.4s, v4.16b, v9.16b
+	WORD $0x4e85a40e // smmla v14.4s, v0.16b, v5.16b
+	WORD $0x4e87a44e // smmla v14.4s, v2.16b, v7.16b
+	WORD $0x4e86a42e // smmla v14.4s, v1.16b, v6.16b
+	WORD $0x4eb595d6 // mla v22.4s, v14.4s, v21.4s
+	VLD1.P 32(R11), [V0.B16, V1.B16]
+	VLD1.P 32(R12), [V2.B16, V3.B16]
+	VZIP1 V2.D2, V0.D2, V4.D2
+	VZIP2 V2.D2, V0.D2, V0.D2
+	VZIP1 V3.D2, V1.D2, V2.D2
+	VZIP2 V3.D2, V1.D2, V1.D2
+	VEOR V15.B16, V15.B16, V15.B16
+	WORD $0x4e89a48f // smmla v15.4s, v4.16b, v9.16b
+	WORD $0x4e85a40f // smmla v15.4s, v0.16b, v5.16b
+	WORD $0x4e87a44f // smmla v15.4s, v2.16b, v7.16b
+	WORD $0x4e86a42f // smmla v15.4s, v1.16b, v6.16b
+	WORD $0x4eb595f7 // mla v23.4s, v15.4s, v21.4s
+	// per token pair: imin, then d = f16(d)·x.d, dmin = f16(dmin)·x.d and the FMAs, lane by lane
+	VLD1 (R8), V0.S[0]
+	VLD1 (R13), V0.S[1]
+	WORD $0x0e217801 // fcvtl v1.4s, v0.4h
+	VUZP1 V1.S4, V1.S4, V2.S4
+	VUZP2 V1.S4, V1.S4, V3.S4
+	FMOVD R16, F4
+	VUXTL V4.B8, V4.H8
+	VUXTL V4.H4, V5.S4
+	VUXTL2 V4.H8, V6.S4
+	FMOVD R23, F7
+	VUXTL V7.B8, V7.H8
+	VUXTL V7.H4, V8.S4
+	VUXTL2 V7.H8, V9.S4
+	VZIP1 V24.S4, V24.S4, V24.S4
+	WORD $0x6e38dc4a // fmul v10.4s, v2.4s, v24.4s
+	WORD $0x6e38dc6b // fmul v11.4s, v3.4s, v24.4s
+	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
+	VLD1.P 32(R9), [V12.H8, V13.H8]
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4ea59d80 // mul v0.4s, v12.4s, v5.4s
+	WORD $0x4ea695a0 // mla v0.4s, v13.4s, v6.4s
+	WORD $0x4ea89d81 // mul v1.4s, v12.4s, v8.4s
+	WORD $0x4ea995a1 // mla v1.4s, v13.4s, v9.4s
+	WORD $0x4ea1bc00 // addp v0.4s, v0.4s, v1.4s
+	VLD1.P 32(R10), [V14.H8, V15.H8]
+	WORD $0x4e6029ce // saddlp v14.4s, v14.8h
+	WORD $0x4e6029ef // saddlp v15.4s, v15.8h
+	WORD $0x4ea59dc4 // mul v4.4s, v14.4s, v5.4s
+	WORD $0x4ea695e4 // mla v4.4s, v15.4s, v6.4s
+	WORD $0x4ea89dc7 // mul v7.4s, v14.4s, v8.4s
+	WORD $0x4ea995e7 // mla v7.4s, v15.4s, v9.4s
+	WORD $0x4ea7bc84 // addp v4.4s, v4.4s, v7.4s
+	WORD $0x4ea4bc00 // addp v0.4s, v0.4s, v4.4s
+	WORD $0x4e21d800 // scvtf v0.4s, v0.4s
+	VFMLA V10.S4, V22.S4, V26.S4
+	VFMLA V11.S4, V0.S4, V28.S4
+	VZIP1 V25.S4, V25.S4, V25.S4
+	WORD $0x6e39dc4a // fmul v10.4s, v2.4s, v25.4s
+	WORD $0x6e39dc6b // fmul v11.4s, v3.4s, v25.4s
+	WORD $0x4e21daf7 // scvtf v23.4s, v23.4s
+	VLD1.P 32(R11), [V12.H8, V13.H8]
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4ea59d80 // mul v0.4s, v12.4s, v5.4s
+	WORD $0x4ea695a0 // mla v0.4s, v13.4s, v6.4s
+	WORD $0x4ea89d81 // mul v1.4s, v12.4s, v8.4s
+	WORD $0x4ea995a1 // mla v1.4s, v13.4s, v9.4s
+	WORD $0x4ea1bc00 // addp v0.4s, v0.4s, v1.4s
+	VLD1.P 32(R12), [V14.H8, V15.H8]
+	WORD $0x4e6029ce // saddlp v14.4s, v14.8h
+	WORD $0x4e6029ef // saddlp v15.4s, v15.8h
+	WORD $0x4ea59dc4 // mul v4.4s, v14.4s, v5.4s
+	WORD $0x4ea695e4 // mla v4.4s, v15.4s, v6.4s
+	WORD $0x4ea89dc7 // mul v7.4s, v14.4s, v8.4s
+	WORD $0x4ea995e7 // mla v7.4s, v15.4s, v9.4s
+	WORD $0x4ea7bc84 // addp v4.4s, v4.4s, v7.4s
+	WORD $0x4ea4bc00 // addp v0.4s, v0.4s, v4.4s
+	WORD $0x4e21d800 // scvtf v0.4s, v0.4s
+	VFMLA V10.S4, V23.S4, V27.S4
+	VFMLA V11.S4, V0.S4, V29.S4
+	ADD $144, R8, R8
+	ADD $144, R13, R13
+	SUBS $1, R17, R17
+	BNE block
+store:
+	// acc − accm: lanes 0, 1 the rows of token 2q, lanes 2, 3 of token 2q+1
+	MOVD R6, R19
+	WORD $0x4ebcd740 // fsub v0.4s, v26.4s, v28.4s
+	FMOVD F0, (R19)
+	ADD R7, R19, R19
+	VST1 V0.D[1], (R19)
+	ADD R7, R19, R19
+	WORD $0x4ebdd760 // fsub v0.4s, v27.4s, v29.4s
+	FMOVD F0, (R19)
+	ADD R7, R19, R19
+	VST1 V0.D[1], (R19)
+	ADD $8, R6, R6
+	ADD R1<<1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
 // func q6KRows1NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
 TEXT ·q6KRows1NEON(SB), NOSPLIT, $0-64
 	MOVD w+0(FP), R0

@@ -3,6 +3,7 @@
 package tensor
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -124,6 +125,79 @@ func TestQ0MMKernels(t *testing.T) {
 					_, mag := exactDot(c.typ, Q8_0, wr(row), xr(tok), nb*qk)
 					if d := math.Abs(float64(got[i]) - float64(ref)); !(d <= 1e-6*mag) {
 						t.Fatalf("%v T=%d groups=%d nb=%d: out[%d,%d] = %g, reference %g", c.typ, c.T, groups, nb, tok, row, got[i], ref)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestQ4KMMKernels calls the SMMLA forms of the Q4_K kernels directly, on
+// valid blocks and on arbitrary bytes (any scales, mins, quants and bsums;
+// NaN and infinite d), for one to three pairs of rows at unaligned
+// addresses with gaps between the rows, the tokens and the outputs, and
+// checks every output bit for bit against the SDOT form of the same token
+// count on the same rows and against dotQ4KRef (NaNs counted equal), and
+// that the guard values between and after the outputs stay.
+func TestQ4KMMKernels(t *testing.T) {
+	if !cpuDotProd || !cpuI8MM {
+		t.Skip("no I8MM (SMMLA) on this CPU")
+	}
+	r := rand.New(rand.NewPCG(33, 34))
+	const guard = -7.5
+	type kernel = func(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+	for _, c := range []struct {
+		T       int
+		mm, dot kernel
+	}{
+		{2, q4KRows2MM, q4KRows2Dot},
+		{3, q4KRows3MM, q4KRows3Dot},
+		{4, q4KRows4MM, q4KRows4Dot},
+	} {
+		for _, pairs := range []int{1, 2, 3} {
+			for _, nb := range []int{1, 2, 5} {
+				for _, raw := range []bool{false, true} {
+					ws, xs, os := nb*q4KBytes+5, nb*q8KBytes+3, 2*pairs+3
+					w := make([]byte, 1+2*pairs*ws)
+					x := make([]byte, 3+c.T*xs)
+					for i := range w {
+						w[i] = byte(r.Uint32())
+					}
+					for i := range x {
+						x[i] = byte(r.Uint32())
+					}
+					wr := func(row int) []byte { return w[1+row*ws : 1+row*ws+nb*q4KBytes] }
+					xr := func(tok int) []byte { return x[3+tok*xs : 3+tok*xs+nb*q8KBytes] }
+					if !raw {
+						for row := range 2 * pairs {
+							copy(wr(row), kRandQ4K(r, nb))
+						}
+						for tok := range c.T {
+							copy(xr(tok), kRandQ8K(r, nb))
+						}
+					}
+					got := make([]float32, c.T*os+1)
+					want := make([]float32, c.T*os+1)
+					for i := range got {
+						got[i], want[i] = guard, guard
+					}
+					c.mm(&w[1], ws, pairs, &x[3], xs, nb, &got[0], os)
+					c.dot(&w[1], ws, 2*pairs, &x[3], xs, nb, &want[0], os)
+					what := fmt.Sprintf("T=%d pairs=%d nb=%d raw=%v", c.T, pairs, nb, raw)
+					for i := range got {
+						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+							t.Fatalf("%s: out[%d] = %g (%#08x), the SDOT form %g (%#08x)", what, i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+						}
+						tok, row := i/os, i%os
+						if row >= 2*pairs || tok == c.T {
+							if got[i] != guard {
+								t.Fatalf("%s: wrote the guard at %d", what, i)
+							}
+							continue
+						}
+						if ref := dotQ4KRef(wr(row), xr(tok), nb*qkK); !kSameBits(got[i], ref) {
+							t.Fatalf("%s: out[tok %d, row %d] = %g, reference %g", what, tok, row, got[i], ref)
+						}
 					}
 				}
 			}

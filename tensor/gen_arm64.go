@@ -9,8 +9,8 @@
 // The kernels are unrolled by token count and built in two forms from one
 // template: plain NEON (what every arm64 CPU has) and one with the
 // dot-product (SDOT) or FP16 multiply-long (FMLAL) extension; the
-// multi-token Q8_0 and Q4_0 kernels have a third, with the int8 matrix
-// multiply (SMMLA), sharing the others' frame and float steps. The Go
+// multi-token Q8_0, Q4_0 and Q4_K kernels have a third, with the int8
+// matrix multiply (SMMLA), sharing the others' frame and float steps. The Go
 // assembler lacks most of the NEON arithmetic these kernels need, so those
 // instructions are emitted as WORD with the mnemonic in a comment, from the
 // small encoder below; TestARM64Encodings checks every such word against an
@@ -76,6 +76,7 @@ var ops3 = map[string]enc{
 	"mla.4s":    {0x4ea09400, "mla v%d.4s, v%d.4s, v%d.4s"},
 	"addp.4s":   {0x4ea0bc00, "addp v%d.4s, v%d.4s, v%d.4s"},
 	"ext8":      {0x6e004000, "ext v%d.16b, v%d.16b, v%d.16b, #8"},
+	"fsub":      {0x4ea0d400, "fsub v%d.4s, v%d.4s, v%d.4s"},
 }
 
 // Two-register forms (Rd, Rn).
@@ -754,6 +755,9 @@ func genQ4K(g *gen) {
 			genQ4KT(g, dot, T)
 		}
 	}
+	for T := 2; T <= 4; T++ {
+		genQ4KMM(g, T)
+	}
 }
 
 func genQ4KT(g *gen, dot bool, T int) {
@@ -784,30 +788,11 @@ func genQ4KT(g *gen, dot bool, T int) {
 	g.p("CBZ R17, store")
 	g.label("block")
 	g.c("the scales and mins (get_scale_min_k4, as llama.cpp's utmp shuffle)")
-	g.p("MOVWU 4(R8), R19")
-	g.p("MOVWU 8(R8), R20")
-	g.p("MOVWU 12(R8), R21")
-	g.p("LSRW $4, R21, R22")
-	g.p("ANDW $0x0f0f0f0f, R22, R22")
-	g.p("LSRW $6, R20, R23")
-	g.p("ANDW $0x03030303, R23, R23")
-	g.p("ORRW R23<<4, R22, R22")      // mins 4..7
-	g.p("ANDW $0x3f3f3f3f, R20, R23") // mins 0..3
-	g.p("ANDW $0x0f0f0f0f, R21, R24")
-	g.p("LSRW $6, R19, R25")
-	g.p("ANDW $0x03030303, R25, R25")
-	g.p("ORRW R25<<4, R24, R24")      // scales 4..7
-	g.p("ANDW $0x3f3f3f3f, R19, R19") // scales 0..3
-	g.p("ORR R24<<32, R19, R19")
-	g.p("ORR R22<<32, R23, R23")
+	g.q4KScalesMins("R8", q4KScratch)
 	g.p("FMOVD R19, F16")
 	g.p("FMOVD R23, F17")
-	g.uxtl8h(16, 16)
-	g.uxtl4s(scLo, 16)
-	g.uxtl2_4s(scHi, 16)
-	g.uxtl8h(17, 17)
-	g.uxtl4s(mnLo, 17)
-	g.uxtl2_4s(mnHi, 17)
+	g.widen8(16, scLo, scHi)
+	g.widen8(17, mnLo, mnHi)
 	for t := range T {
 		g.p("ADD $4, %s, %s", xb[t], qp[t])
 		g.zero(isum(t))
@@ -868,6 +853,231 @@ func genQ4KT(g *gen, dot bool, T int) {
 	g.storeRow(T, "R19", func(t int) { g.p("FSUBS F%d, F%d, F0", accm(t), acc(t)) })
 }
 
+// q4KScratch are the general registers q4KScalesMins takes.
+var q4KScratch = [7]string{"R19", "R20", "R21", "R22", "R23", "R24", "R25"}
+
+// q4KScalesMins unpacks the scales and mins of the Q4_K block at base
+// (get_scale_min_k4, as llama.cpp's utmp shuffle), with the seven general
+// registers r: the eight 6-bit scales end in r[0], one a byte in
+// sub-block order, and the eight mins in r[4]; the others are scratch.
+func (g *gen) q4KScalesMins(base string, r [7]string) {
+	g.p("MOVWU 4(%s), %s", base, r[0])
+	g.p("MOVWU 8(%s), %s", base, r[1])
+	g.p("MOVWU 12(%s), %s", base, r[2])
+	g.p("LSRW $4, %s, %s", r[2], r[3])
+	g.p("ANDW $0x0f0f0f0f, %s, %s", r[3], r[3])
+	g.p("LSRW $6, %s, %s", r[1], r[4])
+	g.p("ANDW $0x03030303, %s, %s", r[4], r[4])
+	g.p("ORRW %s<<4, %s, %s", r[4], r[3], r[3]) // mins 4..7
+	g.p("ANDW $0x3f3f3f3f, %s, %s", r[1], r[4]) // mins 0..3
+	g.p("ANDW $0x0f0f0f0f, %s, %s", r[2], r[5])
+	g.p("LSRW $6, %s, %s", r[0], r[6])
+	g.p("ANDW $0x03030303, %s, %s", r[6], r[6])
+	g.p("ORRW %s<<4, %s, %s", r[6], r[5], r[5]) // scales 4..7
+	g.p("ANDW $0x3f3f3f3f, %s, %s", r[0], r[0]) // scales 0..3
+	g.p("ORR %s<<32, %s, %s", r[5], r[0], r[0])
+	g.p("ORR %s<<32, %s, %s", r[3], r[4], r[4])
+}
+
+// widen8 widens the eight bytes in the low half of V<r> to int32: the
+// first four into V<lo>, the others into V<hi> (V<r> is left as int16).
+func (g *gen) widen8(r, lo, hi int) {
+	g.uxtl8h(r, r)
+	g.uxtl4s(lo, r)
+	g.uxtl2_4s(hi, r)
+}
+
+// pairChunksInPlace interleaves two 32-byte operands, a (a0:a1) and b
+// (b0:b1), as pairChunks does but over their own registers and x, y: the
+// four SMMLA operands [a's bytes 8k..8k+7, b's bytes 8k..8k+7] end in x,
+// a0, y, a1 (k = 0..3). y may be b0; b may be a (an operand zipped with
+// itself), and then y must be another register.
+func (g *gen) pairChunksInPlace(x, y, a0, a1, b0, b1 int) [4]int {
+	g.zip1d(x, a0, b0)
+	g.zip2d(a0, a0, b0)
+	g.zip1d(y, a1, b1)
+	g.zip2d(a1, a1, b1)
+	return [4]int{x, a0, y, a1}
+}
+
+// genQ4KMM writes q4KRows<T>MM (I8MM), T = 2 to 4 tokens, for pairs of
+// rows: per block and sub-block of 32 elements each pair of tokens and the
+// two rows are one SMMLA tile of int32 sums, [t0·r0, t0·r1, t1·r0, t1·r1],
+// four SMMLA on operands ZIP1/ZIP2 interleave in registers (the rows'
+// packed bytes once per block for all the tokens, before the nibbles are
+// split; the tokens' quants once per sub-block); an odd last token is
+// zipped with itself, its tile [t·r0, t·r1, t·r0, t·r1]. Each tile is
+// scaled by the sub-block's scales, [sc0, sc1, sc0, sc1], into the token
+// pair's isum lanes by MLA. imin is Σ of the bsum pairs times each row's
+// mins, as the Dot form's, its four sums put in tile order by ADDP; then
+// per lane the Dot form's float steps, in its order: f16(d)·x.d and
+// f16(dmin)·x.d, both FMAs, acc − accm at the end. Every lane holds a
+// (row, token) pair's exact sums and single-rounded floats, so the bits
+// are the Dot form's. Its third argument counts pairs of rows (q4KRows
+// runs an odd last row in the Dot form).
+func genQ4KMM(g *gen, T int) {
+	g.rowsTStart("q4KRows", "pairs", "MM", T)
+	const (
+		mask = 16
+		vs   = 21 // the sub-block's scales, [sc0, sc1, sc0, sc1]
+	)
+	xb := []string{"R9", "R10", "R11", "R12"} // each token's block, moved along it
+	npair := (T + 1) / 2
+	odd := func(q int) bool { return 2*q+1 == T } // token 2q alone
+	tile := func(q int) int { return 14 + q }
+	z := func(j int) int { return 17 + j } // sub-blocks 2j, 2j+1's scales: [sc0, sc1] each
+	isum := func(q int) int { return 22 + q }
+	xd := func(q int) int { return 24 + q }
+	acc := func(q int) int { return 26 + q }
+	accm := func(q int) int { return 28 + q }
+	g.movi(mask, 15)
+	g.label("row")
+	g.p("MOVD R0, R8")
+	g.p("ADD R1, R8, R13")
+	g.p("MOVD R3, R9")
+	for t := 1; t < T; t++ {
+		g.p("ADD R4, %s, %s", xb[t-1], xb[t])
+	}
+	g.p("MOVD R5, R17")
+	for q := range npair {
+		g.zero(acc(q))
+		g.zero(accm(q))
+	}
+	g.p("CBZ R17, store")
+	g.label("block")
+	g.c("the tokens' x.d: lanes [t0, t1] of a pair, all four of an odd token")
+	for q := range npair {
+		if odd(q) {
+			g.p("VLD1R.P 4(%s), [V%d.S4]", xb[2*q], xd(q))
+			continue
+		}
+		g.p("VLD1.P 4(%s), V%d.S[0]", xb[2*q], xd(q))
+		g.p("VLD1.P 4(%s), V%d.S[1]", xb[2*q+1], xd(q))
+	}
+	g.c("both rows' scales and mins; the scales as int32 pairs [sc0[s], sc1[s]], two sub-blocks a register")
+	g.q4KScalesMins("R8", q4KScratch)
+	g.p("FMOVD R19, F30")
+	g.p("MOVD R23, R16")
+	g.q4KScalesMins("R13", q4KScratch)
+	g.p("FMOVD R19, F31")
+	g.p("VZIP1 V31.B16, V30.B16, V30.B16")
+	g.uxtl8h(31, 30)
+	g.p("VUXTL2 V30.B16, V30.H8")
+	g.uxtl4s(z(0), 31)
+	g.uxtl2_4s(z(1), 31)
+	g.uxtl4s(z(2), 30)
+	g.uxtl2_4s(z(3), 30)
+	for q := range npair {
+		g.zero(isum(q))
+	}
+	g.p("ADD $16, R8, R14")
+	g.p("ADD $16, R13, R15")
+	for j := range 4 {
+		g.c("sub-blocks %d and %d: both rows' packed bytes, in 8-byte pairs", 2*j, 2*j+1)
+		g.ld1b16("R14", 32, 5, 6)
+		g.ld1b16("R15", 32, 7, 8)
+		w := g.pairChunksInPlace(9, 7, 5, 6, 7, 8)
+		for h := range 2 {
+			s := 2*j + h
+			g.c("sub-block %d", s)
+			nib := w
+			if h == 0 {
+				nib = [4]int{10, 11, 12, 13}
+				for k := range 4 {
+					g.vand(nib[k], w[k], mask)
+				}
+			} else {
+				for k := range 4 {
+					g.ushr16b(w[k], w[k], 4)
+				}
+			}
+			g.p("VDUP V%d.D[%d], V%d.D2", z(j), h, vs)
+			for q := range npair {
+				t := 2 * q
+				var x [4]int
+				if odd(q) {
+					g.ld1b16(xb[t], 32, 0, 1)
+					x = g.pairChunksInPlace(4, 2, 0, 1, 0, 1)
+				} else {
+					g.ld1b16(xb[t], 32, 0, 1)
+					g.ld1b16(xb[t+1], 32, 2, 3)
+					x = g.pairChunksInPlace(4, 2, 0, 1, 2, 3)
+				}
+				g.zero(tile(q))
+				for k := range 4 {
+					g.o3("smmla", tile(q), x[k], nib[k])
+				}
+				g.o3("mla.4s", isum(q), tile(q), vs)
+			}
+		}
+	}
+	g.c("per token pair: imin, then d = f16(d)·x.d, dmin = f16(dmin)·x.d and the FMAs, lane by lane")
+	g.p("VLD1 (R8), V0.S[0]")
+	g.p("VLD1 (R13), V0.S[1]")
+	g.o2("fcvtl", 1, 0)
+	g.p("VUZP1 V1.S4, V1.S4, V2.S4") // [d0, d1, d0, d1]
+	g.p("VUZP2 V1.S4, V1.S4, V3.S4") // [dmin0, dmin1, dmin0, dmin1]
+	mn := [2][2]int{{5, 6}, {8, 9}}  // each row's mins as int32
+	g.p("FMOVD R16, F4")
+	g.widen8(4, mn[0][0], mn[0][1])
+	g.p("FMOVD R23, F7")
+	g.widen8(7, mn[1][0], mn[1][1])
+	for q := range npair {
+		toks := []int{2 * q, 2*q + 1}
+		if odd(q) {
+			toks = toks[:1]
+		} else {
+			g.p("VZIP1 V%d.S4, V%d.S4, V%d.S4", xd(q), xd(q), xd(q))
+		}
+		g.o3("fmul", 10, 2, xd(q))
+		g.o3("fmul", 11, 3, xd(q))
+		g.o2("scvtf", isum(q), isum(q))
+		bs := [2][2]int{{12, 13}, {14, 15}}
+		prod := [2][2]int{{0, 1}, {4, 7}}
+		for i, t := range toks {
+			g.ld1("H8", xb[t], 32, bs[i][0], bs[i][1])
+			g.o2("saddlp.4s", bs[i][0], bs[i][0])
+			g.o2("saddlp.4s", bs[i][1], bs[i][1])
+			for r := range 2 {
+				g.o3("mul.4s", prod[i][r], bs[i][0], mn[r][0])
+				g.o3("mla.4s", prod[i][r], bs[i][1], mn[r][1])
+			}
+			g.o3("addp.4s", prod[i][0], prod[i][0], prod[i][1])
+		}
+		if odd(q) {
+			g.o3("addp.4s", 0, 0, 0)
+		} else {
+			g.o3("addp.4s", 0, 0, 4)
+		}
+		g.o2("scvtf", 0, 0)
+		g.fmla(acc(q), isum(q), 10)
+		g.fmla(accm(q), 0, 11)
+	}
+	g.p("ADD $144, R8, R8")
+	g.p("ADD $144, R13, R13")
+	g.p("SUBS $1, R17, R17")
+	g.p("BNE block")
+	g.label("store")
+	g.c("acc − accm: lanes 0, 1 the rows of token 2q, lanes 2, 3 of token 2q+1")
+	g.p("MOVD R6, R19")
+	for q := range npair {
+		g.o3("fsub", 0, acc(q), accm(q))
+		g.p("FMOVD F0, (R19)")
+		if !odd(q) {
+			g.p("ADD R7, R19, R19")
+			g.p("VST1 V0.D[1], (R19)")
+		}
+		if 2*q+2 < T {
+			g.p("ADD R7, R19, R19")
+		}
+	}
+	g.p("ADD $8, R6, R6")
+	g.p("ADD R1<<1, R0, R0")
+	g.p("SUBS $1, R2, R2")
+	g.p("BNE row")
+	g.p("RET")
+}
+
 // genQ6K writes q6KRows<T><form>: T Q8_K activation rows (1 to 3) against
 // rows Q6_K rows, dotQ6KRef's operations for every (row, token) pair: the
 // eight int32 lanes of q6KLanes (lane L of group g sums elements
@@ -875,7 +1085,11 @@ func genQ4KT(g *gen, dot bool, T int) {
 // as hsum8. Each weight block's 6-bit values are built once for the T
 // tokens; the groups of a half are visited in the order 0, 2, 1, 3 (they
 // share ql registers), which changes nothing: each lane's int32 sum is
-// exact (modulo 2^32, as the reference's).
+// exact (modulo 2^32, as the reference's). There is no SMMLA form: a lane
+// sums four consecutive products, and an SMMLA tile's four int32 sums each
+// take eight consecutive bytes, so holding lanes in a tile leaves half of
+// each operand zero, 16 useful products an instruction, SDOT's rate, with
+// the zips and masks on top.
 func genQ6K(g *gen) {
 	for _, dot := range []bool{false, true} {
 		for T := 1; T <= 3; T++ {
@@ -1365,6 +1579,8 @@ func class(line string) map[string]int {
 			return map[string]int{"L": strings.Count(line, ",")}
 		}
 		return map[string]int{"L": 1, "V": 1} // one lane
+	case op == "VLD1R" || op == "VLD1R.P":
+		return map[string]int{"L": 1, "V": 1} // one element to every lane
 	case strings.HasPrefix(op, "VST1"):
 		return map[string]int{"S": strings.Count(line, ",")}
 	case op == "VUSHR" || op == "VSHL" || op == "VUXTL" || op == "VUXTL2" || op == "VADDV":
