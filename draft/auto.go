@@ -12,7 +12,8 @@ package draft
 // and sequences), D(k) = O + k·d the draft time of the pass's blocks (O the
 // other sequences', d a draft token's), h the measured fraction of draft
 // time that overlap with verification hides, and G the tokens the other
-// sequences in the pass commit; X(k) is the measured time of the
+// sequences in the pass commit (in the round, where passes take turns: the
+// steps' measured time spans their passes too); X(k) is the measured time of the
 // sequences' whole steps at k beyond the rest of the denominator
 // (Step.Extra), so that a k whose real steps are slower than plain's
 // real steps stops being chosen. k = 0 is plain decoding; a k > 0 is taken
@@ -214,9 +215,15 @@ func (p *Positions) Expected(k int) float64 {
 	return e
 }
 
-// Others are the other sequences verified in the same target pass.
+// Others are the other sequences verified in the same target pass, and
+// for Gain those of the whole round where passes take turns.
 type Others struct {
-	Gain  float64 // tokens they commit per step
+	// Gain is the tokens the other sequences commit per step: those of
+	// every sequence whose passes a step's measured time (Extra) spans,
+	// the round's where passes take turns, so that the other passes' time
+	// does not make a longer block look cheap against this pass's tokens
+	// alone.
+	Gain  float64
 	Draft float64 // their draft time per step
 }
 

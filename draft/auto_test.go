@@ -730,3 +730,36 @@ func TestChooseExplores(t *testing.T) {
 		t.Errorf("exploring where speculation pays: %+v, want k %d", c, K)
 	}
 }
+
+// TestChooseRoundOfPasses: four sequences verified two a pass take turns,
+// so a step's measured time (Step.Extra) holds the other pair's pass too.
+// On a target where every token costs a whole pass, no k beats plain
+// decoding (a pass of two blocks commits tokens at one a pass's time,
+// whatever is accepted), and Choose finds that when the gain beside its
+// block counts every other sequence of the round (3 here, what the
+// pipeline gives it), not the pass's one: against that one alone, the
+// other pass's time in every k's denominator made a four-token block look
+// about 1.5× plain.
+func TestChooseRoundOfPasses(t *testing.T) {
+	const K = 4
+	pol := draft.Policy{K: K, Auto: true}
+	pos := positions(K, 1) // every draft token accepted
+	pass := make([]float64, K+1)
+	for k := range pass {
+		pass[k] = float64(1 + k + 1) // the other sequence's one token and this block
+	}
+	extra := make([]float64, K+1)
+	for k := range extra {
+		extra[k] = 2 // the other pair's plain pass
+	}
+	for _, c := range []struct {
+		others float64 // the other sequences whose tokens count beside this block
+		want   int
+	}{{1, K}, {3, 0}} {
+		s := draft.Step{Seqs: 2, Pass: pass, Draft: 0.01, Extra: extra, Others: draft.Others{Gain: c.others}}
+		p := *pos
+		if ch := pol.Choose(&p, &s); ch.K != c.want {
+			t.Errorf("the gain of %g other sequences beside the block: %+v, want k = %d", c.others, ch, c.want)
+		}
+	}
+}

@@ -203,6 +203,12 @@ func (p *Pipeline) choose(s *seq, kmax, fedTo, draftedTo int) draft.Choice {
 	}
 	b := p.seqsPerPass()
 	o := b - 1 // the other sequences in a pass
+	// The sequences decoding: where more of them hold slots than a pass
+	// verifies, the passes take turns, and a step's measured time
+	// (Step.Extra) spans the other passes of its round too, so the tokens
+	// those commit count in the step's gain (else their time would dilute
+	// what a longer block costs, against the step's tokens alone).
+	live := max(float64(p.cfg.Slots-p.slots.Free()), b)
 	base, work := int(math.Round(o)), 0.0
 	if a.tokens.w > 0 {
 		base, work = int(math.Round(o*a.tokens.v)), o*a.work.v
@@ -241,7 +247,7 @@ func (p *Pipeline) choose(s *seq, kmax, fedTo, draftedTo int) draft.Choice {
 	if a.gain.w > 0 {
 		gain = a.gain.v
 	}
-	st.Others = draft.Others{Gain: o * gain, Draft: o * a.blockDraft.v}
+	st.Others = draft.Others{Gain: (live - 1) * gain, Draft: o * a.blockDraft.v}
 	st.Extra = a.extra[:kmax+1]
 	p.costs.StepExtra(st.Extra)
 	st.ProbeExtra = p.costs.ProbeExtra()
