@@ -743,6 +743,26 @@ func (g *gen) dot32(dot bool, acc, a0, a1, b0, b1, tmp int) {
 	g.o2("saddlp.4s", acc, tmp)
 }
 
+// kRowStart begins a weight row of the K-quant kernels: R8 the row (and
+// R13 the next one, for kernels that take rows in pairs), the tokens'
+// blocks in xb from R3 on (R4 apart), R17 the blocks left; clear sets the
+// accumulators; a row without blocks goes straight to "store".
+func (g *gen) kRowStart(xb []string, T int, pair bool, clear func()) {
+	g.label("row")
+	g.p("MOVD R0, R8")
+	if pair {
+		g.p("ADD R1, R8, R13")
+	}
+	g.p("MOVD R3, R9")
+	for t := 1; t < T; t++ {
+		g.p("ADD R4, %s, %s", xb[t-1], xb[t])
+	}
+	g.p("MOVD R5, R17")
+	clear()
+	g.p("CBZ R17, store")
+	g.label("block")
+}
+
 // genQ4K writes q4KRows<T><form>: T Q8_K activation rows (1 to 4) against
 // rows Q4_K rows, dotQ4KRef's operations for every (row, token) pair. Each
 // weight block's scales and nibbles are unpacked once for the T tokens;
@@ -774,19 +794,12 @@ func genQ4KT(g *gen, dot bool, T int) {
 	acc := func(t int) int { return 24 + t }
 	accm := func(t int) int { return 28 + t }
 	g.movi(mask, 15)
-	g.label("row")
-	g.p("MOVD R0, R8")
-	g.p("MOVD R3, R9")
-	for t := 1; t < T; t++ {
-		g.p("ADD R4, %s, %s", xb[t-1], xb[t])
-	}
-	g.p("MOVD R5, R17")
-	for t := range T {
-		g.p("FMOVS ZR, F%d", acc(t))
-		g.p("FMOVS ZR, F%d", accm(t))
-	}
-	g.p("CBZ R17, store")
-	g.label("block")
+	g.kRowStart(xb, T, false, func() {
+		for t := range T {
+			g.p("FMOVS ZR, F%d", acc(t))
+			g.p("FMOVS ZR, F%d", accm(t))
+		}
+	})
 	g.c("the scales and mins (get_scale_min_k4, as llama.cpp's utmp shuffle)")
 	g.q4KScalesMins("R8", q4KScratch)
 	g.p("FMOVD R19, F16")
@@ -931,20 +944,12 @@ func genQ4KMM(g *gen, T int) {
 	acc := func(q int) int { return 26 + q }
 	accm := func(q int) int { return 28 + q }
 	g.movi(mask, 15)
-	g.label("row")
-	g.p("MOVD R0, R8")
-	g.p("ADD R1, R8, R13")
-	g.p("MOVD R3, R9")
-	for t := 1; t < T; t++ {
-		g.p("ADD R4, %s, %s", xb[t-1], xb[t])
-	}
-	g.p("MOVD R5, R17")
-	for q := range npair {
-		g.zero(acc(q))
-		g.zero(accm(q))
-	}
-	g.p("CBZ R17, store")
-	g.label("block")
+	g.kRowStart(xb, T, true, func() {
+		for q := range npair {
+			g.zero(acc(q))
+			g.zero(accm(q))
+		}
+	})
 	g.c("the tokens' x.d: lanes [t0, t1] of a pair, all four of an odd token")
 	for q := range npair {
 		if odd(q) {
@@ -1116,19 +1121,12 @@ func genQ6KT(g *gen, dot bool, T int) {
 	aHi := func(t int) int { return 27 + 2*t }
 	g.movi(m0f, 15)
 	g.movi(m30, 0x30)
-	g.label("row")
-	g.p("MOVD R0, R8")
-	g.p("MOVD R3, R9")
-	for t := 1; t < T; t++ {
-		g.p("ADD R4, %s, %s", xb[t-1], xb[t])
-	}
-	g.p("MOVD R5, R17")
-	for t := range T {
-		g.zero(aLo(t))
-		g.zero(aHi(t))
-	}
-	g.p("CBZ R17, store")
-	g.label("block")
+	g.kRowStart(xb, T, false, func() {
+		for t := range T {
+			g.zero(aLo(t))
+			g.zero(aHi(t))
+		}
+	})
 	g.c("the scales as int16 and int32")
 	g.p("ADD $192, R8, R12")
 	g.ld1b16("R12", 0, 0)

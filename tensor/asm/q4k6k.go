@@ -301,19 +301,11 @@ func q6K(T int) {
 	w, tk, n := rowStart(T)
 	c.Label(name + "blk")
 	c.Comment("Each token's lanes start at −32·Σ scales·bsums (the scales as words, times −32).")
-	sw, s32, z := top.YMM(), top.YMM(), top.YMM()
+	sw := top.YMM()
 	c.VPMOVSXBW(Mem{Base: w, Disp: 192}, sw)
-	c.VPSLLW(U8(5), sw, s32)
-	c.VPXOR(z, z, z)
-	c.VPSUBW(s32, z, s32)
-	for t := 0; t < T; t++ {
-		c.VPMADDWD(tk.at(t, 260), s32, kf.lanes[t])
-	}
+	q6KLanesStart(sw, tk)
 	for h := 0; h < 2; h++ {
-		ql0, ql1, qh := top.YMM(), top.YMM(), top.YMM()
-		c.VMOVDQU(Mem{Base: w, Disp: 64 * h}, ql0)
-		c.VMOVDQU(Mem{Base: w, Disp: 64*h + 32}, ql1)
-		c.VMOVDQU(Mem{Base: w, Disp: 128 + 32*h}, qh)
+		ql0, ql1, qh := q6KHalf(w, h)
 		for g := 0; g < 4; g += 2 {
 			c.Commentf("Elements %d-%d and %d-%d; their scales as word pairs.",
 				128*h+32*g, 128*h+32*g+31, 128*h+32*g+32, 128*h+32*g+63)
@@ -340,6 +332,29 @@ func q6K(T int) {
 	c.Comment("out[t·ostride + r] = hsum8(acc_t), in hsum_float_8's order.")
 	storeHsum(T, -1)
 	nextRow(0, name+"row")
+}
+
+// q6KLanesStart sets each token's int32 lanes to −32·Σ scales·bsums, from
+// the block's scales as words in sw: the scales times −32 as words (exact:
+// |32·s| < 2^15), then one VPMADDWD with the token's bsums.
+func q6KLanesStart(sw VecVirtual, tk *tokens) {
+	s32, z := top.YMM(), top.YMM()
+	c.VPSLLW(U8(5), sw, s32)
+	c.VPXOR(z, z, z)
+	c.VPSUBW(s32, z, s32)
+	for t := 0; t < tk.T; t++ {
+		c.VPMADDWD(tk.at(t, 260), s32, kf.lanes[t])
+	}
+}
+
+// q6KHalf loads the ql bytes of half h (0 or 1) of the Q6_K block at w,
+// both 32-byte runs, and its 32 qh bytes.
+func q6KHalf(w GPVirtual, h int) (ql0, ql1, qh VecVirtual) {
+	ql0, ql1, qh = top.YMM(), top.YMM(), top.YMM()
+	c.VMOVDQU(Mem{Base: w, Disp: 64 * h}, ql0)
+	c.VMOVDQU(Mem{Base: w, Disp: 64*h + 32}, ql1)
+	c.VMOVDQU(Mem{Base: w, Disp: 128 + 32*h}, qh)
+	return ql0, ql1, qh
 }
 
 // rowHeader copies w, rows and out to the frame's words at off, off+8 and

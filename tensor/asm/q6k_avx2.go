@@ -43,20 +43,12 @@ func q6KAVX2(T int) {
 	w, tk, n := rowStart(T)
 	c.Label(name + "blk")
 	c.Comment("Each token's lanes start at −32·Σ scales·bsums.")
-	sb, sw, s32 := top.XMM(), top.YMM(), top.YMM()
+	sb, sw := top.XMM(), top.YMM()
 	c.VMOVDQU(Mem{Base: w, Disp: 192}, sb)
 	c.VPMOVSXBW(sb, sw)
-	c.VPSLLW(U8(5), sw, s32)
-	c.VPXOR(sw, sw, sw)
-	c.VPSUBW(s32, sw, s32)
-	for t := 0; t < T; t++ {
-		c.VPMADDWD(tk.at(t, 260), s32, kf.lanes[t])
-	}
+	q6KLanesStart(sw, tk)
 	for h := 0; h < 2; h++ {
-		ql0, ql1, qh := top.YMM(), top.YMM(), top.YMM()
-		c.VMOVDQU(Mem{Base: w, Disp: 64 * h}, ql0)
-		c.VMOVDQU(Mem{Base: w, Disp: 64*h + 32}, ql1)
-		c.VMOVDQU(Mem{Base: w, Disp: 128 + 32*h}, qh)
+		ql0, ql1, qh := q6KHalf(w, h)
 		for g := 0; g < 4; g++ {
 			c.Commentf("Elements %d-%d: their six-bit values and the scales of their two sub-blocks as words.",
 				128*h+32*g, 128*h+32*g+31)
