@@ -11,7 +11,9 @@ package draft
 // verifies the block (the other sequences' blocks in it: Costs, by tokens
 // and sequences), D(k) = O + k·d the draft time of the pass's blocks (O the
 // other sequences', d a draft token's), h the measured fraction of draft
-// time that overlap with verification hides, and G the tokens the other
+// time that overlap with verification hides (or, where the next block is
+// pre-drafted while this one is verified, the chance that the pre-draft is
+// used, if larger: Step.Ahead), and G the tokens the other
 // sequences in the pass commit (in the round, where passes take turns: the
 // steps' measured time spans their passes too); X(k) is the measured time of the
 // sequences' whole steps at k beyond the rest of the denominator
@@ -279,17 +281,28 @@ type Step struct {
 	// their calibration misses), so that the choice follows the steps'
 	// real times; nil, or k past its end: none. Rate does not let it
 	// predict a step under half of Time's.
-	Extra  []float64
+	Extra []float64
+	// Ahead[k] is the share of the draft time of a step with k draft
+	// tokens that drafting ahead hides: a pre-draft of the next block runs
+	// while this one is verified, and is used when every draft token is
+	// accepted, so in steady decoding at k it is the chance of that, where
+	// a pre-draft runs at k (and 0 elsewhere). Time takes the larger of it
+	// and Hidden. nil, or k past its end: none.
+	Ahead  []float64
 	Others Others
 }
 
 // Time is the predicted time of the step with k draft tokens from the
-// cost model alone (Pass, Draft, Hidden; without Extra and Catchup);
+// cost model alone (Pass, Draft, Hidden, Ahead; without Extra and Catchup);
 // k must index s.Pass.
 func (s *Step) Time(k int) float64 {
 	d := s.Others.Draft + float64(k)*s.Draft
 	t := s.Pass[k]
-	h := min(max(s.Hidden, 0), 1)
+	h := s.Hidden
+	if k < len(s.Ahead) {
+		h = max(h, s.Ahead[k])
+	}
+	h = min(max(h, 0), 1)
 	return t + d - min(h*d, t)
 }
 

@@ -763,3 +763,36 @@ func TestChooseRoundOfPasses(t *testing.T) {
 		}
 	}
 }
+
+// TestTimeAhead: a step's draft time is hidden by the larger of the
+// measured overlap (Hidden) and what drafting ahead hides at its k
+// (Ahead: the chance its pre-draft is used). Where the draft costs half a
+// pass a token and nothing overlaps, plain decoding wins; with the
+// pre-drafts of a draft right 90% of the time hiding their share,
+// speculation pays (k = 1 about 1.15× plain).
+func TestTimeAhead(t *testing.T) {
+	const K = 2
+	pol := draft.Policy{K: K, Auto: true}
+	pos := positions(K, 0.9)
+	s := draft.Step{Pass: []float64{1, 1.6, 2.2}, Draft: 0.5}
+	if got, want := s.Time(1), 2.1; math.Abs(got-want) > 1e-12 {
+		t.Errorf("Time(1) without overlap = %g, want %g", got, want)
+	}
+	p := *pos
+	if ch := pol.Choose(&p, &s); ch.K != 0 {
+		t.Errorf("without overlap: %+v, want k = 0", ch)
+	}
+	s.Ahead = []float64{0, 0.9, 0.81}
+	if got, want := s.Time(1), 1.65; math.Abs(got-want) > 1e-12 {
+		t.Errorf("Time(1) with Ahead 0.9 = %g, want %g", got, want)
+	}
+	s.Hidden = 0.95 // the larger one counts
+	if got, want := s.Time(1), 1.625; math.Abs(got-want) > 1e-12 {
+		t.Errorf("Time(1) with Hidden 0.95 and Ahead 0.9 = %g, want %g", got, want)
+	}
+	s.Hidden = 0
+	p = *pos
+	if ch := pol.Choose(&p, &s); ch.K < 1 {
+		t.Errorf("with the pre-drafts' share hidden: %+v, want k ≥ 1", ch)
+	}
+}

@@ -46,6 +46,7 @@ type autoState struct {
 	prior *draft.Positions // every sequence's blocks; new sequences start from it
 	pass  []float64        // Step.Pass
 	extra []float64        // Step.Extra
+	ahead []float64        // Step.Ahead
 	step  draft.Step
 	// per-token draft time: the pipeline's Drafter [0], prompt lookup [1]
 	dcost [2]mean
@@ -69,7 +70,7 @@ const (
 )
 
 func newAutoState(k int) *autoState {
-	return &autoState{prior: draft.NewPrior(k), pass: make([]float64, k+1), extra: make([]float64, k+1)}
+	return &autoState{prior: draft.NewPrior(k), pass: make([]float64, k+1), extra: make([]float64, k+1), ahead: make([]float64, k+1)}
 }
 
 // targetNow and draftNow read the Clock.
@@ -250,6 +251,7 @@ func (p *Pipeline) choose(s *seq, kmax, fedTo, draftedTo int) draft.Choice {
 	st.Others = draft.Others{Gain: (live - 1) * gain, Draft: o * a.blockDraft.v}
 	st.Extra = a.extra[:kmax+1]
 	p.costs.StepExtra(st.Extra)
+	st.Ahead = p.ahead(s, live, a.ahead[:kmax+1])
 	st.ProbeExtra = p.costs.ProbeExtra()
 	st.Explore = a.prior.Seen(1) < draft.ExploreBlocks
 	c := s.pol.Choose(&s.auto, st)
@@ -266,6 +268,30 @@ func (p *Pipeline) choose(s *seq, kmax, fedTo, draftedTo int) draft.Choice {
 	s.autoStep = stepTiming{have: steady, k: c.K, at: now, pred: st.Time(c.K), full: st.Measured(c.K), prefills: prefills}
 	s.autoStep.spec = c.K > 0
 	return c
+}
+
+// ahead fills dst[k] with the share of a step's draft time that
+// pre-drafting hides in steady decoding at k (Step.Ahead) while s decodes
+// alone: the chance that all k draft tokens are accepted, so that the
+// next block's pre-draft, made while this one is verified, is used, for
+// each k at which the draft stage pre-drafts (canPreDraft); 0 elsewhere.
+// Where the draft's threads share the target's cores a pre-draft slows
+// the pass instead, and where other sequences decode beside s the draft
+// stage spends the pass drafting for them (measured: Hidden), so there it
+// is 0 for every k. It returns dst.
+func (p *Pipeline) ahead(s *seq, live float64, dst []float64) []float64 {
+	clear(dst)
+	if !p.cfg.PreDraft || p.cfg.SharedCores || live > 1 {
+		return dst
+	}
+	all := 1.0
+	for k := 1; k < len(dst); k++ {
+		all *= s.auto.P(k)
+		if p.canPreDraft(s, k) {
+			dst[k] = all
+		}
+	}
+	return dst
 }
 
 // calibrate times target passes on slot 0 into the Costs prior: every

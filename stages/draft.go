@@ -73,9 +73,7 @@ func (p *Pipeline) draftStage(fresh, loop *graph.Pipe[*seq]) func(ctx context.Co
 		// full; s belongs to verify once sent.
 		k := len(s.block.Draft)
 		// A pre-draft feeds the draft cache up to position n+2k-1.
-		canPre := p.cfg.PreDraft && s.drafter != nil && !s.done && k > 0 && s.gen+k+2 < s.req.MaxTokens &&
-			len(s.tokens)+2*k+1 < p.cfg.MaxPos &&
-			(p.cfg.PreDraftMin <= 0 || math.Pow(s.policy.Alpha(), float64(k+1)) >= p.cfg.PreDraftMin)
+		canPre := p.cfg.PreDraft && s.drafter != nil && !s.done && k > 0 && p.canPreDraft(s, k)
 		if canPre {
 			pr.base = len(s.tokens)
 			pr.tokens = append(append(pr.tokens[:0], s.tokens...), s.block.Draft...)
@@ -131,6 +129,14 @@ func (p *Pipeline) draftStage(fresh, loop *graph.Pipe[*seq]) func(ctx context.Co
 		}
 		return nil
 	}
+}
+
+// canPreDraft reports whether a block of k draft tokens of s leaves room
+// for a pre-draft of the next one (in its request and its context) and
+// is likely enough to be accepted in full for one (Config.PreDraftMin).
+func (p *Pipeline) canPreDraft(s *seq, k int) bool {
+	return s.gen+k+2 < s.req.MaxTokens && len(s.tokens)+2*k+1 < p.cfg.MaxPos &&
+		(p.cfg.PreDraftMin <= 0 || math.Pow(s.policy.Alpha(), float64(k+1)) >= p.cfg.PreDraftMin)
 }
 
 // feedAhead is how many steps before its next probe an auto sequence
