@@ -56,5 +56,9 @@
 //     features, and a test comparing it with the reference over odd lengths,
 //     offsets and guard values under every form (TestKernelForms). The
 //     assembly must give the reference's bits: the same operations in the
-//     same order per output.
+//     same order per output. Multi-token forms are best generated: in
+//     tensor/asm (avo) a T-token K-quant kernel is one description that
+//     ktForm writes as a VNNI and an AVX2 form (go generate ./tensor;
+//     TestGeneratedAVX2KernelsVEX fails where an AVX2 form would take an
+//     AVX-512 register).
 package tensor
