@@ -43,7 +43,7 @@ func iq4XSRows(w *byte, wstride, rows int, x *byte, nb int, out *float32)
 // over the weight rows, out[t·ostride + r] bit for bit the reference dot of
 // row r and token t, as the four-token forms: AVX-512 VL and VNNI forms
 // for T = 2..8 (used where useVNNI) and AVX2 ones for T = 2 up to 6 or 8
-// (k2MaxTAVX2). Q2_K has them in the Q2KLanes order only.
+// (the asm module's avx2Max). Q2_K has them in the Q2KLanes order only.
 
 // The T-token kernels by T.
 var (
@@ -130,12 +130,9 @@ const (
 // k2Bytes is each kind's bytes per 256-weight block, k2RowsT its T-token
 // kernels (nil: it has none), k2Ref its reference dot.
 var (
-	k2Bytes = [...]int{k2Q2K: q2KBytes, k2Q2KR: q2KBytes, k2Q3K: q3KBytes, k2Q5K: q5KBytes, k2IQ4XS: iq4XSBytes}
-	k2RowsT = [...]*[9]kRowsT{k2Q2K: &q2KRowsT, k2Q3K: &q3KRowsT, k2Q5K: &q5KRowsT, k2IQ4XS: &iq4XSRowsT}
-	// the AVX2 T-token kernels and the most tokens each takes (the asm
-	// module's avx2Max)
+	k2Bytes     = [...]int{k2Q2K: q2KBytes, k2Q2KR: q2KBytes, k2Q3K: q3KBytes, k2Q5K: q5KBytes, k2IQ4XS: iq4XSBytes}
+	k2RowsT     = [...]*[9]kRowsT{k2Q2K: &q2KRowsT, k2Q3K: &q3KRowsT, k2Q5K: &q5KRowsT, k2IQ4XS: &iq4XSRowsT}
 	k2RowsTAVX2 = [...]*[9]kRowsT{k2Q2K: &q2KRowsTAVX2, k2Q3K: &q3KRowsTAVX2, k2Q5K: &q5KRowsTAVX2, k2IQ4XS: &iq4XSRowsTAVX2}
-	k2MaxTAVX2  = [...]int{k2Q2K: 8, k2Q3K: 6, k2Q5K: 6, k2IQ4XS: 8}
 	k2Ref       = [...]VecDot{k2Q2K: dotQ2KRef, k2Q2KR: dotQ2KRepackedRef, k2Q3K: dotQ3KRef, k2Q5K: dotQ5KRef, k2IQ4XS: dotIQ4XSRef}
 )
 
@@ -155,9 +152,7 @@ func gemvK2(k k2Kind, w []byte, ws, rows int, x []byte, xs, ntok, cols int, out 
 			gemvKT(kt, w, ws, rows, x, xs, t, min(8, ntok-t), nb, out, os)
 		}
 	case kt != nil && ntok >= 2:
-		kPassesAVX2(func(w []byte, ws, rows int, x []byte, xs, t0, T, nb int, out []float32, os int) {
-			gemvKT(k2RowsTAVX2[k], w, ws, rows, x, xs, t0, T, nb, out, os)
-		}, k2MaxTAVX2[k], w, ws, rows, x, xs, ntok, nb, out, os)
+		kPassesAVX2(k2RowsTAVX2[k], w, ws, rows, x, xs, ntok, nb, out, os)
 		t = ntok
 	}
 	for ntok-t >= 3 { // Q2KRepacked

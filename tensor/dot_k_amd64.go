@@ -52,7 +52,8 @@ func q6KRows(w *byte, wstride, rows int, x *byte, nb int, out *float32)
 // row at a time: one stream, and VPDPBUSD's integer work, which made the
 // width-896 files' one-token ffn_down 23-30% faster than q4KRows8).
 // Otherwise two or more tokens go through the AVX2 T-token kernels
-// (gemvQ4KTAVX2) in as few passes over the weights as they allow, and a
+// (q4KRowsT*AVX2, or q4KRowsT*AVX2W on rows of more than kMaxQ4KTBlocks
+// blocks) in as few passes over the weights as they allow, and a
 // single token through q4KRows8 (rows in eights) and q4KRows (the leftover
 // rows). Bit-identical to dotQ4K on every (row, token) pair.
 func gemvQ4K(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
@@ -66,7 +67,11 @@ func gemvQ4K(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32
 			gemvQ4KT(w, ws, rows, x, xs, t, min(8, ntok-t), nb, out, os)
 		}
 	case ntok >= 2:
-		kPassesAVX2(gemvQ4KTAVX2, q4KAVX2MaxT, w, ws, rows, x, xs, ntok, nb, out, os)
+		kern := &q4KRowsTAVX2
+		if nb > kMaxQ4KTBlocks {
+			kern = &q4KRowsTAVX2W
+		}
+		kPassesAVX2(kern, w, ws, rows, x, xs, ntok, nb, out, os)
 	default:
 		if g := rows / 8; g > 0 {
 			q4KRows8(&w[0], ws, g, &x[0], nb, &out[0])
@@ -79,7 +84,7 @@ func gemvQ4K(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32
 
 // gemvQ6K is the Q6_K gemv: two or more tokens go through the T-token
 // kernels, the VNNI ones (gemvQ6KT, up to eight a pass) where useVNNI,
-// else the AVX2 ones (gemvQ6KTAVX2) in as few passes over the weights as
+// else the AVX2 ones (q6KRowsT*AVX2) in as few passes over the weights as
 // they allow; a single token through q6KRows. Bit-identical to dotQ6K on
 // every (row, token) pair.
 func gemvQ6K(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
@@ -99,20 +104,23 @@ func gemvQ6K(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32
 			}
 		}
 	default:
-		kPassesAVX2(gemvQ6KTAVX2, q6KAVX2MaxT, w, ws, rows, x, xs, ntok, nb, out, os)
+		kPassesAVX2(&q6KRowsTAVX2, w, ws, rows, x, xs, ntok, nb, out, os)
 	}
 }
 
 // kPassesAVX2 runs the ntok ≥ 2 tokens of x through the AVX2 T-token
-// kernels of one type (gemvT, up to maxT tokens a pass) in as few passes
-// over the weights as they allow, the tokens shared out evenly among the
-// passes.
-func kPassesAVX2(gemvT func(w []byte, ws, rows int, x []byte, xs, t0, T, nb int, out []float32, os int),
-	maxT int, w []byte, ws, rows int, x []byte, xs, ntok, nb int, out []float32, os int) {
+// kernels of one type (kern, whose largest T is the most tokens a pass
+// takes) in as few passes over the weights as they allow, the tokens
+// shared out evenly among the passes.
+func kPassesAVX2(kern *[9]kRowsT, w []byte, ws, rows int, x []byte, xs, ntok, nb int, out []float32, os int) {
+	maxT := len(kern) - 1
+	for kern[maxT] == nil {
+		maxT--
+	}
 	t := 0
 	for passes := (ntok + maxT - 1) / maxT; passes > 0; passes-- {
 		T := (ntok - t + passes - 1) / passes
-		gemvT(w, ws, rows, x, xs, t, T, nb, out, os)
+		gemvKT(kern, w, ws, rows, x, xs, t, T, nb, out, os)
 		t += T
 	}
 }

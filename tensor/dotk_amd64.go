@@ -5,8 +5,8 @@ package tensor
 //go:generate env -u GOARCH go run -C asm . -kernels dotk -out ../dotk_amd64.s -stubs ../dotk_stubs_amd64.go -pkg tensor
 
 // The T-token K-quant kernels (AVX-512 VL, BW and VNNI, used where useVNNI;
-// and AVX2 forms, q4KRowsT*AVX2 and q6KRowsT*AVX2, for 2..q4KAVX2MaxT and
-// 2..q6KAVX2MaxT tokens) run
+// and AVX2 forms, q4KRowsT*AVX2 and q6KRowsT*AVX2, for 2 up to the largest
+// T of their tables) run
 // T = 2..8 activation rows at x + t·xstride through one pass over the
 // weight rows, writing out[t·ostride + r], bit for bit
 //
@@ -22,10 +22,6 @@ package tensor
 // Generated with avo by the asm module (asm/), declared in
 // dotk_stubs_amd64.go.
 
-// q4KAVX2MaxT and q6KAVX2MaxT are the most tokens one AVX2 T-token Q4_K
-// or Q6_K kernel takes (the asm module's constants of the same names).
-const q4KAVX2MaxT, q6KAVX2MaxT = 6, 8
-
 // kMaxQ4KTBlocks bounds the blocks per row (16384 columns) for which the
 // Q4_K T-token kernels with tables run: their tables (288 bytes a block)
 // live in their frame. Wider rows take the AVX2 kernels without tables
@@ -39,7 +35,7 @@ type kRowsT func(w *byte, wstride, rows int, x *byte, xstride, nb int, out *floa
 var (
 	q4KRowsT = [9]kRowsT{1: q4KRowsT1VNNI, 2: q4KRowsT2VNNI, 3: q4KRowsT3VNNI, 4: q4KRowsT4VNNI, 5: q4KRowsT5VNNI,
 		6: q4KRowsT6VNNI, 7: q4KRowsT7VNNI, 8: q4KRowsT8VNNI}
-	// The AVX2 forms, 2 ≤ T ≤ q4KAVX2MaxT (Q4_K) or 8 (Q6_K).
+	// The AVX2 forms, 2 ≤ T ≤ the asm module's q4KAVX2MaxT and q6KAVX2MaxT.
 	q4KRowsTAVX2 = [9]kRowsT{2: q4KRowsT2AVX2, 3: q4KRowsT3AVX2, 4: q4KRowsT4AVX2, 5: q4KRowsT5AVX2,
 		6: q4KRowsT6AVX2}
 	q4KRowsTAVX2W = [9]kRowsT{2: q4KRowsT2AVX2W, 3: q4KRowsT3AVX2W, 4: q4KRowsT4AVX2W, 5: q4KRowsT5AVX2W,
@@ -60,23 +56,6 @@ func gemvKT(kern *[9]kRowsT, w []byte, ws, rows int, x []byte, xs, t0, T, nb int
 // gemvQ4KT runs tokens t0 .. t0+T-1 (1 ≤ T ≤ 8) through q4KRowsT<T>VNNI.
 func gemvQ4KT(w []byte, ws, rows int, x []byte, xs, t0, T, nb int, out []float32, os int) {
 	gemvKT(&q4KRowsT, w, ws, rows, x, xs, t0, T, nb, out, os)
-}
-
-// gemvQ4KTAVX2 runs tokens t0 .. t0+T-1 (2 ≤ T ≤ q4KAVX2MaxT) through
-// q4KRowsT<T>AVX2, or q4KRowsT<T>AVX2W on rows of more than
-// kMaxQ4KTBlocks blocks.
-func gemvQ4KTAVX2(w []byte, ws, rows int, x []byte, xs, t0, T, nb int, out []float32, os int) {
-	k := &q4KRowsTAVX2
-	if nb > kMaxQ4KTBlocks {
-		k = &q4KRowsTAVX2W
-	}
-	gemvKT(k, w, ws, rows, x, xs, t0, T, nb, out, os)
-}
-
-// gemvQ6KTAVX2 runs tokens t0 .. t0+T-1 (2 ≤ T ≤ q6KAVX2MaxT) through
-// q6KRowsT<T>AVX2.
-func gemvQ6KTAVX2(w []byte, ws, rows int, x []byte, xs, t0, T, nb int, out []float32, os int) {
-	gemvKT(&q6KRowsTAVX2, w, ws, rows, x, xs, t0, T, nb, out, os)
 }
 
 // gemvQ6KT runs tokens t0 .. t0+T-1 (2 ≤ T ≤ 8) through q6KRowsT<T>VNNI.
