@@ -65,9 +65,12 @@ const (
 	// probing costs a draft token's work per token, however rare.)
 	ProbeBackoff = 2
 
-	posDecay    = 0.9 // per observation of a position, per sequence
-	priorWeight = 3   // observations' worth of the prior a sequence starts from
-	priorP      = 0.5 // the acceptance assumed where nothing is known
+	posDecay = 0.9 // per observation of a position, per sequence
+	// priorMin and priorWeight bound the observations' worth of the prior
+	// a sequence starts from (Positions): the pipeline's blocks seen at
+	// the position (its decaying count), within these.
+	priorMin, priorWeight = 3, 8
+	priorP                = 0.5 // the acceptance assumed where nothing is known
 	// pipeWeight is the observations' worth of priorP in a pipeline-wide
 	// estimate (NewPrior): little, so that what exploration finds
 	// (ExploreBlocks blocks) outweighs it.
@@ -77,8 +80,12 @@ const (
 // Positions estimates a sequence's acceptance per draft position: P(j) is
 // the chance that draft token j (from 1) is accepted when tokens 1..j−1
 // were, from exponentially decaying counts (decayed at each observation of
-// that position) and a prior worth priorWeight observations that decays
-// with them. The prior of position 1 is the pipeline's estimate (Init);
+// that position) and a prior that decays with them. The prior of
+// position 1 is the pipeline's estimate (Init), worth as many observations
+// as the pipeline's own estimate of the position rests on, between
+// priorMin and priorWeight: a well-founded one is not overturned by a
+// sequence's first rejection, a guess (exploring) gives way to the
+// sequence's first blocks;
 // that of a deeper position is the sequence's own estimate of the position
 // before, times the ratio of the pipeline's estimates of the two, so that
 // positions a sequence has not drafted to lately follow the ones it has.
@@ -97,8 +104,9 @@ type Positions struct {
 }
 
 // Init sizes p for draft positions 1..k (it allocates only when k grows
-// past what p held) and starts it from prior's estimates (0.5 everywhere
-// when prior is nil).
+// past what p held) and starts it from prior's estimates, each worth the
+// observations prior's rests on, within [priorMin, priorWeight] (0.5
+// everywhere, worth priorMin, when prior is nil).
 func (p *Positions) Init(k int, prior *Positions) { p.init(k, prior, posDecay, priorWeight) }
 
 // NewPrior returns a pipeline-wide estimate over k positions: every
@@ -117,11 +125,11 @@ func (p *Positions) init(k int, prior *Positions, decay, weight float64) {
 	p.acc, p.seen, p.pw, p.q = p.acc[:k], p.seen[:k], p.pw[:k], p.q[:k]
 	p.decay, p.zeros, p.interval, p.left, p.backoff, p.probed = decay, 0, 0, 0, 0, false
 	for j := range p.acc {
-		q := priorP
+		q, w := priorP, min(weight, priorMin)
 		if prior != nil {
-			q = prior.P(j + 1)
+			q, w = prior.P(j+1), min(max(prior.Seen(j+1), priorMin), weight)
 		}
-		p.acc[j], p.seen[j], p.pw[j], p.q[j] = 0, 0, weight, min(max(q, 1e-3), 1)
+		p.acc[j], p.seen[j], p.pw[j], p.q[j] = 0, 0, w, min(max(q, 1e-3), 1)
 	}
 }
 

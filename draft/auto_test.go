@@ -273,6 +273,18 @@ func TestPositions(t *testing.T) {
 	if q.P(3) < 0.95 {
 		t.Errorf("from a prior of full acceptance: P(3) = %g", q.P(3))
 	}
+	// One early rejection does not overturn a well-founded prior (worth
+	// priorWeight observations), but overturns a guess (worth priorMin).
+	q.Update(3, 0)
+	if q.P(1) < 0.85 {
+		t.Errorf("from a prior of 500 full blocks, one rejection: P(1) = %g, want at least 0.85", q.P(1))
+	}
+	var g draft.Positions
+	g.Init(3, draft.NewPrior(3))
+	g.Update(3, 0)
+	if g.P(1) > 0.4 {
+		t.Errorf("from a prior that has seen nothing, one rejection: P(1) = %g, want at most 0.4", g.P(1))
+	}
 }
 
 func TestCosts(t *testing.T) {

@@ -272,9 +272,9 @@ func (p *Pipeline) choose(s *seq, kmax, fedTo, draftedTo int) draft.Choice {
 
 // ahead fills dst[k] with the share of a step's draft time that
 // pre-drafting hides in steady decoding at k (Step.Ahead) while s decodes
-// alone: the chance that all k draft tokens are accepted, so that the
-// next block's pre-draft, made while this one is verified, is used, for
-// each k at which the draft stage pre-drafts (canPreDraft); 0 elsewhere.
+// alone: the chance that the next block's pre-draft, made while this one
+// is verified, is used (preDraftChance), for each k at which the draft
+// stage pre-drafts (canPreDraft); 0 elsewhere.
 // Where the draft's threads share the target's cores a pre-draft slows
 // the pass instead, and where other sequences decode beside s the draft
 // stage spends the pass drafting for them (measured: Hidden), so there it
@@ -284,11 +284,9 @@ func (p *Pipeline) ahead(s *seq, live float64, dst []float64) []float64 {
 	if !p.cfg.PreDraft || p.cfg.SharedCores || live > 1 {
 		return dst
 	}
-	all := 1.0
 	for k := 1; k < len(dst); k++ {
-		all *= s.auto.P(k)
 		if p.canPreDraft(s, k) {
-			dst[k] = all
+			dst[k] = p.preDraftChance(s, k)
 		}
 	}
 	return dst

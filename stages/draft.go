@@ -133,10 +133,28 @@ func (p *Pipeline) draftStage(fresh, loop *graph.Pipe[*seq]) func(ctx context.Co
 
 // canPreDraft reports whether a block of k draft tokens of s leaves room
 // for a pre-draft of the next one (in its request and its context) and
-// is likely enough to be accepted in full for one (Config.PreDraftMin).
+// is likely enough to be used (Config.PreDraftMin, preDraftChance).
 func (p *Pipeline) canPreDraft(s *seq, k int) bool {
 	return s.gen+k+2 < s.req.MaxTokens && len(s.tokens)+2*k+1 < p.cfg.MaxPos &&
-		(p.cfg.PreDraftMin <= 0 || math.Pow(s.policy.Alpha(), float64(k+1)) >= p.cfg.PreDraftMin)
+		(p.cfg.PreDraftMin <= 0 || p.preDraftChance(s, k) >= p.cfg.PreDraftMin)
+}
+
+// preDraftChance is the estimated chance that a pre-draft made while a
+// block of k draft tokens of s is verified is used: that all k are
+// accepted and the bonus token is the draft's next one. Under the auto
+// policy it is the product of the sequence's per-position estimates
+// (draft.Positions, which a new sequence starts from the pipeline's), the
+// ones its choice of k rests on; else α^(k+1) from its recent per-token
+// acceptance.
+func (p *Pipeline) preDraftChance(s *seq, k int) float64 {
+	if !s.pol.Auto || p.auto == nil || s.auto.Len() == 0 {
+		return math.Pow(s.policy.Alpha(), float64(k+1))
+	}
+	all := 1.0
+	for j := 1; j <= k+1; j++ {
+		all *= s.auto.P(j)
+	}
+	return all
 }
 
 // feedAhead is how many steps before its next probe an auto sequence
