@@ -211,6 +211,19 @@ func (p *Positions) at(i int, prev float64) float64 {
 	return (p.acc[i] + p.pw[i]*prior) / (p.seen[i] + p.pw[i])
 }
 
+// All is the estimated chance that draft tokens 1..n are all accepted:
+// the product of P(1)..P(n).
+func (p *Positions) All(n int) float64 {
+	all, v := 1.0, priorP
+	for j := 0; j < n; j++ {
+		if j < len(p.acc) {
+			v = p.at(j, v)
+		}
+		all *= v
+	}
+	return all
+}
+
 // Expected is E(k), the tokens a step with k draft tokens commits: the
 // accepted ones and the target's own.
 func (p *Positions) Expected(k int) float64 {

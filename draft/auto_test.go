@@ -260,6 +260,9 @@ func TestPositions(t *testing.T) {
 	if !(p.P(1) > 0.5 && p.P(2) < 0.5 && p.P(3) == p.P(2)) {
 		t.Errorf("after (3, 1): P = %g %g %g", p.P(1), p.P(2), p.P(3))
 	}
+	if got, want := p.All(4), p.P(1)*p.P(2)*p.P(3)*p.P(4); math.Abs(got-want) > 1e-12 {
+		t.Errorf("All(4) = %g, want P(1)…P(4) = %g", got, want)
+	}
 	if p.P(9) != p.P(3) {
 		t.Errorf("P past the positions tracked %g, want the last one's %g", p.P(9), p.P(3))
 	}

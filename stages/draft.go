@@ -150,11 +150,7 @@ func (p *Pipeline) preDraftChance(s *seq, k int) float64 {
 	if !s.pol.Auto || p.auto == nil || s.auto.Len() == 0 {
 		return math.Pow(s.policy.Alpha(), float64(k+1))
 	}
-	all := 1.0
-	for j := 1; j <= k+1; j++ {
-		all *= s.auto.P(j)
-	}
-	return all
+	return s.auto.All(k + 1)
 }
 
 // feedAhead is how many steps before its next probe an auto sequence
