@@ -19,7 +19,8 @@ package draft
 // sequences' whole steps at k beyond the rest of the denominator
 // (Step.Extra), so that a k whose real steps are slower than plain's
 // real steps stops being chosen. k = 0 is plain decoding; a k > 0 is taken
-// only when it beats it by Margin, counting what the drafter must first
+// only when it beats it by Margin (and kept while it is within Hold of
+// it, once taken), counting what the drafter must first
 // read to draft at all (Step.Catchup) as spread over the steps that the
 // speculation can last. After choosing 0 a sequence probes a small k now
 // and then (more often the closer speculation is to paying), so that its
@@ -41,8 +42,15 @@ import (
 // Auto policy constants.
 const (
 	// Margin is the predicted gain over plain decoding (k = 0) below which
-	// the auto policy does not speculate.
+	// the auto policy does not start speculating.
 	Margin = 0.05
+	// Hold is the predicted loss against plain decoding within which a
+	// sequence that speculates goes on speculating: its estimates move with
+	// every block (a rejection or two take P(1) from 0.9 to under 0.85), and
+	// once it decodes plainly only a probe, ProbeMin to ProbeMax steps
+	// later, can bring it back, so a dip in the estimates must not end a
+	// speculation that pays.
+	Hold = 0.025
 	// ProbeBudget is the share of throughput probes may cost: after a
 	// choice of 0, the next probe comes after loss/ProbeBudget steps (loss:
 	// the predicted fraction of a plain step's rate the probe gives up,
@@ -61,11 +69,20 @@ const (
 	ExploreBlocks = 8
 	// ProbeBackoff: each probe in a row after which the policy still
 	// decodes plainly doubles the next interval, up to 2^ProbeBackoff
-	// times. (A model draft must have read every token before a probe, so
-	// probing costs a draft token's work per token, however rare.)
+	// times, unless the probe's every draft token was accepted, which
+	// resets it (Positions.Update). (A model draft must have read every
+	// token before a probe, so probing costs a draft token's work per
+	// token, however rare.)
 	ProbeBackoff = 2
+	// LapseProbes is the probes, ProbeMin steps apart, that a sequence
+	// makes after its speculation ends (Positions.Lapsed) before its probes
+	// follow ProbeBudget and back off.
+	LapseProbes = 3
 
-	posDecay = 0.9 // per observation of a position, per sequence
+	posDecay = 0.95 // per observation of a position, per sequence
+	// relaxDecay is the weight a sequence's own counts keep at each step
+	// it decodes plainly (Positions.Relax).
+	relaxDecay = 0.95
 	// priorMin and priorWeight bound the observations' worth of the prior
 	// a sequence starts from (Positions): the pipeline's blocks seen at
 	// the position (its decaying count), within these.
@@ -101,6 +118,9 @@ type Positions struct {
 	left      int // Step.Left at the last Choose (0: no bound)
 	backoff   int // probes in a row that did not lead to speculating (capped)
 	probed    bool
+	spec      bool // the last choice was a k > 0 that beat plain decoding (Hold)
+	lapsed    int  // probes left at ProbeMin intervals after speculating (Lapsed)
+	hit       bool // the last probe's block was accepted in full
 }
 
 // Init sizes p for draft positions 1..k (it allocates only when k grows
@@ -123,13 +143,36 @@ func (p *Positions) init(k int, prior *Positions, decay, weight float64) {
 		p.acc, p.seen, p.pw, p.q = make([]float64, k), make([]float64, k), make([]float64, k), make([]float64, k)
 	}
 	p.acc, p.seen, p.pw, p.q = p.acc[:k], p.seen[:k], p.pw[:k], p.q[:k]
-	p.decay, p.zeros, p.interval, p.left, p.backoff, p.probed = decay, 0, 0, 0, 0, false
+	p.decay, p.zeros, p.interval, p.left, p.backoff = decay, 0, 0, 0, 0
+	p.probed, p.hit, p.spec, p.lapsed = false, false, false, 0
 	for j := range p.acc {
 		q, w := priorP, min(weight, priorMin)
 		if prior != nil {
 			q, w = prior.P(j+1), min(max(prior.Seen(j+1), priorMin), weight)
 		}
 		p.acc[j], p.seen[j], p.pw[j], p.q[j] = 0, 0, w, min(max(q, 1e-3), 1)
+	}
+}
+
+// Relax ages p by a step decoding plainly: its own counts lose
+// relaxDecay of their weight, its prior regains it, up to what Init gives
+// (within priorMin and priorWeight by what pipe's estimate rests on), and
+// the prior becomes pipe's estimate now (pipe: the pipeline's, NewPrior;
+// nil keeps p's). A sequence whose estimates dipped (a rejection or two
+// take P(1) from 0.9 to under 0.85) and that stopped speculating so comes
+// back, over some 1/(1−relaxDecay) plain steps, to where a new sequence
+// would start; what it sees itself, once probes or speculation resume,
+// counts as before.
+func (p *Positions) Relax(pipe *Positions) {
+	for j := range p.acc {
+		p.acc[j] *= relaxDecay
+		p.seen[j] *= relaxDecay
+		w := float64(priorMin)
+		if pipe != nil {
+			p.q[j] = min(max(pipe.P(j+1), 1e-3), 1)
+			w = min(max(pipe.Seen(j+1), priorMin), priorWeight)
+		}
+		p.pw[j] += (w - p.pw[j]) * (1 - relaxDecay)
 	}
 }
 
@@ -172,13 +215,21 @@ func (p *Positions) ProbeDue() int {
 	return due
 }
 
+// Lapsed reports whether the sequence decodes plainly after speculating,
+// and fewer than LapseProbes probes since have failed to bring it back:
+// it probes every ProbeMin steps then, as a dip of its estimates (not of
+// its acceptance) ends speculation too, and each probe is one more
+// block to judge by (a draft model kept fed meanwhile makes them cheap).
+func (p *Positions) Lapsed() bool { return p.lapsed > 0 }
+
 // probeFits reports whether a probe made with left steps to go (itself
 // included) leaves at least interval steps after it.
 func probeFits(left, interval int) bool { return left-1 >= interval }
 
 // Update records a block of k draft tokens of which the first a were
 // accepted: positions 1..a passed, position a+1 (if a < k) failed, later
-// ones were not examined. Positions past Len are ignored.
+// ones were not examined. Positions past Len are ignored. A probe's
+// block accepted in full resets the probes' backoff (ProbeBackoff).
 func (p *Positions) Update(k, a int) {
 	for j := 0; j < min(a, len(p.acc)); j++ {
 		p.acc[j] = p.decay*p.acc[j] + 1
@@ -190,6 +241,9 @@ func (p *Positions) Update(k, a int) {
 		p.seen[a] = p.decay*p.seen[a] + 1
 		p.pw[a] *= p.decay
 	}
+	// A probe accepted in full: the acceptance may have risen, so the
+	// next probe comes at the probes' own cost (no backoff).
+	p.hit = p.probed && k > 0 && a == k
 }
 
 // P is the estimated acceptance of draft position j ≥ 1 given the
@@ -378,7 +432,7 @@ func (p Policy) Choose(pos *Positions, s *Step) Choice {
 		return Choice{Speedup: 1}
 	}
 	r0 := Rate(pos, s, 0)
-	best, bestK := r0, 0
+	best, bestK := 0.0, 0 // the best k > 0
 	probe, probeK := 0.0, 1
 	for k := 1; k <= kmax; k++ {
 		r := Rate(pos, s, k)
@@ -397,20 +451,39 @@ func (p Policy) Choose(pos *Positions, s *Step) Choice {
 			best, bestK = r, k
 		}
 	}
-	if bestK > 0 && best >= r0*(1+Margin) {
-		pos.zeros, pos.interval, pos.backoff, pos.probed = 0, 0, 0, false
+	need := r0 * (1 + Margin)
+	if pos.spec {
+		need = r0 * (1 - Hold)
+	}
+	if bestK > 0 && best >= need {
+		pos.zeros, pos.interval, pos.backoff, pos.probed, pos.spec, pos.lapsed = 0, 0, 0, false, true, 0
 		return Choice{K: bestK, Speedup: best / r0}
 	}
+	if pos.spec {
+		pos.lapsed = LapseProbes
+	}
+	pos.spec = false
 	if s.Explore && canPay(s, r0, kmax) {
 		return Choice{K: probeK, Speedup: probe / r0, Probe: true}
 	}
 	if pos.probed { // the last probe did not make speculation pay
-		pos.probed, pos.backoff = false, min(pos.backoff+1, ProbeBackoff)
+		switch {
+		case pos.lapsed > 0:
+			pos.lapsed--
+		case pos.hit: // but its every token was accepted
+			pos.backoff = 0
+		default:
+			pos.backoff = min(pos.backoff+1, ProbeBackoff)
+		}
+		pos.probed, pos.hit = false, false
 	}
 	// The probe's loss: the throughput its step gives up (for the whole
 	// pass) and the catch-up it needs, in plain steps of this sequence.
 	loss := max(0, 1-probe/r0)*max(s.Seqs, 1) + max(s.Catchup, s.Behind, s.ProbeExtra)*r0/max(s.Others.Gain+pos.Expected(0), 1)
 	pos.interval = min(max(int(math.Ceil(loss/ProbeBudget)), ProbeMin), ProbeMax) << pos.backoff
+	if pos.lapsed > 0 {
+		pos.interval = ProbeMin
+	}
 	pos.left = s.Left
 	pos.zeros++
 	if pos.zeros >= pos.interval && (s.Left <= 0 || probeFits(s.Left, pos.interval)) {

@@ -811,3 +811,114 @@ func TestTimeAhead(t *testing.T) {
 		t.Errorf("with the pre-drafts' share hidden: %+v, want k ≥ 1", ch)
 	}
 }
+
+// TestChooseHold: a block of one draft token predicted at exactly plain
+// decoding's rate is not taken by a sequence decoding plainly (it gains
+// less than Margin) but is kept by one that speculates (within Hold of
+// plain); one predicted Hold and more below plain ends the speculation,
+// and the sequence is then Lapsed, probing every ProbeMin steps, until
+// LapseProbes probes have not paid.
+func TestChooseHold(t *testing.T) {
+	const a = 0.9
+	pol := draft.Policy{K: 1, Auto: true}
+	pass := []float64{1, 1}
+	// rate(1) = (1+p)/(1+d) for the estimate p of a: d = 0.1 pays, d = p
+	// is plain's rate, and d = (1+p)/(1−2·Hold) − 1 is 2·Hold below it.
+	step := func(d float64) *draft.Step { return &draft.Step{Pass: pass, Draft: d} }
+	fresh := positions(1, a)
+	p := fresh.P(1) // the estimate (near a)
+	even, below, bad := step(p), step((1+p)/(1-2*draft.Hold)-1), step((1+p)/0.7-1)
+	if c := pol.Choose(fresh, even); c.K != 0 || c.Probe {
+		t.Errorf("plain sequence at an even block: %+v, want k 0", c)
+	}
+	pos := positions(1, a)
+	if c := pol.Choose(pos, step(0.1)); c.K != 1 || c.Probe {
+		t.Fatalf("paying block: %+v, want k 1", c)
+	}
+	for i := 0; i < 5; i++ {
+		if c := pol.Choose(pos, even); c.K != 1 || c.Probe || math.Abs(c.Speedup-1) > 1e-9 {
+			t.Fatalf("speculating sequence, even block, step %d: %+v, want k 1 at 1×", i, c)
+		}
+	}
+	if pos.Lapsed() {
+		t.Error("Lapsed while speculating")
+	}
+	if c := pol.Choose(pos, below); c.K != 0 {
+		t.Fatalf("block below Hold: %+v, want k 0", c)
+	}
+	if !pos.Lapsed() {
+		t.Error("not Lapsed after speculation ended")
+	}
+	// Probes every ProbeMin steps (the first counting the step that ended
+	// speculation), none of which pays: Lapsed ends at the choice after the
+	// LapseProbes-th, and the next probe is as far off as its loss makes it
+	// (a probe at 0.7× plain: 30 steps at ProbeBudget).
+	var at []int
+	for i := 1; len(at) < draft.LapseProbes+1 && i < 10*draft.ProbeMax; i++ {
+		c := pol.Choose(pos, bad)
+		if c.Probe {
+			at = append(at, i)
+		}
+		if lapsed := pos.Lapsed(); lapsed != (len(at) < draft.LapseProbes || len(at) == draft.LapseProbes && c.Probe) {
+			t.Fatalf("step %d (%+v), after %d probes: Lapsed %v", i, c, len(at), lapsed)
+		}
+	}
+	if len(at) != draft.LapseProbes+1 {
+		t.Fatalf("probes at steps %v, want %d", at, draft.LapseProbes+1)
+	}
+	for i, s := range at[:draft.LapseProbes] {
+		if want := (i+1)*draft.ProbeMin - 1; s != want {
+			t.Errorf("probes at steps %v, want every %d steps while Lapsed", at, draft.ProbeMin)
+			break
+		}
+	}
+	if gap := at[draft.LapseProbes] - at[draft.LapseProbes-1]; gap < 30 {
+		t.Errorf("probes at steps %v: the one after Lapsed ends is %d steps on, want at least 30", at, gap)
+	}
+}
+
+// TestPositionsRelax: a sequence whose estimate of position 1 dipped
+// under the pipeline's (rejections after many acceptances) comes back to
+// the pipeline's over plain steps (Relax), and what it sees afterwards
+// moves it again; without a pipeline estimate it returns to its own prior.
+func TestPositionsRelax(t *testing.T) {
+	const K = 2
+	pipe := draft.NewPrior(K)
+	for i := 0; i < 200; i++ {
+		pipe.Update(K, K) // the pipeline: every token accepted
+	}
+	var pos draft.Positions
+	pos.Init(K, pipe)
+	for i := 0; i < 30; i++ {
+		pos.Update(K, K)
+	}
+	for i := 0; i < 4; i++ {
+		pos.Update(K, 0)
+	}
+	dip, want := pos.P(1), pipe.P(1)
+	if dip > want-0.1 {
+		t.Fatalf("P(1) after rejections %.3f, pipeline %.3f: no dip to test", dip, want)
+	}
+	for i := 0; i < 100; i++ {
+		pos.Relax(pipe)
+	}
+	if got := pos.P(1); math.Abs(got-want) > 0.02 {
+		t.Errorf("P(1) after 100 plain steps %.3f (from %.3f), want the pipeline's %.3f", got, dip, want)
+	}
+	before := pos.P(1)
+	pos.Update(K, 0)
+	if after := pos.P(1); after > before-0.05 {
+		t.Errorf("a rejection after relaxing moved P(1) from %.3f to %.3f, want a drop of 0.05 or more", before, after)
+	}
+	var own draft.Positions
+	own.Init(K, nil)
+	for i := 0; i < 20; i++ {
+		own.Update(K, 0)
+	}
+	for i := 0; i < 100; i++ {
+		own.Relax(nil)
+	}
+	if got := own.P(1); math.Abs(got-0.5) > 0.02 {
+		t.Errorf("without a pipeline estimate: P(1) %.3f after relaxing, want its prior 0.5", got)
+	}
+}

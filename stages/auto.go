@@ -241,6 +241,9 @@ func (p *Pipeline) choose(s *seq, kmax, fedTo, draftedTo int) draft.Choice {
 		}
 		st.Catchup = float64(max(len(s.tokens)-1-fedTo, 0)) * per * (1 - st.Hidden)
 		st.Behind = float64(max(len(s.tokens)-1-draftedTo, 0)) * per * (1 - st.Hidden)
+		if p.feedsAlong(s) { // fed at every plain step, probe or not
+			st.Behind = st.Catchup
+		}
 	}
 	// The steps left: at most the tokens still wanted, within the context.
 	st.Left = max(min(s.req.MaxTokens-s.gen, p.cfg.MaxPos-len(s.tokens)), 1)
@@ -255,15 +258,17 @@ func (p *Pipeline) choose(s *seq, kmax, fedTo, draftedTo int) draft.Choice {
 	st.ProbeExtra = p.costs.ProbeExtra()
 	st.Explore = a.prior.Seen(1) < draft.ExploreBlocks
 	c := s.pol.Choose(&s.auto, st)
+	if c.K == 0 {
+		s.auto.Relax(a.prior)
+	}
 	// Only steady steps teach: a k > 0 after one (not the first after
 	// plain steps, with its catch-up: a probe is never steady, an
-	// exploring step after another is), a 0 with no probe near (no
-	// feeding ahead of it), which the probe's loss counts; neither with
+	// exploring step after another is), a 0 that does not feed the draft
+	// model (feedsAhead: what that costs is the probe's), neither with
 	// another sequence's prefill in it.
 	steady := prevSpec
 	if c.K == 0 {
-		due := s.auto.ProbeDue()
-		steady = due < 0 || due > feedAhead
+		steady = !p.feedsAhead(s, s.auto.ProbeDue())
 	}
 	s.autoStep = stepTiming{have: steady, k: c.K, at: now, pred: st.Time(c.K), full: st.Measured(c.K), prefills: prefills}
 	s.autoStep.spec = c.K > 0

@@ -89,7 +89,7 @@ func (p *Pipeline) draftStage(fresh, loop *graph.Pipe[*seq]) func(ctx context.Co
 		var committed []int32
 		if s.step.k > 0 {
 			pr.fedTo, pr.draftedTo = len(s.tokens), len(s.tokens) // drafting caught the cache up
-		} else if due := s.auto.ProbeDue(); auto && !s.done && due >= 0 && due <= feedAhead {
+		} else if due := s.auto.ProbeDue(); auto && !s.done && p.feedsAhead(s, due) {
 			if f, ok := s.drafter.(draft.Feeder); ok {
 				feeder, committed = f, s.tokens
 			}
@@ -157,6 +157,34 @@ func (p *Pipeline) preDraftChance(s *seq, k int) float64 {
 // decoding plainly starts feeding its draft model the tokens committed
 // since it last drafted, feedChunk the most tokens fed in one pass.
 const feedAhead, feedChunk = 3, 2
+
+// feedsAhead reports whether an auto sequence s decoding plainly, its
+// next probe due steps away (draft.Positions.ProbeDue; negative: none),
+// has its draft model fed the committed tokens during this step's
+// verification. Near a probe it does (feedAhead). One that dropped to
+// plain decoding from speculating (draft.Positions.Lapsed) and decodes
+// alone, on cores of its own, does at every step while Lapsed: its draft
+// model is otherwise idle, a chunk of feedChunk tokens fits in a pass, so
+// it never falls behind by more than a step's tokens. Feeding only just
+// ahead of a probe cannot catch up on a long plain stretch (a step commits
+// a token and feeds at most feedChunk), so the probe, and the return to
+// speculating, would begin with reading what was committed since: 60
+// plain tokens cost the 58M reference draft about 90 ms, fifteen plain
+// steps. A sequence that never speculated, or whose probes since have not
+// paid, is not fed along: its draft model would work at every step for
+// nothing.
+func (p *Pipeline) feedsAhead(s *seq, due int) bool {
+	if due < 0 {
+		return false
+	}
+	return due <= feedAhead || p.feedsAlong(s)
+}
+
+// feedsAlong reports whether s, decoding plainly, has its draft model fed
+// at every step (feedsAhead).
+func (p *Pipeline) feedsAlong(s *seq) bool {
+	return s.auto.Lapsed() && !p.cfg.SharedCores && p.cfg.Slots-p.slots.Free() == 1
+}
 
 // preDraft is a speculative draft of step n+1 (see Config.PreDraft).
 type preDraft struct {
