@@ -145,13 +145,28 @@ func (p *Positions) init(k int, prior *Positions, decay, weight float64) {
 	p.acc, p.seen, p.pw, p.q = p.acc[:k], p.seen[:k], p.pw[:k], p.q[:k]
 	p.decay, p.zeros, p.interval, p.left, p.backoff = decay, 0, 0, 0, 0
 	p.probed, p.hit, p.spec, p.lapsed = false, false, false, 0
+	v := priorP
 	for j := range p.acc {
-		q, w := priorP, min(weight, priorMin)
-		if prior != nil {
-			q, w = prior.P(j+1), min(max(prior.Seen(j+1), priorMin), weight)
-		}
-		p.acc[j], p.seen[j], p.pw[j], p.q[j] = 0, 0, w, min(max(q, 1e-3), 1)
+		var w float64
+		v, p.q[j], w = prior.startAt(j, v, weight)
+		p.acc[j], p.seen[j], p.pw[j] = 0, 0, w
 	}
+}
+
+// startAt is what a sequence starting from p takes at position j+1
+// (from 0), given p's estimate v of position j (priorP for j = 0): the
+// estimate of position j+1 to carry on with, the sequence's prior there
+// (within [1e-3, 1]) and its weight, the observations p's estimate
+// rests on within [priorMin, weight] (priorP and min(weight, priorMin)
+// from a nil p).
+func (p *Positions) startAt(j int, v, weight float64) (next, q, w float64) {
+	if p == nil {
+		return priorP, priorP, min(weight, priorMin)
+	}
+	if j < len(p.acc) {
+		v = p.at(j, v)
+	}
+	return v, min(max(v, 1e-3), 1), min(max(p.Seen(j+1), priorMin), weight)
 }
 
 // Relax ages p by a step decoding plainly: its own counts lose
@@ -164,13 +179,14 @@ func (p *Positions) init(k int, prior *Positions, decay, weight float64) {
 // would start; what it sees itself, once probes or speculation resume,
 // counts as before.
 func (p *Positions) Relax(pipe *Positions) {
+	v := priorP
 	for j := range p.acc {
 		p.acc[j] *= relaxDecay
 		p.seen[j] *= relaxDecay
-		w := float64(priorMin)
+		var q, w float64
+		v, q, w = pipe.startAt(j, v, priorWeight)
 		if pipe != nil {
-			p.q[j] = min(max(pipe.P(j+1), 1e-3), 1)
-			w = min(max(pipe.Seen(j+1), priorMin), priorWeight)
+			p.q[j] = q
 		}
 		p.pw[j] += (w - p.pw[j]) * (1 - relaxDecay)
 	}
