@@ -41,6 +41,7 @@ func (p *Pipeline) draftStage(fresh, loop *graph.Pipe[*seq]) func(ctx context.Co
 			// Finished: retired (not emitted), the slot becomes free for
 			// intake.
 			pre[s.slot].valid = false
+			p.setDrafting(s, false)
 			if p.auto != nil {
 				p.costs.SaveAcceptance(p.auto.prior) // for the pipelines after this one
 			}
@@ -72,6 +73,7 @@ func (p *Pipeline) draftStage(fresh, loop *graph.Pipe[*seq]) func(ctx context.Co
 		// Remember what step n+1 would start from if step n is accepted in
 		// full; s belongs to verify once sent.
 		k := len(s.block.Draft)
+		p.setDrafting(s, k > 0)
 		// A pre-draft feeds the draft cache up to position n+2k-1.
 		canPre := p.cfg.PreDraft && s.drafter != nil && !s.done && k > 0 && p.canPreDraft(s, k)
 		if canPre {
@@ -128,6 +130,21 @@ func (p *Pipeline) draftStage(fresh, loop *graph.Pipe[*seq]) func(ctx context.Co
 			}
 		}
 		return nil
+	}
+}
+
+// setDrafting records whether s's block in flight has draft tokens in
+// the pipeline's count of such sequences (Pipeline.drafting); only the
+// draft stage calls it, before it sends s on or as it retires it.
+func (p *Pipeline) setDrafting(s *seq, on bool) {
+	if on == s.drafting {
+		return
+	}
+	s.drafting = on
+	if on {
+		p.drafting.Add(1)
+	} else {
+		p.drafting.Add(-1)
 	}
 }
 

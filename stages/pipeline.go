@@ -258,6 +258,11 @@ type Pipeline struct {
 	// prefill passes run: a step during which one ran does not teach
 	// the auto policy its k's cost
 	prefills atomic.Int64
+	// drafting is the sequences in flight whose block has draft tokens
+	// (the draft stage counts them, verify reads it): while it is 0 there
+	// is no draft work for verification to overlap, and verify batches
+	// every sequence in flight into one pass, as plain decoding does.
+	drafting atomic.Int64
 }
 
 // New validates cfg and returns a pipeline.
@@ -380,6 +385,9 @@ type seq struct {
 	key     uint64
 	// the auto policy's prediction for the step in flight
 	autoStep stepTiming
+	// drafting: the block in flight has draft tokens (counted in the
+	// pipeline's drafting)
+	drafting bool
 
 	done   bool
 	reason string

@@ -686,11 +686,18 @@ func TestVerifyBatchGathers(t *testing.T) {
 	if m.Passes != len(target.passes) {
 		t.Fatalf("metrics count %d passes, the target saw %d", m.Passes, len(target.passes))
 	}
-	// Perfect gathering: a sequence is in flight from its first verify pass
-	// to its last, and every pass in between holds its block. (When the
-	// sequences join depends on scheduling; this property does not.)
+	checkGathered(t, target.passes, seqs)
+	t.Logf("%d blocks in %d passes", m.Steps, m.Passes)
+}
+
+// checkGathered fails unless the passes gather perfectly: a sequence is in
+// flight from its first verify pass to its last, and every pass in between
+// holds its block. (When the sequences join depends on scheduling; this
+// property does not.)
+func checkGathered(t *testing.T, passes [][]int32, seqs int) {
+	t.Helper()
 	first, last := map[int32]int{}, map[int32]int{}
-	for i, pass := range target.passes {
+	for i, pass := range passes {
 		for _, s := range pass {
 			if _, ok := first[s]; !ok {
 				first[s] = i
@@ -701,15 +708,45 @@ func TestVerifyBatchGathers(t *testing.T) {
 	if len(first) != seqs {
 		t.Fatalf("%d sequences verified, want %d", len(first), seqs)
 	}
-	for i, pass := range target.passes {
+	for i, pass := range passes {
 		for s := range first {
 			if first[s] < i && i < last[s] && !slices.Contains(pass, s) {
 				t.Fatalf("pass %d of %d verifies slots %v without slot %d, in flight from pass %d to %d",
-					i, len(target.passes), pass, s, first[s], last[s])
+					i, len(passes), pass, s, first[s], last[s])
 			}
 		}
 	}
-	t.Logf("%d blocks in %d passes", m.Steps, m.Passes)
+}
+
+// TestPlainStepsGather: while no sequence in flight drafts, verify waits
+// for every one of them, without VerifyBatch, so that sequences decoding
+// plainly share one pass as the plain loop's do instead of taking turns:
+// requests that ask for plain decoding on a pipeline with a draft model,
+// and a pipeline without one. Output is the target's.
+func TestPlainStepsGather(t *testing.T) {
+	ref := verifytest.NewFake(vocab, 1, 512, 512, 4)
+	const seqs, gen = 6, 120
+	for _, withDrafter := range []bool{true, false} {
+		target := &passRecorder{Fake: verifytest.NewFake(vocab, seqs, 512, 64, 4)}
+		cfg := stages.Config{Target: target, Slots: seqs, MaxPos: 512}
+		if withDrafter {
+			cfg.Drafter = slowDrafter{draft.NewModel(verifytest.NewFake(vocab, seqs, 512, 64, 4), 0)}
+			cfg.Policy = draft.Policy{K: 2}
+		}
+		ps := prompts(seqs)
+		var reqs []stages.Request
+		for i, pr := range ps {
+			reqs = append(reqs, stages.Request{ID: fmt.Sprint(i), PromptIDs: pr, MaxTokens: gen, Draft: stages.DraftNone})
+		}
+		res, _ := runPipeline(t, cfg, reqs)
+		for i, pr := range ps {
+			want, _ := ref.Greedy(0, pr, gen)
+			if got := res[fmt.Sprint(i)].tokens; fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("drafter %v: request %d differs", withDrafter, i)
+			}
+		}
+		checkGathered(t, target.passes, seqs)
+	}
 }
 
 // passRecorder is a target that records the sequence slots of each

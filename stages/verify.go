@@ -11,9 +11,9 @@ import (
 
 // verifyStage takes every drafted sequence that is ready (up to the
 // target's batch size) and verifies them in one pass. With
-// Config.VerifyBatch it waits for more while the draft stage (a
-// graph.Loop) has that many sequences in flight, re-reading its Live when
-// one leaves.
+// Config.VerifyBatch, or while no sequence in flight drafts, it waits for
+// more while the draft stage (a graph.Loop) has that many sequences in
+// flight, re-reading its Live when one leaves.
 func (p *Pipeline) verifyStage(ctx context.Context, st *graph.Stage, in, out *graph.Pipe[*seq], drafts *graph.Stage) error {
 	maxBatch := p.cfg.Target.MaxBatch()
 	v := verify.New(p.cfg.Target)
@@ -54,9 +54,16 @@ func (p *Pipeline) verifyStage(ctx context.Context, st *graph.Stage, in, out *gr
 				continue
 			}
 			// Nothing queued: verify now, or wait for more sequences
-			// (Config.VerifyBatch) as long as enough are in flight.
+			// (Config.VerifyBatch) as long as enough are in flight. While
+			// no sequence drafts (all decode plainly: the auto policy's
+			// k = 0), there is nothing for the pass to overlap, and it
+			// waits for every one in flight, so that they share one pass
+			// instead of taking turns.
 			want := max(1, min(p.cfg.VerifyBatch, drafts.Live()))
-			if len(batch) >= want {
+			if p.drafting.Load() == 0 {
+				want = max(want, drafts.Live())
+			}
+			if len(batch) >= want || tokens >= maxBatch {
 				break
 			}
 			s, ok, woke, err := in.RecvOr(ctx, drafts.Left())

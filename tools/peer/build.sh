@@ -5,8 +5,8 @@
 #   llama-tokenize, and llamaref (tools/peer/llamaref.c: greedy ids and
 #   first-step logits through llama.h, without llama.cpp's samplers).
 # It runs fetch.sh first, installs cmake and ninja with apt-get if missing,
-# and is quick when everything is already built. JOBS (default 2) sets the
-# build parallelism.
+# and is quick when everything is already built. JOBS (default: the CPUs,
+# nproc) sets the build parallelism.
 #
 # The tools use ggml's CPU code for this machine (GGML_NATIVE: AVX-512 where
 # the CPU has it). With SPECD_PEER_CPU=avx2 it also builds ggml's CPU library
@@ -18,7 +18,7 @@ root="$(cd "$(dirname "$0")/../.." && pwd)"
 src="$root/.cache/llama.cpp"
 build="$src/build"
 bin="$build/bin"
-jobs="${JOBS:-2}"
+jobs="${JOBS:-$(nproc)}"
 
 bash "$root/tools/peer/fetch.sh"
 
