@@ -25,7 +25,9 @@ package draft
 // speculation can last. After choosing 0 a sequence probes a small k now
 // and then (more often the closer speculation is to paying), so that its
 // acceptance estimates follow the text, but only while enough of its
-// tokens are left for what a probe finds to pay (Step.Left). Until the
+// tokens are left for what a probe finds to pay (Step.Left), and where a
+// block accepted in full would beat plain decoding at the measured costs
+// (else nothing a probe finds could change the choice). Until the
 // pipeline has seen ExploreBlocks blocks, its acceptance estimates are a
 // guess: a choice of 0 then explores instead (Step.Explore), so that a
 // pair whose drafts pay is found out in its first steps, not after
@@ -114,7 +116,7 @@ type Positions struct {
 	q         []float64 // the pipeline's estimates when the sequence began
 	decay     float64
 	zeros     int // steps in a row the policy chose k = 0 (no probe)
-	interval  int // the probe interval Choose last set; 0 while speculating
+	interval  int // the probe interval Choose last set; 0 while speculating or no probe can pay
 	left      int // Step.Left at the last Choose (0: no bound)
 	backoff   int // probes in a row that did not lead to speculating (capped)
 	probed    bool
@@ -217,9 +219,9 @@ func (p *Positions) Seen(j int) float64 {
 
 // ProbeDue is the number of steps after the next before the policy probes,
 // as its last choice of k = 0 scheduled it (negative while it speculates,
-// or when the sequence will have ended or be too near its end by then:
-// Step.Left): the time a model drafter has to catch up on the tokens
-// committed meanwhile, off the critical path.
+// while no probe could pay, or when the sequence will have ended or be
+// too near its end by then: Step.Left): the time a model drafter has to
+// catch up on the tokens committed meanwhile, off the critical path.
 func (p *Positions) ProbeDue() int {
 	if p.interval == 0 {
 		return -1
@@ -439,8 +441,9 @@ func canPay(s *Step, r0 float64, kmax int) bool {
 // [0, min(K, len(s.Pass)−1)] with the highest Rate, 0 unless the best k > 0
 // beats it by Margin (a k > 0 paying for s.Catchup, spread over the steps
 // it can last), or a probe when the sequence has chosen 0 long enough and
-// enough steps are left (see ProbeBudget; a probe's loss is counted for the
-// whole pass, s.Seqs sequences, with s.Behind; ProbeBackoff). It records the choice in pos's probe
+// enough steps are left and a block accepted in full would pay (see
+// ProbeBudget; a probe's loss is counted for the whole pass, s.Seqs
+// sequences, with s.Behind; ProbeBackoff). It records the choice in pos's probe
 // schedule. It does not allocate.
 func (p Policy) Choose(pos *Positions, s *Step) Choice {
 	kmax := min(p.K, len(s.Pass)-1)
@@ -479,7 +482,8 @@ func (p Policy) Choose(pos *Positions, s *Step) Choice {
 		pos.lapsed = LapseProbes
 	}
 	pos.spec = false
-	if s.Explore && canPay(s, r0, kmax) {
+	pays := canPay(s, r0, kmax)
+	if s.Explore && pays {
 		return Choice{K: probeK, Speedup: probe / r0, Probe: true}
 	}
 	if pos.probed { // the last probe did not make speculation pay
@@ -502,6 +506,15 @@ func (p Policy) Choose(pos *Positions, s *Step) Choice {
 	}
 	pos.left = s.Left
 	pos.zeros++
+	if !pays {
+		// Not even a block whose every token is accepted would pay at the
+		// measured costs (in a batch whose pass a draft token costs more
+		// than it yields, say): nothing a probe could find would change
+		// the choice, so none is made or scheduled (ProbeDue: none) until
+		// the costs change.
+		pos.interval = 0
+		return Choice{Speedup: 1}
+	}
 	if pos.zeros >= pos.interval && (s.Left <= 0 || probeFits(s.Left, pos.interval)) {
 		pos.zeros, pos.probed = 0, true
 		return Choice{K: probeK, Speedup: probe / r0, Probe: true}

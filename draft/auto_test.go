@@ -26,6 +26,12 @@ var shapes = []passShape{
 
 func kneeAt(n int) float64 { return max(0, float64(n-8)) * 0.6 }
 
+// probeOnly is a target on which, with a draft token a tenth of a pass,
+// a block accepted in full would pay (k 1: 2/1.7 = 1.18× plain) and one
+// at the prior's acceptance of 0.5 would not (0.88×): a fresh sequence
+// decodes plainly and probes.
+var probeOnly = []float64{1, 1.6, 2.2, 2.8, 3.4}
+
 // positions returns a fresh estimate with acceptance p[j] at position j+1
 // (the last repeating) learnt from many observations.
 func positions(k int, p ...float64) *draft.Positions {
@@ -124,7 +130,10 @@ func TestChooseMatchesFormula(t *testing.T) {
 
 // TestChooseZeroWhenSpeculationCannotPay: when each extra token costs a
 // whole pass, or the draft costs more than the target, the policy decodes
-// plainly, whatever the acceptance below 1, except for its probes.
+// plainly, whatever the acceptance below 1, and does not probe either
+// (not even a block accepted in full would pay); where such a block would
+// pay but the sequence's acceptance does not, it decodes plainly except
+// for its probes, within their budget.
 func TestChooseZeroWhenSpeculationCannotPay(t *testing.T) {
 	const K = 6
 	pol := draft.Policy{K: K, Auto: true}
@@ -132,11 +141,14 @@ func TestChooseZeroWhenSpeculationCannotPay(t *testing.T) {
 		name  string
 		pass  func(n int) float64
 		draft float64
+		accs  []float64
+		probe bool // a block accepted in full would pay
 	}{
-		{"linear-pass", func(n int) float64 { return float64(n) }, 0},
-		{"slow-draft", func(n int) float64 { return 1 }, 1.2},
+		{"linear-pass", func(n int) float64 { return float64(n) }, 0, []float64{0, 0.5, 0.9}, false},
+		{"slow-draft", func(n int) float64 { return 1 }, 1.2, []float64{0, 0.5, 0.9}, false},
+		{"low-acceptance", func(n int) float64 { return 1 + 0.6*float64(n-1) }, 0.1, []float64{0, 0.5}, true},
 	} {
-		for _, a := range []float64{0, 0.5, 0.9} {
+		for _, a := range tc.accs {
 			pos := positions(K, a)
 			pass := make([]float64, K+1)
 			for k := range pass {
@@ -156,6 +168,12 @@ func TestChooseZeroWhenSpeculationCannotPay(t *testing.T) {
 				case c.K != 0 || c.Speedup != 1:
 					t.Fatalf("%s α=%g: step %d chose %+v", tc.name, a, i, c)
 				}
+			}
+			if !tc.probe {
+				if probes != 0 {
+					t.Errorf("%s α=%g: %d probes in %d steps where no block can pay, want none", tc.name, a, probes, steps)
+				}
+				continue
 			}
 			// Probes back off: the longest interval is ProbeMax·2^ProbeBackoff.
 			if most := draft.ProbeMax << draft.ProbeBackoff; probes < steps/most || probes > steps/draft.ProbeMin/2 {
@@ -443,7 +461,7 @@ func TestModelFeed(t *testing.T) {
 func TestChooseProbeCatchup(t *testing.T) {
 	const K = 4
 	pol := draft.Policy{K: K, Auto: true}
-	pass := []float64{1, 2, 3, 4, 5}
+	pass := probeOnly
 	firstProbe := func(catchupPerStep float64) int {
 		var pos draft.Positions
 		pos.Init(K, nil)
@@ -470,7 +488,7 @@ func TestChooseProbeCatchup(t *testing.T) {
 func TestChooseProbeExtra(t *testing.T) {
 	const K = 4
 	pol := draft.Policy{K: K, Auto: true}
-	pass := []float64{1, 1.9, 2.8, 3.7, 4.6}
+	pass := probeOnly
 	firstProbe := func(extra float64) int {
 		var pos draft.Positions
 		pos.Init(K, nil)
@@ -515,7 +533,7 @@ func TestChooseProbeExtra(t *testing.T) {
 func TestChooseNoProbeNearEnd(t *testing.T) {
 	const K = 4
 	pol := draft.Policy{K: K, Auto: true}
-	pass := []float64{1, 2, 3, 4, 5} // a token costs a pass: only probes draft
+	pass := probeOnly // only probes draft
 	run := func(tokens int) (probes, lastProbe, dueLate int) {
 		var pos draft.Positions
 		pos.Init(K, nil)
@@ -581,7 +599,7 @@ func TestChooseCatchupDefersSpeculation(t *testing.T) {
 	if c := choose(draft.Step{Pass: pass, Draft: 0.05, Catchup: 2, Left: 10000}); c.K == 0 {
 		t.Errorf("a catch-up of 2 passes with 10000 steps left: %+v, want a k > 0", c)
 	}
-	// Probes on a target where speculation cannot pay: the first comes
+	// Probes on a target where speculation does not pay: the first comes
 	// later when the tokens since the last draft were fed ahead (Behind)
 	// than when nothing was read since, and no sooner than when they
 	// still wait (Catchup).
@@ -589,7 +607,7 @@ func TestChooseCatchupDefersSpeculation(t *testing.T) {
 		var p draft.Positions
 		p.Init(K, nil)
 		for i := 1; i <= 1000; i++ {
-			s := &draft.Step{Pass: []float64{1, 2, 3, 4, 5}, Draft: 0.1, Catchup: catchup, Behind: behind * float64(i)}
+			s := &draft.Step{Pass: probeOnly, Draft: 0.1, Catchup: catchup, Behind: behind * float64(i)}
 			if pol.Choose(&p, s).Probe {
 				return i
 			}
@@ -698,8 +716,8 @@ func TestCostsObserveStep(t *testing.T) {
 // a probe that leaves the sequence's probe schedule alone; without
 // Explore the same step decodes plainly. Where not even a draft that is
 // always right could pay (every token a pass, or steps measured that
-// slow: Step.Extra), exploring decodes plainly too, on the probe schedule
-// as ever. A step where speculation pays takes its best k as ever.
+// slow: Step.Extra), exploring decodes plainly too, and no probe is
+// scheduled. A step where speculation pays takes its best k as ever.
 func TestChooseExplores(t *testing.T) {
 	const K = 4
 	pol := draft.Policy{K: K, Auto: true}
@@ -726,8 +744,8 @@ func TestChooseExplores(t *testing.T) {
 	if c := pol.Choose(&pos, s); c.K != 0 || c.Probe {
 		t.Errorf("exploring where the measured steps cannot pay: %+v, want k 0", c)
 	}
-	if got := pos.ProbeDue(); got < 0 {
-		t.Errorf("a plain step while exploring: probe due %d, want a probe scheduled", got)
+	if got := pos.ProbeDue(); got >= 0 {
+		t.Errorf("a plain step where no block can pay: probe due %d, want none scheduled", got)
 	}
 	s.Extra = nil
 	for k := range pass {
@@ -849,10 +867,16 @@ func TestChooseHold(t *testing.T) {
 	if !pos.Lapsed() {
 		t.Error("not Lapsed after speculation ended")
 	}
-	// Probes every ProbeMin steps (the first counting the step that ended
-	// speculation), none of which pays: Lapsed ends at the choice after the
-	// LapseProbes-th, and the next probe is as far off as its loss makes it
-	// (a probe at 0.7× plain: 30 steps at ProbeBudget).
+	// Rejections take the estimate down to where a probe's block runs at
+	// 0.7× plain, though one accepted in full would pay (2/(1+d) > 1.05
+	// below an estimate of 1/3). Probes every ProbeMin steps (the first
+	// counting the step that ended speculation), none of which pays:
+	// Lapsed ends at the choice after the LapseProbes-th, and the next
+	// probe is as far off as its loss makes it (30 steps at ProbeBudget).
+	for pos.P(1) > 0.1 {
+		pos.Update(1, 0)
+	}
+	bad = step((1+pos.P(1))/0.7 - 1)
 	var at []int
 	for i := 1; len(at) < draft.LapseProbes+1 && i < 10*draft.ProbeMax; i++ {
 		c := pol.Choose(pos, bad)

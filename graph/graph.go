@@ -117,6 +117,20 @@ func (s *Stage) Live() int { return int(s.live.Load()) }
 // for more of the cycle's items re-reads Live. nil for other stages.
 func (s *Stage) Left() <-chan struct{} { return s.left }
 
+// Wake signals Left without an item leaving (wake-ups merge as
+// retirements' do): for a stage that waits on Left for a condition
+// besides Live, which the Loop stage's body calls when it changes that
+// condition. A no-op on other stages.
+func (s *Stage) Wake() {
+	if s.left == nil {
+		return
+	}
+	select {
+	case s.left <- struct{}{}:
+	default:
+	}
+}
+
 // Busy runs f and adds its duration to the stage's busy time; it counts one
 // call. Stages call it around their work, not around waits.
 func (s *Stage) Busy(f func() error) error {
@@ -389,10 +403,7 @@ func Loop[T any](g *Graph, name string, in, back, out *Pipe[T], fn func(ctx cont
 				s.live.Add(int64(d))
 				if d < 0 {
 					s.retired.Add(int64(-d))
-					select {
-					case s.left <- struct{}{}:
-					default:
-					}
+					s.Wake()
 				}
 			}
 			if err != nil {

@@ -341,6 +341,42 @@ func TestLoopLeft(t *testing.T) {
 	}
 }
 
+// TestStageWake: Wake signals a Loop stage's Left as a retirement does,
+// wake-ups merging (two give one), and is a no-op on other stages.
+func TestStageWake(t *testing.T) {
+	g := New()
+	fresh := NewPipe[int](g, "fresh", 1)
+	work := NewPipe[int](g, "work", 1)
+	back := NewPipe[int](g, "back", 1)
+	router := Loop(g, "router", fresh, back, work, func(ctx context.Context, s *Stage, v int, isFresh bool, emit func(int) error) error {
+		return emit(v)
+	})
+	other := g.Go("other", func(ctx context.Context, s *Stage) error { return nil }, back)
+	other.Wake()
+	if other.Left() != nil {
+		t.Fatal("a stage that is not a Loop has a Left")
+	}
+	woken := func() bool {
+		select {
+		case <-router.Left():
+			return true
+		default:
+			return false
+		}
+	}
+	if woken() {
+		t.Fatal("Left signalled before any Wake")
+	}
+	router.Wake()
+	router.Wake()
+	if !woken() {
+		t.Fatal("Wake did not signal Left")
+	}
+	if woken() {
+		t.Fatal("two Wakes signalled Left twice")
+	}
+}
+
 // TestLoopBackClosed: the cycle's return pipe closing with items inside
 // is an error, not a hang.
 func TestLoopBackClosed(t *testing.T) {

@@ -208,8 +208,10 @@ func TestAutoPicksFormulasK(t *testing.T) {
 				t.Errorf("chose k %d in %d of %d steps (histogram %v), want most", bestK, m.KChosen[bestK], m.Steps, m.KChosen)
 			}
 			if bestK == 0 {
-				if spec := sumFrom(m.KChosen, 1); spec != m.Probes || m.Probes > m.Steps/draft.ProbeMin+1 || m.Probes == 0 {
-					t.Errorf("plain decoding is best: %d speculative steps, %d probes in %d steps", spec, m.Probes, m.Steps)
+				// With every draft token accepted: no block can pay, so
+				// there is nothing for a probe to find either.
+				if spec := sumFrom(m.KChosen, 1); spec != 0 || m.Probes != 0 {
+					t.Errorf("plain decoding is best even with every draft token accepted: %d speculative steps, %d probes in %d steps, want none", spec, m.Probes, m.Steps)
 				}
 			}
 			// Calibration timed the synthetic passes.

@@ -41,7 +41,7 @@ func (p *Pipeline) draftStage(fresh, loop *graph.Pipe[*seq]) func(ctx context.Co
 			// Finished: retired (not emitted), the slot becomes free for
 			// intake.
 			pre[s.slot].valid = false
-			p.setDrafting(s, false)
+			p.setDrafting(s, false, st)
 			if p.auto != nil {
 				p.costs.SaveAcceptance(p.auto.prior) // for the pipelines after this one
 			}
@@ -60,7 +60,7 @@ func (p *Pipeline) draftStage(fresh, loop *graph.Pipe[*seq]) func(ctx context.Co
 		}
 		busy := p.serialize(func() {
 			p.overlap.enter(0)
-			err = p.draft(s, pr)
+			err = p.draft(s, pr, st)
 			p.overlap.leave(0)
 		})
 		st.AddBusy(busy)
@@ -73,7 +73,7 @@ func (p *Pipeline) draftStage(fresh, loop *graph.Pipe[*seq]) func(ctx context.Co
 		// Remember what step n+1 would start from if step n is accepted in
 		// full; s belongs to verify once sent.
 		k := len(s.block.Draft)
-		p.setDrafting(s, k > 0)
+		p.setDrafting(s, k > 0, st)
 		// A pre-draft feeds the draft cache up to position n+2k-1.
 		canPre := p.cfg.PreDraft && s.drafter != nil && !s.done && k > 0 && p.canPreDraft(s, k)
 		if canPre {
@@ -135,14 +135,20 @@ func (p *Pipeline) draftStage(fresh, loop *graph.Pipe[*seq]) func(ctx context.Co
 
 // setDrafting records whether s's block in flight has draft tokens in
 // the pipeline's count of such sequences (Pipeline.drafting); only the
-// draft stage calls it, before it sends s on or as it retires it.
-func (p *Pipeline) setDrafting(s *seq, on bool) {
+// draft stage st calls it: as soon as it has chosen a k > 0 for s, before
+// the drafter runs, then with the block's draft length before it sends
+// s on, and as it retires it. A sequence that starts drafting wakes
+// verify, which may be waiting for every sequence in flight (s among
+// them) and now verifies those that are ready instead, while s drafts (a
+// probe's catch-up after plain steps can take tens of milliseconds).
+func (p *Pipeline) setDrafting(s *seq, on bool, st *graph.Stage) {
 	if on == s.drafting {
 		return
 	}
 	s.drafting = on
 	if on {
 		p.drafting.Add(1)
+		st.Wake()
 	} else {
 		p.drafting.Add(-1)
 	}
@@ -231,8 +237,9 @@ func (p *Pipeline) preDraft(pr *preDraft) error {
 }
 
 // draft fills s.block for the next verification: from the pre-draft pr
-// if it guessed right (as far as it got), the rest by drafting.
-func (p *Pipeline) draft(s *seq, pr *preDraft) error {
+// if it guessed right (as far as it got), the rest by drafting; st is
+// the draft stage (setDrafting).
+func (p *Pipeline) draft(s *seq, pr *preDraft, st *graph.Stage) error {
 	n := len(s.tokens)
 	b := &s.block
 	b.Pos, b.Last = int32(n-1), s.tokens[n-1]
@@ -260,6 +267,9 @@ func (p *Pipeline) draft(s *seq, pr *preDraft) error {
 		// Do not draft past the tokens still wanted or the cache.
 		k = min(k, s.req.MaxTokens-s.gen-1, p.cfg.MaxPos-n-1)
 		s.recordChoice(max(k, 0), draft.Choice{}, false)
+	}
+	if k > 0 {
+		p.setDrafting(s, true, st)
 	}
 	hit := false
 	if pr.valid {

@@ -13,7 +13,8 @@ import (
 // target's batch size) and verifies them in one pass. With
 // Config.VerifyBatch, or while no sequence in flight drafts, it waits for
 // more while the draft stage (a graph.Loop) has that many sequences in
-// flight, re-reading its Live when one leaves.
+// flight, re-reading its Live, and the count of those that draft, when
+// the stage wakes it (a sequence left, or began to draft).
 func (p *Pipeline) verifyStage(ctx context.Context, st *graph.Stage, in, out *graph.Pipe[*seq], drafts *graph.Stage) error {
 	maxBatch := p.cfg.Target.MaxBatch()
 	v := verify.New(p.cfg.Target)
