@@ -845,7 +845,7 @@ func TestChooseHold(t *testing.T) {
 	step := func(d float64) *draft.Step { return &draft.Step{Pass: pass, Draft: d} }
 	fresh := positions(1, a)
 	p := fresh.P(1) // the estimate (near a)
-	even, below, bad := step(p), step((1+p)/(1-2*draft.Hold)-1), step((1+p)/0.7-1)
+	even, below := step(p), step((1+p)/(1-2*draft.Hold)-1)
 	if c := pol.Choose(fresh, even); c.K != 0 || c.Probe {
 		t.Errorf("plain sequence at an even block: %+v, want k 0", c)
 	}
@@ -876,7 +876,7 @@ func TestChooseHold(t *testing.T) {
 	for pos.P(1) > 0.1 {
 		pos.Update(1, 0)
 	}
-	bad = step((1+pos.P(1))/0.7 - 1)
+	bad := step((1+pos.P(1))/0.7 - 1)
 	var at []int
 	for i := 1; len(at) < draft.LapseProbes+1 && i < 10*draft.ProbeMax; i++ {
 		c := pol.Choose(pos, bad)
