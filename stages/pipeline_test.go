@@ -686,33 +686,45 @@ func TestVerifyBatchGathers(t *testing.T) {
 	if m.Passes != len(target.passes) {
 		t.Fatalf("metrics count %d passes, the target saw %d", m.Passes, len(target.passes))
 	}
-	checkGathered(t, target.passes, seqs)
+	checkGathered(t, target.passes, seqs, 0)
 	t.Logf("%d blocks in %d passes", m.Steps, m.Passes)
 }
 
 // checkGathered fails unless the passes gather perfectly: a sequence is in
 // flight from its first verify pass to its last, and every pass in between
 // holds its block. (When the sequences join depends on scheduling; this
-// property does not.)
-func checkGathered(t *testing.T, passes [][]int32, seqs int) {
+// property does not.) With perSeq > 0 every sequence takes exactly that
+// many passes, and a slot's passes are split into its occupants' (a slot
+// freed by a finished sequence can take a later one); with 0 each slot
+// has one occupant.
+func checkGathered(t *testing.T, passes [][]int32, seqs, perSeq int) {
 	t.Helper()
-	first, last := map[int32]int{}, map[int32]int{}
+	type occupant struct{ slot, n int32 }
+	seen := map[int32]int{} // passes of each slot so far
+	first, last := map[occupant]int{}, map[occupant]int{}
+	at := make([][]occupant, len(passes))
 	for i, pass := range passes {
 		for _, s := range pass {
-			if _, ok := first[s]; !ok {
-				first[s] = i
+			o := occupant{slot: s}
+			if perSeq > 0 {
+				o.n = int32(seen[s] / perSeq)
 			}
-			last[s] = i
+			seen[s]++
+			if _, ok := first[o]; !ok {
+				first[o] = i
+			}
+			last[o] = i
+			at[i] = append(at[i], o)
 		}
 	}
 	if len(first) != seqs {
 		t.Fatalf("%d sequences verified, want %d", len(first), seqs)
 	}
-	for i, pass := range passes {
-		for s := range first {
-			if first[s] < i && i < last[s] && !slices.Contains(pass, s) {
-				t.Fatalf("pass %d of %d verifies slots %v without slot %d, in flight from pass %d to %d",
-					i, len(passes), pass, s, first[s], last[s])
+	for i, pass := range at {
+		for o := range first {
+			if first[o] < i && i < last[o] && !slices.Contains(pass, o) {
+				t.Fatalf("pass %d of %d verifies %v without slot %d's sequence %d, in flight from pass %d to %d",
+					i, len(passes), passes[i], o.slot, o.n, first[o], last[o])
 			}
 		}
 	}
@@ -745,7 +757,16 @@ func TestPlainStepsGather(t *testing.T) {
 				t.Fatalf("drafter %v: request %d differs", withDrafter, i)
 			}
 		}
-		checkGathered(t, target.passes, seqs)
+		// Plain decoding: one token a pass, the same number of passes for
+		// every sequence.
+		total := 0
+		for _, pass := range target.passes {
+			total += len(pass)
+		}
+		if total%seqs != 0 {
+			t.Fatalf("drafter %v: %d blocks verified over %d sequences of %d tokens", withDrafter, total, seqs, gen)
+		}
+		checkGathered(t, target.passes, seqs, total/seqs)
 	}
 }
 
