@@ -60,11 +60,11 @@ func (p *Pipeline) verifyStage(ctx context.Context, st *graph.Stage, in, out *gr
 			// k = 0), there is nothing for the pass to overlap, and it
 			// waits for every one in flight, so that they share one pass
 			// instead of taking turns.
-			want := max(1, min(p.cfg.VerifyBatch, drafts.Live()))
-			if p.drafting.Load() == 0 {
-				want = max(want, drafts.Live())
+			want := drafts.Live()
+			if p.drafting.Load() > 0 {
+				want = min(p.cfg.VerifyBatch, want)
 			}
-			if len(batch) >= want || tokens >= maxBatch {
+			if len(batch) >= max(want, 1) || tokens >= maxBatch {
 				break
 			}
 			s, ok, woke, err := in.RecvOr(ctx, drafts.Left())
