@@ -35,6 +35,7 @@ func f16ToF32sNEON(dst *float32, src *uint16, n int)
 // conversions at their NEON forms (called by installArchImpls).
 func installNEONActs() {
 	quantizeQ8_0Act = quantizeQ8_0ActFast
+	quantizeQ8_1Act = quantizeQ8_1ActFast
 	quantizeF16Act = quantizeF16Fast
 	f32ToF16sImpl = f32ToF16sFast
 	f16ToF32sImpl = f16ToF32sFast

@@ -13,16 +13,16 @@ import (
 // runs, and forms using extensions that golang.org/x/sys/cpu reports (from
 // the kernel's HWCAPs, so the OS support is covered):
 //
-//   - ASIMDDP (SDOT/UDOT): the Q8_0, Q4_0, Q4_K and Q6_K integer dots four
-//     bytes per lane per instruction instead of a widening multiply and
-//     pairwise adds;
+//   - ASIMDDP (SDOT/UDOT): the integer dots of Q8_0, Q4_0, IQ4_NL, Q5_0,
+//     Q4_1, Q5_1, Q4_K and Q6_K four bytes per lane per instruction
+//     instead of a widening multiply and pairwise adds;
 //   - ASIMDFHM (FMLAL/FMLAL2): F16 weights times F16 activations without
 //     widening either first;
-//   - I8MM (SMMLA), with ASIMDDP: the multi-token Q8_0, Q4_0 and Q4_K
-//     kernels take two rows times two tokens, 8 bytes each, per
+//   - I8MM (SMMLA), with ASIMDDP: the multi-token Q8_0, Q4_0, IQ4_NL and
+//     Q4_K kernels take two rows times two tokens, 8 bytes each, per
 //     instruction (a third token of a pass takes SDOT on the same operands
-//     in Q8_0 and Q4_0, SMMLA against itself in Q4_K; a single token, and
-//     Q4_K's odd last row, run the SDOT form).
+//     in Q8_0, Q4_0 and IQ4_NL, SMMLA against itself in Q4_K; a single
+//     token, and Q4_K's odd last row, run the SDOT form).
 //
 // All forms compute the same integer sums and the same single-rounded
 // float operations in the same order, so they give the same bits. The FP16

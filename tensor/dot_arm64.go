@@ -4,9 +4,10 @@ package tensor
 
 //go:generate env -u GOARCH go run gen_arm64.go
 
-// The arm64 kernels for F16, Q8_0 and Q4_0 weights (dot_arm64.s, written by
-// gen_arm64.go). Each comes in a NEON form and one using an extension
-// (dispatch_arm64.go), the multi-token Q8_0 and Q4_0 ones in a third
+// The arm64 kernels for F16, Q8_0, Q4_0 and IQ4_NL weights (dot_arm64.s,
+// written by gen_arm64.go; Q5_0, Q4_1 and Q5_1: dotq32_arm64.go). Each
+// comes in a NEON form and one using an extension (dispatch_arm64.go), the
+// multi-token Q8_0, Q4_0 and IQ4_NL ones in a third
 // (I8MM), with the same results bit for bit; the doc comments give
 // the Go loop each one computes. n counts elements, nb blocks of 32.
 
@@ -92,7 +93,32 @@ func q4_0Rows4T2Dot(w *byte, wstride, groups int, x *byte, xstride, nb int, out 
 //go:noescape
 func q4_0Rows4T3Dot(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
 
-// q8_0Rows4T<T>MM and q4_0Rows4T<T>MM compute the same for T = 2 to 4
+// iq4nlRows4T<T><form> are q4_0Rows4T<T><form> for IQ4_NL weights, each
+// nibble's element its kvalues_iq4nl level (TBL) instead of the nibble
+// minus 8:
+//
+//	for t := range T { for r := range 4*groups {
+//		out[t*ostride+r] = dotIQ4_NLGeneric(w[r*wstride:], x[t*xstride:], 32*nb) } }
+//
+//go:noescape
+func iq4nlRows4T1NEON(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func iq4nlRows4T2NEON(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func iq4nlRows4T3NEON(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func iq4nlRows4T1Dot(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func iq4nlRows4T2Dot(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func iq4nlRows4T3Dot(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+
+// q8_0Rows4T<T>MM, q4_0Rows4T<T>MM and iq4nlRows4T<T>MM compute the same for T = 2 to 4
 // tokens with SMMLA (I8MM): each pair of rows and pair of tokens is one
 // 2×2 tile of exact int32 sums per block (a third token's sums are SDOT's
 // on the same operands), so the outputs are the Dot form's bit for bit.
@@ -114,6 +140,15 @@ func q4_0Rows4T3MM(w *byte, wstride, groups int, x *byte, xstride, nb int, out *
 
 //go:noescape
 func q4_0Rows4T4MM(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func iq4nlRows4T2MM(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func iq4nlRows4T3MM(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func iq4nlRows4T4MM(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
 
 // q8_0LanesRows1NEON and q8_0LanesRows1Dot compute, over nb blocks, in
 // the lanes order (Q8_0Lanes),
@@ -159,7 +194,7 @@ func tokenRun(n int) int {
 	return min(3, n)
 }
 
-// q0TokenRun is tokenRun for the Q8_0 and Q4_0 kernels: under the MM
+// q0TokenRun is tokenRun for the four-row kernels: under the MM
 // forms, four a pass while four are left, then the rest (a single token
 // runs the Dot form).
 func q0TokenRun(n int) int {
@@ -199,7 +234,7 @@ func f16Rows(T int, w *byte, ws, rows int, x *byte, xs, n int, out *float32, os 
 }
 
 func gemvQ8_0(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
-	gemvQ0(false, w, ws, rows, x, xs, ntok, cols, out, os)
+	gemvQ0(q0Q8, w, ws, rows, x, xs, ntok, cols, out, os)
 }
 
 // gemvQ8_0Lanes runs q8_0LanesRows1 once per token.
@@ -220,20 +255,51 @@ func gemvQ8_0Lanes(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []f
 }
 
 func gemvQ4_0(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
-	gemvQ0(true, w, ws, rows, x, xs, ntok, cols, out, os)
+	gemvQ0(q0Q4, w, ws, rows, x, xs, ntok, cols, out, os)
 }
 
-// gemvQ0 runs the four-row Q8_0 (q4 false) or Q4_0 kernels over whole
-// groups of rows, q0TokenRun's tokens a pass, and the rows left over one at
-// a time, each as a group of four copies of itself (stride 0): the same
-// arithmetic on every lane, so it matches its grouped neighbours.
-func gemvQ0(q4 bool, w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
+// q0Kind is a weight type of the four-row kernels, which share the block
+// layout {d f16; quants}: Q8_0, Q4_0 and IQ4_NL (nibbles minus 8 or their
+// kvalues_iq4nl levels), all on Q8_0 activations.
+type q0Kind int
+
+const (
+	q0Q8 q0Kind = iota
+	q0Q4
+	q0IQ4NL
+)
+
+// q0Rows4Kernel is a four-row kernel's signature.
+type q0Rows4Kernel = func(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+
+// q0Kernels holds each kind's kernels by form and token count: NEON and
+// Dot for 1 to 3 tokens, MM for 2 to 4.
+var q0Kernels = [...]struct {
+	bsize     int
+	neon, dot [4]q0Rows4Kernel
+	mm        [5]q0Rows4Kernel
+}{
+	q0Q8: {q8_0Size,
+		[4]q0Rows4Kernel{nil, q8_0Rows4T1NEON, q8_0Rows4T2NEON, q8_0Rows4T3NEON},
+		[4]q0Rows4Kernel{nil, q8_0Rows4T1Dot, q8_0Rows4T2Dot, q8_0Rows4T3Dot},
+		[5]q0Rows4Kernel{nil, nil, q8_0Rows4T2MM, q8_0Rows4T3MM, q8_0Rows4T4MM}},
+	q0Q4: {q4_0Size,
+		[4]q0Rows4Kernel{nil, q4_0Rows4T1NEON, q4_0Rows4T2NEON, q4_0Rows4T3NEON},
+		[4]q0Rows4Kernel{nil, q4_0Rows4T1Dot, q4_0Rows4T2Dot, q4_0Rows4T3Dot},
+		[5]q0Rows4Kernel{nil, nil, q4_0Rows4T2MM, q4_0Rows4T3MM, q4_0Rows4T4MM}},
+	q0IQ4NL: {iq4nlSize,
+		[4]q0Rows4Kernel{nil, iq4nlRows4T1NEON, iq4nlRows4T2NEON, iq4nlRows4T3NEON},
+		[4]q0Rows4Kernel{nil, iq4nlRows4T1Dot, iq4nlRows4T2Dot, iq4nlRows4T3Dot},
+		[5]q0Rows4Kernel{nil, nil, iq4nlRows4T2MM, iq4nlRows4T3MM, iq4nlRows4T4MM}},
+}
+
+// gemvQ0 runs the four-row kernels of kind k over whole groups of rows,
+// q0TokenRun's tokens a pass, and the rows left over one at a time, each
+// as a group of four copies of itself (stride 0): the same arithmetic on
+// every lane, so it matches its grouped neighbours.
+func gemvQ0(k q0Kind, w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
 	nb := cols / qk
-	bsize := q8_0Size
-	if q4 {
-		bsize = q4_0Size
-	}
-	checkGemv(len(w), ws, rows, nb*bsize, len(x), xs, ntok, nb*q8_0Size, len(out), os)
+	checkGemv(len(w), ws, rows, nb*q0Kernels[k].bsize, len(x), xs, ntok, nb*q8_0Size, len(out), os)
 	if nb == 0 {
 		for t := range ntok {
 			clear(out[t*os : t*os+rows])
@@ -244,11 +310,11 @@ func gemvQ0(q4 bool, w []byte, ws, rows int, x []byte, xs, ntok, cols int, out [
 	for t := 0; t < ntok; {
 		T := q0TokenRun(ntok - t)
 		if groups > 0 {
-			q0Rows4(q4, T, ptr(w), ws, groups, &x[t*xs], xs, nb, &out[t*os], os)
+			q0Rows4(k, T, ptr(w), ws, groups, &x[t*xs], xs, nb, &out[t*os], os)
 		}
 		for r := 4 * groups; r < rows; r++ {
 			var o [4 * 4]float32
-			q0Rows4(q4, T, &w[r*ws], 0, 1, &x[t*xs], xs, nb, &o[0], 4)
+			q0Rows4(k, T, &w[r*ws], 0, 1, &x[t*xs], xs, nb, &o[0], 4)
 			for i := range T {
 				out[(t+i)*os+r] = o[4*i]
 			}
@@ -257,46 +323,17 @@ func gemvQ0(q4 bool, w []byte, ws, rows int, x []byte, xs, ntok, cols int, out [
 	}
 }
 
-// q0Rows4 runs the T-token four-row kernel of the type and form in use
+// q0Rows4 runs the T-token four-row kernel of kind k in the form in use
 // (T = 1 to 3; up to 4 under the MM forms, which a single token does not
 // take).
-func q0Rows4(q4 bool, T int, w *byte, ws, groups int, x *byte, xs, nb int, out *float32, os int) {
+func q0Rows4(k q0Kind, T int, w *byte, ws, groups int, x *byte, xs, nb int, out *float32, os int) {
+	f := &q0Kernels[k]
 	switch {
-	case q4 && useMM && T == 2:
-		q4_0Rows4T2MM(w, ws, groups, x, xs, nb, out, os)
-	case q4 && useMM && T == 3:
-		q4_0Rows4T3MM(w, ws, groups, x, xs, nb, out, os)
-	case q4 && useMM && T == 4:
-		q4_0Rows4T4MM(w, ws, groups, x, xs, nb, out, os)
-	case useMM && T == 2:
-		q8_0Rows4T2MM(w, ws, groups, x, xs, nb, out, os)
-	case useMM && T == 3:
-		q8_0Rows4T3MM(w, ws, groups, x, xs, nb, out, os)
-	case useMM && T == 4:
-		q8_0Rows4T4MM(w, ws, groups, x, xs, nb, out, os)
-	case q4 && useDot && T == 1:
-		q4_0Rows4T1Dot(w, ws, groups, x, xs, nb, out, os)
-	case q4 && useDot && T == 2:
-		q4_0Rows4T2Dot(w, ws, groups, x, xs, nb, out, os)
-	case q4 && useDot:
-		q4_0Rows4T3Dot(w, ws, groups, x, xs, nb, out, os)
-	case q4 && T == 1:
-		q4_0Rows4T1NEON(w, ws, groups, x, xs, nb, out, os)
-	case q4 && T == 2:
-		q4_0Rows4T2NEON(w, ws, groups, x, xs, nb, out, os)
-	case q4:
-		q4_0Rows4T3NEON(w, ws, groups, x, xs, nb, out, os)
-	case useDot && T == 1:
-		q8_0Rows4T1Dot(w, ws, groups, x, xs, nb, out, os)
-	case useDot && T == 2:
-		q8_0Rows4T2Dot(w, ws, groups, x, xs, nb, out, os)
+	case useMM && T >= 2:
+		f.mm[T](w, ws, groups, x, xs, nb, out, os)
 	case useDot:
-		q8_0Rows4T3Dot(w, ws, groups, x, xs, nb, out, os)
-	case T == 1:
-		q8_0Rows4T1NEON(w, ws, groups, x, xs, nb, out, os)
-	case T == 2:
-		q8_0Rows4T2NEON(w, ws, groups, x, xs, nb, out, os)
+		f.dot[T](w, ws, groups, x, xs, nb, out, os)
 	default:
-		q8_0Rows4T3NEON(w, ws, groups, x, xs, nb, out, os)
+		f.neon[T](w, ws, groups, x, xs, nb, out, os)
 	}
 }

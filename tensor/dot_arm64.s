@@ -2612,6 +2612,1145 @@ store:
 	BNE group
 	RET
 
+// func iq4nlRows4T1NEON(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·iq4nlRows4T1NEON(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD groups+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V12.B16
+	MOVD $0xf6eaddcfbfad9881, R16
+	VMOV R16, V13.D[0]
+	MOVD $0x7159453526190d01, R16
+	VMOV R16, V13.D[1]
+group:
+	MOVD R0, R8
+	ADD R1, R8, R9
+	ADD R1, R9, R10
+	ADD R1, R10, R11
+	MOVD R3, R12
+	VEOR V28.B16, V28.B16, V28.B16
+	MOVD R5, R15
+	CBZ R15, store
+block:
+	VLD1.P 2(R12), V11.H[0]
+	VLD1.P 32(R12), [V4.B16, V5.B16]
+	WORD $0x0e21796b // fcvtl v11.4s, v11.4h
+	VLD1.P 2(R8), V10.H[0]
+	VLD1.P 16(R8), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V12.B16, V0.B16, V0.B16
+	WORD $0x4e0001a0 // tbl v0.16b, {v13.16b}, v0.16b
+	WORD $0x4e0101a1 // tbl v1.16b, {v13.16b}, v1.16b
+	WORD $0x0e24c002 // smull v2.8h, v0.8b, v4.8b
+	WORD $0x4e24c003 // smull2 v3.8h, v0.16b, v4.16b
+	WORD $0x4e602850 // saddlp v16.4s, v2.8h
+	WORD $0x4e606870 // sadalp v16.4s, v3.8h
+	WORD $0x0e25c022 // smull v2.8h, v1.8b, v5.8b
+	WORD $0x4e25c023 // smull2 v3.8h, v1.16b, v5.16b
+	WORD $0x4e606850 // sadalp v16.4s, v2.8h
+	WORD $0x4e606870 // sadalp v16.4s, v3.8h
+	VLD1.P 2(R9), V10.H[1]
+	VLD1.P 16(R9), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V12.B16, V0.B16, V0.B16
+	WORD $0x4e0001a0 // tbl v0.16b, {v13.16b}, v0.16b
+	WORD $0x4e0101a1 // tbl v1.16b, {v13.16b}, v1.16b
+	WORD $0x0e24c002 // smull v2.8h, v0.8b, v4.8b
+	WORD $0x4e24c003 // smull2 v3.8h, v0.16b, v4.16b
+	WORD $0x4e602851 // saddlp v17.4s, v2.8h
+	WORD $0x4e606871 // sadalp v17.4s, v3.8h
+	WORD $0x0e25c022 // smull v2.8h, v1.8b, v5.8b
+	WORD $0x4e25c023 // smull2 v3.8h, v1.16b, v5.16b
+	WORD $0x4e606851 // sadalp v17.4s, v2.8h
+	WORD $0x4e606871 // sadalp v17.4s, v3.8h
+	VLD1.P 2(R10), V10.H[2]
+	VLD1.P 16(R10), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V12.B16, V0.B16, V0.B16
+	WORD $0x4e0001a0 // tbl v0.16b, {v13.16b}, v0.16b
+	WORD $0x4e0101a1 // tbl v1.16b, {v13.16b}, v1.16b
+	WORD $0x0e24c002 // smull v2.8h, v0.8b, v4.8b
+	WORD $0x4e24c003 // smull2 v3.8h, v0.16b, v4.16b
+	WORD $0x4e602852 // saddlp v18.4s, v2.8h
+	WORD $0x4e606872 // sadalp v18.4s, v3.8h
+	WORD $0x0e25c022 // smull v2.8h, v1.8b, v5.8b
+	WORD $0x4e25c023 // smull2 v3.8h, v1.16b, v5.16b
+	WORD $0x4e606852 // sadalp v18.4s, v2.8h
+	WORD $0x4e606872 // sadalp v18.4s, v3.8h
+	VLD1.P 2(R11), V10.H[3]
+	VLD1.P 16(R11), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V12.B16, V0.B16, V0.B16
+	WORD $0x4e0001a0 // tbl v0.16b, {v13.16b}, v0.16b
+	WORD $0x4e0101a1 // tbl v1.16b, {v13.16b}, v1.16b
+	WORD $0x0e24c002 // smull v2.8h, v0.8b, v4.8b
+	WORD $0x4e24c003 // smull2 v3.8h, v0.16b, v4.16b
+	WORD $0x4e602853 // saddlp v19.4s, v2.8h
+	WORD $0x4e606873 // sadalp v19.4s, v3.8h
+	WORD $0x0e25c022 // smull v2.8h, v1.8b, v5.8b
+	WORD $0x4e25c023 // smull2 v3.8h, v1.16b, v5.16b
+	WORD $0x4e606853 // sadalp v19.4s, v2.8h
+	WORD $0x4e606873 // sadalp v19.4s, v3.8h
+	WORD $0x0e21794a // fcvtl v10.4s, v10.4h
+	// token 0: the four rows' block sums, in row order
+	WORD $0x4eb1be0e // addp v14.4s, v16.4s, v17.4s
+	WORD $0x4eb3be4f // addp v15.4s, v18.4s, v19.4s
+	WORD $0x4eafbdce // addp v14.4s, v14.4s, v15.4s
+	WORD $0x4e21d9ce // scvtf v14.4s, v14.4s
+	WORD $0x4f8b915f // fmul v31.4s, v10.4s, v11.s[0]
+	VFMLA V31.S4, V14.S4, V28.S4
+	SUBS $1, R15, R15
+	BNE block
+store:
+	MOVD R6, R16
+	VST1 [V28.S4], (R16)
+	ADD $16, R6, R6
+	ADD R1<<2, R0, R0
+	SUBS $1, R2, R2
+	BNE group
+	RET
+
+// func iq4nlRows4T2NEON(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·iq4nlRows4T2NEON(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD groups+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V12.B16
+	MOVD $0xf6eaddcfbfad9881, R16
+	VMOV R16, V13.D[0]
+	MOVD $0x7159453526190d01, R16
+	VMOV R16, V13.D[1]
+group:
+	MOVD R0, R8
+	ADD R1, R8, R9
+	ADD R1, R9, R10
+	ADD R1, R10, R11
+	MOVD R3, R12
+	ADD R4, R12, R13
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	MOVD R5, R15
+	CBZ R15, store
+block:
+	VLD1.P 2(R12), V11.H[0]
+	VLD1.P 32(R12), [V4.B16, V5.B16]
+	VLD1.P 2(R13), V11.H[1]
+	VLD1.P 32(R13), [V6.B16, V7.B16]
+	WORD $0x0e21796b // fcvtl v11.4s, v11.4h
+	VLD1.P 2(R8), V10.H[0]
+	VLD1.P 16(R8), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V12.B16, V0.B16, V0.B16
+	WORD $0x4e0001a0 // tbl v0.16b, {v13.16b}, v0.16b
+	WORD $0x4e0101a1 // tbl v1.16b, {v13.16b}, v1.16b
+	WORD $0x0e24c002 // smull v2.8h, v0.8b, v4.8b
+	WORD $0x4e24c003 // smull2 v3.8h, v0.16b, v4.16b
+	WORD $0x4e602850 // saddlp v16.4s, v2.8h
+	WORD $0x4e606870 // sadalp v16.4s, v3.8h
+	WORD $0x0e25c022 // smull v2.8h, v1.8b, v5.8b
+	WORD $0x4e25c023 // smull2 v3.8h, v1.16b, v5.16b
+	WORD $0x4e606850 // sadalp v16.4s, v2.8h
+	WORD $0x4e606870 // sadalp v16.4s, v3.8h
+	WORD $0x0e26c002 // smull v2.8h, v0.8b, v6.8b
+	WORD $0x4e26c003 // smull2 v3.8h, v0.16b, v6.16b
+	WORD $0x4e602854 // saddlp v20.4s, v2.8h
+	WORD $0x4e606874 // sadalp v20.4s, v3.8h
+	WORD $0x0e27c022 // smull v2.8h, v1.8b, v7.8b
+	WORD $0x4e27c023 // smull2 v3.8h, v1.16b, v7.16b
+	WORD $0x4e606854 // sadalp v20.4s, v2.8h
+	WORD $0x4e606874 // sadalp v20.4s, v3.8h
+	VLD1.P 2(R9), V10.H[1]
+	VLD1.P 16(R9), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V12.B16, V0.B16, V0.B16
+	WORD $0x4e0001a0 // tbl v0.16b, {v13.16b}, v0.16b
+	WORD $0x4e0101a1 // tbl v1.16b, {v13.16b}, v1.16b
+	WORD $0x0e24c002 // smull v2.8h, v0.8b, v4.8b
+	WORD $0x4e24c003 // smull2 v3.8h, v0.16b, v4.16b
+	WORD $0x4e602851 // saddlp v17.4s, v2.8h
+	WORD $0x4e606871 // sadalp v17.4s, v3.8h
+	WORD $0x0e25c022 // smull v2.8h, v1.8b, v5.8b
+	WORD $0x4e25c023 // smull2 v3.8h, v1.16b, v5.16b
+	WORD $0x4e606851 // sadalp v17.4s, v2.8h
+	WORD $0x4e606871 // sadalp v17.4s, v3.8h
+	WORD $0x0e26c002 // smull v2.8h, v0.8b, v6.8b
+	WORD $0x4e26c003 // smull2 v3.8h, v0.16b, v6.16b
+	WORD $0x4e602855 // saddlp v21.4s, v2.8h
+	WORD $0x4e606875 // sadalp v21.4s, v3.8h
+	WORD $0x0e27c022 // smull v2.8h, v1.8b, v7.8b
+	WORD $0x4e27c023 // smull2 v3.8h, v1.16b, v7.16b
+	WORD $0x4e606855 // sadalp v21.4s, v2.8h
+	WORD $0x4e606875 // sadalp v21.4s, v3.8h
+	VLD1.P 2(R10), V10.H[2]
+	VLD1.P 16(R10), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V12.B16, V0.B16, V0.B16
+	WORD $0x4e0001a0 // tbl v0.16b, {v13.16b}, v0.16b
+	WORD $0x4e0101a1 // tbl v1.16b, {v13.16b}, v1.16b
+	WORD $0x0e24c002 // smull v2.8h, v0.8b, v4.8b
+	WORD $0x4e24c003 // smull2 v3.8h, v0.16b, v4.16b
+	WORD $0x4e602852 // saddlp v18.4s, v2.8h
+	WORD $0x4e606872 // sadalp v18.4s, v3.8h
+	WORD $0x0e25c022 // smull v2.8h, v1.8b, v5.8b
+	WORD $0x4e25c023 // smull2 v3.8h, v1.16b, v5.16b
+	WORD $0x4e606852 // sadalp v18.4s, v2.8h
+	WORD $0x4e606872 // sadalp v18.4s, v3.8h
+	WORD $0x0e26c002 // smull v2.8h, v0.8b, v6.8b
+	WORD $0x4e26c003 // smull2 v3.8h, v0.16b, v6.16b
+	WORD $0x4e602856 // saddlp v22.4s, v2.8h
+	WORD $0x4e606876 // sadalp v22.4s, v3.8h
+	WORD $0x0e27c022 // smull v2.8h, v1.8b, v7.8b
+	WORD $0x4e27c023 // smull2 v3.8h, v1.16b, v7.16b
+	WORD $0x4e606856 // sadalp v22.4s, v2.8h
+	WORD $0x4e606876 // sadalp v22.4s, v3.8h
+	VLD1.P 2(R11), V10.H[3]
+	VLD1.P 16(R11), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V12.B16, V0.B16, V0.B16
+	WORD $0x4e0001a0 // tbl v0.16b, {v13.16b}, v0.16b
+	WORD $0x4e0101a1 // tbl v1.16b, {v13.16b}, v1.16b
+	WORD $0x0e24c002 // smull v2.8h, v0.8b, v4.8b
+	WORD $0x4e24c003 // smull2 v3.8h, v0.16b, v4.16b
+	WORD $0x4e602853 // saddlp v19.4s, v2.8h
+	WORD $0x4e606873 // sadalp v19.4s, v3.8h
+	WORD $0x0e25c022 // smull v2.8h, v1.8b, v5.8b
+	WORD $0x4e25c023 // smull2 v3.8h, v1.16b, v5.16b
+	WORD $0x4e606853 // sadalp v19.4s, v2.8h
+	WORD $0x4e606873 // sadalp v19.4s, v3.8h
+	WORD $0x0e26c002 // smull v2.8h, v0.8b, v6.8b
+	WORD $0x4e26c003 // smull2 v3.8h, v0.16b, v6.16b
+	WORD $0x4e602857 // saddlp v23.4s, v2.8h
+	WORD $0x4e606877 // sadalp v23.4s, v3.8h
+	WORD $0x0e27c022 // smull v2.8h, v1.8b, v7.8b
+	WORD $0x4e27c023 // smull2 v3.8h, v1.16b, v7.16b
+	WORD $0x4e606857 // sadalp v23.4s, v2.8h
+	WORD $0x4e606877 // sadalp v23.4s, v3.8h
+	WORD $0x0e21794a // fcvtl v10.4s, v10.4h
+	// token 0: the four rows' block sums, in row order
+	WORD $0x4eb1be0e // addp v14.4s, v16.4s, v17.4s
+	WORD $0x4eb3be4f // addp v15.4s, v18.4s, v19.4s
+	WORD $0x4eafbdce // addp v14.4s, v14.4s, v15.4s
+	WORD $0x4e21d9ce // scvtf v14.4s, v14.4s
+	WORD $0x4f8b915f // fmul v31.4s, v10.4s, v11.s[0]
+	VFMLA V31.S4, V14.S4, V28.S4
+	// token 1: the four rows' block sums, in row order
+	WORD $0x4eb5be8e // addp v14.4s, v20.4s, v21.4s
+	WORD $0x4eb7becf // addp v15.4s, v22.4s, v23.4s
+	WORD $0x4eafbdce // addp v14.4s, v14.4s, v15.4s
+	WORD $0x4e21d9ce // scvtf v14.4s, v14.4s
+	WORD $0x4fab915f // fmul v31.4s, v10.4s, v11.s[1]
+	VFMLA V31.S4, V14.S4, V29.S4
+	SUBS $1, R15, R15
+	BNE block
+store:
+	MOVD R6, R16
+	VST1 [V28.S4], (R16)
+	ADD R7, R16, R16
+	VST1 [V29.S4], (R16)
+	ADD $16, R6, R6
+	ADD R1<<2, R0, R0
+	SUBS $1, R2, R2
+	BNE group
+	RET
+
+// func iq4nlRows4T3NEON(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·iq4nlRows4T3NEON(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD groups+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V12.B16
+	MOVD $0xf6eaddcfbfad9881, R16
+	VMOV R16, V13.D[0]
+	MOVD $0x7159453526190d01, R16
+	VMOV R16, V13.D[1]
+group:
+	MOVD R0, R8
+	ADD R1, R8, R9
+	ADD R1, R9, R10
+	ADD R1, R10, R11
+	MOVD R3, R12
+	ADD R4, R12, R13
+	ADD R4, R13, R14
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	VEOR V30.B16, V30.B16, V30.B16
+	MOVD R5, R15
+	CBZ R15, store
+block:
+	VLD1.P 2(R12), V11.H[0]
+	VLD1.P 32(R12), [V4.B16, V5.B16]
+	VLD1.P 2(R13), V11.H[1]
+	VLD1.P 32(R13), [V6.B16, V7.B16]
+	VLD1.P 2(R14), V11.H[2]
+	VLD1.P 32(R14), [V8.B16, V9.B16]
+	WORD $0x0e21796b // fcvtl v11.4s, v11.4h
+	VLD1.P 2(R8), V10.H[0]
+	VLD1.P 16(R8), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V12.B16, V0.B16, V0.B16
+	WORD $0x4e0001a0 // tbl v0.16b, {v13.16b}, v0.16b
+	WORD $0x4e0101a1 // tbl v1.16b, {v13.16b}, v1.16b
+	WORD $0x0e24c002 // smull v2.8h, v0.8b, v4.8b
+	WORD $0x4e24c003 // smull2 v3.8h, v0.16b, v4.16b
+	WORD $0x4e602850 // saddlp v16.4s, v2.8h
+	WORD $0x4e606870 // sadalp v16.4s, v3.8h
+	WORD $0x0e25c022 // smull v2.8h, v1.8b, v5.8b
+	WORD $0x4e25c023 // smull2 v3.8h, v1.16b, v5.16b
+	WORD $0x4e606850 // sadalp v16.4s, v2.8h
+	WORD $0x4e606870 // sadalp v16.4s, v3.8h
+	WORD $0x0e26c002 // smull v2.8h, v0.8b, v6.8b
+	WORD $0x4e26c003 // smull2 v3.8h, v0.16b, v6.16b
+	WORD $0x4e602854 // saddlp v20.4s, v2.8h
+	WORD $0x4e606874 // sadalp v20.4s, v3.8h
+	WORD $0x0e27c022 // smull v2.8h, v1.8b, v7.8b
+	WORD $0x4e27c023 // smull2 v3.8h, v1.16b, v7.16b
+	WORD $0x4e606854 // sadalp v20.4s, v2.8h
+	WORD $0x4e606874 // sadalp v20.4s, v3.8h
+	WORD $0x0e28c002 // smull v2.8h, v0.8b, v8.8b
+	WORD $0x4e28c003 // smull2 v3.8h, v0.16b, v8.16b
+	WORD $0x4e602858 // saddlp v24.4s, v2.8h
+	WORD $0x4e606878 // sadalp v24.4s, v3.8h
+	WORD $0x0e29c022 // smull v2.8h, v1.8b, v9.8b
+	WORD $0x4e29c023 // smull2 v3.8h, v1.16b, v9.16b
+	WORD $0x4e606858 // sadalp v24.4s, v2.8h
+	WORD $0x4e606878 // sadalp v24.4s, v3.8h
+	VLD1.P 2(R9), V10.H[1]
+	VLD1.P 16(R9), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V12.B16, V0.B16, V0.B16
+	WORD $0x4e0001a0 // tbl v0.16b, {v13.16b}, v0.16b
+	WORD $0x4e0101a1 // tbl v1.16b, {v13.16b}, v1.16b
+	WORD $0x0e24c002 // smull v2.8h, v0.8b, v4.8b
+	WORD $0x4e24c003 // smull2 v3.8h, v0.16b, v4.16b
+	WORD $0x4e602851 // saddlp v17.4s, v2.8h
+	WORD $0x4e606871 // sadalp v17.4s, v3.8h
+	WORD $0x0e25c022 // smull v2.8h, v1.8b, v5.8b
+	WORD $0x4e25c023 // smull2 v3.8h, v1.16b, v5.16b
+	WORD $0x4e606851 // sadalp v17.4s, v2.8h
+	WORD $0x4e606871 // sadalp v17.4s, v3.8h
+	WORD $0x0e26c002 // smull v2.8h, v0.8b, v6.8b
+	WORD $0x4e26c003 // smull2 v3.8h, v0.16b, v6.16b
+	WORD $0x4e602855 // saddlp v21.4s, v2.8h
+	WORD $0x4e606875 // sadalp v21.4s, v3.8h
+	WORD $0x0e27c022 // smull v2.8h, v1.8b, v7.8b
+	WORD $0x4e27c023 // smull2 v3.8h, v1.16b, v7.16b
+	WORD $0x4e606855 // sadalp v21.4s, v2.8h
+	WORD $0x4e606875 // sadalp v21.4s, v3.8h
+	WORD $0x0e28c002 // smull v2.8h, v0.8b, v8.8b
+	WORD $0x4e28c003 // smull2 v3.8h, v0.16b, v8.16b
+	WORD $0x4e602859 // saddlp v25.4s, v2.8h
+	WORD $0x4e606879 // sadalp v25.4s, v3.8h
+	WORD $0x0e29c022 // smull v2.8h, v1.8b, v9.8b
+	WORD $0x4e29c023 // smull2 v3.8h, v1.16b, v9.16b
+	WORD $0x4e606859 // sadalp v25.4s, v2.8h
+	WORD $0x4e606879 // sadalp v25.4s, v3.8h
+	VLD1.P 2(R10), V10.H[2]
+	VLD1.P 16(R10), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V12.B16, V0.B16, V0.B16
+	WORD $0x4e0001a0 // tbl v0.16b, {v13.16b}, v0.16b
+	WORD $0x4e0101a1 // tbl v1.16b, {v13.16b}, v1.16b
+	WORD $0x0e24c002 // smull v2.8h, v0.8b, v4.8b
+	WORD $0x4e24c003 // smull2 v3.8h, v0.16b, v4.16b
+	WORD $0x4e602852 // saddlp v18.4s, v2.8h
+	WORD $0x4e606872 // sadalp v18.4s, v3.8h
+	WORD $0x0e25c022 // smull v2.8h, v1.8b, v5.8b
+	WORD $0x4e25c023 // smull2 v3.8h, v1.16b, v5.16b
+	WORD $0x4e606852 // sadalp v18.4s, v2.8h
+	WORD $0x4e606872 // sadalp v18.4s, v3.8h
+	WORD $0x0e26c002 // smull v2.8h, v0.8b, v6.8b
+	WORD $0x4e26c003 // smull2 v3.8h, v0.16b, v6.16b
+	WORD $0x4e602856 // saddlp v22.4s, v2.8h
+	WORD $0x4e606876 // sadalp v22.4s, v3.8h
+	WORD $0x0e27c022 // smull v2.8h, v1.8b, v7.8b
+	WORD $0x4e27c023 // smull2 v3.8h, v1.16b, v7.16b
+	WORD $0x4e606856 // sadalp v22.4s, v2.8h
+	WORD $0x4e606876 // sadalp v22.4s, v3.8h
+	WORD $0x0e28c002 // smull v2.8h, v0.8b, v8.8b
+	WORD $0x4e28c003 // smull2 v3.8h, v0.16b, v8.16b
+	WORD $0x4e60285a // saddlp v26.4s, v2.8h
+	WORD $0x4e60687a // sadalp v26.4s, v3.8h
+	WORD $0x0e29c022 // smull v2.8h, v1.8b, v9.8b
+	WORD $0x4e29c023 // smull2 v3.8h, v1.16b, v9.16b
+	WORD $0x4e60685a // sadalp v26.4s, v2.8h
+	WORD $0x4e60687a // sadalp v26.4s, v3.8h
+	VLD1.P 2(R11), V10.H[3]
+	VLD1.P 16(R11), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V12.B16, V0.B16, V0.B16
+	WORD $0x4e0001a0 // tbl v0.16b, {v13.16b}, v0.16b
+	WORD $0x4e0101a1 // tbl v1.16b, {v13.16b}, v1.16b
+	WORD $0x0e24c002 // smull v2.8h, v0.8b, v4.8b
+	WORD $0x4e24c003 // smull2 v3.8h, v0.16b, v4.16b
+	WORD $0x4e602853 // saddlp v19.4s, v2.8h
+	WORD $0x4e606873 // sadalp v19.4s, v3.8h
+	WORD $0x0e25c022 // smull v2.8h, v1.8b, v5.8b
+	WORD $0x4e25c023 // smull2 v3.8h, v1.16b, v5.16b
+	WORD $0x4e606853 // sadalp v19.4s, v2.8h
+	WORD $0x4e606873 // sadalp v19.4s, v3.8h
+	WORD $0x0e26c002 // smull v2.8h, v0.8b, v6.8b
+	WORD $0x4e26c003 // smull2 v3.8h, v0.16b, v6.16b
+	WORD $0x4e602857 // saddlp v23.4s, v2.8h
+	WORD $0x4e606877 // sadalp v23.4s, v3.8h
+	WORD $0x0e27c022 // smull v2.8h, v1.8b, v7.8b
+	WORD $0x4e27c023 // smull2 v3.8h, v1.16b, v7.16b
+	WORD $0x4e606857 // sadalp v23.4s, v2.8h
+	WORD $0x4e606877 // sadalp v23.4s, v3.8h
+	WORD $0x0e28c002 // smull v2.8h, v0.8b, v8.8b
+	WORD $0x4e28c003 // smull2 v3.8h, v0.16b, v8.16b
+	WORD $0x4e60285b // saddlp v27.4s, v2.8h
+	WORD $0x4e60687b // sadalp v27.4s, v3.8h
+	WORD $0x0e29c022 // smull v2.8h, v1.8b, v9.8b
+	WORD $0x4e29c023 // smull2 v3.8h, v1.16b, v9.16b
+	WORD $0x4e60685b // sadalp v27.4s, v2.8h
+	WORD $0x4e60687b // sadalp v27.4s, v3.8h
+	WORD $0x0e21794a // fcvtl v10.4s, v10.4h
+	// token 0: the four rows' block sums, in row order
+	WORD $0x4eb1be0e // addp v14.4s, v16.4s, v17.4s
+	WORD $0x4eb3be4f // addp v15.4s, v18.4s, v19.4s
+	WORD $0x4eafbdce // addp v14.4s, v14.4s, v15.4s
+	WORD $0x4e21d9ce // scvtf v14.4s, v14.4s
+	WORD $0x4f8b915f // fmul v31.4s, v10.4s, v11.s[0]
+	VFMLA V31.S4, V14.S4, V28.S4
+	// token 1: the four rows' block sums, in row order
+	WORD $0x4eb5be8e // addp v14.4s, v20.4s, v21.4s
+	WORD $0x4eb7becf // addp v15.4s, v22.4s, v23.4s
+	WORD $0x4eafbdce // addp v14.4s, v14.4s, v15.4s
+	WORD $0x4e21d9ce // scvtf v14.4s, v14.4s
+	WORD $0x4fab915f // fmul v31.4s, v10.4s, v11.s[1]
+	VFMLA V31.S4, V14.S4, V29.S4
+	// token 2: the four rows' block sums, in row order
+	WORD $0x4eb9bf0e // addp v14.4s, v24.4s, v25.4s
+	WORD $0x4ebbbf4f // addp v15.4s, v26.4s, v27.4s
+	WORD $0x4eafbdce // addp v14.4s, v14.4s, v15.4s
+	WORD $0x4e21d9ce // scvtf v14.4s, v14.4s
+	WORD $0x4f8b995f // fmul v31.4s, v10.4s, v11.s[2]
+	VFMLA V31.S4, V14.S4, V30.S4
+	SUBS $1, R15, R15
+	BNE block
+store:
+	MOVD R6, R16
+	VST1 [V28.S4], (R16)
+	ADD R7, R16, R16
+	VST1 [V29.S4], (R16)
+	ADD R7, R16, R16
+	VST1 [V30.S4], (R16)
+	ADD $16, R6, R6
+	ADD R1<<2, R0, R0
+	SUBS $1, R2, R2
+	BNE group
+	RET
+
+// func iq4nlRows4T1Dot(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·iq4nlRows4T1Dot(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD groups+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V12.B16
+	MOVD $0xf6eaddcfbfad9881, R16
+	VMOV R16, V13.D[0]
+	MOVD $0x7159453526190d01, R16
+	VMOV R16, V13.D[1]
+group:
+	MOVD R0, R8
+	ADD R1, R8, R9
+	ADD R1, R9, R10
+	ADD R1, R10, R11
+	MOVD R3, R12
+	VEOR V28.B16, V28.B16, V28.B16
+	MOVD R5, R15
+	CBZ R15, store
+block:
+	VLD1.P 2(R12), V11.H[0]
+	VLD1.P 32(R12), [V4.B16, V5.B16]
+	WORD $0x0e21796b // fcvtl v11.4s, v11.4h
+	VLD1.P 2(R8), V10.H[0]
+	VLD1.P 16(R8), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V12.B16, V0.B16, V0.B16
+	WORD $0x4e0001a0 // tbl v0.16b, {v13.16b}, v0.16b
+	WORD $0x4e0101a1 // tbl v1.16b, {v13.16b}, v1.16b
+	VEOR V16.B16, V16.B16, V16.B16
+	WORD $0x4e849410 // sdot v16.4s, v0.16b, v4.16b
+	WORD $0x4e859430 // sdot v16.4s, v1.16b, v5.16b
+	VLD1.P 2(R9), V10.H[1]
+	VLD1.P 16(R9), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V12.B16, V0.B16, V0.B16
+	WORD $0x4e0001a0 // tbl v0.16b, {v13.16b}, v0.16b
+	WORD $0x4e0101a1 // tbl v1.16b, {v13.16b}, v1.16b
+	VEOR V17.B16, V17.B16, V17.B16
+	WORD $0x4e849411 // sdot v17.4s, v0.16b, v4.16b
+	WORD $0x4e859431 // sdot v17.4s, v1.16b, v5.16b
+	VLD1.P 2(R10), V10.H[2]
+	VLD1.P 16(R10), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V12.B16, V0.B16, V0.B16
+	WORD $0x4e0001a0 // tbl v0.16b, {v13.16b}, v0.16b
+	WORD $0x4e0101a1 // tbl v1.16b, {v13.16b}, v1.16b
+	VEOR V18.B16, V18.B16, V18.B16
+	WORD $0x4e849412 // sdot v18.4s, v0.16b, v4.16b
+	WORD $0x4e859432 // sdot v18.4s, v1.16b, v5.16b
+	VLD1.P 2(R11), V10.H[3]
+	VLD1.P 16(R11), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V12.B16, V0.B16, V0.B16
+	WORD $0x4e0001a0 // tbl v0.16b, {v13.16b}, v0.16b
+	WORD $0x4e0101a1 // tbl v1.16b, {v13.16b}, v1.16b
+	VEOR V19.B16, V19.B16, V19.B16
+	WORD $0x4e849413 // sdot v19.4s, v0.16b, v4.16b
+	WORD $0x4e859433 // sdot v19.4s, v1.16b, v5.16b
+	WORD $0x0e21794a // fcvtl v10.4s, v10.4h
+	// token 0: the four rows' block sums, in row order
+	WORD $0x4eb1be0e // addp v14.4s, v16.4s, v17.4s
+	WORD $0x4eb3be4f // addp v15.4s, v18.4s, v19.4s
+	WORD $0x4eafbdce // addp v14.4s, v14.4s, v15.4s
+	WORD $0x4e21d9ce // scvtf v14.4s, v14.4s
+	WORD $0x4f8b915f // fmul v31.4s, v10.4s, v11.s[0]
+	VFMLA V31.S4, V14.S4, V28.S4
+	SUBS $1, R15, R15
+	BNE block
+store:
+	MOVD R6, R16
+	VST1 [V28.S4], (R16)
+	ADD $16, R6, R6
+	ADD R1<<2, R0, R0
+	SUBS $1, R2, R2
+	BNE group
+	RET
+
+// func iq4nlRows4T2Dot(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·iq4nlRows4T2Dot(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD groups+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V12.B16
+	MOVD $0xf6eaddcfbfad9881, R16
+	VMOV R16, V13.D[0]
+	MOVD $0x7159453526190d01, R16
+	VMOV R16, V13.D[1]
+group:
+	MOVD R0, R8
+	ADD R1, R8, R9
+	ADD R1, R9, R10
+	ADD R1, R10, R11
+	MOVD R3, R12
+	ADD R4, R12, R13
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	MOVD R5, R15
+	CBZ R15, store
+block:
+	VLD1.P 2(R12), V11.H[0]
+	VLD1.P 32(R12), [V4.B16, V5.B16]
+	VLD1.P 2(R13), V11.H[1]
+	VLD1.P 32(R13), [V6.B16, V7.B16]
+	WORD $0x0e21796b // fcvtl v11.4s, v11.4h
+	VLD1.P 2(R8), V10.H[0]
+	VLD1.P 16(R8), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V12.B16, V0.B16, V0.B16
+	WORD $0x4e0001a0 // tbl v0.16b, {v13.16b}, v0.16b
+	WORD $0x4e0101a1 // tbl v1.16b, {v13.16b}, v1.16b
+	VEOR V16.B16, V16.B16, V16.B16
+	WORD $0x4e849410 // sdot v16.4s, v0.16b, v4.16b
+	WORD $0x4e859430 // sdot v16.4s, v1.16b, v5.16b
+	VEOR V20.B16, V20.B16, V20.B16
+	WORD $0x4e869414 // sdot v20.4s, v0.16b, v6.16b
+	WORD $0x4e879434 // sdot v20.4s, v1.16b, v7.16b
+	VLD1.P 2(R9), V10.H[1]
+	VLD1.P 16(R9), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V12.B16, V0.B16, V0.B16
+	WORD $0x4e0001a0 // tbl v0.16b, {v13.16b}, v0.16b
+	WORD $0x4e0101a1 // tbl v1.16b, {v13.16b}, v1.16b
+	VEOR V17.B16, V17.B16, V17.B16
+	WORD $0x4e849411 // sdot v17.4s, v0.16b, v4.16b
+	WORD $0x4e859431 // sdot v17.4s, v1.16b, v5.16b
+	VEOR V21.B16, V21.B16, V21.B16
+	WORD $0x4e869415 // sdot v21.4s, v0.16b, v6.16b
+	WORD $0x4e879435 // sdot v21.4s, v1.16b, v7.16b
+	VLD1.P 2(R10), V10.H[2]
+	VLD1.P 16(R10), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V12.B16, V0.B16, V0.B16
+	WORD $0x4e0001a0 // tbl v0.16b, {v13.16b}, v0.16b
+	WORD $0x4e0101a1 // tbl v1.16b, {v13.16b}, v1.16b
+	VEOR V18.B16, V18.B16, V18.B16
+	WORD $0x4e849412 // sdot v18.4s, v0.16b, v4.16b
+	WORD $0x4e859432 // sdot v18.4s, v1.16b, v5.16b
+	VEOR V22.B16, V22.B16, V22.B16
+	WORD $0x4e869416 // sdot v22.4s, v0.16b, v6.16b
+	WORD $0x4e879436 // sdot v22.4s, v1.16b, v7.16b
+	VLD1.P 2(R11), V10.H[3]
+	VLD1.P 16(R11), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V12.B16, V0.B16, V0.B16
+	WORD $0x4e0001a0 // tbl v0.16b, {v13.16b}, v0.16b
+	WORD $0x4e0101a1 // tbl v1.16b, {v13.16b}, v1.16b
+	VEOR V19.B16, V19.B16, V19.B16
+	WORD $0x4e849413 // sdot v19.4s, v0.16b, v4.16b
+	WORD $0x4e859433 // sdot v19.4s, v1.16b, v5.16b
+	VEOR V23.B16, V23.B16, V23.B16
+	WORD $0x4e869417 // sdot v23.4s, v0.16b, v6.16b
+	WORD $0x4e879437 // sdot v23.4s, v1.16b, v7.16b
+	WORD $0x0e21794a // fcvtl v10.4s, v10.4h
+	// token 0: the four rows' block sums, in row order
+	WORD $0x4eb1be0e // addp v14.4s, v16.4s, v17.4s
+	WORD $0x4eb3be4f // addp v15.4s, v18.4s, v19.4s
+	WORD $0x4eafbdce // addp v14.4s, v14.4s, v15.4s
+	WORD $0x4e21d9ce // scvtf v14.4s, v14.4s
+	WORD $0x4f8b915f // fmul v31.4s, v10.4s, v11.s[0]
+	VFMLA V31.S4, V14.S4, V28.S4
+	// token 1: the four rows' block sums, in row order
+	WORD $0x4eb5be8e // addp v14.4s, v20.4s, v21.4s
+	WORD $0x4eb7becf // addp v15.4s, v22.4s, v23.4s
+	WORD $0x4eafbdce // addp v14.4s, v14.4s, v15.4s
+	WORD $0x4e21d9ce // scvtf v14.4s, v14.4s
+	WORD $0x4fab915f // fmul v31.4s, v10.4s, v11.s[1]
+	VFMLA V31.S4, V14.S4, V29.S4
+	SUBS $1, R15, R15
+	BNE block
+store:
+	MOVD R6, R16
+	VST1 [V28.S4], (R16)
+	ADD R7, R16, R16
+	VST1 [V29.S4], (R16)
+	ADD $16, R6, R6
+	ADD R1<<2, R0, R0
+	SUBS $1, R2, R2
+	BNE group
+	RET
+
+// func iq4nlRows4T3Dot(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·iq4nlRows4T3Dot(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD groups+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V12.B16
+	MOVD $0xf6eaddcfbfad9881, R16
+	VMOV R16, V13.D[0]
+	MOVD $0x7159453526190d01, R16
+	VMOV R16, V13.D[1]
+group:
+	MOVD R0, R8
+	ADD R1, R8, R9
+	ADD R1, R9, R10
+	ADD R1, R10, R11
+	MOVD R3, R12
+	ADD R4, R12, R13
+	ADD R4, R13, R14
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	VEOR V30.B16, V30.B16, V30.B16
+	MOVD R5, R15
+	CBZ R15, store
+block:
+	VLD1.P 2(R12), V11.H[0]
+	VLD1.P 32(R12), [V4.B16, V5.B16]
+	VLD1.P 2(R13), V11.H[1]
+	VLD1.P 32(R13), [V6.B16, V7.B16]
+	VLD1.P 2(R14), V11.H[2]
+	VLD1.P 32(R14), [V8.B16, V9.B16]
+	WORD $0x0e21796b // fcvtl v11.4s, v11.4h
+	VLD1.P 2(R8), V10.H[0]
+	VLD1.P 16(R8), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V12.B16, V0.B16, V0.B16
+	WORD $0x4e0001a0 // tbl v0.16b, {v13.16b}, v0.16b
+	WORD $0x4e0101a1 // tbl v1.16b, {v13.16b}, v1.16b
+	VEOR V16.B16, V16.B16, V16.B16
+	WORD $0x4e849410 // sdot v16.4s, v0.16b, v4.16b
+	WORD $0x4e859430 // sdot v16.4s, v1.16b, v5.16b
+	VEOR V20.B16, V20.B16, V20.B16
+	WORD $0x4e869414 // sdot v20.4s, v0.16b, v6.16b
+	WORD $0x4e879434 // sdot v20.4s, v1.16b, v7.16b
+	VEOR V24.B16, V24.B16, V24.B16
+	WORD $0x4e889418 // sdot v24.4s, v0.16b, v8.16b
+	WORD $0x4e899438 // sdot v24.4s, v1.16b, v9.16b
+	VLD1.P 2(R9), V10.H[1]
+	VLD1.P 16(R9), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V12.B16, V0.B16, V0.B16
+	WORD $0x4e0001a0 // tbl v0.16b, {v13.16b}, v0.16b
+	WORD $0x4e0101a1 // tbl v1.16b, {v13.16b}, v1.16b
+	VEOR V17.B16, V17.B16, V17.B16
+	WORD $0x4e849411 // sdot v17.4s, v0.16b, v4.16b
+	WORD $0x4e859431 // sdot v17.4s, v1.16b, v5.16b
+	VEOR V21.B16, V21.B16, V21.B16
+	WORD $0x4e869415 // sdot v21.4s, v0.16b, v6.16b
+	WORD $0x4e879435 // sdot v21.4s, v1.16b, v7.16b
+	VEOR V25.B16, V25.B16, V25.B16
+	WORD $0x4e889419 // sdot v25.4s, v0.16b, v8.16b
+	WORD $0x4e899439 // sdot v25.4s, v1.16b, v9.16b
+	VLD1.P 2(R10), V10.H[2]
+	VLD1.P 16(R10), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V12.B16, V0.B16, V0.B16
+	WORD $0x4e0001a0 // tbl v0.16b, {v13.16b}, v0.16b
+	WORD $0x4e0101a1 // tbl v1.16b, {v13.16b}, v1.16b
+	VEOR V18.B16, V18.B16, V18.B16
+	WORD $0x4e849412 // sdot v18.4s, v0.16b, v4.16b
+	WORD $0x4e859432 // sdot v18.4s, v1.16b, v5.16b
+	VEOR V22.B16, V22.B16, V22.B16
+	WORD $0x4e869416 // sdot v22.4s, v0.16b, v6.16b
+	WORD $0x4e879436 // sdot v22.4s, v1.16b, v7.16b
+	VEOR V26.B16, V26.B16, V26.B16
+	WORD $0x4e88941a // sdot v26.4s, v0.16b, v8.16b
+	WORD $0x4e89943a // sdot v26.4s, v1.16b, v9.16b
+	VLD1.P 2(R11), V10.H[3]
+	VLD1.P 16(R11), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V12.B16, V0.B16, V0.B16
+	WORD $0x4e0001a0 // tbl v0.16b, {v13.16b}, v0.16b
+	WORD $0x4e0101a1 // tbl v1.16b, {v13.16b}, v1.16b
+	VEOR V19.B16, V19.B16, V19.B16
+	WORD $0x4e849413 // sdot v19.4s, v0.16b, v4.16b
+	WORD $0x4e859433 // sdot v19.4s, v1.16b, v5.16b
+	VEOR V23.B16, V23.B16, V23.B16
+	WORD $0x4e869417 // sdot v23.4s, v0.16b, v6.16b
+	WORD $0x4e879437 // sdot v23.4s, v1.16b, v7.16b
+	VEOR V27.B16, V27.B16, V27.B16
+	WORD $0x4e88941b // sdot v27.4s, v0.16b, v8.16b
+	WORD $0x4e89943b // sdot v27.4s, v1.16b, v9.16b
+	WORD $0x0e21794a // fcvtl v10.4s, v10.4h
+	// token 0: the four rows' block sums, in row order
+	WORD $0x4eb1be0e // addp v14.4s, v16.4s, v17.4s
+	WORD $0x4eb3be4f // addp v15.4s, v18.4s, v19.4s
+	WORD $0x4eafbdce // addp v14.4s, v14.4s, v15.4s
+	WORD $0x4e21d9ce // scvtf v14.4s, v14.4s
+	WORD $0x4f8b915f // fmul v31.4s, v10.4s, v11.s[0]
+	VFMLA V31.S4, V14.S4, V28.S4
+	// token 1: the four rows' block sums, in row order
+	WORD $0x4eb5be8e // addp v14.4s, v20.4s, v21.4s
+	WORD $0x4eb7becf // addp v15.4s, v22.4s, v23.4s
+	WORD $0x4eafbdce // addp v14.4s, v14.4s, v15.4s
+	WORD $0x4e21d9ce // scvtf v14.4s, v14.4s
+	WORD $0x4fab915f // fmul v31.4s, v10.4s, v11.s[1]
+	VFMLA V31.S4, V14.S4, V29.S4
+	// token 2: the four rows' block sums, in row order
+	WORD $0x4eb9bf0e // addp v14.4s, v24.4s, v25.4s
+	WORD $0x4ebbbf4f // addp v15.4s, v26.4s, v27.4s
+	WORD $0x4eafbdce // addp v14.4s, v14.4s, v15.4s
+	WORD $0x4e21d9ce // scvtf v14.4s, v14.4s
+	WORD $0x4f8b995f // fmul v31.4s, v10.4s, v11.s[2]
+	VFMLA V31.S4, V14.S4, V30.S4
+	SUBS $1, R15, R15
+	BNE block
+store:
+	MOVD R6, R16
+	VST1 [V28.S4], (R16)
+	ADD R7, R16, R16
+	VST1 [V29.S4], (R16)
+	ADD R7, R16, R16
+	VST1 [V30.S4], (R16)
+	ADD $16, R6, R6
+	ADD R1<<2, R0, R0
+	SUBS $1, R2, R2
+	BNE group
+	RET
+
+// func iq4nlRows4T2MM(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·iq4nlRows4T2MM(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD groups+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V25.B16
+	MOVD $0xf6eaddcfbfad9881, R16
+	VMOV R16, V26.D[0]
+	MOVD $0x7159453526190d01, R16
+	VMOV R16, V26.D[1]
+group:
+	MOVD R0, R8
+	ADD R1, R8, R9
+	ADD R1, R9, R10
+	ADD R1, R10, R11
+	MOVD R3, R12
+	ADD R4, R12, R13
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	MOVD R5, R15
+	CBZ R15, store
+block:
+	// tokens 0 and 1, in 8-byte pairs
+	VLD1.P 2(R12), V23.H[0]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	VLD1.P 2(R13), V23.H[1]
+	VLD1.P 32(R13), [V2.B16, V3.B16]
+	VZIP1 V2.D2, V0.D2, V8.D2
+	VZIP2 V2.D2, V0.D2, V9.D2
+	VZIP1 V3.D2, V1.D2, V10.D2
+	VZIP2 V3.D2, V1.D2, V11.D2
+	WORD $0x0e217af7 // fcvtl v23.4s, v23.4h
+	// rows 0 and 1, in 8-byte pairs
+	VLD1.P 2(R8), V22.H[0]
+	VLD1.P 16(R8), [V0.B16]
+	VLD1.P 2(R9), V22.H[1]
+	VLD1.P 16(R9), [V1.B16]
+	VZIP1 V1.D2, V0.D2, V2.D2
+	VZIP2 V1.D2, V0.D2, V3.D2
+	VUSHR $4, V2.B16, V6.B16
+	VAND V25.B16, V2.B16, V4.B16
+	WORD $0x4e040344 // tbl v4.16b, {v26.16b}, v4.16b
+	WORD $0x4e060346 // tbl v6.16b, {v26.16b}, v6.16b
+	VUSHR $4, V3.B16, V7.B16
+	VAND V25.B16, V3.B16, V5.B16
+	WORD $0x4e050345 // tbl v5.16b, {v26.16b}, v5.16b
+	WORD $0x4e070347 // tbl v7.16b, {v26.16b}, v7.16b
+	VEOR V16.B16, V16.B16, V16.B16
+	WORD $0x4e84a510 // smmla v16.4s, v8.16b, v4.16b
+	WORD $0x4e85a530 // smmla v16.4s, v9.16b, v5.16b
+	WORD $0x4e86a550 // smmla v16.4s, v10.16b, v6.16b
+	WORD $0x4e87a570 // smmla v16.4s, v11.16b, v7.16b
+	// rows 2 and 3, in 8-byte pairs
+	VLD1.P 2(R10), V22.H[2]
+	VLD1.P 16(R10), [V0.B16]
+	VLD1.P 2(R11), V22.H[3]
+	VLD1.P 16(R11), [V1.B16]
+	VZIP1 V1.D2, V0.D2, V2.D2
+	VZIP2 V1.D2, V0.D2, V3.D2
+	VUSHR $4, V2.B16, V6.B16
+	VAND V25.B16, V2.B16, V4.B16
+	WORD $0x4e040344 // tbl v4.16b, {v26.16b}, v4.16b
+	WORD $0x4e060346 // tbl v6.16b, {v26.16b}, v6.16b
+	VUSHR $4, V3.B16, V7.B16
+	VAND V25.B16, V3.B16, V5.B16
+	WORD $0x4e050345 // tbl v5.16b, {v26.16b}, v5.16b
+	WORD $0x4e070347 // tbl v7.16b, {v26.16b}, v7.16b
+	VEOR V17.B16, V17.B16, V17.B16
+	WORD $0x4e84a511 // smmla v17.4s, v8.16b, v4.16b
+	WORD $0x4e85a531 // smmla v17.4s, v9.16b, v5.16b
+	WORD $0x4e86a551 // smmla v17.4s, v10.16b, v6.16b
+	WORD $0x4e87a571 // smmla v17.4s, v11.16b, v7.16b
+	WORD $0x0e217ad6 // fcvtl v22.4s, v22.4h
+	// tokens 0 and 1: the four rows' block sums, in row order
+	VZIP1 V17.D2, V16.D2, V20.D2
+	VZIP2 V17.D2, V16.D2, V21.D2
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4f9792d8 // fmul v24.4s, v22.4s, v23.s[0]
+	VFMLA V24.S4, V20.S4, V28.S4
+	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	WORD $0x4fb792d8 // fmul v24.4s, v22.4s, v23.s[1]
+	VFMLA V24.S4, V21.S4, V29.S4
+	SUBS $1, R15, R15
+	BNE block
+store:
+	MOVD R6, R16
+	VST1 [V28.S4], (R16)
+	ADD R7, R16, R16
+	VST1 [V29.S4], (R16)
+	ADD $16, R6, R6
+	ADD R1<<2, R0, R0
+	SUBS $1, R2, R2
+	BNE group
+	RET
+
+// func iq4nlRows4T3MM(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·iq4nlRows4T3MM(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD groups+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V25.B16
+	MOVD $0xf6eaddcfbfad9881, R16
+	VMOV R16, V26.D[0]
+	MOVD $0x7159453526190d01, R16
+	VMOV R16, V26.D[1]
+group:
+	MOVD R0, R8
+	ADD R1, R8, R9
+	ADD R1, R9, R10
+	ADD R1, R10, R11
+	MOVD R3, R12
+	ADD R4, R12, R13
+	ADD R4, R13, R14
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	VEOR V30.B16, V30.B16, V30.B16
+	MOVD R5, R15
+	CBZ R15, store
+block:
+	// tokens 0 and 1, in 8-byte pairs
+	VLD1.P 2(R12), V23.H[0]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	VLD1.P 2(R13), V23.H[1]
+	VLD1.P 32(R13), [V2.B16, V3.B16]
+	VZIP1 V2.D2, V0.D2, V8.D2
+	VZIP2 V2.D2, V0.D2, V9.D2
+	VZIP1 V3.D2, V1.D2, V10.D2
+	VZIP2 V3.D2, V1.D2, V11.D2
+	// token 2, each 8 bytes twice
+	VLD1.P 2(R14), V23.H[2]
+	VLD1.P 32(R14), [V0.B16, V1.B16]
+	VZIP1 V0.D2, V0.D2, V12.D2
+	VZIP2 V0.D2, V0.D2, V13.D2
+	VZIP1 V1.D2, V1.D2, V14.D2
+	VZIP2 V1.D2, V1.D2, V15.D2
+	WORD $0x0e217af7 // fcvtl v23.4s, v23.4h
+	// rows 0 and 1, in 8-byte pairs
+	VLD1.P 2(R8), V22.H[0]
+	VLD1.P 16(R8), [V0.B16]
+	VLD1.P 2(R9), V22.H[1]
+	VLD1.P 16(R9), [V1.B16]
+	VZIP1 V1.D2, V0.D2, V2.D2
+	VZIP2 V1.D2, V0.D2, V3.D2
+	VUSHR $4, V2.B16, V6.B16
+	VAND V25.B16, V2.B16, V4.B16
+	WORD $0x4e040344 // tbl v4.16b, {v26.16b}, v4.16b
+	WORD $0x4e060346 // tbl v6.16b, {v26.16b}, v6.16b
+	VUSHR $4, V3.B16, V7.B16
+	VAND V25.B16, V3.B16, V5.B16
+	WORD $0x4e050345 // tbl v5.16b, {v26.16b}, v5.16b
+	WORD $0x4e070347 // tbl v7.16b, {v26.16b}, v7.16b
+	VEOR V16.B16, V16.B16, V16.B16
+	WORD $0x4e84a510 // smmla v16.4s, v8.16b, v4.16b
+	WORD $0x4e85a530 // smmla v16.4s, v9.16b, v5.16b
+	WORD $0x4e86a550 // smmla v16.4s, v10.16b, v6.16b
+	WORD $0x4e87a570 // smmla v16.4s, v11.16b, v7.16b
+	VEOR V18.B16, V18.B16, V18.B16
+	WORD $0x4e849592 // sdot v18.4s, v12.16b, v4.16b
+	WORD $0x4e8595b2 // sdot v18.4s, v13.16b, v5.16b
+	WORD $0x4e8695d2 // sdot v18.4s, v14.16b, v6.16b
+	WORD $0x4e8795f2 // sdot v18.4s, v15.16b, v7.16b
+	// rows 2 and 3, in 8-byte pairs
+	VLD1.P 2(R10), V22.H[2]
+	VLD1.P 16(R10), [V0.B16]
+	VLD1.P 2(R11), V22.H[3]
+	VLD1.P 16(R11), [V1.B16]
+	VZIP1 V1.D2, V0.D2, V2.D2
+	VZIP2 V1.D2, V0.D2, V3.D2
+	VUSHR $4, V2.B16, V6.B16
+	VAND V25.B16, V2.B16, V4.B16
+	WORD $0x4e040344 // tbl v4.16b, {v26.16b}, v4.16b
+	WORD $0x4e060346 // tbl v6.16b, {v26.16b}, v6.16b
+	VUSHR $4, V3.B16, V7.B16
+	VAND V25.B16, V3.B16, V5.B16
+	WORD $0x4e050345 // tbl v5.16b, {v26.16b}, v5.16b
+	WORD $0x4e070347 // tbl v7.16b, {v26.16b}, v7.16b
+	VEOR V17.B16, V17.B16, V17.B16
+	WORD $0x4e84a511 // smmla v17.4s, v8.16b, v4.16b
+	WORD $0x4e85a531 // smmla v17.4s, v9.16b, v5.16b
+	WORD $0x4e86a551 // smmla v17.4s, v10.16b, v6.16b
+	WORD $0x4e87a571 // smmla v17.4s, v11.16b, v7.16b
+	VEOR V19.B16, V19.B16, V19.B16
+	WORD $0x4e849593 // sdot v19.4s, v12.16b, v4.16b
+	WORD $0x4e8595b3 // sdot v19.4s, v13.16b, v5.16b
+	WORD $0x4e8695d3 // sdot v19.4s, v14.16b, v6.16b
+	WORD $0x4e8795f3 // sdot v19.4s, v15.16b, v7.16b
+	WORD $0x0e217ad6 // fcvtl v22.4s, v22.4h
+	// tokens 0 and 1: the four rows' block sums, in row order
+	VZIP1 V17.D2, V16.D2, V20.D2
+	VZIP2 V17.D2, V16.D2, V21.D2
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4f9792d8 // fmul v24.4s, v22.4s, v23.s[0]
+	VFMLA V24.S4, V20.S4, V28.S4
+	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	WORD $0x4fb792d8 // fmul v24.4s, v22.4s, v23.s[1]
+	VFMLA V24.S4, V21.S4, V29.S4
+	// token 2: the four rows' block sums, in row order
+	WORD $0x4eb3be54 // addp v20.4s, v18.4s, v19.4s
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4f979ad8 // fmul v24.4s, v22.4s, v23.s[2]
+	VFMLA V24.S4, V20.S4, V30.S4
+	SUBS $1, R15, R15
+	BNE block
+store:
+	MOVD R6, R16
+	VST1 [V28.S4], (R16)
+	ADD R7, R16, R16
+	VST1 [V29.S4], (R16)
+	ADD R7, R16, R16
+	VST1 [V30.S4], (R16)
+	ADD $16, R6, R6
+	ADD R1<<2, R0, R0
+	SUBS $1, R2, R2
+	BNE group
+	RET
+
+// func iq4nlRows4T4MM(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·iq4nlRows4T4MM(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD groups+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V25.B16
+	MOVD $0xf6eaddcfbfad9881, R16
+	VMOV R16, V26.D[0]
+	MOVD $0x7159453526190d01, R16
+	VMOV R16, V26.D[1]
+group:
+	MOVD R0, R8
+	ADD R1, R8, R9
+	ADD R1, R9, R10
+	ADD R1, R10, R11
+	MOVD R3, R12
+	ADD R4, R12, R13
+	ADD R4, R13, R14
+	ADD R4, R14, R19
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V31.B16, V31.B16, V31.B16
+	MOVD R5, R15
+	CBZ R15, store
+block:
+	// tokens 0 and 1, in 8-byte pairs
+	VLD1.P 2(R12), V23.H[0]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	VLD1.P 2(R13), V23.H[1]
+	VLD1.P 32(R13), [V2.B16, V3.B16]
+	VZIP1 V2.D2, V0.D2, V8.D2
+	VZIP2 V2.D2, V0.D2, V9.D2
+	VZIP1 V3.D2, V1.D2, V10.D2
+	VZIP2 V3.D2, V1.D2, V11.D2
+	// tokens 2 and 3, in 8-byte pairs
+	VLD1.P 2(R14), V23.H[2]
+	VLD1.P 32(R14), [V0.B16, V1.B16]
+	VLD1.P 2(R19), V23.H[3]
+	VLD1.P 32(R19), [V2.B16, V3.B16]
+	VZIP1 V2.D2, V0.D2, V12.D2
+	VZIP2 V2.D2, V0.D2, V13.D2
+	VZIP1 V3.D2, V1.D2, V14.D2
+	VZIP2 V3.D2, V1.D2, V15.D2
+	WORD $0x0e217af7 // fcvtl v23.4s, v23.4h
+	// rows 0 and 1, in 8-byte pairs
+	VLD1.P 2(R8), V22.H[0]
+	VLD1.P 16(R8), [V0.B16]
+	VLD1.P 2(R9), V22.H[1]
+	VLD1.P 16(R9), [V1.B16]
+	VZIP1 V1.D2, V0.D2, V2.D2
+	VZIP2 V1.D2, V0.D2, V3.D2
+	VUSHR $4, V2.B16, V6.B16
+	VAND V25.B16, V2.B16, V4.B16
+	WORD $0x4e040344 // tbl v4.16b, {v26.16b}, v4.16b
+	WORD $0x4e060346 // tbl v6.16b, {v26.16b}, v6.16b
+	VUSHR $4, V3.B16, V7.B16
+	VAND V25.B16, V3.B16, V5.B16
+	WORD $0x4e050345 // tbl v5.16b, {v26.16b}, v5.16b
+	WORD $0x4e070347 // tbl v7.16b, {v26.16b}, v7.16b
+	VEOR V16.B16, V16.B16, V16.B16
+	WORD $0x4e84a510 // smmla v16.4s, v8.16b, v4.16b
+	WORD $0x4e85a530 // smmla v16.4s, v9.16b, v5.16b
+	WORD $0x4e86a550 // smmla v16.4s, v10.16b, v6.16b
+	WORD $0x4e87a570 // smmla v16.4s, v11.16b, v7.16b
+	VEOR V18.B16, V18.B16, V18.B16
+	WORD $0x4e84a592 // smmla v18.4s, v12.16b, v4.16b
+	WORD $0x4e85a5b2 // smmla v18.4s, v13.16b, v5.16b
+	WORD $0x4e86a5d2 // smmla v18.4s, v14.16b, v6.16b
+	WORD $0x4e87a5f2 // smmla v18.4s, v15.16b, v7.16b
+	// rows 2 and 3, in 8-byte pairs
+	VLD1.P 2(R10), V22.H[2]
+	VLD1.P 16(R10), [V0.B16]
+	VLD1.P 2(R11), V22.H[3]
+	VLD1.P 16(R11), [V1.B16]
+	VZIP1 V1.D2, V0.D2, V2.D2
+	VZIP2 V1.D2, V0.D2, V3.D2
+	VUSHR $4, V2.B16, V6.B16
+	VAND V25.B16, V2.B16, V4.B16
+	WORD $0x4e040344 // tbl v4.16b, {v26.16b}, v4.16b
+	WORD $0x4e060346 // tbl v6.16b, {v26.16b}, v6.16b
+	VUSHR $4, V3.B16, V7.B16
+	VAND V25.B16, V3.B16, V5.B16
+	WORD $0x4e050345 // tbl v5.16b, {v26.16b}, v5.16b
+	WORD $0x4e070347 // tbl v7.16b, {v26.16b}, v7.16b
+	VEOR V17.B16, V17.B16, V17.B16
+	WORD $0x4e84a511 // smmla v17.4s, v8.16b, v4.16b
+	WORD $0x4e85a531 // smmla v17.4s, v9.16b, v5.16b
+	WORD $0x4e86a551 // smmla v17.4s, v10.16b, v6.16b
+	WORD $0x4e87a571 // smmla v17.4s, v11.16b, v7.16b
+	VEOR V19.B16, V19.B16, V19.B16
+	WORD $0x4e84a593 // smmla v19.4s, v12.16b, v4.16b
+	WORD $0x4e85a5b3 // smmla v19.4s, v13.16b, v5.16b
+	WORD $0x4e86a5d3 // smmla v19.4s, v14.16b, v6.16b
+	WORD $0x4e87a5f3 // smmla v19.4s, v15.16b, v7.16b
+	WORD $0x0e217ad6 // fcvtl v22.4s, v22.4h
+	// tokens 0 and 1: the four rows' block sums, in row order
+	VZIP1 V17.D2, V16.D2, V20.D2
+	VZIP2 V17.D2, V16.D2, V21.D2
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4f9792d8 // fmul v24.4s, v22.4s, v23.s[0]
+	VFMLA V24.S4, V20.S4, V28.S4
+	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	WORD $0x4fb792d8 // fmul v24.4s, v22.4s, v23.s[1]
+	VFMLA V24.S4, V21.S4, V29.S4
+	// tokens 2 and 3: the four rows' block sums, in row order
+	VZIP1 V19.D2, V18.D2, V20.D2
+	VZIP2 V19.D2, V18.D2, V21.D2
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4f979ad8 // fmul v24.4s, v22.4s, v23.s[2]
+	VFMLA V24.S4, V20.S4, V30.S4
+	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	WORD $0x4fb79ad8 // fmul v24.4s, v22.4s, v23.s[3]
+	VFMLA V24.S4, V21.S4, V31.S4
+	SUBS $1, R15, R15
+	BNE block
+store:
+	MOVD R6, R16
+	VST1 [V28.S4], (R16)
+	ADD R7, R16, R16
+	VST1 [V29.S4], (R16)
+	ADD R7, R16, R16
+	VST1 [V30.S4], (R16)
+	ADD R7, R16, R16
+	VST1 [V31.S4], (R16)
+	ADD $16, R6, R6
+	ADD R1<<2, R0, R0
+	SUBS $1, R2, R2
+	BNE group
+	RET
+
 // func q8_0LanesRows1NEON(w *byte, wstride, rows int, x *byte, nb int, out *float32)
 TEXT ·q8_0LanesRows1NEON(SB), NOSPLIT, $0-48
 	MOVD w+0(FP), R0
@@ -2707,6 +3846,3050 @@ done:
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
 	FMOVS.P F0, 4(R5)
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q5_0RowsT1NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q5_0RowsT1NEON(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V28.B16
+	VMOVI $16, V14.B16
+	MOVD $0x0000000000000000, R16
+	VMOV R16, V29.D[0]
+	MOVD $0x0101010101010101, R16
+	VMOV R16, V29.D[1]
+	MOVD $0x0202020202020202, R16
+	VMOV R16, V30.D[0]
+	MOVD $0x0303030303030303, R16
+	VMOV R16, V30.D[1]
+	MOVD $0x8040201008040201, R16
+	VMOV R16, V31.D[0]
+	VMOV R16, V31.D[1]
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	MOVD R5, R13
+	CBZ R13, store
+block:
+	MOVHU.P 2(R8), R14
+	FMOVS R14, F8
+	FCVTHS F8, F8
+	MOVWU.P 4(R8), R14
+	VMOV R14, V2.S[0]
+	VLD1.P 16(R8), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V28.B16, V0.B16, V0.B16
+	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is set
+	WORD $0x4e1e0043 // tbl v3.16b, {v2.16b}, v30.16b
+	WORD $0x4e1d0042 // tbl v2.16b, {v2.16b}, v29.16b
+	WORD $0x4e3f8c42 // cmtst v2.16b, v2.16b, v31.16b
+	WORD $0x4e3f8c63 // cmtst v3.16b, v3.16b, v31.16b
+	WORD $0x4e621dc2 // bic v2.16b, v14.16b, v2.16b
+	VSUB V2.B16, V0.B16, V0.B16
+	WORD $0x4e631dc3 // bic v3.16b, v14.16b, v3.16b
+	VSUB V3.B16, V1.B16, V1.B16
+	// token 0
+	MOVHU.P 2(R9), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R9), [V4.B16, V5.B16]
+	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
+	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
+	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
+	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
+	SUBS $1, R13, R13
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e31d600 // fadd v0.4s, v16.4s, v17.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q5_0RowsT2NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q5_0RowsT2NEON(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V28.B16
+	VMOVI $16, V14.B16
+	MOVD $0x0000000000000000, R16
+	VMOV R16, V29.D[0]
+	MOVD $0x0101010101010101, R16
+	VMOV R16, V29.D[1]
+	MOVD $0x0202020202020202, R16
+	VMOV R16, V30.D[0]
+	MOVD $0x0303030303030303, R16
+	VMOV R16, V30.D[1]
+	MOVD $0x8040201008040201, R16
+	VMOV R16, V31.D[0]
+	VMOV R16, V31.D[1]
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	MOVD R5, R13
+	CBZ R13, store
+block:
+	MOVHU.P 2(R8), R14
+	FMOVS R14, F8
+	FCVTHS F8, F8
+	MOVWU.P 4(R8), R14
+	VMOV R14, V2.S[0]
+	VLD1.P 16(R8), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V28.B16, V0.B16, V0.B16
+	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is set
+	WORD $0x4e1e0043 // tbl v3.16b, {v2.16b}, v30.16b
+	WORD $0x4e1d0042 // tbl v2.16b, {v2.16b}, v29.16b
+	WORD $0x4e3f8c42 // cmtst v2.16b, v2.16b, v31.16b
+	WORD $0x4e3f8c63 // cmtst v3.16b, v3.16b, v31.16b
+	WORD $0x4e621dc2 // bic v2.16b, v14.16b, v2.16b
+	VSUB V2.B16, V0.B16, V0.B16
+	WORD $0x4e631dc3 // bic v3.16b, v14.16b, v3.16b
+	VSUB V3.B16, V1.B16, V1.B16
+	// token 0
+	MOVHU.P 2(R9), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R9), [V4.B16, V5.B16]
+	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
+	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
+	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
+	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
+	// token 1
+	MOVHU.P 2(R10), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R10), [V4.B16, V5.B16]
+	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
+	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
+	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
+	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
+	SUBS $1, R13, R13
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e31d600 // fadd v0.4s, v16.4s, v17.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e33d640 // fadd v0.4s, v18.4s, v19.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q5_0RowsT3NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q5_0RowsT3NEON(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V28.B16
+	VMOVI $16, V14.B16
+	MOVD $0x0000000000000000, R16
+	VMOV R16, V29.D[0]
+	MOVD $0x0101010101010101, R16
+	VMOV R16, V29.D[1]
+	MOVD $0x0202020202020202, R16
+	VMOV R16, V30.D[0]
+	MOVD $0x0303030303030303, R16
+	VMOV R16, V30.D[1]
+	MOVD $0x8040201008040201, R16
+	VMOV R16, V31.D[0]
+	VMOV R16, V31.D[1]
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	MOVD R5, R13
+	CBZ R13, store
+block:
+	MOVHU.P 2(R8), R14
+	FMOVS R14, F8
+	FCVTHS F8, F8
+	MOVWU.P 4(R8), R14
+	VMOV R14, V2.S[0]
+	VLD1.P 16(R8), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V28.B16, V0.B16, V0.B16
+	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is set
+	WORD $0x4e1e0043 // tbl v3.16b, {v2.16b}, v30.16b
+	WORD $0x4e1d0042 // tbl v2.16b, {v2.16b}, v29.16b
+	WORD $0x4e3f8c42 // cmtst v2.16b, v2.16b, v31.16b
+	WORD $0x4e3f8c63 // cmtst v3.16b, v3.16b, v31.16b
+	WORD $0x4e621dc2 // bic v2.16b, v14.16b, v2.16b
+	VSUB V2.B16, V0.B16, V0.B16
+	WORD $0x4e631dc3 // bic v3.16b, v14.16b, v3.16b
+	VSUB V3.B16, V1.B16, V1.B16
+	// token 0
+	MOVHU.P 2(R9), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R9), [V4.B16, V5.B16]
+	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
+	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
+	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
+	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
+	// token 1
+	MOVHU.P 2(R10), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R10), [V4.B16, V5.B16]
+	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
+	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
+	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
+	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
+	// token 2
+	MOVHU.P 2(R11), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R11), [V4.B16, V5.B16]
+	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
+	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
+	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
+	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d4 // fmla v20.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f5 // fmla v21.4s, v7.4s, v10.s[0]
+	SUBS $1, R13, R13
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e31d600 // fadd v0.4s, v16.4s, v17.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e33d640 // fadd v0.4s, v18.4s, v19.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e35d680 // fadd v0.4s, v20.4s, v21.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q5_0RowsT4NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q5_0RowsT4NEON(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V28.B16
+	VMOVI $16, V14.B16
+	MOVD $0x0000000000000000, R16
+	VMOV R16, V29.D[0]
+	MOVD $0x0101010101010101, R16
+	VMOV R16, V29.D[1]
+	MOVD $0x0202020202020202, R16
+	VMOV R16, V30.D[0]
+	MOVD $0x0303030303030303, R16
+	VMOV R16, V30.D[1]
+	MOVD $0x8040201008040201, R16
+	VMOV R16, V31.D[0]
+	VMOV R16, V31.D[1]
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	ADD R4, R11, R12
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	MOVD R5, R13
+	CBZ R13, store
+block:
+	MOVHU.P 2(R8), R14
+	FMOVS R14, F8
+	FCVTHS F8, F8
+	MOVWU.P 4(R8), R14
+	VMOV R14, V2.S[0]
+	VLD1.P 16(R8), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V28.B16, V0.B16, V0.B16
+	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is set
+	WORD $0x4e1e0043 // tbl v3.16b, {v2.16b}, v30.16b
+	WORD $0x4e1d0042 // tbl v2.16b, {v2.16b}, v29.16b
+	WORD $0x4e3f8c42 // cmtst v2.16b, v2.16b, v31.16b
+	WORD $0x4e3f8c63 // cmtst v3.16b, v3.16b, v31.16b
+	WORD $0x4e621dc2 // bic v2.16b, v14.16b, v2.16b
+	VSUB V2.B16, V0.B16, V0.B16
+	WORD $0x4e631dc3 // bic v3.16b, v14.16b, v3.16b
+	VSUB V3.B16, V1.B16, V1.B16
+	// token 0
+	MOVHU.P 2(R9), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R9), [V4.B16, V5.B16]
+	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
+	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
+	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
+	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
+	// token 1
+	MOVHU.P 2(R10), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R10), [V4.B16, V5.B16]
+	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
+	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
+	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
+	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
+	// token 2
+	MOVHU.P 2(R11), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R11), [V4.B16, V5.B16]
+	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
+	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
+	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
+	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d4 // fmla v20.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f5 // fmla v21.4s, v7.4s, v10.s[0]
+	// token 3
+	MOVHU.P 2(R12), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R12), [V4.B16, V5.B16]
+	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
+	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
+	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
+	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d6 // fmla v22.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f7 // fmla v23.4s, v7.4s, v10.s[0]
+	SUBS $1, R13, R13
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e31d600 // fadd v0.4s, v16.4s, v17.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e33d640 // fadd v0.4s, v18.4s, v19.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e35d680 // fadd v0.4s, v20.4s, v21.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 3: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e37d6c0 // fadd v0.4s, v22.4s, v23.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q5_0RowsT1Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q5_0RowsT1Dot(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V28.B16
+	VMOVI $16, V14.B16
+	MOVD $0x0000000000000000, R16
+	VMOV R16, V29.D[0]
+	MOVD $0x0101010101010101, R16
+	VMOV R16, V29.D[1]
+	MOVD $0x0202020202020202, R16
+	VMOV R16, V30.D[0]
+	MOVD $0x0303030303030303, R16
+	VMOV R16, V30.D[1]
+	MOVD $0x8040201008040201, R16
+	VMOV R16, V31.D[0]
+	VMOV R16, V31.D[1]
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	MOVD R5, R13
+	CBZ R13, store
+block:
+	MOVHU.P 2(R8), R14
+	FMOVS R14, F8
+	FCVTHS F8, F8
+	MOVWU.P 4(R8), R14
+	VMOV R14, V2.S[0]
+	VLD1.P 16(R8), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V28.B16, V0.B16, V0.B16
+	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is set
+	WORD $0x4e1e0043 // tbl v3.16b, {v2.16b}, v30.16b
+	WORD $0x4e1d0042 // tbl v2.16b, {v2.16b}, v29.16b
+	WORD $0x4e3f8c42 // cmtst v2.16b, v2.16b, v31.16b
+	WORD $0x4e3f8c63 // cmtst v3.16b, v3.16b, v31.16b
+	WORD $0x4e621dc2 // bic v2.16b, v14.16b, v2.16b
+	VSUB V2.B16, V0.B16, V0.B16
+	WORD $0x4e631dc3 // bic v3.16b, v14.16b, v3.16b
+	VSUB V3.B16, V1.B16, V1.B16
+	// token 0
+	MOVHU.P 2(R9), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R9), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
+	SUBS $1, R13, R13
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e31d600 // fadd v0.4s, v16.4s, v17.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q5_0RowsT2Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q5_0RowsT2Dot(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V28.B16
+	VMOVI $16, V14.B16
+	MOVD $0x0000000000000000, R16
+	VMOV R16, V29.D[0]
+	MOVD $0x0101010101010101, R16
+	VMOV R16, V29.D[1]
+	MOVD $0x0202020202020202, R16
+	VMOV R16, V30.D[0]
+	MOVD $0x0303030303030303, R16
+	VMOV R16, V30.D[1]
+	MOVD $0x8040201008040201, R16
+	VMOV R16, V31.D[0]
+	VMOV R16, V31.D[1]
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	MOVD R5, R13
+	CBZ R13, store
+block:
+	MOVHU.P 2(R8), R14
+	FMOVS R14, F8
+	FCVTHS F8, F8
+	MOVWU.P 4(R8), R14
+	VMOV R14, V2.S[0]
+	VLD1.P 16(R8), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V28.B16, V0.B16, V0.B16
+	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is set
+	WORD $0x4e1e0043 // tbl v3.16b, {v2.16b}, v30.16b
+	WORD $0x4e1d0042 // tbl v2.16b, {v2.16b}, v29.16b
+	WORD $0x4e3f8c42 // cmtst v2.16b, v2.16b, v31.16b
+	WORD $0x4e3f8c63 // cmtst v3.16b, v3.16b, v31.16b
+	WORD $0x4e621dc2 // bic v2.16b, v14.16b, v2.16b
+	VSUB V2.B16, V0.B16, V0.B16
+	WORD $0x4e631dc3 // bic v3.16b, v14.16b, v3.16b
+	VSUB V3.B16, V1.B16, V1.B16
+	// token 0
+	MOVHU.P 2(R9), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R9), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
+	// token 1
+	MOVHU.P 2(R10), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R10), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
+	SUBS $1, R13, R13
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e31d600 // fadd v0.4s, v16.4s, v17.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e33d640 // fadd v0.4s, v18.4s, v19.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q5_0RowsT3Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q5_0RowsT3Dot(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V28.B16
+	VMOVI $16, V14.B16
+	MOVD $0x0000000000000000, R16
+	VMOV R16, V29.D[0]
+	MOVD $0x0101010101010101, R16
+	VMOV R16, V29.D[1]
+	MOVD $0x0202020202020202, R16
+	VMOV R16, V30.D[0]
+	MOVD $0x0303030303030303, R16
+	VMOV R16, V30.D[1]
+	MOVD $0x8040201008040201, R16
+	VMOV R16, V31.D[0]
+	VMOV R16, V31.D[1]
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	MOVD R5, R13
+	CBZ R13, store
+block:
+	MOVHU.P 2(R8), R14
+	FMOVS R14, F8
+	FCVTHS F8, F8
+	MOVWU.P 4(R8), R14
+	VMOV R14, V2.S[0]
+	VLD1.P 16(R8), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V28.B16, V0.B16, V0.B16
+	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is set
+	WORD $0x4e1e0043 // tbl v3.16b, {v2.16b}, v30.16b
+	WORD $0x4e1d0042 // tbl v2.16b, {v2.16b}, v29.16b
+	WORD $0x4e3f8c42 // cmtst v2.16b, v2.16b, v31.16b
+	WORD $0x4e3f8c63 // cmtst v3.16b, v3.16b, v31.16b
+	WORD $0x4e621dc2 // bic v2.16b, v14.16b, v2.16b
+	VSUB V2.B16, V0.B16, V0.B16
+	WORD $0x4e631dc3 // bic v3.16b, v14.16b, v3.16b
+	VSUB V3.B16, V1.B16, V1.B16
+	// token 0
+	MOVHU.P 2(R9), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R9), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
+	// token 1
+	MOVHU.P 2(R10), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R10), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
+	// token 2
+	MOVHU.P 2(R11), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R11), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d4 // fmla v20.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f5 // fmla v21.4s, v7.4s, v10.s[0]
+	SUBS $1, R13, R13
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e31d600 // fadd v0.4s, v16.4s, v17.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e33d640 // fadd v0.4s, v18.4s, v19.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e35d680 // fadd v0.4s, v20.4s, v21.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q5_0RowsT4Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q5_0RowsT4Dot(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V28.B16
+	VMOVI $16, V14.B16
+	MOVD $0x0000000000000000, R16
+	VMOV R16, V29.D[0]
+	MOVD $0x0101010101010101, R16
+	VMOV R16, V29.D[1]
+	MOVD $0x0202020202020202, R16
+	VMOV R16, V30.D[0]
+	MOVD $0x0303030303030303, R16
+	VMOV R16, V30.D[1]
+	MOVD $0x8040201008040201, R16
+	VMOV R16, V31.D[0]
+	VMOV R16, V31.D[1]
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	ADD R4, R11, R12
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	MOVD R5, R13
+	CBZ R13, store
+block:
+	MOVHU.P 2(R8), R14
+	FMOVS R14, F8
+	FCVTHS F8, F8
+	MOVWU.P 4(R8), R14
+	VMOV R14, V2.S[0]
+	VLD1.P 16(R8), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V28.B16, V0.B16, V0.B16
+	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is set
+	WORD $0x4e1e0043 // tbl v3.16b, {v2.16b}, v30.16b
+	WORD $0x4e1d0042 // tbl v2.16b, {v2.16b}, v29.16b
+	WORD $0x4e3f8c42 // cmtst v2.16b, v2.16b, v31.16b
+	WORD $0x4e3f8c63 // cmtst v3.16b, v3.16b, v31.16b
+	WORD $0x4e621dc2 // bic v2.16b, v14.16b, v2.16b
+	VSUB V2.B16, V0.B16, V0.B16
+	WORD $0x4e631dc3 // bic v3.16b, v14.16b, v3.16b
+	VSUB V3.B16, V1.B16, V1.B16
+	// token 0
+	MOVHU.P 2(R9), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R9), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
+	// token 1
+	MOVHU.P 2(R10), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R10), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
+	// token 2
+	MOVHU.P 2(R11), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R11), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d4 // fmla v20.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f5 // fmla v21.4s, v7.4s, v10.s[0]
+	// token 3
+	MOVHU.P 2(R12), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R12), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d6 // fmla v22.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f7 // fmla v23.4s, v7.4s, v10.s[0]
+	SUBS $1, R13, R13
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e31d600 // fadd v0.4s, v16.4s, v17.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e33d640 // fadd v0.4s, v18.4s, v19.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e35d680 // fadd v0.4s, v20.4s, v21.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 3: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e37d6c0 // fadd v0.4s, v22.4s, v23.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q4_1RowsT1NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q4_1RowsT1NEON(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V28.B16
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	MOVD R5, R13
+	CBZ R13, store
+block:
+	MOVHU.P 2(R8), R14
+	FMOVS R14, F8
+	FCVTHS F8, F8
+	MOVHU.P 2(R8), R14
+	FMOVS R14, F9
+	FCVTHS F9, F9
+	VLD1.P 16(R8), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V28.B16, V0.B16, V0.B16
+	// token 0
+	MOVHU.P 2(R9), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R9), R14
+	FMOVS R14, F11
+	FCVTHS F11, F11
+	FMADDS F11, F24, F9, F24
+	VLD1.P 32(R9), [V4.B16, V5.B16]
+	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
+	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
+	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
+	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
+	SUBS $1, R13, R13
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e31d600 // fadd v0.4s, v16.4s, v17.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FADDS F24, F0, F0
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q4_1RowsT2NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q4_1RowsT2NEON(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V28.B16
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	MOVD R5, R13
+	CBZ R13, store
+block:
+	MOVHU.P 2(R8), R14
+	FMOVS R14, F8
+	FCVTHS F8, F8
+	MOVHU.P 2(R8), R14
+	FMOVS R14, F9
+	FCVTHS F9, F9
+	VLD1.P 16(R8), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V28.B16, V0.B16, V0.B16
+	// token 0
+	MOVHU.P 2(R9), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R9), R14
+	FMOVS R14, F11
+	FCVTHS F11, F11
+	FMADDS F11, F24, F9, F24
+	VLD1.P 32(R9), [V4.B16, V5.B16]
+	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
+	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
+	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
+	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
+	// token 1
+	MOVHU.P 2(R10), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R10), R14
+	FMOVS R14, F11
+	FCVTHS F11, F11
+	FMADDS F11, F25, F9, F25
+	VLD1.P 32(R10), [V4.B16, V5.B16]
+	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
+	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
+	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
+	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
+	SUBS $1, R13, R13
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e31d600 // fadd v0.4s, v16.4s, v17.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FADDS F24, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e33d640 // fadd v0.4s, v18.4s, v19.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FADDS F25, F0, F0
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q4_1RowsT3NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q4_1RowsT3NEON(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V28.B16
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	MOVD R5, R13
+	CBZ R13, store
+block:
+	MOVHU.P 2(R8), R14
+	FMOVS R14, F8
+	FCVTHS F8, F8
+	MOVHU.P 2(R8), R14
+	FMOVS R14, F9
+	FCVTHS F9, F9
+	VLD1.P 16(R8), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V28.B16, V0.B16, V0.B16
+	// token 0
+	MOVHU.P 2(R9), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R9), R14
+	FMOVS R14, F11
+	FCVTHS F11, F11
+	FMADDS F11, F24, F9, F24
+	VLD1.P 32(R9), [V4.B16, V5.B16]
+	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
+	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
+	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
+	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
+	// token 1
+	MOVHU.P 2(R10), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R10), R14
+	FMOVS R14, F11
+	FCVTHS F11, F11
+	FMADDS F11, F25, F9, F25
+	VLD1.P 32(R10), [V4.B16, V5.B16]
+	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
+	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
+	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
+	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
+	// token 2
+	MOVHU.P 2(R11), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R11), R14
+	FMOVS R14, F11
+	FCVTHS F11, F11
+	FMADDS F11, F26, F9, F26
+	VLD1.P 32(R11), [V4.B16, V5.B16]
+	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
+	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
+	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
+	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d4 // fmla v20.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f5 // fmla v21.4s, v7.4s, v10.s[0]
+	SUBS $1, R13, R13
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e31d600 // fadd v0.4s, v16.4s, v17.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FADDS F24, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e33d640 // fadd v0.4s, v18.4s, v19.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FADDS F25, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e35d680 // fadd v0.4s, v20.4s, v21.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FADDS F26, F0, F0
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q4_1RowsT4NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q4_1RowsT4NEON(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V28.B16
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	ADD R4, R11, R12
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	MOVD R5, R13
+	CBZ R13, store
+block:
+	MOVHU.P 2(R8), R14
+	FMOVS R14, F8
+	FCVTHS F8, F8
+	MOVHU.P 2(R8), R14
+	FMOVS R14, F9
+	FCVTHS F9, F9
+	VLD1.P 16(R8), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V28.B16, V0.B16, V0.B16
+	// token 0
+	MOVHU.P 2(R9), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R9), R14
+	FMOVS R14, F11
+	FCVTHS F11, F11
+	FMADDS F11, F24, F9, F24
+	VLD1.P 32(R9), [V4.B16, V5.B16]
+	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
+	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
+	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
+	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
+	// token 1
+	MOVHU.P 2(R10), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R10), R14
+	FMOVS R14, F11
+	FCVTHS F11, F11
+	FMADDS F11, F25, F9, F25
+	VLD1.P 32(R10), [V4.B16, V5.B16]
+	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
+	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
+	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
+	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
+	// token 2
+	MOVHU.P 2(R11), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R11), R14
+	FMOVS R14, F11
+	FCVTHS F11, F11
+	FMADDS F11, F26, F9, F26
+	VLD1.P 32(R11), [V4.B16, V5.B16]
+	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
+	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
+	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
+	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d4 // fmla v20.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f5 // fmla v21.4s, v7.4s, v10.s[0]
+	// token 3
+	MOVHU.P 2(R12), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R12), R14
+	FMOVS R14, F11
+	FCVTHS F11, F11
+	FMADDS F11, F27, F9, F27
+	VLD1.P 32(R12), [V4.B16, V5.B16]
+	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
+	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
+	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
+	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d6 // fmla v22.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f7 // fmla v23.4s, v7.4s, v10.s[0]
+	SUBS $1, R13, R13
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e31d600 // fadd v0.4s, v16.4s, v17.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FADDS F24, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e33d640 // fadd v0.4s, v18.4s, v19.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FADDS F25, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e35d680 // fadd v0.4s, v20.4s, v21.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FADDS F26, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 3: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e37d6c0 // fadd v0.4s, v22.4s, v23.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FADDS F27, F0, F0
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q4_1RowsT1Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q4_1RowsT1Dot(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V28.B16
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	MOVD R5, R13
+	CBZ R13, store
+block:
+	MOVHU.P 2(R8), R14
+	FMOVS R14, F8
+	FCVTHS F8, F8
+	MOVHU.P 2(R8), R14
+	FMOVS R14, F9
+	FCVTHS F9, F9
+	VLD1.P 16(R8), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V28.B16, V0.B16, V0.B16
+	// token 0
+	MOVHU.P 2(R9), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R9), R14
+	FMOVS R14, F11
+	FCVTHS F11, F11
+	FMADDS F11, F24, F9, F24
+	VLD1.P 32(R9), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
+	SUBS $1, R13, R13
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e31d600 // fadd v0.4s, v16.4s, v17.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FADDS F24, F0, F0
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q4_1RowsT2Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q4_1RowsT2Dot(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V28.B16
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	MOVD R5, R13
+	CBZ R13, store
+block:
+	MOVHU.P 2(R8), R14
+	FMOVS R14, F8
+	FCVTHS F8, F8
+	MOVHU.P 2(R8), R14
+	FMOVS R14, F9
+	FCVTHS F9, F9
+	VLD1.P 16(R8), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V28.B16, V0.B16, V0.B16
+	// token 0
+	MOVHU.P 2(R9), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R9), R14
+	FMOVS R14, F11
+	FCVTHS F11, F11
+	FMADDS F11, F24, F9, F24
+	VLD1.P 32(R9), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
+	// token 1
+	MOVHU.P 2(R10), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R10), R14
+	FMOVS R14, F11
+	FCVTHS F11, F11
+	FMADDS F11, F25, F9, F25
+	VLD1.P 32(R10), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
+	SUBS $1, R13, R13
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e31d600 // fadd v0.4s, v16.4s, v17.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FADDS F24, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e33d640 // fadd v0.4s, v18.4s, v19.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FADDS F25, F0, F0
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q4_1RowsT3Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q4_1RowsT3Dot(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V28.B16
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	MOVD R5, R13
+	CBZ R13, store
+block:
+	MOVHU.P 2(R8), R14
+	FMOVS R14, F8
+	FCVTHS F8, F8
+	MOVHU.P 2(R8), R14
+	FMOVS R14, F9
+	FCVTHS F9, F9
+	VLD1.P 16(R8), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V28.B16, V0.B16, V0.B16
+	// token 0
+	MOVHU.P 2(R9), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R9), R14
+	FMOVS R14, F11
+	FCVTHS F11, F11
+	FMADDS F11, F24, F9, F24
+	VLD1.P 32(R9), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
+	// token 1
+	MOVHU.P 2(R10), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R10), R14
+	FMOVS R14, F11
+	FCVTHS F11, F11
+	FMADDS F11, F25, F9, F25
+	VLD1.P 32(R10), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
+	// token 2
+	MOVHU.P 2(R11), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R11), R14
+	FMOVS R14, F11
+	FCVTHS F11, F11
+	FMADDS F11, F26, F9, F26
+	VLD1.P 32(R11), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d4 // fmla v20.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f5 // fmla v21.4s, v7.4s, v10.s[0]
+	SUBS $1, R13, R13
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e31d600 // fadd v0.4s, v16.4s, v17.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FADDS F24, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e33d640 // fadd v0.4s, v18.4s, v19.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FADDS F25, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e35d680 // fadd v0.4s, v20.4s, v21.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FADDS F26, F0, F0
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q4_1RowsT4Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q4_1RowsT4Dot(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V28.B16
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	ADD R4, R11, R12
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	MOVD R5, R13
+	CBZ R13, store
+block:
+	MOVHU.P 2(R8), R14
+	FMOVS R14, F8
+	FCVTHS F8, F8
+	MOVHU.P 2(R8), R14
+	FMOVS R14, F9
+	FCVTHS F9, F9
+	VLD1.P 16(R8), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V28.B16, V0.B16, V0.B16
+	// token 0
+	MOVHU.P 2(R9), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R9), R14
+	FMOVS R14, F11
+	FCVTHS F11, F11
+	FMADDS F11, F24, F9, F24
+	VLD1.P 32(R9), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
+	// token 1
+	MOVHU.P 2(R10), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R10), R14
+	FMOVS R14, F11
+	FCVTHS F11, F11
+	FMADDS F11, F25, F9, F25
+	VLD1.P 32(R10), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
+	// token 2
+	MOVHU.P 2(R11), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R11), R14
+	FMOVS R14, F11
+	FCVTHS F11, F11
+	FMADDS F11, F26, F9, F26
+	VLD1.P 32(R11), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d4 // fmla v20.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f5 // fmla v21.4s, v7.4s, v10.s[0]
+	// token 3
+	MOVHU.P 2(R12), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R12), R14
+	FMOVS R14, F11
+	FCVTHS F11, F11
+	FMADDS F11, F27, F9, F27
+	VLD1.P 32(R12), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d6 // fmla v22.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f7 // fmla v23.4s, v7.4s, v10.s[0]
+	SUBS $1, R13, R13
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e31d600 // fadd v0.4s, v16.4s, v17.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FADDS F24, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e33d640 // fadd v0.4s, v18.4s, v19.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FADDS F25, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e35d680 // fadd v0.4s, v20.4s, v21.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FADDS F26, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 3: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e37d6c0 // fadd v0.4s, v22.4s, v23.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FADDS F27, F0, F0
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q5_1RowsT1NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q5_1RowsT1NEON(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V28.B16
+	VMOVI $16, V14.B16
+	MOVD $0x0000000000000000, R16
+	VMOV R16, V29.D[0]
+	MOVD $0x0101010101010101, R16
+	VMOV R16, V29.D[1]
+	MOVD $0x0202020202020202, R16
+	VMOV R16, V30.D[0]
+	MOVD $0x0303030303030303, R16
+	VMOV R16, V30.D[1]
+	MOVD $0x8040201008040201, R16
+	VMOV R16, V31.D[0]
+	VMOV R16, V31.D[1]
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	MOVD R5, R13
+	CBZ R13, store
+block:
+	MOVHU.P 2(R8), R14
+	FMOVS R14, F8
+	FCVTHS F8, F8
+	MOVHU.P 2(R8), R14
+	FMOVS R14, F9
+	FCVTHS F9, F9
+	MOVWU.P 4(R8), R14
+	VMOV R14, V2.S[0]
+	VLD1.P 16(R8), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V28.B16, V0.B16, V0.B16
+	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is set
+	WORD $0x4e1e0043 // tbl v3.16b, {v2.16b}, v30.16b
+	WORD $0x4e1d0042 // tbl v2.16b, {v2.16b}, v29.16b
+	WORD $0x4e3f8c42 // cmtst v2.16b, v2.16b, v31.16b
+	WORD $0x4e3f8c63 // cmtst v3.16b, v3.16b, v31.16b
+	VAND V14.B16, V2.B16, V2.B16
+	VORR V2.B16, V0.B16, V0.B16
+	VAND V14.B16, V3.B16, V3.B16
+	VORR V3.B16, V1.B16, V1.B16
+	// token 0
+	MOVHU.P 2(R9), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R9), R14
+	FMOVS R14, F11
+	FCVTHS F11, F11
+	FMADDS F11, F24, F9, F24
+	VLD1.P 32(R9), [V4.B16, V5.B16]
+	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
+	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
+	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
+	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
+	SUBS $1, R13, R13
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e31d600 // fadd v0.4s, v16.4s, v17.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FADDS F24, F0, F0
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q5_1RowsT2NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q5_1RowsT2NEON(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V28.B16
+	VMOVI $16, V14.B16
+	MOVD $0x0000000000000000, R16
+	VMOV R16, V29.D[0]
+	MOVD $0x0101010101010101, R16
+	VMOV R16, V29.D[1]
+	MOVD $0x0202020202020202, R16
+	VMOV R16, V30.D[0]
+	MOVD $0x0303030303030303, R16
+	VMOV R16, V30.D[1]
+	MOVD $0x8040201008040201, R16
+	VMOV R16, V31.D[0]
+	VMOV R16, V31.D[1]
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	MOVD R5, R13
+	CBZ R13, store
+block:
+	MOVHU.P 2(R8), R14
+	FMOVS R14, F8
+	FCVTHS F8, F8
+	MOVHU.P 2(R8), R14
+	FMOVS R14, F9
+	FCVTHS F9, F9
+	MOVWU.P 4(R8), R14
+	VMOV R14, V2.S[0]
+	VLD1.P 16(R8), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V28.B16, V0.B16, V0.B16
+	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is set
+	WORD $0x4e1e0043 // tbl v3.16b, {v2.16b}, v30.16b
+	WORD $0x4e1d0042 // tbl v2.16b, {v2.16b}, v29.16b
+	WORD $0x4e3f8c42 // cmtst v2.16b, v2.16b, v31.16b
+	WORD $0x4e3f8c63 // cmtst v3.16b, v3.16b, v31.16b
+	VAND V14.B16, V2.B16, V2.B16
+	VORR V2.B16, V0.B16, V0.B16
+	VAND V14.B16, V3.B16, V3.B16
+	VORR V3.B16, V1.B16, V1.B16
+	// token 0
+	MOVHU.P 2(R9), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R9), R14
+	FMOVS R14, F11
+	FCVTHS F11, F11
+	FMADDS F11, F24, F9, F24
+	VLD1.P 32(R9), [V4.B16, V5.B16]
+	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
+	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
+	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
+	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
+	// token 1
+	MOVHU.P 2(R10), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R10), R14
+	FMOVS R14, F11
+	FCVTHS F11, F11
+	FMADDS F11, F25, F9, F25
+	VLD1.P 32(R10), [V4.B16, V5.B16]
+	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
+	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
+	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
+	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
+	SUBS $1, R13, R13
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e31d600 // fadd v0.4s, v16.4s, v17.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FADDS F24, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e33d640 // fadd v0.4s, v18.4s, v19.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FADDS F25, F0, F0
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q5_1RowsT3NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q5_1RowsT3NEON(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V28.B16
+	VMOVI $16, V14.B16
+	MOVD $0x0000000000000000, R16
+	VMOV R16, V29.D[0]
+	MOVD $0x0101010101010101, R16
+	VMOV R16, V29.D[1]
+	MOVD $0x0202020202020202, R16
+	VMOV R16, V30.D[0]
+	MOVD $0x0303030303030303, R16
+	VMOV R16, V30.D[1]
+	MOVD $0x8040201008040201, R16
+	VMOV R16, V31.D[0]
+	VMOV R16, V31.D[1]
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	MOVD R5, R13
+	CBZ R13, store
+block:
+	MOVHU.P 2(R8), R14
+	FMOVS R14, F8
+	FCVTHS F8, F8
+	MOVHU.P 2(R8), R14
+	FMOVS R14, F9
+	FCVTHS F9, F9
+	MOVWU.P 4(R8), R14
+	VMOV R14, V2.S[0]
+	VLD1.P 16(R8), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V28.B16, V0.B16, V0.B16
+	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is set
+	WORD $0x4e1e0043 // tbl v3.16b, {v2.16b}, v30.16b
+	WORD $0x4e1d0042 // tbl v2.16b, {v2.16b}, v29.16b
+	WORD $0x4e3f8c42 // cmtst v2.16b, v2.16b, v31.16b
+	WORD $0x4e3f8c63 // cmtst v3.16b, v3.16b, v31.16b
+	VAND V14.B16, V2.B16, V2.B16
+	VORR V2.B16, V0.B16, V0.B16
+	VAND V14.B16, V3.B16, V3.B16
+	VORR V3.B16, V1.B16, V1.B16
+	// token 0
+	MOVHU.P 2(R9), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R9), R14
+	FMOVS R14, F11
+	FCVTHS F11, F11
+	FMADDS F11, F24, F9, F24
+	VLD1.P 32(R9), [V4.B16, V5.B16]
+	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
+	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
+	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
+	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
+	// token 1
+	MOVHU.P 2(R10), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R10), R14
+	FMOVS R14, F11
+	FCVTHS F11, F11
+	FMADDS F11, F25, F9, F25
+	VLD1.P 32(R10), [V4.B16, V5.B16]
+	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
+	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
+	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
+	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
+	// token 2
+	MOVHU.P 2(R11), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R11), R14
+	FMOVS R14, F11
+	FCVTHS F11, F11
+	FMADDS F11, F26, F9, F26
+	VLD1.P 32(R11), [V4.B16, V5.B16]
+	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
+	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
+	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
+	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d4 // fmla v20.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f5 // fmla v21.4s, v7.4s, v10.s[0]
+	SUBS $1, R13, R13
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e31d600 // fadd v0.4s, v16.4s, v17.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FADDS F24, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e33d640 // fadd v0.4s, v18.4s, v19.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FADDS F25, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e35d680 // fadd v0.4s, v20.4s, v21.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FADDS F26, F0, F0
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q5_1RowsT4NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q5_1RowsT4NEON(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V28.B16
+	VMOVI $16, V14.B16
+	MOVD $0x0000000000000000, R16
+	VMOV R16, V29.D[0]
+	MOVD $0x0101010101010101, R16
+	VMOV R16, V29.D[1]
+	MOVD $0x0202020202020202, R16
+	VMOV R16, V30.D[0]
+	MOVD $0x0303030303030303, R16
+	VMOV R16, V30.D[1]
+	MOVD $0x8040201008040201, R16
+	VMOV R16, V31.D[0]
+	VMOV R16, V31.D[1]
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	ADD R4, R11, R12
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	MOVD R5, R13
+	CBZ R13, store
+block:
+	MOVHU.P 2(R8), R14
+	FMOVS R14, F8
+	FCVTHS F8, F8
+	MOVHU.P 2(R8), R14
+	FMOVS R14, F9
+	FCVTHS F9, F9
+	MOVWU.P 4(R8), R14
+	VMOV R14, V2.S[0]
+	VLD1.P 16(R8), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V28.B16, V0.B16, V0.B16
+	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is set
+	WORD $0x4e1e0043 // tbl v3.16b, {v2.16b}, v30.16b
+	WORD $0x4e1d0042 // tbl v2.16b, {v2.16b}, v29.16b
+	WORD $0x4e3f8c42 // cmtst v2.16b, v2.16b, v31.16b
+	WORD $0x4e3f8c63 // cmtst v3.16b, v3.16b, v31.16b
+	VAND V14.B16, V2.B16, V2.B16
+	VORR V2.B16, V0.B16, V0.B16
+	VAND V14.B16, V3.B16, V3.B16
+	VORR V3.B16, V1.B16, V1.B16
+	// token 0
+	MOVHU.P 2(R9), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R9), R14
+	FMOVS R14, F11
+	FCVTHS F11, F11
+	FMADDS F11, F24, F9, F24
+	VLD1.P 32(R9), [V4.B16, V5.B16]
+	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
+	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
+	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
+	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
+	// token 1
+	MOVHU.P 2(R10), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R10), R14
+	FMOVS R14, F11
+	FCVTHS F11, F11
+	FMADDS F11, F25, F9, F25
+	VLD1.P 32(R10), [V4.B16, V5.B16]
+	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
+	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
+	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
+	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
+	// token 2
+	MOVHU.P 2(R11), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R11), R14
+	FMOVS R14, F11
+	FCVTHS F11, F11
+	FMADDS F11, F26, F9, F26
+	VLD1.P 32(R11), [V4.B16, V5.B16]
+	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
+	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
+	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
+	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d4 // fmla v20.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f5 // fmla v21.4s, v7.4s, v10.s[0]
+	// token 3
+	MOVHU.P 2(R12), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R12), R14
+	FMOVS R14, F11
+	FCVTHS F11, F11
+	FMADDS F11, F27, F9, F27
+	VLD1.P 32(R12), [V4.B16, V5.B16]
+	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
+	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
+	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
+	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d6 // fmla v22.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f7 // fmla v23.4s, v7.4s, v10.s[0]
+	SUBS $1, R13, R13
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e31d600 // fadd v0.4s, v16.4s, v17.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FADDS F24, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e33d640 // fadd v0.4s, v18.4s, v19.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FADDS F25, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e35d680 // fadd v0.4s, v20.4s, v21.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FADDS F26, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 3: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e37d6c0 // fadd v0.4s, v22.4s, v23.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FADDS F27, F0, F0
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q5_1RowsT1Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q5_1RowsT1Dot(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V28.B16
+	VMOVI $16, V14.B16
+	MOVD $0x0000000000000000, R16
+	VMOV R16, V29.D[0]
+	MOVD $0x0101010101010101, R16
+	VMOV R16, V29.D[1]
+	MOVD $0x0202020202020202, R16
+	VMOV R16, V30.D[0]
+	MOVD $0x0303030303030303, R16
+	VMOV R16, V30.D[1]
+	MOVD $0x8040201008040201, R16
+	VMOV R16, V31.D[0]
+	VMOV R16, V31.D[1]
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	MOVD R5, R13
+	CBZ R13, store
+block:
+	MOVHU.P 2(R8), R14
+	FMOVS R14, F8
+	FCVTHS F8, F8
+	MOVHU.P 2(R8), R14
+	FMOVS R14, F9
+	FCVTHS F9, F9
+	MOVWU.P 4(R8), R14
+	VMOV R14, V2.S[0]
+	VLD1.P 16(R8), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V28.B16, V0.B16, V0.B16
+	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is set
+	WORD $0x4e1e0043 // tbl v3.16b, {v2.16b}, v30.16b
+	WORD $0x4e1d0042 // tbl v2.16b, {v2.16b}, v29.16b
+	WORD $0x4e3f8c42 // cmtst v2.16b, v2.16b, v31.16b
+	WORD $0x4e3f8c63 // cmtst v3.16b, v3.16b, v31.16b
+	VAND V14.B16, V2.B16, V2.B16
+	VORR V2.B16, V0.B16, V0.B16
+	VAND V14.B16, V3.B16, V3.B16
+	VORR V3.B16, V1.B16, V1.B16
+	// token 0
+	MOVHU.P 2(R9), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R9), R14
+	FMOVS R14, F11
+	FCVTHS F11, F11
+	FMADDS F11, F24, F9, F24
+	VLD1.P 32(R9), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
+	SUBS $1, R13, R13
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e31d600 // fadd v0.4s, v16.4s, v17.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FADDS F24, F0, F0
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q5_1RowsT2Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q5_1RowsT2Dot(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V28.B16
+	VMOVI $16, V14.B16
+	MOVD $0x0000000000000000, R16
+	VMOV R16, V29.D[0]
+	MOVD $0x0101010101010101, R16
+	VMOV R16, V29.D[1]
+	MOVD $0x0202020202020202, R16
+	VMOV R16, V30.D[0]
+	MOVD $0x0303030303030303, R16
+	VMOV R16, V30.D[1]
+	MOVD $0x8040201008040201, R16
+	VMOV R16, V31.D[0]
+	VMOV R16, V31.D[1]
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	MOVD R5, R13
+	CBZ R13, store
+block:
+	MOVHU.P 2(R8), R14
+	FMOVS R14, F8
+	FCVTHS F8, F8
+	MOVHU.P 2(R8), R14
+	FMOVS R14, F9
+	FCVTHS F9, F9
+	MOVWU.P 4(R8), R14
+	VMOV R14, V2.S[0]
+	VLD1.P 16(R8), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V28.B16, V0.B16, V0.B16
+	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is set
+	WORD $0x4e1e0043 // tbl v3.16b, {v2.16b}, v30.16b
+	WORD $0x4e1d0042 // tbl v2.16b, {v2.16b}, v29.16b
+	WORD $0x4e3f8c42 // cmtst v2.16b, v2.16b, v31.16b
+	WORD $0x4e3f8c63 // cmtst v3.16b, v3.16b, v31.16b
+	VAND V14.B16, V2.B16, V2.B16
+	VORR V2.B16, V0.B16, V0.B16
+	VAND V14.B16, V3.B16, V3.B16
+	VORR V3.B16, V1.B16, V1.B16
+	// token 0
+	MOVHU.P 2(R9), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R9), R14
+	FMOVS R14, F11
+	FCVTHS F11, F11
+	FMADDS F11, F24, F9, F24
+	VLD1.P 32(R9), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
+	// token 1
+	MOVHU.P 2(R10), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R10), R14
+	FMOVS R14, F11
+	FCVTHS F11, F11
+	FMADDS F11, F25, F9, F25
+	VLD1.P 32(R10), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
+	SUBS $1, R13, R13
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e31d600 // fadd v0.4s, v16.4s, v17.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FADDS F24, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e33d640 // fadd v0.4s, v18.4s, v19.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FADDS F25, F0, F0
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q5_1RowsT3Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q5_1RowsT3Dot(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V28.B16
+	VMOVI $16, V14.B16
+	MOVD $0x0000000000000000, R16
+	VMOV R16, V29.D[0]
+	MOVD $0x0101010101010101, R16
+	VMOV R16, V29.D[1]
+	MOVD $0x0202020202020202, R16
+	VMOV R16, V30.D[0]
+	MOVD $0x0303030303030303, R16
+	VMOV R16, V30.D[1]
+	MOVD $0x8040201008040201, R16
+	VMOV R16, V31.D[0]
+	VMOV R16, V31.D[1]
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	MOVD R5, R13
+	CBZ R13, store
+block:
+	MOVHU.P 2(R8), R14
+	FMOVS R14, F8
+	FCVTHS F8, F8
+	MOVHU.P 2(R8), R14
+	FMOVS R14, F9
+	FCVTHS F9, F9
+	MOVWU.P 4(R8), R14
+	VMOV R14, V2.S[0]
+	VLD1.P 16(R8), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V28.B16, V0.B16, V0.B16
+	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is set
+	WORD $0x4e1e0043 // tbl v3.16b, {v2.16b}, v30.16b
+	WORD $0x4e1d0042 // tbl v2.16b, {v2.16b}, v29.16b
+	WORD $0x4e3f8c42 // cmtst v2.16b, v2.16b, v31.16b
+	WORD $0x4e3f8c63 // cmtst v3.16b, v3.16b, v31.16b
+	VAND V14.B16, V2.B16, V2.B16
+	VORR V2.B16, V0.B16, V0.B16
+	VAND V14.B16, V3.B16, V3.B16
+	VORR V3.B16, V1.B16, V1.B16
+	// token 0
+	MOVHU.P 2(R9), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R9), R14
+	FMOVS R14, F11
+	FCVTHS F11, F11
+	FMADDS F11, F24, F9, F24
+	VLD1.P 32(R9), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
+	// token 1
+	MOVHU.P 2(R10), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R10), R14
+	FMOVS R14, F11
+	FCVTHS F11, F11
+	FMADDS F11, F25, F9, F25
+	VLD1.P 32(R10), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
+	// token 2
+	MOVHU.P 2(R11), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R11), R14
+	FMOVS R14, F11
+	FCVTHS F11, F11
+	FMADDS F11, F26, F9, F26
+	VLD1.P 32(R11), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d4 // fmla v20.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f5 // fmla v21.4s, v7.4s, v10.s[0]
+	SUBS $1, R13, R13
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e31d600 // fadd v0.4s, v16.4s, v17.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FADDS F24, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e33d640 // fadd v0.4s, v18.4s, v19.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FADDS F25, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e35d680 // fadd v0.4s, v20.4s, v21.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FADDS F26, F0, F0
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q5_1RowsT4Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q5_1RowsT4Dot(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V28.B16
+	VMOVI $16, V14.B16
+	MOVD $0x0000000000000000, R16
+	VMOV R16, V29.D[0]
+	MOVD $0x0101010101010101, R16
+	VMOV R16, V29.D[1]
+	MOVD $0x0202020202020202, R16
+	VMOV R16, V30.D[0]
+	MOVD $0x0303030303030303, R16
+	VMOV R16, V30.D[1]
+	MOVD $0x8040201008040201, R16
+	VMOV R16, V31.D[0]
+	VMOV R16, V31.D[1]
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	ADD R4, R11, R12
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	MOVD R5, R13
+	CBZ R13, store
+block:
+	MOVHU.P 2(R8), R14
+	FMOVS R14, F8
+	FCVTHS F8, F8
+	MOVHU.P 2(R8), R14
+	FMOVS R14, F9
+	FCVTHS F9, F9
+	MOVWU.P 4(R8), R14
+	VMOV R14, V2.S[0]
+	VLD1.P 16(R8), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V28.B16, V0.B16, V0.B16
+	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is set
+	WORD $0x4e1e0043 // tbl v3.16b, {v2.16b}, v30.16b
+	WORD $0x4e1d0042 // tbl v2.16b, {v2.16b}, v29.16b
+	WORD $0x4e3f8c42 // cmtst v2.16b, v2.16b, v31.16b
+	WORD $0x4e3f8c63 // cmtst v3.16b, v3.16b, v31.16b
+	VAND V14.B16, V2.B16, V2.B16
+	VORR V2.B16, V0.B16, V0.B16
+	VAND V14.B16, V3.B16, V3.B16
+	VORR V3.B16, V1.B16, V1.B16
+	// token 0
+	MOVHU.P 2(R9), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R9), R14
+	FMOVS R14, F11
+	FCVTHS F11, F11
+	FMADDS F11, F24, F9, F24
+	VLD1.P 32(R9), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
+	// token 1
+	MOVHU.P 2(R10), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R10), R14
+	FMOVS R14, F11
+	FCVTHS F11, F11
+	FMADDS F11, F25, F9, F25
+	VLD1.P 32(R10), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
+	// token 2
+	MOVHU.P 2(R11), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R11), R14
+	FMOVS R14, F11
+	FCVTHS F11, F11
+	FMADDS F11, F26, F9, F26
+	VLD1.P 32(R11), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d4 // fmla v20.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f5 // fmla v21.4s, v7.4s, v10.s[0]
+	// token 3
+	MOVHU.P 2(R12), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R12), R14
+	FMOVS R14, F11
+	FCVTHS F11, F11
+	FMADDS F11, F27, F9, F27
+	VLD1.P 32(R12), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d6 // fmla v22.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f7 // fmla v23.4s, v7.4s, v10.s[0]
+	SUBS $1, R13, R13
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e31d600 // fadd v0.4s, v16.4s, v17.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FADDS F24, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e33d640 // fadd v0.4s, v18.4s, v19.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FADDS F25, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e35d680 // fadd v0.4s, v20.4s, v21.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FADDS F26, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 3: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e37d6c0 // fadd v0.4s, v22.4s, v23.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FADDS F27, F0, F0
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
 	ADD R1, R0, R0
 	SUBS $1, R2, R2
 	BNE row

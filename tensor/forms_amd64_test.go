@@ -25,3 +25,7 @@ const kGemvWideNB = kMaxQ4KTBlocks
 // q8ActNaNExact is false: the AVX2 Q8_0 converter matches the reference
 // on every input but NaNs.
 const q8ActNaNExact = false
+
+// q32Multirow says whether Q4_1, Q5_0, Q5_1 and IQ4_NL have multi-row
+// kernels here: the AVX2 kernels, where the CPU has AVX2 and FMA.
+var q32Multirow = hasAVX2FMA

@@ -35,6 +35,10 @@ const kGemvWideNB = 64
 // every input, NaNs included.
 const q8ActNaNExact = true
 
+// q32Multirow says whether Q4_1, Q5_0, Q5_1 and IQ4_NL have multi-row
+// kernels here: the NEON kernels, which every arm64 CPU runs.
+var q32Multirow = true
+
 // TestSPECDCPU checks that SPECD_CPU=neon turns the extensions off and
 // that anything else leaves what the CPU has.
 func TestSPECDCPU(t *testing.T) {

@@ -16,3 +16,7 @@ const kGemvWideNB = 64
 
 // q8ActNaNExact is true: the converter is the reference.
 const q8ActNaNExact = true
+
+// q32Multirow says whether Q4_1, Q5_0, Q5_1 and IQ4_NL have multi-row
+// kernels here: no assembly: the four types run their references.
+var q32Multirow = false

@@ -9,7 +9,7 @@
 // The kernels are unrolled by token count and built in two forms from one
 // template: plain NEON (what every arm64 CPU has) and one with the
 // dot-product (SDOT) or FP16 multiply-long (FMLAL) extension; the
-// multi-token Q8_0, Q4_0 and Q4_K kernels have a third, with the int8
+// multi-token Q8_0, Q4_0, IQ4_NL and Q4_K kernels have a third, with the int8
 // matrix multiply (SMMLA), sharing the others' frame and float steps. The Go
 // assembler lacks most of the NEON arithmetic these kernels need, so those
 // instructions are emitted as WORD with the mnemonic in a comment, from the
@@ -55,6 +55,9 @@ type enc struct {
 var ops3 = map[string]enc{
 	"sdot":      {0x4e809400, "sdot v%d.4s, v%d.16b, v%d.16b"},
 	"smmla":     {0x4e80a400, "smmla v%d.4s, v%d.16b, v%d.16b"},
+	"tbl":       {0x4e000000, "tbl v%d.16b, {v%d.16b}, v%d.16b"},
+	"cmtst":     {0x4e208c00, "cmtst v%d.16b, v%d.16b, v%d.16b"},
+	"bic":       {0x4e601c00, "bic v%d.16b, v%d.16b, v%d.16b"},
 	"fmlal":     {0x4e20ec00, "fmlal v%d.4s, v%d.4h, v%d.4h"},
 	"fmlal2":    {0x6e20cc00, "fmlal2 v%d.4s, v%d.4h, v%d.4h"},
 	"fadd":      {0x4e20d400, "fadd v%d.4s, v%d.4s, v%d.4s"},
@@ -261,6 +264,7 @@ func main() {
 	genF16(&d)
 	genQ0(&d)
 	genQ8Lanes(&d)
+	genQ32Lanes(&d)
 	write("dot_arm64.s", &d)
 
 	var k gen
@@ -467,29 +471,70 @@ func (g *gen) storeRow(T int, out string, each func(t int)) {
 
 // ---- Q8_0 and Q4_0 ------------------------------------------------------
 
-// genQ0 writes q8_0Rows4T<T><form> and q4_0Rows4T<T><form>: groups of four
-// weight rows (lanes of one vector) against T tokens (1 to 3; 2 to 4 in
-// the MM form). Per block each (row, token) pair's integer sum is exact;
-// the four rows' sums, in row order, are converted, multiplied by
-// f16(w.d)·f16(x.d) and FMA'd into the token's accumulator:
-// dotQ8_0Generic and dotQ4_0Generic lane by lane, in every form.
+// genQ0 writes q8_0Rows4T<T><form>, q4_0Rows4T<T><form> and
+// iq4nlRows4T<T><form>: groups of four weight rows (lanes of one vector)
+// against T tokens (1 to 3; 2 to 4 in the MM form). Per block each (row,
+// token) pair's integer sum is exact; the four rows' sums, in row order,
+// are converted, multiplied by f16(w.d)·f16(x.d) and FMA'd into the
+// token's accumulator: dotQ8_0Generic, dotQ4_0Generic and
+// dotIQ4_NLGeneric lane by lane, in every form.
 func genQ0(g *gen) {
-	for _, q4 := range []bool{false, true} {
+	for _, k := range []q0Kind{q0Q8, q0Q4, q0IQ4NL} {
 		for _, dot := range []bool{false, true} {
 			for T := 1; T <= 3; T++ {
-				genQ0T(g, q4, dot, T)
+				genQ0T(g, k, dot, T)
 			}
 		}
 		for T := 2; T <= 4; T++ {
-			genQ0MM(g, q4, T)
+			genQ0MM(g, k, T)
 		}
 	}
 }
 
+// q0Kind is a weight type the four-row kernels take: Q8_0 (32 quants a
+// block), or 16 bytes of nibbles a block, each element the nibble minus 8
+// (Q4_0) or the nibble's level in kvalues_iq4nl (IQ4_NL). The three share
+// the block layout {d f16; quants}.
+type q0Kind int
+
+const (
+	q0Q8 q0Kind = iota
+	q0Q4
+	q0IQ4NL
+)
+
+func (k q0Kind) name() string { return [...]string{"q8_0", "q4_0", "iq4nl"}[k] }
+
+// packed: the block's quants are 16 bytes of nibbles.
+func (k q0Kind) packed() bool { return k != q0Q8 }
+
+// iq4nlLevels is kvalues_iq4nl, the IQ4_NL level of each nibble, as the
+// two little-endian doublewords of a TBL table.
+var iq4nlLevels = [16]int8{-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113}
+
+// bytesDword packs eight bytes into a little-endian doubleword.
+func bytesDword(b []int8) uint64 {
+	var d uint64
+	for i, v := range b[:8] {
+		d |= uint64(uint8(v)) << (8 * i)
+	}
+	return d
+}
+
+// vconst sets V<d> to the two doublewords lo and hi (through R16).
+func (g *gen) vconst(d int, lo, hi uint64) {
+	g.p("MOVD $0x%016x, R16", lo)
+	g.p("VMOV R16, V%d.D[0]", d)
+	if hi != lo {
+		g.p("MOVD $0x%016x, R16", hi)
+	}
+	g.p("VMOV R16, V%d.D[1]", d)
+}
+
 // q0Regs are the vector registers the four-row kernels' shared code
 // takes: the rows' and tokens' scales (dw, dx: lane r and t), a product
-// of them (dd), the Q4_0 nibble mask and 8 (mask, eight), and token t's
-// four float32 accumulators (facc).
+// of them (dd), the nibble mask and 8 (Q4_0) or the levels (IQ4_NL) (mask,
+// eight), and token t's four float32 accumulators (facc).
 type q0Regs struct {
 	dw, dx, dd, mask, eight int
 	facc                    func(t int) int
@@ -505,16 +550,16 @@ var (
 // work for the four rows (at q0RowPtrs) and T tokens (at q0TokPtrs), each
 // pointer then moved past the block: the loops over groups and blocks, the
 // accumulators' zeroing and their stores, four rows' outputs a token.
-func (g *gen) q0Kernel(q4 bool, form string, T int, r q0Regs, block func()) {
-	typ := "q8_0"
-	if q4 {
-		typ = "q4_0"
-	}
-	g.rowsTStart(typ+"Rows4T", "groups", form, T)
+func (g *gen) q0Kernel(k q0Kind, form string, T int, r q0Regs, block func()) {
+	g.rowsTStart(k.name()+"Rows4T", "groups", form, T)
 	rp, xp := q0RowPtrs, q0TokPtrs
-	if q4 {
+	switch k {
+	case q0Q4:
 		g.movi(r.mask, 15)
 		g.movi(r.eight, 8)
+	case q0IQ4NL:
+		g.movi(r.mask, 15)
+		g.vconst(r.eight, bytesDword(iq4nlLevels[:8]), bytesDword(iq4nlLevels[8:]))
 	}
 	g.label("group")
 	g.p("MOVD R0, R8")
@@ -551,17 +596,23 @@ func (g *gen) q0Kernel(q4 bool, form string, T int, r q0Regs, block func()) {
 
 // q0Load loads the block at ptr and moves ptr past it: its f16 scale into
 // lane lane of V<sc>, then its quants into regs (Q8_0: two registers of
-// 16; Q4_0: one of 16 bytes of nibbles).
-func (g *gen) q0Load(ptr string, sc, lane int, q4 bool, regs ...int) {
+// 16; Q4_0 and IQ4_NL: one of 16 bytes of nibbles).
+func (g *gen) q0Load(ptr string, sc, lane int, regs ...int) {
 	g.p("VLD1.P 2(%s), V%d.H[%d]", ptr, sc, lane)
 	g.ld1b16(ptr, 16*len(regs), regs...)
 }
 
-// nibbles splits the Q4_0 bytes in src into their low nibbles minus 8
-// (lo) and their high nibbles minus 8 (hi); lo may be src.
-func (g *gen) nibbles(r q0Regs, lo, hi, src int) {
+// nibbles splits the packed bytes in src into the elements of their low
+// nibbles (lo) and of their high nibbles (hi): the nibble minus 8 (Q4_0),
+// its level (IQ4_NL, TBL on the levels in r.eight); lo may be src.
+func (g *gen) nibbles(k q0Kind, r q0Regs, lo, hi, src int) {
 	g.ushr16b(hi, src, 4)
 	g.vand(lo, src, r.mask)
+	if k == q0IQ4NL {
+		g.o3("tbl", lo, r.eight, lo)
+		g.o3("tbl", hi, r.eight, hi)
+		return
+	}
 	g.vsub16b(lo, lo, r.eight)
 	g.vsub16b(hi, hi, r.eight)
 }
@@ -577,22 +628,22 @@ func (g *gen) q0Scale(r q0Regs, t, s int) {
 // genQ0T writes the NEON and Dot forms: each row's block against each
 // token's, the four lanes of a (row, token) pair's partial sums added up
 // across the rows by ADDP.
-func genQ0T(g *gen, q4, dot bool, T int) {
+func genQ0T(g *gen, k q0Kind, dot bool, T int) {
 	r := q0Regs{dw: 10, dx: 11, dd: 31, mask: 12, eight: 13, facc: func(t int) int { return 28 + t }}
 	acc := func(r, t int) int { return 16 + 4*t + r }
 	xr := func(t, k int) int { return 4 + 2*t + k }
 	const s0, s1 = 14, 15
-	g.q0Kernel(q4, formName(dot), T, r, func() {
+	g.q0Kernel(k, formName(dot), T, r, func() {
 		for t := range T {
-			g.q0Load(q0TokPtrs[t], r.dx, t, false, xr(t, 0), xr(t, 1))
+			g.q0Load(q0TokPtrs[t], r.dx, t, xr(t, 0), xr(t, 1))
 		}
 		g.o2("fcvtl", r.dx, r.dx)
 		for row, p := range q0RowPtrs {
-			if q4 {
-				g.q0Load(p, r.dw, row, true, 0)
-				g.nibbles(r, 0, 1, 0)
+			if k.packed() {
+				g.q0Load(p, r.dw, row, 0)
+				g.nibbles(k, r, 0, 1, 0)
 			} else {
-				g.q0Load(p, r.dw, row, false, 0, 1)
+				g.q0Load(p, r.dw, row, 0, 1)
 			}
 			for t := range T {
 				a := acc(row, t)
@@ -601,7 +652,7 @@ func genQ0T(g *gen, q4, dot bool, T int) {
 					g.zero(a)
 					g.o3("sdot", a, 0, xr(t, 0))
 					g.o3("sdot", a, 1, xr(t, 1))
-				case q4:
+				case k == q0Q4:
 					// |(q-8)·y| ≤ 1024: four products per int16 lane fit.
 					g.o3("smull.8h", 2, 0, xr(t, 0))
 					g.o3("smlal2.8h", 2, 0, xr(t, 0))
@@ -609,7 +660,8 @@ func genQ0T(g *gen, q4, dot bool, T int) {
 					g.o3("smlal2.8h", 2, 1, xr(t, 1))
 					g.o2("saddlp.4s", a, 2)
 				default:
-					// (-128)·(-128) twice would overflow int16: widen each product.
+					// (-128)·(-128) twice (Q8_0), or (-127)·(-128) (IQ4_NL),
+					// would overflow int16: widen each product.
 					g.o3("smull.8h", 2, 0, xr(t, 0))
 					g.o3("smull2.8h", 3, 0, xr(t, 0))
 					g.o2("saddlp.4s", a, 2)
@@ -654,7 +706,7 @@ func (g *gen) pairChunks(d, a0, a1, b0, b1 int) {
 // token (T = 3) is zipped with itself and SDOT'd against the same row
 // pairs, [r0 ×2, r1 ×2] partial sums a row pair, which one ADDP puts in row
 // order. The sums are the Dot form's, exact, and take its float steps.
-func genQ0MM(g *gen, q4 bool, T int) {
+func genQ0MM(g *gen, k q0Kind, T int) {
 	r := q0Regs{dw: 22, dx: 23, dd: 24, mask: 25, eight: 26, facc: func(t int) int { return 28 + t }}
 	const (
 		raw    = 0 // V0-V3: one block of two tokens or two rows, as loaded
@@ -664,34 +716,34 @@ func genQ0MM(g *gen, q4 bool, T int) {
 	tok := func(q, k int) int { return 8 + 4*q + k }   // V8-V15
 	tile := func(q, p int) int { return 16 + 2*q + p } // V16-V19
 	odd := func(q int) bool { return 2*q+1 == T }      // token 2q alone
-	g.q0Kernel(q4, "MM", T, r, func() {
+	g.q0Kernel(k, "MM", T, r, func() {
 		for q := range (T + 1) / 2 {
 			t := 2 * q
 			if odd(q) {
 				g.c("token %d, each 8 bytes twice", t)
-				g.q0Load(q0TokPtrs[t], r.dx, t, false, raw, raw+1)
+				g.q0Load(q0TokPtrs[t], r.dx, t, raw, raw+1)
 				g.pairChunks(tok(q, 0), raw, raw+1, raw, raw+1)
 				continue
 			}
 			g.c("tokens %d and %d, in 8-byte pairs", t, t+1)
-			g.q0Load(q0TokPtrs[t], r.dx, t, false, raw, raw+1)
-			g.q0Load(q0TokPtrs[t+1], r.dx, t+1, false, raw+2, raw+3)
+			g.q0Load(q0TokPtrs[t], r.dx, t, raw, raw+1)
+			g.q0Load(q0TokPtrs[t+1], r.dx, t+1, raw+2, raw+3)
 			g.pairChunks(tok(q, 0), raw, raw+1, raw+2, raw+3)
 		}
 		g.o2("fcvtl", r.dx, r.dx)
 		for p := range 2 {
 			g.c("rows %d and %d, in 8-byte pairs", 2*p, 2*p+1)
 			a, b := q0RowPtrs[2*p], q0RowPtrs[2*p+1]
-			if q4 {
-				g.q0Load(a, r.dw, 2*p, true, raw)
-				g.q0Load(b, r.dw, 2*p+1, true, raw+1)
+			if k.packed() {
+				g.q0Load(a, r.dw, 2*p, raw)
+				g.q0Load(b, r.dw, 2*p+1, raw+1)
 				g.zip1d(raw+2, raw, raw+1)
 				g.zip2d(raw+3, raw, raw+1)
-				g.nibbles(r, w, w+2, raw+2)
-				g.nibbles(r, w+1, w+3, raw+3)
+				g.nibbles(k, r, w, w+2, raw+2)
+				g.nibbles(k, r, w+1, w+3, raw+3)
 			} else {
-				g.q0Load(a, r.dw, 2*p, false, raw, raw+1)
-				g.q0Load(b, r.dw, 2*p+1, false, raw+2, raw+3)
+				g.q0Load(a, r.dw, 2*p, raw, raw+1)
+				g.q0Load(b, r.dw, 2*p+1, raw+2, raw+3)
 				g.pairChunks(w, raw, raw+1, raw+2, raw+3)
 			}
 			for q := range (T + 1) / 2 {
@@ -1705,4 +1757,160 @@ func genQ8Lanes(g *gen) {
 		g.p("BNE row")
 		g.p("RET")
 	}
+}
+
+// ---- Q5_0, Q4_1 and Q5_1: the lanes order -------------------------------
+
+// q32Lanes is a 32-element block type dotted in the lanes order (qlanes.go)
+// row by row: its block's bytes, the offset of its quants' high bits (0:
+// none), whether it has an offset m (and so Q8_1 activations, whose s the
+// kernel takes) and whether its 5-bit quants are signed (minus 16).
+type q32Lanes struct {
+	name          string
+	bsize, qh     int
+	min, signed16 bool
+}
+
+var q32LanesTypes = []q32Lanes{
+	{name: "q5_0", bsize: 22, qh: 2, signed16: true},
+	{name: "q4_1", bsize: 20, min: true},
+	{name: "q5_1", bsize: 24, qh: 4, min: true},
+}
+
+// genQ32Lanes writes <type>RowsT<T><form> for Q5_0, Q4_1 and Q5_1, T = 1
+// to 4 tokens against each row: per block the row's quants are unpacked
+// once (the nibbles, and from the 32 high bits a byte each by TBL and
+// CMTST) for all T tokens; lane l of a (row, token) pair's eight sums the
+// four products 4l..4l+3 (SDOT's lanes; the NEON form adds SMULL's up
+// pairwise), converted and FMA'd with f16(w.d)·f16(x.d) into float lane
+// l, and for Q4_1 and Q5_1 summs = fma(f16(w.m), f16(x.s), summs); at the
+// end hsum8 (+ summs): dotQ5_0Generic and dotMinGeneric exactly.
+func genQ32Lanes(g *gen) {
+	for _, ty := range q32LanesTypes {
+		for _, dot := range []bool{false, true} {
+			for T := 1; T <= 4; T++ {
+				genQ32LanesT(g, ty, dot, T)
+			}
+		}
+	}
+}
+
+func genQ32LanesT(g *gen, ty q32Lanes, dot bool, T int) {
+	const (
+		wlo, whi     = 0, 1   // the row's block: elements 0..15, 16..31
+		hlo, hhi     = 2, 3   // its high bits, a byte each
+		xlo, xhi     = 4, 5   // a token's block
+		slo, shi     = 6, 7   // its lane sums
+		dw, mw       = 8, 9   // the row's d and m
+		dd, sx       = 10, 11 // f16(w.d)·f16(x.d), the token's s
+		n0, n1       = 12, 13 // NEON products
+		sixteen      = 14
+		mask         = 28
+		idxLo, idxHi = 29, 30 // TBL indices: qh's bytes 0,1 and 2,3 eight times each
+		bits         = 31     // 1 << (j % 8) in byte j
+	)
+	acc := func(t, k int) int { return 16 + 2*t + k } // V16-V23
+	summs := func(t int) int { return 24 + t }        // F24-F27
+	xp := []string{"R9", "R10", "R11", "R12"}
+	g.rowsTStart(ty.name+"RowsT", "rows", formName(dot), T)
+	g.movi(mask, 15)
+	if ty.qh > 0 {
+		g.movi(sixteen, 16)
+		g.vconst(idxLo, 0, 0x0101010101010101)
+		g.vconst(idxHi, 0x0202020202020202, 0x0303030303030303)
+		g.vconst(bits, 0x8040201008040201, 0x8040201008040201)
+	}
+	g.label("row")
+	g.p("MOVD R0, R8")
+	g.p("MOVD R3, %s", xp[0])
+	for t := 1; t < T; t++ {
+		g.p("ADD R4, %s, %s", xp[t-1], xp[t])
+	}
+	for t := range T {
+		g.zero(acc(t, 0))
+		g.zero(acc(t, 1))
+		if ty.min {
+			g.zero(summs(t))
+		}
+	}
+	g.p("MOVD R5, R13")
+	g.p("CBZ R13, store")
+	g.label("block")
+	g.p("MOVHU.P 2(R8), R14")
+	g.p("FMOVS R14, F%d", dw)
+	g.p("FCVTHS F%d, F%d", dw, dw)
+	if ty.min {
+		g.p("MOVHU.P 2(R8), R14")
+		g.p("FMOVS R14, F%d", mw)
+		g.p("FCVTHS F%d, F%d", mw, mw)
+	}
+	if ty.qh > 0 {
+		g.p("MOVWU.P 4(R8), R14")
+		g.p("VMOV R14, V%d.S[0]", hlo)
+	}
+	g.ld1b16("R8", 16, wlo)
+	g.ushr16b(whi, wlo, 4)
+	g.vand(wlo, wlo, mask)
+	if ty.qh > 0 {
+		g.c("the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is set")
+		g.o3("tbl", hhi, hlo, idxHi)
+		g.o3("tbl", hlo, hlo, idxLo)
+		g.o3("cmtst", hlo, hlo, bits)
+		g.o3("cmtst", hhi, hhi, bits)
+		for _, p := range [][2]int{{wlo, hlo}, {whi, hhi}} {
+			if ty.signed16 {
+				// nibble | bit<<4 - 16 = nibble - 16·(bit clear)
+				g.o3("bic", p[1], sixteen, p[1])
+				g.vsub16b(p[0], p[0], p[1])
+			} else {
+				g.vand(p[1], p[1], sixteen)
+				g.vorr(p[0], p[0], p[1])
+			}
+		}
+	}
+	for t := range T {
+		g.c("token %d", t)
+		g.p("MOVHU.P 2(%s), R14", xp[t])
+		g.p("FMOVS R14, F%d", dd)
+		g.p("FCVTHS F%d, F%d", dd, dd)
+		g.p("FMULS F%d, F%d, F%d", dd, dw, dd)
+		if ty.min {
+			g.p("MOVHU.P 2(%s), R14", xp[t])
+			g.p("FMOVS R14, F%d", sx)
+			g.p("FCVTHS F%d, F%d", sx, sx)
+			g.p("FMADDS F%d, F%d, F%d, F%d", sx, summs(t), mw, summs(t))
+		}
+		g.ld1b16(xp[t], 32, xlo, xhi)
+		for i, s := range []int{slo, shi} {
+			w, x := wlo+i, xlo+i
+			if dot {
+				g.zero(s)
+				g.o3("sdot", s, w, x)
+				continue
+			}
+			// |q·y| ≤ 31·128: each product fits an int16.
+			g.o3("smull.8h", n0, w, x)
+			g.o3("smull2.8h", n1, w, x)
+			g.o2("saddlp.4s", n0, n0)
+			g.o2("saddlp.4s", n1, n1)
+			g.o3("addp.4s", s, n0, n1)
+		}
+		g.o2("scvtf", slo, slo)
+		g.o2("scvtf", shi, shi)
+		g.oe("fmla.e", acc(t, 0), slo, dd, 0)
+		g.oe("fmla.e", acc(t, 1), shi, dd, 0)
+	}
+	g.p("SUBS $1, R13, R13")
+	g.p("BNE block")
+	g.label("store")
+	g.storeRow(T, "R19", func(t int) {
+		g.c("token %d: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two", t)
+		g.o3("fadd", 0, acc(t, 0), acc(t, 1))
+		g.o3("ext8", 1, 0, 0)
+		g.o3("fadd", 0, 0, 1)
+		g.o2("faddp.s", 0, 0)
+		if ty.min {
+			g.p("FADDS F%d, F0, F0", summs(t))
+		}
+	})
 }

@@ -1,0 +1,155 @@
+//go:build arm64 && !noasm
+
+package tensor
+
+// The arm64 kernels of Q5_0, Q4_1 and Q5_1 (dot_arm64.s, written by
+// gen_arm64.go), in the lanes order of their references (qlanes.go), and
+// IQ4_NL's, the four-row kernels of Q4_0 on its levels (dot_arm64.go).
+//
+// <type>RowsT<T><form> (T = 1 to 4; NEON and Dot, the SDOT form) compute,
+// row by row, unpacking each weight block once for the T tokens,
+//
+//	for t := range T { for r := range rows {
+//		out[t*ostride+r] = dot<Type>Generic(w[r*wstride:], x[t*xstride:], 32*nb) } }
+//
+// on Q8_0 activations (Q5_0) or Q8_1 ones (Q4_1, Q5_1), bit for bit: per
+// block lane l of eight holds the exact sum of products 4l..4l+3 and is
+// FMA'd with f16(w.d)·f16(x.d) into float lane l (and summs =
+// fma(f16(w.m), f16(x.s), summs)); hsum8 of the lanes (+ summs) at the end.
+
+//go:noescape
+func q5_0RowsT1NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q5_0RowsT2NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q5_0RowsT3NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q5_0RowsT4NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q5_0RowsT1Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q5_0RowsT2Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q5_0RowsT3Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q5_0RowsT4Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q4_1RowsT1NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q4_1RowsT2NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q4_1RowsT3NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q4_1RowsT4NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q4_1RowsT1Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q4_1RowsT2Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q4_1RowsT3Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q4_1RowsT4Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q5_1RowsT1NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q5_1RowsT2NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q5_1RowsT3NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q5_1RowsT4NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q5_1RowsT1Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q5_1RowsT2Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q5_1RowsT3Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q5_1RowsT4Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+// q32RowsKernel is a lanes kernel's signature.
+type q32RowsKernel = func(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+// q32Lanes holds a lanes type's kernels by form and token count (1 to 4),
+// and its weight and activation block sizes.
+type q32Lanes struct {
+	bsize, asize int
+	neon, dot    [5]q32RowsKernel
+}
+
+var (
+	q5_0Lanes = q32Lanes{q5_0Size, q8_0Size,
+		[5]q32RowsKernel{nil, q5_0RowsT1NEON, q5_0RowsT2NEON, q5_0RowsT3NEON, q5_0RowsT4NEON},
+		[5]q32RowsKernel{nil, q5_0RowsT1Dot, q5_0RowsT2Dot, q5_0RowsT3Dot, q5_0RowsT4Dot}}
+	q4_1Lanes = q32Lanes{q4_1Size, q8_1Size,
+		[5]q32RowsKernel{nil, q4_1RowsT1NEON, q4_1RowsT2NEON, q4_1RowsT3NEON, q4_1RowsT4NEON},
+		[5]q32RowsKernel{nil, q4_1RowsT1Dot, q4_1RowsT2Dot, q4_1RowsT3Dot, q4_1RowsT4Dot}}
+	q5_1Lanes = q32Lanes{q5_1Size, q8_1Size,
+		[5]q32RowsKernel{nil, q5_1RowsT1NEON, q5_1RowsT2NEON, q5_1RowsT3NEON, q5_1RowsT4NEON},
+		[5]q32RowsKernel{nil, q5_1RowsT1Dot, q5_1RowsT2Dot, q5_1RowsT3Dot, q5_1RowsT4Dot}}
+)
+
+// gemv runs the kernels of the form in use, four tokens a pass (the rest
+// in one last pass).
+func (k *q32Lanes) gemv(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
+	nb := cols / qk
+	checkGemv(len(w), ws, rows, nb*k.bsize, len(x), xs, ntok, nb*k.asize, len(out), os)
+	kern := &k.neon
+	if useDot {
+		kern = &k.dot
+	}
+	for t := 0; t < ntok; {
+		T := min(4, ntok-t)
+		kern[T](ptr(w), ws, rows, &x[t*xs], xs, nb, &out[t*os], os)
+		t += T
+	}
+}
+
+func gemvIQ4_NLAsm(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
+	gemvQ0(q0IQ4NL, w, ws, rows, x, xs, ntok, cols, out, os)
+}
+
+// asmQ32 returns the NEON dot and gemv kernels of a 32-element block type
+// (Q4_1, Q5_0, Q5_1, IQ4_NL): every arm64 CPU has NEON, and the kernels
+// pick the SDOT and SMMLA forms at each call.
+func asmQ32(t Type) (VecDot, gemv) {
+	var g gemv
+	switch t {
+	case Q5_0:
+		g = q5_0Lanes.gemv
+	case Q4_1:
+		g = q4_1Lanes.gemv
+	case Q5_1:
+		g = q5_1Lanes.gemv
+	case IQ4_NL:
+		g = gemvIQ4_NLAsm
+	default:
+		return nil, nil
+	}
+	return func(w, x []byte, n int) float32 { return gemvDot(g, w, x, n) }, g
+}
+
+// registerQ32VNNI: arm64 has no VNNI forms.
+func registerQ32VNNI() {}
