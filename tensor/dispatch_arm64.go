@@ -133,4 +133,5 @@ func registerArchGemvs() {
 	registerGemv(F16, gemvF16)
 	registerGemv(Q4_K, gemvQ4K)
 	registerGemv(Q6_K, gemvQ6K)
+	registerGemv(Q5_K, gemvQ5K)
 }

@@ -3,13 +3,12 @@
 package tensor
 
 // Without the amd64 assembly (arm64, other architectures, noasm builds)
-// the Q2_K, Q3_K, Q5_K and IQ4_XS × Q8_K kernels registered with MatMul are
-// the reference loops (dotQ2KR: Q2_K in the Q2KRepacked order), with no
-// gemv.
+// the Q2_K, Q3_K and IQ4_XS × Q8_K kernels registered with MatMul are the
+// reference loops (dotQ2KR: Q2_K in the Q2KRepacked order), with no gemv
+// (Q5_K: dotk_arm64.go on arm64, dot_k_generic.go elsewhere).
 func dotQ2K(w, x []byte, n int) float32   { return dotQ2KRef(w, x, n) }
 func dotQ2KR(w, x []byte, n int) float32  { return dotQ2KRepackedRef(w, x, n) }
 func dotQ3K(w, x []byte, n int) float32   { return dotQ3KRef(w, x, n) }
-func dotQ5K(w, x []byte, n int) float32   { return dotQ5KRef(w, x, n) }
 func dotIQ4XS(w, x []byte, n int) float32 { return dotIQ4XSRef(w, x, n) }
 
 // registerQ2K registers the Q2_K kernel of q2Order.

@@ -98,6 +98,33 @@ func q6KRows2Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *floa
 //go:noescape
 func q6KRows3Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
 
+// q5KRows<T><form> compute, for nb > 0 Q5_K blocks a row and T Q8_K
+// activation rows (T = 1 to 3),
+//
+//	for t := range T { for r := range rows {
+//		out[t*ostride+r] = dotQ5KRef(w[r*wstride:], x[t*xstride:], 256*nb) } }
+//
+// bit for bit (gen_arm64.go's genQ5K: kLanes8's lanes, each block's 5-bit
+// values built once for the T tokens).
+//
+//go:noescape
+func q5KRows1NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q5KRows2NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q5KRows3NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q5KRows1Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q5KRows2Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q5KRows3Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
 // gemvQ4K is the Q4_K gemv (see the gemv type): up to four tokens a pass
 // over the weights (q4KRows<T>).
 func gemvQ4K(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
@@ -130,6 +157,41 @@ func gemvQ6K(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32
 		T := tokenRun(ntok - t)
 		q6KRows(T, &w[0], ws, rows, &x[t*xs], xs, nb, &out[t*os], os)
 		t += T
+	}
+}
+
+// gemvQ5K is the Q5_K gemv: up to three tokens a pass (q5KRows<T>).
+func gemvQ5K(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
+	nb := cols / qkK
+	checkGemv(len(w), ws, rows, nb*q5KBytes, len(x), xs, ntok, nb*q8KBytes, len(out), os)
+	if nb == 0 {
+		for t := range ntok {
+			clear(out[t*os : t*os+rows])
+		}
+		return
+	}
+	for t := 0; t < ntok; {
+		T := tokenRun(ntok - t)
+		q5KRows(T, &w[0], ws, rows, &x[t*xs], xs, nb, &out[t*os], os)
+		t += T
+	}
+}
+
+// q5KRows runs the T-token Q5_K kernel of the form in use.
+func q5KRows(T int, w *byte, ws, rows int, x *byte, xs, nb int, out *float32, os int) {
+	switch {
+	case useDot && T == 1:
+		q5KRows1Dot(w, ws, rows, x, xs, nb, out, os)
+	case useDot && T == 2:
+		q5KRows2Dot(w, ws, rows, x, xs, nb, out, os)
+	case useDot:
+		q5KRows3Dot(w, ws, rows, x, xs, nb, out, os)
+	case T == 1:
+		q5KRows1NEON(w, ws, rows, x, xs, nb, out, os)
+	case T == 2:
+		q5KRows2NEON(w, ws, rows, x, xs, nb, out, os)
+	default:
+		q5KRows3NEON(w, ws, rows, x, xs, nb, out, os)
 	}
 }
 
@@ -215,6 +277,19 @@ func dotQ6K(w, x []byte, n int) float32 {
 	_ = x[nb*q8KBytes-1]
 	var out float32
 	q6KRows(1, &w[0], 0, 1, &x[0], 0, nb, &out, 0)
+	return out
+}
+
+// dotQ5K is the Q5_K × Q8_K kernel registered with MatMul.
+func dotQ5K(w, x []byte, n int) float32 {
+	nb := n / qkK
+	if nb <= 0 {
+		return dotQ5KRef(w, x, n)
+	}
+	_ = w[nb*q5KBytes-1]
+	_ = x[nb*q8KBytes-1]
+	var out float32
+	q5KRows(1, &w[0], 0, 1, &x[0], 0, nb, &out, 0)
 	return out
 }
 

@@ -78,6 +78,7 @@ var ops3 = map[string]enc{
 	"mul.4s":    {0x4ea09c00, "mul v%d.4s, v%d.4s, v%d.4s"},
 	"mla.4s":    {0x4ea09400, "mla v%d.4s, v%d.4s, v%d.4s"},
 	"addp.4s":   {0x4ea0bc00, "addp v%d.4s, v%d.4s, v%d.4s"},
+	"addp.8h":   {0x4e60bc00, "addp v%d.8h, v%d.8h, v%d.8h"},
 	"ext8":      {0x6e004000, "ext v%d.16b, v%d.16b, v%d.16b, #8"},
 	"fsub":      {0x4ea0d400, "fsub v%d.4s, v%d.4s, v%d.4s"},
 }
@@ -270,6 +271,7 @@ func main() {
 	var k gen
 	genQ4K(&k)
 	genQ6K(&k)
+	genQ5K(&k)
 	write("dotk_arm64.s", &k)
 
 	var a gen
@@ -1286,6 +1288,158 @@ func genQ6KT(g *gen, dot bool, T int) {
 		g.o3("ext8", 1, 0, 0)
 		g.o3("fadd", 0, 0, 1)
 		g.o2("faddp.s", 0, 0)
+	})
+}
+
+// genQ5K writes q5KRows<T><form>: dotQ5KRef row by row for T = 1 to 3
+// tokens, in the eight int32 lanes of kLanes8 (lane L of group g sums
+// sc[g] times the four products 32g+4L.. (L < 4) or 32g+16+4(L−4)..),
+// converted and FMA'd with x.d·f16(w.d) into eight float lanes; the mins
+// as summs = fma(float32(Σ mn[s]·int16(bsums[2s]+bsums[2s+1])),
+// −x.d·f16(w.dmin), summs), the 16-bit pair sums by ADDP on halfwords
+// (wrapping as the reference's int16); hsum8 + summs at the end. Each
+// weight block's 5-bit values are built once for the T tokens: group 2j
+// is qs[32j..]'s low nibbles, 2j+1 their high ones, each with bit g of
+// qh[0..31] as its fifth bit. The int32 sums are exact (modulo 2^32, as
+// the reference's).
+func genQ5K(g *gen) {
+	for _, dot := range []bool{false, true} {
+		for T := 1; T <= 3; T++ {
+			genQ5KT(g, dot, T)
+		}
+	}
+}
+
+func genQ5KT(g *gen, dot bool, T int) {
+	g.rowsTStart("q5KRows", "rows", formName(dot), T)
+	const (
+		qsA, qsB   = 0, 1   // qs[32j..32j+31]
+		qhA, qhB   = 2, 3   // qh[0..31]
+		y0, y1     = 4, 5   // a group's 5-bit values
+		t0, t1     = 6, 7   // scratch
+		q0, q1     = 8, 9   // a token's group of quants
+		p0, p1     = 10, 11 // its lane sums
+		m0f, m10   = 12, 13
+		scLo, scHi = 14, 15 // the eight scales as int32
+		mins       = 31     // the eight mins as int16
+	)
+	xb := []string{"R9", "R10", "R11"}
+	lLo := func(t int) int { return 16 + 2*t }
+	lHi := func(t int) int { return 17 + 2*t }
+	aLo := func(t int) int { return 22 + 2*t }
+	aHi := func(t int) int { return 23 + 2*t }
+	summs := func(t int) int { return 28 + t }
+	g.movi(m0f, 15)
+	g.movi(m10, 0x10)
+	g.kRowStart(xb, T, false, func() {
+		for t := range T {
+			g.zero(aLo(t))
+			g.zero(aHi(t))
+			g.zero(summs(t))
+		}
+	})
+	g.c("the scales and mins (get_scale_min_k4, as Q4_K's)")
+	g.q4KScalesMins("R8", q4KScratch)
+	g.p("FMOVD R19, F%d", q0)
+	g.p("FMOVD R23, F%d", q1)
+	g.widen8(q0, scLo, scHi)
+	g.uxtl8h(mins, q1)
+	for t := range T {
+		g.zero(lLo(t))
+		g.zero(lHi(t))
+	}
+	g.p("ADD $16, R8, R12")
+	g.ld1b16("R12", 0, qhA, qhB)
+	g.p("ADD $48, R8, R12")
+	for j := range 4 {
+		g.c("qs[%d:%d]", 32*j, 32*j+32)
+		g.ld1b16("R12", 32, qsA, qsB)
+		for h := range 2 {
+			gi := 2*j + h
+			g.c("group %d: elements %d..%d, fifth bit qh>>%d", gi, 32*gi, 32*gi+31, gi)
+			for i, y := range []int{y0, y1} {
+				qs, qh, t := qsA+i, qhA+i, t0+i
+				if h == 0 {
+					g.vand(y, qs, m0f)
+				} else {
+					g.ushr16b(y, qs, 4)
+				}
+				switch {
+				case gi < 4:
+					g.shl16b(t, qh, 4-gi)
+				case gi == 4:
+					t = qh
+				default:
+					g.ushr16b(t, qh, gi-4)
+				}
+				g.vand(t0+i, t, m10)
+				g.vorr(y, y, t0+i)
+			}
+			sc := scLo + gi/4
+			for tk := range T {
+				g.p("ADD $%d, %s, R19", 4+32*gi, xb[tk])
+				g.ld1b16("R19", 0, q0, q1)
+				if dot {
+					g.zero(p0)
+					g.zero(p1)
+					g.o3("sdot", p0, y0, q0)
+					g.o3("sdot", p1, y1, q1)
+				} else {
+					// Sums of four consecutive products (|u·q| ≤ 31·128).
+					g.o3("smull.8h", p0, y0, q0)
+					g.o3("smull2.8h", p1, y0, q0)
+					g.o2("saddlp.4s", p0, p0)
+					g.o2("saddlp.4s", p1, p1)
+					g.o3("addp.4s", p0, p0, p1)
+					g.o3("smull.8h", t0, y1, q1)
+					g.o3("smull2.8h", t1, y1, q1)
+					g.o2("saddlp.4s", t0, t0)
+					g.o2("saddlp.4s", t1, t1)
+					g.o3("addp.4s", p1, t0, t1)
+				}
+				g.oe("mla.e", lLo(tk), p0, sc, gi%4)
+				g.oe("mla.e", lHi(tk), p1, sc, gi%4)
+			}
+		}
+	}
+	g.c("per token: summs = fma(imin, -(x.d·f16(w.dmin)), summs); acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])")
+	g.p("MOVHU (R8), R19")
+	g.p("MOVHU 2(R8), R20")
+	g.p("FMOVS R19, F%d", p0)
+	g.p("FMOVS R20, F%d", p1)
+	g.p("FCVTHS F%d, F%d", p0, p0)
+	g.p("FCVTHS F%d, F%d", p1, p1)
+	for t := range T {
+		g.p("ADD $260, %s, R19", xb[t])
+		g.ld1("H8", "R19", 0, q0, q1)
+		g.o3("addp.8h", q0, q0, q1)
+		g.o3("smull.4s", t0, q0, mins)
+		g.o3("smull2.4s", t1, q0, mins)
+		g.p("VADD V%d.S4, V%d.S4, V%d.S4", t1, t0, t0)
+		g.addv(t0, t0)
+		g.o2("scvtf.s", t0, t0)
+		g.p("FMOVS (%s), F%d", xb[t], q1)
+		g.p("FMULS F%d, F%d, F%d", q1, p1, t1)
+		g.p("FNEGS F%d, F%d", t1, t1)
+		g.p("FMADDS F%d, F%d, F%d, F%d", t1, summs(t), t0, summs(t))
+		g.p("FMULS F%d, F%d, F%d", q1, p0, q1)
+		g.o2("scvtf", lLo(t), lLo(t))
+		g.o2("scvtf", lHi(t), lHi(t))
+		g.oe("fmla.e", aLo(t), lLo(t), q1, 0)
+		g.oe("fmla.e", aHi(t), lHi(t), q1, 0)
+		g.p("ADD $292, %s, %s", xb[t], xb[t])
+	}
+	g.p("ADD $176, R8, R8")
+	g.p("SUBS $1, R17, R17")
+	g.p("BNE block")
+	g.label("store")
+	g.storeRow(T, "R19", func(t int) {
+		g.c("token %d, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs", t)
+		g.o3("fadd", 0, aLo(t), aHi(t))
+		g.o3("ext8", 1, 0, 0)
+		g.o3("fadd", 0, 0, 1)
+		g.o2("faddp.s", 0, 0)
+		g.p("FADDS F%d, F0, F0", summs(t))
 	})
 }
 

@@ -26,6 +26,7 @@ func checkKQuantGemv(t *testing.T) {
 	}{
 		{"Q4_K", q4KBytes, gemvs[Q4_K], dotQ4KRef, kRandQ4K},
 		{"Q6_K", q6KBytes, gemvs[Q6_K], dotQ6KRef, kRandQ6K},
+		{"Q5_K", q5KBytes, gemvs[Q5_K], dotQ5KRef, k2Types[2].gen},
 	} {
 		if c.gemv == nil {
 			t.Logf("%s: no gemv kernel in this build", c.name)
@@ -157,6 +158,7 @@ func TestKQuantGemvExtremeQuants(t *testing.T) {
 	}{
 		{"Q4_K", q4KBytes, gemvs[Q4_K], dotQ4KRef, q4KQs, q4KBytes, 0, 2},
 		{"Q6_K", q6KBytes, gemvs[Q6_K], dotQ6KRef, 0, q6KScales, q6KD, -1},
+		{"Q5_K", q5KBytes, gemvs[Q5_K], dotQ5KRef, q5KQh, q5KBytes, 0, 2},
 	} {
 		if c.gemv == nil {
 			t.Logf("%s: no gemv kernel in this build", c.name)
