@@ -134,4 +134,5 @@ func registerArchGemvs() {
 	registerGemv(Q4_K, gemvQ4K)
 	registerGemv(Q6_K, gemvQ6K)
 	registerGemv(Q5_K, gemvQ5K)
+	registerGemv(Q3_K, q3KKernels.gemv)
 }

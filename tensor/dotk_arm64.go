@@ -4,10 +4,11 @@ package tensor
 
 import "unsafe"
 
-// The arm64 Q4_K and Q6_K kernels (dotk_arm64.s, written by gen_arm64.go),
-// in a NEON and an SDOT form with the same bits, several tokens a pass
-// over the weights, and for Q4_K an SMMLA form of two to four tokens. The
-// other K-quants and IQ4_XS run their pure-Go references.
+// The arm64 Q4_K, Q6_K, Q5_K, Q3_K and Q2_K kernels (dotk_arm64.s, written
+// by gen_arm64.go), in a NEON and an SDOT form with the same bits, several
+// tokens a pass over the weights, and for Q4_K an SMMLA form of two to four
+// tokens. IQ4_XS, and Q2_K in the Q2KRepacked order, run their pure-Go
+// references.
 
 // q4KRows<T><form> compute, for nb > 0 Q4_K blocks a row and T Q8_K
 // activation rows (T = 1 to 4), bit for bit,
@@ -143,57 +144,213 @@ func gemvQ4K(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32
 	}
 }
 
-// gemvQ6K is the Q6_K gemv: up to three tokens a pass (q6KRows<T>).
+// q3KRows<T><form> compute, for nb > 0 Q3_K blocks a row and T Q8_K
+// activation rows (T = 1 to 3),
+//
+//	for t := range T { for r := range rows {
+//		out[t*ostride+r] = dotQ3KRef(w[r*wstride:], x[t*xstride:], 256*nb) } }
+//
+// bit for bit (gen_arm64.go's genQ3K: kLanes8's lanes with the sixteen
+// scales, each block's values built once for the T tokens).
+//
+//go:noescape
+func q3KRows1NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q3KRows2NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q3KRows3NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q3KRows1Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q3KRows2Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q3KRows3Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+// q2KRows<T><form> compute, for nb > 0 Q2_K blocks a row and T Q8_K
+// activation rows (T = 1 to 3),
+//
+//	for t := range T { for r := range rows {
+//		out[t*ostride+r] = dotQ2KRef(w[r*wstride:], x[t*xstride:], 256*nb) } }
+//
+// bit for bit (gen_arm64.go's genQ2K: kLanes8's lanes with the sixteen
+// scales, each block's values built once for the T tokens).
+//
+//go:noescape
+func q2KRows1NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q2KRows2NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q2KRows3NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q2KRows1Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q2KRows2Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q2KRows3Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+// kRowsKernel is the signature of the row-by-row K-quant kernels.
+type kRowsKernel = func(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+// kLanesKernels holds the kernels of a K-quant in the lanes order (Q6_K,
+// Q5_K, Q3_K, Q2_K) by form and token count (1 to 3), and its block size.
+type kLanesKernels struct {
+	bsize     int
+	neon, dot [4]kRowsKernel
+}
+
+var (
+	q6KKernels = kLanesKernels{q6KBytes,
+		[4]kRowsKernel{nil, q6KRows1NEON, q6KRows2NEON, q6KRows3NEON},
+		[4]kRowsKernel{nil, q6KRows1Dot, q6KRows2Dot, q6KRows3Dot}}
+	q5KKernels = kLanesKernels{q5KBytes,
+		[4]kRowsKernel{nil, q5KRows1NEON, q5KRows2NEON, q5KRows3NEON},
+		[4]kRowsKernel{nil, q5KRows1Dot, q5KRows2Dot, q5KRows3Dot}}
+	q3KKernels = kLanesKernels{q3KBytes,
+		[4]kRowsKernel{nil, q3KRows1NEON, q3KRows2NEON, q3KRows3NEON},
+		[4]kRowsKernel{nil, q3KRows1Dot, q3KRows2Dot, q3KRows3Dot}}
+	q2KKernels = kLanesKernels{q2KBytes,
+		[4]kRowsKernel{nil, q2KRows1NEON, q2KRows2NEON, q2KRows3NEON},
+		[4]kRowsKernel{nil, q2KRows1Dot, q2KRows2Dot, q2KRows3Dot}}
+)
+
+// rows runs the T-token kernel of the form in use.
+func (k *kLanesKernels) rows(T int, w *byte, ws, rows int, x *byte, xs, nb int, out *float32, os int) {
+	if useDot {
+		k.dot[T](w, ws, rows, x, xs, nb, out, os)
+	} else {
+		k.neon[T](w, ws, rows, x, xs, nb, out, os)
+	}
+}
+
+// gemv is the type's gemv: up to three tokens a pass (tokenRun).
+func (k *kLanesKernels) gemv(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
+	nb := cols / qkK
+	checkGemv(len(w), ws, rows, nb*k.bsize, len(x), xs, ntok, nb*q8KBytes, len(out), os)
+	if nb == 0 {
+		for t := range ntok {
+			clear(out[t*os : t*os+rows])
+		}
+		return
+	}
+	for t := 0; t < ntok; {
+		T := tokenRun(ntok - t)
+		k.rows(T, &w[0], ws, rows, &x[t*xs], xs, nb, &out[t*os], os)
+		t += T
+	}
+}
+
+// kDotBlocks returns the blocks of an n-element dot of bsize-byte weight
+// blocks and Q8_K activations, 0 for none, having checked both rows hold
+// them.
+func kDotBlocks(w, x []byte, n, bsize int) int {
+	nb := max(n/qkK, 0)
+	if nb > 0 {
+		_ = w[nb*bsize-1]
+		_ = x[nb*q8KBytes-1]
+	}
+	return nb
+}
+
 func gemvQ6K(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
-	nb := cols / qkK
-	checkGemv(len(w), ws, rows, nb*q6KBytes, len(x), xs, ntok, nb*q8KBytes, len(out), os)
-	if nb == 0 {
-		for t := range ntok {
-			clear(out[t*os : t*os+rows])
-		}
-		return
-	}
-	for t := 0; t < ntok; {
-		T := tokenRun(ntok - t)
-		q6KRows(T, &w[0], ws, rows, &x[t*xs], xs, nb, &out[t*os], os)
-		t += T
-	}
+	q6KKernels.gemv(w, ws, rows, x, xs, ntok, cols, out, os)
 }
 
-// gemvQ5K is the Q5_K gemv: up to three tokens a pass (q5KRows<T>).
 func gemvQ5K(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
-	nb := cols / qkK
-	checkGemv(len(w), ws, rows, nb*q5KBytes, len(x), xs, ntok, nb*q8KBytes, len(out), os)
-	if nb == 0 {
-		for t := range ntok {
-			clear(out[t*os : t*os+rows])
-		}
-		return
-	}
-	for t := 0; t < ntok; {
-		T := tokenRun(ntok - t)
-		q5KRows(T, &w[0], ws, rows, &x[t*xs], xs, nb, &out[t*os], os)
-		t += T
-	}
+	q5KKernels.gemv(w, ws, rows, x, xs, ntok, cols, out, os)
 }
 
-// q5KRows runs the T-token Q5_K kernel of the form in use.
-func q5KRows(T int, w *byte, ws, rows int, x *byte, xs, nb int, out *float32, os int) {
-	switch {
-	case useDot && T == 1:
-		q5KRows1Dot(w, ws, rows, x, xs, nb, out, os)
-	case useDot && T == 2:
-		q5KRows2Dot(w, ws, rows, x, xs, nb, out, os)
-	case useDot:
-		q5KRows3Dot(w, ws, rows, x, xs, nb, out, os)
-	case T == 1:
-		q5KRows1NEON(w, ws, rows, x, xs, nb, out, os)
-	case T == 2:
-		q5KRows2NEON(w, ws, rows, x, xs, nb, out, os)
-	default:
-		q5KRows3NEON(w, ws, rows, x, xs, nb, out, os)
+// dotQ6K is the kernel registered with MatMul (the kernels called
+// directly, so that out stays on the stack).
+func dotQ6K(w, x []byte, n int) float32 {
+	nb := kDotBlocks(w, x, n, q6KBytes)
+	if nb == 0 {
+		return dotQ6KRef(w, x, n)
 	}
+	var out float32
+	if useDot {
+		q6KRows1Dot(&w[0], 0, 1, &x[0], 0, nb, &out, 0)
+	} else {
+		q6KRows1NEON(&w[0], 0, 1, &x[0], 0, nb, &out, 0)
+	}
+	return out
 }
+
+// dotQ5K is the kernel registered with MatMul (the kernels called
+// directly, so that out stays on the stack).
+func dotQ5K(w, x []byte, n int) float32 {
+	nb := kDotBlocks(w, x, n, q5KBytes)
+	if nb == 0 {
+		return dotQ5KRef(w, x, n)
+	}
+	var out float32
+	if useDot {
+		q5KRows1Dot(&w[0], 0, 1, &x[0], 0, nb, &out, 0)
+	} else {
+		q5KRows1NEON(&w[0], 0, 1, &x[0], 0, nb, &out, 0)
+	}
+	return out
+}
+
+// dotQ3K is the kernel registered with MatMul (the kernels called
+// directly, so that out stays on the stack).
+func dotQ3K(w, x []byte, n int) float32 {
+	nb := kDotBlocks(w, x, n, q3KBytes)
+	if nb == 0 {
+		return dotQ3KRef(w, x, n)
+	}
+	var out float32
+	if useDot {
+		q3KRows1Dot(&w[0], 0, 1, &x[0], 0, nb, &out, 0)
+	} else {
+		q3KRows1NEON(&w[0], 0, 1, &x[0], 0, nb, &out, 0)
+	}
+	return out
+}
+
+// dotQ2K is the kernel registered with MatMul (the kernels called
+// directly, so that out stays on the stack).
+func dotQ2K(w, x []byte, n int) float32 {
+	nb := kDotBlocks(w, x, n, q2KBytes)
+	if nb == 0 {
+		return dotQ2KRef(w, x, n)
+	}
+	var out float32
+	if useDot {
+		q2KRows1Dot(&w[0], 0, 1, &x[0], 0, nb, &out, 0)
+	} else {
+		q2KRows1NEON(&w[0], 0, 1, &x[0], 0, nb, &out, 0)
+	}
+	return out
+}
+
+func dotQ2KR(w, x []byte, n int) float32  { return dotQ2KRepackedRef(w, x, n) }
+func dotIQ4XS(w, x []byte, n int) float32 { return dotIQ4XSRef(w, x, n) }
+
+// registerQ2K registers the Q2_K kernels of q2Order: the NEON ones in the
+// Q2KLanes order, the reference (and no gemv) in the Q2KRepacked one.
+func registerQ2K() {
+	if q2Order == Q2KRepacked {
+		registerKernel(Q2_K, Q8_K, dotQ2KR)
+		registerGemv(Q2_K, nil)
+		return
+	}
+	registerKernel(Q2_K, Q8_K, dotQ2K)
+	registerGemv(Q2_K, q2KKernels.gemv)
+}
+
+// LlamaCppQ2KOrder returns the Q2_K order of a llama.cpp CPU backend built
+// for this machine: Q2KLanes (arm64 has no AVX-512 repacking).
+func LlamaCppQ2KOrder() Q2KOrder { return Q2KLanes }
 
 // q4KRows runs the T-token Q4_K kernel of the form in use: with SMMLA
 // (T > 1) the pairs of rows, then an odd last row in the SDOT form.
@@ -236,24 +393,6 @@ func q4KRows(T int, w *byte, ws, rows int, x *byte, xs, nb int, out *float32, os
 	}
 }
 
-// q6KRows runs the T-token Q6_K kernel of the form in use.
-func q6KRows(T int, w *byte, ws, rows int, x *byte, xs, nb int, out *float32, os int) {
-	switch {
-	case useDot && T == 1:
-		q6KRows1Dot(w, ws, rows, x, xs, nb, out, os)
-	case useDot && T == 2:
-		q6KRows2Dot(w, ws, rows, x, xs, nb, out, os)
-	case useDot:
-		q6KRows3Dot(w, ws, rows, x, xs, nb, out, os)
-	case T == 1:
-		q6KRows1NEON(w, ws, rows, x, xs, nb, out, os)
-	case T == 2:
-		q6KRows2NEON(w, ws, rows, x, xs, nb, out, os)
-	default:
-		q6KRows3NEON(w, ws, rows, x, xs, nb, out, os)
-	}
-}
-
 // dotQ4K is the Q4_K × Q8_K kernel registered with MatMul.
 func dotQ4K(w, x []byte, n int) float32 {
 	nb := n / qkK
@@ -264,32 +403,6 @@ func dotQ4K(w, x []byte, n int) float32 {
 	_ = x[nb*q8KBytes-1]
 	var out float32
 	q4KRows(1, &w[0], 0, 1, &x[0], 0, nb, &out, 0)
-	return out
-}
-
-// dotQ6K is the Q6_K × Q8_K kernel registered with MatMul.
-func dotQ6K(w, x []byte, n int) float32 {
-	nb := n / qkK
-	if nb <= 0 {
-		return dotQ6KRef(w, x, n)
-	}
-	_ = w[nb*q6KBytes-1]
-	_ = x[nb*q8KBytes-1]
-	var out float32
-	q6KRows(1, &w[0], 0, 1, &x[0], 0, nb, &out, 0)
-	return out
-}
-
-// dotQ5K is the Q5_K × Q8_K kernel registered with MatMul.
-func dotQ5K(w, x []byte, n int) float32 {
-	nb := n / qkK
-	if nb <= 0 {
-		return dotQ5KRef(w, x, n)
-	}
-	_ = w[nb*q5KBytes-1]
-	_ = x[nb*q8KBytes-1]
-	var out float32
-	q5KRows(1, &w[0], 0, 1, &x[0], 0, nb, &out, 0)
 	return out
 }
 

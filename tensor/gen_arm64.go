@@ -79,6 +79,7 @@ var ops3 = map[string]enc{
 	"mla.4s":    {0x4ea09400, "mla v%d.4s, v%d.4s, v%d.4s"},
 	"addp.4s":   {0x4ea0bc00, "addp v%d.4s, v%d.4s, v%d.4s"},
 	"addp.8h":   {0x4e60bc00, "addp v%d.8h, v%d.8h, v%d.8h"},
+	"ushl":      {0x6e204400, "ushl v%d.16b, v%d.16b, v%d.16b"},
 	"ext8":      {0x6e004000, "ext v%d.16b, v%d.16b, v%d.16b, #8"},
 	"fsub":      {0x4ea0d400, "fsub v%d.4s, v%d.4s, v%d.4s"},
 }
@@ -272,6 +273,8 @@ func main() {
 	genQ4K(&k)
 	genQ6K(&k)
 	genQ5K(&k)
+	genQ3K(&k)
+	genQ2K(&k)
 	write("dotk_arm64.s", &k)
 
 	var a gen
@@ -1312,42 +1315,25 @@ func genQ5K(g *gen) {
 
 func genQ5KT(g *gen, dot bool, T int) {
 	g.rowsTStart("q5KRows", "rows", formName(dot), T)
+	r := kLanesStd(T)
 	const (
-		qsA, qsB   = 0, 1   // qs[32j..32j+31]
-		qhA, qhB   = 2, 3   // qh[0..31]
-		y0, y1     = 4, 5   // a group's 5-bit values
-		t0, t1     = 6, 7   // scratch
-		q0, q1     = 8, 9   // a token's group of quants
-		p0, p1     = 10, 11 // its lane sums
+		qsA, qsB   = 0, 1 // qs[32j..32j+31]
+		qhA, qhB   = 2, 3 // qh[0..31]
 		m0f, m10   = 12, 13
 		scLo, scHi = 14, 15 // the eight scales as int32
 		mins       = 31     // the eight mins as int16
 	)
-	xb := []string{"R9", "R10", "R11"}
-	lLo := func(t int) int { return 16 + 2*t }
-	lHi := func(t int) int { return 17 + 2*t }
-	aLo := func(t int) int { return 22 + 2*t }
-	aHi := func(t int) int { return 23 + 2*t }
 	summs := func(t int) int { return 28 + t }
 	g.movi(m0f, 15)
 	g.movi(m10, 0x10)
-	g.kRowStart(xb, T, false, func() {
-		for t := range T {
-			g.zero(aLo(t))
-			g.zero(aHi(t))
-			g.zero(summs(t))
-		}
-	})
+	g.kLanesStart(r, func(t int) { g.zero(summs(t)) })
 	g.c("the scales and mins (get_scale_min_k4, as Q4_K's)")
 	g.q4KScalesMins("R8", q4KScratch)
-	g.p("FMOVD R19, F%d", q0)
-	g.p("FMOVD R23, F%d", q1)
-	g.widen8(q0, scLo, scHi)
-	g.uxtl8h(mins, q1)
-	for t := range T {
-		g.zero(lLo(t))
-		g.zero(lHi(t))
-	}
+	g.p("FMOVD R19, F%d", r.q0)
+	g.p("FMOVD R23, F%d", r.q1)
+	g.widen8(r.q0, scLo, scHi)
+	g.uxtl8h(mins, r.q1)
+	g.kLanesClear(r)
 	g.p("ADD $16, R8, R12")
 	g.ld1b16("R12", 0, qhA, qhB)
 	g.p("ADD $48, R8, R12")
@@ -1357,8 +1343,8 @@ func genQ5KT(g *gen, dot bool, T int) {
 		for h := range 2 {
 			gi := 2*j + h
 			g.c("group %d: elements %d..%d, fifth bit qh>>%d", gi, 32*gi, 32*gi+31, gi)
-			for i, y := range []int{y0, y1} {
-				qs, qh, t := qsA+i, qhA+i, t0+i
+			for i, y := range []int{r.y0, r.y1} {
+				qs, qh, t := qsA+i, qhA+i, r.t0+i
 				if h == 0 {
 					g.vand(y, qs, m0f)
 				} else {
@@ -1372,76 +1358,347 @@ func genQ5KT(g *gen, dot bool, T int) {
 				default:
 					g.ushr16b(t, qh, gi-4)
 				}
-				g.vand(t0+i, t, m10)
-				g.vorr(y, y, t0+i)
+				g.vand(r.t0+i, t, m10)
+				g.vorr(y, y, r.t0+i)
 			}
-			sc := scLo + gi/4
-			for tk := range T {
-				g.p("ADD $%d, %s, R19", 4+32*gi, xb[tk])
-				g.ld1b16("R19", 0, q0, q1)
-				if dot {
-					g.zero(p0)
-					g.zero(p1)
-					g.o3("sdot", p0, y0, q0)
-					g.o3("sdot", p1, y1, q1)
-				} else {
-					// Sums of four consecutive products (|u·q| ≤ 31·128).
-					g.o3("smull.8h", p0, y0, q0)
-					g.o3("smull2.8h", p1, y0, q0)
-					g.o2("saddlp.4s", p0, p0)
-					g.o2("saddlp.4s", p1, p1)
-					g.o3("addp.4s", p0, p0, p1)
-					g.o3("smull.8h", t0, y1, q1)
-					g.o3("smull2.8h", t1, y1, q1)
-					g.o2("saddlp.4s", t0, t0)
-					g.o2("saddlp.4s", t1, t1)
-					g.o3("addp.4s", p1, t0, t1)
-				}
-				g.oe("mla.e", lLo(tk), p0, sc, gi%4)
-				g.oe("mla.e", lHi(tk), p1, sc, gi%4)
-			}
+			sc := [2]int{scLo + gi/4, gi % 4}
+			g.kLanesGroup(dot, r, gi, [2][2]int{sc, sc})
 		}
 	}
 	g.c("per token: summs = fma(imin, -(x.d·f16(w.dmin)), summs); acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])")
 	g.p("MOVHU (R8), R19")
 	g.p("MOVHU 2(R8), R20")
-	g.p("FMOVS R19, F%d", p0)
-	g.p("FMOVS R20, F%d", p1)
-	g.p("FCVTHS F%d, F%d", p0, p0)
-	g.p("FCVTHS F%d, F%d", p1, p1)
+	g.p("FMOVS R19, F%d", r.p0)
+	g.p("FMOVS R20, F%d", r.p1)
+	g.p("FCVTHS F%d, F%d", r.p0, r.p0)
+	g.p("FCVTHS F%d, F%d", r.p1, r.p1)
 	for t := range T {
-		g.p("ADD $260, %s, R19", xb[t])
-		g.ld1("H8", "R19", 0, q0, q1)
-		g.o3("addp.8h", q0, q0, q1)
-		g.o3("smull.4s", t0, q0, mins)
-		g.o3("smull2.4s", t1, q0, mins)
-		g.p("VADD V%d.S4, V%d.S4, V%d.S4", t1, t0, t0)
-		g.addv(t0, t0)
-		g.o2("scvtf.s", t0, t0)
-		g.p("FMOVS (%s), F%d", xb[t], q1)
-		g.p("FMULS F%d, F%d, F%d", q1, p1, t1)
-		g.p("FNEGS F%d, F%d", t1, t1)
-		g.p("FMADDS F%d, F%d, F%d, F%d", t1, summs(t), t0, summs(t))
-		g.p("FMULS F%d, F%d, F%d", q1, p0, q1)
-		g.o2("scvtf", lLo(t), lLo(t))
-		g.o2("scvtf", lHi(t), lHi(t))
-		g.oe("fmla.e", aLo(t), lLo(t), q1, 0)
-		g.oe("fmla.e", aHi(t), lHi(t), q1, 0)
-		g.p("ADD $292, %s, %s", xb[t], xb[t])
+		g.p("ADD $260, %s, R19", r.xb[t])
+		g.ld1("H8", "R19", 0, r.q0, r.q1)
+		g.o3("addp.8h", r.q0, r.q0, r.q1)
+		g.o3("smull.4s", r.t0, r.q0, mins)
+		g.o3("smull2.4s", r.t1, r.q0, mins)
+		g.p("VADD V%d.S4, V%d.S4, V%d.S4", r.t1, r.t0, r.t0)
+		g.addv(r.t0, r.t0)
+		g.o2("scvtf.s", r.t0, r.t0)
+		g.p("FMOVS (%s), F%d", r.xb[t], r.q1)
+		g.p("FMULS F%d, F%d, F%d", r.q1, r.p1, r.t1)
+		g.p("FNEGS F%d, F%d", r.t1, r.t1)
+		g.p("FMADDS F%d, F%d, F%d, F%d", r.t1, summs(t), r.t0, summs(t))
+		g.p("FMULS F%d, F%d, F%d", r.q1, r.p0, r.q1)
+		g.kLanesFMA(r, t, r.q1)
+		g.p("ADD $292, %s, %s", r.xb[t], r.xb[t])
 	}
 	g.p("ADD $176, R8, R8")
 	g.p("SUBS $1, R17, R17")
 	g.p("BNE block")
 	g.label("store")
-	g.storeRow(T, "R19", func(t int) {
-		g.c("token %d, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs", t)
-		g.o3("fadd", 0, aLo(t), aHi(t))
+	g.kLanesStore(r, func(t int) { g.p("FADDS F%d, F0, F0", summs(t)) })
+}
+
+// kLanes are the registers of the K-quant lanes kernels (Q5_K, Q3_K,
+// Q2_K) for T tokens: each token's block pointer (xb), a group's values
+// (y0:y1), scratch (t0, t1), a token's group of quants (q0:q1), its lane
+// sums (p0, p1), and token t's int32 lanes (lLo, lHi) and float
+// accumulators (aLo, aHi).
+type kLanes struct {
+	T                              int
+	xb                             []string
+	y0, y1, t0, t1, q0, q1, p0, p1 int
+	lLo, lHi, aLo, aHi             func(t int) int
+}
+
+// kLanesStd is the register plan the three kernels share: V4-V11, the
+// lanes in V16-V21 and the accumulators in V22-V27.
+func kLanesStd(T int) kLanes {
+	return kLanes{T: T, xb: []string{"R9", "R10", "R11"},
+		y0: 4, y1: 5, t0: 6, t1: 7, q0: 8, q1: 9, p0: 10, p1: 11,
+		lLo: func(t int) int { return 16 + 2*t }, lHi: func(t int) int { return 17 + 2*t },
+		aLo: func(t int) int { return 22 + 2*t }, aHi: func(t int) int { return 23 + 2*t }}
+}
+
+// kLanesGroup adds group gi (elements 32gi..32gi+31, its values in
+// y0:y1) to every token's lanes: lane L (< 4) gets the sum of the four
+// products 32gi+4L.. times the scale in register sc[0][0], lane
+// sc[0][1]; lane L+4 those of 32gi+16+4L.. times sc[1]. The products'
+// magnitudes must fit an int16 (|y| ≤ 63): the NEON form adds them
+// pairwise from SMULL's.
+func (g *gen) kLanesGroup(dot bool, r kLanes, gi int, sc [2][2]int) {
+	for tk := range r.T {
+		g.p("ADD $%d, %s, R19", 4+32*gi, r.xb[tk])
+		g.ld1b16("R19", 0, r.q0, r.q1)
+		if dot {
+			g.zero(r.p0)
+			g.zero(r.p1)
+			g.o3("sdot", r.p0, r.y0, r.q0)
+			g.o3("sdot", r.p1, r.y1, r.q1)
+		} else {
+			g.o3("smull.8h", r.p0, r.y0, r.q0)
+			g.o3("smull2.8h", r.p1, r.y0, r.q0)
+			g.o2("saddlp.4s", r.p0, r.p0)
+			g.o2("saddlp.4s", r.p1, r.p1)
+			g.o3("addp.4s", r.p0, r.p0, r.p1)
+			g.o3("smull.8h", r.t0, r.y1, r.q1)
+			g.o3("smull2.8h", r.t1, r.y1, r.q1)
+			g.o2("saddlp.4s", r.t0, r.t0)
+			g.o2("saddlp.4s", r.t1, r.t1)
+			g.o3("addp.4s", r.p1, r.t0, r.t1)
+		}
+		g.oe("mla.e", r.lLo(tk), r.p0, sc[0][0], sc[0][1])
+		g.oe("mla.e", r.lHi(tk), r.p1, sc[1][0], sc[1][1])
+	}
+}
+
+// kLanesFMA ends token t's block: its lanes converted and FMA'd with the
+// float in lane 0 of V<d> into its accumulators.
+func (g *gen) kLanesFMA(r kLanes, t, d int) {
+	g.o2("scvtf", r.lLo(t), r.lLo(t))
+	g.o2("scvtf", r.lHi(t), r.lHi(t))
+	g.oe("fmla.e", r.aLo(t), r.lLo(t), d, 0)
+	g.oe("fmla.e", r.aHi(t), r.lHi(t), d, 0)
+}
+
+// kLanesStore writes each token's hsum8 of its accumulators (and then
+// whatever extra adds to F0) and ends the row loop.
+func (g *gen) kLanesStore(r kLanes, extra func(t int)) {
+	g.storeRow(r.T, "R19", func(t int) {
+		g.c("token %d, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two", t)
+		g.o3("fadd", 0, r.aLo(t), r.aHi(t))
 		g.o3("ext8", 1, 0, 0)
 		g.o3("fadd", 0, 0, 1)
 		g.o2("faddp.s", 0, 0)
-		g.p("FADDS F%d, F0, F0", summs(t))
+		if extra != nil {
+			extra(t)
+		}
 	})
 }
+
+// kLanesStart begins a lanes kernel: the row loop, each token's
+// accumulators (and clear's) zeroed at the row's start.
+func (g *gen) kLanesStart(r kLanes, clear func(t int)) {
+	g.kRowStart(r.xb, r.T, false, func() {
+		for t := range r.T {
+			g.zero(r.aLo(t))
+			g.zero(r.aHi(t))
+			if clear != nil {
+				clear(t)
+			}
+		}
+	})
+}
+
+// kLanesClear zeroes every token's int32 lanes (at a block's start).
+func (g *gen) kLanesClear(r kLanes) {
+	for t := range r.T {
+		g.zero(r.lLo(t))
+		g.zero(r.lHi(t))
+	}
+}
+
+// widenScales16 sign-extends the sixteen int8 scales in V<src> to int32
+// in V<d[0..3]> (scale s in V<d[s/4]>, lane s%4), through tmp.
+func (g *gen) widenScales16(src, tmp int, d [4]int) {
+	g.o2("sxtl.8h", tmp, src)
+	g.o2("sxtl2.8h", src, src)
+	g.o2("sxtl.4s", d[0], tmp)
+	g.o2("sxtl2.4s", d[1], tmp)
+	g.o2("sxtl.4s", d[2], src)
+	g.o2("sxtl2.4s", d[3], src)
+}
+
+// kScale16 is where widenScales16 leaves sub-block scale s of kScales16.
+func kScale16(s int) [2]int { return [2]int{kScales16[s/4], s % 4} }
+
+// kScales16 holds the Q3_K and Q2_K kernels' sixteen scales as int32.
+var kScales16 = [4]int{14, 15, 28, 29}
+
+// genQ3K writes q3KRows<T><form>: dotQ3KRef row by row for T = 1 to 3
+// tokens, in kLanes8's lanes with the sixteen scales (lane L of group g
+// sums sc[2g] times the four products 32g+4L.., lane L+4 sc[2g+1] times
+// those of 32g+16+4L..), converted and FMA'd with x.d·f16(w.d); hsum8 at
+// the end. Group g = 4j+k takes bits 2k of qs[32j..32j+31] and bit g of
+// hmask: ((qs>>2k)&3 | (hmask>>g&1)<<2) − 4. The scales, 4 low bits from
+// bytes 0..7 (low nibbles, then high) and 2 high bits from bytes 8..11
+// (shifted per scale by USHL), less 32, are unpacked once a block.
+func genQ3K(g *gen) {
+	for _, dot := range []bool{false, true} {
+		for T := 1; T <= 3; T++ {
+			genQ3KT(g, dot, T)
+		}
+	}
+}
+
+func genQ3KT(g *gen, dot bool, T int) {
+	g.rowsTStart("q3KRows", "rows", formName(dot), T)
+	r := kLanesStd(T)
+	const (
+		qsA, qsB = 0, 1 // qs[32j..32j+31]
+		hmA, hmB = 2, 3 // hmask
+		m03, m04 = 12, 13
+	)
+	g.movi(m03, 3)
+	g.movi(m04, 4)
+	g.kLanesStart(r, nil)
+	g.c("the sixteen scales, less 32")
+	g.p("FMOVD %d(R8), F%d", q3KScalesOff, r.y0)
+	g.p("FMOVS %d(R8), F%d", q3KScalesOff+8, r.y1)
+	g.movi(r.t0, 15)
+	g.vand(r.t1, r.y0, r.t0)
+	g.ushr16b(r.y0, r.y0, 4)
+	g.zip1d(r.y0, r.t1, r.y0)
+	g.p("VDUP V%d.S[0], V%d.S4", r.y1, r.y1)
+	g.vconst(r.t0, 0xfefefefe00000000, 0xfafafafafcfcfcfc)
+	g.o3("ushl", r.y1, r.y1, r.t0)
+	g.vand(r.y1, r.y1, m03)
+	g.shl16b(r.y1, r.y1, 4)
+	g.vorr(r.y0, r.y0, r.y1)
+	g.movi(r.t0, 32)
+	g.vsub16b(r.y0, r.y0, r.t0)
+	g.widenScales16(r.y0, r.t1, kScales16)
+	g.kLanesClear(r)
+	g.ld1b16("R8", 0, hmA, hmB)
+	g.p("ADD $%d, R8, R12", q3KQsOff)
+	for gi := range 8 {
+		j, k := gi/4, gi%4
+		if k == 0 {
+			g.c("qs[%d:%d]", 32*j, 32*j+32)
+			g.ld1b16("R12", 32, qsA, qsB)
+		}
+		g.c("group %d: elements %d..%d, bits %d of qs, bit %d of hmask", gi, 32*gi, 32*gi+31, 2*k, gi)
+		for i, y := range []int{r.y0, r.y1} {
+			qs, hm, t := qsA+i, hmA+i, r.t0+i
+			src := qs
+			if k > 0 {
+				g.ushr16b(y, qs, 2*k)
+				src = y
+			}
+			g.vand(y, src, m03)
+			switch {
+			case gi < 2:
+				g.shl16b(t, hm, 2-gi)
+			case gi == 2:
+				t = hm
+			default:
+				g.ushr16b(t, hm, gi-2)
+			}
+			g.vand(r.t0+i, t, m04)
+			g.vorr(y, y, r.t0+i)
+			g.vsub16b(y, y, m04)
+		}
+		g.kLanesGroup(dot, r, gi, [2][2]int{kScale16(2 * gi), kScale16(2*gi + 1)})
+	}
+	g.c("per token: acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])")
+	g.p("MOVHU %d(R8), R19", q3KDOff)
+	g.p("FMOVS R19, F%d", r.p0)
+	g.p("FCVTHS F%d, F%d", r.p0, r.p0)
+	for t := range T {
+		g.p("FMOVS (%s), F%d", r.xb[t], r.p1)
+		g.p("FMULS F%d, F%d, F%d", r.p0, r.p1, r.p1)
+		g.kLanesFMA(r, t, r.p1)
+		g.p("ADD $292, %s, %s", r.xb[t], r.xb[t])
+	}
+	g.p("ADD $%d, R8, R8", q3KBlock)
+	g.p("SUBS $1, R17, R17")
+	g.p("BNE block")
+	g.label("store")
+	g.kLanesStore(r, nil)
+}
+
+// Q3_K's block: hmask @0, qs @32, scales @96, d @108, 110 bytes.
+const q3KQsOff, q3KScalesOff, q3KDOff, q3KBlock = 32, 96, 108, 110
+
+// genQ2K writes q2KRows<T><form>: dotQ2KRef (the Q2KLanes order) row by
+// row for T = 1 to 3 tokens: per block each token's lanes first take the
+// mins, acc[L] = fma(−x.d·f16(w.dmin), float32(m[2L]·bsums[2L] +
+// m[2L+1]·bsums[2L+1]), acc[L]), then kLanes8's lanes with the sixteen
+// scales (low nibbles of bytes 0..15), acc[L] = fma(x.d·f16(w.d),
+// float32(lane[L]), acc[L]); hsum8 at the end. Group g = 4j+k is bits 2k
+// of qs[32j..32j+31].
+func genQ2K(g *gen) {
+	for _, dot := range []bool{false, true} {
+		for T := 1; T <= 3; T++ {
+			genQ2KT(g, dot, T)
+		}
+	}
+}
+
+func genQ2KT(g *gen, dot bool, T int) {
+	g.rowsTStart("q2KRows", "rows", formName(dot), T)
+	r := kLanesStd(T)
+	const (
+		qsA, qsB = 0, 1 // qs[32j..32j+31]
+		mLo, mHi = 2, 3 // the sixteen mins as int16
+		m03      = 12
+	)
+	g.movi(m03, 3)
+	g.kLanesStart(r, nil)
+	g.c("the sixteen scales (int32) and mins (int16)")
+	g.ld1b16("R8", 0, r.y0)
+	g.ushr16b(r.y1, r.y0, 4)
+	g.uxtl8h(mLo, r.y1)
+	g.p("VUXTL2 V%d.B16, V%d.H8", r.y1, mHi)
+	g.movi(r.t0, 15)
+	g.vand(r.y0, r.y0, r.t0)
+	g.widenScales16(r.y0, r.t1, kScales16)
+	g.kLanesClear(r)
+	g.c("per token: acc[L] = fma(-(x.d·f16(w.dmin)), m[2L]·bs[2L] + m[2L+1]·bs[2L+1], acc[L])")
+	g.p("MOVHU %d(R8), R19", q2KDOff+2)
+	g.p("FMOVS R19, F%d", r.p0)
+	g.p("FCVTHS F%d, F%d", r.p0, r.p0)
+	for t := range T {
+		g.p("ADD $260, %s, R19", r.xb[t])
+		g.ld1("H8", "R19", 0, r.q0, r.q1)
+		g.o3("smull.4s", r.t0, r.q0, mLo)
+		g.o3("smull2.4s", r.t1, r.q0, mLo)
+		g.o3("addp.4s", r.t0, r.t0, r.t1)
+		g.o3("smull.4s", r.t1, r.q1, mHi)
+		g.o3("smull2.4s", r.q0, r.q1, mHi)
+		g.o3("addp.4s", r.t1, r.t1, r.q0)
+		g.o2("scvtf", r.t0, r.t0)
+		g.o2("scvtf", r.t1, r.t1)
+		g.p("FMOVS (%s), F%d", r.xb[t], r.p1)
+		g.p("FMULS F%d, F%d, F%d", r.p0, r.p1, r.p1)
+		g.p("FNEGS F%d, F%d", r.p1, r.p1)
+		g.oe("fmla.e", r.aLo(t), r.t0, r.p1, 0)
+		g.oe("fmla.e", r.aHi(t), r.t1, r.p1, 0)
+	}
+	g.p("ADD $%d, R8, R12", q2KQsOff)
+	for gi := range 8 {
+		j, k := gi/4, gi%4
+		if k == 0 {
+			g.c("qs[%d:%d]", 32*j, 32*j+32)
+			g.ld1b16("R12", 32, qsA, qsB)
+		}
+		g.c("group %d: elements %d..%d, bits %d of qs", gi, 32*gi, 32*gi+31, 2*k)
+		for i, y := range []int{r.y0, r.y1} {
+			src := qsA + i
+			if k > 0 {
+				g.ushr16b(y, src, 2*k)
+				src = y
+			}
+			g.vand(y, src, m03)
+		}
+		g.kLanesGroup(dot, r, gi, [2][2]int{kScale16(2 * gi), kScale16(2*gi + 1)})
+	}
+	g.c("per token: acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])")
+	g.p("MOVHU %d(R8), R19", q2KDOff)
+	g.p("FMOVS R19, F%d", r.p0)
+	g.p("FCVTHS F%d, F%d", r.p0, r.p0)
+	for t := range T {
+		g.p("FMOVS (%s), F%d", r.xb[t], r.p1)
+		g.p("FMULS F%d, F%d, F%d", r.p0, r.p1, r.p1)
+		g.kLanesFMA(r, t, r.p1)
+		g.p("ADD $292, %s, %s", r.xb[t], r.xb[t])
+	}
+	g.p("ADD $%d, R8, R8", q2KBlock)
+	g.p("SUBS $1, R17, R17")
+	g.p("BNE block")
+	g.label("store")
+	g.kLanesStore(r, nil)
+}
+
+// Q2_K's block: scales @0, qs @16, d @80, dmin @82, 84 bytes.
+const q2KQsOff, q2KDOff, q2KBlock = 16, 80, 84
 
 // ---- activation converters ----------------------------------------------
 

@@ -14,6 +14,16 @@ import (
 // that no gap was written (TestKernelForms runs it in every form).
 func TestKQuantGemv(t *testing.T) { checkKQuantGemv(t) }
 
+// q2KLanesGemv is the Q2_K gemv registered in the Q2KLanes order (nil
+// where there is none).
+func q2KLanesGemv() gemv {
+	if q2Order != Q2KLanes {
+		defer SetQ2KOrder(q2Order)
+		SetQ2KOrder(Q2KLanes)
+	}
+	return gemvs[Q2_K]
+}
+
 func checkKQuantGemv(t *testing.T) {
 	t.Helper()
 	r := rand.New(rand.NewPCG(13, 14))
@@ -27,6 +37,8 @@ func checkKQuantGemv(t *testing.T) {
 		{"Q4_K", q4KBytes, gemvs[Q4_K], dotQ4KRef, kRandQ4K},
 		{"Q6_K", q6KBytes, gemvs[Q6_K], dotQ6KRef, kRandQ6K},
 		{"Q5_K", q5KBytes, gemvs[Q5_K], dotQ5KRef, k2Types[2].gen},
+		{"Q3_K", q3KBytes, gemvs[Q3_K], dotQ3KRef, k2Types[1].gen},
+		{"Q2_K", q2KBytes, q2KLanesGemv(), dotQ2KRef, k2Types[0].gen},
 	} {
 		if c.gemv == nil {
 			t.Logf("%s: no gemv kernel in this build", c.name)
@@ -159,6 +171,8 @@ func TestKQuantGemvExtremeQuants(t *testing.T) {
 		{"Q4_K", q4KBytes, gemvs[Q4_K], dotQ4KRef, q4KQs, q4KBytes, 0, 2},
 		{"Q6_K", q6KBytes, gemvs[Q6_K], dotQ6KRef, 0, q6KScales, q6KD, -1},
 		{"Q5_K", q5KBytes, gemvs[Q5_K], dotQ5KRef, q5KQh, q5KBytes, 0, 2},
+		{"Q3_K", q3KBytes, gemvs[Q3_K], dotQ3KRef, 0, q3KScales, q3KD, -1},
+		{"Q2_K", q2KBytes, q2KLanesGemv(), dotQ2KRef, q2KQs, q2KD, q2KD, q2KD + 2},
 	} {
 		if c.gemv == nil {
 			t.Logf("%s: no gemv kernel in this build", c.name)
