@@ -135,4 +135,5 @@ func registerArchGemvs() {
 	registerGemv(Q6_K, gemvQ6K)
 	registerGemv(Q5_K, gemvQ5K)
 	registerGemv(Q3_K, q3KKernels.gemv)
+	registerGemv(IQ4_XS, iq4XSKernels.gemv)
 }

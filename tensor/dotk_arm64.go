@@ -4,11 +4,11 @@ package tensor
 
 import "unsafe"
 
-// The arm64 Q4_K, Q6_K, Q5_K, Q3_K and Q2_K kernels (dotk_arm64.s, written
+// The arm64 Q4_K, Q6_K, Q5_K, Q3_K, Q2_K and IQ4_XS kernels (dotk_arm64.s, written
 // by gen_arm64.go), in a NEON and an SDOT form with the same bits, several
 // tokens a pass over the weights, and for Q4_K an SMMLA form of two to four
-// tokens. IQ4_XS, and Q2_K in the Q2KRepacked order, run their pure-Go
-// references.
+// tokens; IQ4_XS's in the same two forms. Q2_K in the Q2KRepacked order
+// runs its pure-Go reference.
 
 // q4KRows<T><form> compute, for nb > 0 Q4_K blocks a row and T Q8_K
 // activation rows (T = 1 to 4), bit for bit,
@@ -198,6 +198,33 @@ func q2KRows2Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *floa
 //go:noescape
 func q2KRows3Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
 
+// iq4XSRows<T><form> compute, for nb > 0 IQ4_XS blocks a row and T Q8_K
+// activation rows (T = 1 to 3),
+//
+//	for t := range T { for r := range rows {
+//		out[t*ostride+r] = dotIQ4XSRef(w[r*wstride:], x[t*xstride:], 256*nb) } }
+//
+// bit for bit (gen_arm64.go's genIQ4XS: kLanes8's lanes, the levels'
+// magnitudes and signs by TBL once a block for the T tokens).
+//
+//go:noescape
+func iq4XSRows1NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func iq4XSRows2NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func iq4XSRows3NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func iq4XSRows1Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func iq4XSRows2Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func iq4XSRows3Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
 // kRowsKernel is the signature of the row-by-row K-quant kernels.
 type kRowsKernel = func(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
 
@@ -221,6 +248,9 @@ var (
 	q2KKernels = kLanesKernels{q2KBytes,
 		[4]kRowsKernel{nil, q2KRows1NEON, q2KRows2NEON, q2KRows3NEON},
 		[4]kRowsKernel{nil, q2KRows1Dot, q2KRows2Dot, q2KRows3Dot}}
+	iq4XSKernels = kLanesKernels{iq4XSBytes,
+		[4]kRowsKernel{nil, iq4XSRows1NEON, iq4XSRows2NEON, iq4XSRows3NEON},
+		[4]kRowsKernel{nil, iq4XSRows1Dot, iq4XSRows2Dot, iq4XSRows3Dot}}
 )
 
 // rows runs the T-token kernel of the form in use.
@@ -333,8 +363,23 @@ func dotQ2K(w, x []byte, n int) float32 {
 	return out
 }
 
-func dotQ2KR(w, x []byte, n int) float32  { return dotQ2KRepackedRef(w, x, n) }
-func dotIQ4XS(w, x []byte, n int) float32 { return dotIQ4XSRef(w, x, n) }
+// dotIQ4XS is the kernel registered with MatMul (the kernels called
+// directly, so that out stays on the stack).
+func dotIQ4XS(w, x []byte, n int) float32 {
+	nb := kDotBlocks(w, x, n, iq4XSBytes)
+	if nb == 0 {
+		return dotIQ4XSRef(w, x, n)
+	}
+	var out float32
+	if useDot {
+		iq4XSRows1Dot(&w[0], 0, 1, &x[0], 0, nb, &out, 0)
+	} else {
+		iq4XSRows1NEON(&w[0], 0, 1, &x[0], 0, nb, &out, 0)
+	}
+	return out
+}
+
+func dotQ2KR(w, x []byte, n int) float32 { return dotQ2KRepackedRef(w, x, n) }
 
 // registerQ2K registers the Q2_K kernels of q2Order: the NEON ones in the
 // Q2KLanes order, the reference (and no gemv) in the Q2KRepacked one.

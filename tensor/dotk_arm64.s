@@ -11914,3 +11914,2523 @@ store:
 	SUBS $1, R2, R2
 	BNE row
 	RET
+
+// func iq4XSRows1NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·iq4XSRows1NEON(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V12.B16
+	MOVD $0x0a1623314153687f, R16
+	VMOV R16, V13.D[0]
+	MOVD $0x7159453526190d01, R16
+	VMOV R16, V13.D[1]
+	MOVD $0xffffffffffffffff, R16
+	VMOV R16, V14.D[0]
+	MOVD $0x0000000000000000, R16
+	VMOV R16, V14.D[1]
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	MOVD R5, R17
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	CBZ R17, store
+block:
+	// the scales: nibble s of scales_l | (scales_h>>2s & 3)<<4, less 32
+	MOVWU 4(R8), R19
+	ORR R19<<16, R19, R19
+	AND $0x0000ffff0000ffff, R19, R19
+	ORR R19<<8, R19, R19
+	AND $0x00ff00ff00ff00ff, R19, R19
+	ORR R19<<4, R19, R19
+	AND $0x0f0f0f0f0f0f0f0f, R19, R19
+	MOVHU 2(R8), R20
+	ORR R20<<24, R20, R20
+	AND $0x000000ff000000ff, R20, R20
+	ORR R20<<12, R20, R20
+	AND $0x000f000f000f000f, R20, R20
+	ORR R20<<6, R20, R20
+	AND $0x0303030303030303, R20, R20
+	ORR R20<<4, R19, R19
+	FMOVD R19, F4
+	VMOVI $32, V6.B16
+	VSUB V6.B16, V4.B16, V4.B16
+	WORD $0x0f08a484 // sxtl v4.8h, v4.8b
+	WORD $0x0f10a48f // sxtl v15.4s, v4.4h
+	WORD $0x4f10a49c // sxtl2 v28.4s, v4.8h
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	ADD $8, R8, R12
+	// group 0: qs[0:16]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $4, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0150 // mla v16.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0171 // mla v17.4s, v11.4s, v15.s[0]
+	// group 1: qs[16:32]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $36, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0150 // mla v16.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0171 // mla v17.4s, v11.4s, v15.s[1]
+	// group 2: qs[32:48]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $68, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0950 // mla v16.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0971 // mla v17.4s, v11.4s, v15.s[2]
+	// group 3: qs[48:64]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $100, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0950 // mla v16.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0971 // mla v17.4s, v11.4s, v15.s[3]
+	// group 4: qs[64:80]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $132, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0150 // mla v16.4s, v10.4s, v28.s[0]
+	WORD $0x6f9c0171 // mla v17.4s, v11.4s, v28.s[0]
+	// group 5: qs[80:96]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $164, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fbc0150 // mla v16.4s, v10.4s, v28.s[1]
+	WORD $0x6fbc0171 // mla v17.4s, v11.4s, v28.s[1]
+	// group 6: qs[96:112]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $196, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0950 // mla v16.4s, v10.4s, v28.s[2]
+	WORD $0x6f9c0971 // mla v17.4s, v11.4s, v28.s[2]
+	// group 7: qs[112:128]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $228, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fbc0950 // mla v16.4s, v10.4s, v28.s[3]
+	WORD $0x6fbc0971 // mla v17.4s, v11.4s, v28.s[3]
+	// per token: acc[L] = fma(f16(w.d)·x.d, lane[L], acc[L])
+	MOVHU (R8), R19
+	FMOVS R19, F10
+	FCVTHS F10, F10
+	FMOVS (R9), F11
+	FMULS F11, F10, F11
+	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
+	WORD $0x4e21da31 // scvtf v17.4s, v17.4s
+	WORD $0x4f8b1216 // fmla v22.4s, v16.4s, v11.s[0]
+	WORD $0x4f8b1237 // fmla v23.4s, v17.4s, v11.s[0]
+	ADD $292, R9, R9
+	ADD $136, R8, R8
+	SUBS $1, R17, R17
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e37d6c0 // fadd v0.4s, v22.4s, v23.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func iq4XSRows2NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·iq4XSRows2NEON(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V12.B16
+	MOVD $0x0a1623314153687f, R16
+	VMOV R16, V13.D[0]
+	MOVD $0x7159453526190d01, R16
+	VMOV R16, V13.D[1]
+	MOVD $0xffffffffffffffff, R16
+	VMOV R16, V14.D[0]
+	MOVD $0x0000000000000000, R16
+	VMOV R16, V14.D[1]
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	MOVD R5, R17
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	CBZ R17, store
+block:
+	// the scales: nibble s of scales_l | (scales_h>>2s & 3)<<4, less 32
+	MOVWU 4(R8), R19
+	ORR R19<<16, R19, R19
+	AND $0x0000ffff0000ffff, R19, R19
+	ORR R19<<8, R19, R19
+	AND $0x00ff00ff00ff00ff, R19, R19
+	ORR R19<<4, R19, R19
+	AND $0x0f0f0f0f0f0f0f0f, R19, R19
+	MOVHU 2(R8), R20
+	ORR R20<<24, R20, R20
+	AND $0x000000ff000000ff, R20, R20
+	ORR R20<<12, R20, R20
+	AND $0x000f000f000f000f, R20, R20
+	ORR R20<<6, R20, R20
+	AND $0x0303030303030303, R20, R20
+	ORR R20<<4, R19, R19
+	FMOVD R19, F4
+	VMOVI $32, V6.B16
+	VSUB V6.B16, V4.B16, V4.B16
+	WORD $0x0f08a484 // sxtl v4.8h, v4.8b
+	WORD $0x0f10a48f // sxtl v15.4s, v4.4h
+	WORD $0x4f10a49c // sxtl2 v28.4s, v4.8h
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	ADD $8, R8, R12
+	// group 0: qs[0:16]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $4, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0150 // mla v16.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0171 // mla v17.4s, v11.4s, v15.s[0]
+	ADD $4, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0152 // mla v18.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0173 // mla v19.4s, v11.4s, v15.s[0]
+	// group 1: qs[16:32]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $36, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0150 // mla v16.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0171 // mla v17.4s, v11.4s, v15.s[1]
+	ADD $36, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0152 // mla v18.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0173 // mla v19.4s, v11.4s, v15.s[1]
+	// group 2: qs[32:48]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $68, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0950 // mla v16.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0971 // mla v17.4s, v11.4s, v15.s[2]
+	ADD $68, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0952 // mla v18.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0973 // mla v19.4s, v11.4s, v15.s[2]
+	// group 3: qs[48:64]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $100, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0950 // mla v16.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0971 // mla v17.4s, v11.4s, v15.s[3]
+	ADD $100, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0952 // mla v18.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0973 // mla v19.4s, v11.4s, v15.s[3]
+	// group 4: qs[64:80]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $132, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0150 // mla v16.4s, v10.4s, v28.s[0]
+	WORD $0x6f9c0171 // mla v17.4s, v11.4s, v28.s[0]
+	ADD $132, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0152 // mla v18.4s, v10.4s, v28.s[0]
+	WORD $0x6f9c0173 // mla v19.4s, v11.4s, v28.s[0]
+	// group 5: qs[80:96]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $164, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fbc0150 // mla v16.4s, v10.4s, v28.s[1]
+	WORD $0x6fbc0171 // mla v17.4s, v11.4s, v28.s[1]
+	ADD $164, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fbc0152 // mla v18.4s, v10.4s, v28.s[1]
+	WORD $0x6fbc0173 // mla v19.4s, v11.4s, v28.s[1]
+	// group 6: qs[96:112]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $196, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0950 // mla v16.4s, v10.4s, v28.s[2]
+	WORD $0x6f9c0971 // mla v17.4s, v11.4s, v28.s[2]
+	ADD $196, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0952 // mla v18.4s, v10.4s, v28.s[2]
+	WORD $0x6f9c0973 // mla v19.4s, v11.4s, v28.s[2]
+	// group 7: qs[112:128]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $228, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fbc0950 // mla v16.4s, v10.4s, v28.s[3]
+	WORD $0x6fbc0971 // mla v17.4s, v11.4s, v28.s[3]
+	ADD $228, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fbc0952 // mla v18.4s, v10.4s, v28.s[3]
+	WORD $0x6fbc0973 // mla v19.4s, v11.4s, v28.s[3]
+	// per token: acc[L] = fma(f16(w.d)·x.d, lane[L], acc[L])
+	MOVHU (R8), R19
+	FMOVS R19, F10
+	FCVTHS F10, F10
+	FMOVS (R9), F11
+	FMULS F11, F10, F11
+	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
+	WORD $0x4e21da31 // scvtf v17.4s, v17.4s
+	WORD $0x4f8b1216 // fmla v22.4s, v16.4s, v11.s[0]
+	WORD $0x4f8b1237 // fmla v23.4s, v17.4s, v11.s[0]
+	ADD $292, R9, R9
+	FMOVS (R10), F11
+	FMULS F11, F10, F11
+	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
+	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
+	WORD $0x4f8b1258 // fmla v24.4s, v18.4s, v11.s[0]
+	WORD $0x4f8b1279 // fmla v25.4s, v19.4s, v11.s[0]
+	ADD $292, R10, R10
+	ADD $136, R8, R8
+	SUBS $1, R17, R17
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e37d6c0 // fadd v0.4s, v22.4s, v23.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e39d700 // fadd v0.4s, v24.4s, v25.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func iq4XSRows3NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·iq4XSRows3NEON(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V12.B16
+	MOVD $0x0a1623314153687f, R16
+	VMOV R16, V13.D[0]
+	MOVD $0x7159453526190d01, R16
+	VMOV R16, V13.D[1]
+	MOVD $0xffffffffffffffff, R16
+	VMOV R16, V14.D[0]
+	MOVD $0x0000000000000000, R16
+	VMOV R16, V14.D[1]
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	MOVD R5, R17
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	CBZ R17, store
+block:
+	// the scales: nibble s of scales_l | (scales_h>>2s & 3)<<4, less 32
+	MOVWU 4(R8), R19
+	ORR R19<<16, R19, R19
+	AND $0x0000ffff0000ffff, R19, R19
+	ORR R19<<8, R19, R19
+	AND $0x00ff00ff00ff00ff, R19, R19
+	ORR R19<<4, R19, R19
+	AND $0x0f0f0f0f0f0f0f0f, R19, R19
+	MOVHU 2(R8), R20
+	ORR R20<<24, R20, R20
+	AND $0x000000ff000000ff, R20, R20
+	ORR R20<<12, R20, R20
+	AND $0x000f000f000f000f, R20, R20
+	ORR R20<<6, R20, R20
+	AND $0x0303030303030303, R20, R20
+	ORR R20<<4, R19, R19
+	FMOVD R19, F4
+	VMOVI $32, V6.B16
+	VSUB V6.B16, V4.B16, V4.B16
+	WORD $0x0f08a484 // sxtl v4.8h, v4.8b
+	WORD $0x0f10a48f // sxtl v15.4s, v4.4h
+	WORD $0x4f10a49c // sxtl2 v28.4s, v4.8h
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	ADD $8, R8, R12
+	// group 0: qs[0:16]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $4, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0150 // mla v16.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0171 // mla v17.4s, v11.4s, v15.s[0]
+	ADD $4, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0152 // mla v18.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0173 // mla v19.4s, v11.4s, v15.s[0]
+	ADD $4, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0154 // mla v20.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0175 // mla v21.4s, v11.4s, v15.s[0]
+	// group 1: qs[16:32]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $36, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0150 // mla v16.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0171 // mla v17.4s, v11.4s, v15.s[1]
+	ADD $36, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0152 // mla v18.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0173 // mla v19.4s, v11.4s, v15.s[1]
+	ADD $36, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0154 // mla v20.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0175 // mla v21.4s, v11.4s, v15.s[1]
+	// group 2: qs[32:48]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $68, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0950 // mla v16.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0971 // mla v17.4s, v11.4s, v15.s[2]
+	ADD $68, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0952 // mla v18.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0973 // mla v19.4s, v11.4s, v15.s[2]
+	ADD $68, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0954 // mla v20.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0975 // mla v21.4s, v11.4s, v15.s[2]
+	// group 3: qs[48:64]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $100, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0950 // mla v16.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0971 // mla v17.4s, v11.4s, v15.s[3]
+	ADD $100, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0952 // mla v18.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0973 // mla v19.4s, v11.4s, v15.s[3]
+	ADD $100, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0954 // mla v20.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0975 // mla v21.4s, v11.4s, v15.s[3]
+	// group 4: qs[64:80]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $132, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0150 // mla v16.4s, v10.4s, v28.s[0]
+	WORD $0x6f9c0171 // mla v17.4s, v11.4s, v28.s[0]
+	ADD $132, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0152 // mla v18.4s, v10.4s, v28.s[0]
+	WORD $0x6f9c0173 // mla v19.4s, v11.4s, v28.s[0]
+	ADD $132, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0154 // mla v20.4s, v10.4s, v28.s[0]
+	WORD $0x6f9c0175 // mla v21.4s, v11.4s, v28.s[0]
+	// group 5: qs[80:96]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $164, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fbc0150 // mla v16.4s, v10.4s, v28.s[1]
+	WORD $0x6fbc0171 // mla v17.4s, v11.4s, v28.s[1]
+	ADD $164, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fbc0152 // mla v18.4s, v10.4s, v28.s[1]
+	WORD $0x6fbc0173 // mla v19.4s, v11.4s, v28.s[1]
+	ADD $164, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fbc0154 // mla v20.4s, v10.4s, v28.s[1]
+	WORD $0x6fbc0175 // mla v21.4s, v11.4s, v28.s[1]
+	// group 6: qs[96:112]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $196, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0950 // mla v16.4s, v10.4s, v28.s[2]
+	WORD $0x6f9c0971 // mla v17.4s, v11.4s, v28.s[2]
+	ADD $196, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0952 // mla v18.4s, v10.4s, v28.s[2]
+	WORD $0x6f9c0973 // mla v19.4s, v11.4s, v28.s[2]
+	ADD $196, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0954 // mla v20.4s, v10.4s, v28.s[2]
+	WORD $0x6f9c0975 // mla v21.4s, v11.4s, v28.s[2]
+	// group 7: qs[112:128]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $228, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fbc0950 // mla v16.4s, v10.4s, v28.s[3]
+	WORD $0x6fbc0971 // mla v17.4s, v11.4s, v28.s[3]
+	ADD $228, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fbc0952 // mla v18.4s, v10.4s, v28.s[3]
+	WORD $0x6fbc0973 // mla v19.4s, v11.4s, v28.s[3]
+	ADD $228, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fbc0954 // mla v20.4s, v10.4s, v28.s[3]
+	WORD $0x6fbc0975 // mla v21.4s, v11.4s, v28.s[3]
+	// per token: acc[L] = fma(f16(w.d)·x.d, lane[L], acc[L])
+	MOVHU (R8), R19
+	FMOVS R19, F10
+	FCVTHS F10, F10
+	FMOVS (R9), F11
+	FMULS F11, F10, F11
+	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
+	WORD $0x4e21da31 // scvtf v17.4s, v17.4s
+	WORD $0x4f8b1216 // fmla v22.4s, v16.4s, v11.s[0]
+	WORD $0x4f8b1237 // fmla v23.4s, v17.4s, v11.s[0]
+	ADD $292, R9, R9
+	FMOVS (R10), F11
+	FMULS F11, F10, F11
+	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
+	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
+	WORD $0x4f8b1258 // fmla v24.4s, v18.4s, v11.s[0]
+	WORD $0x4f8b1279 // fmla v25.4s, v19.4s, v11.s[0]
+	ADD $292, R10, R10
+	FMOVS (R11), F11
+	FMULS F11, F10, F11
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	WORD $0x4f8b129a // fmla v26.4s, v20.4s, v11.s[0]
+	WORD $0x4f8b12bb // fmla v27.4s, v21.4s, v11.s[0]
+	ADD $292, R11, R11
+	ADD $136, R8, R8
+	SUBS $1, R17, R17
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e37d6c0 // fadd v0.4s, v22.4s, v23.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e39d700 // fadd v0.4s, v24.4s, v25.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3bd740 // fadd v0.4s, v26.4s, v27.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func iq4XSRows1Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·iq4XSRows1Dot(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V12.B16
+	MOVD $0x0a1623314153687f, R16
+	VMOV R16, V13.D[0]
+	MOVD $0x7159453526190d01, R16
+	VMOV R16, V13.D[1]
+	MOVD $0xffffffffffffffff, R16
+	VMOV R16, V14.D[0]
+	MOVD $0x0000000000000000, R16
+	VMOV R16, V14.D[1]
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	MOVD R5, R17
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	CBZ R17, store
+block:
+	// the scales: nibble s of scales_l | (scales_h>>2s & 3)<<4, less 32
+	MOVWU 4(R8), R19
+	ORR R19<<16, R19, R19
+	AND $0x0000ffff0000ffff, R19, R19
+	ORR R19<<8, R19, R19
+	AND $0x00ff00ff00ff00ff, R19, R19
+	ORR R19<<4, R19, R19
+	AND $0x0f0f0f0f0f0f0f0f, R19, R19
+	MOVHU 2(R8), R20
+	ORR R20<<24, R20, R20
+	AND $0x000000ff000000ff, R20, R20
+	ORR R20<<12, R20, R20
+	AND $0x000f000f000f000f, R20, R20
+	ORR R20<<6, R20, R20
+	AND $0x0303030303030303, R20, R20
+	ORR R20<<4, R19, R19
+	FMOVD R19, F4
+	VMOVI $32, V6.B16
+	VSUB V6.B16, V4.B16, V4.B16
+	WORD $0x0f08a484 // sxtl v4.8h, v4.8b
+	WORD $0x0f10a48f // sxtl v15.4s, v4.4h
+	WORD $0x4f10a49c // sxtl2 v28.4s, v4.8h
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	ADD $8, R8, R12
+	// group 0: qs[0:16]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $4, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0150 // mla v16.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0171 // mla v17.4s, v11.4s, v15.s[0]
+	// group 1: qs[16:32]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $36, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0150 // mla v16.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0171 // mla v17.4s, v11.4s, v15.s[1]
+	// group 2: qs[32:48]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $68, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0950 // mla v16.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0971 // mla v17.4s, v11.4s, v15.s[2]
+	// group 3: qs[48:64]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $100, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0950 // mla v16.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0971 // mla v17.4s, v11.4s, v15.s[3]
+	// group 4: qs[64:80]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $132, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0150 // mla v16.4s, v10.4s, v28.s[0]
+	WORD $0x6f9c0171 // mla v17.4s, v11.4s, v28.s[0]
+	// group 5: qs[80:96]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $164, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fbc0150 // mla v16.4s, v10.4s, v28.s[1]
+	WORD $0x6fbc0171 // mla v17.4s, v11.4s, v28.s[1]
+	// group 6: qs[96:112]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $196, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0950 // mla v16.4s, v10.4s, v28.s[2]
+	WORD $0x6f9c0971 // mla v17.4s, v11.4s, v28.s[2]
+	// group 7: qs[112:128]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $228, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fbc0950 // mla v16.4s, v10.4s, v28.s[3]
+	WORD $0x6fbc0971 // mla v17.4s, v11.4s, v28.s[3]
+	// per token: acc[L] = fma(f16(w.d)·x.d, lane[L], acc[L])
+	MOVHU (R8), R19
+	FMOVS R19, F10
+	FCVTHS F10, F10
+	FMOVS (R9), F11
+	FMULS F11, F10, F11
+	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
+	WORD $0x4e21da31 // scvtf v17.4s, v17.4s
+	WORD $0x4f8b1216 // fmla v22.4s, v16.4s, v11.s[0]
+	WORD $0x4f8b1237 // fmla v23.4s, v17.4s, v11.s[0]
+	ADD $292, R9, R9
+	ADD $136, R8, R8
+	SUBS $1, R17, R17
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e37d6c0 // fadd v0.4s, v22.4s, v23.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func iq4XSRows2Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·iq4XSRows2Dot(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V12.B16
+	MOVD $0x0a1623314153687f, R16
+	VMOV R16, V13.D[0]
+	MOVD $0x7159453526190d01, R16
+	VMOV R16, V13.D[1]
+	MOVD $0xffffffffffffffff, R16
+	VMOV R16, V14.D[0]
+	MOVD $0x0000000000000000, R16
+	VMOV R16, V14.D[1]
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	MOVD R5, R17
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	CBZ R17, store
+block:
+	// the scales: nibble s of scales_l | (scales_h>>2s & 3)<<4, less 32
+	MOVWU 4(R8), R19
+	ORR R19<<16, R19, R19
+	AND $0x0000ffff0000ffff, R19, R19
+	ORR R19<<8, R19, R19
+	AND $0x00ff00ff00ff00ff, R19, R19
+	ORR R19<<4, R19, R19
+	AND $0x0f0f0f0f0f0f0f0f, R19, R19
+	MOVHU 2(R8), R20
+	ORR R20<<24, R20, R20
+	AND $0x000000ff000000ff, R20, R20
+	ORR R20<<12, R20, R20
+	AND $0x000f000f000f000f, R20, R20
+	ORR R20<<6, R20, R20
+	AND $0x0303030303030303, R20, R20
+	ORR R20<<4, R19, R19
+	FMOVD R19, F4
+	VMOVI $32, V6.B16
+	VSUB V6.B16, V4.B16, V4.B16
+	WORD $0x0f08a484 // sxtl v4.8h, v4.8b
+	WORD $0x0f10a48f // sxtl v15.4s, v4.4h
+	WORD $0x4f10a49c // sxtl2 v28.4s, v4.8h
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	ADD $8, R8, R12
+	// group 0: qs[0:16]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $4, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0150 // mla v16.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0171 // mla v17.4s, v11.4s, v15.s[0]
+	ADD $4, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0152 // mla v18.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0173 // mla v19.4s, v11.4s, v15.s[0]
+	// group 1: qs[16:32]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $36, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0150 // mla v16.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0171 // mla v17.4s, v11.4s, v15.s[1]
+	ADD $36, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0152 // mla v18.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0173 // mla v19.4s, v11.4s, v15.s[1]
+	// group 2: qs[32:48]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $68, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0950 // mla v16.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0971 // mla v17.4s, v11.4s, v15.s[2]
+	ADD $68, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0952 // mla v18.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0973 // mla v19.4s, v11.4s, v15.s[2]
+	// group 3: qs[48:64]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $100, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0950 // mla v16.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0971 // mla v17.4s, v11.4s, v15.s[3]
+	ADD $100, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0952 // mla v18.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0973 // mla v19.4s, v11.4s, v15.s[3]
+	// group 4: qs[64:80]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $132, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0150 // mla v16.4s, v10.4s, v28.s[0]
+	WORD $0x6f9c0171 // mla v17.4s, v11.4s, v28.s[0]
+	ADD $132, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0152 // mla v18.4s, v10.4s, v28.s[0]
+	WORD $0x6f9c0173 // mla v19.4s, v11.4s, v28.s[0]
+	// group 5: qs[80:96]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $164, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fbc0150 // mla v16.4s, v10.4s, v28.s[1]
+	WORD $0x6fbc0171 // mla v17.4s, v11.4s, v28.s[1]
+	ADD $164, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fbc0152 // mla v18.4s, v10.4s, v28.s[1]
+	WORD $0x6fbc0173 // mla v19.4s, v11.4s, v28.s[1]
+	// group 6: qs[96:112]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $196, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0950 // mla v16.4s, v10.4s, v28.s[2]
+	WORD $0x6f9c0971 // mla v17.4s, v11.4s, v28.s[2]
+	ADD $196, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0952 // mla v18.4s, v10.4s, v28.s[2]
+	WORD $0x6f9c0973 // mla v19.4s, v11.4s, v28.s[2]
+	// group 7: qs[112:128]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $228, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fbc0950 // mla v16.4s, v10.4s, v28.s[3]
+	WORD $0x6fbc0971 // mla v17.4s, v11.4s, v28.s[3]
+	ADD $228, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fbc0952 // mla v18.4s, v10.4s, v28.s[3]
+	WORD $0x6fbc0973 // mla v19.4s, v11.4s, v28.s[3]
+	// per token: acc[L] = fma(f16(w.d)·x.d, lane[L], acc[L])
+	MOVHU (R8), R19
+	FMOVS R19, F10
+	FCVTHS F10, F10
+	FMOVS (R9), F11
+	FMULS F11, F10, F11
+	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
+	WORD $0x4e21da31 // scvtf v17.4s, v17.4s
+	WORD $0x4f8b1216 // fmla v22.4s, v16.4s, v11.s[0]
+	WORD $0x4f8b1237 // fmla v23.4s, v17.4s, v11.s[0]
+	ADD $292, R9, R9
+	FMOVS (R10), F11
+	FMULS F11, F10, F11
+	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
+	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
+	WORD $0x4f8b1258 // fmla v24.4s, v18.4s, v11.s[0]
+	WORD $0x4f8b1279 // fmla v25.4s, v19.4s, v11.s[0]
+	ADD $292, R10, R10
+	ADD $136, R8, R8
+	SUBS $1, R17, R17
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e37d6c0 // fadd v0.4s, v22.4s, v23.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e39d700 // fadd v0.4s, v24.4s, v25.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func iq4XSRows3Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·iq4XSRows3Dot(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V12.B16
+	MOVD $0x0a1623314153687f, R16
+	VMOV R16, V13.D[0]
+	MOVD $0x7159453526190d01, R16
+	VMOV R16, V13.D[1]
+	MOVD $0xffffffffffffffff, R16
+	VMOV R16, V14.D[0]
+	MOVD $0x0000000000000000, R16
+	VMOV R16, V14.D[1]
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	MOVD R5, R17
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	CBZ R17, store
+block:
+	// the scales: nibble s of scales_l | (scales_h>>2s & 3)<<4, less 32
+	MOVWU 4(R8), R19
+	ORR R19<<16, R19, R19
+	AND $0x0000ffff0000ffff, R19, R19
+	ORR R19<<8, R19, R19
+	AND $0x00ff00ff00ff00ff, R19, R19
+	ORR R19<<4, R19, R19
+	AND $0x0f0f0f0f0f0f0f0f, R19, R19
+	MOVHU 2(R8), R20
+	ORR R20<<24, R20, R20
+	AND $0x000000ff000000ff, R20, R20
+	ORR R20<<12, R20, R20
+	AND $0x000f000f000f000f, R20, R20
+	ORR R20<<6, R20, R20
+	AND $0x0303030303030303, R20, R20
+	ORR R20<<4, R19, R19
+	FMOVD R19, F4
+	VMOVI $32, V6.B16
+	VSUB V6.B16, V4.B16, V4.B16
+	WORD $0x0f08a484 // sxtl v4.8h, v4.8b
+	WORD $0x0f10a48f // sxtl v15.4s, v4.4h
+	WORD $0x4f10a49c // sxtl2 v28.4s, v4.8h
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	ADD $8, R8, R12
+	// group 0: qs[0:16]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $4, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0150 // mla v16.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0171 // mla v17.4s, v11.4s, v15.s[0]
+	ADD $4, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0152 // mla v18.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0173 // mla v19.4s, v11.4s, v15.s[0]
+	ADD $4, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0154 // mla v20.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0175 // mla v21.4s, v11.4s, v15.s[0]
+	// group 1: qs[16:32]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $36, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0150 // mla v16.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0171 // mla v17.4s, v11.4s, v15.s[1]
+	ADD $36, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0152 // mla v18.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0173 // mla v19.4s, v11.4s, v15.s[1]
+	ADD $36, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0154 // mla v20.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0175 // mla v21.4s, v11.4s, v15.s[1]
+	// group 2: qs[32:48]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $68, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0950 // mla v16.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0971 // mla v17.4s, v11.4s, v15.s[2]
+	ADD $68, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0952 // mla v18.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0973 // mla v19.4s, v11.4s, v15.s[2]
+	ADD $68, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0954 // mla v20.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0975 // mla v21.4s, v11.4s, v15.s[2]
+	// group 3: qs[48:64]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $100, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0950 // mla v16.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0971 // mla v17.4s, v11.4s, v15.s[3]
+	ADD $100, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0952 // mla v18.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0973 // mla v19.4s, v11.4s, v15.s[3]
+	ADD $100, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0954 // mla v20.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0975 // mla v21.4s, v11.4s, v15.s[3]
+	// group 4: qs[64:80]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $132, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0150 // mla v16.4s, v10.4s, v28.s[0]
+	WORD $0x6f9c0171 // mla v17.4s, v11.4s, v28.s[0]
+	ADD $132, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0152 // mla v18.4s, v10.4s, v28.s[0]
+	WORD $0x6f9c0173 // mla v19.4s, v11.4s, v28.s[0]
+	ADD $132, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0154 // mla v20.4s, v10.4s, v28.s[0]
+	WORD $0x6f9c0175 // mla v21.4s, v11.4s, v28.s[0]
+	// group 5: qs[80:96]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $164, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fbc0150 // mla v16.4s, v10.4s, v28.s[1]
+	WORD $0x6fbc0171 // mla v17.4s, v11.4s, v28.s[1]
+	ADD $164, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fbc0152 // mla v18.4s, v10.4s, v28.s[1]
+	WORD $0x6fbc0173 // mla v19.4s, v11.4s, v28.s[1]
+	ADD $164, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fbc0154 // mla v20.4s, v10.4s, v28.s[1]
+	WORD $0x6fbc0175 // mla v21.4s, v11.4s, v28.s[1]
+	// group 6: qs[96:112]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $196, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0950 // mla v16.4s, v10.4s, v28.s[2]
+	WORD $0x6f9c0971 // mla v17.4s, v11.4s, v28.s[2]
+	ADD $196, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0952 // mla v18.4s, v10.4s, v28.s[2]
+	WORD $0x6f9c0973 // mla v19.4s, v11.4s, v28.s[2]
+	ADD $196, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0954 // mla v20.4s, v10.4s, v28.s[2]
+	WORD $0x6f9c0975 // mla v21.4s, v11.4s, v28.s[2]
+	// group 7: qs[112:128]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $228, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fbc0950 // mla v16.4s, v10.4s, v28.s[3]
+	WORD $0x6fbc0971 // mla v17.4s, v11.4s, v28.s[3]
+	ADD $228, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fbc0952 // mla v18.4s, v10.4s, v28.s[3]
+	WORD $0x6fbc0973 // mla v19.4s, v11.4s, v28.s[3]
+	ADD $228, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fbc0954 // mla v20.4s, v10.4s, v28.s[3]
+	WORD $0x6fbc0975 // mla v21.4s, v11.4s, v28.s[3]
+	// per token: acc[L] = fma(f16(w.d)·x.d, lane[L], acc[L])
+	MOVHU (R8), R19
+	FMOVS R19, F10
+	FCVTHS F10, F10
+	FMOVS (R9), F11
+	FMULS F11, F10, F11
+	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
+	WORD $0x4e21da31 // scvtf v17.4s, v17.4s
+	WORD $0x4f8b1216 // fmla v22.4s, v16.4s, v11.s[0]
+	WORD $0x4f8b1237 // fmla v23.4s, v17.4s, v11.s[0]
+	ADD $292, R9, R9
+	FMOVS (R10), F11
+	FMULS F11, F10, F11
+	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
+	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
+	WORD $0x4f8b1258 // fmla v24.4s, v18.4s, v11.s[0]
+	WORD $0x4f8b1279 // fmla v25.4s, v19.4s, v11.s[0]
+	ADD $292, R10, R10
+	FMOVS (R11), F11
+	FMULS F11, F10, F11
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	WORD $0x4f8b129a // fmla v26.4s, v20.4s, v11.s[0]
+	WORD $0x4f8b12bb // fmla v27.4s, v21.4s, v11.s[0]
+	ADD $292, R11, R11
+	ADD $136, R8, R8
+	SUBS $1, R17, R17
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e37d6c0 // fadd v0.4s, v22.4s, v23.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e39d700 // fadd v0.4s, v24.4s, v25.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3bd740 // fadd v0.4s, v26.4s, v27.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET

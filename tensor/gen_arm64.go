@@ -275,6 +275,7 @@ func main() {
 	genQ5K(&k)
 	genQ3K(&k)
 	genQ2K(&k)
+	genIQ4XS(&k)
 	write("dotk_arm64.s", &k)
 
 	var a gen
@@ -1406,6 +1407,11 @@ type kLanes struct {
 	xb                             []string
 	y0, y1, t0, t1, q0, q1, p0, p1 int
 	lLo, lHi, aLo, aHi             func(t int) int
+	// sgn0 and sgn1 (IQ4_XS; −1: none) hold 0xff where an element of y0
+	// and y1 (the levels' magnitudes) stands for a negative level: the
+	// token's quants there are negated (wrapping, as VPSIGNB) before the
+	// products.
+	sgn0, sgn1 int
 }
 
 // kLanesStd is the register plan the three kernels share: V4-V11, the
@@ -1414,7 +1420,8 @@ func kLanesStd(T int) kLanes {
 	return kLanes{T: T, xb: []string{"R9", "R10", "R11"},
 		y0: 4, y1: 5, t0: 6, t1: 7, q0: 8, q1: 9, p0: 10, p1: 11,
 		lLo: func(t int) int { return 16 + 2*t }, lHi: func(t int) int { return 17 + 2*t },
-		aLo: func(t int) int { return 22 + 2*t }, aHi: func(t int) int { return 23 + 2*t }}
+		aLo: func(t int) int { return 22 + 2*t }, aHi: func(t int) int { return 23 + 2*t },
+		sgn0: -1, sgn1: -1}
 }
 
 // kLanesGroup adds group gi (elements 32gi..32gi+31, its values in
@@ -1427,6 +1434,13 @@ func (g *gen) kLanesGroup(dot bool, r kLanes, gi int, sc [2][2]int) {
 	for tk := range r.T {
 		g.p("ADD $%d, %s, R19", 4+32*gi, r.xb[tk])
 		g.ld1b16("R19", 0, r.q0, r.q1)
+		if r.sgn0 >= 0 {
+			g.c("q = (q ^ m) - m: the quants negated (wrapping) under the negative levels")
+			for _, p := range [][2]int{{r.q0, r.sgn0}, {r.q1, r.sgn1}} {
+				g.p("VEOR V%d.B16, V%d.B16, V%d.B16", p[1], p[0], p[0])
+				g.vsub16b(p[0], p[0], p[1])
+			}
+		}
 		if dot {
 			g.zero(r.p0)
 			g.zero(r.p1)
@@ -1699,6 +1713,101 @@ func genQ2KT(g *gen, dot bool, T int) {
 
 // Q2_K's block: scales @0, qs @16, d @80, dmin @82, 84 bytes.
 const q2KQsOff, q2KDOff, q2KBlock = 16, 80, 84
+
+// genIQ4XS writes iq4XSRows<T><form>: dotIQ4XSRef row by row for T = 1
+// to 3 tokens, in kLanes8's lanes with each sub-block's scale on both
+// halves of its group. Group s is the 16 bytes qs[16s..16s+15], their low
+// nibbles elements 0..15 and high nibbles 16..31, each a level of
+// kvalues_iq4nl; as ggml's mul_add_epi8 the products are |level| times
+// the token's quant negated (wrapping) where the level is negative, so
+// TBL gives the magnitudes and a sign mask, and the tokens' quants are
+// flipped by the mask. The eight 6-bit scales, less 32, are unpacked once a
+// block in general registers (the nibbles of scales_l and the 2-bit fields
+// of scales_h spread to a byte each).
+func genIQ4XS(g *gen) {
+	for _, dot := range []bool{false, true} {
+		for T := 1; T <= 3; T++ {
+			genIQ4XST(g, dot, T)
+		}
+	}
+}
+
+func genIQ4XST(g *gen, dot bool, T int) {
+	g.rowsTStart("iq4XSRows", "rows", formName(dot), T)
+	r := kLanesStd(T)
+	r.sgn0, r.sgn1 = 2, 3
+	const (
+		raw        = 0 // a group's 16 bytes
+		m0f        = 12
+		mag, neg   = 13, 14 // |kvalues_iq4nl|, and 0xff where negative
+		scLo, scHi = 15, 28 // the eight scales as int32
+	)
+	var mags, negs [16]int8
+	for i, v := range iq4nlLevels {
+		mags[i] = v
+		if v < 0 {
+			mags[i], negs[i] = -v, -1
+		}
+	}
+	g.movi(m0f, 15)
+	g.vconst(mag, bytesDword(mags[:8]), bytesDword(mags[8:]))
+	g.vconst(neg, bytesDword(negs[:8]), bytesDword(negs[8:]))
+	g.kLanesStart(r, nil)
+	g.c("the scales: nibble s of scales_l | (scales_h>>2s & 3)<<4, less 32")
+	g.p("MOVWU 4(R8), R19")
+	g.p("ORR R19<<16, R19, R19")
+	g.p("AND $0x0000ffff0000ffff, R19, R19")
+	g.p("ORR R19<<8, R19, R19")
+	g.p("AND $0x00ff00ff00ff00ff, R19, R19")
+	g.p("ORR R19<<4, R19, R19")
+	g.p("AND $0x0f0f0f0f0f0f0f0f, R19, R19")
+	g.p("MOVHU 2(R8), R20")
+	g.p("ORR R20<<24, R20, R20")
+	g.p("AND $0x000000ff000000ff, R20, R20")
+	g.p("ORR R20<<12, R20, R20")
+	g.p("AND $0x000f000f000f000f, R20, R20")
+	g.p("ORR R20<<6, R20, R20")
+	g.p("AND $0x0303030303030303, R20, R20")
+	g.p("ORR R20<<4, R19, R19")
+	g.p("FMOVD R19, F%d", r.y0)
+	g.movi(r.t0, 32)
+	g.vsub16b(r.y0, r.y0, r.t0)
+	g.o2("sxtl.8h", r.y0, r.y0)
+	g.o2("sxtl.4s", scLo, r.y0)
+	g.o2("sxtl2.4s", scHi, r.y0)
+	g.kLanesClear(r)
+	g.p("ADD $%d, R8, R12", iq4XSQsOff)
+	for gi := range 8 {
+		g.c("group %d: qs[%d:%d]", gi, 16*gi, 16*gi+16)
+		g.ld1b16("R12", 16, raw)
+		g.vand(r.t0, raw, m0f)
+		g.ushr16b(r.t1, raw, 4)
+		g.o3("tbl", r.y0, mag, r.t0)
+		g.o3("tbl", r.y1, mag, r.t1)
+		g.o3("tbl", r.sgn0, neg, r.t0)
+		g.o3("tbl", r.sgn1, neg, r.t1)
+		sc := [2]int{[2]int{scLo, scHi}[gi/4], gi % 4}
+		g.kLanesGroup(dot, r, gi, [2][2]int{sc, sc})
+	}
+	g.c("per token: acc[L] = fma(f16(w.d)·x.d, lane[L], acc[L])")
+	g.p("MOVHU (R8), R19")
+	g.p("FMOVS R19, F%d", r.p0)
+	g.p("FCVTHS F%d, F%d", r.p0, r.p0)
+	for t := range T {
+		g.p("FMOVS (%s), F%d", r.xb[t], r.p1)
+		g.p("FMULS F%d, F%d, F%d", r.p1, r.p0, r.p1)
+		g.kLanesFMA(r, t, r.p1)
+		g.p("ADD $292, %s, %s", r.xb[t], r.xb[t])
+	}
+	g.p("ADD $%d, R8, R8", iq4XSBlock)
+	g.p("SUBS $1, R17, R17")
+	g.p("BNE block")
+	g.label("store")
+	g.kLanesStore(r, nil)
+}
+
+// IQ4_XS's block: d @0, scales_h @2, scales_l @4, qs @8, 136 bytes.
+const iq4XSQsOff, iq4XSBlock = 8, 136
 
 // ---- activation converters ----------------------------------------------
 

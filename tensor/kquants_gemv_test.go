@@ -39,6 +39,7 @@ func checkKQuantGemv(t *testing.T) {
 		{"Q5_K", q5KBytes, gemvs[Q5_K], dotQ5KRef, k2Types[2].gen},
 		{"Q3_K", q3KBytes, gemvs[Q3_K], dotQ3KRef, k2Types[1].gen},
 		{"Q2_K", q2KBytes, q2KLanesGemv(), dotQ2KRef, k2Types[0].gen},
+		{"IQ4_XS", iq4XSBytes, gemvs[IQ4_XS], dotIQ4XSRef, k2Types[3].gen},
 	} {
 		if c.gemv == nil {
 			t.Logf("%s: no gemv kernel in this build", c.name)
@@ -173,6 +174,7 @@ func TestKQuantGemvExtremeQuants(t *testing.T) {
 		{"Q5_K", q5KBytes, gemvs[Q5_K], dotQ5KRef, q5KQh, q5KBytes, 0, 2},
 		{"Q3_K", q3KBytes, gemvs[Q3_K], dotQ3KRef, 0, q3KScales, q3KD, -1},
 		{"Q2_K", q2KBytes, q2KLanesGemv(), dotQ2KRef, q2KQs, q2KD, q2KD, q2KD + 2},
+		{"IQ4_XS", iq4XSBytes, gemvs[IQ4_XS], dotIQ4XSRef, iq4XSQs, iq4XSBytes, 0, -1},
 	} {
 		if c.gemv == nil {
 			t.Logf("%s: no gemv kernel in this build", c.name)
