@@ -131,6 +131,7 @@ func registerArchTypes() {}
 func registerArchGemvs() {
 	registerGemv(F32, gemvF32)
 	registerGemv(F16, gemvF16)
+	registerGemv(BF16, gemvBF16)
 	registerGemv(Q4_K, gemvQ4K)
 	registerGemv(Q6_K, gemvQ6K)
 	registerGemv(Q5_K, gemvQ5K)

@@ -4,7 +4,7 @@ package tensor
 
 //go:generate env -u GOARCH go run gen_arm64.go
 
-// The arm64 kernels for F16, Q8_0, Q4_0 and IQ4_NL weights (dot_arm64.s,
+// The arm64 kernels for F16, BF16, Q8_0, Q4_0 and IQ4_NL weights (dot_arm64.s,
 // written by gen_arm64.go; Q5_0, Q4_1 and Q5_1: dotq32_arm64.go). Each
 // comes in a NEON form and one using an extension (dispatch_arm64.go), the
 // multi-token Q8_0, Q4_0 and IQ4_NL ones in a third
@@ -42,6 +42,30 @@ func f16Rows2FHM(w *byte, wstride, rows int, x *byte, xstride, n int, out *float
 
 //go:noescape
 func f16Rows3FHM(w *byte, wstride, rows int, x *byte, xstride, n int, out *float32, ostride int)
+
+// bf16Rows1NEON computes, for n a multiple of 32 and x widened
+// activations (bf16Wide, float32s),
+//
+//	for r := range rows { out[r] = dotBF16WideGeneric(w[r*wstride:], x, n) }
+//
+// eight 4-lane accumulators standing for its 32 lanes, the unfused
+// products and adds of the widened bfloat16s (SHLL), reduceBF16's tree
+// (floatTails adds the n%32 tail).
+//
+//go:noescape
+func bf16Rows1NEON(w *byte, wstride, rows int, x *byte, n int, out *float32)
+
+// bf16Rows<T>NEON compute bf16Rows1NEON for T activation rows at once (T =
+// 2, 3), sharing each weight load and widening:
+//
+//	for t := range T { for r := range rows {
+//		out[t*ostride+r] = dotBF16WideGeneric(w[r*wstride:], x[t*xstride:], n) } }
+//
+//go:noescape
+func bf16Rows2NEON(w *byte, wstride, rows int, x *byte, xstride, n int, out *float32, ostride int)
+
+//go:noescape
+func bf16Rows3NEON(w *byte, wstride, rows int, x *byte, xstride, n int, out *float32, ostride int)
 
 // q8_0Rows4T<T><form> compute, over nb blocks, for groups of four weight
 // rows (one vector lane each) and T activation rows (T = 1, 2, 3),
@@ -166,6 +190,8 @@ func q8_0LanesRows1Dot(w *byte, wstride, rows int, x *byte, nb int, out *float32
 // read them).
 func installNEONDots() {
 	dotF16 = func(w, x []byte, n int) float32 { return gemvDot(gemvF16, w, x, n) }
+	// BF16 weights take widened activations (bf16Act is bf16Wide).
+	dotBF16 = func(w, x []byte, n int) float32 { return gemvDot(gemvBF16, w, x, n) }
 	dotQ8_0 = func(w, x []byte, n int) float32 { return gemvDot(gemvQ8_0, w, x, n) }
 	dotQ8_0Lanes = func(w, x []byte, n int) float32 { return gemvDot(gemvQ8_0Lanes, w, x, n) }
 	dotQ4_0 = func(w, x []byte, n int) float32 { return gemvDot(gemvQ4_0, w, x, n) }
@@ -231,6 +257,25 @@ func f16Rows(T int, w *byte, ws, rows int, x *byte, xs, n int, out *float32, os 
 	default:
 		f16Rows3NEON(w, ws, rows, x, xs, n, out, os)
 	}
+}
+
+// gemvBF16 takes widened activations (bf16Wide, 4 bytes each).
+func gemvBF16(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
+	checkGemv(len(w), ws, rows, 2*cols, len(x), xs, ntok, 4*cols, len(out), os)
+	np := cols &^ 31
+	for t := 0; t < ntok; {
+		T := tokenRun(ntok - t)
+		switch T {
+		case 1:
+			bf16Rows1NEON(ptr(w), ws, rows, &x[t*xs], np, &out[t*os])
+		case 2:
+			bf16Rows2NEON(ptr(w), ws, rows, &x[t*xs], xs, np, &out[t*os], os)
+		default:
+			bf16Rows3NEON(ptr(w), ws, rows, &x[t*xs], xs, np, &out[t*os], os)
+		}
+		t += T
+	}
+	floatTails(tailBF16Wide, 2, 4, w, ws, rows, x, xs, ntok, cols, out, os)
 }
 
 func gemvQ8_0(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {

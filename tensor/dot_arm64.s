@@ -610,6 +610,352 @@ reduce:
 	BNE row
 	RET
 
+// func bf16Rows1NEON(w *byte, wstride, rows int, x *byte, n int, out *float32)
+TEXT ·bf16Rows1NEON(SB), NOSPLIT, $0-48
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD n+32(FP), R4
+	MOVD out+40(FP), R5
+	LSR $5, R4, R4
+row:
+	MOVD R0, R6
+	MOVD R3, R7
+	MOVD R4, R8
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	CBZ R8, reduce
+loop:
+	VLD1.P 64(R6), [V0.H8, V1.H8, V2.H8, V3.H8]
+	VLD1.P 64(R7), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1.P 64(R7), [V8.S4, V9.S4, V10.S4, V11.S4]
+	WORD $0x2e61380c // shll v12.4s, v0.4h, #16
+	WORD $0x6e61380d // shll2 v13.4s, v0.8h, #16
+	WORD $0x2e61382e // shll v14.4s, v1.4h, #16
+	WORD $0x6e61382f // shll2 v15.4s, v1.8h, #16
+	WORD $0x2e613850 // shll v16.4s, v2.4h, #16
+	WORD $0x6e613851 // shll2 v17.4s, v2.8h, #16
+	WORD $0x2e613872 // shll v18.4s, v3.4h, #16
+	WORD $0x6e613873 // shll2 v19.4s, v3.8h, #16
+	WORD $0x6e2cdc84 // fmul v4.4s, v4.4s, v12.4s
+	WORD $0x4e24d694 // fadd v20.4s, v20.4s, v4.4s
+	WORD $0x6e2ddca5 // fmul v5.4s, v5.4s, v13.4s
+	WORD $0x4e25d6b5 // fadd v21.4s, v21.4s, v5.4s
+	WORD $0x6e2edcc6 // fmul v6.4s, v6.4s, v14.4s
+	WORD $0x4e26d6d6 // fadd v22.4s, v22.4s, v6.4s
+	WORD $0x6e2fdce7 // fmul v7.4s, v7.4s, v15.4s
+	WORD $0x4e27d6f7 // fadd v23.4s, v23.4s, v7.4s
+	WORD $0x6e30dd08 // fmul v8.4s, v8.4s, v16.4s
+	WORD $0x4e28d718 // fadd v24.4s, v24.4s, v8.4s
+	WORD $0x6e31dd29 // fmul v9.4s, v9.4s, v17.4s
+	WORD $0x4e29d739 // fadd v25.4s, v25.4s, v9.4s
+	WORD $0x6e32dd4a // fmul v10.4s, v10.4s, v18.4s
+	WORD $0x4e2ad75a // fadd v26.4s, v26.4s, v10.4s
+	WORD $0x6e33dd6b // fmul v11.4s, v11.4s, v19.4s
+	WORD $0x4e2bd77b // fadd v27.4s, v27.4s, v11.4s
+	SUBS $1, R8, R8
+	BNE loop
+reduce:
+	// reduceBF16: (acc[l]+acc[16+l]) + (acc[8+l]+acc[24+l]), then lanes l+4, then (0+2)+(1+3)
+	WORD $0x4e38d680 // fadd v0.4s, v20.4s, v24.4s
+	WORD $0x4e3ad6c1 // fadd v1.4s, v22.4s, v26.4s
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x4e39d6a2 // fadd v2.4s, v21.4s, v25.4s
+	WORD $0x4e3bd6e3 // fadd v3.4s, v23.4s, v27.4s
+	WORD $0x4e23d442 // fadd v2.4s, v2.4s, v3.4s
+	WORD $0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS.P F0, 4(R5)
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func bf16Rows2NEON(w *byte, wstride, rows int, x *byte, xstride, n int, out *float32, ostride int)
+TEXT ·bf16Rows2NEON(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD n+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSR $5, R5, R5
+	LSL $2, R7, R7
+row:
+	MOVD R0, R9
+	MOVD R3, R10
+	ADD R4, R10, R11
+	MOVD R5, R13
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	VEOR V12.B16, V12.B16, V12.B16
+	VEOR V13.B16, V13.B16, V13.B16
+	VEOR V14.B16, V14.B16, V14.B16
+	VEOR V15.B16, V15.B16, V15.B16
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	CBZ R13, reduce
+loop:
+	// elements 0..15 of the step
+	VLD1.P 32(R9), [V0.H8, V1.H8]
+	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
+	WORD $0x6e613805 // shll2 v5.4s, v0.8h, #16
+	WORD $0x2e613826 // shll v6.4s, v1.4h, #16
+	WORD $0x6e613827 // shll2 v7.4s, v1.8h, #16
+	VLD1.P 64(R10), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD $0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
+	WORD $0x4e20d508 // fadd v8.4s, v8.4s, v0.4s
+	WORD $0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
+	WORD $0x4e21d529 // fadd v9.4s, v9.4s, v1.4s
+	WORD $0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
+	WORD $0x4e22d54a // fadd v10.4s, v10.4s, v2.4s
+	WORD $0x6e27dc63 // fmul v3.4s, v3.4s, v7.4s
+	WORD $0x4e23d56b // fadd v11.4s, v11.4s, v3.4s
+	VLD1.P 64(R11), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD $0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
+	WORD $0x4e20d610 // fadd v16.4s, v16.4s, v0.4s
+	WORD $0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
+	WORD $0x4e21d631 // fadd v17.4s, v17.4s, v1.4s
+	WORD $0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
+	WORD $0x4e22d652 // fadd v18.4s, v18.4s, v2.4s
+	WORD $0x6e27dc63 // fmul v3.4s, v3.4s, v7.4s
+	WORD $0x4e23d673 // fadd v19.4s, v19.4s, v3.4s
+	// elements 16..31 of the step
+	VLD1.P 32(R9), [V0.H8, V1.H8]
+	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
+	WORD $0x6e613805 // shll2 v5.4s, v0.8h, #16
+	WORD $0x2e613826 // shll v6.4s, v1.4h, #16
+	WORD $0x6e613827 // shll2 v7.4s, v1.8h, #16
+	VLD1.P 64(R10), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD $0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
+	WORD $0x4e20d58c // fadd v12.4s, v12.4s, v0.4s
+	WORD $0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
+	WORD $0x4e21d5ad // fadd v13.4s, v13.4s, v1.4s
+	WORD $0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
+	WORD $0x4e22d5ce // fadd v14.4s, v14.4s, v2.4s
+	WORD $0x6e27dc63 // fmul v3.4s, v3.4s, v7.4s
+	WORD $0x4e23d5ef // fadd v15.4s, v15.4s, v3.4s
+	VLD1.P 64(R11), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD $0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
+	WORD $0x4e20d694 // fadd v20.4s, v20.4s, v0.4s
+	WORD $0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
+	WORD $0x4e21d6b5 // fadd v21.4s, v21.4s, v1.4s
+	WORD $0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
+	WORD $0x4e22d6d6 // fadd v22.4s, v22.4s, v2.4s
+	WORD $0x6e27dc63 // fmul v3.4s, v3.4s, v7.4s
+	WORD $0x4e23d6f7 // fadd v23.4s, v23.4s, v3.4s
+	SUBS $1, R13, R13
+	BNE loop
+reduce:
+	MOVD R6, R14
+	// reduceBF16: (acc[l]+acc[16+l]) + (acc[8+l]+acc[24+l]), then lanes l+4, then (0+2)+(1+3)
+	WORD $0x4e2cd500 // fadd v0.4s, v8.4s, v12.4s
+	WORD $0x4e2ed541 // fadd v1.4s, v10.4s, v14.4s
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x4e2dd522 // fadd v2.4s, v9.4s, v13.4s
+	WORD $0x4e2fd563 // fadd v3.4s, v11.4s, v15.4s
+	WORD $0x4e23d442 // fadd v2.4s, v2.4s, v3.4s
+	WORD $0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R14)
+	ADD R7, R14, R14
+	// reduceBF16: (acc[l]+acc[16+l]) + (acc[8+l]+acc[24+l]), then lanes l+4, then (0+2)+(1+3)
+	WORD $0x4e34d600 // fadd v0.4s, v16.4s, v20.4s
+	WORD $0x4e36d641 // fadd v1.4s, v18.4s, v22.4s
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x4e35d622 // fadd v2.4s, v17.4s, v21.4s
+	WORD $0x4e37d663 // fadd v3.4s, v19.4s, v23.4s
+	WORD $0x4e23d442 // fadd v2.4s, v2.4s, v3.4s
+	WORD $0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R14)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func bf16Rows3NEON(w *byte, wstride, rows int, x *byte, xstride, n int, out *float32, ostride int)
+TEXT ·bf16Rows3NEON(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD n+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSR $5, R5, R5
+	LSL $2, R7, R7
+row:
+	MOVD R0, R9
+	MOVD R3, R10
+	ADD R4, R10, R11
+	ADD R4, R11, R12
+	MOVD R5, R13
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	VEOR V12.B16, V12.B16, V12.B16
+	VEOR V13.B16, V13.B16, V13.B16
+	VEOR V14.B16, V14.B16, V14.B16
+	VEOR V15.B16, V15.B16, V15.B16
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V31.B16, V31.B16, V31.B16
+	CBZ R13, reduce
+loop:
+	// elements 0..15 of the step
+	VLD1.P 32(R9), [V0.H8, V1.H8]
+	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
+	WORD $0x6e613805 // shll2 v5.4s, v0.8h, #16
+	WORD $0x2e613826 // shll v6.4s, v1.4h, #16
+	WORD $0x6e613827 // shll2 v7.4s, v1.8h, #16
+	VLD1.P 64(R10), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD $0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
+	WORD $0x4e20d508 // fadd v8.4s, v8.4s, v0.4s
+	WORD $0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
+	WORD $0x4e21d529 // fadd v9.4s, v9.4s, v1.4s
+	WORD $0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
+	WORD $0x4e22d54a // fadd v10.4s, v10.4s, v2.4s
+	WORD $0x6e27dc63 // fmul v3.4s, v3.4s, v7.4s
+	WORD $0x4e23d56b // fadd v11.4s, v11.4s, v3.4s
+	VLD1.P 64(R11), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD $0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
+	WORD $0x4e20d610 // fadd v16.4s, v16.4s, v0.4s
+	WORD $0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
+	WORD $0x4e21d631 // fadd v17.4s, v17.4s, v1.4s
+	WORD $0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
+	WORD $0x4e22d652 // fadd v18.4s, v18.4s, v2.4s
+	WORD $0x6e27dc63 // fmul v3.4s, v3.4s, v7.4s
+	WORD $0x4e23d673 // fadd v19.4s, v19.4s, v3.4s
+	VLD1.P 64(R12), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD $0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
+	WORD $0x4e20d718 // fadd v24.4s, v24.4s, v0.4s
+	WORD $0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
+	WORD $0x4e21d739 // fadd v25.4s, v25.4s, v1.4s
+	WORD $0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
+	WORD $0x4e22d75a // fadd v26.4s, v26.4s, v2.4s
+	WORD $0x6e27dc63 // fmul v3.4s, v3.4s, v7.4s
+	WORD $0x4e23d77b // fadd v27.4s, v27.4s, v3.4s
+	// elements 16..31 of the step
+	VLD1.P 32(R9), [V0.H8, V1.H8]
+	WORD $0x2e613804 // shll v4.4s, v0.4h, #16
+	WORD $0x6e613805 // shll2 v5.4s, v0.8h, #16
+	WORD $0x2e613826 // shll v6.4s, v1.4h, #16
+	WORD $0x6e613827 // shll2 v7.4s, v1.8h, #16
+	VLD1.P 64(R10), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD $0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
+	WORD $0x4e20d58c // fadd v12.4s, v12.4s, v0.4s
+	WORD $0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
+	WORD $0x4e21d5ad // fadd v13.4s, v13.4s, v1.4s
+	WORD $0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
+	WORD $0x4e22d5ce // fadd v14.4s, v14.4s, v2.4s
+	WORD $0x6e27dc63 // fmul v3.4s, v3.4s, v7.4s
+	WORD $0x4e23d5ef // fadd v15.4s, v15.4s, v3.4s
+	VLD1.P 64(R11), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD $0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
+	WORD $0x4e20d694 // fadd v20.4s, v20.4s, v0.4s
+	WORD $0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
+	WORD $0x4e21d6b5 // fadd v21.4s, v21.4s, v1.4s
+	WORD $0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
+	WORD $0x4e22d6d6 // fadd v22.4s, v22.4s, v2.4s
+	WORD $0x6e27dc63 // fmul v3.4s, v3.4s, v7.4s
+	WORD $0x4e23d6f7 // fadd v23.4s, v23.4s, v3.4s
+	VLD1.P 64(R12), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD $0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
+	WORD $0x4e20d79c // fadd v28.4s, v28.4s, v0.4s
+	WORD $0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
+	WORD $0x4e21d7bd // fadd v29.4s, v29.4s, v1.4s
+	WORD $0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
+	WORD $0x4e22d7de // fadd v30.4s, v30.4s, v2.4s
+	WORD $0x6e27dc63 // fmul v3.4s, v3.4s, v7.4s
+	WORD $0x4e23d7ff // fadd v31.4s, v31.4s, v3.4s
+	SUBS $1, R13, R13
+	BNE loop
+reduce:
+	MOVD R6, R14
+	// reduceBF16: (acc[l]+acc[16+l]) + (acc[8+l]+acc[24+l]), then lanes l+4, then (0+2)+(1+3)
+	WORD $0x4e2cd500 // fadd v0.4s, v8.4s, v12.4s
+	WORD $0x4e2ed541 // fadd v1.4s, v10.4s, v14.4s
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x4e2dd522 // fadd v2.4s, v9.4s, v13.4s
+	WORD $0x4e2fd563 // fadd v3.4s, v11.4s, v15.4s
+	WORD $0x4e23d442 // fadd v2.4s, v2.4s, v3.4s
+	WORD $0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R14)
+	ADD R7, R14, R14
+	// reduceBF16: (acc[l]+acc[16+l]) + (acc[8+l]+acc[24+l]), then lanes l+4, then (0+2)+(1+3)
+	WORD $0x4e34d600 // fadd v0.4s, v16.4s, v20.4s
+	WORD $0x4e36d641 // fadd v1.4s, v18.4s, v22.4s
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x4e35d622 // fadd v2.4s, v17.4s, v21.4s
+	WORD $0x4e37d663 // fadd v3.4s, v19.4s, v23.4s
+	WORD $0x4e23d442 // fadd v2.4s, v2.4s, v3.4s
+	WORD $0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R14)
+	ADD R7, R14, R14
+	// reduceBF16: (acc[l]+acc[16+l]) + (acc[8+l]+acc[24+l]), then lanes l+4, then (0+2)+(1+3)
+	WORD $0x4e3cd700 // fadd v0.4s, v24.4s, v28.4s
+	WORD $0x4e3ed741 // fadd v1.4s, v26.4s, v30.4s
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x4e3dd722 // fadd v2.4s, v25.4s, v29.4s
+	WORD $0x4e3fd763 // fadd v3.4s, v27.4s, v31.4s
+	WORD $0x4e23d442 // fadd v2.4s, v2.4s, v3.4s
+	WORD $0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R14)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
 // func q8_0Rows4T1NEON(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
 TEXT ·q8_0Rows4T1NEON(SB), NOSPLIT, $0-64
 	MOVD w+0(FP), R0

@@ -109,6 +109,8 @@ var ops2 = map[string]enc{
 	"sadalp.4s":  {0x4e606800, "sadalp v%d.4s, v%d.8h"},
 	"saddlp.4s":  {0x4e602800, "saddlp v%d.4s, v%d.8h"},
 	"sxtl.8h":    {0x0f08a400, "sxtl v%d.8h, v%d.8b"},
+	"shll.4s":    {0x2e613800, "shll v%d.4s, v%d.4h, #16"},
+	"shll2.4s":   {0x6e613800, "shll2 v%d.4s, v%d.8h, #16"},
 	"sxtl2.8h":   {0x4f08a400, "sxtl2 v%d.8h, v%d.16b"},
 	"sxtl.4s":    {0x0f10a400, "sxtl v%d.4s, v%d.4h"},
 	"sxtl2.4s":   {0x4f10a400, "sxtl2 v%d.4s, v%d.8h"},
@@ -264,6 +266,7 @@ func main() {
 	flag.Parse()
 	var d gen
 	genF16(&d)
+	genBF16(&d)
 	genQ0(&d)
 	genQ8Lanes(&d)
 	genQ32Lanes(&d)
@@ -431,6 +434,127 @@ func genF16T(g *gen, T int, form string, fhm bool) {
 			a[k] = acc(t, k)
 		}
 		g.f16Reduce(a, [4]int{0, 1, 2, 3})
+	})
+}
+
+// genBF16 writes bf16Rows<T>NEON: dotBF16WideGeneric for T tokens (1 to
+// 3) of widened activations (bf16Wide: float32s) against every row, in
+// steps of 32 elements (T = 1) or 16 (T > 1): the weights widened by SHLL
+// (a bfloat16 is the top half of its float32), ggml's unfused products
+// and adds (FMUL, FADD) into eight 4-lane accumulators standing for its
+// 32 lanes, and reduceBF16's tree. NEON has all it needs; there is no
+// extension form.
+func genBF16(g *gen) {
+	genBF16T1(g)
+	for T := 2; T <= 3; T++ {
+		genBF16T(g, T)
+	}
+}
+
+// bf16Reduce folds the eight accumulators a[0..7] (a[k] holds elements
+// 4k..4k+3 of the 32 lanes) as reduceBF16 does and leaves the sum in
+// s<t[0]>; t are scratch registers.
+func (g *gen) bf16Reduce(a [8]int, t [4]int) {
+	g.c("reduceBF16: (acc[l]+acc[16+l]) + (acc[8+l]+acc[24+l]), then lanes l+4, then (0+2)+(1+3)")
+	g.o3("fadd", t[0], a[0], a[4])
+	g.o3("fadd", t[1], a[2], a[6])
+	g.o3("fadd", t[0], t[0], t[1])
+	g.o3("fadd", t[2], a[1], a[5])
+	g.o3("fadd", t[3], a[3], a[7])
+	g.o3("fadd", t[2], t[2], t[3])
+	g.o3("fadd", t[0], t[0], t[2])
+	g.o3("ext8", t[1], t[0], t[0])
+	g.o3("fadd", t[0], t[0], t[1])
+	g.o2("faddp.s", t[0], t[0])
+}
+
+func genBF16T1(g *gen) {
+	f := fn{name: "bf16Rows1NEON", args: []string{"w", "wstride", "rows", "x", "n", "out"},
+		doc: "func bf16Rows1NEON(w *byte, wstride, rows int, x *byte, n int, out *float32)"}
+	g.text(f)
+	g.loadArgs(f, "R0", "R1", "R2", "R3", "R4", "R5")
+	g.p("LSR $5, R4, R4")
+	acc := [8]int{20, 21, 22, 23, 24, 25, 26, 27}
+	g.label("row")
+	g.p("MOVD R0, R6")
+	g.p("MOVD R3, R7")
+	g.p("MOVD R4, R8")
+	for _, a := range acc {
+		g.zero(a)
+	}
+	g.p("CBZ R8, reduce")
+	g.label("loop")
+	g.ld1("H8", "R6", 64, 0, 1, 2, 3)
+	g.ld1("S4", "R7", 64, 4, 5, 6, 7)
+	g.ld1("S4", "R7", 64, 8, 9, 10, 11)
+	for k := range 4 {
+		g.o2("shll.4s", 12+2*k, k)
+		g.o2("shll2.4s", 13+2*k, k)
+	}
+	for m := range 8 {
+		g.o3("fmul", 4+m, 4+m, 12+m)
+		g.o3("fadd", acc[m], acc[m], 4+m)
+	}
+	g.p("SUBS $1, R8, R8")
+	g.p("BNE loop")
+	g.label("reduce")
+	g.bf16Reduce(acc, [4]int{0, 1, 2, 3})
+	g.p("FMOVS.P F0, 4(R5)")
+	g.p("ADD R1, R0, R0")
+	g.p("SUBS $1, R2, R2")
+	g.p("BNE row")
+	g.p("RET")
+}
+
+// genBF16T writes the T-token form: acc(t, k) = V(8+8t+k).
+func genBF16T(g *gen, T int) {
+	name := fmt.Sprintf("bf16Rows%dNEON", T)
+	f := fn{name: name, args: []string{"w", "wstride", "rows", "x", "xstride", "n", "out", "ostride"},
+		doc: fmt.Sprintf("func %s(w *byte, wstride, rows int, x *byte, xstride, n int, out *float32, ostride int)", name)}
+	g.text(f)
+	g.loadArgs(f, "R0", "R1", "R2", "R3", "R4", "R5", "R6", "R7")
+	g.p("LSR $5, R5, R5")
+	g.p("LSL $2, R7, R7")
+	acc := func(t, k int) int { return 8 + 8*t + k }
+	xp := []string{"R10", "R11", "R12"}
+	g.label("row")
+	g.p("MOVD R0, R9")
+	g.p("MOVD R3, R10")
+	for t := 1; t < T; t++ {
+		g.p("ADD R4, %s, %s", xp[t-1], xp[t])
+	}
+	g.p("MOVD R5, R13")
+	for t := range T {
+		for k := range 8 {
+			g.zero(acc(t, k))
+		}
+	}
+	g.p("CBZ R13, reduce")
+	g.label("loop")
+	for h := range 2 {
+		g.c("elements %d..%d of the step", 16*h, 16*h+15)
+		g.ld1("H8", "R9", 32, 0, 1)
+		g.o2("shll.4s", 4, 0)
+		g.o2("shll2.4s", 5, 0)
+		g.o2("shll.4s", 6, 1)
+		g.o2("shll2.4s", 7, 1)
+		for t := range T {
+			g.ld1("S4", xp[t], 64, 0, 1, 2, 3)
+			for k := range 4 {
+				g.o3("fmul", k, k, 4+k)
+				g.o3("fadd", acc(t, 4*h+k), acc(t, 4*h+k), k)
+			}
+		}
+	}
+	g.p("SUBS $1, R13, R13")
+	g.p("BNE loop")
+	g.label("reduce")
+	g.storeRow(T, "R14", func(t int) {
+		var a [8]int
+		for k := range 8 {
+			a[k] = acc(t, k)
+		}
+		g.bf16Reduce(a, [4]int{0, 1, 2, 3})
 	})
 }
 
@@ -2137,7 +2261,7 @@ func class(line string) map[string]int {
 		switch m[1] {
 		case "smull", "smull2", "smlal", "smlal2", "mul", "mla", "fcvtl", "fcvtl2", "fcvtn", "fcvtn2", "scvtf", "fcvtns":
 			return map[string]int{"V02": 1}
-		case "sadalp", "saddlp", "sxtl", "sxtl2", "uxtl", "uxtl2", "shl", "ushr", "sqxtn", "sqxtn2", "xtn", "xtn2", "addv", "saddlv":
+		case "sadalp", "saddlp", "sxtl", "sxtl2", "uxtl", "uxtl2", "shl", "ushr", "ushl", "shll", "shll2", "sqxtn", "sqxtn2", "xtn", "xtn2", "addv", "saddlv":
 			return map[string]int{"V13": 1}
 		}
 		return map[string]int{"V": 1}
