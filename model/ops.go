@@ -255,13 +255,16 @@ func reduce4x16(acc *[64]float32) float32 {
 func dotAttn(k, q []float32) float32 {
 	n := len(q)
 	k = k[:n]
-	var sum float64
-	var np int
+	var sum float64 // the vector part's lanes reduce to +0 where it has no elements
+	np := n &^ 31
 	if ggmlLanes == 16 {
 		np = n &^ 63
+	}
+	switch {
+	case np == 0:
+	case ggmlLanes == 16:
 		sum = float64(dot64(k[:np], q[:np]))
-	} else {
-		np = n &^ 31
+	default:
 		sum = float64(dot32(k[:np], q[:np]))
 	}
 	for i := np; i < n; i++ {
@@ -304,13 +307,16 @@ func dot64Generic(k, q []float32) float32 {
 func dotAttnF16(k []uint16, q []float32) float32 {
 	n := len(q)
 	k = k[:n]
-	var sum float64
-	var np int
+	var sum float64 // the vector part's lanes reduce to +0 where it has no elements
+	np := n &^ 31
 	if ggmlLanes == 16 {
 		np = n &^ 63
+	}
+	switch {
+	case np == 0:
+	case ggmlLanes == 16:
 		sum = float64(dot64F16(k[:np], q[:np]))
-	} else {
-		np = n &^ 31
+	default:
 		sum = float64(dot32F16(k[:np], q[:np]))
 	}
 	for i := np; i < n; i++ {

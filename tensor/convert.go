@@ -16,8 +16,11 @@ import (
 
 // F16ToF32 converts an IEEE half-precision value to float32. The conversion
 // is exact; NaNs keep their payload and come out quiet, as with
-// ggml_compute_fp16_to_fp32 and the F16C instruction.
-func F16ToF32(h uint16) float32 { return float16.Frombits(h).Float32() }
+// ggml_compute_fp16_to_fp32 and the F16C instruction. It is a lookup in
+// f16Table (as ggml's CPU backend converts by table too): branch-free, so
+// the scalar loops over halves (attention's float64 tails over an F16
+// cache, the references) do not wait on the conversion.
+func F16ToF32(h uint16) float32 { return f16Table[h] }
 
 // F32ToF16 converts f to half precision, rounding to nearest even, with
 // overflow to ±Inf and NaN mapped to the quiet NaN 0x7e00 (sign kept), bit for
@@ -75,12 +78,13 @@ func f32ToF16sGeneric(dst []uint16, src []float32) {
 // it at init where the CPU supports one.
 var f32ToF16sImpl = f32ToF16sGeneric
 
-// f16Table maps every half to its float32 value; it makes the pure-Go bulk
-// conversion a table lookup (256 KiB, built once).
+// f16Table maps every half to its float32 value (float16's conversion);
+// F16ToF32 and the pure-Go bulk conversion are lookups in it (256 KiB,
+// built once).
 var f16Table = func() *[1 << 16]float32 {
 	var t [1 << 16]float32
 	for i := range t {
-		t[i] = F16ToF32(uint16(i))
+		t[i] = float16.Frombits(uint16(i)).Float32()
 	}
 	return &t
 }()
