@@ -222,11 +222,60 @@ func (st *State) startAttnWorkers() {
 }
 
 // dotRowsF16Generic sets out[r] to dotAttnF16 of key row r of k (rows of
-// len(q) halves) and q.
+// len(q) halves) and q: each row's vector part, then the tails of four
+// rows at a time (dotRowsTailF16).
 func dotRowsF16Generic(out []float32, k []uint16, q []float32) {
 	d := len(q)
+	np := d &^ 31
+	if ggmlLanes == 16 {
+		np = d &^ 63
+	}
 	for r := range out {
-		out[r] = dotAttnF16(k[r*d:(r+1)*d], q)
+		switch kr := k[r*d : r*d+np]; {
+		case np == 0:
+			out[r] = 0
+		case ggmlLanes == 16:
+			out[r] = dot64F16(kr, q[:np])
+		default:
+			out[r] = dot32F16(kr, q[:np])
+		}
+	}
+	if np < d {
+		dotRowsTailF16(out, k, q, np)
+	}
+}
+
+// dotRowsTailF16 finishes dotAttnF16 for rows whose first np elements are
+// summed in out: the remaining products added in float64, in order, as
+// dotAttnF16 does. Four rows go at a time, their four addition chains
+// independent (each still in its row's order), so that the CPU overlaps
+// their latencies.
+func dotRowsTailF16(out []float32, k []uint16, q []float32, np int) {
+	d := len(q)
+	qt := q[np:d]
+	n := len(qt)
+	r := 0
+	for ; r+4 <= len(out); r += 4 {
+		k0 := k[r*d+np : r*d+np+n]
+		k1 := k[(r+1)*d+np : (r+1)*d+np+n]
+		k2 := k[(r+2)*d+np : (r+2)*d+np+n]
+		k3 := k[(r+3)*d+np : (r+3)*d+np+n]
+		s0, s1, s2, s3 := float64(out[r]), float64(out[r+1]), float64(out[r+2]), float64(out[r+3])
+		for i, x := range qt {
+			s0 += float64(tensor.F16ToF32(k0[i]) * x)
+			s1 += float64(tensor.F16ToF32(k1[i]) * x)
+			s2 += float64(tensor.F16ToF32(k2[i]) * x)
+			s3 += float64(tensor.F16ToF32(k3[i]) * x)
+		}
+		out[r], out[r+1], out[r+2], out[r+3] = float32(s0), float32(s1), float32(s2), float32(s3)
+	}
+	for ; r < len(out); r++ {
+		kr := k[r*d+np : r*d+np+n]
+		sum := float64(out[r])
+		for i, x := range qt {
+			sum += float64(tensor.F16ToF32(kr[i]) * x)
+		}
+		out[r] = float32(sum)
 	}
 }
 

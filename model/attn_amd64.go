@@ -233,17 +233,3 @@ func swigluVec(g, u []float32) int {
 	}
 	return 0
 }
-
-// dotRowsTailF16 finishes dotAttnF16 for rows whose first np elements are
-// summed in out: the remaining products added in float64.
-func dotRowsTailF16(out []float32, k []uint16, q []float32, np int) {
-	d := len(q)
-	for r, dot := range out {
-		kr := k[r*d : (r+1)*d]
-		sum := float64(dot)
-		for i := np; i < d; i++ {
-			sum += float64(tensor.F16ToF32(kr[i]) * q[i])
-		}
-		out[r] = float32(sum)
-	}
-}

@@ -2,8 +2,6 @@
 
 package model
 
-import "github.com/specd-dev/specd/tensor"
-
 //go:generate env -u GOARCH go run gen_arm64.go
 
 // NEON versions of the attention inner loops, SwiGLU and RMSNorm's scale
@@ -176,16 +174,8 @@ func dotRowsF16(out []float32, k []uint16, q []float32) {
 	k = k[:n*d]
 	d32 := d &^ 31
 	dot32F16RowsNEON(&out[0], &k[0], &q[0], n, d32, d)
-	if d32 == d {
-		return
-	}
-	for r, dot := range out {
-		kr := k[r*d : (r+1)*d]
-		sum := float64(dot)
-		for i := d32; i < d; i++ {
-			sum += float64(tensor.F16ToF32(kr[i]) * q[i])
-		}
-		out[r] = float32(sum)
+	if d32 < d {
+		dotRowsTailF16(out, k, q, d32)
 	}
 }
 

@@ -33,7 +33,7 @@ func TestAttnRowKernels(t *testing.T) {
 	for _, lanes := range []int{16, 8} {
 		defer func(l int) { ggmlLanes = l }(ggmlLanes)
 		ggmlLanes = lanes
-		for _, d := range []int{1, 7, 8, 24, 40, 63, 64, 65, 72, 80, 96, 128, 136, 200, 256} {
+		for _, d := range []int{1, 7, 8, 24, 32, 40, 48, 63, 64, 65, 72, 80, 96, 128, 136, 200, 256} {
 			for _, n := range []int{1, 2, 3, 17, 33} {
 				scale := []float32{1, 1e-3, 300, 3e4}[(d+n)%4]
 				k := attnTestHalves(&x, n*d+8, 1)
