@@ -225,71 +225,25 @@ func iq4XSRows2Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *fl
 //go:noescape
 func iq4XSRows3Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
 
-// kRowsKernel is the signature of the row-by-row K-quant kernels.
-type kRowsKernel = func(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
-
-// kLanesKernels holds the kernels of a K-quant in the lanes order (Q6_K,
-// Q5_K, Q3_K, Q2_K) by form and token count (1 to 3), and its block size.
-type kLanesKernels struct {
-	bsize     int
-	neon, dot [4]kRowsKernel
-}
-
+// The K-quants' row-by-row kernels: one to three tokens a pass, four as
+// two and two (tokenRun).
 var (
-	q6KKernels = kLanesKernels{q6KBytes,
-		[4]kRowsKernel{nil, q6KRows1NEON, q6KRows2NEON, q6KRows3NEON},
-		[4]kRowsKernel{nil, q6KRows1Dot, q6KRows2Dot, q6KRows3Dot}}
-	q5KKernels = kLanesKernels{q5KBytes,
-		[4]kRowsKernel{nil, q5KRows1NEON, q5KRows2NEON, q5KRows3NEON},
-		[4]kRowsKernel{nil, q5KRows1Dot, q5KRows2Dot, q5KRows3Dot}}
-	q3KKernels = kLanesKernels{q3KBytes,
-		[4]kRowsKernel{nil, q3KRows1NEON, q3KRows2NEON, q3KRows3NEON},
-		[4]kRowsKernel{nil, q3KRows1Dot, q3KRows2Dot, q3KRows3Dot}}
-	q2KKernels = kLanesKernels{q2KBytes,
-		[4]kRowsKernel{nil, q2KRows1NEON, q2KRows2NEON, q2KRows3NEON},
-		[4]kRowsKernel{nil, q2KRows1Dot, q2KRows2Dot, q2KRows3Dot}}
-	iq4XSKernels = kLanesKernels{iq4XSBytes,
-		[4]kRowsKernel{nil, iq4XSRows1NEON, iq4XSRows2NEON, iq4XSRows3NEON},
-		[4]kRowsKernel{nil, iq4XSRows1Dot, iq4XSRows2Dot, iq4XSRows3Dot}}
+	q6KKernels = rowKernels{qkK, q6KBytes, q8KBytes,
+		[5]rowsKernel{nil, q6KRows1NEON, q6KRows2NEON, q6KRows3NEON},
+		[5]rowsKernel{nil, q6KRows1Dot, q6KRows2Dot, q6KRows3Dot}, tokenRun, dotQ6KRef}
+	q5KKernels = rowKernels{qkK, q5KBytes, q8KBytes,
+		[5]rowsKernel{nil, q5KRows1NEON, q5KRows2NEON, q5KRows3NEON},
+		[5]rowsKernel{nil, q5KRows1Dot, q5KRows2Dot, q5KRows3Dot}, tokenRun, dotQ5KRef}
+	q3KKernels = rowKernels{qkK, q3KBytes, q8KBytes,
+		[5]rowsKernel{nil, q3KRows1NEON, q3KRows2NEON, q3KRows3NEON},
+		[5]rowsKernel{nil, q3KRows1Dot, q3KRows2Dot, q3KRows3Dot}, tokenRun, dotQ3KRef}
+	q2KKernels = rowKernels{qkK, q2KBytes, q8KBytes,
+		[5]rowsKernel{nil, q2KRows1NEON, q2KRows2NEON, q2KRows3NEON},
+		[5]rowsKernel{nil, q2KRows1Dot, q2KRows2Dot, q2KRows3Dot}, tokenRun, dotQ2KRef}
+	iq4XSKernels = rowKernels{qkK, iq4XSBytes, q8KBytes,
+		[5]rowsKernel{nil, iq4XSRows1NEON, iq4XSRows2NEON, iq4XSRows3NEON},
+		[5]rowsKernel{nil, iq4XSRows1Dot, iq4XSRows2Dot, iq4XSRows3Dot}, tokenRun, dotIQ4XSRef}
 )
-
-// rows runs the T-token kernel of the form in use.
-func (k *kLanesKernels) rows(T int, w *byte, ws, rows int, x *byte, xs, nb int, out *float32, os int) {
-	if useDot {
-		k.dot[T](w, ws, rows, x, xs, nb, out, os)
-	} else {
-		k.neon[T](w, ws, rows, x, xs, nb, out, os)
-	}
-}
-
-// gemv is the type's gemv: up to three tokens a pass (tokenRun).
-func (k *kLanesKernels) gemv(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
-	nb := cols / qkK
-	checkGemv(len(w), ws, rows, nb*k.bsize, len(x), xs, ntok, nb*q8KBytes, len(out), os)
-	if nb == 0 {
-		for t := range ntok {
-			clear(out[t*os : t*os+rows])
-		}
-		return
-	}
-	for t := 0; t < ntok; {
-		T := tokenRun(ntok - t)
-		k.rows(T, &w[0], ws, rows, &x[t*xs], xs, nb, &out[t*os], os)
-		t += T
-	}
-}
-
-// kDotBlocks returns the blocks of an n-element dot of bsize-byte weight
-// blocks and Q8_K activations, 0 for none, having checked both rows hold
-// them.
-func kDotBlocks(w, x []byte, n, bsize int) int {
-	nb := max(n/qkK, 0)
-	if nb > 0 {
-		_ = w[nb*bsize-1]
-		_ = x[nb*q8KBytes-1]
-	}
-	return nb
-}
 
 func gemvQ6K(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
 	q6KKernels.gemv(w, ws, rows, x, xs, ntok, cols, out, os)
@@ -299,85 +253,13 @@ func gemvQ5K(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32
 	q5KKernels.gemv(w, ws, rows, x, xs, ntok, cols, out, os)
 }
 
-// dotQ6K is the kernel registered with MatMul (the kernels called
-// directly, so that out stays on the stack).
-func dotQ6K(w, x []byte, n int) float32 {
-	nb := kDotBlocks(w, x, n, q6KBytes)
-	if nb == 0 {
-		return dotQ6KRef(w, x, n)
-	}
-	var out float32
-	if useDot {
-		q6KRows1Dot(&w[0], 0, 1, &x[0], 0, nb, &out, 0)
-	} else {
-		q6KRows1NEON(&w[0], 0, 1, &x[0], 0, nb, &out, 0)
-	}
-	return out
-}
+// The kernels registered with MatMul.
 
-// dotQ5K is the kernel registered with MatMul (the kernels called
-// directly, so that out stays on the stack).
-func dotQ5K(w, x []byte, n int) float32 {
-	nb := kDotBlocks(w, x, n, q5KBytes)
-	if nb == 0 {
-		return dotQ5KRef(w, x, n)
-	}
-	var out float32
-	if useDot {
-		q5KRows1Dot(&w[0], 0, 1, &x[0], 0, nb, &out, 0)
-	} else {
-		q5KRows1NEON(&w[0], 0, 1, &x[0], 0, nb, &out, 0)
-	}
-	return out
-}
-
-// dotQ3K is the kernel registered with MatMul (the kernels called
-// directly, so that out stays on the stack).
-func dotQ3K(w, x []byte, n int) float32 {
-	nb := kDotBlocks(w, x, n, q3KBytes)
-	if nb == 0 {
-		return dotQ3KRef(w, x, n)
-	}
-	var out float32
-	if useDot {
-		q3KRows1Dot(&w[0], 0, 1, &x[0], 0, nb, &out, 0)
-	} else {
-		q3KRows1NEON(&w[0], 0, 1, &x[0], 0, nb, &out, 0)
-	}
-	return out
-}
-
-// dotQ2K is the kernel registered with MatMul (the kernels called
-// directly, so that out stays on the stack).
-func dotQ2K(w, x []byte, n int) float32 {
-	nb := kDotBlocks(w, x, n, q2KBytes)
-	if nb == 0 {
-		return dotQ2KRef(w, x, n)
-	}
-	var out float32
-	if useDot {
-		q2KRows1Dot(&w[0], 0, 1, &x[0], 0, nb, &out, 0)
-	} else {
-		q2KRows1NEON(&w[0], 0, 1, &x[0], 0, nb, &out, 0)
-	}
-	return out
-}
-
-// dotIQ4XS is the kernel registered with MatMul (the kernels called
-// directly, so that out stays on the stack).
-func dotIQ4XS(w, x []byte, n int) float32 {
-	nb := kDotBlocks(w, x, n, iq4XSBytes)
-	if nb == 0 {
-		return dotIQ4XSRef(w, x, n)
-	}
-	var out float32
-	if useDot {
-		iq4XSRows1Dot(&w[0], 0, 1, &x[0], 0, nb, &out, 0)
-	} else {
-		iq4XSRows1NEON(&w[0], 0, 1, &x[0], 0, nb, &out, 0)
-	}
-	return out
-}
+func dotQ6K(w, x []byte, n int) float32   { return q6KKernels.dot1(w, x, n) }
+func dotQ5K(w, x []byte, n int) float32   { return q5KKernels.dot1(w, x, n) }
+func dotQ3K(w, x []byte, n int) float32   { return q3KKernels.dot1(w, x, n) }
+func dotQ2K(w, x []byte, n int) float32   { return q2KKernels.dot1(w, x, n) }
+func dotIQ4XS(w, x []byte, n int) float32 { return iq4XSKernels.dot1(w, x, n) }
 
 func dotQ2KR(w, x []byte, n int) float32 { return dotQ2KRepackedRef(w, x, n) }
 

@@ -12184,12 +12184,12 @@ block:
 	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
 	WORD $0x6fbc0950 // mla v16.4s, v10.4s, v28.s[3]
 	WORD $0x6fbc0971 // mla v17.4s, v11.4s, v28.s[3]
-	// per token: acc[L] = fma(f16(w.d)·x.d, lane[L], acc[L])
-	MOVHU (R8), R19
+	// per token: acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
+	MOVHU 0(R8), R19
 	FMOVS R19, F10
 	FCVTHS F10, F10
 	FMOVS (R9), F11
-	FMULS F11, F10, F11
+	FMULS F10, F11, F11
 	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
 	WORD $0x4e21da31 // scvtf v17.4s, v17.4s
 	WORD $0x4f8b1216 // fmla v22.4s, v16.4s, v11.s[0]
@@ -12638,19 +12638,19 @@ block:
 	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
 	WORD $0x6fbc0952 // mla v18.4s, v10.4s, v28.s[3]
 	WORD $0x6fbc0973 // mla v19.4s, v11.4s, v28.s[3]
-	// per token: acc[L] = fma(f16(w.d)·x.d, lane[L], acc[L])
-	MOVHU (R8), R19
+	// per token: acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
+	MOVHU 0(R8), R19
 	FMOVS R19, F10
 	FCVTHS F10, F10
 	FMOVS (R9), F11
-	FMULS F11, F10, F11
+	FMULS F10, F11, F11
 	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
 	WORD $0x4e21da31 // scvtf v17.4s, v17.4s
 	WORD $0x4f8b1216 // fmla v22.4s, v16.4s, v11.s[0]
 	WORD $0x4f8b1237 // fmla v23.4s, v17.4s, v11.s[0]
 	ADD $292, R9, R9
 	FMOVS (R10), F11
-	FMULS F11, F10, F11
+	FMULS F10, F11, F11
 	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
 	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
 	WORD $0x4f8b1258 // fmla v24.4s, v18.4s, v11.s[0]
@@ -13263,26 +13263,26 @@ block:
 	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
 	WORD $0x6fbc0954 // mla v20.4s, v10.4s, v28.s[3]
 	WORD $0x6fbc0975 // mla v21.4s, v11.4s, v28.s[3]
-	// per token: acc[L] = fma(f16(w.d)·x.d, lane[L], acc[L])
-	MOVHU (R8), R19
+	// per token: acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
+	MOVHU 0(R8), R19
 	FMOVS R19, F10
 	FCVTHS F10, F10
 	FMOVS (R9), F11
-	FMULS F11, F10, F11
+	FMULS F10, F11, F11
 	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
 	WORD $0x4e21da31 // scvtf v17.4s, v17.4s
 	WORD $0x4f8b1216 // fmla v22.4s, v16.4s, v11.s[0]
 	WORD $0x4f8b1237 // fmla v23.4s, v17.4s, v11.s[0]
 	ADD $292, R9, R9
 	FMOVS (R10), F11
-	FMULS F11, F10, F11
+	FMULS F10, F11, F11
 	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
 	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
 	WORD $0x4f8b1258 // fmla v24.4s, v18.4s, v11.s[0]
 	WORD $0x4f8b1279 // fmla v25.4s, v19.4s, v11.s[0]
 	ADD $292, R10, R10
 	FMOVS (R11), F11
-	FMULS F11, F10, F11
+	FMULS F10, F11, F11
 	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
 	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
 	WORD $0x4f8b129a // fmla v26.4s, v20.4s, v11.s[0]
@@ -13540,12 +13540,12 @@ block:
 	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
 	WORD $0x6fbc0950 // mla v16.4s, v10.4s, v28.s[3]
 	WORD $0x6fbc0971 // mla v17.4s, v11.4s, v28.s[3]
-	// per token: acc[L] = fma(f16(w.d)·x.d, lane[L], acc[L])
-	MOVHU (R8), R19
+	// per token: acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
+	MOVHU 0(R8), R19
 	FMOVS R19, F10
 	FCVTHS F10, F10
 	FMOVS (R9), F11
-	FMULS F11, F10, F11
+	FMULS F10, F11, F11
 	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
 	WORD $0x4e21da31 // scvtf v17.4s, v17.4s
 	WORD $0x4f8b1216 // fmla v22.4s, v16.4s, v11.s[0]
@@ -13898,19 +13898,19 @@ block:
 	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
 	WORD $0x6fbc0952 // mla v18.4s, v10.4s, v28.s[3]
 	WORD $0x6fbc0973 // mla v19.4s, v11.4s, v28.s[3]
-	// per token: acc[L] = fma(f16(w.d)·x.d, lane[L], acc[L])
-	MOVHU (R8), R19
+	// per token: acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
+	MOVHU 0(R8), R19
 	FMOVS R19, F10
 	FCVTHS F10, F10
 	FMOVS (R9), F11
-	FMULS F11, F10, F11
+	FMULS F10, F11, F11
 	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
 	WORD $0x4e21da31 // scvtf v17.4s, v17.4s
 	WORD $0x4f8b1216 // fmla v22.4s, v16.4s, v11.s[0]
 	WORD $0x4f8b1237 // fmla v23.4s, v17.4s, v11.s[0]
 	ADD $292, R9, R9
 	FMOVS (R10), F11
-	FMULS F11, F10, F11
+	FMULS F10, F11, F11
 	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
 	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
 	WORD $0x4f8b1258 // fmla v24.4s, v18.4s, v11.s[0]
@@ -14379,26 +14379,26 @@ block:
 	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
 	WORD $0x6fbc0954 // mla v20.4s, v10.4s, v28.s[3]
 	WORD $0x6fbc0975 // mla v21.4s, v11.4s, v28.s[3]
-	// per token: acc[L] = fma(f16(w.d)·x.d, lane[L], acc[L])
-	MOVHU (R8), R19
+	// per token: acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
+	MOVHU 0(R8), R19
 	FMOVS R19, F10
 	FCVTHS F10, F10
 	FMOVS (R9), F11
-	FMULS F11, F10, F11
+	FMULS F10, F11, F11
 	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
 	WORD $0x4e21da31 // scvtf v17.4s, v17.4s
 	WORD $0x4f8b1216 // fmla v22.4s, v16.4s, v11.s[0]
 	WORD $0x4f8b1237 // fmla v23.4s, v17.4s, v11.s[0]
 	ADD $292, R9, R9
 	FMOVS (R10), F11
-	FMULS F11, F10, F11
+	FMULS F10, F11, F11
 	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
 	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
 	WORD $0x4f8b1258 // fmla v24.4s, v18.4s, v11.s[0]
 	WORD $0x4f8b1279 // fmla v25.4s, v19.4s, v11.s[0]
 	ADD $292, R10, R10
 	FMOVS (R11), F11
-	FMULS F11, F10, F11
+	FMULS F10, F11, F11
 	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
 	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
 	WORD $0x4f8b129a // fmla v26.4s, v20.4s, v11.s[0]

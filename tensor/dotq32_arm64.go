@@ -89,43 +89,21 @@ func q5_1RowsT3Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *fl
 //go:noescape
 func q5_1RowsT4Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
 
-// q32RowsKernel is a lanes kernel's signature.
-type q32RowsKernel = func(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
-
-// q32Lanes holds a lanes type's kernels by form and token count (1 to 4),
-// and its weight and activation block sizes.
-type q32Lanes struct {
-	bsize, asize int
-	neon, dot    [5]q32RowsKernel
-}
-
+// The lanes types' kernels: up to four tokens a pass.
 var (
-	q5_0Lanes = q32Lanes{q5_0Size, q8_0Size,
-		[5]q32RowsKernel{nil, q5_0RowsT1NEON, q5_0RowsT2NEON, q5_0RowsT3NEON, q5_0RowsT4NEON},
-		[5]q32RowsKernel{nil, q5_0RowsT1Dot, q5_0RowsT2Dot, q5_0RowsT3Dot, q5_0RowsT4Dot}}
-	q4_1Lanes = q32Lanes{q4_1Size, q8_1Size,
-		[5]q32RowsKernel{nil, q4_1RowsT1NEON, q4_1RowsT2NEON, q4_1RowsT3NEON, q4_1RowsT4NEON},
-		[5]q32RowsKernel{nil, q4_1RowsT1Dot, q4_1RowsT2Dot, q4_1RowsT3Dot, q4_1RowsT4Dot}}
-	q5_1Lanes = q32Lanes{q5_1Size, q8_1Size,
-		[5]q32RowsKernel{nil, q5_1RowsT1NEON, q5_1RowsT2NEON, q5_1RowsT3NEON, q5_1RowsT4NEON},
-		[5]q32RowsKernel{nil, q5_1RowsT1Dot, q5_1RowsT2Dot, q5_1RowsT3Dot, q5_1RowsT4Dot}}
+	q5_0Lanes = rowKernels{qk, q5_0Size, q8_0Size,
+		[5]rowsKernel{nil, q5_0RowsT1NEON, q5_0RowsT2NEON, q5_0RowsT3NEON, q5_0RowsT4NEON},
+		[5]rowsKernel{nil, q5_0RowsT1Dot, q5_0RowsT2Dot, q5_0RowsT3Dot, q5_0RowsT4Dot}, upTo4, dotQ5_0Generic}
+	q4_1Lanes = rowKernels{qk, q4_1Size, q8_1Size,
+		[5]rowsKernel{nil, q4_1RowsT1NEON, q4_1RowsT2NEON, q4_1RowsT3NEON, q4_1RowsT4NEON},
+		[5]rowsKernel{nil, q4_1RowsT1Dot, q4_1RowsT2Dot, q4_1RowsT3Dot, q4_1RowsT4Dot}, upTo4, dotQ4_1Generic}
+	q5_1Lanes = rowKernels{qk, q5_1Size, q8_1Size,
+		[5]rowsKernel{nil, q5_1RowsT1NEON, q5_1RowsT2NEON, q5_1RowsT3NEON, q5_1RowsT4NEON},
+		[5]rowsKernel{nil, q5_1RowsT1Dot, q5_1RowsT2Dot, q5_1RowsT3Dot, q5_1RowsT4Dot}, upTo4, dotQ5_1Generic}
 )
 
-// gemv runs the kernels of the form in use, four tokens a pass (the rest
-// in one last pass).
-func (k *q32Lanes) gemv(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
-	nb := cols / qk
-	checkGemv(len(w), ws, rows, nb*k.bsize, len(x), xs, ntok, nb*k.asize, len(out), os)
-	kern := &k.neon
-	if useDot {
-		kern = &k.dot
-	}
-	for t := 0; t < ntok; {
-		T := min(4, ntok-t)
-		kern[T](ptr(w), ws, rows, &x[t*xs], xs, nb, &out[t*os], os)
-		t += T
-	}
-}
+// upTo4 is the lanes kernels' tokens a pass: four while four are left.
+func upTo4(n int) int { return min(4, n) }
 
 func gemvIQ4_NLAsm(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
 	gemvQ0(q0IQ4NL, w, ws, rows, x, xs, ntok, cols, out, os)
@@ -135,20 +113,17 @@ func gemvIQ4_NLAsm(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []f
 // (Q4_1, Q5_0, Q5_1, IQ4_NL): every arm64 CPU has NEON, and the kernels
 // pick the SDOT and SMMLA forms at each call.
 func asmQ32(t Type) (VecDot, gemv) {
-	var g gemv
 	switch t {
 	case Q5_0:
-		g = q5_0Lanes.gemv
+		return q5_0Lanes.dot1, q5_0Lanes.gemv
 	case Q4_1:
-		g = q4_1Lanes.gemv
+		return q4_1Lanes.dot1, q4_1Lanes.gemv
 	case Q5_1:
-		g = q5_1Lanes.gemv
+		return q5_1Lanes.dot1, q5_1Lanes.gemv
 	case IQ4_NL:
-		g = gemvIQ4_NLAsm
-	default:
-		return nil, nil
+		return func(w, x []byte, n int) float32 { return gemvDot(gemvIQ4_NLAsm, w, x, n) }, gemvIQ4_NLAsm
 	}
-	return func(w, x []byte, n int) float32 { return gemvDot(g, w, x, n) }, g
+	return nil, nil
 }
 
 // registerQ32VNNI: arm64 has no VNNI forms.

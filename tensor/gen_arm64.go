@@ -298,6 +298,16 @@ func main() {
 // sum in s<dst>; t0..t3 are scratch registers.
 func (g *gen) f16Reduce(a [8]int, t [4]int) {
 	g.c("reduce32: (acc[l]+acc[16+l]) + (acc[8+l]+acc[24+l]), then lanes l+4, then pairs")
+	g.fold8(a, t)
+	g.o3("faddp", t[0], t[0], t[0])
+	g.o2("faddp.s", t[0], t[0])
+}
+
+// fold8 adds the eight accumulators a[0..7] (a[k] holds elements 4k..4k+3
+// of ggml's 32 lanes) into s<t[0]>'s four lanes: v[l] = (acc[l]+acc[16+l])
+// + (acc[8+l]+acc[24+l]), then v[l] + v[l+4], the first steps of reduce32
+// and reduceBF16; t are scratch registers.
+func (g *gen) fold8(a [8]int, t [4]int) {
 	g.o3("fadd", t[0], a[0], a[4])
 	g.o3("fadd", t[1], a[2], a[6])
 	g.o3("fadd", t[0], t[0], t[1])
@@ -305,8 +315,6 @@ func (g *gen) f16Reduce(a [8]int, t [4]int) {
 	g.o3("fadd", t[3], a[3], a[7])
 	g.o3("fadd", t[2], t[2], t[3])
 	g.o3("fadd", t[0], t[0], t[2])
-	g.o3("faddp", t[0], t[0], t[0])
-	g.o2("faddp.s", t[0], t[0])
 }
 
 // genF16 writes f16Rows<T><form>: T tokens (1 to 3) against every row, in
@@ -328,21 +336,8 @@ func genF16(g *gen) {
 }
 
 func genF16T1(g *gen, form string, fhm bool) {
-	f := fn{name: "f16Rows1" + form, args: []string{"w", "wstride", "rows", "x", "n", "out"},
-		doc: "func f16Rows1" + form + "(w *byte, wstride, rows int, x *byte, n int, out *float32)"}
-	g.text(f)
-	g.loadArgs(f, "R0", "R1", "R2", "R3", "R4", "R5")
-	g.p("LSR $5, R4, R4")
 	acc := [8]int{16, 17, 18, 19, 20, 21, 22, 23}
-	g.label("row")
-	g.p("MOVD R0, R6")
-	g.p("MOVD R3, R7")
-	g.p("MOVD R4, R8")
-	for _, a := range acc {
-		g.zero(a)
-	}
-	g.p("CBZ R8, reduce")
-	g.label("loop")
+	g.floatRows1Start("f16Rows1"+form, acc)
 	g.ld1("H8", "R6", 64, 0, 1, 2, 3)
 	g.ld1("H8", "R7", 64, 4, 5, 6, 7)
 	if fhm {
@@ -361,10 +356,37 @@ func genF16T1(g *gen, form string, fhm bool) {
 			g.fmla(acc[k], 8+k, 24+k)
 		}
 	}
+	g.floatRows1End(acc, g.f16Reduce)
+}
+
+// floatRows1Start begins a one-token float kernel (F32, F16, BF16) of
+// the signature (w *byte, wstride, rows int, x *byte, n int, out *float32),
+// n elements in steps of 32: the row loop, the accumulators acc zeroed,
+// the weights at R6 and the token at R7; the step's body follows.
+func (g *gen) floatRows1Start(name string, acc [8]int) {
+	f := fn{name: name, args: []string{"w", "wstride", "rows", "x", "n", "out"},
+		doc: "func " + name + "(w *byte, wstride, rows int, x *byte, n int, out *float32)"}
+	g.text(f)
+	g.loadArgs(f, "R0", "R1", "R2", "R3", "R4", "R5")
+	g.p("LSR $5, R4, R4")
+	g.label("row")
+	g.p("MOVD R0, R6")
+	g.p("MOVD R3, R7")
+	g.p("MOVD R4, R8")
+	for _, a := range acc {
+		g.zero(a)
+	}
+	g.p("CBZ R8, reduce")
+	g.label("loop")
+}
+
+// floatRows1End ends a one-token float kernel's step loop and stores each
+// row's sum, the accumulators folded by reduce.
+func (g *gen) floatRows1End(acc [8]int, reduce func(a [8]int, t [4]int)) {
 	g.p("SUBS $1, R8, R8")
 	g.p("BNE loop")
 	g.label("reduce")
-	g.f16Reduce(acc, [4]int{0, 1, 2, 3})
+	reduce(acc, [4]int{0, 1, 2, 3})
 	g.p("FMOVS.P F0, 4(R5)")
 	g.p("ADD R1, R0, R0")
 	g.p("SUBS $1, R2, R2")
@@ -374,29 +396,7 @@ func genF16T1(g *gen, form string, fhm bool) {
 
 // genF16T writes the T-token form: acc(t, k) = V(8+8t+k).
 func genF16T(g *gen, T int, form string, fhm bool) {
-	name := fmt.Sprintf("f16Rows%d%s", T, form)
-	f := fn{name: name, args: []string{"w", "wstride", "rows", "x", "xstride", "n", "out", "ostride"},
-		doc: fmt.Sprintf("func %s(w *byte, wstride, rows int, x *byte, xstride, n int, out *float32, ostride int)", name)}
-	g.text(f)
-	g.loadArgs(f, "R0", "R1", "R2", "R3", "R4", "R5", "R6", "R7")
-	g.p("LSR $5, R5, R5")
-	g.p("LSL $2, R7, R7")
-	acc := func(t, k int) int { return 8 + 8*t + k }
-	xp := []string{"R10", "R11", "R12"}
-	g.label("row")
-	g.p("MOVD R0, R9")
-	g.p("MOVD R3, R10")
-	for t := 1; t < T; t++ {
-		g.p("ADD R4, %s, %s", xp[t-1], xp[t])
-	}
-	g.p("MOVD R5, R13")
-	for t := range T {
-		for k := range 8 {
-			g.zero(acc(t, k))
-		}
-	}
-	g.p("CBZ R13, reduce")
-	g.label("loop")
+	acc := g.floatRowsTStart(fmt.Sprintf("f16Rows%d%s", T, form), T)
 	for h := range 2 {
 		g.c("elements %d..%d of the step", 16*h, 16*h+15)
 		g.ld1("H8", "R9", 32, 0, 1)
@@ -407,7 +407,7 @@ func genF16T(g *gen, T int, form string, fhm bool) {
 			g.o2("fcvtl2", 7, 1)
 		}
 		for t := range T {
-			g.ld1("H8", xp[t], 32, 2, 3)
+			g.ld1("H8", floatRowsTPtrs[t], 32, 2, 3)
 			a := func(k int) int { return acc(t, 4*h+k) }
 			if fhm {
 				g.o3("fmlal", a(0), 0, 2)
@@ -425,6 +425,48 @@ func genF16T(g *gen, T int, form string, fhm bool) {
 			}
 		}
 	}
+	g.floatRowsTEnd(T, acc, g.f16Reduce)
+}
+
+// floatRowsTPtrs are the tokens' activation pointers of the T-token float
+// kernels.
+var floatRowsTPtrs = []string{"R10", "R11", "R12"}
+
+// floatRowsTStart begins a T-token float kernel (F16, BF16) of the
+// signature (w *byte, wstride, rows int, x *byte, xstride, n int, out
+// *float32, ostride int), n elements in steps of 32: the row loop, each
+// token's eight accumulators acc(t, k) = V(8+8t+k) zeroed, the weights at
+// R9 and the tokens at floatRowsTPtrs; it returns acc, the step's body
+// follows.
+func (g *gen) floatRowsTStart(name string, T int) func(t, k int) int {
+	f := fn{name: name, args: []string{"w", "wstride", "rows", "x", "xstride", "n", "out", "ostride"},
+		doc: fmt.Sprintf("func %s(w *byte, wstride, rows int, x *byte, xstride, n int, out *float32, ostride int)", name)}
+	g.text(f)
+	g.loadArgs(f, "R0", "R1", "R2", "R3", "R4", "R5", "R6", "R7")
+	g.p("LSR $5, R5, R5")
+	g.p("LSL $2, R7, R7")
+	acc := func(t, k int) int { return 8 + 8*t + k }
+	xp := floatRowsTPtrs
+	g.label("row")
+	g.p("MOVD R0, R9")
+	g.p("MOVD R3, R10")
+	for t := 1; t < T; t++ {
+		g.p("ADD R4, %s, %s", xp[t-1], xp[t])
+	}
+	g.p("MOVD R5, R13")
+	for t := range T {
+		for k := range 8 {
+			g.zero(acc(t, k))
+		}
+	}
+	g.p("CBZ R13, reduce")
+	g.label("loop")
+	return acc
+}
+
+// floatRowsTEnd ends the step loop of a T-token float kernel and stores
+// each token's sum, its accumulators folded by reduce.
+func (g *gen) floatRowsTEnd(T int, acc func(t, k int) int, reduce func(a [8]int, t [4]int)) {
 	g.p("SUBS $1, R13, R13")
 	g.p("BNE loop")
 	g.label("reduce")
@@ -433,7 +475,7 @@ func genF16T(g *gen, T int, form string, fhm bool) {
 		for k := range 8 {
 			a[k] = acc(t, k)
 		}
-		g.f16Reduce(a, [4]int{0, 1, 2, 3})
+		reduce(a, [4]int{0, 1, 2, 3})
 	})
 }
 
@@ -456,34 +498,15 @@ func genBF16(g *gen) {
 // s<t[0]>; t are scratch registers.
 func (g *gen) bf16Reduce(a [8]int, t [4]int) {
 	g.c("reduceBF16: (acc[l]+acc[16+l]) + (acc[8+l]+acc[24+l]), then lanes l+4, then (0+2)+(1+3)")
-	g.o3("fadd", t[0], a[0], a[4])
-	g.o3("fadd", t[1], a[2], a[6])
-	g.o3("fadd", t[0], t[0], t[1])
-	g.o3("fadd", t[2], a[1], a[5])
-	g.o3("fadd", t[3], a[3], a[7])
-	g.o3("fadd", t[2], t[2], t[3])
-	g.o3("fadd", t[0], t[0], t[2])
+	g.fold8(a, t)
 	g.o3("ext8", t[1], t[0], t[0])
 	g.o3("fadd", t[0], t[0], t[1])
 	g.o2("faddp.s", t[0], t[0])
 }
 
 func genBF16T1(g *gen) {
-	f := fn{name: "bf16Rows1NEON", args: []string{"w", "wstride", "rows", "x", "n", "out"},
-		doc: "func bf16Rows1NEON(w *byte, wstride, rows int, x *byte, n int, out *float32)"}
-	g.text(f)
-	g.loadArgs(f, "R0", "R1", "R2", "R3", "R4", "R5")
-	g.p("LSR $5, R4, R4")
 	acc := [8]int{20, 21, 22, 23, 24, 25, 26, 27}
-	g.label("row")
-	g.p("MOVD R0, R6")
-	g.p("MOVD R3, R7")
-	g.p("MOVD R4, R8")
-	for _, a := range acc {
-		g.zero(a)
-	}
-	g.p("CBZ R8, reduce")
-	g.label("loop")
+	g.floatRows1Start("bf16Rows1NEON", acc)
 	g.ld1("H8", "R6", 64, 0, 1, 2, 3)
 	g.ld1("S4", "R7", 64, 4, 5, 6, 7)
 	g.ld1("S4", "R7", 64, 8, 9, 10, 11)
@@ -495,42 +518,12 @@ func genBF16T1(g *gen) {
 		g.o3("fmul", 4+m, 4+m, 12+m)
 		g.o3("fadd", acc[m], acc[m], 4+m)
 	}
-	g.p("SUBS $1, R8, R8")
-	g.p("BNE loop")
-	g.label("reduce")
-	g.bf16Reduce(acc, [4]int{0, 1, 2, 3})
-	g.p("FMOVS.P F0, 4(R5)")
-	g.p("ADD R1, R0, R0")
-	g.p("SUBS $1, R2, R2")
-	g.p("BNE row")
-	g.p("RET")
+	g.floatRows1End(acc, g.bf16Reduce)
 }
 
 // genBF16T writes the T-token form: acc(t, k) = V(8+8t+k).
 func genBF16T(g *gen, T int) {
-	name := fmt.Sprintf("bf16Rows%dNEON", T)
-	f := fn{name: name, args: []string{"w", "wstride", "rows", "x", "xstride", "n", "out", "ostride"},
-		doc: fmt.Sprintf("func %s(w *byte, wstride, rows int, x *byte, xstride, n int, out *float32, ostride int)", name)}
-	g.text(f)
-	g.loadArgs(f, "R0", "R1", "R2", "R3", "R4", "R5", "R6", "R7")
-	g.p("LSR $5, R5, R5")
-	g.p("LSL $2, R7, R7")
-	acc := func(t, k int) int { return 8 + 8*t + k }
-	xp := []string{"R10", "R11", "R12"}
-	g.label("row")
-	g.p("MOVD R0, R9")
-	g.p("MOVD R3, R10")
-	for t := 1; t < T; t++ {
-		g.p("ADD R4, %s, %s", xp[t-1], xp[t])
-	}
-	g.p("MOVD R5, R13")
-	for t := range T {
-		for k := range 8 {
-			g.zero(acc(t, k))
-		}
-	}
-	g.p("CBZ R13, reduce")
-	g.label("loop")
+	acc := g.floatRowsTStart(fmt.Sprintf("bf16Rows%dNEON", T), T)
 	for h := range 2 {
 		g.c("elements %d..%d of the step", 16*h, 16*h+15)
 		g.ld1("H8", "R9", 32, 0, 1)
@@ -539,23 +532,14 @@ func genBF16T(g *gen, T int) {
 		g.o2("shll.4s", 6, 1)
 		g.o2("shll2.4s", 7, 1)
 		for t := range T {
-			g.ld1("S4", xp[t], 64, 0, 1, 2, 3)
+			g.ld1("S4", floatRowsTPtrs[t], 64, 0, 1, 2, 3)
 			for k := range 4 {
 				g.o3("fmul", k, k, 4+k)
 				g.o3("fadd", acc(t, 4*h+k), acc(t, 4*h+k), k)
 			}
 		}
 	}
-	g.p("SUBS $1, R13, R13")
-	g.p("BNE loop")
-	g.label("reduce")
-	g.storeRow(T, "R14", func(t int) {
-		var a [8]int
-		for k := range 8 {
-			a[k] = acc(t, k)
-		}
-		g.bf16Reduce(a, [4]int{0, 1, 2, 3})
-	})
+	g.floatRowsTEnd(T, acc, g.bf16Reduce)
 }
 
 // formName names a kernel's form: Dot with the SDOT extension, else NEON.
@@ -1596,6 +1580,27 @@ func (g *gen) kLanesFMA(r kLanes, t, d int) {
 	g.oe("fmla.e", r.aHi(t), r.lHi(t), d, 0)
 }
 
+// kLanesBlockEnd ends a block of the lanes kernels without mins (Q3_K,
+// Q2_K's second half, IQ4_XS): per token acc[L] = fma(x.d·f16(w.d),
+// lane[L], acc[L]) with w.d at dOff in the block, the token moved to its
+// next block; then the weights by bsize, and the block loop's end.
+func (g *gen) kLanesBlockEnd(r kLanes, dOff, bsize int) {
+	g.c("per token: acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])")
+	g.p("MOVHU %d(R8), R19", dOff)
+	g.p("FMOVS R19, F%d", r.p0)
+	g.p("FCVTHS F%d, F%d", r.p0, r.p0)
+	for t := range r.T {
+		g.p("FMOVS (%s), F%d", r.xb[t], r.p1)
+		g.p("FMULS F%d, F%d, F%d", r.p0, r.p1, r.p1)
+		g.kLanesFMA(r, t, r.p1)
+		g.p("ADD $292, %s, %s", r.xb[t], r.xb[t])
+	}
+	g.p("ADD $%d, R8, R8", bsize)
+	g.p("SUBS $1, R17, R17")
+	g.p("BNE block")
+	g.label("store")
+}
+
 // kLanesStore writes each token's hsum8 of its accumulators (and then
 // whatever extra adds to F0) and ends the row loop.
 func (g *gen) kLanesStore(r kLanes, extra func(t int)) {
@@ -1725,20 +1730,7 @@ func genQ3KT(g *gen, dot bool, T int) {
 		}
 		g.kLanesGroup(dot, r, gi, [2][2]int{kScale16(2 * gi), kScale16(2*gi + 1)})
 	}
-	g.c("per token: acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])")
-	g.p("MOVHU %d(R8), R19", q3KDOff)
-	g.p("FMOVS R19, F%d", r.p0)
-	g.p("FCVTHS F%d, F%d", r.p0, r.p0)
-	for t := range T {
-		g.p("FMOVS (%s), F%d", r.xb[t], r.p1)
-		g.p("FMULS F%d, F%d, F%d", r.p0, r.p1, r.p1)
-		g.kLanesFMA(r, t, r.p1)
-		g.p("ADD $292, %s, %s", r.xb[t], r.xb[t])
-	}
-	g.p("ADD $%d, R8, R8", q3KBlock)
-	g.p("SUBS $1, R17, R17")
-	g.p("BNE block")
-	g.label("store")
+	g.kLanesBlockEnd(r, q3KDOff, q3KBlock)
 	g.kLanesStore(r, nil)
 }
 
@@ -1818,20 +1810,7 @@ func genQ2KT(g *gen, dot bool, T int) {
 		}
 		g.kLanesGroup(dot, r, gi, [2][2]int{kScale16(2 * gi), kScale16(2*gi + 1)})
 	}
-	g.c("per token: acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])")
-	g.p("MOVHU %d(R8), R19", q2KDOff)
-	g.p("FMOVS R19, F%d", r.p0)
-	g.p("FCVTHS F%d, F%d", r.p0, r.p0)
-	for t := range T {
-		g.p("FMOVS (%s), F%d", r.xb[t], r.p1)
-		g.p("FMULS F%d, F%d, F%d", r.p0, r.p1, r.p1)
-		g.kLanesFMA(r, t, r.p1)
-		g.p("ADD $292, %s, %s", r.xb[t], r.xb[t])
-	}
-	g.p("ADD $%d, R8, R8", q2KBlock)
-	g.p("SUBS $1, R17, R17")
-	g.p("BNE block")
-	g.label("store")
+	g.kLanesBlockEnd(r, q2KDOff, q2KBlock)
 	g.kLanesStore(r, nil)
 }
 
@@ -1913,20 +1892,7 @@ func genIQ4XST(g *gen, dot bool, T int) {
 		sc := [2]int{[2]int{scLo, scHi}[gi/4], gi % 4}
 		g.kLanesGroup(dot, r, gi, [2][2]int{sc, sc})
 	}
-	g.c("per token: acc[L] = fma(f16(w.d)·x.d, lane[L], acc[L])")
-	g.p("MOVHU (R8), R19")
-	g.p("FMOVS R19, F%d", r.p0)
-	g.p("FCVTHS F%d, F%d", r.p0, r.p0)
-	for t := range T {
-		g.p("FMOVS (%s), F%d", r.xb[t], r.p1)
-		g.p("FMULS F%d, F%d, F%d", r.p1, r.p0, r.p1)
-		g.kLanesFMA(r, t, r.p1)
-		g.p("ADD $292, %s, %s", r.xb[t], r.xb[t])
-	}
-	g.p("ADD $%d, R8, R8", iq4XSBlock)
-	g.p("SUBS $1, R17, R17")
-	g.p("BNE block")
-	g.label("store")
+	g.kLanesBlockEnd(r, 0, iq4XSBlock)
 	g.kLanesStore(r, nil)
 }
 
@@ -2164,21 +2130,8 @@ func genQ8K(g *gen) {
 // their tails: the F16 kernel's accumulators and reduction on float32
 // data), axpyF32NEON, axpyRoundF16NEON and scaleRoundF16NEON.
 func genVec(g *gen) {
-	f := fn{name: "f32Rows1NEON", args: []string{"w", "wstride", "rows", "x", "n", "out"},
-		doc: "func f32Rows1NEON(w *byte, wstride, rows int, x *byte, n int, out *float32)"}
-	g.text(f)
-	g.loadArgs(f, "R0", "R1", "R2", "R3", "R4", "R5")
-	g.p("LSR $5, R4, R4")
 	acc := [8]int{16, 17, 18, 19, 20, 21, 22, 23}
-	g.label("row")
-	g.p("MOVD R0, R6")
-	g.p("MOVD R3, R7")
-	g.p("MOVD R4, R8")
-	for _, a := range acc {
-		g.zero(a)
-	}
-	g.p("CBZ R8, reduce")
-	g.label("loop")
+	g.floatRows1Start("f32Rows1NEON", acc)
 	g.ld1("S4", "R6", 64, 0, 1, 2, 3)
 	g.ld1("S4", "R6", 64, 4, 5, 6, 7)
 	g.ld1("S4", "R7", 64, 24, 25, 26, 27)
@@ -2186,15 +2139,7 @@ func genVec(g *gen) {
 	for k := range 8 {
 		g.fmla(acc[k], k, 24+k)
 	}
-	g.p("SUBS $1, R8, R8")
-	g.p("BNE loop")
-	g.label("reduce")
-	g.f16Reduce(acc, [4]int{0, 1, 2, 3})
-	g.p("FMOVS.P F0, 4(R5)")
-	g.p("ADD R1, R0, R0")
-	g.p("SUBS $1, R2, R2")
-	g.p("BNE row")
-	g.p("RET")
+	g.floatRows1End(acc, g.f16Reduce)
 
 	for _, round := range []bool{false, true} {
 		name := "axpyF32NEON"
@@ -2226,7 +2171,7 @@ func genVec(g *gen) {
 		g.p("RET")
 	}
 
-	f = fn{name: "scaleRoundF16NEON", args: []string{"y", "n"}, frame: 20,
+	f := fn{name: "scaleRoundF16NEON", args: []string{"y", "n"}, frame: 20,
 		doc: "func scaleRoundF16NEON(y *float32, n int, s float32)"}
 	g.text(f)
 	g.loadArgs(f, "R0", "R1")
