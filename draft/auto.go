@@ -531,8 +531,9 @@ func (p Policy) Choose(pos *Positions, s *Step) Choice {
 //
 // where prior(N) (an N-token pass at the start of a sequence) and attn
 // (the time per position attended) come from calibration (Calibrate),
-// level is the decaying mean of observed/predicted-by-the-prior over every
-// pass run (it follows the machine's load), and cell(N, b) the decaying
+// level is the decaying mean of observed/predicted-by-the-prior over the
+// plain passes run (one token a sequence: it follows the machine's load),
+// and cell(N, b) the decaying
 // mean of observed/(level·prior) over the passes of that shape, trusted as
 // it gathers observations (its first ones count against cellPrior
 // observations of 1). An observation is first clipped to within clipOut
@@ -668,7 +669,15 @@ func (c *Costs) ObservePass(tokens, seqs int, work, t float64) {
 		p := c.pass(tokens, seqs, work)
 		t = min(max(t, p/clipOut), p*clipOut)
 	}
-	c.level = max(ema(c.level, t/base, &c.levelW), levelFloor)
+	// Only a plain pass (a token a sequence) teaches the level, or the
+	// first ones without calibration: a (k+1)-token shape slower than the
+	// prior's is its cell's to learn, and where a sequence speculates for
+	// many steps (or a benchmark runs fixed k) those passes alone would
+	// otherwise carry its misfit into every other prediction, the plain
+	// pass's that speculation is weighed against included.
+	if tokens <= max(seqs, 1) || !c.calibrated && c.levelW < 2 {
+		c.level = max(ema(c.level, t/base, &c.levelW), levelFloor)
+	}
 	if tokens > c.maxTok {
 		return
 	}
