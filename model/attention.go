@@ -226,10 +226,7 @@ func (st *State) startAttnWorkers() {
 // rows at a time (dotRowsTailF16).
 func dotRowsF16Generic(out []float32, k []uint16, q []float32) {
 	d := len(q)
-	np := d &^ 31
-	if ggmlLanes == 16 {
-		np = d &^ 63
-	}
+	np := attnVecPart(d)
 	for r := range out {
 		switch kr := k[r*d : r*d+np]; {
 		case np == 0:

@@ -249,6 +249,16 @@ func reduce4x16(acc *[64]float32) float32 {
 	return float32(b0+b2) + float32(b1+b3)
 }
 
+// attnVecPart is how many of a head's n elements ggml's attention dot
+// takes through its vector accumulators (steps of 64 with 16 lanes, of 32
+// with 8); the rest is its float64 tail.
+func attnVecPart(n int) int {
+	if ggmlLanes == 16 {
+		return n &^ 63
+	}
+	return n &^ 31
+}
+
 // dotAttn is ggml_vec_dot_f16 / ggml_vec_dot_f32 of a key row and a query
 // (see above). With half-valued inputs (an F16 cache) the products are
 // exact in float32, so fused and unfused multiply-adds agree.
@@ -256,10 +266,7 @@ func dotAttn(k, q []float32) float32 {
 	n := len(q)
 	k = k[:n]
 	var sum float64 // the vector part's lanes reduce to +0 where it has no elements
-	np := n &^ 31
-	if ggmlLanes == 16 {
-		np = n &^ 63
-	}
+	np := attnVecPart(n)
 	switch {
 	case np == 0:
 	case ggmlLanes == 16:
@@ -308,10 +315,7 @@ func dotAttnF16(k []uint16, q []float32) float32 {
 	n := len(q)
 	k = k[:n]
 	var sum float64 // the vector part's lanes reduce to +0 where it has no elements
-	np := n &^ 31
-	if ggmlLanes == 16 {
-		np = n &^ 63
-	}
+	np := attnVecPart(n)
 	switch {
 	case np == 0:
 	case ggmlLanes == 16:
