@@ -83,3 +83,12 @@ type Sampler interface {
 	// seeded generator.
 	Float() float64
 }
+
+// A Peeker is a Sampler that can tell a later number of its generator
+// without drawing it: PeekFloat(n), n ≥ 1, is what the n-th next call of
+// Float will return. The pipeline uses it to couple a pre-draft's guess of
+// the target's next token with the target's own draw of it (draft.Request.
+// Coupled); the numbers Float returns do not change.
+type Peeker interface {
+	PeekFloat(n int) float64
+}

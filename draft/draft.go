@@ -48,6 +48,19 @@ type Request struct {
 	// PMin, if not nil, replaces the model drafter's confidence stop for
 	// this request (0: never stop early).
 	PMin *float32
+
+	// Coupled (with a Sampler) draws the first proposal with the uniform
+	// number U instead of one of Sampler's. A pre-draft's first proposal
+	// is its guess of the token the target will sample after the block
+	// being verified; given U, the number the target's own draw of that
+	// token will use (backend.Peeker), the two draws, from q and from p by
+	// the same inverse CDF, agree wherever q is close to p, instead of
+	// about Σ p(x)q(x) of the time for independent draws. The target's
+	// draw, and so the output, is unchanged; the proposals after the
+	// first use Sampler's numbers as before, so a guess that is kept only
+	// where it matched leaves them distributed as q.
+	Coupled bool
+	U       float64
 }
 
 // Drafter proposes draft tokens. It is used by one goroutine at a time.
@@ -182,7 +195,11 @@ func (m *Model) Draft(r *Request) error {
 		var top float32
 		if r.Sampler != nil {
 			r.Sampler.Probs(m.prob, m.logits)
-			t := sample.DrawFrom(m.prob, r.Sampler.Float())
+			u := r.U
+			if !r.Coupled || i > 0 {
+				u = r.Sampler.Float()
+			}
+			t := sample.DrawFrom(m.prob, u)
 			if t < 0 {
 				break // a degenerate distribution proposes nothing
 			}

@@ -159,6 +159,14 @@ func (s *Sampler) Float() float64 {
 	return float64(s.Uint64()>>11) / (1 << 53)
 }
 
+// PeekFloat returns what the n-th next call of Float (n ≥ 1) will return,
+// without advancing the RNG: SplitMix64's state after n steps is its state
+// plus n increments.
+func (s *Sampler) PeekFloat(n int) float64 {
+	t := Sampler{rng: s.rng + uint64(n-1)*0x9e3779b97f4a7c15}
+	return t.Float()
+}
+
 // Sample returns a token drawn from Probs(logits, params). Greedy
 // parameters return the argmax without consuming random numbers.
 func (s *Sampler) Sample(logits []float32) int {

@@ -174,3 +174,20 @@ func TestDraw(t *testing.T) {
 		}
 	}
 }
+
+// TestPeekFloat: PeekFloat(n) is the n-th next Float, and peeking draws
+// nothing.
+func TestPeekFloat(t *testing.T) {
+	s := New(Params{Temp: 1, Seed: 42})
+	s.Float()
+	want := []float64{s.PeekFloat(1), s.PeekFloat(2), s.PeekFloat(5)}
+	got := []float64{s.Float(), s.Float(), 0}
+	s.Float()
+	s.Float()
+	got[2] = s.Float()
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("peek %d: %v, then drew %v", i, want[i], got[i])
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/specd-dev/specd/backend"
 	"github.com/specd-dev/specd/draft"
 	"github.com/specd-dev/specd/graph"
 )
@@ -81,6 +82,14 @@ func (p *Pipeline) draftStage(fresh, loop *graph.Pipe[*seq]) func(ctx context.Co
 			pr.tokens = append(append(pr.tokens[:0], s.tokens...), s.block.Draft...)
 			pr.req.Slot, pr.req.Sampler, pr.req.K, pr.req.Stop, pr.req.PMin = s.slot, s.dreq.Sampler, k+1, stopPre, s.req.PMin
 			pr.drafter = s.drafter
+			// Sampling: the guess of the token the target draws after an
+			// accepted block takes the number that draw will use, its
+			// (k+1)-th after the block's k acceptance tests (verify.
+			// AcceptSample), read now, before verify owns the sampler.
+			pr.req.Coupled = false
+			if pk, ok := s.block.Sampler.(backend.Peeker); ok {
+				pr.req.Coupled, pr.req.U = true, pk.PeekFloat(k+1)
+			}
 		}
 		// An auto step without draft tokens leaves the draft model idle
 		// while the target verifies: when a probe is near, feed it the

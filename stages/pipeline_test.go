@@ -660,6 +660,44 @@ func TestPreDraftSelfSampling(t *testing.T) {
 	}
 }
 
+// TestPreDraftCoupled: with the target as its own draft and sampling, a
+// pre-draft's guess of the token the target samples after a block is
+// drawn with the number the target's draw uses (draft.Request.Coupled), so
+// every guess is the target's token and every pre-draft is used; with a
+// sampler that cannot tell its numbers ahead (no backend.Peeker) the
+// guess is an independent draw and misses some of the time.
+func TestPreDraftCoupled(t *testing.T) {
+	sharp := verifytest.Term{Seed: 1, Scale: 1}
+	run := func(coupled bool) stages.Snapshot {
+		target := verifytest.NewFake(vocab, 1, 128, 64, 2, sharp)
+		dr := draft.NewModel(verifytest.NewFake(vocab, 1, 128, 64, 2, sharp), 0)
+		cfg := stages.Config{
+			Target: target, Drafter: dr, Policy: draft.Policy{K: 2}, Slots: 1, MaxPos: 128, PreDraft: true,
+			NewSampler: func(p sample.Params, stream uint64) backend.Sampler {
+				s := &verifytest.Softmax{State: p.Seed*2 + stream, Temp: p.Temp}
+				if coupled {
+					return s
+				}
+				return struct{ backend.Sampler }{s} // hides PeekFloat
+			},
+		}
+		var reqs []stages.Request
+		for i := 0; i < 20; i++ {
+			reqs = append(reqs, stages.Request{ID: fmt.Sprint(i), PromptIDs: []int32{int32(i % vocab)}, MaxTokens: 60, Params: sample.Params{Temp: 1, Seed: uint64(i)}})
+		}
+		_, p := runPipeline(t, cfg, reqs)
+		return p.Metrics().Snapshot()
+	}
+	c, u := run(true), run(false)
+	t.Logf("coupled: %d pre-drafts, %d used; independent: %d, %d used", c.PreDrafts, c.PreDraftHits, u.PreDrafts, u.PreDraftHits)
+	if c.PreDrafts == 0 || c.PreDraftHits != c.PreDrafts {
+		t.Errorf("coupled: %d of %d pre-drafts used, want all", c.PreDraftHits, c.PreDrafts)
+	}
+	if u.PreDraftHits >= u.PreDrafts {
+		t.Errorf("independent: %d of %d pre-drafts used, want fewer (the test's distributions are too sharp to tell)", u.PreDraftHits, u.PreDrafts)
+	}
+}
+
 // TestVerifyBatchGathers: with VerifyBatch equal to the number of slots and
 // long sequences that all stay in flight, almost every pass verifies every
 // sequence; without it the pipeline may verify fewer at a time. Output is

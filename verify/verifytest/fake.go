@@ -184,6 +184,12 @@ func (s *Softmax) Float() float64 {
 	return float64(mix(s.State)>>11) / (1 << 53)
 }
 
+// PeekFloat returns what the n-th next Float (n ≥ 1) will return
+// (backend.Peeker).
+func (s *Softmax) PeekFloat(n int) float64 {
+	return float64(mix(s.State+uint64(n)*0x9e3779b97f4a7c15)>>11) / (1 << 53)
+}
+
 // Clock is a synthetic clock for tests of cost measurements: Costed
 // backends advance it by their passes' given costs, so nothing sleeps.
 // It is safe for concurrent use.
