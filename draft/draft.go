@@ -204,7 +204,9 @@ func (m *Model) Draft(r *Request) error {
 				break // a degenerate distribution proposes nothing
 			}
 			tok = int32(t)
-			top = maxOf(m.prob)
+			if pmin > 0 {
+				top = maxOf(m.prob)
+			}
 		} else {
 			tok = int32(sample.Greedy(m.logits))
 			if pmin > 0 {
