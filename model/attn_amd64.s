@@ -519,7 +519,7 @@ maddone:
 
 // func expfsAVX2(x *float32, n int)
 // x[i] = expf(x[i]) for i < n (a multiple of 4), four lanes at a time in
-// double precision: exactly expf's operations (libm.go), the table entry
+// double precision: exactly expf's operations (internal/libm), the table entry
 // fetched by a gather, and its special cases (x < -0x1.9fe368p6 or -Inf: 0;
 // x > 0x1.62e42ep6 or +Inf: +Inf; NaN: x+x) blended over the result.
 TEXT ·expfsAVX2(SB), NOSPLIT, $0-16

@@ -460,7 +460,7 @@ TEXT ·madRowsF16NEON(SB), NOSPLIT, $0-68
 	g.p("RET")
 }
 
-// expfs emits expfsNEON: expf (libm.go) on four floats at a time, as two
+// expfs emits expfsNEON: expf (internal/libm) on four floats at a time, as two
 // pairs of doubles, the table entries loaded through general registers.
 func (g *gen) expfs() {
 	g.raw(`

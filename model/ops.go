@@ -10,7 +10,7 @@ import (
 // points of the ggml CPU op named in its comment, as a native llama.cpp
 // build on the same CPU computes them (AVX-512 layouts where the CPU has
 // AVX-512, AVX2 otherwise; see ggmlLanes), with glibc's expf/sinf/cosf
-// (libm.go). They do not allocate.
+// (internal/libm). They do not allocate.
 
 // fma32 is a float32 fused multiply-add: a*b is exact in float64, so the
 // float64 FMA rounded to float32 equals the fused float32 result except in

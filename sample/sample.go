@@ -9,7 +9,8 @@
 // same numbers the Sampler draws from. Temperature 0 (or below) is greedy:
 // a one-hot distribution on the argmax (lowest id on ties).
 //
-// Random numbers come from SplitMix64, so a seed gives the same tokens on
+// Random numbers come from SplitMix64 and exponentials from glibc's expf
+// as internal/libm computes it in Go, so a seed gives the same tokens on
 // every platform.
 package sample
 
@@ -18,6 +19,8 @@ import (
 	"math"
 	"slices"
 	"sync"
+
+	"github.com/specd-dev/specd/internal/libm"
 )
 
 // Params configure sampling.
@@ -62,22 +65,50 @@ func Probs(dst, logits []float32, p Params) {
 		dst[Greedy(logits)] = 1
 		return
 	}
+	if (p.TopK <= 0 || p.TopK >= n) && (p.TopP <= 0 || p.TopP >= 1) {
+		softmaxAll(dst, logits, p.Temp) // nothing filtered
+		return
+	}
 	sp := scratch.Get().(*[]int32)
 	defer scratch.Put(sp)
-	cand := kept(sp, logits, p)
+	softmaxOver(dst, logits, kept(sp, logits, p), p.Temp)
+}
 
-	// Temperature, then softmax over the kept candidates.
+// softmaxOver writes softmax(logits/temp) over the candidates cand into
+// their entries of dst.
+func softmaxOver(dst, logits []float32, cand []int32, temp float32) {
 	maxl := float32(math.Inf(-1))
 	for _, i := range cand {
-		maxl = max(maxl, logits[i]/p.Temp)
+		maxl = max(maxl, logits[i]/temp)
 	}
 	var sum float32
 	for _, i := range cand {
-		e := float32(math.Exp(float64(logits[i]/p.Temp - maxl)))
+		e := libm.Expf(logits[i]/temp - maxl)
 		dst[i] = e
 		sum += e
 	}
 	for _, i := range cand {
+		dst[i] /= sum
+	}
+}
+
+// softmaxAll is softmaxOver every token, bit for bit (TestSoftmaxDense),
+// without the candidate list: the largest logit is scaled once (x ↦
+// x/temp is monotonic in float32 as in the reals, so the largest scaled
+// logit is the largest logit scaled).
+func softmaxAll(dst, logits []float32, temp float32) {
+	maxl := float32(math.Inf(-1))
+	for _, l := range logits {
+		maxl = max(maxl, l)
+	}
+	maxl /= temp
+	var sum float32
+	for i, l := range logits {
+		e := libm.Expf(l/temp - maxl)
+		dst[i] = e
+		sum += e
+	}
+	for i := range dst {
 		dst[i] /= sum
 	}
 }
@@ -116,11 +147,11 @@ func kept(sp *[]int32, logits []float32, p Params) []int32 {
 		maxl := logits[cand[0]]
 		var sum float32
 		for _, i := range cand {
-			sum += float32(math.Exp(float64(logits[i] - maxl)))
+			sum += libm.Expf(logits[i] - maxl)
 		}
 		var cum float32
 		for k, i := range cand {
-			cum += float32(math.Exp(float64(logits[i]-maxl))) / sum
+			cum += libm.Expf(logits[i]-maxl) / sum
 			if cum >= p.TopP {
 				cand = cand[:k+1]
 				break

@@ -191,3 +191,30 @@ func TestPeekFloat(t *testing.T) {
 		}
 	}
 }
+
+// TestSoftmaxDense: Probs without a filter (softmaxAll) gives the bits of the
+// candidate-list softmax over every token, for logits of every magnitude
+// (and -Inf) and several temperatures.
+func TestSoftmaxDense(t *testing.T) {
+	x := uint64(5)
+	logits := make([]float32, 32000)
+	for i := range logits {
+		x = x*6364136223846793005 + 1442695040888963407
+		logits[i] = float32(int64(x>>33)%400_000-200_000) / 997
+	}
+	logits[17] = float32(math.Inf(-1))
+	all := make([]int32, len(logits))
+	for i := range all {
+		all[i] = int32(i)
+	}
+	got, want := make([]float32, len(logits)), make([]float32, len(logits))
+	for _, temp := range []float32{0.1, 0.7, 1, 1.3, 7} {
+		Probs(got, logits, Params{Temp: temp})
+		softmaxOver(want, logits, all, temp)
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("temp %g: token %d: %g, over the candidates %g", temp, i, got[i], want[i])
+			}
+		}
+	}
+}
