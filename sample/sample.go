@@ -121,9 +121,9 @@ func kept(sp *[]int32, logits []float32, p Params) []int32 {
 		cand = make([]int32, 0, n)
 		*sp = cand
 	}
-	for i := range n {
-		cand = append(cand, int32(i))
-	}
+	// Candidates in order of descending logit, the lower id first on ties
+	// (cmp.Compare puts NaN below every number): a total order, so the
+	// top k and their order are those of a sort of every token.
 	byLogit := func(a, b int32) int {
 		if c := cmp.Compare(logits[b], logits[a]); c != 0 { // descending
 			return c
@@ -132,11 +132,12 @@ func kept(sp *[]int32, logits []float32, p Params) []int32 {
 	}
 	sorted := false
 	if p.TopK > 0 && p.TopK < n {
-		// Partial selection would be faster; a full sort keeps it simple
-		// and deterministic under ties (lower id first).
-		slices.SortFunc(cand, byLogit)
-		cand = cand[:p.TopK]
+		cand = topK(cand, n, p.TopK, byLogit)
 		sorted = true
+	} else {
+		for i := range n {
+			cand = append(cand, int32(i))
+		}
 	}
 	if p.TopP > 0 && p.TopP < 1 && len(cand) > 1 {
 		if !sorted {
@@ -159,6 +160,49 @@ func kept(sp *[]int32, logits []float32, p Params) []int32 {
 		}
 	}
 	return cand
+}
+
+// topK appends to h (empty) the k tokens of 0..n-1 first in the order
+// before (k < n), in that order: a heap of the k first seen so far, its
+// root the last of them in that order, which a token replaces when it
+// comes before it, then a sort of those k. Each of the n tokens costs one
+// comparison with the root unless it enters the heap.
+func topK(h []int32, n, k int, before func(a, b int32) int) []int32 {
+	down := func(i int) { // restore the heap below i
+		for {
+			c := 2*i + 1
+			if c >= len(h) {
+				return
+			}
+			if c+1 < len(h) && before(h[c], h[c+1]) < 0 {
+				c++ // the later child
+			}
+			if before(h[i], h[c]) >= 0 {
+				return
+			}
+			h[i], h[c] = h[c], h[i]
+			i = c
+		}
+	}
+	for t := range int32(n) {
+		switch {
+		case len(h) < k:
+			h = append(h, t)
+			for i := len(h) - 1; i > 0; { // up to its place
+				parent := (i - 1) / 2
+				if before(h[parent], h[i]) >= 0 {
+					break
+				}
+				h[parent], h[i] = h[i], h[parent]
+				i = parent
+			}
+		case before(t, h[0]) < 0:
+			h[0] = t
+			down(0)
+		}
+	}
+	slices.SortFunc(h, before)
+	return h
 }
 
 // Sampler draws tokens from logits with fixed parameters and its own RNG.
