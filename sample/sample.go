@@ -221,7 +221,7 @@ func (s *Sampler) Params() Params { return s.p }
 
 // Uint64 returns the next value of the sampler's SplitMix64 generator.
 func (s *Sampler) Uint64() uint64 {
-	s.rng += 0x9e3779b97f4a7c15
+	s.rng += splitMixStep
 	z := s.rng
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
 	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
@@ -234,11 +234,14 @@ func (s *Sampler) Float() float64 {
 	return float64(s.Uint64()>>11) / (1 << 53)
 }
 
+// splitMixStep is SplitMix64's increment: each number advances the state by it.
+const splitMixStep = 0x9e3779b97f4a7c15
+
 // PeekFloat returns what the n-th next call of Float (n ≥ 1) will return,
 // without advancing the RNG: SplitMix64's state after n steps is its state
 // plus n increments.
 func (s *Sampler) PeekFloat(n int) float64 {
-	t := Sampler{rng: s.rng + uint64(n-1)*0x9e3779b97f4a7c15}
+	t := Sampler{rng: s.rng + uint64(n-1)*splitMixStep}
 	return t.Float()
 }
 
