@@ -46,9 +46,16 @@ func Greedy(logits []float32) int {
 	return best
 }
 
-// scratch holds candidate indices between calls; Probs takes one from the
-// pool so that steady-state sampling does not allocate.
-var scratch = sync.Pool{New: func() any { return new([]int32) }}
+// buffers hold a Probs call's working storage: the candidate indices and,
+// for top-p over every token, each token's bucket (nucleus).
+type buffers struct {
+	cand   []int32
+	bucket []uint8
+}
+
+// scratch holds buffers between calls; Probs takes one from the pool so
+// that steady-state sampling does not allocate.
+var scratch = sync.Pool{New: func() any { return new(buffers) }}
 
 // Probs writes into dst (len(dst) >= len(logits)) the distribution that a
 // Sampler with parameters p draws from for these logits: zero outside the
@@ -69,9 +76,9 @@ func Probs(dst, logits []float32, p Params) {
 		softmaxAll(dst, logits, p.Temp) // nothing filtered
 		return
 	}
-	sp := scratch.Get().(*[]int32)
-	defer scratch.Put(sp)
-	softmaxOver(dst, logits, kept(sp, logits, p), p.Temp)
+	b := scratch.Get().(*buffers)
+	defer scratch.Put(b)
+	softmaxOver(dst, logits, kept(b, logits, p), p.Temp)
 }
 
 // softmaxOver writes softmax(logits/temp) over the candidates cand into
@@ -113,13 +120,13 @@ func softmaxAll(dst, logits []float32, temp float32) {
 	}
 }
 
-// kept returns the indices surviving top-k and top-p, using *sp as storage.
-func kept(sp *[]int32, logits []float32, p Params) []int32 {
+// kept returns the indices surviving top-k and top-p, using b's storage.
+func kept(b *buffers, logits []float32, p Params) []int32 {
 	n := len(logits)
-	cand := (*sp)[:0]
+	cand := b.cand[:0]
 	if cap(cand) < n {
 		cand = make([]int32, 0, n)
-		*sp = cand
+		b.cand = cand
 	}
 	// Candidates in order of descending logit, the lower id first on ties
 	// (cmp.Compare puts NaN below every number): a total order, so the
@@ -130,36 +137,124 @@ func kept(sp *[]int32, logits []float32, p Params) []int32 {
 		}
 		return cmp.Compare(a, b)
 	}
-	sorted := false
+	topP := p.TopP > 0 && p.TopP < 1
 	if p.TopK > 0 && p.TopK < n {
 		cand = topK(cand, n, p.TopK, byLogit)
-		sorted = true
-	} else {
-		for i := range n {
-			cand = append(cand, int32(i))
+		if topP && len(cand) > 1 {
+			cand = prefix(cand, logits, p.TopP)
+		}
+		return cand
+	}
+	if topP && n > 1 {
+		if len(b.bucket) < n {
+			b.bucket = make([]uint8, n)
+		}
+		if c, ok := nucleus(cand, b.bucket[:n], logits, p.TopP, byLogit); ok {
+			return c
 		}
 	}
-	if p.TopP > 0 && p.TopP < 1 && len(cand) > 1 {
-		if !sorted {
-			slices.SortFunc(cand, byLogit)
-		}
-		// Softmax of the unscaled logits over the candidates, then the
-		// shortest prefix whose cumulative probability reaches TopP.
-		maxl := logits[cand[0]]
-		var sum float32
-		for _, i := range cand {
-			sum += libm.Expf(logits[i] - maxl)
-		}
-		var cum float32
-		for k, i := range cand {
-			cum += libm.Expf(logits[i]-maxl) / sum
-			if cum >= p.TopP {
-				cand = cand[:k+1]
-				break
-			}
-		}
+	for i := range n {
+		cand = append(cand, int32(i))
+	}
+	if topP && n > 1 {
+		// A logit that is NaN or +Inf, or every logit -Inf: the
+		// softmax is not a distribution; the nucleus is what the plain
+		// rule, sorting every token, finds.
+		slices.SortFunc(cand, byLogit)
+		cand = prefix(cand, logits, p.TopP)
 	}
 	return cand
+}
+
+// prefix returns the shortest prefix of cand (in order of descending
+// logit) whose cumulative probability reaches topP, all of cand if none
+// does: the softmax of the logits, its denominator summed over cand in
+// cand's order (as llama.cpp sums it over candidates that top-k sorted),
+// each probability added in that order.
+func prefix(cand []int32, logits []float32, topP float32) []int32 {
+	maxl := logits[cand[0]]
+	var sum float32
+	for _, i := range cand {
+		sum += libm.Expf(logits[i] - maxl)
+	}
+	var cum float32
+	k, _ := cumulate(&cum, cand, logits, topP, maxl, sum)
+	return cand[:k]
+}
+
+// cumulate adds to *cum the probabilities of cand in order and returns how
+// many it took to reach topP, and whether it did.
+func cumulate(cum *float32, cand []int32, logits []float32, topP, maxl, sum float32) (int, bool) {
+	for k, i := range cand {
+		*cum += libm.Expf(logits[i]-maxl) / sum
+		if *cum >= topP {
+			return k + 1, true
+		}
+	}
+	return len(cand), false
+}
+
+// Nucleus buckets: a token's bucket is ⌊(max − logit)·nucleusScale⌋, the
+// last one taking everything 31.75 and more below the largest logit.
+const (
+	nucleusBuckets = 128
+	nucleusScale   = 4 // buckets per unit of logit
+)
+
+// nucleus appends to cand (empty) the top-p nucleus of every token: the
+// shortest run of tokens in order of descending logit (before) whose
+// probabilities, the softmax of the logits added in that order, reach
+// topP. The softmax's denominator is summed in token order, as llama.cpp's
+// top-p sums it over candidates no top-k sorted. Without sorting every
+// token: one pass sums the softmax and files each token, by how far its
+// logit lies below the largest, into a bucket (bucket[i]), adding its mass
+// to the bucket's; the buckets from the top whose mass reaches topP hold a
+// prefix of the order (a bucket takes every token of equal logit), which
+// is sorted and cumulated, and where rounding leaves the cumulative short,
+// the next bucket's tokens, all below these, are sorted and cumulated
+// after them. It returns false, with nothing appended, where a logit is
+// NaN or +Inf or every logit is -Inf (the caller then sorts every token).
+func nucleus(cand []int32, bucket []uint8, logits []float32, topP float32, before func(a, b int32) int) ([]int32, bool) {
+	maxl := float32(math.Inf(-1))
+	for _, l := range logits {
+		maxl = max(maxl, l) // NaN if any is
+	}
+	if !(maxl < float32(math.Inf(1)) && maxl > float32(math.Inf(-1))) {
+		return cand, false // NaN, +Inf, or every logit -Inf
+	}
+	var mass [nucleusBuckets]float32
+	var sum float32
+	for i, l := range logits {
+		e := libm.Expf(l - maxl)
+		sum += e
+		b := nucleusBuckets - 1
+		if d := (maxl - l) * nucleusScale; d < nucleusBuckets-1 {
+			b = int(d) // d ≥ 0: (maxl − l) is monotone in l, as is ⌊·⌋
+		}
+		bucket[i] = uint8(b)
+		mass[b] += e
+	}
+	// The first buckets whose mass reaches topP (the bucket sums round
+	// differently from the cumulative, which the loop below makes good).
+	top, target := 0, topP*sum
+	for acc := mass[0]; acc < target && top < nucleusBuckets-1; {
+		top++
+		acc += mass[top]
+	}
+	var cum float32
+	for lo := 0; ; {
+		start := len(cand)
+		for i, b := range bucket {
+			if int(b) >= lo && int(b) <= top {
+				cand = append(cand, int32(i))
+			}
+		}
+		slices.SortFunc(cand[start:], before)
+		if k, ok := cumulate(&cum, cand[start:], logits, topP, maxl, sum); ok || top == nucleusBuckets-1 {
+			return cand[:start+k], true
+		}
+		lo, top = top+1, top+1
+	}
 }
 
 // topK appends to h (empty) the k tokens of 0..n-1 first in the order

@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"testing"
+
+	"github.com/specd-dev/specd/internal/libm"
 )
 
 func TestGreedy(t *testing.T) {
@@ -224,19 +226,30 @@ func TestSoftmaxDense(t *testing.T) {
 
 // BenchmarkProbs: the distribution a sampled token is drawn from, over a
 // vocabulary of 32,000 (the 58M reference model's), unfiltered (the
-// default), with top-k 40 and with top-p 0.95.
+// default), with top-k 40 and with top-p 0.95; and with top-p 0.95 over
+// Qwen2's 151,936. The logits are flat (uniform over 20 units), which
+// gives top-p a nucleus of about a seventh of the vocabulary.
 func BenchmarkProbs(b *testing.B) {
-	logits := make([]float32, 32000)
-	x := uint64(1)
-	for i := range logits {
-		x = x*6364136223846793005 + 1442695040888963407
-		logits[i] = float32(int64(x>>33)%2000) / 100
-	}
-	dst := make([]float32, len(logits))
-	for _, p := range []Params{{Temp: 0.8}, {Temp: 0.8, TopK: 40}, {Temp: 0.8, TopP: 0.95}} {
-		b.Run(fmt.Sprintf("top-k=%d/top-p=%g", p.TopK, p.TopP), func(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		n    int
+		p    Params
+	}{
+		{"", 32000, Params{Temp: 0.8}},
+		{"", 32000, Params{Temp: 0.8, TopK: 40}},
+		{"", 32000, Params{Temp: 0.8, TopP: 0.95}},
+		{"vocab=151936/", 151936, Params{Temp: 0.8, TopP: 0.95}},
+	} {
+		logits := make([]float32, c.n)
+		x := uint64(1)
+		for i := range logits {
+			x = x*6364136223846793005 + 1442695040888963407
+			logits[i] = float32(int64(x>>33)%2000) / 100
+		}
+		dst := make([]float32, len(logits))
+		b.Run(fmt.Sprintf("%stop-k=%d/top-p=%g", c.name, c.p.TopK, c.p.TopP), func(b *testing.B) {
 			for b.Loop() {
-				Probs(dst, logits, p)
+				Probs(dst, logits, c.p)
 			}
 		})
 	}
@@ -280,4 +293,86 @@ func TestTopK(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestNucleus: top-p over every token, found by buckets, keeps the tokens
+// of the plain rule (sort every token, sum the softmax in token order,
+// cumulate in sorted order) in the same order, on peaked and flat logits,
+// ties at the buckets' edges, -Inf, and cumulative targets that rounding
+// leaves short; with a NaN or +Inf logit, or only -Inf, it keeps what
+// sorting every token keeps.
+func TestNucleus(t *testing.T) {
+	x := uint64(5)
+	next := func() float64 {
+		x = x*6364136223846793005 + 1442695040888963407
+		return float64(x>>11) / (1 << 53)
+	}
+	gens := map[string]func(i int) float32{
+		"peaked": func(int) float32 { return float32(math.Pow(next(), 8) * 30) },
+		"flat":   func(int) float32 { return float32(next() * 20) },
+		"edges":  func(int) float32 { return float32(int(next()*40)) / nucleusScale }, // ties on bucket edges
+		"wide":   func(int) float32 { return float32(next()*200 - 100) },
+		"-inf": func(i int) float32 {
+			if i%3 == 0 {
+				return float32(math.Inf(-1))
+			}
+			return float32(next() * 5)
+		},
+	}
+	for name, gen := range gens {
+		for _, n := range []int{2, 3, 50, 1000, 40000} {
+			logits := make([]float32, n)
+			for i := range logits {
+				logits[i] = gen(i)
+			}
+			for _, topP := range []float32{1e-6, 0.1, 0.5, 0.9, 0.95, 0.999, 0.99999994} {
+				want := nucleusRef(logits, topP, false)
+				got := kept(new(buffers), logits, Params{Temp: 1, TopP: topP})
+				if !slices.Equal(got, want) {
+					t.Fatalf("%s n %d top-p %v: kept %d tokens %v…, want %d %v…", name, n, topP,
+						len(got), got[:min(len(got), 8)], len(want), want[:min(len(want), 8)])
+				}
+			}
+		}
+	}
+	nan, inf := float32(math.NaN()), float32(math.Inf(1))
+	for _, logits := range [][]float32{{1, 2, nan, 0.5, 2}, {1, 2, inf, 0.5, 2}, {-inf, -inf, -inf}} {
+		want := nucleusRef(logits, 0.5, true)
+		if got := kept(new(buffers), logits, Params{Temp: 1, TopP: 0.5}); !slices.Equal(got, want) {
+			t.Errorf("%v: kept %v, want %v", logits, got, want)
+		}
+	}
+}
+
+// nucleusRef is top-p over every token by sorting them all; the softmax's
+// denominator is summed in token order, or in sorted order if sortedSum.
+func nucleusRef(logits []float32, topP float32, sortedSum bool) []int32 {
+	before := func(a, b int32) int {
+		if c := cmp.Compare(logits[b], logits[a]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	}
+	all := make([]int32, len(logits))
+	for i := range all {
+		all[i] = int32(i)
+	}
+	slices.SortFunc(all, before)
+	maxl := logits[all[0]]
+	var sum float32
+	for k := range all {
+		i := int32(k)
+		if sortedSum {
+			i = all[k]
+		}
+		sum += libm.Expf(logits[i] - maxl)
+	}
+	var cum float32
+	for k, i := range all {
+		cum += libm.Expf(logits[i]-maxl) / sum
+		if cum >= topP {
+			return all[:k+1]
+		}
+	}
+	return all
 }
