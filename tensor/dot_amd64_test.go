@@ -9,11 +9,14 @@ import (
 )
 
 // benchVNNIForms runs p.MatMul of m on the n tokens of x in
-// the AVX2 and then the VNNI form, one sub-benchmark TYPE/n=N/vnni=V each,
-// reporting CPU time.
+// the AVX2 and then (where the CPU has it) the VNNI form, one sub-benchmark
+// TYPE/n=N/vnni=V each, reporting CPU time.
 func benchVNNIForms(b *testing.B, p *Pool, m *Matrix, x []float32, n int) {
 	out := make([]float32, n*m.Rows)
 	for _, v := range []bool{false, true} {
+		if v && !hasVNNI {
+			continue
+		}
 		b.Run(fmt.Sprintf("%v/n=%d/vnni=%v", m.Type, n, v), func(b *testing.B) {
 			setVNNI(v)
 			b.SetBytes(int64(len(m.Data)))

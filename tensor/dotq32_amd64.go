@@ -112,15 +112,15 @@ func gemvQ5_1Asm(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []flo
 }
 
 // gemvLanes runs a lanes type's kernels (bsize-byte weight blocks,
-// asize-byte activation blocks): kernN on two to four tokens at a time,
+// asize-byte activation blocks): kernN on two to eight tokens at a time,
 // a lone token through kern4 four rows at a time (and kernN for the rows
 // left over).
 func gemvLanes(kernN rowsN, kern4 rows4, bsize, asize int, w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
 	nb := cols / qk
 	checkGemv(len(w), ws, rows, nb*bsize, len(x), xs, ntok, nb*asize, len(out), os)
 	t := 0
-	for ; ntok-t >= 2; t += 4 {
-		kernN(ptr(w), ws, rows, &x[t*xs], xs, min(4, ntok-t), nb, &out[t*os], os)
+	for ; ntok-t >= 2; t += 8 {
+		kernN(ptr(w), ws, rows, &x[t*xs], xs, min(8, ntok-t), nb, &out[t*os], os)
 	}
 	if t < ntok {
 		g := rows / 4

@@ -4,6 +4,30 @@
 
 #include "textflag.h"
 
+DATA q32Low<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA q32Low<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA q32Low<>+16(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA q32Low<>+24(SB)/8, $0x0f0f0f0f0f0f0f0f
+GLOBL q32Low<>(SB), RODATA|NOPTR, $32
+
+DATA q32QhBit<>+0(SB)/8, $0x8040201008040201
+DATA q32QhBit<>+8(SB)/8, $0x8040201008040201
+DATA q32QhBit<>+16(SB)/8, $0x8040201008040201
+DATA q32QhBit<>+24(SB)/8, $0x8040201008040201
+GLOBL q32QhBit<>(SB), RODATA|NOPTR, $32
+
+DATA q32HiF0<>+0(SB)/8, $0xf0f0f0f0f0f0f0f0
+DATA q32HiF0<>+8(SB)/8, $0xf0f0f0f0f0f0f0f0
+DATA q32HiF0<>+16(SB)/8, $0xf0f0f0f0f0f0f0f0
+DATA q32HiF0<>+24(SB)/8, $0xf0f0f0f0f0f0f0f0
+GLOBL q32HiF0<>(SB), RODATA|NOPTR, $32
+
+DATA q32Hi10<>+0(SB)/8, $0x1010101010101010
+DATA q32Hi10<>+8(SB)/8, $0x1010101010101010
+DATA q32Hi10<>+16(SB)/8, $0x1010101010101010
+DATA q32Hi10<>+24(SB)/8, $0x1010101010101010
+GLOBL q32Hi10<>(SB), RODATA|NOPTR, $32
+
 // func q5_0RowsN(w *byte, wstride int, rows int, x *byte, xstride int, ntok int, nb int, out *float32, ostride int)
 // Requires: AVX, AVX2, FMA3
 TEXT ·q5_0RowsN(SB), NOSPLIT, $0-72
@@ -12,34 +36,27 @@ TEXT ·q5_0RowsN(SB), NOSPLIT, $0-72
 	MOVQ rows+16(FP), DX
 	MOVQ x+24(FP), BX
 	MOVQ xstride+32(FP), SI
-	MOVQ ntok+40(FP), DI
-	MOVQ out+56(FP), R8
-	MOVQ ·f16Table+0(SB), R9
-	LEAQ (SI)(SI*2), R10
+	MOVQ out+56(FP), DI
+	MOVQ ·f16Table+0(SB), R8
+	LEAQ (SI)(SI*2), R9
 
-	// Int16 ones, 0x0f bytes.
-	VPCMPEQW     Y0, Y0, Y0
-	VPSRLW       $0x0f, Y0, Y0
-	MOVL         $0x0f0f0f0f, R11
-	VMOVD        R11, X1
-	VPBROADCASTD X1, Y1
-
-	// The byte shuffle that spreads the four qh bytes over eight bytes each, the bit
-	// of its byte each element tests, and the high bits those set or clear.
-	VMOVDQU      ·q32QhShuf+0(SB), Y2
-	MOVQ         $0x8040201008040201, R11
-	VMOVQ        R11, X3
-	VPBROADCASTQ X3, Y3
-	MOVL         $0xf0f0f0f0, R11
-	VMOVD        R11, X4
-	VPBROADCASTD X4, Y4
-	TESTQ        DX, DX
-	JZ           done
+	// Int16 ones.
+	VPCMPEQW Y0, Y0, Y0
+	VPSRLW   $0x0f, Y0, Y0
+	TESTQ    DX, DX
+	JZ       done
 
 row:
-	MOVQ   AX, R11
-	MOVQ   BX, R12
+	MOVQ AX, R10
+	MOVQ BX, R11
+
+	// Tokens 4-7 from xb4 = x + 4·xstride.
+	LEAQ   (BX)(SI*4), R12
 	MOVQ   nb+48(FP), R13
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
@@ -49,123 +66,218 @@ row:
 
 loop:
 	// The block's quants in element order: low nibbles (elements 0-15), then high ones.
-	VBROADCASTI128 6(R11), Y9
+	VBROADCASTI128 6(R10), Y9
 	VPSRLW         $0x04, Y9, Y10
 	VPBLENDD       $0xf0, Y10, Y9, Y9
-	VPAND          Y1, Y9, Y9
+	VPAND          q32Low<>+0(SB), Y9, Y9
 
 	// 0xff in byte j where bit j of qh is set (ggml's bytes_from_bits_32).
-	VPBROADCASTD 2(R11), Y10
-	VPSHUFB      Y2, Y10, Y10
-	VPAND        Y3, Y10, Y10
-	VPCMPEQB     Y3, Y10, Y10
-	VPANDN       Y4, Y10, Y10
+	VPBROADCASTD 2(R10), Y10
+	VPSHUFB      ·q32QhShuf+0(SB), Y10, Y10
+	VPAND        q32QhBit<>+0(SB), Y10, Y10
+	VPCMPEQB     q32QhBit<>+0(SB), Y10, Y10
+	VPANDN       q32HiF0<>+0(SB), Y10, Y10
 	VPOR         Y10, Y9, Y9
 	VPABSB       Y9, Y10
-	MOVWLZX      (R11), R14
-	VMOVSS       (R9)(R14*4), X11
+
+	// d_w in every lane.
+	MOVWLZX      (R10), R14
+	VBROADCASTSS (R8)(R14*4), Y11
 
 	// Token 0: |q| times y with q's sign, pairs and then fours summed (mul_sum_i8_pairs_float).
+	VMOVDQU      2(R11), Y12
+	VPSIGNB      Y9, Y12, Y12
+	VPMADDUBSW   Y12, Y10, Y12
+	VPMADDWD     Y0, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	MOVWLZX      (R11), R14
+	VBROADCASTSS (R8)(R14*4), Y13
+	VMULPS       Y11, Y13, Y13
+	VFMADD231PS  Y12, Y13, Y1
+	CMPQ         ntok+40(FP), $0x01
+	JLE          tokdone
+
+	// Token 1: |q| times y with q's sign, pairs and then fours summed (mul_sum_i8_pairs_float).
+	VMOVDQU      2(R11)(SI*1), Y12
+	VPSIGNB      Y9, Y12, Y12
+	VPMADDUBSW   Y12, Y10, Y12
+	VPMADDWD     Y0, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	MOVWLZX      (R11)(SI*1), R14
+	VBROADCASTSS (R8)(R14*4), Y13
+	VMULPS       Y11, Y13, Y13
+	VFMADD231PS  Y12, Y13, Y2
+	CMPQ         ntok+40(FP), $0x02
+	JLE          tokdone
+
+	// Token 2: |q| times y with q's sign, pairs and then fours summed (mul_sum_i8_pairs_float).
+	VMOVDQU      2(R11)(SI*2), Y12
+	VPSIGNB      Y9, Y12, Y12
+	VPMADDUBSW   Y12, Y10, Y12
+	VPMADDWD     Y0, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	MOVWLZX      (R11)(SI*2), R14
+	VBROADCASTSS (R8)(R14*4), Y13
+	VMULPS       Y11, Y13, Y13
+	VFMADD231PS  Y12, Y13, Y3
+	CMPQ         ntok+40(FP), $0x03
+	JLE          tokdone
+
+	// Token 3: |q| times y with q's sign, pairs and then fours summed (mul_sum_i8_pairs_float).
+	VMOVDQU      2(R11)(R9*1), Y12
+	VPSIGNB      Y9, Y12, Y12
+	VPMADDUBSW   Y12, Y10, Y12
+	VPMADDWD     Y0, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	MOVWLZX      (R11)(R9*1), R14
+	VBROADCASTSS (R8)(R14*4), Y13
+	VMULPS       Y11, Y13, Y13
+	VFMADD231PS  Y12, Y13, Y4
+	CMPQ         ntok+40(FP), $0x04
+	JLE          tokdone
+
+	// Token 4: |q| times y with q's sign, pairs and then fours summed (mul_sum_i8_pairs_float).
 	VMOVDQU      2(R12), Y12
 	VPSIGNB      Y9, Y12, Y12
 	VPMADDUBSW   Y12, Y10, Y12
 	VPMADDWD     Y0, Y12, Y12
 	VCVTDQ2PS    Y12, Y12
 	MOVWLZX      (R12), R14
-	VMULSS       (R9)(R14*4), X11, X13
-	VBROADCASTSS X13, Y13
+	VBROADCASTSS (R8)(R14*4), Y13
+	VMULPS       Y11, Y13, Y13
 	VFMADD231PS  Y12, Y13, Y5
-	CMPQ         DI, $0x01
+	CMPQ         ntok+40(FP), $0x05
 	JLE          tokdone
 
-	// Token 1: |q| times y with q's sign, pairs and then fours summed (mul_sum_i8_pairs_float).
+	// Token 5: |q| times y with q's sign, pairs and then fours summed (mul_sum_i8_pairs_float).
 	VMOVDQU      2(R12)(SI*1), Y12
 	VPSIGNB      Y9, Y12, Y12
 	VPMADDUBSW   Y12, Y10, Y12
 	VPMADDWD     Y0, Y12, Y12
 	VCVTDQ2PS    Y12, Y12
 	MOVWLZX      (R12)(SI*1), R14
-	VMULSS       (R9)(R14*4), X11, X13
-	VBROADCASTSS X13, Y13
+	VBROADCASTSS (R8)(R14*4), Y13
+	VMULPS       Y11, Y13, Y13
 	VFMADD231PS  Y12, Y13, Y6
-	CMPQ         DI, $0x02
+	CMPQ         ntok+40(FP), $0x06
 	JLE          tokdone
 
-	// Token 2: |q| times y with q's sign, pairs and then fours summed (mul_sum_i8_pairs_float).
+	// Token 6: |q| times y with q's sign, pairs and then fours summed (mul_sum_i8_pairs_float).
 	VMOVDQU      2(R12)(SI*2), Y12
 	VPSIGNB      Y9, Y12, Y12
 	VPMADDUBSW   Y12, Y10, Y12
 	VPMADDWD     Y0, Y12, Y12
 	VCVTDQ2PS    Y12, Y12
 	MOVWLZX      (R12)(SI*2), R14
-	VMULSS       (R9)(R14*4), X11, X13
-	VBROADCASTSS X13, Y13
+	VBROADCASTSS (R8)(R14*4), Y13
+	VMULPS       Y11, Y13, Y13
 	VFMADD231PS  Y12, Y13, Y7
-	CMPQ         DI, $0x03
+	CMPQ         ntok+40(FP), $0x07
 	JLE          tokdone
 
-	// Token 3: |q| times y with q's sign, pairs and then fours summed (mul_sum_i8_pairs_float).
-	VMOVDQU      2(R12)(R10*1), Y12
+	// Token 7: |q| times y with q's sign, pairs and then fours summed (mul_sum_i8_pairs_float).
+	VMOVDQU      2(R12)(R9*1), Y12
 	VPSIGNB      Y9, Y12, Y12
 	VPMADDUBSW   Y12, Y10, Y12
 	VPMADDWD     Y0, Y12, Y12
 	VCVTDQ2PS    Y12, Y12
-	MOVWLZX      (R12)(R10*1), R14
-	VMULSS       (R9)(R14*4), X11, X9
-	VBROADCASTSS X9, Y9
+	MOVWLZX      (R12)(R9*1), R14
+	VBROADCASTSS (R8)(R14*4), Y9
+	VMULPS       Y11, Y9, Y9
 	VFMADD231PS  Y12, Y9, Y8
 
 tokdone:
-	ADDQ $0x16, R11
+	ADDQ $0x16, R10
+	ADDQ $0x22, R11
 	ADDQ $0x22, R12
 	DECQ R13
 	JNZ  loop
 
 rowdone:
 	// out[t·ostride + r] = hsum(acc_t) (+ summs_t).
-	MOVQ         ostride+64(FP), R11
-	SHLQ         $0x02, R11
-	MOVQ         R8, R12
-	VEXTRACTF128 $0x01, Y5, X9
-	VADDPS       X5, X9, X5
-	VMOVHLPS     X5, X5, X9
-	VADDPS       X9, X5, X5
-	VMOVSHDUP    X5, X9
-	VADDSS       X9, X5, X5
-	VMOVSS       X5, (R12)
-	CMPQ         DI, $0x01
+	MOVQ         ostride+64(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         DI, R11
+	VEXTRACTF128 $0x01, Y1, X9
+	VADDPS       X1, X9, X1
+	VMOVHLPS     X1, X1, X9
+	VADDPS       X9, X1, X1
+	VMOVSHDUP    X1, X9
+	VADDSS       X9, X1, X1
+	VMOVSS       X1, (R11)
+	CMPQ         ntok+40(FP), $0x01
 	JLE          stored
-	ADDQ         R11, R12
-	VEXTRACTF128 $0x01, Y6, X5
-	VADDPS       X6, X5, X6
-	VMOVHLPS     X6, X6, X5
-	VADDPS       X5, X6, X6
-	VMOVSHDUP    X6, X5
-	VADDSS       X5, X6, X6
-	VMOVSS       X6, (R12)
-	CMPQ         DI, $0x02
+	ADDQ         R10, R11
+	VEXTRACTF128 $0x01, Y2, X1
+	VADDPS       X2, X1, X2
+	VMOVHLPS     X2, X2, X1
+	VADDPS       X1, X2, X2
+	VMOVSHDUP    X2, X1
+	VADDSS       X1, X2, X2
+	VMOVSS       X2, (R11)
+	CMPQ         ntok+40(FP), $0x02
 	JLE          stored
-	ADDQ         R11, R12
-	VEXTRACTF128 $0x01, Y7, X5
-	VADDPS       X7, X5, X7
-	VMOVHLPS     X7, X7, X5
-	VADDPS       X5, X7, X7
-	VMOVSHDUP    X7, X5
-	VADDSS       X5, X7, X7
-	VMOVSS       X7, (R12)
-	CMPQ         DI, $0x03
+	ADDQ         R10, R11
+	VEXTRACTF128 $0x01, Y3, X1
+	VADDPS       X3, X1, X3
+	VMOVHLPS     X3, X3, X1
+	VADDPS       X1, X3, X3
+	VMOVSHDUP    X3, X1
+	VADDSS       X1, X3, X3
+	VMOVSS       X3, (R11)
+	CMPQ         ntok+40(FP), $0x03
 	JLE          stored
-	ADDQ         R11, R12
-	VEXTRACTF128 $0x01, Y8, X5
-	VADDPS       X8, X5, X8
-	VMOVHLPS     X8, X8, X5
-	VADDPS       X5, X8, X8
-	VMOVSHDUP    X8, X5
-	VADDSS       X5, X8, X8
-	VMOVSS       X8, (R12)
+	ADDQ         R10, R11
+	VEXTRACTF128 $0x01, Y4, X1
+	VADDPS       X4, X1, X4
+	VMOVHLPS     X4, X4, X1
+	VADDPS       X1, X4, X4
+	VMOVSHDUP    X4, X1
+	VADDSS       X1, X4, X4
+	VMOVSS       X4, (R11)
+	CMPQ         ntok+40(FP), $0x04
+	JLE          stored
+	ADDQ         R10, R11
+	VEXTRACTF128 $0x01, Y5, X1
+	VADDPS       X5, X1, X5
+	VMOVHLPS     X5, X5, X1
+	VADDPS       X1, X5, X5
+	VMOVSHDUP    X5, X1
+	VADDSS       X1, X5, X5
+	VMOVSS       X5, (R11)
+	CMPQ         ntok+40(FP), $0x05
+	JLE          stored
+	ADDQ         R10, R11
+	VEXTRACTF128 $0x01, Y6, X1
+	VADDPS       X6, X1, X6
+	VMOVHLPS     X6, X6, X1
+	VADDPS       X1, X6, X6
+	VMOVSHDUP    X6, X1
+	VADDSS       X1, X6, X6
+	VMOVSS       X6, (R11)
+	CMPQ         ntok+40(FP), $0x06
+	JLE          stored
+	ADDQ         R10, R11
+	VEXTRACTF128 $0x01, Y7, X1
+	VADDPS       X7, X1, X7
+	VMOVHLPS     X7, X7, X1
+	VADDPS       X1, X7, X7
+	VMOVSHDUP    X7, X1
+	VADDSS       X1, X7, X7
+	VMOVSS       X7, (R11)
+	CMPQ         ntok+40(FP), $0x07
+	JLE          stored
+	ADDQ         R10, R11
+	VEXTRACTF128 $0x01, Y8, X1
+	VADDPS       X8, X1, X8
+	VMOVHLPS     X8, X8, X1
+	VADDPS       X1, X8, X8
+	VMOVSHDUP    X8, X1
+	VADDSS       X1, X8, X8
+	VMOVSS       X8, (R11)
 
 stored:
-	ADDQ $0x04, R8
+	ADDQ $0x04, DI
 	ADDQ CX, AX
 	DECQ DX
 	JNZ  row
@@ -176,162 +288,274 @@ done:
 
 // func q4_1RowsN(w *byte, wstride int, rows int, x *byte, xstride int, ntok int, nb int, out *float32, ostride int)
 // Requires: AVX, AVX2, FMA3
-TEXT ·q4_1RowsN(SB), NOSPLIT, $16-72
+TEXT ·q4_1RowsN(SB), NOSPLIT, $32-72
 	MOVQ w+0(FP), AX
 	MOVQ wstride+8(FP), CX
 	MOVQ rows+16(FP), DX
 	MOVQ x+24(FP), BX
 	MOVQ xstride+32(FP), SI
-	MOVQ ntok+40(FP), DI
-	MOVQ out+56(FP), R8
-	MOVQ ·f16Table+0(SB), R9
-	LEAQ (SI)(SI*2), R10
+	MOVQ out+56(FP), DI
+	MOVQ ·f16Table+0(SB), R8
+	LEAQ (SI)(SI*2), R9
 
-	// Int16 ones, 0x0f bytes.
-	VPCMPEQW     Y0, Y0, Y0
-	VPSRLW       $0x0f, Y0, Y0
-	MOVL         $0x0f0f0f0f, R11
-	VMOVD        R11, X1
-	VPBROADCASTD X1, Y1
-	TESTQ        DX, DX
-	JZ           done
+	// Int16 ones.
+	VPCMPEQW Y0, Y0, Y0
+	VPSRLW   $0x0f, Y0, Y0
+	TESTQ    DX, DX
+	JZ       done
 
 row:
-	MOVQ   AX, R11
-	MOVQ   BX, R12
+	MOVQ AX, R10
+	MOVQ BX, R11
+
+	// Tokens 4-7 from xb4 = x + 4·xstride.
+	LEAQ   (BX)(SI*4), R12
 	MOVQ   nb+48(FP), R13
+	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
-	VXORPS X6, X6, X6
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS X9, X9, X9
 	MOVQ   $0x00000000, (SP)
 	MOVQ   $0x00000000, 8(SP)
+	MOVQ   $0x00000000, 16(SP)
+	MOVQ   $0x00000000, 24(SP)
 	TESTQ  R13, R13
 	JZ     rowdone
 
 loop:
 	// The block's quants in element order: low nibbles (elements 0-15), then high ones.
-	VBROADCASTI128 4(R11), Y7
-	VPSRLW         $0x04, Y7, Y8
-	VPBLENDD       $0xf0, Y8, Y7, Y7
-	VPAND          Y1, Y7, Y7
-	MOVWLZX        (R11), R14
-	VMOVSS         (R9)(R14*4), X8
-	MOVWLZX        2(R11), R14
-	VMOVSS         (R9)(R14*4), X9
+	VBROADCASTI128 4(R10), Y10
+	VPSRLW         $0x04, Y10, Y11
+	VPBLENDD       $0xf0, Y11, Y10, Y10
+	VPAND          q32Low<>+0(SB), Y10, Y10
+
+	// d_w in every lane.
+	MOVWLZX      (R10), R14
+	VBROADCASTSS (R8)(R14*4), Y11
+	MOVWLZX      2(R10), R14
+	VMOVSS       (R8)(R14*4), X12
 
 	// Token 0: ggml's mul_sum_us8_pairs_float, and summs = fma(m_w, s_x, summs).
-	VPMADDUBSW   4(R12), Y7, Y10
-	VPMADDWD     Y0, Y10, Y10
-	VCVTDQ2PS    Y10, Y10
-	MOVWLZX      (R12), R14
-	VMULSS       (R9)(R14*4), X8, X11
-	VBROADCASTSS X11, Y11
-	VFMADD231PS  Y10, Y11, Y2
-	MOVWLZX      2(R12), R14
-	VFMADD231SS  (R9)(R14*4), X9, X6
-	CMPQ         DI, $0x01
+	VPMADDUBSW   4(R11), Y10, Y13
+	VPMADDWD     Y0, Y13, Y13
+	VCVTDQ2PS    Y13, Y13
+	MOVWLZX      (R11), R14
+	VBROADCASTSS (R8)(R14*4), Y14
+	VMULPS       Y11, Y14, Y14
+	VFMADD231PS  Y13, Y14, Y1
+	MOVWLZX      2(R11), R14
+	VFMADD231SS  (R8)(R14*4), X12, X9
+	CMPQ         ntok+40(FP), $0x01
 	JLE          tokdone
 
 	// Token 1: ggml's mul_sum_us8_pairs_float, and summs = fma(m_w, s_x, summs).
-	VPMADDUBSW   4(R12)(SI*1), Y7, Y10
-	VPMADDWD     Y0, Y10, Y10
-	VCVTDQ2PS    Y10, Y10
-	MOVWLZX      (R12)(SI*1), R14
-	VMULSS       (R9)(R14*4), X8, X11
-	VBROADCASTSS X11, Y11
-	VFMADD231PS  Y10, Y11, Y3
-	VMOVSS       (SP), X10
-	MOVWLZX      2(R12)(SI*1), R14
-	VFMADD231SS  (R9)(R14*4), X9, X10
-	VMOVSS       X10, (SP)
-	CMPQ         DI, $0x02
+	VPMADDUBSW   4(R11)(SI*1), Y10, Y13
+	VPMADDWD     Y0, Y13, Y13
+	VCVTDQ2PS    Y13, Y13
+	MOVWLZX      (R11)(SI*1), R14
+	VBROADCASTSS (R8)(R14*4), Y14
+	VMULPS       Y11, Y14, Y14
+	VFMADD231PS  Y13, Y14, Y2
+	VMOVSS       (SP), X13
+	MOVWLZX      2(R11)(SI*1), R14
+	VFMADD231SS  (R8)(R14*4), X12, X13
+	VMOVSS       X13, (SP)
+	CMPQ         ntok+40(FP), $0x02
 	JLE          tokdone
 
 	// Token 2: ggml's mul_sum_us8_pairs_float, and summs = fma(m_w, s_x, summs).
-	VPMADDUBSW   4(R12)(SI*2), Y7, Y10
-	VPMADDWD     Y0, Y10, Y10
-	VCVTDQ2PS    Y10, Y10
-	MOVWLZX      (R12)(SI*2), R14
-	VMULSS       (R9)(R14*4), X8, X11
-	VBROADCASTSS X11, Y11
-	VFMADD231PS  Y10, Y11, Y4
-	VMOVSS       4(SP), X10
-	MOVWLZX      2(R12)(SI*2), R14
-	VFMADD231SS  (R9)(R14*4), X9, X10
-	VMOVSS       X10, 4(SP)
-	CMPQ         DI, $0x03
+	VPMADDUBSW   4(R11)(SI*2), Y10, Y13
+	VPMADDWD     Y0, Y13, Y13
+	VCVTDQ2PS    Y13, Y13
+	MOVWLZX      (R11)(SI*2), R14
+	VBROADCASTSS (R8)(R14*4), Y14
+	VMULPS       Y11, Y14, Y14
+	VFMADD231PS  Y13, Y14, Y3
+	VMOVSS       4(SP), X13
+	MOVWLZX      2(R11)(SI*2), R14
+	VFMADD231SS  (R8)(R14*4), X12, X13
+	VMOVSS       X13, 4(SP)
+	CMPQ         ntok+40(FP), $0x03
 	JLE          tokdone
 
 	// Token 3: ggml's mul_sum_us8_pairs_float, and summs = fma(m_w, s_x, summs).
-	VPMADDUBSW   4(R12)(R10*1), Y7, Y7
-	VPMADDWD     Y0, Y7, Y7
-	VCVTDQ2PS    Y7, Y7
-	MOVWLZX      (R12)(R10*1), R14
-	VMULSS       (R9)(R14*4), X8, X8
-	VBROADCASTSS X8, Y8
-	VFMADD231PS  Y7, Y8, Y5
-	VMOVSS       8(SP), X7
-	MOVWLZX      2(R12)(R10*1), R14
-	VFMADD231SS  (R9)(R14*4), X9, X7
-	VMOVSS       X7, 8(SP)
+	VPMADDUBSW   4(R11)(R9*1), Y10, Y13
+	VPMADDWD     Y0, Y13, Y13
+	VCVTDQ2PS    Y13, Y13
+	MOVWLZX      (R11)(R9*1), R14
+	VBROADCASTSS (R8)(R14*4), Y14
+	VMULPS       Y11, Y14, Y14
+	VFMADD231PS  Y13, Y14, Y4
+	VMOVSS       8(SP), X13
+	MOVWLZX      2(R11)(R9*1), R14
+	VFMADD231SS  (R8)(R14*4), X12, X13
+	VMOVSS       X13, 8(SP)
+	CMPQ         ntok+40(FP), $0x04
+	JLE          tokdone
+
+	// Token 4: ggml's mul_sum_us8_pairs_float, and summs = fma(m_w, s_x, summs).
+	VPMADDUBSW   4(R12), Y10, Y13
+	VPMADDWD     Y0, Y13, Y13
+	VCVTDQ2PS    Y13, Y13
+	MOVWLZX      (R12), R14
+	VBROADCASTSS (R8)(R14*4), Y14
+	VMULPS       Y11, Y14, Y14
+	VFMADD231PS  Y13, Y14, Y5
+	VMOVSS       12(SP), X13
+	MOVWLZX      2(R12), R14
+	VFMADD231SS  (R8)(R14*4), X12, X13
+	VMOVSS       X13, 12(SP)
+	CMPQ         ntok+40(FP), $0x05
+	JLE          tokdone
+
+	// Token 5: ggml's mul_sum_us8_pairs_float, and summs = fma(m_w, s_x, summs).
+	VPMADDUBSW   4(R12)(SI*1), Y10, Y13
+	VPMADDWD     Y0, Y13, Y13
+	VCVTDQ2PS    Y13, Y13
+	MOVWLZX      (R12)(SI*1), R14
+	VBROADCASTSS (R8)(R14*4), Y14
+	VMULPS       Y11, Y14, Y14
+	VFMADD231PS  Y13, Y14, Y6
+	VMOVSS       16(SP), X13
+	MOVWLZX      2(R12)(SI*1), R14
+	VFMADD231SS  (R8)(R14*4), X12, X13
+	VMOVSS       X13, 16(SP)
+	CMPQ         ntok+40(FP), $0x06
+	JLE          tokdone
+
+	// Token 6: ggml's mul_sum_us8_pairs_float, and summs = fma(m_w, s_x, summs).
+	VPMADDUBSW   4(R12)(SI*2), Y10, Y13
+	VPMADDWD     Y0, Y13, Y13
+	VCVTDQ2PS    Y13, Y13
+	MOVWLZX      (R12)(SI*2), R14
+	VBROADCASTSS (R8)(R14*4), Y14
+	VMULPS       Y11, Y14, Y14
+	VFMADD231PS  Y13, Y14, Y7
+	VMOVSS       20(SP), X13
+	MOVWLZX      2(R12)(SI*2), R14
+	VFMADD231SS  (R8)(R14*4), X12, X13
+	VMOVSS       X13, 20(SP)
+	CMPQ         ntok+40(FP), $0x07
+	JLE          tokdone
+
+	// Token 7: ggml's mul_sum_us8_pairs_float, and summs = fma(m_w, s_x, summs).
+	VPMADDUBSW   4(R12)(R9*1), Y10, Y10
+	VPMADDWD     Y0, Y10, Y10
+	VCVTDQ2PS    Y10, Y10
+	MOVWLZX      (R12)(R9*1), R14
+	VBROADCASTSS (R8)(R14*4), Y13
+	VMULPS       Y11, Y13, Y13
+	VFMADD231PS  Y10, Y13, Y8
+	VMOVSS       24(SP), X10
+	MOVWLZX      2(R12)(R9*1), R14
+	VFMADD231SS  (R8)(R14*4), X12, X10
+	VMOVSS       X10, 24(SP)
 
 tokdone:
-	ADDQ $0x14, R11
+	ADDQ $0x14, R10
+	ADDQ $0x24, R11
 	ADDQ $0x24, R12
 	DECQ R13
 	JNZ  loop
 
 rowdone:
 	// out[t·ostride + r] = hsum(acc_t) (+ summs_t).
-	MOVQ         ostride+64(FP), R11
-	SHLQ         $0x02, R11
-	MOVQ         R8, R12
-	VEXTRACTF128 $0x01, Y2, X7
-	VADDPS       X2, X7, X2
-	VMOVHLPS     X2, X2, X7
-	VADDPS       X7, X2, X2
-	VMOVSHDUP    X2, X7
-	VADDSS       X7, X2, X2
-	VADDSS       X6, X2, X2
-	VMOVSS       X2, (R12)
-	CMPQ         DI, $0x01
+	MOVQ         ostride+64(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         DI, R11
+	VEXTRACTF128 $0x01, Y1, X10
+	VADDPS       X1, X10, X1
+	VMOVHLPS     X1, X1, X10
+	VADDPS       X10, X1, X1
+	VMOVSHDUP    X1, X10
+	VADDSS       X10, X1, X1
+	VADDSS       X9, X1, X1
+	VMOVSS       X1, (R11)
+	CMPQ         ntok+40(FP), $0x01
 	JLE          stored
-	ADDQ         R11, R12
-	VEXTRACTF128 $0x01, Y3, X2
-	VADDPS       X3, X2, X3
-	VMOVHLPS     X3, X3, X2
-	VADDPS       X2, X3, X3
-	VMOVSHDUP    X3, X2
-	VADDSS       X2, X3, X3
-	VADDSS       (SP), X3, X3
-	VMOVSS       X3, (R12)
-	CMPQ         DI, $0x02
+	ADDQ         R10, R11
+	VEXTRACTF128 $0x01, Y2, X1
+	VADDPS       X2, X1, X2
+	VMOVHLPS     X2, X2, X1
+	VADDPS       X1, X2, X2
+	VMOVSHDUP    X2, X1
+	VADDSS       X1, X2, X2
+	VADDSS       (SP), X2, X2
+	VMOVSS       X2, (R11)
+	CMPQ         ntok+40(FP), $0x02
 	JLE          stored
-	ADDQ         R11, R12
-	VEXTRACTF128 $0x01, Y4, X2
-	VADDPS       X4, X2, X4
-	VMOVHLPS     X4, X4, X2
-	VADDPS       X2, X4, X4
-	VMOVSHDUP    X4, X2
-	VADDSS       X2, X4, X4
-	VADDSS       4(SP), X4, X4
-	VMOVSS       X4, (R12)
-	CMPQ         DI, $0x03
+	ADDQ         R10, R11
+	VEXTRACTF128 $0x01, Y3, X1
+	VADDPS       X3, X1, X3
+	VMOVHLPS     X3, X3, X1
+	VADDPS       X1, X3, X3
+	VMOVSHDUP    X3, X1
+	VADDSS       X1, X3, X3
+	VADDSS       4(SP), X3, X3
+	VMOVSS       X3, (R11)
+	CMPQ         ntok+40(FP), $0x03
 	JLE          stored
-	ADDQ         R11, R12
-	VEXTRACTF128 $0x01, Y5, X2
-	VADDPS       X5, X2, X5
-	VMOVHLPS     X5, X5, X2
-	VADDPS       X2, X5, X5
-	VMOVSHDUP    X5, X2
-	VADDSS       X2, X5, X5
-	VADDSS       8(SP), X5, X5
-	VMOVSS       X5, (R12)
+	ADDQ         R10, R11
+	VEXTRACTF128 $0x01, Y4, X1
+	VADDPS       X4, X1, X4
+	VMOVHLPS     X4, X4, X1
+	VADDPS       X1, X4, X4
+	VMOVSHDUP    X4, X1
+	VADDSS       X1, X4, X4
+	VADDSS       8(SP), X4, X4
+	VMOVSS       X4, (R11)
+	CMPQ         ntok+40(FP), $0x04
+	JLE          stored
+	ADDQ         R10, R11
+	VEXTRACTF128 $0x01, Y5, X1
+	VADDPS       X5, X1, X5
+	VMOVHLPS     X5, X5, X1
+	VADDPS       X1, X5, X5
+	VMOVSHDUP    X5, X1
+	VADDSS       X1, X5, X5
+	VADDSS       12(SP), X5, X5
+	VMOVSS       X5, (R11)
+	CMPQ         ntok+40(FP), $0x05
+	JLE          stored
+	ADDQ         R10, R11
+	VEXTRACTF128 $0x01, Y6, X1
+	VADDPS       X6, X1, X6
+	VMOVHLPS     X6, X6, X1
+	VADDPS       X1, X6, X6
+	VMOVSHDUP    X6, X1
+	VADDSS       X1, X6, X6
+	VADDSS       16(SP), X6, X6
+	VMOVSS       X6, (R11)
+	CMPQ         ntok+40(FP), $0x06
+	JLE          stored
+	ADDQ         R10, R11
+	VEXTRACTF128 $0x01, Y7, X1
+	VADDPS       X7, X1, X7
+	VMOVHLPS     X7, X7, X1
+	VADDPS       X1, X7, X7
+	VMOVSHDUP    X7, X1
+	VADDSS       X1, X7, X7
+	VADDSS       20(SP), X7, X7
+	VMOVSS       X7, (R11)
+	CMPQ         ntok+40(FP), $0x07
+	JLE          stored
+	ADDQ         R10, R11
+	VEXTRACTF128 $0x01, Y8, X1
+	VADDPS       X8, X1, X8
+	VMOVHLPS     X8, X8, X1
+	VADDPS       X1, X8, X8
+	VMOVSHDUP    X8, X1
+	VADDSS       X1, X8, X8
+	VADDSS       24(SP), X8, X8
+	VMOVSS       X8, (R11)
 
 stored:
-	ADDQ $0x04, R8
+	ADDQ $0x04, DI
 	ADDQ CX, AX
 	DECQ DX
 	JNZ  row
@@ -342,40 +566,33 @@ done:
 
 // func q5_1RowsN(w *byte, wstride int, rows int, x *byte, xstride int, ntok int, nb int, out *float32, ostride int)
 // Requires: AVX, AVX2, FMA3
-TEXT ·q5_1RowsN(SB), NOSPLIT, $16-72
+TEXT ·q5_1RowsN(SB), NOSPLIT, $32-72
 	MOVQ w+0(FP), AX
 	MOVQ wstride+8(FP), CX
 	MOVQ rows+16(FP), DX
 	MOVQ x+24(FP), BX
 	MOVQ xstride+32(FP), SI
-	MOVQ ntok+40(FP), DI
-	MOVQ out+56(FP), R8
-	MOVQ ·f16Table+0(SB), R9
-	LEAQ (SI)(SI*2), R10
+	MOVQ out+56(FP), DI
+	MOVQ ·f16Table+0(SB), R8
+	LEAQ (SI)(SI*2), R9
 
-	// Int16 ones, 0x0f bytes.
-	VPCMPEQW     Y0, Y0, Y0
-	VPSRLW       $0x0f, Y0, Y0
-	MOVL         $0x0f0f0f0f, R11
-	VMOVD        R11, X1
-	VPBROADCASTD X1, Y1
-
-	// The byte shuffle that spreads the four qh bytes over eight bytes each, the bit
-	// of its byte each element tests, and the high bits those set or clear.
-	VMOVDQU      ·q32QhShuf+0(SB), Y2
-	MOVQ         $0x8040201008040201, R11
-	VMOVQ        R11, X3
-	VPBROADCASTQ X3, Y3
-	MOVL         $0x10101010, R11
-	VMOVD        R11, X4
-	VPBROADCASTD X4, Y4
-	TESTQ        DX, DX
-	JZ           done
+	// Int16 ones.
+	VPCMPEQW Y0, Y0, Y0
+	VPSRLW   $0x0f, Y0, Y0
+	TESTQ    DX, DX
+	JZ       done
 
 row:
-	MOVQ   AX, R11
-	MOVQ   BX, R12
+	MOVQ AX, R10
+	MOVQ BX, R11
+
+	// Tokens 4-7 from xb4 = x + 4·xstride.
+	LEAQ   (BX)(SI*4), R12
 	MOVQ   nb+48(FP), R13
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
@@ -383,139 +600,248 @@ row:
 	VXORPS X9, X9, X9
 	MOVQ   $0x00000000, (SP)
 	MOVQ   $0x00000000, 8(SP)
+	MOVQ   $0x00000000, 16(SP)
+	MOVQ   $0x00000000, 24(SP)
 	TESTQ  R13, R13
 	JZ     rowdone
 
 loop:
 	// The block's quants in element order: low nibbles (elements 0-15), then high ones.
-	VBROADCASTI128 8(R11), Y10
+	VBROADCASTI128 8(R10), Y10
 	VPSRLW         $0x04, Y10, Y11
 	VPBLENDD       $0xf0, Y11, Y10, Y10
-	VPAND          Y1, Y10, Y10
+	VPAND          q32Low<>+0(SB), Y10, Y10
 
 	// 0xff in byte j where bit j of qh is set (ggml's bytes_from_bits_32).
-	VPBROADCASTD 4(R11), Y11
-	VPSHUFB      Y2, Y11, Y11
-	VPAND        Y3, Y11, Y11
-	VPCMPEQB     Y3, Y11, Y11
-	VPAND        Y4, Y11, Y11
+	VPBROADCASTD 4(R10), Y11
+	VPSHUFB      ·q32QhShuf+0(SB), Y11, Y11
+	VPAND        q32QhBit<>+0(SB), Y11, Y11
+	VPCMPEQB     q32QhBit<>+0(SB), Y11, Y11
+	VPAND        q32Hi10<>+0(SB), Y11, Y11
 	VPOR         Y11, Y10, Y10
-	MOVWLZX      (R11), R14
-	VMOVSS       (R9)(R14*4), X11
-	MOVWLZX      2(R11), R14
-	VMOVSS       (R9)(R14*4), X12
+
+	// d_w in every lane.
+	MOVWLZX      (R10), R14
+	VBROADCASTSS (R8)(R14*4), Y11
+	MOVWLZX      2(R10), R14
+	VMOVSS       (R8)(R14*4), X12
 
 	// Token 0: ggml's mul_sum_us8_pairs_float, and summs = fma(m_w, s_x, summs).
+	VPMADDUBSW   4(R11), Y10, Y13
+	VPMADDWD     Y0, Y13, Y13
+	VCVTDQ2PS    Y13, Y13
+	MOVWLZX      (R11), R14
+	VBROADCASTSS (R8)(R14*4), Y14
+	VMULPS       Y11, Y14, Y14
+	VFMADD231PS  Y13, Y14, Y1
+	MOVWLZX      2(R11), R14
+	VFMADD231SS  (R8)(R14*4), X12, X9
+	CMPQ         ntok+40(FP), $0x01
+	JLE          tokdone
+
+	// Token 1: ggml's mul_sum_us8_pairs_float, and summs = fma(m_w, s_x, summs).
+	VPMADDUBSW   4(R11)(SI*1), Y10, Y13
+	VPMADDWD     Y0, Y13, Y13
+	VCVTDQ2PS    Y13, Y13
+	MOVWLZX      (R11)(SI*1), R14
+	VBROADCASTSS (R8)(R14*4), Y14
+	VMULPS       Y11, Y14, Y14
+	VFMADD231PS  Y13, Y14, Y2
+	VMOVSS       (SP), X13
+	MOVWLZX      2(R11)(SI*1), R14
+	VFMADD231SS  (R8)(R14*4), X12, X13
+	VMOVSS       X13, (SP)
+	CMPQ         ntok+40(FP), $0x02
+	JLE          tokdone
+
+	// Token 2: ggml's mul_sum_us8_pairs_float, and summs = fma(m_w, s_x, summs).
+	VPMADDUBSW   4(R11)(SI*2), Y10, Y13
+	VPMADDWD     Y0, Y13, Y13
+	VCVTDQ2PS    Y13, Y13
+	MOVWLZX      (R11)(SI*2), R14
+	VBROADCASTSS (R8)(R14*4), Y14
+	VMULPS       Y11, Y14, Y14
+	VFMADD231PS  Y13, Y14, Y3
+	VMOVSS       4(SP), X13
+	MOVWLZX      2(R11)(SI*2), R14
+	VFMADD231SS  (R8)(R14*4), X12, X13
+	VMOVSS       X13, 4(SP)
+	CMPQ         ntok+40(FP), $0x03
+	JLE          tokdone
+
+	// Token 3: ggml's mul_sum_us8_pairs_float, and summs = fma(m_w, s_x, summs).
+	VPMADDUBSW   4(R11)(R9*1), Y10, Y13
+	VPMADDWD     Y0, Y13, Y13
+	VCVTDQ2PS    Y13, Y13
+	MOVWLZX      (R11)(R9*1), R14
+	VBROADCASTSS (R8)(R14*4), Y14
+	VMULPS       Y11, Y14, Y14
+	VFMADD231PS  Y13, Y14, Y4
+	VMOVSS       8(SP), X13
+	MOVWLZX      2(R11)(R9*1), R14
+	VFMADD231SS  (R8)(R14*4), X12, X13
+	VMOVSS       X13, 8(SP)
+	CMPQ         ntok+40(FP), $0x04
+	JLE          tokdone
+
+	// Token 4: ggml's mul_sum_us8_pairs_float, and summs = fma(m_w, s_x, summs).
 	VPMADDUBSW   4(R12), Y10, Y13
 	VPMADDWD     Y0, Y13, Y13
 	VCVTDQ2PS    Y13, Y13
 	MOVWLZX      (R12), R14
-	VMULSS       (R9)(R14*4), X11, X14
-	VBROADCASTSS X14, Y14
+	VBROADCASTSS (R8)(R14*4), Y14
+	VMULPS       Y11, Y14, Y14
 	VFMADD231PS  Y13, Y14, Y5
+	VMOVSS       12(SP), X13
 	MOVWLZX      2(R12), R14
-	VFMADD231SS  (R9)(R14*4), X12, X9
-	CMPQ         DI, $0x01
+	VFMADD231SS  (R8)(R14*4), X12, X13
+	VMOVSS       X13, 12(SP)
+	CMPQ         ntok+40(FP), $0x05
 	JLE          tokdone
 
-	// Token 1: ggml's mul_sum_us8_pairs_float, and summs = fma(m_w, s_x, summs).
+	// Token 5: ggml's mul_sum_us8_pairs_float, and summs = fma(m_w, s_x, summs).
 	VPMADDUBSW   4(R12)(SI*1), Y10, Y13
 	VPMADDWD     Y0, Y13, Y13
 	VCVTDQ2PS    Y13, Y13
 	MOVWLZX      (R12)(SI*1), R14
-	VMULSS       (R9)(R14*4), X11, X14
-	VBROADCASTSS X14, Y14
+	VBROADCASTSS (R8)(R14*4), Y14
+	VMULPS       Y11, Y14, Y14
 	VFMADD231PS  Y13, Y14, Y6
-	VMOVSS       (SP), X13
+	VMOVSS       16(SP), X13
 	MOVWLZX      2(R12)(SI*1), R14
-	VFMADD231SS  (R9)(R14*4), X12, X13
-	VMOVSS       X13, (SP)
-	CMPQ         DI, $0x02
+	VFMADD231SS  (R8)(R14*4), X12, X13
+	VMOVSS       X13, 16(SP)
+	CMPQ         ntok+40(FP), $0x06
 	JLE          tokdone
 
-	// Token 2: ggml's mul_sum_us8_pairs_float, and summs = fma(m_w, s_x, summs).
+	// Token 6: ggml's mul_sum_us8_pairs_float, and summs = fma(m_w, s_x, summs).
 	VPMADDUBSW   4(R12)(SI*2), Y10, Y13
 	VPMADDWD     Y0, Y13, Y13
 	VCVTDQ2PS    Y13, Y13
 	MOVWLZX      (R12)(SI*2), R14
-	VMULSS       (R9)(R14*4), X11, X14
-	VBROADCASTSS X14, Y14
+	VBROADCASTSS (R8)(R14*4), Y14
+	VMULPS       Y11, Y14, Y14
 	VFMADD231PS  Y13, Y14, Y7
-	VMOVSS       4(SP), X13
+	VMOVSS       20(SP), X13
 	MOVWLZX      2(R12)(SI*2), R14
-	VFMADD231SS  (R9)(R14*4), X12, X13
-	VMOVSS       X13, 4(SP)
-	CMPQ         DI, $0x03
+	VFMADD231SS  (R8)(R14*4), X12, X13
+	VMOVSS       X13, 20(SP)
+	CMPQ         ntok+40(FP), $0x07
 	JLE          tokdone
 
-	// Token 3: ggml's mul_sum_us8_pairs_float, and summs = fma(m_w, s_x, summs).
-	VPMADDUBSW   4(R12)(R10*1), Y10, Y10
+	// Token 7: ggml's mul_sum_us8_pairs_float, and summs = fma(m_w, s_x, summs).
+	VPMADDUBSW   4(R12)(R9*1), Y10, Y10
 	VPMADDWD     Y0, Y10, Y10
 	VCVTDQ2PS    Y10, Y10
-	MOVWLZX      (R12)(R10*1), R14
-	VMULSS       (R9)(R14*4), X11, X11
-	VBROADCASTSS X11, Y11
-	VFMADD231PS  Y10, Y11, Y8
-	VMOVSS       8(SP), X10
-	MOVWLZX      2(R12)(R10*1), R14
-	VFMADD231SS  (R9)(R14*4), X12, X10
-	VMOVSS       X10, 8(SP)
+	MOVWLZX      (R12)(R9*1), R14
+	VBROADCASTSS (R8)(R14*4), Y13
+	VMULPS       Y11, Y13, Y13
+	VFMADD231PS  Y10, Y13, Y8
+	VMOVSS       24(SP), X10
+	MOVWLZX      2(R12)(R9*1), R14
+	VFMADD231SS  (R8)(R14*4), X12, X10
+	VMOVSS       X10, 24(SP)
 
 tokdone:
-	ADDQ $0x18, R11
+	ADDQ $0x18, R10
+	ADDQ $0x24, R11
 	ADDQ $0x24, R12
 	DECQ R13
 	JNZ  loop
 
 rowdone:
 	// out[t·ostride + r] = hsum(acc_t) (+ summs_t).
-	MOVQ         ostride+64(FP), R11
-	SHLQ         $0x02, R11
-	MOVQ         R8, R12
-	VEXTRACTF128 $0x01, Y5, X10
-	VADDPS       X5, X10, X5
-	VMOVHLPS     X5, X5, X10
-	VADDPS       X10, X5, X5
-	VMOVSHDUP    X5, X10
-	VADDSS       X10, X5, X5
-	VADDSS       X9, X5, X5
-	VMOVSS       X5, (R12)
-	CMPQ         DI, $0x01
+	MOVQ         ostride+64(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         DI, R11
+	VEXTRACTF128 $0x01, Y1, X10
+	VADDPS       X1, X10, X1
+	VMOVHLPS     X1, X1, X10
+	VADDPS       X10, X1, X1
+	VMOVSHDUP    X1, X10
+	VADDSS       X10, X1, X1
+	VADDSS       X9, X1, X1
+	VMOVSS       X1, (R11)
+	CMPQ         ntok+40(FP), $0x01
 	JLE          stored
-	ADDQ         R11, R12
-	VEXTRACTF128 $0x01, Y6, X5
-	VADDPS       X6, X5, X6
-	VMOVHLPS     X6, X6, X5
-	VADDPS       X5, X6, X6
-	VMOVSHDUP    X6, X5
-	VADDSS       X5, X6, X6
-	VADDSS       (SP), X6, X6
-	VMOVSS       X6, (R12)
-	CMPQ         DI, $0x02
+	ADDQ         R10, R11
+	VEXTRACTF128 $0x01, Y2, X1
+	VADDPS       X2, X1, X2
+	VMOVHLPS     X2, X2, X1
+	VADDPS       X1, X2, X2
+	VMOVSHDUP    X2, X1
+	VADDSS       X1, X2, X2
+	VADDSS       (SP), X2, X2
+	VMOVSS       X2, (R11)
+	CMPQ         ntok+40(FP), $0x02
 	JLE          stored
-	ADDQ         R11, R12
-	VEXTRACTF128 $0x01, Y7, X5
-	VADDPS       X7, X5, X7
-	VMOVHLPS     X7, X7, X5
-	VADDPS       X5, X7, X7
-	VMOVSHDUP    X7, X5
-	VADDSS       X5, X7, X7
-	VADDSS       4(SP), X7, X7
-	VMOVSS       X7, (R12)
-	CMPQ         DI, $0x03
+	ADDQ         R10, R11
+	VEXTRACTF128 $0x01, Y3, X1
+	VADDPS       X3, X1, X3
+	VMOVHLPS     X3, X3, X1
+	VADDPS       X1, X3, X3
+	VMOVSHDUP    X3, X1
+	VADDSS       X1, X3, X3
+	VADDSS       4(SP), X3, X3
+	VMOVSS       X3, (R11)
+	CMPQ         ntok+40(FP), $0x03
 	JLE          stored
-	ADDQ         R11, R12
-	VEXTRACTF128 $0x01, Y8, X5
-	VADDPS       X8, X5, X8
-	VMOVHLPS     X8, X8, X5
-	VADDPS       X5, X8, X8
-	VMOVSHDUP    X8, X5
-	VADDSS       X5, X8, X8
-	VADDSS       8(SP), X8, X8
-	VMOVSS       X8, (R12)
+	ADDQ         R10, R11
+	VEXTRACTF128 $0x01, Y4, X1
+	VADDPS       X4, X1, X4
+	VMOVHLPS     X4, X4, X1
+	VADDPS       X1, X4, X4
+	VMOVSHDUP    X4, X1
+	VADDSS       X1, X4, X4
+	VADDSS       8(SP), X4, X4
+	VMOVSS       X4, (R11)
+	CMPQ         ntok+40(FP), $0x04
+	JLE          stored
+	ADDQ         R10, R11
+	VEXTRACTF128 $0x01, Y5, X1
+	VADDPS       X5, X1, X5
+	VMOVHLPS     X5, X5, X1
+	VADDPS       X1, X5, X5
+	VMOVSHDUP    X5, X1
+	VADDSS       X1, X5, X5
+	VADDSS       12(SP), X5, X5
+	VMOVSS       X5, (R11)
+	CMPQ         ntok+40(FP), $0x05
+	JLE          stored
+	ADDQ         R10, R11
+	VEXTRACTF128 $0x01, Y6, X1
+	VADDPS       X6, X1, X6
+	VMOVHLPS     X6, X6, X1
+	VADDPS       X1, X6, X6
+	VMOVSHDUP    X6, X1
+	VADDSS       X1, X6, X6
+	VADDSS       16(SP), X6, X6
+	VMOVSS       X6, (R11)
+	CMPQ         ntok+40(FP), $0x06
+	JLE          stored
+	ADDQ         R10, R11
+	VEXTRACTF128 $0x01, Y7, X1
+	VADDPS       X7, X1, X7
+	VMOVHLPS     X7, X7, X1
+	VADDPS       X1, X7, X7
+	VMOVSHDUP    X7, X1
+	VADDSS       X1, X7, X7
+	VADDSS       20(SP), X7, X7
+	VMOVSS       X7, (R11)
+	CMPQ         ntok+40(FP), $0x07
+	JLE          stored
+	ADDQ         R10, R11
+	VEXTRACTF128 $0x01, Y8, X1
+	VADDPS       X8, X1, X8
+	VMOVHLPS     X8, X8, X1
+	VADDPS       X1, X8, X8
+	VMOVSHDUP    X8, X1
+	VADDSS       X1, X8, X8
+	VADDSS       24(SP), X8, X8
+	VMOVSS       X8, (R11)
 
 stored:
-	ADDQ $0x04, R8
+	ADDQ $0x04, DI
 	ADDQ CX, AX
 	DECQ DX
 	JNZ  row

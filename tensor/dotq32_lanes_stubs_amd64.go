@@ -9,7 +9,7 @@ package tensor
 //	for t := range ntok { for r := range rows {
 //		out[t*ostride+r] = dotQ5_0Generic(w[r*wstride:], x[t*xstride:], 32*nb) } }
 //
-// for 1 ≤ ntok ≤ 4 Q8_0 activation rows: a block's quants are (nibble | 0xf0
+// for 1 ≤ ntok ≤ 8 Q8_0 activation rows: a block's quants are (nibble | 0xf0
 // where the qh bit is clear) as int8, that is q-16.
 //
 //go:noescape

@@ -10,14 +10,19 @@ import (
 )
 
 // The AVX2 lanes kernels of Q5_0, Q4_1 and Q5_1 (qlanes.go in package
-// tensor): weight rows against 1 to 4 activation rows (RowsN), each weight
-// block decoded once for all the tokens, or groups of four rows against one
-// (Rows4), every output with the exact operations
+// tensor): weight rows against 1 to q32MaxT activation rows (RowsN), each
+// weight block decoded once for all the tokens, or groups of four rows
+// against one (Rows4), every output with the exact operations
 // and order of the type's Go reference (ggml's AVX2 dot products), so a
 // token's results do not depend on the tokens beside it. Registers are
 // virtual throughout.
 
 const q32Sig = "func(w *byte, wstride, rows int, x *byte, xstride, ntok, nb int, out *float32, ostride int)"
+
+// q32MaxT is the most tokens a RowsN kernel takes: their float lanes, and
+// a block's decoded quants and scale, in Y0-Y15, the decoding's masks
+// read from memory.
+const q32MaxT = 8
 
 // q32Type describes one weight type of the lanes kernels.
 type q32Type struct {
@@ -39,7 +44,7 @@ var q32Types = []q32Type{
 		"\tfor t := range ntok { for r := range rows {",
 		"\t\tout[t*ostride+r] = dotQ5_0Generic(w[r*wstride:], x[t*xstride:], 32*nb) } }",
 		"",
-		"for 1 ≤ ntok ≤ 4 Q8_0 activation rows: a block's quants are (nibble | 0xf0",
+		"for 1 ≤ ntok ≤ 8 Q8_0 activation rows: a block's quants are (nibble | 0xf0",
 		"where the qh bit is clear) as int8, that is q-16.",
 	}},
 	{name: "q4_1RowsN", typ: "Q4_1", bs: 20, xbs: 36, qs: 4, min: true, doc: []string{
@@ -112,7 +117,7 @@ func q32Lanes(k q32Type) {
 	name := k.name
 	frame := 0
 	if k.min {
-		frame = 16
+		frame = 4 * q32MaxT // 4(t-1) for tokens 1..7, padded to 8 bytes
 	}
 	text(name, NOSPLIT, q32Sig)
 	c.Doc(k.doc...)
@@ -120,22 +125,25 @@ func q32Lanes(k q32Type) {
 	if frame > 0 {
 		c.AllocLocal(frame)
 	}
-	w, ws, rows, x, xs, ntok, out := ld("w", 0), ld("wstride", 8), ld("rows", 16), ld("x", 24), ld("xstride", 32), ld("ntok", 40), ld("out", 56)
+	w, ws, rows, x, xs, out := ld("w", 0), ld("wstride", 8), ld("rows", 16), ld("x", 24), ld("xstride", 32), ld("out", 56)
+	ntok := arg("ntok", 40)
 	tab := gp64()
 	c.MOVQ(goSym("f16Table"), tab)
 	xs3 := gp64()
 	c.LEAQ(Mem{Base: xs, Index: xs, Scale: 2}, xs3)
 	f16 := f16At(tab)
-	cs := q32Consts(k, !k.min)
+	cs := q32MemConsts(k, !k.min)
 	c.TESTQ(rows, rows)
 	c.JZ(LabelRef("done"))
 
 	c.Label("row")
-	b, xb, n := gp64(), gp64(), gp64()
+	b, xb, xb4, n := gp64(), gp64(), gp64(), gp64()
 	c.MOVQ(w, b)
 	c.MOVQ(x, xb)
+	c.Comment("Tokens 4-7 from xb4 = x + 4·xstride.")
+	c.LEAQ(Mem{Base: x, Index: xs, Scale: 4}, xb4)
 	c.MOVQ(arg("nb", 48), n)
-	var acc [4]VecVirtual
+	var acc [q32MaxT]VecVirtual
 	for t := range acc {
 		acc[t] = top.YMM()
 		c.VXORPS(acc[t], acc[t], acc[t])
@@ -144,23 +152,28 @@ func q32Lanes(k q32Type) {
 	summs := top.XMM()
 	if k.min {
 		c.VXORPS(summs, summs, summs)
-		c.MOVQ(U32(0), sp(0))
-		c.MOVQ(U32(0), sp(8))
+		for off := 0; off < frame; off += 8 {
+			c.MOVQ(U32(0), sp(off))
+		}
 	}
 	c.TESTQ(n, n)
 	c.JZ(LabelRef("rowdone"))
 
 	c.Label("loop")
 	q, mag := q32Decode(k, !k.min, cs, Mem{Base: b})
-	wd := top.XMM()
-	c.VMOVSS(f16(Mem{Base: b}), wd)
+	c.Comment("d_w in every lane.")
+	wd := top.YMM()
+	c.VBROADCASTSS(f16(Mem{Base: b}), wd)
 	wm := top.XMM()
 	if k.min {
 		c.VMOVSS(f16(Mem{Base: b, Disp: 2}), wm)
 	}
 	xq := func(t, off int) Mem {
 		m := Mem{Base: xb, Disp: off}
-		switch t {
+		if t >= 4 {
+			m.Base = xb4
+		}
+		switch t % 4 {
 		case 1:
 			m = m.Idx(xs, 1)
 		case 2:
@@ -170,7 +183,7 @@ func q32Lanes(k q32Type) {
 		}
 		return m
 	}
-	for t := 0; t < 4; t++ {
+	for t := 0; t < q32MaxT; t++ {
 		if t > 0 {
 			c.CMPQ(ntok, U8(t))
 			c.JLE(LabelRef("tokdone"))
@@ -187,10 +200,9 @@ func q32Lanes(k q32Type) {
 		}
 		c.VPMADDWD(cs.ones, p, p)
 		c.VCVTDQ2PS(p, p)
-		d := top.XMM()
-		c.VMULSS(f16(xq(t, 0)), wd, d)
 		dy := top.YMM()
-		c.VBROADCASTSS(d, dy)
+		c.VBROADCASTSS(f16(xq(t, 0)), dy)
+		c.VMULPS(wd, dy, dy)
 		c.VFMADD231PS(p, dy, acc[t])
 		if k.min {
 			if t == 0 {
@@ -207,6 +219,7 @@ func q32Lanes(k q32Type) {
 	c.Label("tokdone")
 	c.ADDQ(U8(k.bs), b)
 	c.ADDQ(U8(k.xbs), xb)
+	c.ADDQ(U8(k.xbs), xb4)
 	c.DECQ(n)
 	c.JNZ(LabelRef("loop"))
 
@@ -216,7 +229,7 @@ func q32Lanes(k q32Type) {
 	c.MOVQ(arg("ostride", 64), os)
 	c.SHLQ(U8(2), os)
 	c.MOVQ(out, o)
-	for t := 0; t < 4; t++ {
+	for t := 0; t < q32MaxT; t++ {
 		if t > 0 {
 			c.CMPQ(ntok, U8(t))
 			c.JLE(LabelRef("stored"))
@@ -237,31 +250,61 @@ func q32Lanes(k q32Type) {
 	rowsEnd(out, w, ws, rows)
 }
 
-// q32Regs holds a lanes kernel's constants.
+// q32Regs holds a lanes kernel's constants, in registers or in memory.
 type q32Regs struct {
 	// ones: int16 ones; low: 0x0f bytes; qhShuf: the byte shuffle that
 	// spreads the four qh bytes over eight bytes each; qhBit: the bit of
 	// its byte each element tests; hiBits: the high bits those set or clear.
-	ones, low, qhShuf, qhBit, hiBits VecVirtual
+	ones, low, qhShuf, qhBit, hiBits Op
+}
+
+// The decoding's masks in memory (q32MemConsts).
+var q32Low, q32QhBit, q32HiF0, q32Hi10 Mem
+
+// q32Data writes the masks q32MemConsts reads.
+func q32Data() {
+	const bytes = 0x0101010101010101
+	q32Low = global("q32Low", splat(4, 0x0f*bytes)...)
+	q32QhBit = global("q32QhBit", splat(4, 0x8040201008040201)...)
+	q32HiF0 = global("q32HiF0", splat(4, 0xf0*bytes)...)
+	q32Hi10 = global("q32Hi10", splat(4, 0x10*bytes)...)
+}
+
+// q32MemConsts is q32Consts with only the int16 ones in a register: the
+// masks, read once a block, are memory operands, which leaves the
+// registers to the tokens.
+func q32MemConsts(k q32Type, signed bool) q32Regs {
+	c.Comment("Int16 ones.")
+	ones := top.YMM()
+	c.VPCMPEQW(ones, ones, ones)
+	c.VPSRLW(U8(15), ones, ones)
+	r := q32Regs{ones: ones, low: q32Low, qhShuf: goSym("q32QhShuf"), qhBit: q32QhBit, hiBits: q32Hi10}
+	if signed {
+		r.hiBits = q32HiF0
+	}
+	return r
 }
 
 func q32Consts(k q32Type, signed bool) q32Regs {
 	var r q32Regs
 	c.Comment("Int16 ones, 0x0f bytes.")
-	r.ones = top.YMM()
-	c.VPCMPEQW(r.ones, r.ones, r.ones)
-	c.VPSRLW(U8(15), r.ones, r.ones)
+	ones := top.YMM()
+	c.VPCMPEQW(ones, ones, ones)
+	c.VPSRLW(U8(15), ones, ones)
+	r.ones = ones
 	r.low = broadcastD(0x0f0f0f0f)
 	if k.qh != 0 {
 		c.Comment("The byte shuffle that spreads the four qh bytes over eight bytes each, the bit",
 			"of its byte each element tests, and the high bits those set or clear.")
-		r.qhShuf = top.YMM()
-		c.VMOVDQU(goSym("q32QhShuf"), r.qhShuf)
+		shuf := top.YMM()
+		c.VMOVDQU(goSym("q32QhShuf"), shuf)
+		r.qhShuf = shuf
 		g := gp64()
 		c.MOVQ(U64(0x8040201008040201), g)
-		r.qhBit = top.YMM()
-		c.VMOVQ(g, r.qhBit.AsX())
-		c.VPBROADCASTQ(r.qhBit.AsX(), r.qhBit)
+		bit := top.YMM()
+		c.VMOVQ(g, bit.AsX())
+		c.VPBROADCASTQ(bit.AsX(), bit)
+		r.qhBit = bit
 		if signed {
 			r.hiBits = broadcastD(0xf0f0f0f0)
 		} else {
@@ -427,6 +470,7 @@ func q32Rows4(k q32Type) {
 
 // q32 writes the lanes kernels.
 func q32() {
+	q32Data()
 	for _, k := range q32Types {
 		q32Lanes(k)
 	}
