@@ -4,6 +4,7 @@ import (
 	"math"
 	"sync/atomic"
 
+	"github.com/specd-dev/specd/internal/libm"
 	"github.com/specd-dev/specd/kvsync"
 	"github.com/specd-dev/specd/tensor"
 )
@@ -299,7 +300,12 @@ func madRowsF16Generic(acc []float32, v []uint16, e, flag []float32, stride int,
 	return s
 }
 
-// expfsGeneric sets x[i] = expf(x[i]).
+// expfs sets x[i] = expf(x[i]): libm's vector form, four lanes at a time
+// where the CPU has them (the kernel set in use; package tensor selects
+// it), every result expf's.
+func expfs(x []float32) { libm.Expfs(x) }
+
+// expfsGeneric is expfs as a Go loop.
 func expfsGeneric(x []float32) {
 	for i, v := range x {
 		x[i] = expf(v)

@@ -66,11 +66,6 @@ func dot32F16RowsAVX2(out *float32, k *uint16, q *float32, n, d, stride int)
 //go:noescape
 func madRowsF16AVX2(acc *float32, v *uint16, e, flag *float32, n, d8, stride int, s float32) float32
 
-// expfsAVX2 is, for n a multiple of 4: for i := range n { x[i] = expf(x[i]) }
-//
-//go:noescape
-func expfsAVX2(x *float32, n int)
-
 // useAttnAsm reports whether the CPU and OS support AVX2, FMA and F16C;
 // ggmlLanes is 16 where they support AVX-512F (a native ggml build then uses
 // 512-bit vectors), else 8; ggmlSilu16 is whether ggml's SwiGLU uses its
@@ -175,17 +170,6 @@ func madRowsF16(acc []float32, v []uint16, e, flag []float32, s float32) float32
 		madRowsF16Generic(acc[d8:], v[d8:], e, flag, d, s)
 	}
 	return s1
-}
-
-func expfs(x []float32) {
-	n4 := 0
-	if useAttnAsm {
-		n4 = len(x) &^ 3
-		if n4 > 0 {
-			expfsAVX2(&x[0], n4)
-		}
-	}
-	expfsGeneric(x[n4:])
 }
 
 // swiglu16AVX512 sets g[i] = silu(g[i])·u[i] (g at gp, u at up) for i < n (a multiple of 16)

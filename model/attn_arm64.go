@@ -74,13 +74,6 @@ func madHalfF16NEON(acc *float32, v *uint16, s float32, n int)
 //go:noescape
 func madRowsF16NEON(acc *float32, v *uint16, e, flag *float32, n, d8, stride int, s float32) float32
 
-// expfsNEON is, for n a multiple of 4: for i := range n { x[i] = expf(x[i]) },
-// glibc's double-precision evaluation two lanes at a time, the table
-// entries loaded by index, the special cases blended over the result.
-//
-//go:noescape
-func expfsNEON(x *float32, n int)
-
 // swiglu4NEON sets g[i] = silu(g[i])·u[i] (g at gp, u at up) for i < n (a
 // multiple of 4), each lane computing exactly what swiglu's 8-lane loop
 // computes with vexpf (ggml_v_expf, whose AVX2 and NEON forms are the same
@@ -191,14 +184,6 @@ func madRowsF16(acc []float32, v []uint16, e, flag []float32, s float32) float32
 		madRowsF16Generic(acc[d8:], v[d8:], e, flag, d, s)
 	}
 	return s1
-}
-
-func expfs(x []float32) {
-	n4 := len(x) &^ 3
-	if n4 > 0 {
-		expfsNEON(&x[0], n4)
-	}
-	expfsGeneric(x[n4:])
 }
 
 // swigluVec applies SwiGLU to the elements of g that swiglu's 8-lane loop

@@ -26,7 +26,5 @@ func madRowsF16(acc []float32, v []uint16, e, flag []float32, s float32) float32
 	return madRowsF16Generic(acc, v, e, flag, len(acc), s)
 }
 
-func expfs(x []float32) { expfsGeneric(x) }
-
 // swigluVec has no vector kernel here: swiglu computes every element.
 func swigluVec(g, u []float32) int { return 0 }

@@ -47,10 +47,12 @@ func Greedy(logits []float32) int {
 }
 
 // buffers hold a Probs call's working storage: the candidate indices and,
-// for top-p over every token, each token's bucket (nucleus).
+// for top-p over every token, each token's bucket and exponential
+// (nucleus).
 type buffers struct {
 	cand   []int32
 	bucket []uint8
+	exps   []float32
 }
 
 // scratch holds buffers between calls; Probs takes one from the pool so
@@ -109,15 +111,9 @@ func softmaxAll(dst, logits []float32, temp float32) {
 		maxl = max(maxl, l)
 	}
 	maxl /= temp
-	var sum float32
-	for i, l := range logits {
-		e := libm.Expf(l/temp - maxl)
-		dst[i] = e
-		sum += e
-	}
-	for i := range dst {
-		dst[i] /= sum
-	}
+	// expf(l/temp − maxl) and their sum in token order, then each
+	// divided by the sum: libm's vector forms, the loops' bits.
+	libm.DivAll(dst, libm.ExpSum(dst, logits, temp, maxl))
 }
 
 // kept returns the indices surviving top-k and top-p, using b's storage.
@@ -149,7 +145,10 @@ func kept(b *buffers, logits []float32, p Params) []int32 {
 		if len(b.bucket) < n {
 			b.bucket = make([]uint8, n)
 		}
-		if c, ok := nucleus(cand, b.bucket[:n], logits, p.TopP, byLogit); ok {
+		if len(b.exps) < n {
+			b.exps = make([]float32, n)
+		}
+		if c, ok := nucleus(cand, b.bucket[:n], b.exps[:n], logits, p.TopP, byLogit); ok {
 			return c
 		}
 	}
@@ -206,15 +205,16 @@ const (
 // probabilities, the softmax of the logits added in that order, reach
 // topP. The softmax's denominator is summed in token order, as llama.cpp's
 // top-p sums it over candidates no top-k sorted. Without sorting every
-// token: one pass sums the softmax and files each token, by how far its
-// logit lies below the largest, into a bucket (bucket[i]), adding its mass
-// to the bucket's; the buckets from the top whose mass reaches topP hold a
+// token: the softmax's terms (into es) and their sum come first, then one
+// pass files each token, by how far its logit lies below the largest, into
+// a bucket (bucket[i]), adding its term to the bucket's mass; the buckets
+// from the top whose mass reaches topP hold a
 // prefix of the order (a bucket takes every token of equal logit), which
 // is sorted and cumulated, and where rounding leaves the cumulative short,
 // the next bucket's tokens, all below these, are sorted and cumulated
 // after them. It returns false, with nothing appended, where a logit is
 // NaN or +Inf or every logit is -Inf (the caller then sorts every token).
-func nucleus(cand []int32, bucket []uint8, logits []float32, topP float32, before func(a, b int32) int) ([]int32, bool) {
+func nucleus(cand []int32, bucket []uint8, es, logits []float32, topP float32, before func(a, b int32) int) ([]int32, bool) {
 	maxl := float32(math.Inf(-1))
 	for _, l := range logits {
 		maxl = max(maxl, l) // NaN if any is
@@ -223,10 +223,9 @@ func nucleus(cand []int32, bucket []uint8, logits []float32, topP float32, befor
 		return cand, false // NaN, +Inf, or every logit -Inf
 	}
 	var mass [nucleusBuckets]float32
-	var sum float32
+	sum := libm.ExpSum(es, logits, 1, maxl) // l/1 is l, bit for bit
 	for i, l := range logits {
-		e := libm.Expf(l - maxl)
-		sum += e
+		e := es[i]
 		b := nucleusBuckets - 1
 		if d := (maxl - l) * nucleusScale; d < nucleusBuckets-1 {
 			b = int(d) // d ≥ 0: (maxl − l) is monotone in l, as is ⌊·⌋

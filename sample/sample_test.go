@@ -226,8 +226,8 @@ func TestSoftmaxDense(t *testing.T) {
 
 // BenchmarkProbs: the distribution a sampled token is drawn from, over a
 // vocabulary of 32,000 (the 58M reference model's), unfiltered (the
-// default), with top-k 40 and with top-p 0.95; and with top-p 0.95 over
-// Qwen2's 151,936. The logits are flat (uniform over 20 units), which
+// default), with top-k 40 and with top-p 0.95; and unfiltered and with
+// top-p 0.95 over Qwen2's 151,936. The logits are flat (uniform over 20 units), which
 // gives top-p a nucleus of about a seventh of the vocabulary.
 func BenchmarkProbs(b *testing.B) {
 	for _, c := range []struct {
@@ -238,6 +238,7 @@ func BenchmarkProbs(b *testing.B) {
 		{"", 32000, Params{Temp: 0.8}},
 		{"", 32000, Params{Temp: 0.8, TopK: 40}},
 		{"", 32000, Params{Temp: 0.8, TopP: 0.95}},
+		{"vocab=151936/", 151936, Params{Temp: 0.8}},
 		{"vocab=151936/", 151936, Params{Temp: 0.8, TopP: 0.95}},
 	} {
 		logits := make([]float32, c.n)

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/cpu"
+
+	"github.com/specd-dev/specd/internal/libm"
 )
 
 // The x86-64 kernel sets, best first:
@@ -126,8 +128,10 @@ func cpuFeatures() []string {
 }
 
 // installArchImpls points the kernel variables at the assembly of the set
-// in use, before the registration reads them.
+// in use, before the registration reads them, and selects internal/libm's
+// vector expf (AVX2 and FMA) with the set.
 func installArchImpls() {
+	libm.SetVector(hasAVX2FMA)
 	if !hasAVX2FMA {
 		return
 	}
