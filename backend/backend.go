@@ -84,6 +84,15 @@ type Sampler interface {
 	Float() float64
 }
 
+// An Indexed Sampler can give any number of its generator by index:
+// FloatAt(i) is the i-th number counted from its seed, whatever has been
+// drawn. A draft model draws the proposal for sequence position p with
+// FloatAt(p) (draft.Request.Sampler), so a proposal depends only on its
+// context and position, not on how many numbers earlier drafts took.
+type Indexed interface {
+	FloatAt(i uint64) float64
+}
+
 // A Peeker is a Sampler that can tell a later number of its generator
 // without drawing it: PeekFloat(n), n ≥ 1, is what the n-th next call of
 // Float will return. The pipeline uses it to couple a pre-draft's guess of

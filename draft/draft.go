@@ -28,7 +28,12 @@ type Request struct {
 	Tokens []int32 // committed tokens (prompt and generated), at least one
 	K      int
 	// Sampler draws draft tokens from the draft's filtered distribution q
-	// (which Q then records); nil drafts greedily.
+	// (which Q then records); nil drafts greedily. A backend.Indexed
+	// Sampler gives the proposal at sequence position p the number
+	// FloatAt(p), so that the proposals for a context are the same however
+	// many numbers earlier drafts drew (a pre-draft stopped early or thrown
+	// away): sampled output at a fixed draft length is the same from run to
+	// run. Another Sampler's numbers are drawn in turn (Float).
 	Sampler backend.Sampler
 
 	// Out receives the proposals (reusing its capacity; give it K).
@@ -190,13 +195,18 @@ func (m *Model) Draft(r *Request) error {
 		}
 		have = end
 	}
+	indexed, _ := r.Sampler.(backend.Indexed)
 	for i := 0; i < r.K; i++ {
 		var tok int32
 		var top float32
 		if r.Sampler != nil {
 			r.Sampler.Probs(m.prob, m.logits)
 			u := r.U
-			if !r.Coupled || i > 0 {
+			switch {
+			case r.Coupled && i == 0:
+			case indexed != nil:
+				u = indexed.FloatAt(uint64(n + i)) // the proposal's position
+			default:
 				u = r.Sampler.Float()
 			}
 			t := sample.DrawFrom(m.prob, u)

@@ -339,6 +339,14 @@ func (s *Sampler) PeekFloat(n int) float64 {
 	return t.Float()
 }
 
+// FloatAt returns the i-th number (from 0) that Float returns from the
+// seed on, without drawing: whatever has been drawn, the same number for
+// the same seed and i (backend.Indexed).
+func (s *Sampler) FloatAt(i uint64) float64 {
+	t := Sampler{rng: s.p.Seed + i*splitMixStep}
+	return t.Float()
+}
+
 // Sample returns a token drawn from Probs(logits, params). Greedy
 // parameters return the argmax without consuming random numbers.
 func (s *Sampler) Sample(logits []float32) int {

@@ -197,6 +197,27 @@ func TestPeekFloat(t *testing.T) {
 	}
 }
 
+// TestFloatAt: FloatAt(i) is the (i+1)-th number a fresh sampler's Float
+// returns, before and after other numbers are drawn.
+func TestFloatAt(t *testing.T) {
+	fresh := New(Params{Temp: 1, Seed: 7})
+	var seq []float64
+	for range 10 {
+		seq = append(seq, fresh.Float())
+	}
+	s := New(Params{Temp: 1, Seed: 7})
+	for _, draws := range []int{0, 3, 11} {
+		for range draws {
+			s.Float()
+		}
+		for i, want := range seq {
+			if got := s.FloatAt(uint64(i)); got != want {
+				t.Fatalf("after %d draws: FloatAt(%d) = %v, the stream's number %v", draws, i, got, want)
+			}
+		}
+	}
+}
+
 // TestSoftmaxDense: Probs without a filter (softmaxAll) gives the bits of the
 // candidate-list softmax over every token, for logits of every magnitude
 // (and -Inf) and several temperatures.

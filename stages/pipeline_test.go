@@ -407,9 +407,10 @@ func (d stopAfter) Draft(r *draft.Request) error {
 
 // testSamplingDistribution runs the check on one sample and, only when
 // the statistic passes the 0.999 quantile, on a second sample with other
-// seeds: a correct sampler fails both about once in a million runs (the
-// pre-drafts used vary with goroutine timing, so a sample is not
-// reproducible), while a biased one fails both.
+// seeds: a correct sampler fails both about once in a million runs, while
+// a biased one fails both. (At a fixed k a sample is the same whatever the
+// pre-drafts, TestSampledReproducible; auto's choices follow its
+// measurements.)
 func testSamplingDistribution(t *testing.T, pre string) {
 	for try := uint64(0); ; try++ {
 		x, crit, df := samplingChiSquare(t, pre, try)
@@ -657,6 +658,60 @@ func TestPreDraftSelfSampling(t *testing.T) {
 		if m.Accepted != m.DraftTokens || m.PreDraftHits == 0 {
 			t.Errorf("k=%d: accepted %d of %d draft tokens; %d pre-drafts used", k, m.Accepted, m.DraftTokens, m.PreDraftHits)
 		}
+	}
+}
+
+// TestSampledReproducible: at a fixed draft length a seed gives the same
+// sampled tokens whatever the pre-drafts did (none, whole ones, ones
+// stopped after one or two proposals), because a draft proposal's number
+// is keyed by its position (backend.Indexed); with a sampler whose
+// numbers are only drawn in turn, the numbers pre-drafts take shift the
+// later proposals and the tokens differ.
+func TestSampledReproducible(t *testing.T) {
+	sharp := verifytest.Term{Seed: 1, Scale: 3}
+	run := func(pre string, indexed bool) map[string]*result {
+		target := verifytest.NewFake(vocab, 2, 64, 64, 1, sharp)
+		var dr draft.Drafter = draft.NewModel(verifytest.NewFake(vocab, 2, 64, 64, 1, sharp, verifytest.Term{Seed: 3, Scale: 1}), 0)
+		switch pre {
+		case "stop1":
+			dr = stopAfter{dr, 1}
+		case "stop2":
+			dr = stopAfter{dr, 2}
+		}
+		cfg := stages.Config{
+			Target: target, Drafter: dr, Policy: draft.Policy{K: 3}, Slots: 2, MaxPos: 64, PreDraft: pre != "off",
+			NewSampler: func(p sample.Params, stream uint64) backend.Sampler {
+				s := &verifytest.Softmax{State: p.Seed*2 + stream, Temp: p.Temp}
+				if indexed {
+					return s
+				}
+				return struct{ backend.Sampler }{s} // hides FloatAt (and PeekFloat)
+			},
+		}
+		var reqs []stages.Request
+		for i := 0; i < 40; i++ {
+			reqs = append(reqs, stages.Request{ID: fmt.Sprint(i), PromptIDs: []int32{5, int32(i % vocab)}, MaxTokens: 24, Params: sample.Params{Temp: 0.8, Seed: uint64(i) + 11}})
+		}
+		res, _ := runPipeline(t, cfg, reqs)
+		return res
+	}
+	differ := func(a, b map[string]*result) int {
+		n := 0
+		for id, r := range a {
+			if !slices.Equal(r.tokens, b[id].tokens) {
+				n++
+			}
+		}
+		return n
+	}
+	base := run("off", true)
+	for _, pre := range []string{"on", "stop1", "stop2"} {
+		if n := differ(base, run(pre, true)); n > 0 {
+			t.Errorf("pre-drafts %s: %d of %d requests sampled other tokens than without pre-drafts", pre, n, len(base))
+		}
+	}
+	if n := differ(run("off", false), run("stop1", false)); n == 0 {
+		t.Errorf("numbers drawn in turn: pre-drafts changed no request's tokens; the test cannot tell")
 	}
 }
 

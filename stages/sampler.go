@@ -15,6 +15,7 @@ type sampler struct {
 func (a *sampler) Probs(dst, logits []float32) { sample.Probs(dst, logits, a.p) }
 func (a *sampler) Float() float64              { return a.s.Float() }
 func (a *sampler) PeekFloat(n int) float64     { return a.s.PeekFloat(n) }
+func (a *sampler) FloatAt(i uint64) float64    { return a.s.FloatAt(i) }
 
 // NewSampler is the Config.NewSampler of the sample package: stream 0
 // (verification) is seeded with the request's seed, other streams (the

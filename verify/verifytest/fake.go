@@ -184,6 +184,11 @@ func (s *Softmax) Float() float64 {
 	return float64(mix(s.State)>>11) / (1 << 53)
 }
 
+// FloatAt returns PeekFloat(i+1) (backend.Indexed): the i-th number from
+// the current state, which is the seed for a stream only FloatAt reads (a
+// draft's).
+func (s *Softmax) FloatAt(i uint64) float64 { return s.PeekFloat(int(i) + 1) }
+
 // PeekFloat returns what the n-th next Float (n ≥ 1) will return
 // (backend.Peeker).
 func (s *Softmax) PeekFloat(n int) float64 {
