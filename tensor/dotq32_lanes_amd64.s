@@ -287,7 +287,7 @@ done:
 	RET
 
 // func q4_1RowsN(w *byte, wstride int, rows int, x *byte, xstride int, ntok int, nb int, out *float32, ostride int)
-// Requires: AVX, AVX2, FMA3
+// Requires: AVX, AVX2, F16C, FMA3
 TEXT ·q4_1RowsN(SB), NOSPLIT, $32-72
 	MOVQ w+0(FP), AX
 	MOVQ wstride+8(FP), CX
@@ -319,11 +319,7 @@ row:
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
 	VXORPS Y8, Y8, Y8
-	VXORPS X9, X9, X9
-	MOVQ   $0x00000000, (SP)
-	MOVQ   $0x00000000, 8(SP)
-	MOVQ   $0x00000000, 16(SP)
-	MOVQ   $0x00000000, 24(SP)
+	VXORPS Y9, Y9, Y9
 	TESTQ  R13, R13
 	JZ     rowdone
 
@@ -337,124 +333,124 @@ loop:
 	// d_w in every lane.
 	MOVWLZX      (R10), R14
 	VBROADCASTSS (R8)(R14*4), Y11
-	MOVWLZX      2(R10), R14
-	VMOVSS       (R8)(R14*4), X12
 
-	// Token 0: ggml's mul_sum_us8_pairs_float, and summs = fma(m_w, s_x, summs).
-	VPMADDUBSW   4(R11), Y10, Y13
-	VPMADDWD     Y0, Y13, Y13
-	VCVTDQ2PS    Y13, Y13
+	// summs = fma(m_w, s_x, summs), token t's in lane t: the tokens' s_x
+	// gathered (the lanes past ntok stay 0) and widened, m_w in every lane.
+	MOVWLZX 2(R11), R14
+	VMOVD   R14, X12
+	CMPQ    ntok+40(FP), $0x01
+	JLE     sxdone
+	VPINSRW $0x01, 2(R11)(SI*1), X12, X12
+	CMPQ    ntok+40(FP), $0x02
+	JLE     sxdone
+	VPINSRW $0x02, 2(R11)(SI*2), X12, X12
+	CMPQ    ntok+40(FP), $0x03
+	JLE     sxdone
+	VPINSRW $0x03, 2(R11)(R9*1), X12, X12
+	CMPQ    ntok+40(FP), $0x04
+	JLE     sxdone
+	VPINSRW $0x04, 2(R12), X12, X12
+	CMPQ    ntok+40(FP), $0x05
+	JLE     sxdone
+	VPINSRW $0x05, 2(R12)(SI*1), X12, X12
+	CMPQ    ntok+40(FP), $0x06
+	JLE     sxdone
+	VPINSRW $0x06, 2(R12)(SI*2), X12, X12
+	CMPQ    ntok+40(FP), $0x07
+	JLE     sxdone
+	VPINSRW $0x07, 2(R12)(R9*1), X12, X12
+
+sxdone:
+	VCVTPH2PS    X12, Y12
+	MOVWLZX      2(R10), R14
+	VBROADCASTSS (R8)(R14*4), Y13
+	VFMADD231PS  Y12, Y13, Y9
+
+	// Token 0: ggml's mul_sum_us8_pairs_float.
+	VPMADDUBSW   4(R11), Y10, Y12
+	VPMADDWD     Y0, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
 	MOVWLZX      (R11), R14
-	VBROADCASTSS (R8)(R14*4), Y14
-	VMULPS       Y11, Y14, Y14
-	VFMADD231PS  Y13, Y14, Y1
-	MOVWLZX      2(R11), R14
-	VFMADD231SS  (R8)(R14*4), X12, X9
+	VBROADCASTSS (R8)(R14*4), Y13
+	VMULPS       Y11, Y13, Y13
+	VFMADD231PS  Y12, Y13, Y1
 	CMPQ         ntok+40(FP), $0x01
 	JLE          tokdone
 
-	// Token 1: ggml's mul_sum_us8_pairs_float, and summs = fma(m_w, s_x, summs).
-	VPMADDUBSW   4(R11)(SI*1), Y10, Y13
-	VPMADDWD     Y0, Y13, Y13
-	VCVTDQ2PS    Y13, Y13
+	// Token 1: ggml's mul_sum_us8_pairs_float.
+	VPMADDUBSW   4(R11)(SI*1), Y10, Y12
+	VPMADDWD     Y0, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
 	MOVWLZX      (R11)(SI*1), R14
-	VBROADCASTSS (R8)(R14*4), Y14
-	VMULPS       Y11, Y14, Y14
-	VFMADD231PS  Y13, Y14, Y2
-	VMOVSS       (SP), X13
-	MOVWLZX      2(R11)(SI*1), R14
-	VFMADD231SS  (R8)(R14*4), X12, X13
-	VMOVSS       X13, (SP)
+	VBROADCASTSS (R8)(R14*4), Y13
+	VMULPS       Y11, Y13, Y13
+	VFMADD231PS  Y12, Y13, Y2
 	CMPQ         ntok+40(FP), $0x02
 	JLE          tokdone
 
-	// Token 2: ggml's mul_sum_us8_pairs_float, and summs = fma(m_w, s_x, summs).
-	VPMADDUBSW   4(R11)(SI*2), Y10, Y13
-	VPMADDWD     Y0, Y13, Y13
-	VCVTDQ2PS    Y13, Y13
+	// Token 2: ggml's mul_sum_us8_pairs_float.
+	VPMADDUBSW   4(R11)(SI*2), Y10, Y12
+	VPMADDWD     Y0, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
 	MOVWLZX      (R11)(SI*2), R14
-	VBROADCASTSS (R8)(R14*4), Y14
-	VMULPS       Y11, Y14, Y14
-	VFMADD231PS  Y13, Y14, Y3
-	VMOVSS       4(SP), X13
-	MOVWLZX      2(R11)(SI*2), R14
-	VFMADD231SS  (R8)(R14*4), X12, X13
-	VMOVSS       X13, 4(SP)
+	VBROADCASTSS (R8)(R14*4), Y13
+	VMULPS       Y11, Y13, Y13
+	VFMADD231PS  Y12, Y13, Y3
 	CMPQ         ntok+40(FP), $0x03
 	JLE          tokdone
 
-	// Token 3: ggml's mul_sum_us8_pairs_float, and summs = fma(m_w, s_x, summs).
-	VPMADDUBSW   4(R11)(R9*1), Y10, Y13
-	VPMADDWD     Y0, Y13, Y13
-	VCVTDQ2PS    Y13, Y13
+	// Token 3: ggml's mul_sum_us8_pairs_float.
+	VPMADDUBSW   4(R11)(R9*1), Y10, Y12
+	VPMADDWD     Y0, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
 	MOVWLZX      (R11)(R9*1), R14
-	VBROADCASTSS (R8)(R14*4), Y14
-	VMULPS       Y11, Y14, Y14
-	VFMADD231PS  Y13, Y14, Y4
-	VMOVSS       8(SP), X13
-	MOVWLZX      2(R11)(R9*1), R14
-	VFMADD231SS  (R8)(R14*4), X12, X13
-	VMOVSS       X13, 8(SP)
+	VBROADCASTSS (R8)(R14*4), Y13
+	VMULPS       Y11, Y13, Y13
+	VFMADD231PS  Y12, Y13, Y4
 	CMPQ         ntok+40(FP), $0x04
 	JLE          tokdone
 
-	// Token 4: ggml's mul_sum_us8_pairs_float, and summs = fma(m_w, s_x, summs).
-	VPMADDUBSW   4(R12), Y10, Y13
-	VPMADDWD     Y0, Y13, Y13
-	VCVTDQ2PS    Y13, Y13
+	// Token 4: ggml's mul_sum_us8_pairs_float.
+	VPMADDUBSW   4(R12), Y10, Y12
+	VPMADDWD     Y0, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
 	MOVWLZX      (R12), R14
-	VBROADCASTSS (R8)(R14*4), Y14
-	VMULPS       Y11, Y14, Y14
-	VFMADD231PS  Y13, Y14, Y5
-	VMOVSS       12(SP), X13
-	MOVWLZX      2(R12), R14
-	VFMADD231SS  (R8)(R14*4), X12, X13
-	VMOVSS       X13, 12(SP)
+	VBROADCASTSS (R8)(R14*4), Y13
+	VMULPS       Y11, Y13, Y13
+	VFMADD231PS  Y12, Y13, Y5
 	CMPQ         ntok+40(FP), $0x05
 	JLE          tokdone
 
-	// Token 5: ggml's mul_sum_us8_pairs_float, and summs = fma(m_w, s_x, summs).
-	VPMADDUBSW   4(R12)(SI*1), Y10, Y13
-	VPMADDWD     Y0, Y13, Y13
-	VCVTDQ2PS    Y13, Y13
+	// Token 5: ggml's mul_sum_us8_pairs_float.
+	VPMADDUBSW   4(R12)(SI*1), Y10, Y12
+	VPMADDWD     Y0, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
 	MOVWLZX      (R12)(SI*1), R14
-	VBROADCASTSS (R8)(R14*4), Y14
-	VMULPS       Y11, Y14, Y14
-	VFMADD231PS  Y13, Y14, Y6
-	VMOVSS       16(SP), X13
-	MOVWLZX      2(R12)(SI*1), R14
-	VFMADD231SS  (R8)(R14*4), X12, X13
-	VMOVSS       X13, 16(SP)
+	VBROADCASTSS (R8)(R14*4), Y13
+	VMULPS       Y11, Y13, Y13
+	VFMADD231PS  Y12, Y13, Y6
 	CMPQ         ntok+40(FP), $0x06
 	JLE          tokdone
 
-	// Token 6: ggml's mul_sum_us8_pairs_float, and summs = fma(m_w, s_x, summs).
-	VPMADDUBSW   4(R12)(SI*2), Y10, Y13
-	VPMADDWD     Y0, Y13, Y13
-	VCVTDQ2PS    Y13, Y13
+	// Token 6: ggml's mul_sum_us8_pairs_float.
+	VPMADDUBSW   4(R12)(SI*2), Y10, Y12
+	VPMADDWD     Y0, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
 	MOVWLZX      (R12)(SI*2), R14
-	VBROADCASTSS (R8)(R14*4), Y14
-	VMULPS       Y11, Y14, Y14
-	VFMADD231PS  Y13, Y14, Y7
-	VMOVSS       20(SP), X13
-	MOVWLZX      2(R12)(SI*2), R14
-	VFMADD231SS  (R8)(R14*4), X12, X13
-	VMOVSS       X13, 20(SP)
+	VBROADCASTSS (R8)(R14*4), Y13
+	VMULPS       Y11, Y13, Y13
+	VFMADD231PS  Y12, Y13, Y7
 	CMPQ         ntok+40(FP), $0x07
 	JLE          tokdone
 
-	// Token 7: ggml's mul_sum_us8_pairs_float, and summs = fma(m_w, s_x, summs).
+	// Token 7: ggml's mul_sum_us8_pairs_float.
 	VPMADDUBSW   4(R12)(R9*1), Y10, Y10
 	VPMADDWD     Y0, Y10, Y10
 	VCVTDQ2PS    Y10, Y10
 	MOVWLZX      (R12)(R9*1), R14
-	VBROADCASTSS (R8)(R14*4), Y13
-	VMULPS       Y11, Y13, Y13
-	VFMADD231PS  Y10, Y13, Y8
-	VMOVSS       24(SP), X10
-	MOVWLZX      2(R12)(R9*1), R14
-	VFMADD231SS  (R8)(R14*4), X12, X10
-	VMOVSS       X10, 24(SP)
+	VBROADCASTSS (R8)(R14*4), Y12
+	VMULPS       Y11, Y12, Y12
+	VFMADD231PS  Y10, Y12, Y8
 
 tokdone:
 	ADDQ $0x14, R10
@@ -468,13 +464,14 @@ rowdone:
 	MOVQ         ostride+64(FP), R10
 	SHLQ         $0x02, R10
 	MOVQ         DI, R11
-	VEXTRACTF128 $0x01, Y1, X10
-	VADDPS       X1, X10, X1
-	VMOVHLPS     X1, X1, X10
-	VADDPS       X10, X1, X1
-	VMOVSHDUP    X1, X10
-	VADDSS       X10, X1, X1
+	VMOVUPS      Y9, (SP)
+	VEXTRACTF128 $0x01, Y1, X9
+	VADDPS       X1, X9, X1
+	VMOVHLPS     X1, X1, X9
+	VADDPS       X9, X1, X1
+	VMOVSHDUP    X1, X9
 	VADDSS       X9, X1, X1
+	VADDSS       (SP), X1, X1
 	VMOVSS       X1, (R11)
 	CMPQ         ntok+40(FP), $0x01
 	JLE          stored
@@ -485,7 +482,7 @@ rowdone:
 	VADDPS       X1, X2, X2
 	VMOVSHDUP    X2, X1
 	VADDSS       X1, X2, X2
-	VADDSS       (SP), X2, X2
+	VADDSS       4(SP), X2, X2
 	VMOVSS       X2, (R11)
 	CMPQ         ntok+40(FP), $0x02
 	JLE          stored
@@ -496,7 +493,7 @@ rowdone:
 	VADDPS       X1, X3, X3
 	VMOVSHDUP    X3, X1
 	VADDSS       X1, X3, X3
-	VADDSS       4(SP), X3, X3
+	VADDSS       8(SP), X3, X3
 	VMOVSS       X3, (R11)
 	CMPQ         ntok+40(FP), $0x03
 	JLE          stored
@@ -507,7 +504,7 @@ rowdone:
 	VADDPS       X1, X4, X4
 	VMOVSHDUP    X4, X1
 	VADDSS       X1, X4, X4
-	VADDSS       8(SP), X4, X4
+	VADDSS       12(SP), X4, X4
 	VMOVSS       X4, (R11)
 	CMPQ         ntok+40(FP), $0x04
 	JLE          stored
@@ -518,7 +515,7 @@ rowdone:
 	VADDPS       X1, X5, X5
 	VMOVSHDUP    X5, X1
 	VADDSS       X1, X5, X5
-	VADDSS       12(SP), X5, X5
+	VADDSS       16(SP), X5, X5
 	VMOVSS       X5, (R11)
 	CMPQ         ntok+40(FP), $0x05
 	JLE          stored
@@ -529,7 +526,7 @@ rowdone:
 	VADDPS       X1, X6, X6
 	VMOVSHDUP    X6, X1
 	VADDSS       X1, X6, X6
-	VADDSS       16(SP), X6, X6
+	VADDSS       20(SP), X6, X6
 	VMOVSS       X6, (R11)
 	CMPQ         ntok+40(FP), $0x06
 	JLE          stored
@@ -540,7 +537,7 @@ rowdone:
 	VADDPS       X1, X7, X7
 	VMOVSHDUP    X7, X1
 	VADDSS       X1, X7, X7
-	VADDSS       20(SP), X7, X7
+	VADDSS       24(SP), X7, X7
 	VMOVSS       X7, (R11)
 	CMPQ         ntok+40(FP), $0x07
 	JLE          stored
@@ -551,7 +548,7 @@ rowdone:
 	VADDPS       X1, X8, X8
 	VMOVSHDUP    X8, X1
 	VADDSS       X1, X8, X8
-	VADDSS       24(SP), X8, X8
+	VADDSS       28(SP), X8, X8
 	VMOVSS       X8, (R11)
 
 stored:
@@ -565,7 +562,7 @@ done:
 	RET
 
 // func q5_1RowsN(w *byte, wstride int, rows int, x *byte, xstride int, ntok int, nb int, out *float32, ostride int)
-// Requires: AVX, AVX2, FMA3
+// Requires: AVX, AVX2, F16C, FMA3
 TEXT ·q5_1RowsN(SB), NOSPLIT, $32-72
 	MOVQ w+0(FP), AX
 	MOVQ wstride+8(FP), CX
@@ -597,11 +594,7 @@ row:
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
 	VXORPS Y8, Y8, Y8
-	VXORPS X9, X9, X9
-	MOVQ   $0x00000000, (SP)
-	MOVQ   $0x00000000, 8(SP)
-	MOVQ   $0x00000000, 16(SP)
-	MOVQ   $0x00000000, 24(SP)
+	VXORPS Y9, Y9, Y9
 	TESTQ  R13, R13
 	JZ     rowdone
 
@@ -623,124 +616,124 @@ loop:
 	// d_w in every lane.
 	MOVWLZX      (R10), R14
 	VBROADCASTSS (R8)(R14*4), Y11
-	MOVWLZX      2(R10), R14
-	VMOVSS       (R8)(R14*4), X12
 
-	// Token 0: ggml's mul_sum_us8_pairs_float, and summs = fma(m_w, s_x, summs).
-	VPMADDUBSW   4(R11), Y10, Y13
-	VPMADDWD     Y0, Y13, Y13
-	VCVTDQ2PS    Y13, Y13
+	// summs = fma(m_w, s_x, summs), token t's in lane t: the tokens' s_x
+	// gathered (the lanes past ntok stay 0) and widened, m_w in every lane.
+	MOVWLZX 2(R11), R14
+	VMOVD   R14, X12
+	CMPQ    ntok+40(FP), $0x01
+	JLE     sxdone
+	VPINSRW $0x01, 2(R11)(SI*1), X12, X12
+	CMPQ    ntok+40(FP), $0x02
+	JLE     sxdone
+	VPINSRW $0x02, 2(R11)(SI*2), X12, X12
+	CMPQ    ntok+40(FP), $0x03
+	JLE     sxdone
+	VPINSRW $0x03, 2(R11)(R9*1), X12, X12
+	CMPQ    ntok+40(FP), $0x04
+	JLE     sxdone
+	VPINSRW $0x04, 2(R12), X12, X12
+	CMPQ    ntok+40(FP), $0x05
+	JLE     sxdone
+	VPINSRW $0x05, 2(R12)(SI*1), X12, X12
+	CMPQ    ntok+40(FP), $0x06
+	JLE     sxdone
+	VPINSRW $0x06, 2(R12)(SI*2), X12, X12
+	CMPQ    ntok+40(FP), $0x07
+	JLE     sxdone
+	VPINSRW $0x07, 2(R12)(R9*1), X12, X12
+
+sxdone:
+	VCVTPH2PS    X12, Y12
+	MOVWLZX      2(R10), R14
+	VBROADCASTSS (R8)(R14*4), Y13
+	VFMADD231PS  Y12, Y13, Y9
+
+	// Token 0: ggml's mul_sum_us8_pairs_float.
+	VPMADDUBSW   4(R11), Y10, Y12
+	VPMADDWD     Y0, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
 	MOVWLZX      (R11), R14
-	VBROADCASTSS (R8)(R14*4), Y14
-	VMULPS       Y11, Y14, Y14
-	VFMADD231PS  Y13, Y14, Y1
-	MOVWLZX      2(R11), R14
-	VFMADD231SS  (R8)(R14*4), X12, X9
+	VBROADCASTSS (R8)(R14*4), Y13
+	VMULPS       Y11, Y13, Y13
+	VFMADD231PS  Y12, Y13, Y1
 	CMPQ         ntok+40(FP), $0x01
 	JLE          tokdone
 
-	// Token 1: ggml's mul_sum_us8_pairs_float, and summs = fma(m_w, s_x, summs).
-	VPMADDUBSW   4(R11)(SI*1), Y10, Y13
-	VPMADDWD     Y0, Y13, Y13
-	VCVTDQ2PS    Y13, Y13
+	// Token 1: ggml's mul_sum_us8_pairs_float.
+	VPMADDUBSW   4(R11)(SI*1), Y10, Y12
+	VPMADDWD     Y0, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
 	MOVWLZX      (R11)(SI*1), R14
-	VBROADCASTSS (R8)(R14*4), Y14
-	VMULPS       Y11, Y14, Y14
-	VFMADD231PS  Y13, Y14, Y2
-	VMOVSS       (SP), X13
-	MOVWLZX      2(R11)(SI*1), R14
-	VFMADD231SS  (R8)(R14*4), X12, X13
-	VMOVSS       X13, (SP)
+	VBROADCASTSS (R8)(R14*4), Y13
+	VMULPS       Y11, Y13, Y13
+	VFMADD231PS  Y12, Y13, Y2
 	CMPQ         ntok+40(FP), $0x02
 	JLE          tokdone
 
-	// Token 2: ggml's mul_sum_us8_pairs_float, and summs = fma(m_w, s_x, summs).
-	VPMADDUBSW   4(R11)(SI*2), Y10, Y13
-	VPMADDWD     Y0, Y13, Y13
-	VCVTDQ2PS    Y13, Y13
+	// Token 2: ggml's mul_sum_us8_pairs_float.
+	VPMADDUBSW   4(R11)(SI*2), Y10, Y12
+	VPMADDWD     Y0, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
 	MOVWLZX      (R11)(SI*2), R14
-	VBROADCASTSS (R8)(R14*4), Y14
-	VMULPS       Y11, Y14, Y14
-	VFMADD231PS  Y13, Y14, Y3
-	VMOVSS       4(SP), X13
-	MOVWLZX      2(R11)(SI*2), R14
-	VFMADD231SS  (R8)(R14*4), X12, X13
-	VMOVSS       X13, 4(SP)
+	VBROADCASTSS (R8)(R14*4), Y13
+	VMULPS       Y11, Y13, Y13
+	VFMADD231PS  Y12, Y13, Y3
 	CMPQ         ntok+40(FP), $0x03
 	JLE          tokdone
 
-	// Token 3: ggml's mul_sum_us8_pairs_float, and summs = fma(m_w, s_x, summs).
-	VPMADDUBSW   4(R11)(R9*1), Y10, Y13
-	VPMADDWD     Y0, Y13, Y13
-	VCVTDQ2PS    Y13, Y13
+	// Token 3: ggml's mul_sum_us8_pairs_float.
+	VPMADDUBSW   4(R11)(R9*1), Y10, Y12
+	VPMADDWD     Y0, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
 	MOVWLZX      (R11)(R9*1), R14
-	VBROADCASTSS (R8)(R14*4), Y14
-	VMULPS       Y11, Y14, Y14
-	VFMADD231PS  Y13, Y14, Y4
-	VMOVSS       8(SP), X13
-	MOVWLZX      2(R11)(R9*1), R14
-	VFMADD231SS  (R8)(R14*4), X12, X13
-	VMOVSS       X13, 8(SP)
+	VBROADCASTSS (R8)(R14*4), Y13
+	VMULPS       Y11, Y13, Y13
+	VFMADD231PS  Y12, Y13, Y4
 	CMPQ         ntok+40(FP), $0x04
 	JLE          tokdone
 
-	// Token 4: ggml's mul_sum_us8_pairs_float, and summs = fma(m_w, s_x, summs).
-	VPMADDUBSW   4(R12), Y10, Y13
-	VPMADDWD     Y0, Y13, Y13
-	VCVTDQ2PS    Y13, Y13
+	// Token 4: ggml's mul_sum_us8_pairs_float.
+	VPMADDUBSW   4(R12), Y10, Y12
+	VPMADDWD     Y0, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
 	MOVWLZX      (R12), R14
-	VBROADCASTSS (R8)(R14*4), Y14
-	VMULPS       Y11, Y14, Y14
-	VFMADD231PS  Y13, Y14, Y5
-	VMOVSS       12(SP), X13
-	MOVWLZX      2(R12), R14
-	VFMADD231SS  (R8)(R14*4), X12, X13
-	VMOVSS       X13, 12(SP)
+	VBROADCASTSS (R8)(R14*4), Y13
+	VMULPS       Y11, Y13, Y13
+	VFMADD231PS  Y12, Y13, Y5
 	CMPQ         ntok+40(FP), $0x05
 	JLE          tokdone
 
-	// Token 5: ggml's mul_sum_us8_pairs_float, and summs = fma(m_w, s_x, summs).
-	VPMADDUBSW   4(R12)(SI*1), Y10, Y13
-	VPMADDWD     Y0, Y13, Y13
-	VCVTDQ2PS    Y13, Y13
+	// Token 5: ggml's mul_sum_us8_pairs_float.
+	VPMADDUBSW   4(R12)(SI*1), Y10, Y12
+	VPMADDWD     Y0, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
 	MOVWLZX      (R12)(SI*1), R14
-	VBROADCASTSS (R8)(R14*4), Y14
-	VMULPS       Y11, Y14, Y14
-	VFMADD231PS  Y13, Y14, Y6
-	VMOVSS       16(SP), X13
-	MOVWLZX      2(R12)(SI*1), R14
-	VFMADD231SS  (R8)(R14*4), X12, X13
-	VMOVSS       X13, 16(SP)
+	VBROADCASTSS (R8)(R14*4), Y13
+	VMULPS       Y11, Y13, Y13
+	VFMADD231PS  Y12, Y13, Y6
 	CMPQ         ntok+40(FP), $0x06
 	JLE          tokdone
 
-	// Token 6: ggml's mul_sum_us8_pairs_float, and summs = fma(m_w, s_x, summs).
-	VPMADDUBSW   4(R12)(SI*2), Y10, Y13
-	VPMADDWD     Y0, Y13, Y13
-	VCVTDQ2PS    Y13, Y13
+	// Token 6: ggml's mul_sum_us8_pairs_float.
+	VPMADDUBSW   4(R12)(SI*2), Y10, Y12
+	VPMADDWD     Y0, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
 	MOVWLZX      (R12)(SI*2), R14
-	VBROADCASTSS (R8)(R14*4), Y14
-	VMULPS       Y11, Y14, Y14
-	VFMADD231PS  Y13, Y14, Y7
-	VMOVSS       20(SP), X13
-	MOVWLZX      2(R12)(SI*2), R14
-	VFMADD231SS  (R8)(R14*4), X12, X13
-	VMOVSS       X13, 20(SP)
+	VBROADCASTSS (R8)(R14*4), Y13
+	VMULPS       Y11, Y13, Y13
+	VFMADD231PS  Y12, Y13, Y7
 	CMPQ         ntok+40(FP), $0x07
 	JLE          tokdone
 
-	// Token 7: ggml's mul_sum_us8_pairs_float, and summs = fma(m_w, s_x, summs).
+	// Token 7: ggml's mul_sum_us8_pairs_float.
 	VPMADDUBSW   4(R12)(R9*1), Y10, Y10
 	VPMADDWD     Y0, Y10, Y10
 	VCVTDQ2PS    Y10, Y10
 	MOVWLZX      (R12)(R9*1), R14
-	VBROADCASTSS (R8)(R14*4), Y13
-	VMULPS       Y11, Y13, Y13
-	VFMADD231PS  Y10, Y13, Y8
-	VMOVSS       24(SP), X10
-	MOVWLZX      2(R12)(R9*1), R14
-	VFMADD231SS  (R8)(R14*4), X12, X10
-	VMOVSS       X10, 24(SP)
+	VBROADCASTSS (R8)(R14*4), Y12
+	VMULPS       Y11, Y12, Y12
+	VFMADD231PS  Y10, Y12, Y8
 
 tokdone:
 	ADDQ $0x18, R10
@@ -754,13 +747,14 @@ rowdone:
 	MOVQ         ostride+64(FP), R10
 	SHLQ         $0x02, R10
 	MOVQ         DI, R11
-	VEXTRACTF128 $0x01, Y1, X10
-	VADDPS       X1, X10, X1
-	VMOVHLPS     X1, X1, X10
-	VADDPS       X10, X1, X1
-	VMOVSHDUP    X1, X10
-	VADDSS       X10, X1, X1
+	VMOVUPS      Y9, (SP)
+	VEXTRACTF128 $0x01, Y1, X9
+	VADDPS       X1, X9, X1
+	VMOVHLPS     X1, X1, X9
+	VADDPS       X9, X1, X1
+	VMOVSHDUP    X1, X9
 	VADDSS       X9, X1, X1
+	VADDSS       (SP), X1, X1
 	VMOVSS       X1, (R11)
 	CMPQ         ntok+40(FP), $0x01
 	JLE          stored
@@ -771,7 +765,7 @@ rowdone:
 	VADDPS       X1, X2, X2
 	VMOVSHDUP    X2, X1
 	VADDSS       X1, X2, X2
-	VADDSS       (SP), X2, X2
+	VADDSS       4(SP), X2, X2
 	VMOVSS       X2, (R11)
 	CMPQ         ntok+40(FP), $0x02
 	JLE          stored
@@ -782,7 +776,7 @@ rowdone:
 	VADDPS       X1, X3, X3
 	VMOVSHDUP    X3, X1
 	VADDSS       X1, X3, X3
-	VADDSS       4(SP), X3, X3
+	VADDSS       8(SP), X3, X3
 	VMOVSS       X3, (R11)
 	CMPQ         ntok+40(FP), $0x03
 	JLE          stored
@@ -793,7 +787,7 @@ rowdone:
 	VADDPS       X1, X4, X4
 	VMOVSHDUP    X4, X1
 	VADDSS       X1, X4, X4
-	VADDSS       8(SP), X4, X4
+	VADDSS       12(SP), X4, X4
 	VMOVSS       X4, (R11)
 	CMPQ         ntok+40(FP), $0x04
 	JLE          stored
@@ -804,7 +798,7 @@ rowdone:
 	VADDPS       X1, X5, X5
 	VMOVSHDUP    X5, X1
 	VADDSS       X1, X5, X5
-	VADDSS       12(SP), X5, X5
+	VADDSS       16(SP), X5, X5
 	VMOVSS       X5, (R11)
 	CMPQ         ntok+40(FP), $0x05
 	JLE          stored
@@ -815,7 +809,7 @@ rowdone:
 	VADDPS       X1, X6, X6
 	VMOVSHDUP    X6, X1
 	VADDSS       X1, X6, X6
-	VADDSS       16(SP), X6, X6
+	VADDSS       20(SP), X6, X6
 	VMOVSS       X6, (R11)
 	CMPQ         ntok+40(FP), $0x06
 	JLE          stored
@@ -826,7 +820,7 @@ rowdone:
 	VADDPS       X1, X7, X7
 	VMOVSHDUP    X7, X1
 	VADDSS       X1, X7, X7
-	VADDSS       20(SP), X7, X7
+	VADDSS       24(SP), X7, X7
 	VMOVSS       X7, (R11)
 	CMPQ         ntok+40(FP), $0x07
 	JLE          stored
@@ -837,7 +831,7 @@ rowdone:
 	VADDPS       X1, X8, X8
 	VMOVSHDUP    X8, X1
 	VADDSS       X1, X8, X8
-	VADDSS       24(SP), X8, X8
+	VADDSS       28(SP), X8, X8
 	VMOVSS       X8, (R11)
 
 stored:

@@ -117,7 +117,7 @@ func q32Lanes(k q32Type) {
 	name := k.name
 	frame := 0
 	if k.min {
-		frame = 4 * q32MaxT // 4(t-1) for tokens 1..7, padded to 8 bytes
+		frame = 4 * q32MaxT // the tokens' summs, lane t at 4t, at the end of a row
 	}
 	text(name, NOSPLIT, q32Sig)
 	c.Doc(k.doc...)
@@ -148,13 +148,10 @@ func q32Lanes(k q32Type) {
 		acc[t] = top.YMM()
 		c.VXORPS(acc[t], acc[t], acc[t])
 	}
-	// The summs: token 0's in a register, the others' at 4(t-1)(SP).
-	summs := top.XMM()
+	// The summs: token t's in lane t.
+	summs := top.YMM()
 	if k.min {
 		c.VXORPS(summs, summs, summs)
-		for off := 0; off < frame; off += 8 {
-			c.MOVQ(U32(0), sp(off))
-		}
 	}
 	c.TESTQ(n, n)
 	c.JZ(LabelRef("rowdone"))
@@ -164,10 +161,6 @@ func q32Lanes(k q32Type) {
 	c.Comment("d_w in every lane.")
 	wd := top.YMM()
 	c.VBROADCASTSS(f16(Mem{Base: b}), wd)
-	wm := top.XMM()
-	if k.min {
-		c.VMOVSS(f16(Mem{Base: b, Disp: 2}), wm)
-	}
 	xq := func(t, off int) Mem {
 		m := Mem{Base: xb, Disp: off}
 		if t >= 4 {
@@ -183,6 +176,23 @@ func q32Lanes(k q32Type) {
 		}
 		return m
 	}
+	if k.min {
+		c.Comment("summs = fma(m_w, s_x, summs), token t's in lane t: the tokens' s_x",
+			"gathered (the lanes past ntok stay 0) and widened, m_w in every lane.")
+		h, sx := gp32(), top.XMM()
+		c.MOVWLZX(xq(0, 2), h)
+		c.VMOVD(h, sx)
+		for t := 1; t < q32MaxT; t++ {
+			c.CMPQ(ntok, U8(t))
+			c.JLE(LabelRef("sxdone"))
+			c.VPINSRW(U8(t), xq(t, 2), sx, sx)
+		}
+		c.Label("sxdone")
+		sy, wm := top.YMM(), top.YMM()
+		c.VCVTPH2PS(sx, sy)
+		c.VBROADCASTSS(f16(Mem{Base: b, Disp: 2}), wm)
+		c.VFMADD231PS(sy, wm, summs)
+	}
 	for t := 0; t < q32MaxT; t++ {
 		if t > 0 {
 			c.CMPQ(ntok, U8(t))
@@ -190,7 +200,7 @@ func q32Lanes(k q32Type) {
 		}
 		p := top.YMM()
 		if k.min {
-			c.Commentf("Token %d: ggml's mul_sum_us8_pairs_float, and summs = fma(m_w, s_x, summs).", t)
+			c.Commentf("Token %d: ggml's mul_sum_us8_pairs_float.", t)
 			c.VPMADDUBSW(xq(t, 4), q, p)
 		} else {
 			c.Commentf("Token %d: |q| times y with q's sign, pairs and then fours summed (mul_sum_i8_pairs_float).", t)
@@ -204,16 +214,6 @@ func q32Lanes(k q32Type) {
 		c.VBROADCASTSS(f16(xq(t, 0)), dy)
 		c.VMULPS(wd, dy, dy)
 		c.VFMADD231PS(p, dy, acc[t])
-		if k.min {
-			if t == 0 {
-				c.VFMADD231SS(f16(xq(t, 2)), wm, summs)
-			} else {
-				s := top.XMM()
-				c.VMOVSS(sp(4*(t-1)), s)
-				c.VFMADD231SS(f16(xq(t, 2)), wm, s)
-				c.VMOVSS(s, sp(4*(t-1)))
-			}
-		}
 	}
 
 	c.Label("tokdone")
@@ -229,6 +229,9 @@ func q32Lanes(k q32Type) {
 	c.MOVQ(arg("ostride", 64), os)
 	c.SHLQ(U8(2), os)
 	c.MOVQ(out, o)
+	if k.min {
+		c.VMOVUPS(summs, sp(0))
+	}
 	for t := 0; t < q32MaxT; t++ {
 		if t > 0 {
 			c.CMPQ(ntok, U8(t))
@@ -237,11 +240,7 @@ func q32Lanes(k q32Type) {
 		}
 		hsum(acc[t])
 		if k.min {
-			if t == 0 {
-				c.VADDSS(summs, acc[t].AsX(), acc[t].AsX())
-			} else {
-				c.VADDSS(sp(4*(t-1)), acc[t].AsX(), acc[t].AsX())
-			}
+			c.VADDSS(sp(4*t), acc[t].AsX(), acc[t].AsX())
 		}
 		c.VMOVSS(acc[t].AsX(), Mem{Base: o})
 	}
