@@ -14,7 +14,8 @@ import "unsafe"
 //
 //go:generate env -u GOARCH go run -C asm . -kernels q32 -out ../dotq32_lanes_amd64.s -stubs ../dotq32_lanes_stubs_amd64.go -pkg tensor
 
-// iq4nlRows8 computes, over nb blocks, for groups of eight IQ4_NL rows,
+// iq4nlRows8 computes, over nb blocks, for groups of eight IQ4_NL rows and
+// ntok (1 to 8) activation rows,
 //
 //	for t := range ntok { for r := range 8*groups {
 //		out[t*ostride+r] = dotIQ4_NLGeneric(w[r*wstride:], x[t*xstride:], 32*nb) } }
@@ -134,15 +135,15 @@ func gemvLanes(kernN rowsN, kern4 rows4, bsize, asize int, w []byte, ws, rows in
 }
 
 // gemvIQ4_NLAsm runs iq4nlRows8 over groups of eight rows (gemvGroups8:
-// a lone row as eight copies of itself), two to four tokens at a time, and
+// a lone row as eight copies of itself), two to eight tokens at a time, and
 // iq4nlRows8x1 for a lone token.
 func gemvIQ4_NLAsm(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
 	nb := cols / qk
 	checkGemv(len(w), ws, rows, nb*iq4nlSize, len(x), xs, ntok, nb*q8_0Size, len(out), os)
 	gemvGroups8(w, ws, rows, x, xs, ntok, out, os, func(w *byte, ws, groups int, x *byte, nt int, out *float32, os int) {
 		t := 0
-		for ; nt-t >= 2; t += 4 {
-			iq4nlRows8(w, ws, groups, (*byte)(unsafe.Add(unsafe.Pointer(x), t*xs)), xs, min(4, nt-t), nb,
+		for ; nt-t >= 2; t += 8 {
+			iq4nlRows8(w, ws, groups, (*byte)(unsafe.Add(unsafe.Pointer(x), t*xs)), xs, min(8, nt-t), nb,
 				(*float32)(unsafe.Add(unsafe.Pointer(out), 4*t*os)), os)
 		}
 		if t < nt {

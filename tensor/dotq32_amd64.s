@@ -48,10 +48,10 @@
 	VPMADDWD   Y14, Y0, Y0 \
 	VPADDD     Y0, YD, YD
 
-// nlToken accumulates one Q8_0 activation block (scale at S, quants at LO
-// and HI) against the eight decoded rows into ACC: each row's whole sum,
-// then acc = fma(float32(sum), d_w·d_x, acc). Clobbers AX, Y0-Y7.
-#define nlToken(S, LO, HI, ACC) \
+// nlDots leaves, for one Q8_0 activation block (scale at S, quants at LO
+// and HI) against the eight decoded rows, each row's whole sum as float32
+// in Y4 and d_w·d_x in Y5. Clobbers AX, Y0-Y7.
+#define nlDots(S, LO, HI) \
 	VBROADCASTI128 LO, Y1 \
 	VBROADCASTI128 HI, Y2 \
 	nlPair(0, 32, 256, 288, Y4) \
@@ -64,8 +64,21 @@
 	VCVTDQ2PS      Y4, Y4 \
 	MOVWLZX        S, AX \
 	VBROADCASTSS   (R13)(AX*4), Y5 \
-	VMULPS         Y5, Y12, Y5 \
-	VFMADD231PS    Y5, Y4, ACC
+	VMULPS         Y5, Y12, Y5
+
+// nlToken accumulates the block's nlDots into ACC: acc = fma(float32(sum),
+// d_w·d_x, acc). Clobbers AX, Y0-Y7.
+#define nlToken(S, LO, HI, ACC) \
+	nlDots(S, LO, HI) \
+	VFMADD231PS Y5, Y4, ACC
+
+// nlTokenM is nlToken with the accumulator in memory at ACC (tokens 4-7,
+// past the registers). Clobbers AX, Y0-Y7.
+#define nlTokenM(S, LO, HI, ACC) \
+	nlDots(S, LO, HI) \
+	VMOVUPS     ACC, Y6 \
+	VFMADD231PS Y5, Y4, Y6 \
+	VMOVUPS     Y6, ACC
 
 // nlPair1 is nlDecode and nlPair without the stack, for one token: the
 // exact dots of the row pair whose quants are at P and Q with the
@@ -125,13 +138,16 @@ GLOBL ·iq4nlLUT(SB), RODATA|NOPTR, $16
 // (dot_amd64.s) restores row order. Y13 holds the table, Y14 int16 ones,
 // Y15 0x0f bytes, Y12 the eight rows' scales in lane order.
 //
+// Tokens 4-7 accumulate in the frame (nlTokenM), their activation blocks
+// addressed from AX = DI + 4·xstride.
+//
 // Stack: for the row pair k (rows 2k, 2k+1 in the low and high halves),
 // the levels' magnitudes of elements 0-15 at 64k, of 16-31 at 64k+32, the
 // signed levels at 256+64k and 256+64k+32; the prefetch pointer at 512,
-// the group counter at 520.
+// the group counter at 520; tokens 4-7's accumulators at 528+32(t-4).
 
 // func iq4nlRows8(w *byte, wstride, groups int, x *byte, xstride, ntok, nb int, out *float32, ostride int)
-TEXT ·iq4nlRows8(SB), NOSPLIT, $528-72
+TEXT ·iq4nlRows8(SB), NOSPLIT, $656-72
 	MOVQ           w+0(FP), SI
 	MOVQ           wstride+8(FP), DX
 	MOVQ           groups+16(FP), AX
@@ -154,12 +170,16 @@ group:
 	MOVQ   AX, 512(SP)
 	MOVQ   R10, DI
 	MOVQ   nb+48(FP), CX
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-	TESTQ  CX, CX
-	JZ     groupdone
+	VXORPS  Y8, Y8, Y8
+	VXORPS  Y9, Y9, Y9
+	VXORPS  Y10, Y10, Y10
+	VXORPS  Y11, Y11, Y11
+	VMOVUPS Y8, 528(SP)
+	VMOVUPS Y8, 560(SP)
+	VMOVUPS Y8, 592(SP)
+	VMOVUPS Y8, 624(SP)
+	TESTQ   CX, CX
+	JZ      groupdone
 
 loop:
 	MOVQ       512(SP), AX
@@ -180,6 +200,22 @@ loop:
 	CMPQ       R15, $3
 	JLE        tokdone
 	nlToken((DI)(R9*1), 2(DI)(R9*1), 18(DI)(R9*1), Y11)
+	CMPQ       R15, $4
+	JLE        tokdone
+	LEAQ       (DI)(R14*4), AX
+	nlTokenM((AX), 2(AX), 18(AX), 528(SP))
+	CMPQ       R15, $5
+	JLE        tokdone
+	LEAQ       (DI)(R14*4), AX
+	nlTokenM((AX)(R14*1), 2(AX)(R14*1), 18(AX)(R14*1), 560(SP))
+	CMPQ       R15, $6
+	JLE        tokdone
+	LEAQ       (DI)(R14*4), AX
+	nlTokenM((AX)(R14*2), 2(AX)(R14*2), 18(AX)(R14*2), 592(SP))
+	CMPQ       R15, $7
+	JLE        tokdone
+	LEAQ       (DI)(R14*4), AX
+	nlTokenM((AX)(R9*1), 2(AX)(R9*1), 18(AX)(R9*1), 624(SP))
 
 tokdone:
 	next8(18, 34, loop)
@@ -205,6 +241,26 @@ groupdone:
 	JLE     stored
 	ADDQ    AX, CX
 	VPERMPS Y11, Y0, Y1
+	VMOVUPS Y1, (CX)
+	CMPQ    R15, $4
+	JLE     stored
+	ADDQ    AX, CX
+	VPERMPS 528(SP), Y0, Y1
+	VMOVUPS Y1, (CX)
+	CMPQ    R15, $5
+	JLE     stored
+	ADDQ    AX, CX
+	VPERMPS 560(SP), Y0, Y1
+	VMOVUPS Y1, (CX)
+	CMPQ    R15, $6
+	JLE     stored
+	ADDQ    AX, CX
+	VPERMPS 592(SP), Y0, Y1
+	VMOVUPS Y1, (CX)
+	CMPQ    R15, $7
+	JLE     stored
+	ADDQ    AX, CX
+	VPERMPS 624(SP), Y0, Y1
 	VMOVUPS Y1, (CX)
 
 stored:
