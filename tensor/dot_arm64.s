@@ -4197,6 +4197,16 @@ done:
 	BNE row
 	RET
 
+// q32LanesConsts: the TBL indices that spread qh's bytes 0,1 and 2,3 eight
+// times each, and 1 << (j % 8) in byte j.
+DATA q32LanesConsts<>+0(SB)/8, $0x0000000000000000
+DATA q32LanesConsts<>+8(SB)/8, $0x0101010101010101
+DATA q32LanesConsts<>+16(SB)/8, $0x0202020202020202
+DATA q32LanesConsts<>+24(SB)/8, $0x0303030303030303
+DATA q32LanesConsts<>+32(SB)/8, $0x8040201008040201
+DATA q32LanesConsts<>+40(SB)/8, $0x8040201008040201
+GLOBL q32LanesConsts<>(SB), RODATA|NOPTR, $48
+
 // func q5_0RowsT1NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
 TEXT ·q5_0RowsT1NEON(SB), NOSPLIT, $0-64
 	MOVD w+0(FP), R0
@@ -4717,6 +4727,970 @@ store:
 	BNE row
 	RET
 
+// func q5_0RowsT5NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q5_0RowsT5NEON(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V15.B16
+	VMOVI $16, V14.B16
+	MOVD $q32LanesConsts<>(SB), R24
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	ADD R4, R11, R12
+	ADD R4, R12, R20
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	MOVD R5, R13
+	CBZ R13, store
+block:
+	MOVHU.P 2(R8), R14
+	FMOVS R14, F8
+	FCVTHS F8, F8
+	MOVWU.P 4(R8), R14
+	VMOV R14, V2.S[0]
+	VLD1 (R24), [V9.B16, V10.B16, V11.B16]
+	VLD1.P 16(R8), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V15.B16, V0.B16, V0.B16
+	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is set
+	WORD $0x4e0a0043 // tbl v3.16b, {v2.16b}, v10.16b
+	WORD $0x4e090042 // tbl v2.16b, {v2.16b}, v9.16b
+	WORD $0x4e2b8c42 // cmtst v2.16b, v2.16b, v11.16b
+	WORD $0x4e2b8c63 // cmtst v3.16b, v3.16b, v11.16b
+	WORD $0x4e621dc2 // bic v2.16b, v14.16b, v2.16b
+	VSUB V2.B16, V0.B16, V0.B16
+	WORD $0x4e631dc3 // bic v3.16b, v14.16b, v3.16b
+	VSUB V3.B16, V1.B16, V1.B16
+	// token 0
+	MOVHU.P 2(R9), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R9), [V4.B16, V5.B16]
+	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
+	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
+	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
+	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
+	// token 1
+	MOVHU.P 2(R10), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R10), [V4.B16, V5.B16]
+	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
+	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
+	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
+	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
+	// token 2
+	MOVHU.P 2(R11), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R11), [V4.B16, V5.B16]
+	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
+	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
+	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
+	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d4 // fmla v20.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f5 // fmla v21.4s, v7.4s, v10.s[0]
+	// token 3
+	MOVHU.P 2(R12), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R12), [V4.B16, V5.B16]
+	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
+	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
+	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
+	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d6 // fmla v22.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f7 // fmla v23.4s, v7.4s, v10.s[0]
+	// token 4
+	MOVHU.P 2(R20), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R20), [V4.B16, V5.B16]
+	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
+	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
+	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
+	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d8 // fmla v24.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f9 // fmla v25.4s, v7.4s, v10.s[0]
+	SUBS $1, R13, R13
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e31d600 // fadd v0.4s, v16.4s, v17.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e33d640 // fadd v0.4s, v18.4s, v19.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e35d680 // fadd v0.4s, v20.4s, v21.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 3: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e37d6c0 // fadd v0.4s, v22.4s, v23.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 4: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e39d700 // fadd v0.4s, v24.4s, v25.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q5_0RowsT6NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q5_0RowsT6NEON(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V15.B16
+	VMOVI $16, V14.B16
+	MOVD $q32LanesConsts<>(SB), R24
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	ADD R4, R11, R12
+	ADD R4, R12, R20
+	ADD R4, R20, R21
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	MOVD R5, R13
+	CBZ R13, store
+block:
+	MOVHU.P 2(R8), R14
+	FMOVS R14, F8
+	FCVTHS F8, F8
+	MOVWU.P 4(R8), R14
+	VMOV R14, V2.S[0]
+	VLD1 (R24), [V9.B16, V10.B16, V11.B16]
+	VLD1.P 16(R8), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V15.B16, V0.B16, V0.B16
+	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is set
+	WORD $0x4e0a0043 // tbl v3.16b, {v2.16b}, v10.16b
+	WORD $0x4e090042 // tbl v2.16b, {v2.16b}, v9.16b
+	WORD $0x4e2b8c42 // cmtst v2.16b, v2.16b, v11.16b
+	WORD $0x4e2b8c63 // cmtst v3.16b, v3.16b, v11.16b
+	WORD $0x4e621dc2 // bic v2.16b, v14.16b, v2.16b
+	VSUB V2.B16, V0.B16, V0.B16
+	WORD $0x4e631dc3 // bic v3.16b, v14.16b, v3.16b
+	VSUB V3.B16, V1.B16, V1.B16
+	// token 0
+	MOVHU.P 2(R9), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R9), [V4.B16, V5.B16]
+	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
+	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
+	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
+	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
+	// token 1
+	MOVHU.P 2(R10), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R10), [V4.B16, V5.B16]
+	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
+	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
+	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
+	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
+	// token 2
+	MOVHU.P 2(R11), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R11), [V4.B16, V5.B16]
+	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
+	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
+	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
+	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d4 // fmla v20.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f5 // fmla v21.4s, v7.4s, v10.s[0]
+	// token 3
+	MOVHU.P 2(R12), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R12), [V4.B16, V5.B16]
+	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
+	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
+	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
+	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d6 // fmla v22.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f7 // fmla v23.4s, v7.4s, v10.s[0]
+	// token 4
+	MOVHU.P 2(R20), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R20), [V4.B16, V5.B16]
+	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
+	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
+	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
+	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d8 // fmla v24.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f9 // fmla v25.4s, v7.4s, v10.s[0]
+	// token 5
+	MOVHU.P 2(R21), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R21), [V4.B16, V5.B16]
+	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
+	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
+	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
+	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10da // fmla v26.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10fb // fmla v27.4s, v7.4s, v10.s[0]
+	SUBS $1, R13, R13
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e31d600 // fadd v0.4s, v16.4s, v17.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e33d640 // fadd v0.4s, v18.4s, v19.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e35d680 // fadd v0.4s, v20.4s, v21.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 3: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e37d6c0 // fadd v0.4s, v22.4s, v23.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 4: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e39d700 // fadd v0.4s, v24.4s, v25.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 5: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3bd740 // fadd v0.4s, v26.4s, v27.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q5_0RowsT7NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q5_0RowsT7NEON(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V15.B16
+	VMOVI $16, V14.B16
+	MOVD $q32LanesConsts<>(SB), R24
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	ADD R4, R11, R12
+	ADD R4, R12, R20
+	ADD R4, R20, R21
+	ADD R4, R21, R22
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	MOVD R5, R13
+	CBZ R13, store
+block:
+	MOVHU.P 2(R8), R14
+	FMOVS R14, F8
+	FCVTHS F8, F8
+	MOVWU.P 4(R8), R14
+	VMOV R14, V2.S[0]
+	VLD1 (R24), [V9.B16, V10.B16, V11.B16]
+	VLD1.P 16(R8), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V15.B16, V0.B16, V0.B16
+	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is set
+	WORD $0x4e0a0043 // tbl v3.16b, {v2.16b}, v10.16b
+	WORD $0x4e090042 // tbl v2.16b, {v2.16b}, v9.16b
+	WORD $0x4e2b8c42 // cmtst v2.16b, v2.16b, v11.16b
+	WORD $0x4e2b8c63 // cmtst v3.16b, v3.16b, v11.16b
+	WORD $0x4e621dc2 // bic v2.16b, v14.16b, v2.16b
+	VSUB V2.B16, V0.B16, V0.B16
+	WORD $0x4e631dc3 // bic v3.16b, v14.16b, v3.16b
+	VSUB V3.B16, V1.B16, V1.B16
+	// token 0
+	MOVHU.P 2(R9), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R9), [V4.B16, V5.B16]
+	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
+	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
+	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
+	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
+	// token 1
+	MOVHU.P 2(R10), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R10), [V4.B16, V5.B16]
+	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
+	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
+	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
+	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
+	// token 2
+	MOVHU.P 2(R11), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R11), [V4.B16, V5.B16]
+	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
+	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
+	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
+	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d4 // fmla v20.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f5 // fmla v21.4s, v7.4s, v10.s[0]
+	// token 3
+	MOVHU.P 2(R12), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R12), [V4.B16, V5.B16]
+	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
+	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
+	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
+	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d6 // fmla v22.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f7 // fmla v23.4s, v7.4s, v10.s[0]
+	// token 4
+	MOVHU.P 2(R20), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R20), [V4.B16, V5.B16]
+	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
+	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
+	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
+	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d8 // fmla v24.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f9 // fmla v25.4s, v7.4s, v10.s[0]
+	// token 5
+	MOVHU.P 2(R21), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R21), [V4.B16, V5.B16]
+	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
+	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
+	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
+	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10da // fmla v26.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10fb // fmla v27.4s, v7.4s, v10.s[0]
+	// token 6
+	MOVHU.P 2(R22), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R22), [V4.B16, V5.B16]
+	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
+	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
+	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
+	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10dc // fmla v28.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10fd // fmla v29.4s, v7.4s, v10.s[0]
+	SUBS $1, R13, R13
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e31d600 // fadd v0.4s, v16.4s, v17.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e33d640 // fadd v0.4s, v18.4s, v19.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e35d680 // fadd v0.4s, v20.4s, v21.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 3: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e37d6c0 // fadd v0.4s, v22.4s, v23.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 4: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e39d700 // fadd v0.4s, v24.4s, v25.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 5: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3bd740 // fadd v0.4s, v26.4s, v27.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 6: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3dd780 // fadd v0.4s, v28.4s, v29.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q5_0RowsT8NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q5_0RowsT8NEON(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V15.B16
+	VMOVI $16, V14.B16
+	MOVD $q32LanesConsts<>(SB), R24
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	ADD R4, R11, R12
+	ADD R4, R12, R20
+	ADD R4, R20, R21
+	ADD R4, R21, R22
+	ADD R4, R22, R23
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V31.B16, V31.B16, V31.B16
+	MOVD R5, R13
+	CBZ R13, store
+block:
+	MOVHU.P 2(R8), R14
+	FMOVS R14, F8
+	FCVTHS F8, F8
+	MOVWU.P 4(R8), R14
+	VMOV R14, V2.S[0]
+	VLD1 (R24), [V9.B16, V10.B16, V11.B16]
+	VLD1.P 16(R8), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V15.B16, V0.B16, V0.B16
+	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is set
+	WORD $0x4e0a0043 // tbl v3.16b, {v2.16b}, v10.16b
+	WORD $0x4e090042 // tbl v2.16b, {v2.16b}, v9.16b
+	WORD $0x4e2b8c42 // cmtst v2.16b, v2.16b, v11.16b
+	WORD $0x4e2b8c63 // cmtst v3.16b, v3.16b, v11.16b
+	WORD $0x4e621dc2 // bic v2.16b, v14.16b, v2.16b
+	VSUB V2.B16, V0.B16, V0.B16
+	WORD $0x4e631dc3 // bic v3.16b, v14.16b, v3.16b
+	VSUB V3.B16, V1.B16, V1.B16
+	// token 0
+	MOVHU.P 2(R9), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R9), [V4.B16, V5.B16]
+	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
+	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
+	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
+	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
+	// token 1
+	MOVHU.P 2(R10), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R10), [V4.B16, V5.B16]
+	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
+	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
+	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
+	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
+	// token 2
+	MOVHU.P 2(R11), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R11), [V4.B16, V5.B16]
+	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
+	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
+	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
+	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d4 // fmla v20.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f5 // fmla v21.4s, v7.4s, v10.s[0]
+	// token 3
+	MOVHU.P 2(R12), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R12), [V4.B16, V5.B16]
+	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
+	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
+	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
+	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d6 // fmla v22.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f7 // fmla v23.4s, v7.4s, v10.s[0]
+	// token 4
+	MOVHU.P 2(R20), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R20), [V4.B16, V5.B16]
+	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
+	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
+	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
+	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d8 // fmla v24.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f9 // fmla v25.4s, v7.4s, v10.s[0]
+	// token 5
+	MOVHU.P 2(R21), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R21), [V4.B16, V5.B16]
+	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
+	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
+	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
+	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10da // fmla v26.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10fb // fmla v27.4s, v7.4s, v10.s[0]
+	// token 6
+	MOVHU.P 2(R22), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R22), [V4.B16, V5.B16]
+	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
+	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
+	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
+	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10dc // fmla v28.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10fd // fmla v29.4s, v7.4s, v10.s[0]
+	// token 7
+	MOVHU.P 2(R23), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R23), [V4.B16, V5.B16]
+	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
+	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
+	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
+	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x4e60298c // saddlp v12.4s, v12.8h
+	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
+	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10de // fmla v30.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10ff // fmla v31.4s, v7.4s, v10.s[0]
+	SUBS $1, R13, R13
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e31d600 // fadd v0.4s, v16.4s, v17.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e33d640 // fadd v0.4s, v18.4s, v19.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e35d680 // fadd v0.4s, v20.4s, v21.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 3: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e37d6c0 // fadd v0.4s, v22.4s, v23.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 4: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e39d700 // fadd v0.4s, v24.4s, v25.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 5: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3bd740 // fadd v0.4s, v26.4s, v27.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 6: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3dd780 // fadd v0.4s, v28.4s, v29.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 7: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3fd7c0 // fadd v0.4s, v30.4s, v31.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
 // func q5_0RowsT1Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
 TEXT ·q5_0RowsT1Dot(SB), NOSPLIT, $0-64
 	MOVD w+0(FP), R0
@@ -5167,6 +6141,814 @@ store:
 	ADD R7, R19, R19
 	// token 3: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
 	WORD $0x4e37d6c0 // fadd v0.4s, v22.4s, v23.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q5_0RowsT5Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q5_0RowsT5Dot(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V15.B16
+	VMOVI $16, V14.B16
+	MOVD $q32LanesConsts<>(SB), R24
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	ADD R4, R11, R12
+	ADD R4, R12, R20
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	MOVD R5, R13
+	CBZ R13, store
+block:
+	MOVHU.P 2(R8), R14
+	FMOVS R14, F8
+	FCVTHS F8, F8
+	MOVWU.P 4(R8), R14
+	VMOV R14, V2.S[0]
+	VLD1 (R24), [V9.B16, V10.B16, V11.B16]
+	VLD1.P 16(R8), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V15.B16, V0.B16, V0.B16
+	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is set
+	WORD $0x4e0a0043 // tbl v3.16b, {v2.16b}, v10.16b
+	WORD $0x4e090042 // tbl v2.16b, {v2.16b}, v9.16b
+	WORD $0x4e2b8c42 // cmtst v2.16b, v2.16b, v11.16b
+	WORD $0x4e2b8c63 // cmtst v3.16b, v3.16b, v11.16b
+	WORD $0x4e621dc2 // bic v2.16b, v14.16b, v2.16b
+	VSUB V2.B16, V0.B16, V0.B16
+	WORD $0x4e631dc3 // bic v3.16b, v14.16b, v3.16b
+	VSUB V3.B16, V1.B16, V1.B16
+	// token 0
+	MOVHU.P 2(R9), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R9), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
+	// token 1
+	MOVHU.P 2(R10), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R10), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
+	// token 2
+	MOVHU.P 2(R11), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R11), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d4 // fmla v20.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f5 // fmla v21.4s, v7.4s, v10.s[0]
+	// token 3
+	MOVHU.P 2(R12), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R12), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d6 // fmla v22.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f7 // fmla v23.4s, v7.4s, v10.s[0]
+	// token 4
+	MOVHU.P 2(R20), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d8 // fmla v24.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f9 // fmla v25.4s, v7.4s, v10.s[0]
+	SUBS $1, R13, R13
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e31d600 // fadd v0.4s, v16.4s, v17.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e33d640 // fadd v0.4s, v18.4s, v19.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e35d680 // fadd v0.4s, v20.4s, v21.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 3: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e37d6c0 // fadd v0.4s, v22.4s, v23.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 4: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e39d700 // fadd v0.4s, v24.4s, v25.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q5_0RowsT6Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q5_0RowsT6Dot(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V15.B16
+	VMOVI $16, V14.B16
+	MOVD $q32LanesConsts<>(SB), R24
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	ADD R4, R11, R12
+	ADD R4, R12, R20
+	ADD R4, R20, R21
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	MOVD R5, R13
+	CBZ R13, store
+block:
+	MOVHU.P 2(R8), R14
+	FMOVS R14, F8
+	FCVTHS F8, F8
+	MOVWU.P 4(R8), R14
+	VMOV R14, V2.S[0]
+	VLD1 (R24), [V9.B16, V10.B16, V11.B16]
+	VLD1.P 16(R8), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V15.B16, V0.B16, V0.B16
+	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is set
+	WORD $0x4e0a0043 // tbl v3.16b, {v2.16b}, v10.16b
+	WORD $0x4e090042 // tbl v2.16b, {v2.16b}, v9.16b
+	WORD $0x4e2b8c42 // cmtst v2.16b, v2.16b, v11.16b
+	WORD $0x4e2b8c63 // cmtst v3.16b, v3.16b, v11.16b
+	WORD $0x4e621dc2 // bic v2.16b, v14.16b, v2.16b
+	VSUB V2.B16, V0.B16, V0.B16
+	WORD $0x4e631dc3 // bic v3.16b, v14.16b, v3.16b
+	VSUB V3.B16, V1.B16, V1.B16
+	// token 0
+	MOVHU.P 2(R9), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R9), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
+	// token 1
+	MOVHU.P 2(R10), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R10), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
+	// token 2
+	MOVHU.P 2(R11), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R11), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d4 // fmla v20.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f5 // fmla v21.4s, v7.4s, v10.s[0]
+	// token 3
+	MOVHU.P 2(R12), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R12), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d6 // fmla v22.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f7 // fmla v23.4s, v7.4s, v10.s[0]
+	// token 4
+	MOVHU.P 2(R20), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d8 // fmla v24.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f9 // fmla v25.4s, v7.4s, v10.s[0]
+	// token 5
+	MOVHU.P 2(R21), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R21), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10da // fmla v26.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10fb // fmla v27.4s, v7.4s, v10.s[0]
+	SUBS $1, R13, R13
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e31d600 // fadd v0.4s, v16.4s, v17.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e33d640 // fadd v0.4s, v18.4s, v19.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e35d680 // fadd v0.4s, v20.4s, v21.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 3: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e37d6c0 // fadd v0.4s, v22.4s, v23.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 4: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e39d700 // fadd v0.4s, v24.4s, v25.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 5: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3bd740 // fadd v0.4s, v26.4s, v27.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q5_0RowsT7Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q5_0RowsT7Dot(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V15.B16
+	VMOVI $16, V14.B16
+	MOVD $q32LanesConsts<>(SB), R24
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	ADD R4, R11, R12
+	ADD R4, R12, R20
+	ADD R4, R20, R21
+	ADD R4, R21, R22
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	MOVD R5, R13
+	CBZ R13, store
+block:
+	MOVHU.P 2(R8), R14
+	FMOVS R14, F8
+	FCVTHS F8, F8
+	MOVWU.P 4(R8), R14
+	VMOV R14, V2.S[0]
+	VLD1 (R24), [V9.B16, V10.B16, V11.B16]
+	VLD1.P 16(R8), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V15.B16, V0.B16, V0.B16
+	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is set
+	WORD $0x4e0a0043 // tbl v3.16b, {v2.16b}, v10.16b
+	WORD $0x4e090042 // tbl v2.16b, {v2.16b}, v9.16b
+	WORD $0x4e2b8c42 // cmtst v2.16b, v2.16b, v11.16b
+	WORD $0x4e2b8c63 // cmtst v3.16b, v3.16b, v11.16b
+	WORD $0x4e621dc2 // bic v2.16b, v14.16b, v2.16b
+	VSUB V2.B16, V0.B16, V0.B16
+	WORD $0x4e631dc3 // bic v3.16b, v14.16b, v3.16b
+	VSUB V3.B16, V1.B16, V1.B16
+	// token 0
+	MOVHU.P 2(R9), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R9), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
+	// token 1
+	MOVHU.P 2(R10), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R10), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
+	// token 2
+	MOVHU.P 2(R11), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R11), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d4 // fmla v20.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f5 // fmla v21.4s, v7.4s, v10.s[0]
+	// token 3
+	MOVHU.P 2(R12), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R12), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d6 // fmla v22.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f7 // fmla v23.4s, v7.4s, v10.s[0]
+	// token 4
+	MOVHU.P 2(R20), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d8 // fmla v24.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f9 // fmla v25.4s, v7.4s, v10.s[0]
+	// token 5
+	MOVHU.P 2(R21), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R21), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10da // fmla v26.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10fb // fmla v27.4s, v7.4s, v10.s[0]
+	// token 6
+	MOVHU.P 2(R22), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R22), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10dc // fmla v28.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10fd // fmla v29.4s, v7.4s, v10.s[0]
+	SUBS $1, R13, R13
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e31d600 // fadd v0.4s, v16.4s, v17.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e33d640 // fadd v0.4s, v18.4s, v19.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e35d680 // fadd v0.4s, v20.4s, v21.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 3: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e37d6c0 // fadd v0.4s, v22.4s, v23.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 4: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e39d700 // fadd v0.4s, v24.4s, v25.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 5: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3bd740 // fadd v0.4s, v26.4s, v27.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 6: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3dd780 // fadd v0.4s, v28.4s, v29.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q5_0RowsT8Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q5_0RowsT8Dot(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V15.B16
+	VMOVI $16, V14.B16
+	MOVD $q32LanesConsts<>(SB), R24
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	ADD R4, R11, R12
+	ADD R4, R12, R20
+	ADD R4, R20, R21
+	ADD R4, R21, R22
+	ADD R4, R22, R23
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V31.B16, V31.B16, V31.B16
+	MOVD R5, R13
+	CBZ R13, store
+block:
+	MOVHU.P 2(R8), R14
+	FMOVS R14, F8
+	FCVTHS F8, F8
+	MOVWU.P 4(R8), R14
+	VMOV R14, V2.S[0]
+	VLD1 (R24), [V9.B16, V10.B16, V11.B16]
+	VLD1.P 16(R8), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V15.B16, V0.B16, V0.B16
+	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is set
+	WORD $0x4e0a0043 // tbl v3.16b, {v2.16b}, v10.16b
+	WORD $0x4e090042 // tbl v2.16b, {v2.16b}, v9.16b
+	WORD $0x4e2b8c42 // cmtst v2.16b, v2.16b, v11.16b
+	WORD $0x4e2b8c63 // cmtst v3.16b, v3.16b, v11.16b
+	WORD $0x4e621dc2 // bic v2.16b, v14.16b, v2.16b
+	VSUB V2.B16, V0.B16, V0.B16
+	WORD $0x4e631dc3 // bic v3.16b, v14.16b, v3.16b
+	VSUB V3.B16, V1.B16, V1.B16
+	// token 0
+	MOVHU.P 2(R9), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R9), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
+	// token 1
+	MOVHU.P 2(R10), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R10), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
+	// token 2
+	MOVHU.P 2(R11), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R11), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d4 // fmla v20.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f5 // fmla v21.4s, v7.4s, v10.s[0]
+	// token 3
+	MOVHU.P 2(R12), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R12), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d6 // fmla v22.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f7 // fmla v23.4s, v7.4s, v10.s[0]
+	// token 4
+	MOVHU.P 2(R20), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d8 // fmla v24.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f9 // fmla v25.4s, v7.4s, v10.s[0]
+	// token 5
+	MOVHU.P 2(R21), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R21), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10da // fmla v26.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10fb // fmla v27.4s, v7.4s, v10.s[0]
+	// token 6
+	MOVHU.P 2(R22), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R22), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10dc // fmla v28.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10fd // fmla v29.4s, v7.4s, v10.s[0]
+	// token 7
+	MOVHU.P 2(R23), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	VLD1.P 32(R23), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10de // fmla v30.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10ff // fmla v31.4s, v7.4s, v10.s[0]
+	SUBS $1, R13, R13
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e31d600 // fadd v0.4s, v16.4s, v17.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e33d640 // fadd v0.4s, v18.4s, v19.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e35d680 // fadd v0.4s, v20.4s, v21.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 3: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e37d6c0 // fadd v0.4s, v22.4s, v23.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 4: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e39d700 // fadd v0.4s, v24.4s, v25.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 5: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3bd740 // fadd v0.4s, v26.4s, v27.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 6: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3dd780 // fadd v0.4s, v28.4s, v29.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 7: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3fd7c0 // fadd v0.4s, v30.4s, v31.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s

@@ -229,20 +229,20 @@ func iq4XSRows3Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *fl
 // two and two (tokenRun).
 var (
 	q6KKernels = rowKernels{qkK, q6KBytes, q8KBytes,
-		[5]rowsKernel{nil, q6KRows1NEON, q6KRows2NEON, q6KRows3NEON},
-		[5]rowsKernel{nil, q6KRows1Dot, q6KRows2Dot, q6KRows3Dot}, tokenRun, dotQ6KRef}
+		[9]rowsKernel{nil, q6KRows1NEON, q6KRows2NEON, q6KRows3NEON},
+		[9]rowsKernel{nil, q6KRows1Dot, q6KRows2Dot, q6KRows3Dot}, tokenRun, dotQ6KRef}
 	q5KKernels = rowKernels{qkK, q5KBytes, q8KBytes,
-		[5]rowsKernel{nil, q5KRows1NEON, q5KRows2NEON, q5KRows3NEON},
-		[5]rowsKernel{nil, q5KRows1Dot, q5KRows2Dot, q5KRows3Dot}, tokenRun, dotQ5KRef}
+		[9]rowsKernel{nil, q5KRows1NEON, q5KRows2NEON, q5KRows3NEON},
+		[9]rowsKernel{nil, q5KRows1Dot, q5KRows2Dot, q5KRows3Dot}, tokenRun, dotQ5KRef}
 	q3KKernels = rowKernels{qkK, q3KBytes, q8KBytes,
-		[5]rowsKernel{nil, q3KRows1NEON, q3KRows2NEON, q3KRows3NEON},
-		[5]rowsKernel{nil, q3KRows1Dot, q3KRows2Dot, q3KRows3Dot}, tokenRun, dotQ3KRef}
+		[9]rowsKernel{nil, q3KRows1NEON, q3KRows2NEON, q3KRows3NEON},
+		[9]rowsKernel{nil, q3KRows1Dot, q3KRows2Dot, q3KRows3Dot}, tokenRun, dotQ3KRef}
 	q2KKernels = rowKernels{qkK, q2KBytes, q8KBytes,
-		[5]rowsKernel{nil, q2KRows1NEON, q2KRows2NEON, q2KRows3NEON},
-		[5]rowsKernel{nil, q2KRows1Dot, q2KRows2Dot, q2KRows3Dot}, tokenRun, dotQ2KRef}
+		[9]rowsKernel{nil, q2KRows1NEON, q2KRows2NEON, q2KRows3NEON},
+		[9]rowsKernel{nil, q2KRows1Dot, q2KRows2Dot, q2KRows3Dot}, tokenRun, dotQ2KRef}
 	iq4XSKernels = rowKernels{qkK, iq4XSBytes, q8KBytes,
-		[5]rowsKernel{nil, iq4XSRows1NEON, iq4XSRows2NEON, iq4XSRows3NEON},
-		[5]rowsKernel{nil, iq4XSRows1Dot, iq4XSRows2Dot, iq4XSRows3Dot}, tokenRun, dotIQ4XSRef}
+		[9]rowsKernel{nil, iq4XSRows1NEON, iq4XSRows2NEON, iq4XSRows3NEON},
+		[9]rowsKernel{nil, iq4XSRows1Dot, iq4XSRows2Dot, iq4XSRows3Dot}, tokenRun, dotIQ4XSRef}
 )
 
 func gemvQ6K(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {

@@ -6,7 +6,8 @@ package tensor
 // gen_arm64.go), in the lanes order of their references (qlanes.go), and
 // IQ4_NL's, the four-row kernels of Q4_0 on its levels (dot_arm64.go).
 //
-// <type>RowsT<T><form> (T = 1 to 4; NEON and Dot, the SDOT form) compute,
+// <type>RowsT<T><form> (T = 1 to 4, Q5_0 to 8; NEON and Dot, the SDOT
+// form) compute,
 // row by row, unpacking each weight block once for the T tokens,
 //
 //	for t := range T { for r := range rows {
@@ -40,6 +41,30 @@ func q5_0RowsT3Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *fl
 
 //go:noescape
 func q5_0RowsT4Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q5_0RowsT5NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q5_0RowsT6NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q5_0RowsT7NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q5_0RowsT8NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q5_0RowsT5Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q5_0RowsT6Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q5_0RowsT7Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q5_0RowsT8Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
 
 //go:noescape
 func q4_1RowsT1NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
@@ -89,21 +114,25 @@ func q5_1RowsT3Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *fl
 //go:noescape
 func q5_1RowsT4Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
 
-// The lanes types' kernels: up to four tokens a pass.
+// The lanes types' kernels: up to four tokens a pass, Q5_0 eight.
 var (
 	q5_0Lanes = rowKernels{qk, q5_0Size, q8_0Size,
-		[5]rowsKernel{nil, q5_0RowsT1NEON, q5_0RowsT2NEON, q5_0RowsT3NEON, q5_0RowsT4NEON},
-		[5]rowsKernel{nil, q5_0RowsT1Dot, q5_0RowsT2Dot, q5_0RowsT3Dot, q5_0RowsT4Dot}, upTo4, dotQ5_0Generic}
+		[9]rowsKernel{nil, q5_0RowsT1NEON, q5_0RowsT2NEON, q5_0RowsT3NEON, q5_0RowsT4NEON,
+			q5_0RowsT5NEON, q5_0RowsT6NEON, q5_0RowsT7NEON, q5_0RowsT8NEON},
+		[9]rowsKernel{nil, q5_0RowsT1Dot, q5_0RowsT2Dot, q5_0RowsT3Dot, q5_0RowsT4Dot,
+			q5_0RowsT5Dot, q5_0RowsT6Dot, q5_0RowsT7Dot, q5_0RowsT8Dot}, upTo8, dotQ5_0Generic}
 	q4_1Lanes = rowKernels{qk, q4_1Size, q8_1Size,
-		[5]rowsKernel{nil, q4_1RowsT1NEON, q4_1RowsT2NEON, q4_1RowsT3NEON, q4_1RowsT4NEON},
-		[5]rowsKernel{nil, q4_1RowsT1Dot, q4_1RowsT2Dot, q4_1RowsT3Dot, q4_1RowsT4Dot}, upTo4, dotQ4_1Generic}
+		[9]rowsKernel{nil, q4_1RowsT1NEON, q4_1RowsT2NEON, q4_1RowsT3NEON, q4_1RowsT4NEON},
+		[9]rowsKernel{nil, q4_1RowsT1Dot, q4_1RowsT2Dot, q4_1RowsT3Dot, q4_1RowsT4Dot}, upTo4, dotQ4_1Generic}
 	q5_1Lanes = rowKernels{qk, q5_1Size, q8_1Size,
-		[5]rowsKernel{nil, q5_1RowsT1NEON, q5_1RowsT2NEON, q5_1RowsT3NEON, q5_1RowsT4NEON},
-		[5]rowsKernel{nil, q5_1RowsT1Dot, q5_1RowsT2Dot, q5_1RowsT3Dot, q5_1RowsT4Dot}, upTo4, dotQ5_1Generic}
+		[9]rowsKernel{nil, q5_1RowsT1NEON, q5_1RowsT2NEON, q5_1RowsT3NEON, q5_1RowsT4NEON},
+		[9]rowsKernel{nil, q5_1RowsT1Dot, q5_1RowsT2Dot, q5_1RowsT3Dot, q5_1RowsT4Dot}, upTo4, dotQ5_1Generic}
 )
 
-// upTo4 is the lanes kernels' tokens a pass: four while four are left.
+// upTo4 and upTo8 are the lanes kernels' tokens a pass: four (Q4_1,
+// Q5_1) or eight (Q5_0) while that many are left.
 func upTo4(n int) int { return min(4, n) }
+func upTo8(n int) int { return min(8, n) }
 
 func gemvIQ4_NLAsm(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
 	gemvQ0(q0IQ4NL, w, ws, rows, x, xs, ntok, cols, out, os)

@@ -2374,40 +2374,74 @@ var q32LanesTypes = []q32Lanes{
 // pairwise), converted and FMA'd with f16(w.d)·f16(x.d) into float lane
 // l, and for Q4_1 and Q5_1 summs = fma(f16(w.m), f16(x.s), summs); at the
 // end hsum8 (+ summs): dotQ5_0Generic and dotMinGeneric exactly.
+//
+// Q5_0 (no offset, no summs) takes up to eight tokens: past four its
+// accumulators fill V16-V31, and the high bits' TBL indices and bit masks
+// are loaded again every block (q32LanesConsts) into registers the tokens'
+// work reuses.
 func genQ32Lanes(g *gen) {
+	g.b.WriteString(`
+// q32LanesConsts: the TBL indices that spread qh's bytes 0,1 and 2,3 eight
+// times each, and 1 << (j % 8) in byte j.
+DATA q32LanesConsts<>+0(SB)/8, $0x0000000000000000
+DATA q32LanesConsts<>+8(SB)/8, $0x0101010101010101
+DATA q32LanesConsts<>+16(SB)/8, $0x0202020202020202
+DATA q32LanesConsts<>+24(SB)/8, $0x0303030303030303
+DATA q32LanesConsts<>+32(SB)/8, $0x8040201008040201
+DATA q32LanesConsts<>+40(SB)/8, $0x8040201008040201
+GLOBL q32LanesConsts<>(SB), RODATA|NOPTR, $48
+`)
 	for _, ty := range q32LanesTypes {
 		for _, dot := range []bool{false, true} {
-			for T := 1; T <= 4; T++ {
+			for T := 1; T <= ty.maxT(); T++ {
 				genQ32LanesT(g, ty, dot, T)
 			}
 		}
 	}
 }
 
+// maxT is the most tokens a pass of the type's kernels takes.
+func (ty q32Lanes) maxT() int {
+	if ty.min {
+		return 4
+	}
+	return 8
+}
+
 func genQ32LanesT(g *gen, ty q32Lanes, dot bool, T int) {
 	const (
-		wlo, whi     = 0, 1   // the row's block: elements 0..15, 16..31
-		hlo, hhi     = 2, 3   // its high bits, a byte each
-		xlo, xhi     = 4, 5   // a token's block
-		slo, shi     = 6, 7   // its lane sums
-		dw, mw       = 8, 9   // the row's d and m
-		dd, sx       = 10, 11 // f16(w.d)·f16(x.d), the token's s
-		n0, n1       = 12, 13 // NEON products
-		sixteen      = 14
-		mask         = 28
-		idxLo, idxHi = 29, 30 // TBL indices: qh's bytes 0,1 and 2,3 eight times each
-		bits         = 31     // 1 << (j % 8) in byte j
+		wlo, whi = 0, 1   // the row's block: elements 0..15, 16..31
+		hlo, hhi = 2, 3   // its high bits, a byte each
+		xlo, xhi = 4, 5   // a token's block
+		slo, shi = 6, 7   // its lane sums
+		dw, mw   = 8, 9   // the row's d and m
+		dd, sx   = 10, 11 // f16(w.d)·f16(x.d), the token's s
+		n0, n1   = 12, 13 // NEON products
+		sixteen  = 14
 	)
-	acc := func(t, k int) int { return 16 + 2*t + k } // V16-V23
+	// mask: 0x0f bytes; idxLo, idxHi: TBL indices, qh's bytes 0,1 and 2,3
+	// eight times each; bits: 1 << (j % 8) in byte j. Past four tokens the
+	// accumulators take V16-V31, and idxLo, idxHi and bits take V9-V11
+	// (free while a block is decoded), loaded again every block.
+	mask, idxLo, idxHi, bits := 28, 29, 30, 31
+	reload := T > 4
+	if reload {
+		mask, idxLo, idxHi, bits = 15, 9, 10, 11
+	}
+	acc := func(t, k int) int { return 16 + 2*t + k } // V16-V23 (V31)
 	summs := func(t int) int { return 24 + t }        // F24-F27
-	xp := []string{"R9", "R10", "R11", "R12"}
+	xp := []string{"R9", "R10", "R11", "R12", "R20", "R21", "R22", "R23"}
 	g.rowsTStart(ty.name+"RowsT", "rows", formName(dot), T)
 	g.movi(mask, 15)
 	if ty.qh > 0 {
 		g.movi(sixteen, 16)
-		g.vconst(idxLo, 0, 0x0101010101010101)
-		g.vconst(idxHi, 0x0202020202020202, 0x0303030303030303)
-		g.vconst(bits, 0x8040201008040201, 0x8040201008040201)
+		if reload {
+			g.p("MOVD $q32LanesConsts<>(SB), R24")
+		} else {
+			g.vconst(idxLo, 0, 0x0101010101010101)
+			g.vconst(idxHi, 0x0202020202020202, 0x0303030303030303)
+			g.vconst(bits, 0x8040201008040201, 0x8040201008040201)
+		}
 	}
 	g.label("row")
 	g.p("MOVD R0, R8")
@@ -2436,6 +2470,9 @@ func genQ32LanesT(g *gen, ty q32Lanes, dot bool, T int) {
 	if ty.qh > 0 {
 		g.p("MOVWU.P 4(R8), R14")
 		g.p("VMOV R14, V%d.S[0]", hlo)
+		if reload {
+			g.p("VLD1 (R24), [V%d.B16, V%d.B16, V%d.B16]", idxLo, idxHi, bits)
+		}
 	}
 	g.ld1b16("R8", 16, wlo)
 	g.ushr16b(whi, wlo, 4)

@@ -16,7 +16,7 @@ type rowsKernel = func(w *byte, wstride, rows int, x *byte, xstride, nb int, out
 // and its reference dot.
 type rowKernels struct {
 	block, bsize, asize int
-	neon, dot           [5]rowsKernel
+	neon, dot           [9]rowsKernel
 	run                 func(n int) int
 	ref                 VecDot
 }
