@@ -304,10 +304,3 @@ func madRowsF16Generic(acc []float32, v []uint16, e, flag []float32, stride int,
 // where the CPU has them (the kernel set in use; package tensor selects
 // it), every result expf's.
 func expfs(x []float32) { libm.Expfs(x) }
-
-// expfsGeneric is expfs as a Go loop.
-func expfsGeneric(x []float32) {
-	for i, v := range x {
-		x[i] = expf(v)
-	}
-}

@@ -288,3 +288,10 @@ func FuzzDot32F16(f *testing.F) {
 		}
 	})
 }
+
+// expfsGeneric is expfs as a Go loop.
+func expfsGeneric(x []float32) {
+	for i, v := range x {
+		x[i] = expf(v)
+	}
+}

@@ -177,15 +177,15 @@ func prefix(cand []int32, logits []float32, topP float32) []int32 {
 		sum += libm.Expf(logits[i] - maxl)
 	}
 	var cum float32
-	k, _ := cumulate(&cum, cand, logits, topP, maxl, sum)
+	k, _ := cumulate(&cum, cand, func(i int32) float32 { return libm.Expf(logits[i] - maxl) }, topP, sum)
 	return cand[:k]
 }
 
-// cumulate adds to *cum the probabilities of cand in order and returns how
-// many it took to reach topP, and whether it did.
-func cumulate(cum *float32, cand []int32, logits []float32, topP, maxl, sum float32) (int, bool) {
+// cumulate adds to *cum the probabilities term(i)/sum of cand in order and
+// returns how many it took to reach topP, and whether it did.
+func cumulate(cum *float32, cand []int32, term func(int32) float32, topP, sum float32) (int, bool) {
 	for k, i := range cand {
-		*cum += libm.Expf(logits[i]-maxl) / sum
+		*cum += term(i) / sum
 		if *cum >= topP {
 			return k + 1, true
 		}
@@ -249,7 +249,7 @@ func nucleus(cand []int32, bucket []uint8, es, logits []float32, topP float32, b
 			}
 		}
 		slices.SortFunc(cand[start:], before)
-		if k, ok := cumulate(&cum, cand[start:], logits, topP, maxl, sum); ok || top == nucleusBuckets-1 {
+		if k, ok := cumulate(&cum, cand[start:], func(i int32) float32 { return es[i] }, topP, sum); ok || top == nucleusBuckets-1 {
 			return cand[:start+k], true
 		}
 		lo, top = top+1, top+1
@@ -316,7 +316,11 @@ func (s *Sampler) Params() Params { return s.p }
 // Uint64 returns the next value of the sampler's SplitMix64 generator.
 func (s *Sampler) Uint64() uint64 {
 	s.rng += splitMixStep
-	z := s.rng
+	return splitMix(s.rng)
+}
+
+// splitMix is SplitMix64's output for the state z.
+func splitMix(z uint64) uint64 {
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
 	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
 	return z ^ (z >> 31)
@@ -325,8 +329,12 @@ func (s *Sampler) Uint64() uint64 {
 // Float returns a uniform float64 in [0, 1) from the sampler's RNG (53
 // random bits), for acceptance tests in speculative decoding.
 func (s *Sampler) Float() float64 {
-	return float64(s.Uint64()>>11) / (1 << 53)
+	return floatOf(s.Uint64())
 }
+
+// floatOf is the uniform float64 in [0, 1) of a generator output's top 53
+// bits.
+func floatOf(u uint64) float64 { return float64(u>>11) / (1 << 53) }
 
 // splitMixStep is SplitMix64's increment: each number advances the state by it.
 const splitMixStep = 0x9e3779b97f4a7c15
@@ -335,16 +343,14 @@ const splitMixStep = 0x9e3779b97f4a7c15
 // without advancing the RNG: SplitMix64's state after n steps is its state
 // plus n increments.
 func (s *Sampler) PeekFloat(n int) float64 {
-	t := Sampler{rng: s.rng + uint64(n-1)*splitMixStep}
-	return t.Float()
+	return floatOf(splitMix(s.rng + uint64(n)*splitMixStep))
 }
 
 // FloatAt returns the i-th number (from 0) that Float returns from the
 // seed on, without drawing: whatever has been drawn, the same number for
 // the same seed and i (backend.Indexed).
 func (s *Sampler) FloatAt(i uint64) float64 {
-	t := Sampler{rng: s.p.Seed + i*splitMixStep}
-	return t.Float()
+	return floatOf(splitMix(s.p.Seed + (i+1)*splitMixStep))
 }
 
 // Sample returns a token drawn from Probs(logits, params). Greedy
