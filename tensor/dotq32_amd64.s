@@ -72,13 +72,28 @@
 	nlDots(S, LO, HI) \
 	VFMADD231PS Y5, Y4, ACC
 
-// nlTokenM is nlToken with the accumulator in memory at ACC (tokens 4-7,
-// past the registers). Clobbers AX, Y0-Y7.
-#define nlTokenM(S, LO, HI, ACC) \
+// nlTokenM is nlToken for token T (4-7, past the registers), after the
+// check that ntok (R15) reaches it, with the accumulator in memory at ACC:
+// its activation block (scale at S, quants at LO and HI) is addressed from
+// AX = DI + 4·xstride. Clobbers AX, Y0-Y7.
+#define nlTokenM(T, S, LO, HI, ACC) \
+	CMPQ        R15, $T \
+	JLE         tokdone \
+	LEAQ        (DI)(R14*4), AX \
 	nlDots(S, LO, HI) \
 	VMOVUPS     ACC, Y6 \
 	VFMADD231PS Y5, Y4, Y6 \
 	VMOVUPS     Y6, ACC
+
+// nlStore writes token T's eight outputs (the accumulator SRC, permuted to
+// row order by Y0) at the next output row (CX += AX), after the check that
+// ntok (R15) reaches it.
+#define nlStore(T, SRC) \
+	CMPQ    R15, $T \
+	JLE     stored \
+	ADDQ    AX, CX \
+	VPERMPS SRC, Y0, Y1 \
+	VMOVUPS Y1, (CX)
 
 // nlPair1 is nlDecode and nlPair without the stack, for one token: the
 // exact dots of the row pair whose quants are at P and Q with the
@@ -200,22 +215,10 @@ loop:
 	CMPQ       R15, $3
 	JLE        tokdone
 	nlToken((DI)(R9*1), 2(DI)(R9*1), 18(DI)(R9*1), Y11)
-	CMPQ       R15, $4
-	JLE        tokdone
-	LEAQ       (DI)(R14*4), AX
-	nlTokenM((AX), 2(AX), 18(AX), 528(SP))
-	CMPQ       R15, $5
-	JLE        tokdone
-	LEAQ       (DI)(R14*4), AX
-	nlTokenM((AX)(R14*1), 2(AX)(R14*1), 18(AX)(R14*1), 560(SP))
-	CMPQ       R15, $6
-	JLE        tokdone
-	LEAQ       (DI)(R14*4), AX
-	nlTokenM((AX)(R14*2), 2(AX)(R14*2), 18(AX)(R14*2), 592(SP))
-	CMPQ       R15, $7
-	JLE        tokdone
-	LEAQ       (DI)(R14*4), AX
-	nlTokenM((AX)(R9*1), 2(AX)(R9*1), 18(AX)(R9*1), 624(SP))
+	nlTokenM(4, (AX), 2(AX), 18(AX), 528(SP))
+	nlTokenM(5, (AX)(R14*1), 2(AX)(R14*1), 18(AX)(R14*1), 560(SP))
+	nlTokenM(6, (AX)(R14*2), 2(AX)(R14*2), 18(AX)(R14*2), 592(SP))
+	nlTokenM(7, (AX)(R9*1), 2(AX)(R9*1), 18(AX)(R9*1), 624(SP))
 
 tokdone:
 	next8(18, 34, loop)
@@ -227,41 +230,13 @@ groupdone:
 	MOVQ    R11, CX
 	VPERMPS Y8, Y0, Y1
 	VMOVUPS Y1, (CX)
-	CMPQ    R15, $1
-	JLE     stored
-	ADDQ    AX, CX
-	VPERMPS Y9, Y0, Y1
-	VMOVUPS Y1, (CX)
-	CMPQ    R15, $2
-	JLE     stored
-	ADDQ    AX, CX
-	VPERMPS Y10, Y0, Y1
-	VMOVUPS Y1, (CX)
-	CMPQ    R15, $3
-	JLE     stored
-	ADDQ    AX, CX
-	VPERMPS Y11, Y0, Y1
-	VMOVUPS Y1, (CX)
-	CMPQ    R15, $4
-	JLE     stored
-	ADDQ    AX, CX
-	VPERMPS 528(SP), Y0, Y1
-	VMOVUPS Y1, (CX)
-	CMPQ    R15, $5
-	JLE     stored
-	ADDQ    AX, CX
-	VPERMPS 560(SP), Y0, Y1
-	VMOVUPS Y1, (CX)
-	CMPQ    R15, $6
-	JLE     stored
-	ADDQ    AX, CX
-	VPERMPS 592(SP), Y0, Y1
-	VMOVUPS Y1, (CX)
-	CMPQ    R15, $7
-	JLE     stored
-	ADDQ    AX, CX
-	VPERMPS 624(SP), Y0, Y1
-	VMOVUPS Y1, (CX)
+	nlStore(1, Y9)
+	nlStore(2, Y10)
+	nlStore(3, Y11)
+	nlStore(4, 528(SP))
+	nlStore(5, 560(SP))
+	nlStore(6, 592(SP))
+	nlStore(7, 624(SP))
 
 stored:
 	ADDQ $32, R11
