@@ -7048,31 +7048,28 @@ row:
 	ADD R4, R9, R10
 	VEOR V16.B16, V16.B16, V16.B16
 	VEOR V17.B16, V17.B16, V17.B16
-	VEOR V24.B16, V24.B16, V24.B16
 	VEOR V18.B16, V18.B16, V18.B16
 	VEOR V19.B16, V19.B16, V19.B16
-	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V24.B16, V24.B16, V24.B16
 	MOVD R5, R13
 	CBZ R13, store
 block:
 	MOVHU.P 2(R8), R14
 	FMOVS R14, F8
 	FCVTHS F8, F8
-	MOVHU.P 2(R8), R14
-	FMOVS R14, F9
-	FCVTHS F9, F9
+	MOVHU.P 2(R8), R15
 	VLD1.P 16(R8), [V0.B16]
 	VUSHR $4, V0.B16, V1.B16
 	VAND V28.B16, V0.B16, V0.B16
+	FMOVS R15, F9
+	FCVTHS F9, F9
 	// token 0
 	MOVHU.P 2(R9), R14
 	FMOVS R14, F10
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	MOVHU.P 2(R9), R14
-	FMOVS R14, F11
-	FCVTHS F11, F11
-	FMADDS F11, F24, F9, F24
+	VMOV R14, V11.H[0]
 	VLD1.P 32(R9), [V4.B16, V5.B16]
 	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
 	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
@@ -7094,9 +7091,7 @@ block:
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	MOVHU.P 2(R10), R14
-	FMOVS R14, F11
-	FCVTHS F11, F11
-	FMADDS F11, F25, F9, F25
+	VMOV R14, V11.H[1]
 	VLD1.P 32(R10), [V4.B16, V5.B16]
 	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
 	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
@@ -7112,6 +7107,9 @@ block:
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
+	// every token: summs = fma(f16(x.s), f16(w.m), summs), lane t of V24-V25
+	WORD $0x0e217966 // fcvtl v6.4s, v11.4h
+	WORD $0x4f8910d8 // fmla v24.4s, v6.4s, v9.s[0]
 	SUBS $1, R13, R13
 	BNE block
 store:
@@ -7121,7 +7119,9 @@ store:
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
-	FADDS F24, F0, F0
+	VMOV V24.S[0], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
 	// token 1: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
@@ -7129,7 +7129,9 @@ store:
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
-	FADDS F25, F0, F0
+	VMOV V24.S[1], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
 	FMOVS F0, (R19)
 	ADD $4, R6, R6
 	ADD R1, R0, R0
@@ -7156,34 +7158,30 @@ row:
 	ADD R4, R10, R11
 	VEOR V16.B16, V16.B16, V16.B16
 	VEOR V17.B16, V17.B16, V17.B16
-	VEOR V24.B16, V24.B16, V24.B16
 	VEOR V18.B16, V18.B16, V18.B16
 	VEOR V19.B16, V19.B16, V19.B16
-	VEOR V25.B16, V25.B16, V25.B16
 	VEOR V20.B16, V20.B16, V20.B16
 	VEOR V21.B16, V21.B16, V21.B16
-	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V24.B16, V24.B16, V24.B16
 	MOVD R5, R13
 	CBZ R13, store
 block:
 	MOVHU.P 2(R8), R14
 	FMOVS R14, F8
 	FCVTHS F8, F8
-	MOVHU.P 2(R8), R14
-	FMOVS R14, F9
-	FCVTHS F9, F9
+	MOVHU.P 2(R8), R15
 	VLD1.P 16(R8), [V0.B16]
 	VUSHR $4, V0.B16, V1.B16
 	VAND V28.B16, V0.B16, V0.B16
+	FMOVS R15, F9
+	FCVTHS F9, F9
 	// token 0
 	MOVHU.P 2(R9), R14
 	FMOVS R14, F10
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	MOVHU.P 2(R9), R14
-	FMOVS R14, F11
-	FCVTHS F11, F11
-	FMADDS F11, F24, F9, F24
+	VMOV R14, V11.H[0]
 	VLD1.P 32(R9), [V4.B16, V5.B16]
 	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
 	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
@@ -7205,9 +7203,7 @@ block:
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	MOVHU.P 2(R10), R14
-	FMOVS R14, F11
-	FCVTHS F11, F11
-	FMADDS F11, F25, F9, F25
+	VMOV R14, V11.H[1]
 	VLD1.P 32(R10), [V4.B16, V5.B16]
 	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
 	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
@@ -7229,9 +7225,7 @@ block:
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	MOVHU.P 2(R11), R14
-	FMOVS R14, F11
-	FCVTHS F11, F11
-	FMADDS F11, F26, F9, F26
+	VMOV R14, V11.H[2]
 	VLD1.P 32(R11), [V4.B16, V5.B16]
 	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
 	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
@@ -7247,6 +7241,9 @@ block:
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d4 // fmla v20.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f5 // fmla v21.4s, v7.4s, v10.s[0]
+	// every token: summs = fma(f16(x.s), f16(w.m), summs), lane t of V24-V25
+	WORD $0x0e217966 // fcvtl v6.4s, v11.4h
+	WORD $0x4f8910d8 // fmla v24.4s, v6.4s, v9.s[0]
 	SUBS $1, R13, R13
 	BNE block
 store:
@@ -7256,7 +7253,9 @@ store:
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
-	FADDS F24, F0, F0
+	VMOV V24.S[0], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
 	// token 1: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
@@ -7264,7 +7263,9 @@ store:
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
-	FADDS F25, F0, F0
+	VMOV V24.S[1], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
 	// token 2: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
@@ -7272,7 +7273,9 @@ store:
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
-	FADDS F26, F0, F0
+	VMOV V24.S[2], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
 	FMOVS F0, (R19)
 	ADD $4, R6, R6
 	ADD R1, R0, R0
@@ -7300,37 +7303,32 @@ row:
 	ADD R4, R11, R12
 	VEOR V16.B16, V16.B16, V16.B16
 	VEOR V17.B16, V17.B16, V17.B16
-	VEOR V24.B16, V24.B16, V24.B16
 	VEOR V18.B16, V18.B16, V18.B16
 	VEOR V19.B16, V19.B16, V19.B16
-	VEOR V25.B16, V25.B16, V25.B16
 	VEOR V20.B16, V20.B16, V20.B16
 	VEOR V21.B16, V21.B16, V21.B16
-	VEOR V26.B16, V26.B16, V26.B16
 	VEOR V22.B16, V22.B16, V22.B16
 	VEOR V23.B16, V23.B16, V23.B16
-	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V24.B16, V24.B16, V24.B16
 	MOVD R5, R13
 	CBZ R13, store
 block:
 	MOVHU.P 2(R8), R14
 	FMOVS R14, F8
 	FCVTHS F8, F8
-	MOVHU.P 2(R8), R14
-	FMOVS R14, F9
-	FCVTHS F9, F9
+	MOVHU.P 2(R8), R15
 	VLD1.P 16(R8), [V0.B16]
 	VUSHR $4, V0.B16, V1.B16
 	VAND V28.B16, V0.B16, V0.B16
+	FMOVS R15, F9
+	FCVTHS F9, F9
 	// token 0
 	MOVHU.P 2(R9), R14
 	FMOVS R14, F10
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	MOVHU.P 2(R9), R14
-	FMOVS R14, F11
-	FCVTHS F11, F11
-	FMADDS F11, F24, F9, F24
+	VMOV R14, V11.H[0]
 	VLD1.P 32(R9), [V4.B16, V5.B16]
 	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
 	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
@@ -7352,9 +7350,7 @@ block:
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	MOVHU.P 2(R10), R14
-	FMOVS R14, F11
-	FCVTHS F11, F11
-	FMADDS F11, F25, F9, F25
+	VMOV R14, V11.H[1]
 	VLD1.P 32(R10), [V4.B16, V5.B16]
 	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
 	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
@@ -7376,9 +7372,7 @@ block:
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	MOVHU.P 2(R11), R14
-	FMOVS R14, F11
-	FCVTHS F11, F11
-	FMADDS F11, F26, F9, F26
+	VMOV R14, V11.H[2]
 	VLD1.P 32(R11), [V4.B16, V5.B16]
 	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
 	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
@@ -7400,9 +7394,7 @@ block:
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	MOVHU.P 2(R12), R14
-	FMOVS R14, F11
-	FCVTHS F11, F11
-	FMADDS F11, F27, F9, F27
+	VMOV R14, V11.H[3]
 	VLD1.P 32(R12), [V4.B16, V5.B16]
 	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
 	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
@@ -7418,6 +7410,9 @@ block:
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d6 // fmla v22.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f7 // fmla v23.4s, v7.4s, v10.s[0]
+	// every token: summs = fma(f16(x.s), f16(w.m), summs), lane t of V24-V25
+	WORD $0x0e217966 // fcvtl v6.4s, v11.4h
+	WORD $0x4f8910d8 // fmla v24.4s, v6.4s, v9.s[0]
 	SUBS $1, R13, R13
 	BNE block
 store:
@@ -7427,7 +7422,9 @@ store:
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
-	FADDS F24, F0, F0
+	VMOV V24.S[0], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
 	// token 1: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
@@ -7435,7 +7432,9 @@ store:
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
-	FADDS F25, F0, F0
+	VMOV V24.S[1], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
 	// token 2: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
@@ -7443,7 +7442,9 @@ store:
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
-	FADDS F26, F0, F0
+	VMOV V24.S[2], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
 	// token 3: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
@@ -7451,7 +7452,9 @@ store:
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
-	FADDS F27, F0, F0
+	VMOV V24.S[3], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
 	FMOVS F0, (R19)
 	ADD $4, R6, R6
 	ADD R1, R0, R0
@@ -7542,31 +7545,28 @@ row:
 	ADD R4, R9, R10
 	VEOR V16.B16, V16.B16, V16.B16
 	VEOR V17.B16, V17.B16, V17.B16
-	VEOR V24.B16, V24.B16, V24.B16
 	VEOR V18.B16, V18.B16, V18.B16
 	VEOR V19.B16, V19.B16, V19.B16
-	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V24.B16, V24.B16, V24.B16
 	MOVD R5, R13
 	CBZ R13, store
 block:
 	MOVHU.P 2(R8), R14
 	FMOVS R14, F8
 	FCVTHS F8, F8
-	MOVHU.P 2(R8), R14
-	FMOVS R14, F9
-	FCVTHS F9, F9
+	MOVHU.P 2(R8), R15
 	VLD1.P 16(R8), [V0.B16]
 	VUSHR $4, V0.B16, V1.B16
 	VAND V28.B16, V0.B16, V0.B16
+	FMOVS R15, F9
+	FCVTHS F9, F9
 	// token 0
 	MOVHU.P 2(R9), R14
 	FMOVS R14, F10
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	MOVHU.P 2(R9), R14
-	FMOVS R14, F11
-	FCVTHS F11, F11
-	FMADDS F11, F24, F9, F24
+	VMOV R14, V11.H[0]
 	VLD1.P 32(R9), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
 	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
@@ -7582,9 +7582,7 @@ block:
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	MOVHU.P 2(R10), R14
-	FMOVS R14, F11
-	FCVTHS F11, F11
-	FMADDS F11, F25, F9, F25
+	VMOV R14, V11.H[1]
 	VLD1.P 32(R10), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
 	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
@@ -7594,6 +7592,9 @@ block:
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
+	// every token: summs = fma(f16(x.s), f16(w.m), summs), lane t of V24-V25
+	WORD $0x0e217966 // fcvtl v6.4s, v11.4h
+	WORD $0x4f8910d8 // fmla v24.4s, v6.4s, v9.s[0]
 	SUBS $1, R13, R13
 	BNE block
 store:
@@ -7603,7 +7604,9 @@ store:
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
-	FADDS F24, F0, F0
+	VMOV V24.S[0], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
 	// token 1: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
@@ -7611,7 +7614,9 @@ store:
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
-	FADDS F25, F0, F0
+	VMOV V24.S[1], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
 	FMOVS F0, (R19)
 	ADD $4, R6, R6
 	ADD R1, R0, R0
@@ -7638,34 +7643,30 @@ row:
 	ADD R4, R10, R11
 	VEOR V16.B16, V16.B16, V16.B16
 	VEOR V17.B16, V17.B16, V17.B16
-	VEOR V24.B16, V24.B16, V24.B16
 	VEOR V18.B16, V18.B16, V18.B16
 	VEOR V19.B16, V19.B16, V19.B16
-	VEOR V25.B16, V25.B16, V25.B16
 	VEOR V20.B16, V20.B16, V20.B16
 	VEOR V21.B16, V21.B16, V21.B16
-	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V24.B16, V24.B16, V24.B16
 	MOVD R5, R13
 	CBZ R13, store
 block:
 	MOVHU.P 2(R8), R14
 	FMOVS R14, F8
 	FCVTHS F8, F8
-	MOVHU.P 2(R8), R14
-	FMOVS R14, F9
-	FCVTHS F9, F9
+	MOVHU.P 2(R8), R15
 	VLD1.P 16(R8), [V0.B16]
 	VUSHR $4, V0.B16, V1.B16
 	VAND V28.B16, V0.B16, V0.B16
+	FMOVS R15, F9
+	FCVTHS F9, F9
 	// token 0
 	MOVHU.P 2(R9), R14
 	FMOVS R14, F10
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	MOVHU.P 2(R9), R14
-	FMOVS R14, F11
-	FCVTHS F11, F11
-	FMADDS F11, F24, F9, F24
+	VMOV R14, V11.H[0]
 	VLD1.P 32(R9), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
 	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
@@ -7681,9 +7682,7 @@ block:
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	MOVHU.P 2(R10), R14
-	FMOVS R14, F11
-	FCVTHS F11, F11
-	FMADDS F11, F25, F9, F25
+	VMOV R14, V11.H[1]
 	VLD1.P 32(R10), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
 	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
@@ -7699,9 +7698,7 @@ block:
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	MOVHU.P 2(R11), R14
-	FMOVS R14, F11
-	FCVTHS F11, F11
-	FMADDS F11, F26, F9, F26
+	VMOV R14, V11.H[2]
 	VLD1.P 32(R11), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
 	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
@@ -7711,6 +7708,9 @@ block:
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d4 // fmla v20.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f5 // fmla v21.4s, v7.4s, v10.s[0]
+	// every token: summs = fma(f16(x.s), f16(w.m), summs), lane t of V24-V25
+	WORD $0x0e217966 // fcvtl v6.4s, v11.4h
+	WORD $0x4f8910d8 // fmla v24.4s, v6.4s, v9.s[0]
 	SUBS $1, R13, R13
 	BNE block
 store:
@@ -7720,7 +7720,9 @@ store:
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
-	FADDS F24, F0, F0
+	VMOV V24.S[0], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
 	// token 1: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
@@ -7728,7 +7730,9 @@ store:
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
-	FADDS F25, F0, F0
+	VMOV V24.S[1], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
 	// token 2: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
@@ -7736,7 +7740,9 @@ store:
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
-	FADDS F26, F0, F0
+	VMOV V24.S[2], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
 	FMOVS F0, (R19)
 	ADD $4, R6, R6
 	ADD R1, R0, R0
@@ -7764,37 +7770,32 @@ row:
 	ADD R4, R11, R12
 	VEOR V16.B16, V16.B16, V16.B16
 	VEOR V17.B16, V17.B16, V17.B16
-	VEOR V24.B16, V24.B16, V24.B16
 	VEOR V18.B16, V18.B16, V18.B16
 	VEOR V19.B16, V19.B16, V19.B16
-	VEOR V25.B16, V25.B16, V25.B16
 	VEOR V20.B16, V20.B16, V20.B16
 	VEOR V21.B16, V21.B16, V21.B16
-	VEOR V26.B16, V26.B16, V26.B16
 	VEOR V22.B16, V22.B16, V22.B16
 	VEOR V23.B16, V23.B16, V23.B16
-	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V24.B16, V24.B16, V24.B16
 	MOVD R5, R13
 	CBZ R13, store
 block:
 	MOVHU.P 2(R8), R14
 	FMOVS R14, F8
 	FCVTHS F8, F8
-	MOVHU.P 2(R8), R14
-	FMOVS R14, F9
-	FCVTHS F9, F9
+	MOVHU.P 2(R8), R15
 	VLD1.P 16(R8), [V0.B16]
 	VUSHR $4, V0.B16, V1.B16
 	VAND V28.B16, V0.B16, V0.B16
+	FMOVS R15, F9
+	FCVTHS F9, F9
 	// token 0
 	MOVHU.P 2(R9), R14
 	FMOVS R14, F10
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	MOVHU.P 2(R9), R14
-	FMOVS R14, F11
-	FCVTHS F11, F11
-	FMADDS F11, F24, F9, F24
+	VMOV R14, V11.H[0]
 	VLD1.P 32(R9), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
 	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
@@ -7810,9 +7811,7 @@ block:
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	MOVHU.P 2(R10), R14
-	FMOVS R14, F11
-	FCVTHS F11, F11
-	FMADDS F11, F25, F9, F25
+	VMOV R14, V11.H[1]
 	VLD1.P 32(R10), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
 	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
@@ -7828,9 +7827,7 @@ block:
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	MOVHU.P 2(R11), R14
-	FMOVS R14, F11
-	FCVTHS F11, F11
-	FMADDS F11, F26, F9, F26
+	VMOV R14, V11.H[2]
 	VLD1.P 32(R11), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
 	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
@@ -7846,9 +7843,7 @@ block:
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	MOVHU.P 2(R12), R14
-	FMOVS R14, F11
-	FCVTHS F11, F11
-	FMADDS F11, F27, F9, F27
+	VMOV R14, V11.H[3]
 	VLD1.P 32(R12), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
 	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
@@ -7858,6 +7853,9 @@ block:
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d6 // fmla v22.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f7 // fmla v23.4s, v7.4s, v10.s[0]
+	// every token: summs = fma(f16(x.s), f16(w.m), summs), lane t of V24-V25
+	WORD $0x0e217966 // fcvtl v6.4s, v11.4h
+	WORD $0x4f8910d8 // fmla v24.4s, v6.4s, v9.s[0]
 	SUBS $1, R13, R13
 	BNE block
 store:
@@ -7867,7 +7865,9 @@ store:
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
-	FADDS F24, F0, F0
+	VMOV V24.S[0], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
 	// token 1: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
@@ -7875,7 +7875,9 @@ store:
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
-	FADDS F25, F0, F0
+	VMOV V24.S[1], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
 	// token 2: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
@@ -7883,7 +7885,9 @@ store:
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
-	FADDS F26, F0, F0
+	VMOV V24.S[2], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
 	// token 3: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
@@ -7891,7 +7895,931 @@ store:
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
-	FADDS F27, F0, F0
+	VMOV V24.S[3], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q4_1RowsT5Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q4_1RowsT5Dot(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V15.B16
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	ADD R4, R11, R12
+	ADD R4, R12, R20
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V12.B16, V12.B16, V12.B16
+	VEOR V13.B16, V13.B16, V13.B16
+	MOVD R5, R13
+	CBZ R13, store
+block:
+	MOVHU.P 2(R8), R14
+	FMOVS R14, F8
+	FCVTHS F8, F8
+	MOVHU.P 2(R8), R15
+	VLD1.P 16(R8), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V15.B16, V0.B16, V0.B16
+	FMOVS R15, F9
+	FCVTHS F9, F9
+	// token 0
+	MOVHU.P 2(R9), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R9), R14
+	VMOV R14, V11.H[0]
+	VLD1.P 32(R9), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
+	// token 1
+	MOVHU.P 2(R10), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R10), R14
+	VMOV R14, V11.H[1]
+	VLD1.P 32(R10), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
+	// token 2
+	MOVHU.P 2(R11), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R11), R14
+	VMOV R14, V11.H[2]
+	VLD1.P 32(R11), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d4 // fmla v20.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f5 // fmla v21.4s, v7.4s, v10.s[0]
+	// token 3
+	MOVHU.P 2(R12), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R12), R14
+	VMOV R14, V11.H[3]
+	VLD1.P 32(R12), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d6 // fmla v22.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f7 // fmla v23.4s, v7.4s, v10.s[0]
+	// token 4
+	MOVHU.P 2(R20), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R20), R14
+	VMOV R14, V11.H[4]
+	VLD1.P 32(R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d8 // fmla v24.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f9 // fmla v25.4s, v7.4s, v10.s[0]
+	// every token: summs = fma(f16(x.s), f16(w.m), summs), lane t of V12-V13
+	WORD $0x0e217966 // fcvtl v6.4s, v11.4h
+	WORD $0x4f8910cc // fmla v12.4s, v6.4s, v9.s[0]
+	WORD $0x4e217967 // fcvtl2 v7.4s, v11.8h
+	WORD $0x4f8910ed // fmla v13.4s, v7.4s, v9.s[0]
+	SUBS $1, R13, R13
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e31d600 // fadd v0.4s, v16.4s, v17.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	VMOV V12.S[0], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e33d640 // fadd v0.4s, v18.4s, v19.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	VMOV V12.S[1], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e35d680 // fadd v0.4s, v20.4s, v21.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	VMOV V12.S[2], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 3: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e37d6c0 // fadd v0.4s, v22.4s, v23.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	VMOV V12.S[3], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 4: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e39d700 // fadd v0.4s, v24.4s, v25.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	VMOV V13.S[0], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q4_1RowsT6Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q4_1RowsT6Dot(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V15.B16
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	ADD R4, R11, R12
+	ADD R4, R12, R20
+	ADD R4, R20, R21
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V12.B16, V12.B16, V12.B16
+	VEOR V13.B16, V13.B16, V13.B16
+	MOVD R5, R13
+	CBZ R13, store
+block:
+	MOVHU.P 2(R8), R14
+	FMOVS R14, F8
+	FCVTHS F8, F8
+	MOVHU.P 2(R8), R15
+	VLD1.P 16(R8), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V15.B16, V0.B16, V0.B16
+	FMOVS R15, F9
+	FCVTHS F9, F9
+	// token 0
+	MOVHU.P 2(R9), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R9), R14
+	VMOV R14, V11.H[0]
+	VLD1.P 32(R9), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
+	// token 1
+	MOVHU.P 2(R10), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R10), R14
+	VMOV R14, V11.H[1]
+	VLD1.P 32(R10), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
+	// token 2
+	MOVHU.P 2(R11), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R11), R14
+	VMOV R14, V11.H[2]
+	VLD1.P 32(R11), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d4 // fmla v20.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f5 // fmla v21.4s, v7.4s, v10.s[0]
+	// token 3
+	MOVHU.P 2(R12), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R12), R14
+	VMOV R14, V11.H[3]
+	VLD1.P 32(R12), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d6 // fmla v22.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f7 // fmla v23.4s, v7.4s, v10.s[0]
+	// token 4
+	MOVHU.P 2(R20), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R20), R14
+	VMOV R14, V11.H[4]
+	VLD1.P 32(R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d8 // fmla v24.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f9 // fmla v25.4s, v7.4s, v10.s[0]
+	// token 5
+	MOVHU.P 2(R21), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R21), R14
+	VMOV R14, V11.H[5]
+	VLD1.P 32(R21), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10da // fmla v26.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10fb // fmla v27.4s, v7.4s, v10.s[0]
+	// every token: summs = fma(f16(x.s), f16(w.m), summs), lane t of V12-V13
+	WORD $0x0e217966 // fcvtl v6.4s, v11.4h
+	WORD $0x4f8910cc // fmla v12.4s, v6.4s, v9.s[0]
+	WORD $0x4e217967 // fcvtl2 v7.4s, v11.8h
+	WORD $0x4f8910ed // fmla v13.4s, v7.4s, v9.s[0]
+	SUBS $1, R13, R13
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e31d600 // fadd v0.4s, v16.4s, v17.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	VMOV V12.S[0], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e33d640 // fadd v0.4s, v18.4s, v19.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	VMOV V12.S[1], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e35d680 // fadd v0.4s, v20.4s, v21.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	VMOV V12.S[2], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 3: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e37d6c0 // fadd v0.4s, v22.4s, v23.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	VMOV V12.S[3], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 4: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e39d700 // fadd v0.4s, v24.4s, v25.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	VMOV V13.S[0], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 5: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3bd740 // fadd v0.4s, v26.4s, v27.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	VMOV V13.S[1], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q4_1RowsT7Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q4_1RowsT7Dot(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V15.B16
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	ADD R4, R11, R12
+	ADD R4, R12, R20
+	ADD R4, R20, R21
+	ADD R4, R21, R22
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	VEOR V12.B16, V12.B16, V12.B16
+	VEOR V13.B16, V13.B16, V13.B16
+	MOVD R5, R13
+	CBZ R13, store
+block:
+	MOVHU.P 2(R8), R14
+	FMOVS R14, F8
+	FCVTHS F8, F8
+	MOVHU.P 2(R8), R15
+	VLD1.P 16(R8), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V15.B16, V0.B16, V0.B16
+	FMOVS R15, F9
+	FCVTHS F9, F9
+	// token 0
+	MOVHU.P 2(R9), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R9), R14
+	VMOV R14, V11.H[0]
+	VLD1.P 32(R9), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
+	// token 1
+	MOVHU.P 2(R10), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R10), R14
+	VMOV R14, V11.H[1]
+	VLD1.P 32(R10), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
+	// token 2
+	MOVHU.P 2(R11), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R11), R14
+	VMOV R14, V11.H[2]
+	VLD1.P 32(R11), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d4 // fmla v20.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f5 // fmla v21.4s, v7.4s, v10.s[0]
+	// token 3
+	MOVHU.P 2(R12), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R12), R14
+	VMOV R14, V11.H[3]
+	VLD1.P 32(R12), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d6 // fmla v22.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f7 // fmla v23.4s, v7.4s, v10.s[0]
+	// token 4
+	MOVHU.P 2(R20), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R20), R14
+	VMOV R14, V11.H[4]
+	VLD1.P 32(R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d8 // fmla v24.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f9 // fmla v25.4s, v7.4s, v10.s[0]
+	// token 5
+	MOVHU.P 2(R21), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R21), R14
+	VMOV R14, V11.H[5]
+	VLD1.P 32(R21), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10da // fmla v26.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10fb // fmla v27.4s, v7.4s, v10.s[0]
+	// token 6
+	MOVHU.P 2(R22), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R22), R14
+	VMOV R14, V11.H[6]
+	VLD1.P 32(R22), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10dc // fmla v28.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10fd // fmla v29.4s, v7.4s, v10.s[0]
+	// every token: summs = fma(f16(x.s), f16(w.m), summs), lane t of V12-V13
+	WORD $0x0e217966 // fcvtl v6.4s, v11.4h
+	WORD $0x4f8910cc // fmla v12.4s, v6.4s, v9.s[0]
+	WORD $0x4e217967 // fcvtl2 v7.4s, v11.8h
+	WORD $0x4f8910ed // fmla v13.4s, v7.4s, v9.s[0]
+	SUBS $1, R13, R13
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e31d600 // fadd v0.4s, v16.4s, v17.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	VMOV V12.S[0], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e33d640 // fadd v0.4s, v18.4s, v19.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	VMOV V12.S[1], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e35d680 // fadd v0.4s, v20.4s, v21.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	VMOV V12.S[2], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 3: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e37d6c0 // fadd v0.4s, v22.4s, v23.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	VMOV V12.S[3], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 4: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e39d700 // fadd v0.4s, v24.4s, v25.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	VMOV V13.S[0], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 5: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3bd740 // fadd v0.4s, v26.4s, v27.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	VMOV V13.S[1], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 6: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3dd780 // fadd v0.4s, v28.4s, v29.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	VMOV V13.S[2], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q4_1RowsT8Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q4_1RowsT8Dot(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V15.B16
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	ADD R4, R11, R12
+	ADD R4, R12, R20
+	ADD R4, R20, R21
+	ADD R4, R21, R22
+	ADD R4, R22, R23
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V31.B16, V31.B16, V31.B16
+	VEOR V12.B16, V12.B16, V12.B16
+	VEOR V13.B16, V13.B16, V13.B16
+	MOVD R5, R13
+	CBZ R13, store
+block:
+	MOVHU.P 2(R8), R14
+	FMOVS R14, F8
+	FCVTHS F8, F8
+	MOVHU.P 2(R8), R15
+	VLD1.P 16(R8), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V15.B16, V0.B16, V0.B16
+	FMOVS R15, F9
+	FCVTHS F9, F9
+	// token 0
+	MOVHU.P 2(R9), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R9), R14
+	VMOV R14, V11.H[0]
+	VLD1.P 32(R9), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
+	// token 1
+	MOVHU.P 2(R10), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R10), R14
+	VMOV R14, V11.H[1]
+	VLD1.P 32(R10), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
+	// token 2
+	MOVHU.P 2(R11), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R11), R14
+	VMOV R14, V11.H[2]
+	VLD1.P 32(R11), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d4 // fmla v20.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f5 // fmla v21.4s, v7.4s, v10.s[0]
+	// token 3
+	MOVHU.P 2(R12), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R12), R14
+	VMOV R14, V11.H[3]
+	VLD1.P 32(R12), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d6 // fmla v22.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f7 // fmla v23.4s, v7.4s, v10.s[0]
+	// token 4
+	MOVHU.P 2(R20), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R20), R14
+	VMOV R14, V11.H[4]
+	VLD1.P 32(R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d8 // fmla v24.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f9 // fmla v25.4s, v7.4s, v10.s[0]
+	// token 5
+	MOVHU.P 2(R21), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R21), R14
+	VMOV R14, V11.H[5]
+	VLD1.P 32(R21), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10da // fmla v26.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10fb // fmla v27.4s, v7.4s, v10.s[0]
+	// token 6
+	MOVHU.P 2(R22), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R22), R14
+	VMOV R14, V11.H[6]
+	VLD1.P 32(R22), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10dc // fmla v28.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10fd // fmla v29.4s, v7.4s, v10.s[0]
+	// token 7
+	MOVHU.P 2(R23), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R23), R14
+	VMOV R14, V11.H[7]
+	VLD1.P 32(R23), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10de // fmla v30.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10ff // fmla v31.4s, v7.4s, v10.s[0]
+	// every token: summs = fma(f16(x.s), f16(w.m), summs), lane t of V12-V13
+	WORD $0x0e217966 // fcvtl v6.4s, v11.4h
+	WORD $0x4f8910cc // fmla v12.4s, v6.4s, v9.s[0]
+	WORD $0x4e217967 // fcvtl2 v7.4s, v11.8h
+	WORD $0x4f8910ed // fmla v13.4s, v7.4s, v9.s[0]
+	SUBS $1, R13, R13
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e31d600 // fadd v0.4s, v16.4s, v17.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	VMOV V12.S[0], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e33d640 // fadd v0.4s, v18.4s, v19.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	VMOV V12.S[1], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e35d680 // fadd v0.4s, v20.4s, v21.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	VMOV V12.S[2], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 3: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e37d6c0 // fadd v0.4s, v22.4s, v23.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	VMOV V12.S[3], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 4: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e39d700 // fadd v0.4s, v24.4s, v25.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	VMOV V13.S[0], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 5: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3bd740 // fadd v0.4s, v26.4s, v27.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	VMOV V13.S[1], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 6: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3dd780 // fadd v0.4s, v28.4s, v29.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	VMOV V13.S[2], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 7: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3fd7c0 // fadd v0.4s, v30.4s, v31.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	VMOV V13.S[3], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
 	FMOVS F0, (R19)
 	ADD $4, R6, R6
 	ADD R1, R0, R0
@@ -8023,19 +8951,16 @@ row:
 	ADD R4, R9, R10
 	VEOR V16.B16, V16.B16, V16.B16
 	VEOR V17.B16, V17.B16, V17.B16
-	VEOR V24.B16, V24.B16, V24.B16
 	VEOR V18.B16, V18.B16, V18.B16
 	VEOR V19.B16, V19.B16, V19.B16
-	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V24.B16, V24.B16, V24.B16
 	MOVD R5, R13
 	CBZ R13, store
 block:
 	MOVHU.P 2(R8), R14
 	FMOVS R14, F8
 	FCVTHS F8, F8
-	MOVHU.P 2(R8), R14
-	FMOVS R14, F9
-	FCVTHS F9, F9
+	MOVHU.P 2(R8), R15
 	MOVWU.P 4(R8), R14
 	VMOV R14, V2.S[0]
 	VLD1.P 16(R8), [V0.B16]
@@ -8050,15 +8975,15 @@ block:
 	VORR V2.B16, V0.B16, V0.B16
 	VAND V14.B16, V3.B16, V3.B16
 	VORR V3.B16, V1.B16, V1.B16
+	FMOVS R15, F9
+	FCVTHS F9, F9
 	// token 0
 	MOVHU.P 2(R9), R14
 	FMOVS R14, F10
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	MOVHU.P 2(R9), R14
-	FMOVS R14, F11
-	FCVTHS F11, F11
-	FMADDS F11, F24, F9, F24
+	VMOV R14, V11.H[0]
 	VLD1.P 32(R9), [V4.B16, V5.B16]
 	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
 	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
@@ -8080,9 +9005,7 @@ block:
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	MOVHU.P 2(R10), R14
-	FMOVS R14, F11
-	FCVTHS F11, F11
-	FMADDS F11, F25, F9, F25
+	VMOV R14, V11.H[1]
 	VLD1.P 32(R10), [V4.B16, V5.B16]
 	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
 	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
@@ -8098,6 +9021,9 @@ block:
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
+	// every token: summs = fma(f16(x.s), f16(w.m), summs), lane t of V24-V25
+	WORD $0x0e217966 // fcvtl v6.4s, v11.4h
+	WORD $0x4f8910d8 // fmla v24.4s, v6.4s, v9.s[0]
 	SUBS $1, R13, R13
 	BNE block
 store:
@@ -8107,7 +9033,9 @@ store:
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
-	FADDS F24, F0, F0
+	VMOV V24.S[0], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
 	// token 1: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
@@ -8115,7 +9043,9 @@ store:
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
-	FADDS F25, F0, F0
+	VMOV V24.S[1], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
 	FMOVS F0, (R19)
 	ADD $4, R6, R6
 	ADD R1, R0, R0
@@ -8154,22 +9084,18 @@ row:
 	ADD R4, R10, R11
 	VEOR V16.B16, V16.B16, V16.B16
 	VEOR V17.B16, V17.B16, V17.B16
-	VEOR V24.B16, V24.B16, V24.B16
 	VEOR V18.B16, V18.B16, V18.B16
 	VEOR V19.B16, V19.B16, V19.B16
-	VEOR V25.B16, V25.B16, V25.B16
 	VEOR V20.B16, V20.B16, V20.B16
 	VEOR V21.B16, V21.B16, V21.B16
-	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V24.B16, V24.B16, V24.B16
 	MOVD R5, R13
 	CBZ R13, store
 block:
 	MOVHU.P 2(R8), R14
 	FMOVS R14, F8
 	FCVTHS F8, F8
-	MOVHU.P 2(R8), R14
-	FMOVS R14, F9
-	FCVTHS F9, F9
+	MOVHU.P 2(R8), R15
 	MOVWU.P 4(R8), R14
 	VMOV R14, V2.S[0]
 	VLD1.P 16(R8), [V0.B16]
@@ -8184,15 +9110,15 @@ block:
 	VORR V2.B16, V0.B16, V0.B16
 	VAND V14.B16, V3.B16, V3.B16
 	VORR V3.B16, V1.B16, V1.B16
+	FMOVS R15, F9
+	FCVTHS F9, F9
 	// token 0
 	MOVHU.P 2(R9), R14
 	FMOVS R14, F10
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	MOVHU.P 2(R9), R14
-	FMOVS R14, F11
-	FCVTHS F11, F11
-	FMADDS F11, F24, F9, F24
+	VMOV R14, V11.H[0]
 	VLD1.P 32(R9), [V4.B16, V5.B16]
 	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
 	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
@@ -8214,9 +9140,7 @@ block:
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	MOVHU.P 2(R10), R14
-	FMOVS R14, F11
-	FCVTHS F11, F11
-	FMADDS F11, F25, F9, F25
+	VMOV R14, V11.H[1]
 	VLD1.P 32(R10), [V4.B16, V5.B16]
 	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
 	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
@@ -8238,9 +9162,7 @@ block:
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	MOVHU.P 2(R11), R14
-	FMOVS R14, F11
-	FCVTHS F11, F11
-	FMADDS F11, F26, F9, F26
+	VMOV R14, V11.H[2]
 	VLD1.P 32(R11), [V4.B16, V5.B16]
 	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
 	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
@@ -8256,6 +9178,9 @@ block:
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d4 // fmla v20.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f5 // fmla v21.4s, v7.4s, v10.s[0]
+	// every token: summs = fma(f16(x.s), f16(w.m), summs), lane t of V24-V25
+	WORD $0x0e217966 // fcvtl v6.4s, v11.4h
+	WORD $0x4f8910d8 // fmla v24.4s, v6.4s, v9.s[0]
 	SUBS $1, R13, R13
 	BNE block
 store:
@@ -8265,7 +9190,9 @@ store:
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
-	FADDS F24, F0, F0
+	VMOV V24.S[0], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
 	// token 1: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
@@ -8273,7 +9200,9 @@ store:
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
-	FADDS F25, F0, F0
+	VMOV V24.S[1], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
 	// token 2: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
@@ -8281,7 +9210,9 @@ store:
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
-	FADDS F26, F0, F0
+	VMOV V24.S[2], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
 	FMOVS F0, (R19)
 	ADD $4, R6, R6
 	ADD R1, R0, R0
@@ -8321,25 +9252,20 @@ row:
 	ADD R4, R11, R12
 	VEOR V16.B16, V16.B16, V16.B16
 	VEOR V17.B16, V17.B16, V17.B16
-	VEOR V24.B16, V24.B16, V24.B16
 	VEOR V18.B16, V18.B16, V18.B16
 	VEOR V19.B16, V19.B16, V19.B16
-	VEOR V25.B16, V25.B16, V25.B16
 	VEOR V20.B16, V20.B16, V20.B16
 	VEOR V21.B16, V21.B16, V21.B16
-	VEOR V26.B16, V26.B16, V26.B16
 	VEOR V22.B16, V22.B16, V22.B16
 	VEOR V23.B16, V23.B16, V23.B16
-	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V24.B16, V24.B16, V24.B16
 	MOVD R5, R13
 	CBZ R13, store
 block:
 	MOVHU.P 2(R8), R14
 	FMOVS R14, F8
 	FCVTHS F8, F8
-	MOVHU.P 2(R8), R14
-	FMOVS R14, F9
-	FCVTHS F9, F9
+	MOVHU.P 2(R8), R15
 	MOVWU.P 4(R8), R14
 	VMOV R14, V2.S[0]
 	VLD1.P 16(R8), [V0.B16]
@@ -8354,15 +9280,15 @@ block:
 	VORR V2.B16, V0.B16, V0.B16
 	VAND V14.B16, V3.B16, V3.B16
 	VORR V3.B16, V1.B16, V1.B16
+	FMOVS R15, F9
+	FCVTHS F9, F9
 	// token 0
 	MOVHU.P 2(R9), R14
 	FMOVS R14, F10
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	MOVHU.P 2(R9), R14
-	FMOVS R14, F11
-	FCVTHS F11, F11
-	FMADDS F11, F24, F9, F24
+	VMOV R14, V11.H[0]
 	VLD1.P 32(R9), [V4.B16, V5.B16]
 	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
 	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
@@ -8384,9 +9310,7 @@ block:
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	MOVHU.P 2(R10), R14
-	FMOVS R14, F11
-	FCVTHS F11, F11
-	FMADDS F11, F25, F9, F25
+	VMOV R14, V11.H[1]
 	VLD1.P 32(R10), [V4.B16, V5.B16]
 	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
 	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
@@ -8408,9 +9332,7 @@ block:
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	MOVHU.P 2(R11), R14
-	FMOVS R14, F11
-	FCVTHS F11, F11
-	FMADDS F11, F26, F9, F26
+	VMOV R14, V11.H[2]
 	VLD1.P 32(R11), [V4.B16, V5.B16]
 	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
 	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
@@ -8432,9 +9354,7 @@ block:
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	MOVHU.P 2(R12), R14
-	FMOVS R14, F11
-	FCVTHS F11, F11
-	FMADDS F11, F27, F9, F27
+	VMOV R14, V11.H[3]
 	VLD1.P 32(R12), [V4.B16, V5.B16]
 	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
 	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
@@ -8450,6 +9370,9 @@ block:
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d6 // fmla v22.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f7 // fmla v23.4s, v7.4s, v10.s[0]
+	// every token: summs = fma(f16(x.s), f16(w.m), summs), lane t of V24-V25
+	WORD $0x0e217966 // fcvtl v6.4s, v11.4h
+	WORD $0x4f8910d8 // fmla v24.4s, v6.4s, v9.s[0]
 	SUBS $1, R13, R13
 	BNE block
 store:
@@ -8459,7 +9382,9 @@ store:
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
-	FADDS F24, F0, F0
+	VMOV V24.S[0], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
 	// token 1: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
@@ -8467,7 +9392,9 @@ store:
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
-	FADDS F25, F0, F0
+	VMOV V24.S[1], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
 	// token 2: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
@@ -8475,7 +9402,9 @@ store:
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
-	FADDS F26, F0, F0
+	VMOV V24.S[2], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
 	// token 3: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
@@ -8483,7 +9412,9 @@ store:
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
-	FADDS F27, F0, F0
+	VMOV V24.S[3], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
 	FMOVS F0, (R19)
 	ADD $4, R6, R6
 	ADD R1, R0, R0
@@ -8609,19 +9540,16 @@ row:
 	ADD R4, R9, R10
 	VEOR V16.B16, V16.B16, V16.B16
 	VEOR V17.B16, V17.B16, V17.B16
-	VEOR V24.B16, V24.B16, V24.B16
 	VEOR V18.B16, V18.B16, V18.B16
 	VEOR V19.B16, V19.B16, V19.B16
-	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V24.B16, V24.B16, V24.B16
 	MOVD R5, R13
 	CBZ R13, store
 block:
 	MOVHU.P 2(R8), R14
 	FMOVS R14, F8
 	FCVTHS F8, F8
-	MOVHU.P 2(R8), R14
-	FMOVS R14, F9
-	FCVTHS F9, F9
+	MOVHU.P 2(R8), R15
 	MOVWU.P 4(R8), R14
 	VMOV R14, V2.S[0]
 	VLD1.P 16(R8), [V0.B16]
@@ -8636,15 +9564,15 @@ block:
 	VORR V2.B16, V0.B16, V0.B16
 	VAND V14.B16, V3.B16, V3.B16
 	VORR V3.B16, V1.B16, V1.B16
+	FMOVS R15, F9
+	FCVTHS F9, F9
 	// token 0
 	MOVHU.P 2(R9), R14
 	FMOVS R14, F10
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	MOVHU.P 2(R9), R14
-	FMOVS R14, F11
-	FCVTHS F11, F11
-	FMADDS F11, F24, F9, F24
+	VMOV R14, V11.H[0]
 	VLD1.P 32(R9), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
 	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
@@ -8660,9 +9588,7 @@ block:
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	MOVHU.P 2(R10), R14
-	FMOVS R14, F11
-	FCVTHS F11, F11
-	FMADDS F11, F25, F9, F25
+	VMOV R14, V11.H[1]
 	VLD1.P 32(R10), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
 	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
@@ -8672,6 +9598,9 @@ block:
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
+	// every token: summs = fma(f16(x.s), f16(w.m), summs), lane t of V24-V25
+	WORD $0x0e217966 // fcvtl v6.4s, v11.4h
+	WORD $0x4f8910d8 // fmla v24.4s, v6.4s, v9.s[0]
 	SUBS $1, R13, R13
 	BNE block
 store:
@@ -8681,7 +9610,9 @@ store:
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
-	FADDS F24, F0, F0
+	VMOV V24.S[0], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
 	// token 1: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
@@ -8689,7 +9620,9 @@ store:
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
-	FADDS F25, F0, F0
+	VMOV V24.S[1], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
 	FMOVS F0, (R19)
 	ADD $4, R6, R6
 	ADD R1, R0, R0
@@ -8728,22 +9661,18 @@ row:
 	ADD R4, R10, R11
 	VEOR V16.B16, V16.B16, V16.B16
 	VEOR V17.B16, V17.B16, V17.B16
-	VEOR V24.B16, V24.B16, V24.B16
 	VEOR V18.B16, V18.B16, V18.B16
 	VEOR V19.B16, V19.B16, V19.B16
-	VEOR V25.B16, V25.B16, V25.B16
 	VEOR V20.B16, V20.B16, V20.B16
 	VEOR V21.B16, V21.B16, V21.B16
-	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V24.B16, V24.B16, V24.B16
 	MOVD R5, R13
 	CBZ R13, store
 block:
 	MOVHU.P 2(R8), R14
 	FMOVS R14, F8
 	FCVTHS F8, F8
-	MOVHU.P 2(R8), R14
-	FMOVS R14, F9
-	FCVTHS F9, F9
+	MOVHU.P 2(R8), R15
 	MOVWU.P 4(R8), R14
 	VMOV R14, V2.S[0]
 	VLD1.P 16(R8), [V0.B16]
@@ -8758,15 +9687,15 @@ block:
 	VORR V2.B16, V0.B16, V0.B16
 	VAND V14.B16, V3.B16, V3.B16
 	VORR V3.B16, V1.B16, V1.B16
+	FMOVS R15, F9
+	FCVTHS F9, F9
 	// token 0
 	MOVHU.P 2(R9), R14
 	FMOVS R14, F10
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	MOVHU.P 2(R9), R14
-	FMOVS R14, F11
-	FCVTHS F11, F11
-	FMADDS F11, F24, F9, F24
+	VMOV R14, V11.H[0]
 	VLD1.P 32(R9), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
 	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
@@ -8782,9 +9711,7 @@ block:
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	MOVHU.P 2(R10), R14
-	FMOVS R14, F11
-	FCVTHS F11, F11
-	FMADDS F11, F25, F9, F25
+	VMOV R14, V11.H[1]
 	VLD1.P 32(R10), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
 	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
@@ -8800,9 +9727,7 @@ block:
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	MOVHU.P 2(R11), R14
-	FMOVS R14, F11
-	FCVTHS F11, F11
-	FMADDS F11, F26, F9, F26
+	VMOV R14, V11.H[2]
 	VLD1.P 32(R11), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
 	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
@@ -8812,6 +9737,9 @@ block:
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d4 // fmla v20.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f5 // fmla v21.4s, v7.4s, v10.s[0]
+	// every token: summs = fma(f16(x.s), f16(w.m), summs), lane t of V24-V25
+	WORD $0x0e217966 // fcvtl v6.4s, v11.4h
+	WORD $0x4f8910d8 // fmla v24.4s, v6.4s, v9.s[0]
 	SUBS $1, R13, R13
 	BNE block
 store:
@@ -8821,7 +9749,9 @@ store:
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
-	FADDS F24, F0, F0
+	VMOV V24.S[0], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
 	// token 1: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
@@ -8829,7 +9759,9 @@ store:
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
-	FADDS F25, F0, F0
+	VMOV V24.S[1], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
 	// token 2: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
@@ -8837,7 +9769,9 @@ store:
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
-	FADDS F26, F0, F0
+	VMOV V24.S[2], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
 	FMOVS F0, (R19)
 	ADD $4, R6, R6
 	ADD R1, R0, R0
@@ -8877,25 +9811,20 @@ row:
 	ADD R4, R11, R12
 	VEOR V16.B16, V16.B16, V16.B16
 	VEOR V17.B16, V17.B16, V17.B16
-	VEOR V24.B16, V24.B16, V24.B16
 	VEOR V18.B16, V18.B16, V18.B16
 	VEOR V19.B16, V19.B16, V19.B16
-	VEOR V25.B16, V25.B16, V25.B16
 	VEOR V20.B16, V20.B16, V20.B16
 	VEOR V21.B16, V21.B16, V21.B16
-	VEOR V26.B16, V26.B16, V26.B16
 	VEOR V22.B16, V22.B16, V22.B16
 	VEOR V23.B16, V23.B16, V23.B16
-	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V24.B16, V24.B16, V24.B16
 	MOVD R5, R13
 	CBZ R13, store
 block:
 	MOVHU.P 2(R8), R14
 	FMOVS R14, F8
 	FCVTHS F8, F8
-	MOVHU.P 2(R8), R14
-	FMOVS R14, F9
-	FCVTHS F9, F9
+	MOVHU.P 2(R8), R15
 	MOVWU.P 4(R8), R14
 	VMOV R14, V2.S[0]
 	VLD1.P 16(R8), [V0.B16]
@@ -8910,15 +9839,15 @@ block:
 	VORR V2.B16, V0.B16, V0.B16
 	VAND V14.B16, V3.B16, V3.B16
 	VORR V3.B16, V1.B16, V1.B16
+	FMOVS R15, F9
+	FCVTHS F9, F9
 	// token 0
 	MOVHU.P 2(R9), R14
 	FMOVS R14, F10
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	MOVHU.P 2(R9), R14
-	FMOVS R14, F11
-	FCVTHS F11, F11
-	FMADDS F11, F24, F9, F24
+	VMOV R14, V11.H[0]
 	VLD1.P 32(R9), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
 	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
@@ -8934,9 +9863,7 @@ block:
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	MOVHU.P 2(R10), R14
-	FMOVS R14, F11
-	FCVTHS F11, F11
-	FMADDS F11, F25, F9, F25
+	VMOV R14, V11.H[1]
 	VLD1.P 32(R10), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
 	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
@@ -8952,9 +9879,7 @@ block:
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	MOVHU.P 2(R11), R14
-	FMOVS R14, F11
-	FCVTHS F11, F11
-	FMADDS F11, F26, F9, F26
+	VMOV R14, V11.H[2]
 	VLD1.P 32(R11), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
 	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
@@ -8970,9 +9895,7 @@ block:
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	MOVHU.P 2(R12), R14
-	FMOVS R14, F11
-	FCVTHS F11, F11
-	FMADDS F11, F27, F9, F27
+	VMOV R14, V11.H[3]
 	VLD1.P 32(R12), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
 	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
@@ -8982,6 +9905,9 @@ block:
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d6 // fmla v22.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f7 // fmla v23.4s, v7.4s, v10.s[0]
+	// every token: summs = fma(f16(x.s), f16(w.m), summs), lane t of V24-V25
+	WORD $0x0e217966 // fcvtl v6.4s, v11.4h
+	WORD $0x4f8910d8 // fmla v24.4s, v6.4s, v9.s[0]
 	SUBS $1, R13, R13
 	BNE block
 store:
@@ -8991,7 +9917,9 @@ store:
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
-	FADDS F24, F0, F0
+	VMOV V24.S[0], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
 	// token 1: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
@@ -8999,7 +9927,9 @@ store:
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
-	FADDS F25, F0, F0
+	VMOV V24.S[1], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
 	// token 2: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
@@ -9007,7 +9937,9 @@ store:
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
-	FADDS F26, F0, F0
+	VMOV V24.S[2], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
 	// token 3: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
@@ -9015,7 +9947,987 @@ store:
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
-	FADDS F27, F0, F0
+	VMOV V24.S[3], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q5_1RowsT5Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q5_1RowsT5Dot(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V15.B16
+	VMOVI $16, V14.B16
+	MOVD $q32LanesConsts<>(SB), R24
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	ADD R4, R11, R12
+	ADD R4, R12, R20
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V12.B16, V12.B16, V12.B16
+	VEOR V13.B16, V13.B16, V13.B16
+	MOVD R5, R13
+	CBZ R13, store
+block:
+	MOVHU.P 2(R8), R14
+	FMOVS R14, F8
+	FCVTHS F8, F8
+	MOVHU.P 2(R8), R15
+	MOVWU.P 4(R8), R14
+	VMOV R14, V2.S[0]
+	VLD1 (R24), [V9.B16, V10.B16, V11.B16]
+	VLD1.P 16(R8), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V15.B16, V0.B16, V0.B16
+	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is set
+	WORD $0x4e0a0043 // tbl v3.16b, {v2.16b}, v10.16b
+	WORD $0x4e090042 // tbl v2.16b, {v2.16b}, v9.16b
+	WORD $0x4e2b8c42 // cmtst v2.16b, v2.16b, v11.16b
+	WORD $0x4e2b8c63 // cmtst v3.16b, v3.16b, v11.16b
+	VAND V14.B16, V2.B16, V2.B16
+	VORR V2.B16, V0.B16, V0.B16
+	VAND V14.B16, V3.B16, V3.B16
+	VORR V3.B16, V1.B16, V1.B16
+	FMOVS R15, F9
+	FCVTHS F9, F9
+	// token 0
+	MOVHU.P 2(R9), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R9), R14
+	VMOV R14, V11.H[0]
+	VLD1.P 32(R9), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
+	// token 1
+	MOVHU.P 2(R10), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R10), R14
+	VMOV R14, V11.H[1]
+	VLD1.P 32(R10), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
+	// token 2
+	MOVHU.P 2(R11), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R11), R14
+	VMOV R14, V11.H[2]
+	VLD1.P 32(R11), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d4 // fmla v20.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f5 // fmla v21.4s, v7.4s, v10.s[0]
+	// token 3
+	MOVHU.P 2(R12), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R12), R14
+	VMOV R14, V11.H[3]
+	VLD1.P 32(R12), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d6 // fmla v22.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f7 // fmla v23.4s, v7.4s, v10.s[0]
+	// token 4
+	MOVHU.P 2(R20), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R20), R14
+	VMOV R14, V11.H[4]
+	VLD1.P 32(R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d8 // fmla v24.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f9 // fmla v25.4s, v7.4s, v10.s[0]
+	// every token: summs = fma(f16(x.s), f16(w.m), summs), lane t of V12-V13
+	WORD $0x0e217966 // fcvtl v6.4s, v11.4h
+	WORD $0x4f8910cc // fmla v12.4s, v6.4s, v9.s[0]
+	WORD $0x4e217967 // fcvtl2 v7.4s, v11.8h
+	WORD $0x4f8910ed // fmla v13.4s, v7.4s, v9.s[0]
+	SUBS $1, R13, R13
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e31d600 // fadd v0.4s, v16.4s, v17.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	VMOV V12.S[0], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e33d640 // fadd v0.4s, v18.4s, v19.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	VMOV V12.S[1], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e35d680 // fadd v0.4s, v20.4s, v21.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	VMOV V12.S[2], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 3: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e37d6c0 // fadd v0.4s, v22.4s, v23.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	VMOV V12.S[3], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 4: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e39d700 // fadd v0.4s, v24.4s, v25.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	VMOV V13.S[0], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q5_1RowsT6Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q5_1RowsT6Dot(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V15.B16
+	VMOVI $16, V14.B16
+	MOVD $q32LanesConsts<>(SB), R24
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	ADD R4, R11, R12
+	ADD R4, R12, R20
+	ADD R4, R20, R21
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V12.B16, V12.B16, V12.B16
+	VEOR V13.B16, V13.B16, V13.B16
+	MOVD R5, R13
+	CBZ R13, store
+block:
+	MOVHU.P 2(R8), R14
+	FMOVS R14, F8
+	FCVTHS F8, F8
+	MOVHU.P 2(R8), R15
+	MOVWU.P 4(R8), R14
+	VMOV R14, V2.S[0]
+	VLD1 (R24), [V9.B16, V10.B16, V11.B16]
+	VLD1.P 16(R8), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V15.B16, V0.B16, V0.B16
+	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is set
+	WORD $0x4e0a0043 // tbl v3.16b, {v2.16b}, v10.16b
+	WORD $0x4e090042 // tbl v2.16b, {v2.16b}, v9.16b
+	WORD $0x4e2b8c42 // cmtst v2.16b, v2.16b, v11.16b
+	WORD $0x4e2b8c63 // cmtst v3.16b, v3.16b, v11.16b
+	VAND V14.B16, V2.B16, V2.B16
+	VORR V2.B16, V0.B16, V0.B16
+	VAND V14.B16, V3.B16, V3.B16
+	VORR V3.B16, V1.B16, V1.B16
+	FMOVS R15, F9
+	FCVTHS F9, F9
+	// token 0
+	MOVHU.P 2(R9), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R9), R14
+	VMOV R14, V11.H[0]
+	VLD1.P 32(R9), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
+	// token 1
+	MOVHU.P 2(R10), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R10), R14
+	VMOV R14, V11.H[1]
+	VLD1.P 32(R10), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
+	// token 2
+	MOVHU.P 2(R11), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R11), R14
+	VMOV R14, V11.H[2]
+	VLD1.P 32(R11), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d4 // fmla v20.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f5 // fmla v21.4s, v7.4s, v10.s[0]
+	// token 3
+	MOVHU.P 2(R12), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R12), R14
+	VMOV R14, V11.H[3]
+	VLD1.P 32(R12), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d6 // fmla v22.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f7 // fmla v23.4s, v7.4s, v10.s[0]
+	// token 4
+	MOVHU.P 2(R20), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R20), R14
+	VMOV R14, V11.H[4]
+	VLD1.P 32(R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d8 // fmla v24.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f9 // fmla v25.4s, v7.4s, v10.s[0]
+	// token 5
+	MOVHU.P 2(R21), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R21), R14
+	VMOV R14, V11.H[5]
+	VLD1.P 32(R21), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10da // fmla v26.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10fb // fmla v27.4s, v7.4s, v10.s[0]
+	// every token: summs = fma(f16(x.s), f16(w.m), summs), lane t of V12-V13
+	WORD $0x0e217966 // fcvtl v6.4s, v11.4h
+	WORD $0x4f8910cc // fmla v12.4s, v6.4s, v9.s[0]
+	WORD $0x4e217967 // fcvtl2 v7.4s, v11.8h
+	WORD $0x4f8910ed // fmla v13.4s, v7.4s, v9.s[0]
+	SUBS $1, R13, R13
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e31d600 // fadd v0.4s, v16.4s, v17.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	VMOV V12.S[0], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e33d640 // fadd v0.4s, v18.4s, v19.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	VMOV V12.S[1], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e35d680 // fadd v0.4s, v20.4s, v21.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	VMOV V12.S[2], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 3: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e37d6c0 // fadd v0.4s, v22.4s, v23.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	VMOV V12.S[3], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 4: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e39d700 // fadd v0.4s, v24.4s, v25.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	VMOV V13.S[0], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 5: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3bd740 // fadd v0.4s, v26.4s, v27.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	VMOV V13.S[1], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q5_1RowsT7Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q5_1RowsT7Dot(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V15.B16
+	VMOVI $16, V14.B16
+	MOVD $q32LanesConsts<>(SB), R24
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	ADD R4, R11, R12
+	ADD R4, R12, R20
+	ADD R4, R20, R21
+	ADD R4, R21, R22
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	VEOR V12.B16, V12.B16, V12.B16
+	VEOR V13.B16, V13.B16, V13.B16
+	MOVD R5, R13
+	CBZ R13, store
+block:
+	MOVHU.P 2(R8), R14
+	FMOVS R14, F8
+	FCVTHS F8, F8
+	MOVHU.P 2(R8), R15
+	MOVWU.P 4(R8), R14
+	VMOV R14, V2.S[0]
+	VLD1 (R24), [V9.B16, V10.B16, V11.B16]
+	VLD1.P 16(R8), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V15.B16, V0.B16, V0.B16
+	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is set
+	WORD $0x4e0a0043 // tbl v3.16b, {v2.16b}, v10.16b
+	WORD $0x4e090042 // tbl v2.16b, {v2.16b}, v9.16b
+	WORD $0x4e2b8c42 // cmtst v2.16b, v2.16b, v11.16b
+	WORD $0x4e2b8c63 // cmtst v3.16b, v3.16b, v11.16b
+	VAND V14.B16, V2.B16, V2.B16
+	VORR V2.B16, V0.B16, V0.B16
+	VAND V14.B16, V3.B16, V3.B16
+	VORR V3.B16, V1.B16, V1.B16
+	FMOVS R15, F9
+	FCVTHS F9, F9
+	// token 0
+	MOVHU.P 2(R9), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R9), R14
+	VMOV R14, V11.H[0]
+	VLD1.P 32(R9), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
+	// token 1
+	MOVHU.P 2(R10), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R10), R14
+	VMOV R14, V11.H[1]
+	VLD1.P 32(R10), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
+	// token 2
+	MOVHU.P 2(R11), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R11), R14
+	VMOV R14, V11.H[2]
+	VLD1.P 32(R11), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d4 // fmla v20.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f5 // fmla v21.4s, v7.4s, v10.s[0]
+	// token 3
+	MOVHU.P 2(R12), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R12), R14
+	VMOV R14, V11.H[3]
+	VLD1.P 32(R12), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d6 // fmla v22.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f7 // fmla v23.4s, v7.4s, v10.s[0]
+	// token 4
+	MOVHU.P 2(R20), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R20), R14
+	VMOV R14, V11.H[4]
+	VLD1.P 32(R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d8 // fmla v24.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f9 // fmla v25.4s, v7.4s, v10.s[0]
+	// token 5
+	MOVHU.P 2(R21), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R21), R14
+	VMOV R14, V11.H[5]
+	VLD1.P 32(R21), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10da // fmla v26.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10fb // fmla v27.4s, v7.4s, v10.s[0]
+	// token 6
+	MOVHU.P 2(R22), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R22), R14
+	VMOV R14, V11.H[6]
+	VLD1.P 32(R22), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10dc // fmla v28.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10fd // fmla v29.4s, v7.4s, v10.s[0]
+	// every token: summs = fma(f16(x.s), f16(w.m), summs), lane t of V12-V13
+	WORD $0x0e217966 // fcvtl v6.4s, v11.4h
+	WORD $0x4f8910cc // fmla v12.4s, v6.4s, v9.s[0]
+	WORD $0x4e217967 // fcvtl2 v7.4s, v11.8h
+	WORD $0x4f8910ed // fmla v13.4s, v7.4s, v9.s[0]
+	SUBS $1, R13, R13
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e31d600 // fadd v0.4s, v16.4s, v17.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	VMOV V12.S[0], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e33d640 // fadd v0.4s, v18.4s, v19.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	VMOV V12.S[1], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e35d680 // fadd v0.4s, v20.4s, v21.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	VMOV V12.S[2], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 3: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e37d6c0 // fadd v0.4s, v22.4s, v23.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	VMOV V12.S[3], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 4: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e39d700 // fadd v0.4s, v24.4s, v25.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	VMOV V13.S[0], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 5: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3bd740 // fadd v0.4s, v26.4s, v27.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	VMOV V13.S[1], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 6: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3dd780 // fadd v0.4s, v28.4s, v29.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	VMOV V13.S[2], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q5_1RowsT8Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q5_1RowsT8Dot(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V15.B16
+	VMOVI $16, V14.B16
+	MOVD $q32LanesConsts<>(SB), R24
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	ADD R4, R11, R12
+	ADD R4, R12, R20
+	ADD R4, R20, R21
+	ADD R4, R21, R22
+	ADD R4, R22, R23
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V31.B16, V31.B16, V31.B16
+	VEOR V12.B16, V12.B16, V12.B16
+	VEOR V13.B16, V13.B16, V13.B16
+	MOVD R5, R13
+	CBZ R13, store
+block:
+	MOVHU.P 2(R8), R14
+	FMOVS R14, F8
+	FCVTHS F8, F8
+	MOVHU.P 2(R8), R15
+	MOVWU.P 4(R8), R14
+	VMOV R14, V2.S[0]
+	VLD1 (R24), [V9.B16, V10.B16, V11.B16]
+	VLD1.P 16(R8), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V15.B16, V0.B16, V0.B16
+	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is set
+	WORD $0x4e0a0043 // tbl v3.16b, {v2.16b}, v10.16b
+	WORD $0x4e090042 // tbl v2.16b, {v2.16b}, v9.16b
+	WORD $0x4e2b8c42 // cmtst v2.16b, v2.16b, v11.16b
+	WORD $0x4e2b8c63 // cmtst v3.16b, v3.16b, v11.16b
+	VAND V14.B16, V2.B16, V2.B16
+	VORR V2.B16, V0.B16, V0.B16
+	VAND V14.B16, V3.B16, V3.B16
+	VORR V3.B16, V1.B16, V1.B16
+	FMOVS R15, F9
+	FCVTHS F9, F9
+	// token 0
+	MOVHU.P 2(R9), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R9), R14
+	VMOV R14, V11.H[0]
+	VLD1.P 32(R9), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
+	// token 1
+	MOVHU.P 2(R10), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R10), R14
+	VMOV R14, V11.H[1]
+	VLD1.P 32(R10), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
+	// token 2
+	MOVHU.P 2(R11), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R11), R14
+	VMOV R14, V11.H[2]
+	VLD1.P 32(R11), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d4 // fmla v20.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f5 // fmla v21.4s, v7.4s, v10.s[0]
+	// token 3
+	MOVHU.P 2(R12), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R12), R14
+	VMOV R14, V11.H[3]
+	VLD1.P 32(R12), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d6 // fmla v22.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f7 // fmla v23.4s, v7.4s, v10.s[0]
+	// token 4
+	MOVHU.P 2(R20), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R20), R14
+	VMOV R14, V11.H[4]
+	VLD1.P 32(R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10d8 // fmla v24.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10f9 // fmla v25.4s, v7.4s, v10.s[0]
+	// token 5
+	MOVHU.P 2(R21), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R21), R14
+	VMOV R14, V11.H[5]
+	VLD1.P 32(R21), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10da // fmla v26.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10fb // fmla v27.4s, v7.4s, v10.s[0]
+	// token 6
+	MOVHU.P 2(R22), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R22), R14
+	VMOV R14, V11.H[6]
+	VLD1.P 32(R22), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10dc // fmla v28.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10fd // fmla v29.4s, v7.4s, v10.s[0]
+	// token 7
+	MOVHU.P 2(R23), R14
+	FMOVS R14, F10
+	FCVTHS F10, F10
+	FMULS F10, F8, F10
+	MOVHU.P 2(R23), R14
+	VMOV R14, V11.H[7]
+	VLD1.P 32(R23), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	VEOR V7.B16, V7.B16, V7.B16
+	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8a10de // fmla v30.4s, v6.4s, v10.s[0]
+	WORD $0x4f8a10ff // fmla v31.4s, v7.4s, v10.s[0]
+	// every token: summs = fma(f16(x.s), f16(w.m), summs), lane t of V12-V13
+	WORD $0x0e217966 // fcvtl v6.4s, v11.4h
+	WORD $0x4f8910cc // fmla v12.4s, v6.4s, v9.s[0]
+	WORD $0x4e217967 // fcvtl2 v7.4s, v11.8h
+	WORD $0x4f8910ed // fmla v13.4s, v7.4s, v9.s[0]
+	SUBS $1, R13, R13
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e31d600 // fadd v0.4s, v16.4s, v17.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	VMOV V12.S[0], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e33d640 // fadd v0.4s, v18.4s, v19.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	VMOV V12.S[1], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e35d680 // fadd v0.4s, v20.4s, v21.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	VMOV V12.S[2], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 3: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e37d6c0 // fadd v0.4s, v22.4s, v23.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	VMOV V12.S[3], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 4: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e39d700 // fadd v0.4s, v24.4s, v25.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	VMOV V13.S[0], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 5: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3bd740 // fadd v0.4s, v26.4s, v27.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	VMOV V13.S[1], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 6: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3dd780 // fadd v0.4s, v28.4s, v29.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	VMOV V13.S[2], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 7: hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3fd7c0 // fadd v0.4s, v30.4s, v31.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	VMOV V13.S[3], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
 	FMOVS F0, (R19)
 	ADD $4, R6, R6
 	ADD R1, R0, R0

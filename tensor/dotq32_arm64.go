@@ -6,8 +6,8 @@ package tensor
 // gen_arm64.go), in the lanes order of their references (qlanes.go), and
 // IQ4_NL's, the four-row kernels of Q4_0 on its levels (dot_arm64.go).
 //
-// <type>RowsT<T><form> (T = 1 to 4, Q5_0 to 8; NEON and Dot, the SDOT
-// form) compute,
+// <type>RowsT<T><form> (T = 1 to 8, but Q4_1 and Q5_1 1 to 4 in the NEON
+// form; NEON and Dot, the SDOT form) compute,
 // row by row, unpacking each weight block once for the T tokens,
 //
 //	for t := range T { for r := range rows {
@@ -91,6 +91,18 @@ func q4_1RowsT3Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *fl
 func q4_1RowsT4Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
 
 //go:noescape
+func q4_1RowsT5Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q4_1RowsT6Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q4_1RowsT7Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q4_1RowsT8Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
 func q5_1RowsT1NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
 
 //go:noescape
@@ -114,7 +126,20 @@ func q5_1RowsT3Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *fl
 //go:noescape
 func q5_1RowsT4Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
 
-// The lanes types' kernels: up to four tokens a pass, Q5_0 eight.
+//go:noescape
+func q5_1RowsT5Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q5_1RowsT6Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q5_1RowsT7Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q5_1RowsT8Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+// The lanes types' kernels: up to eight tokens a pass, Q4_1 and Q5_1 four
+// in the NEON form.
 var (
 	q5_0Lanes = rowKernels{qk, q5_0Size, q8_0Size,
 		[9]rowsKernel{nil, q5_0RowsT1NEON, q5_0RowsT2NEON, q5_0RowsT3NEON, q5_0RowsT4NEON,
@@ -123,16 +148,24 @@ var (
 			q5_0RowsT5Dot, q5_0RowsT6Dot, q5_0RowsT7Dot, q5_0RowsT8Dot}, upTo8, dotQ5_0Generic}
 	q4_1Lanes = rowKernels{qk, q4_1Size, q8_1Size,
 		[9]rowsKernel{nil, q4_1RowsT1NEON, q4_1RowsT2NEON, q4_1RowsT3NEON, q4_1RowsT4NEON},
-		[9]rowsKernel{nil, q4_1RowsT1Dot, q4_1RowsT2Dot, q4_1RowsT3Dot, q4_1RowsT4Dot}, upTo4, dotQ4_1Generic}
+		[9]rowsKernel{nil, q4_1RowsT1Dot, q4_1RowsT2Dot, q4_1RowsT3Dot, q4_1RowsT4Dot,
+			q4_1RowsT5Dot, q4_1RowsT6Dot, q4_1RowsT7Dot, q4_1RowsT8Dot}, upTo8Dot, dotQ4_1Generic}
 	q5_1Lanes = rowKernels{qk, q5_1Size, q8_1Size,
 		[9]rowsKernel{nil, q5_1RowsT1NEON, q5_1RowsT2NEON, q5_1RowsT3NEON, q5_1RowsT4NEON},
-		[9]rowsKernel{nil, q5_1RowsT1Dot, q5_1RowsT2Dot, q5_1RowsT3Dot, q5_1RowsT4Dot}, upTo4, dotQ5_1Generic}
+		[9]rowsKernel{nil, q5_1RowsT1Dot, q5_1RowsT2Dot, q5_1RowsT3Dot, q5_1RowsT4Dot,
+			q5_1RowsT5Dot, q5_1RowsT6Dot, q5_1RowsT7Dot, q5_1RowsT8Dot}, upTo8Dot, dotQ5_1Generic}
 )
 
-// upTo4 and upTo8 are the lanes kernels' tokens a pass: four (Q4_1,
-// Q5_1) or eight (Q5_0) while that many are left.
-func upTo4(n int) int { return min(4, n) }
+// upTo8 and upTo8Dot are the lanes kernels' tokens a pass: eight while
+// that many are left (Q5_0), or eight in the SDOT form and four in the
+// NEON one (Q4_1, Q5_1).
 func upTo8(n int) int { return min(8, n) }
+func upTo8Dot(n int) int {
+	if useDot {
+		return min(8, n)
+	}
+	return min(4, n)
+}
 
 func gemvIQ4_NLAsm(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
 	gemvQ0(q0IQ4NL, w, ws, rows, x, xs, ntok, cols, out, os)

@@ -2367,7 +2367,7 @@ var q32LanesTypes = []q32Lanes{
 }
 
 // genQ32Lanes writes <type>RowsT<T><form> for Q5_0, Q4_1 and Q5_1, T = 1
-// to 4 tokens against each row: per block the row's quants are unpacked
+// to 8 tokens against each row (Q4_1 and Q5_1 up to 4 in the NEON form): per block the row's quants are unpacked
 // once (the nibbles, and from the 32 high bits a byte each by TBL and
 // CMTST) for all T tokens; lane l of a (row, token) pair's eight sums the
 // four products 4l..4l+3 (SDOT's lanes; the NEON form adds SMULL's up
@@ -2375,10 +2375,14 @@ var q32LanesTypes = []q32Lanes{
 // l, and for Q4_1 and Q5_1 summs = fma(f16(w.m), f16(x.s), summs); at the
 // end hsum8 (+ summs): dotQ5_0Generic and dotMinGeneric exactly.
 //
-// Q5_0 (no offset, no summs) takes up to eight tokens: past four its
-// accumulators fill V16-V31, and the high bits' TBL indices and bit masks
-// are loaded again every block (q32LanesConsts) into registers the tokens'
-// work reuses.
+// Past four tokens (Q5_0 in both forms, Q4_1 and Q5_1 in the SDOT form)
+// the accumulators fill V16-V31, and the high bits' TBL indices and bit
+// masks are loaded again every block (q32LanesConsts) into registers the
+// tokens' work reuses. From two tokens on, Q4_1's and Q5_1's summs live
+// in the lanes of vectors: per block each token's f16(x.s) goes into lane
+// t of V11's halfwords, and after the tokens an FCVTL and an FMLA by
+// element (f16(w.m)) for each four tokens do their fma at once, the same
+// fused operation in each lane.
 func genQ32Lanes(g *gen) {
 	g.b.WriteString(`
 // q32LanesConsts: the TBL indices that spread qh's bytes 0,1 and 2,3 eight
@@ -2393,16 +2397,18 @@ GLOBL q32LanesConsts<>(SB), RODATA|NOPTR, $48
 `)
 	for _, ty := range q32LanesTypes {
 		for _, dot := range []bool{false, true} {
-			for T := 1; T <= ty.maxT(); T++ {
+			for T := 1; T <= ty.maxT(dot); T++ {
 				genQ32LanesT(g, ty, dot, T)
 			}
 		}
 	}
 }
 
-// maxT is the most tokens a pass of the type's kernels takes.
-func (ty q32Lanes) maxT() int {
-	if ty.min {
+// maxT is the most tokens a pass of the type's kernels takes in the SDOT
+// form (dot) or the NEON one: eight, but four for Q4_1 and Q5_1 in the
+// NEON form, whose products' registers leave none for more tokens' summs.
+func (ty q32Lanes) maxT(dot bool) int {
+	if ty.min && !dot {
 		return 4
 	}
 	return 8
@@ -2429,7 +2435,15 @@ func genQ32LanesT(g *gen, ty q32Lanes, dot bool, T int) {
 		mask, idxLo, idxHi, bits = 15, 9, 10, 11
 	}
 	acc := func(t, k int) int { return 16 + 2*t + k } // V16-V23 (V31)
-	summs := func(t int) int { return 24 + t }        // F24-F27
+	// Q4_1's and Q5_1's summs, from two tokens on, in the lanes of summsLo
+	// (tokens 0-3) and summsHi (4-7): V24 up to four tokens, V12 and V13
+	// past four (in the SDOT form, whose products leave them free).
+	vsumms := ty.min && T >= 2
+	const sxs = 11
+	summsLo, summsHi := 24, 25
+	if reload {
+		summsLo, summsHi = 12, 13
+	}
 	xp := []string{"R9", "R10", "R11", "R12", "R20", "R21", "R22", "R23"}
 	g.rowsTStart(ty.name+"RowsT", "rows", formName(dot), T)
 	g.movi(mask, 15)
@@ -2452,9 +2466,15 @@ func genQ32LanesT(g *gen, ty q32Lanes, dot bool, T int) {
 	for t := range T {
 		g.zero(acc(t, 0))
 		g.zero(acc(t, 1))
-		if ty.min {
-			g.zero(summs(t))
+	}
+	switch {
+	case vsumms:
+		g.zero(summsLo)
+		if T > 4 {
+			g.zero(summsHi)
 		}
+	case ty.min:
+		g.zero(24) // the one token's summs, F24
 	}
 	g.p("MOVD R5, R13")
 	g.p("CBZ R13, store")
@@ -2462,7 +2482,10 @@ func genQ32LanesT(g *gen, ty q32Lanes, dot bool, T int) {
 	g.p("MOVHU.P 2(R8), R14")
 	g.p("FMOVS R14, F%d", dw)
 	g.p("FCVTHS F%d, F%d", dw, dw)
-	if ty.min {
+	switch {
+	case vsumms:
+		g.p("MOVHU.P 2(R8), R15") // m, to F%d once the decoding frees it
+	case ty.min:
 		g.p("MOVHU.P 2(R8), R14")
 		g.p("FMOVS R14, F%d", mw)
 		g.p("FCVTHS F%d, F%d", mw, mw)
@@ -2494,17 +2517,25 @@ func genQ32LanesT(g *gen, ty q32Lanes, dot bool, T int) {
 			}
 		}
 	}
+	if vsumms {
+		g.p("FMOVS R15, F%d", mw)
+		g.p("FCVTHS F%d, F%d", mw, mw)
+	}
 	for t := range T {
 		g.c("token %d", t)
 		g.p("MOVHU.P 2(%s), R14", xp[t])
 		g.p("FMOVS R14, F%d", dd)
 		g.p("FCVTHS F%d, F%d", dd, dd)
 		g.p("FMULS F%d, F%d, F%d", dd, dw, dd)
-		if ty.min {
+		switch {
+		case vsumms:
+			g.p("MOVHU.P 2(%s), R14", xp[t])
+			g.p("VMOV R14, V%d.H[%d]", sxs, t)
+		case ty.min:
 			g.p("MOVHU.P 2(%s), R14", xp[t])
 			g.p("FMOVS R14, F%d", sx)
 			g.p("FCVTHS F%d, F%d", sx, sx)
-			g.p("FMADDS F%d, F%d, F%d, F%d", sx, summs(t), mw, summs(t))
+			g.p("FMADDS F%d, F24, F%d, F24", sx, mw)
 		}
 		g.ld1b16(xp[t], 32, xlo, xhi)
 		for i, s := range []int{slo, shi} {
@@ -2526,6 +2557,15 @@ func genQ32LanesT(g *gen, ty q32Lanes, dot bool, T int) {
 		g.oe("fmla.e", acc(t, 0), slo, dd, 0)
 		g.oe("fmla.e", acc(t, 1), shi, dd, 0)
 	}
+	if vsumms {
+		g.c("every token: summs = fma(f16(x.s), f16(w.m), summs), lane t of V%d-V%d", summsLo, summsHi)
+		g.o2("fcvtl", slo, sxs)
+		g.oe("fmla.e", summsLo, slo, mw, 0)
+		if T > 4 {
+			g.o2("fcvtl2", shi, sxs)
+			g.oe("fmla.e", summsHi, shi, mw, 0)
+		}
+	}
 	g.p("SUBS $1, R13, R13")
 	g.p("BNE block")
 	g.label("store")
@@ -2535,8 +2575,13 @@ func genQ32LanesT(g *gen, ty q32Lanes, dot bool, T int) {
 		g.o3("ext8", 1, 0, 0)
 		g.o3("fadd", 0, 0, 1)
 		g.o2("faddp.s", 0, 0)
-		if ty.min {
-			g.p("FADDS F%d, F0, F0", summs(t))
+		switch {
+		case vsumms:
+			g.p("VMOV V%d.S[%d], R14", summsLo+t/4, t%4)
+			g.p("FMOVS R14, F1")
+			g.p("FADDS F1, F0, F0")
+		case ty.min:
+			g.p("FADDS F24, F0, F0")
 		}
 	})
 }
