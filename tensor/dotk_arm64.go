@@ -68,7 +68,7 @@ func q4KRows3MM(w *byte, wstride, pairs int, x *byte, xstride, nb int, out *floa
 func q4KRows4MM(w *byte, wstride, pairs int, x *byte, xstride, nb int, out *float32, ostride int)
 
 // q6KRows<T><form> compute, for nb > 0 Q6_K blocks a row and T Q8_K
-// activation rows (T = 1 to 3), bit for bit,
+// activation rows (T = 1 to 6), bit for bit,
 //
 //	for t := range T { for r := range rows {
 //		out[t*ostride+r] = dotQ6KRef(w[r*wstride:], x[t*xstride:], 256*nb) } }
@@ -91,6 +91,15 @@ func q6KRows2NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *flo
 func q6KRows3NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
 
 //go:noescape
+func q6KRows4NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q6KRows5NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q6KRows6NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
 func q6KRows1Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
 
 //go:noescape
@@ -98,6 +107,15 @@ func q6KRows2Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *floa
 
 //go:noescape
 func q6KRows3Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q6KRows4Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q6KRows5Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q6KRows6Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
 
 // q5KRows<T><form> compute, for nb > 0 Q5_K blocks a row and T Q8_K
 // activation rows (T = 1 to 3),
@@ -226,11 +244,11 @@ func iq4XSRows2Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *fl
 func iq4XSRows3Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
 
 // The K-quants' row-by-row kernels: one to three tokens a pass, four as
-// two and two (tokenRun).
+// two and two (tokenRun); Q6_K's up to six (q6KRun).
 var (
 	q6KKernels = rowKernels{qkK, q6KBytes, q8KBytes,
-		[9]rowsKernel{nil, q6KRows1NEON, q6KRows2NEON, q6KRows3NEON},
-		[9]rowsKernel{nil, q6KRows1Dot, q6KRows2Dot, q6KRows3Dot}, tokenRun, dotQ6KRef}
+		[9]rowsKernel{nil, q6KRows1NEON, q6KRows2NEON, q6KRows3NEON, q6KRows4NEON, q6KRows5NEON, q6KRows6NEON},
+		[9]rowsKernel{nil, q6KRows1Dot, q6KRows2Dot, q6KRows3Dot, q6KRows4Dot, q6KRows5Dot, q6KRows6Dot}, q6KRun, dotQ6KRef}
 	q5KKernels = rowKernels{qkK, q5KBytes, q8KBytes,
 		[9]rowsKernel{nil, q5KRows1NEON, q5KRows2NEON, q5KRows3NEON},
 		[9]rowsKernel{nil, q5KRows1Dot, q5KRows2Dot, q5KRows3Dot}, tokenRun, dotQ5KRef}
@@ -244,6 +262,14 @@ var (
 		[9]rowsKernel{nil, iq4XSRows1NEON, iq4XSRows2NEON, iq4XSRows3NEON},
 		[9]rowsKernel{nil, iq4XSRows1Dot, iq4XSRows2Dot, iq4XSRows3Dot}, tokenRun, dotIQ4XSRef}
 )
+
+// q6KRun returns how many of the n ≥ 1 tokens left the next Q6_K pass
+// takes: as few passes as six a pass allow, the tokens shared evenly
+// (seven as four and three).
+func q6KRun(n int) int {
+	passes := (n + 5) / 6
+	return (n + passes - 1) / passes
+}
 
 func gemvQ6K(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
 	q6KKernels.gemv(w, ws, rows, x, xs, ntok, cols, out, os)

@@ -3250,21 +3250,21 @@ row:
 	MOVD R0, R8
 	MOVD R3, R9
 	MOVD R5, R17
-	VEOR V26.B16, V26.B16, V26.B16
-	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
 	CBZ R17, store
 block:
 	// the scales as int16 and int32
 	ADD $192, R8, R12
 	VLD1 (R12), [V0.B16]
-	WORD $0x0f08a412 // sxtl v18.8h, v0.8b
-	WORD $0x4f08a413 // sxtl2 v19.8h, v0.16b
-	WORD $0x0f10a64e // sxtl v14.4s, v18.4h
-	WORD $0x4f10a64f // sxtl2 v15.4s, v18.8h
-	WORD $0x0f10a670 // sxtl v16.4s, v19.4h
-	WORD $0x4f10a671 // sxtl2 v17.4s, v19.8h
-	VEOR V20.B16, V20.B16, V20.B16
-	VEOR V21.B16, V21.B16, V21.B16
+	WORD $0x0f08a41e // sxtl v30.8h, v0.8b
+	WORD $0x4f08a41f // sxtl2 v31.8h, v0.16b
+	WORD $0x0f10a7ce // sxtl v14.4s, v30.4h
+	WORD $0x4f10a7cf // sxtl2 v15.4s, v30.8h
+	WORD $0x0f10a7f0 // sxtl v16.4s, v31.4h
+	WORD $0x4f10a7f1 // sxtl2 v17.4s, v31.8h
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
 	MOVD R8, R12
 	ADD $128, R8, R13
 	// half 0: qh[0:32]
@@ -3292,8 +3292,8 @@ block:
 	WORD $0x4e60294a // saddlp v10.4s, v10.8h
 	WORD $0x4e60296b // saddlp v11.4s, v11.8h
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f8e0114 // mla v20.4s, v8.4s, v14.s[0]
-	WORD $0x6fae0135 // mla v21.4s, v9.4s, v14.s[1]
+	WORD $0x6f8e0112 // mla v18.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0133 // mla v19.4s, v9.4s, v14.s[1]
 	// group 2: elements 64..95
 	VUSHR $4, V0.B16, V4.B16
 	VAND V13.B16, V2.B16, V10.B16
@@ -3313,8 +3313,8 @@ block:
 	WORD $0x4e60294a // saddlp v10.4s, v10.8h
 	WORD $0x4e60296b // saddlp v11.4s, v11.8h
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f8f0114 // mla v20.4s, v8.4s, v15.s[0]
-	WORD $0x6faf0135 // mla v21.4s, v9.4s, v15.s[1]
+	WORD $0x6f8f0112 // mla v18.4s, v8.4s, v15.s[0]
+	WORD $0x6faf0133 // mla v19.4s, v9.4s, v15.s[1]
 	// ql[32:64]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
 	// group 1: elements 32..63
@@ -3338,8 +3338,8 @@ block:
 	WORD $0x4e60294a // saddlp v10.4s, v10.8h
 	WORD $0x4e60296b // saddlp v11.4s, v11.8h
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f8e0914 // mla v20.4s, v8.4s, v14.s[2]
-	WORD $0x6fae0935 // mla v21.4s, v9.4s, v14.s[3]
+	WORD $0x6f8e0912 // mla v18.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0933 // mla v19.4s, v9.4s, v14.s[3]
 	// group 3: elements 96..127
 	VUSHR $4, V0.B16, V4.B16
 	VUSHR $2, V2.B16, V10.B16
@@ -3361,8 +3361,8 @@ block:
 	WORD $0x4e60294a // saddlp v10.4s, v10.8h
 	WORD $0x4e60296b // saddlp v11.4s, v11.8h
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f8f0914 // mla v20.4s, v8.4s, v15.s[2]
-	WORD $0x6faf0935 // mla v21.4s, v9.4s, v15.s[3]
+	WORD $0x6f8f0912 // mla v18.4s, v8.4s, v15.s[2]
+	WORD $0x6faf0933 // mla v19.4s, v9.4s, v15.s[3]
 	// half 1: qh[32:64]
 	VLD1.P 32(R13), [V2.B16, V3.B16]
 	// ql[64:96]
@@ -3388,8 +3388,8 @@ block:
 	WORD $0x4e60294a // saddlp v10.4s, v10.8h
 	WORD $0x4e60296b // saddlp v11.4s, v11.8h
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f900114 // mla v20.4s, v8.4s, v16.s[0]
-	WORD $0x6fb00135 // mla v21.4s, v9.4s, v16.s[1]
+	WORD $0x6f900112 // mla v18.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00133 // mla v19.4s, v9.4s, v16.s[1]
 	// group 6: elements 192..223
 	VUSHR $4, V0.B16, V4.B16
 	VAND V13.B16, V2.B16, V10.B16
@@ -3409,8 +3409,8 @@ block:
 	WORD $0x4e60294a // saddlp v10.4s, v10.8h
 	WORD $0x4e60296b // saddlp v11.4s, v11.8h
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f910114 // mla v20.4s, v8.4s, v17.s[0]
-	WORD $0x6fb10135 // mla v21.4s, v9.4s, v17.s[1]
+	WORD $0x6f910112 // mla v18.4s, v8.4s, v17.s[0]
+	WORD $0x6fb10133 // mla v19.4s, v9.4s, v17.s[1]
 	// ql[96:128]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
 	// group 5: elements 160..191
@@ -3434,8 +3434,8 @@ block:
 	WORD $0x4e60294a // saddlp v10.4s, v10.8h
 	WORD $0x4e60296b // saddlp v11.4s, v11.8h
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f900914 // mla v20.4s, v8.4s, v16.s[2]
-	WORD $0x6fb00935 // mla v21.4s, v9.4s, v16.s[3]
+	WORD $0x6f900912 // mla v18.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00933 // mla v19.4s, v9.4s, v16.s[3]
 	// group 7: elements 224..255
 	VUSHR $4, V0.B16, V4.B16
 	VUSHR $2, V2.B16, V10.B16
@@ -3457,30 +3457,30 @@ block:
 	WORD $0x4e60294a // saddlp v10.4s, v10.8h
 	WORD $0x4e60296b // saddlp v11.4s, v11.8h
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f910914 // mla v20.4s, v8.4s, v17.s[2]
-	WORD $0x6fb10935 // mla v21.4s, v9.4s, v17.s[3]
+	WORD $0x6f910912 // mla v18.4s, v8.4s, v17.s[2]
+	WORD $0x6fb10933 // mla v19.4s, v9.4s, v17.s[3]
 	// per token: lane -= 32·(sc[2L]·bs[2L] + sc[2L+1]·bs[2L+1]); acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
 	MOVHU 208(R8), R19
 	FMOVS R19, F7
 	FCVTHS F7, F7
 	ADD $260, R9, R19
 	VLD1 (R19), [V8.H8, V9.H8]
-	WORD $0x0e68c24a // smull v10.4s, v18.4h, v8.4h
-	WORD $0x4e68c24b // smull2 v11.4s, v18.8h, v8.8h
+	WORD $0x0e68c3ca // smull v10.4s, v30.4h, v8.4h
+	WORD $0x4e68c3cb // smull2 v11.4s, v30.8h, v8.8h
 	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
-	WORD $0x0e69c26b // smull v11.4s, v19.4h, v9.4h
-	WORD $0x4e69c268 // smull2 v8.4s, v19.8h, v9.8h
+	WORD $0x0e69c3eb // smull v11.4s, v31.4h, v9.4h
+	WORD $0x4e69c3e8 // smull2 v8.4s, v31.8h, v9.8h
 	WORD $0x4ea8bd6b // addp v11.4s, v11.4s, v8.4s
 	WORD $0x4f25554a // shl v10.4s, v10.4s, #5
 	WORD $0x4f25556b // shl v11.4s, v11.4s, #5
-	VSUB V10.S4, V20.S4, V20.S4
-	VSUB V11.S4, V21.S4, V21.S4
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	VSUB V10.S4, V18.S4, V18.S4
+	VSUB V11.S4, V19.S4, V19.S4
+	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
+	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
 	FMOVS (R9), F6
 	FMULS F7, F6, F6
-	WORD $0x4f86129a // fmla v26.4s, v20.4s, v6.s[0]
-	WORD $0x4f8612bb // fmla v27.4s, v21.4s, v6.s[0]
+	WORD $0x4f861254 // fmla v20.4s, v18.4s, v6.s[0]
+	WORD $0x4f861275 // fmla v21.4s, v19.4s, v6.s[0]
 	ADD $292, R9, R9
 	ADD $210, R8, R8
 	SUBS $1, R17, R17
@@ -3488,7 +3488,7 @@ block:
 store:
 	MOVD R6, R19
 	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
-	WORD $0x4e3bd740 // fadd v0.4s, v26.4s, v27.4s
+	WORD $0x4e35d680 // fadd v0.4s, v20.4s, v21.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
@@ -3517,25 +3517,25 @@ row:
 	MOVD R3, R9
 	ADD R4, R9, R10
 	MOVD R5, R17
-	VEOR V26.B16, V26.B16, V26.B16
-	VEOR V27.B16, V27.B16, V27.B16
-	VEOR V28.B16, V28.B16, V28.B16
-	VEOR V29.B16, V29.B16, V29.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
 	CBZ R17, store
 block:
 	// the scales as int16 and int32
 	ADD $192, R8, R12
 	VLD1 (R12), [V0.B16]
-	WORD $0x0f08a412 // sxtl v18.8h, v0.8b
-	WORD $0x4f08a413 // sxtl2 v19.8h, v0.16b
-	WORD $0x0f10a64e // sxtl v14.4s, v18.4h
-	WORD $0x4f10a64f // sxtl2 v15.4s, v18.8h
-	WORD $0x0f10a670 // sxtl v16.4s, v19.4h
-	WORD $0x4f10a671 // sxtl2 v17.4s, v19.8h
+	WORD $0x0f08a41e // sxtl v30.8h, v0.8b
+	WORD $0x4f08a41f // sxtl2 v31.8h, v0.16b
+	WORD $0x0f10a7ce // sxtl v14.4s, v30.4h
+	WORD $0x4f10a7cf // sxtl2 v15.4s, v30.8h
+	WORD $0x0f10a7f0 // sxtl v16.4s, v31.4h
+	WORD $0x4f10a7f1 // sxtl2 v17.4s, v31.8h
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
 	VEOR V20.B16, V20.B16, V20.B16
 	VEOR V21.B16, V21.B16, V21.B16
-	VEOR V22.B16, V22.B16, V22.B16
-	VEOR V23.B16, V23.B16, V23.B16
 	MOVD R8, R12
 	ADD $128, R8, R13
 	// half 0: qh[0:32]
@@ -3563,8 +3563,8 @@ block:
 	WORD $0x4e60294a // saddlp v10.4s, v10.8h
 	WORD $0x4e60296b // saddlp v11.4s, v11.8h
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f8e0114 // mla v20.4s, v8.4s, v14.s[0]
-	WORD $0x6fae0135 // mla v21.4s, v9.4s, v14.s[1]
+	WORD $0x6f8e0112 // mla v18.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0133 // mla v19.4s, v9.4s, v14.s[1]
 	ADD $4, R10, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
@@ -3577,8 +3577,8 @@ block:
 	WORD $0x4e60294a // saddlp v10.4s, v10.8h
 	WORD $0x4e60296b // saddlp v11.4s, v11.8h
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f8e0116 // mla v22.4s, v8.4s, v14.s[0]
-	WORD $0x6fae0137 // mla v23.4s, v9.4s, v14.s[1]
+	WORD $0x6f8e0114 // mla v20.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0135 // mla v21.4s, v9.4s, v14.s[1]
 	// group 2: elements 64..95
 	VUSHR $4, V0.B16, V4.B16
 	VAND V13.B16, V2.B16, V10.B16
@@ -3598,8 +3598,8 @@ block:
 	WORD $0x4e60294a // saddlp v10.4s, v10.8h
 	WORD $0x4e60296b // saddlp v11.4s, v11.8h
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f8f0114 // mla v20.4s, v8.4s, v15.s[0]
-	WORD $0x6faf0135 // mla v21.4s, v9.4s, v15.s[1]
+	WORD $0x6f8f0112 // mla v18.4s, v8.4s, v15.s[0]
+	WORD $0x6faf0133 // mla v19.4s, v9.4s, v15.s[1]
 	ADD $68, R10, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
@@ -3612,8 +3612,8 @@ block:
 	WORD $0x4e60294a // saddlp v10.4s, v10.8h
 	WORD $0x4e60296b // saddlp v11.4s, v11.8h
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f8f0116 // mla v22.4s, v8.4s, v15.s[0]
-	WORD $0x6faf0137 // mla v23.4s, v9.4s, v15.s[1]
+	WORD $0x6f8f0114 // mla v20.4s, v8.4s, v15.s[0]
+	WORD $0x6faf0135 // mla v21.4s, v9.4s, v15.s[1]
 	// ql[32:64]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
 	// group 1: elements 32..63
@@ -3637,8 +3637,8 @@ block:
 	WORD $0x4e60294a // saddlp v10.4s, v10.8h
 	WORD $0x4e60296b // saddlp v11.4s, v11.8h
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f8e0914 // mla v20.4s, v8.4s, v14.s[2]
-	WORD $0x6fae0935 // mla v21.4s, v9.4s, v14.s[3]
+	WORD $0x6f8e0912 // mla v18.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0933 // mla v19.4s, v9.4s, v14.s[3]
 	ADD $36, R10, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
@@ -3651,8 +3651,8 @@ block:
 	WORD $0x4e60294a // saddlp v10.4s, v10.8h
 	WORD $0x4e60296b // saddlp v11.4s, v11.8h
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f8e0916 // mla v22.4s, v8.4s, v14.s[2]
-	WORD $0x6fae0937 // mla v23.4s, v9.4s, v14.s[3]
+	WORD $0x6f8e0914 // mla v20.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0935 // mla v21.4s, v9.4s, v14.s[3]
 	// group 3: elements 96..127
 	VUSHR $4, V0.B16, V4.B16
 	VUSHR $2, V2.B16, V10.B16
@@ -3674,8 +3674,8 @@ block:
 	WORD $0x4e60294a // saddlp v10.4s, v10.8h
 	WORD $0x4e60296b // saddlp v11.4s, v11.8h
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f8f0914 // mla v20.4s, v8.4s, v15.s[2]
-	WORD $0x6faf0935 // mla v21.4s, v9.4s, v15.s[3]
+	WORD $0x6f8f0912 // mla v18.4s, v8.4s, v15.s[2]
+	WORD $0x6faf0933 // mla v19.4s, v9.4s, v15.s[3]
 	ADD $100, R10, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
@@ -3688,8 +3688,8 @@ block:
 	WORD $0x4e60294a // saddlp v10.4s, v10.8h
 	WORD $0x4e60296b // saddlp v11.4s, v11.8h
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f8f0916 // mla v22.4s, v8.4s, v15.s[2]
-	WORD $0x6faf0937 // mla v23.4s, v9.4s, v15.s[3]
+	WORD $0x6f8f0914 // mla v20.4s, v8.4s, v15.s[2]
+	WORD $0x6faf0935 // mla v21.4s, v9.4s, v15.s[3]
 	// half 1: qh[32:64]
 	VLD1.P 32(R13), [V2.B16, V3.B16]
 	// ql[64:96]
@@ -3715,8 +3715,8 @@ block:
 	WORD $0x4e60294a // saddlp v10.4s, v10.8h
 	WORD $0x4e60296b // saddlp v11.4s, v11.8h
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f900114 // mla v20.4s, v8.4s, v16.s[0]
-	WORD $0x6fb00135 // mla v21.4s, v9.4s, v16.s[1]
+	WORD $0x6f900112 // mla v18.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00133 // mla v19.4s, v9.4s, v16.s[1]
 	ADD $132, R10, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
@@ -3729,8 +3729,8 @@ block:
 	WORD $0x4e60294a // saddlp v10.4s, v10.8h
 	WORD $0x4e60296b // saddlp v11.4s, v11.8h
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f900116 // mla v22.4s, v8.4s, v16.s[0]
-	WORD $0x6fb00137 // mla v23.4s, v9.4s, v16.s[1]
+	WORD $0x6f900114 // mla v20.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00135 // mla v21.4s, v9.4s, v16.s[1]
 	// group 6: elements 192..223
 	VUSHR $4, V0.B16, V4.B16
 	VAND V13.B16, V2.B16, V10.B16
@@ -3750,8 +3750,8 @@ block:
 	WORD $0x4e60294a // saddlp v10.4s, v10.8h
 	WORD $0x4e60296b // saddlp v11.4s, v11.8h
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f910114 // mla v20.4s, v8.4s, v17.s[0]
-	WORD $0x6fb10135 // mla v21.4s, v9.4s, v17.s[1]
+	WORD $0x6f910112 // mla v18.4s, v8.4s, v17.s[0]
+	WORD $0x6fb10133 // mla v19.4s, v9.4s, v17.s[1]
 	ADD $196, R10, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
@@ -3764,8 +3764,8 @@ block:
 	WORD $0x4e60294a // saddlp v10.4s, v10.8h
 	WORD $0x4e60296b // saddlp v11.4s, v11.8h
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f910116 // mla v22.4s, v8.4s, v17.s[0]
-	WORD $0x6fb10137 // mla v23.4s, v9.4s, v17.s[1]
+	WORD $0x6f910114 // mla v20.4s, v8.4s, v17.s[0]
+	WORD $0x6fb10135 // mla v21.4s, v9.4s, v17.s[1]
 	// ql[96:128]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
 	// group 5: elements 160..191
@@ -3789,8 +3789,8 @@ block:
 	WORD $0x4e60294a // saddlp v10.4s, v10.8h
 	WORD $0x4e60296b // saddlp v11.4s, v11.8h
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f900914 // mla v20.4s, v8.4s, v16.s[2]
-	WORD $0x6fb00935 // mla v21.4s, v9.4s, v16.s[3]
+	WORD $0x6f900912 // mla v18.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00933 // mla v19.4s, v9.4s, v16.s[3]
 	ADD $164, R10, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
@@ -3803,8 +3803,8 @@ block:
 	WORD $0x4e60294a // saddlp v10.4s, v10.8h
 	WORD $0x4e60296b // saddlp v11.4s, v11.8h
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f900916 // mla v22.4s, v8.4s, v16.s[2]
-	WORD $0x6fb00937 // mla v23.4s, v9.4s, v16.s[3]
+	WORD $0x6f900914 // mla v20.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00935 // mla v21.4s, v9.4s, v16.s[3]
 	// group 7: elements 224..255
 	VUSHR $4, V0.B16, V4.B16
 	VUSHR $2, V2.B16, V10.B16
@@ -3826,8 +3826,8 @@ block:
 	WORD $0x4e60294a // saddlp v10.4s, v10.8h
 	WORD $0x4e60296b // saddlp v11.4s, v11.8h
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f910914 // mla v20.4s, v8.4s, v17.s[2]
-	WORD $0x6fb10935 // mla v21.4s, v9.4s, v17.s[3]
+	WORD $0x6f910912 // mla v18.4s, v8.4s, v17.s[2]
+	WORD $0x6fb10933 // mla v19.4s, v9.4s, v17.s[3]
 	ADD $228, R10, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
@@ -3840,19 +3840,38 @@ block:
 	WORD $0x4e60294a // saddlp v10.4s, v10.8h
 	WORD $0x4e60296b // saddlp v11.4s, v11.8h
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f910916 // mla v22.4s, v8.4s, v17.s[2]
-	WORD $0x6fb10937 // mla v23.4s, v9.4s, v17.s[3]
+	WORD $0x6f910914 // mla v20.4s, v8.4s, v17.s[2]
+	WORD $0x6fb10935 // mla v21.4s, v9.4s, v17.s[3]
 	// per token: lane -= 32·(sc[2L]·bs[2L] + sc[2L+1]·bs[2L+1]); acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
 	MOVHU 208(R8), R19
 	FMOVS R19, F7
 	FCVTHS F7, F7
 	ADD $260, R9, R19
 	VLD1 (R19), [V8.H8, V9.H8]
-	WORD $0x0e68c24a // smull v10.4s, v18.4h, v8.4h
-	WORD $0x4e68c24b // smull2 v11.4s, v18.8h, v8.8h
+	WORD $0x0e68c3ca // smull v10.4s, v30.4h, v8.4h
+	WORD $0x4e68c3cb // smull2 v11.4s, v30.8h, v8.8h
 	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
-	WORD $0x0e69c26b // smull v11.4s, v19.4h, v9.4h
-	WORD $0x4e69c268 // smull2 v8.4s, v19.8h, v9.8h
+	WORD $0x0e69c3eb // smull v11.4s, v31.4h, v9.4h
+	WORD $0x4e69c3e8 // smull2 v8.4s, v31.8h, v9.8h
+	WORD $0x4ea8bd6b // addp v11.4s, v11.4s, v8.4s
+	WORD $0x4f25554a // shl v10.4s, v10.4s, #5
+	WORD $0x4f25556b // shl v11.4s, v11.4s, #5
+	VSUB V10.S4, V18.S4, V18.S4
+	VSUB V11.S4, V19.S4, V19.S4
+	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
+	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
+	FMOVS (R9), F6
+	FMULS F7, F6, F6
+	WORD $0x4f861256 // fmla v22.4s, v18.4s, v6.s[0]
+	WORD $0x4f861277 // fmla v23.4s, v19.4s, v6.s[0]
+	ADD $292, R9, R9
+	ADD $260, R10, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e68c3ca // smull v10.4s, v30.4h, v8.4h
+	WORD $0x4e68c3cb // smull2 v11.4s, v30.8h, v8.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e69c3eb // smull v11.4s, v31.4h, v9.4h
+	WORD $0x4e69c3e8 // smull2 v8.4s, v31.8h, v9.8h
 	WORD $0x4ea8bd6b // addp v11.4s, v11.4s, v8.4s
 	WORD $0x4f25554a // shl v10.4s, v10.4s, #5
 	WORD $0x4f25556b // shl v11.4s, v11.4s, #5
@@ -3860,29 +3879,10 @@ block:
 	VSUB V11.S4, V21.S4, V21.S4
 	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
 	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	FMOVS (R9), F6
-	FMULS F7, F6, F6
-	WORD $0x4f86129a // fmla v26.4s, v20.4s, v6.s[0]
-	WORD $0x4f8612bb // fmla v27.4s, v21.4s, v6.s[0]
-	ADD $292, R9, R9
-	ADD $260, R10, R19
-	VLD1 (R19), [V8.H8, V9.H8]
-	WORD $0x0e68c24a // smull v10.4s, v18.4h, v8.4h
-	WORD $0x4e68c24b // smull2 v11.4s, v18.8h, v8.8h
-	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
-	WORD $0x0e69c26b // smull v11.4s, v19.4h, v9.4h
-	WORD $0x4e69c268 // smull2 v8.4s, v19.8h, v9.8h
-	WORD $0x4ea8bd6b // addp v11.4s, v11.4s, v8.4s
-	WORD $0x4f25554a // shl v10.4s, v10.4s, #5
-	WORD $0x4f25556b // shl v11.4s, v11.4s, #5
-	VSUB V10.S4, V22.S4, V22.S4
-	VSUB V11.S4, V23.S4, V23.S4
-	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
-	WORD $0x4e21daf7 // scvtf v23.4s, v23.4s
 	FMOVS (R10), F6
 	FMULS F7, F6, F6
-	WORD $0x4f8612dc // fmla v28.4s, v22.4s, v6.s[0]
-	WORD $0x4f8612fd // fmla v29.4s, v23.4s, v6.s[0]
+	WORD $0x4f861298 // fmla v24.4s, v20.4s, v6.s[0]
+	WORD $0x4f8612b9 // fmla v25.4s, v21.4s, v6.s[0]
 	ADD $292, R10, R10
 	ADD $210, R8, R8
 	SUBS $1, R17, R17
@@ -3890,14 +3890,14 @@ block:
 store:
 	MOVD R6, R19
 	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
-	WORD $0x4e3bd740 // fadd v0.4s, v26.4s, v27.4s
+	WORD $0x4e37d6c0 // fadd v0.4s, v22.4s, v23.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
 	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
-	WORD $0x4e3dd780 // fadd v0.4s, v28.4s, v29.4s
+	WORD $0x4e39d700 // fadd v0.4s, v24.4s, v25.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
@@ -3927,23 +3927,582 @@ row:
 	ADD R4, R9, R10
 	ADD R4, R10, R11
 	MOVD R5, R17
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	CBZ R17, store
+block:
+	// the scales as int16 and int32
+	ADD $192, R8, R12
+	VLD1 (R12), [V0.B16]
+	WORD $0x0f08a41e // sxtl v30.8h, v0.8b
+	WORD $0x4f08a41f // sxtl2 v31.8h, v0.16b
+	WORD $0x0f10a7ce // sxtl v14.4s, v30.4h
+	WORD $0x4f10a7cf // sxtl2 v15.4s, v30.8h
+	WORD $0x0f10a7f0 // sxtl v16.4s, v31.4h
+	WORD $0x4f10a7f1 // sxtl2 v17.4s, v31.8h
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	MOVD R8, R12
+	ADD $128, R8, R13
+	// half 0: qh[0:32]
+	VLD1.P 32(R13), [V2.B16, V3.B16]
+	// ql[0:32]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 0: elements 0..31
+	VAND V12.B16, V0.B16, V4.B16
+	VSHL $4, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VAND V12.B16, V1.B16, V5.B16
+	VSHL $4, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $4, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0112 // mla v18.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0133 // mla v19.4s, v9.4s, v14.s[1]
+	ADD $4, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0114 // mla v20.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0135 // mla v21.4s, v9.4s, v14.s[1]
+	ADD $4, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0116 // mla v22.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0137 // mla v23.4s, v9.4s, v14.s[1]
+	// group 2: elements 64..95
+	VUSHR $4, V0.B16, V4.B16
+	VAND V13.B16, V2.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VUSHR $4, V1.B16, V5.B16
+	VAND V13.B16, V3.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $68, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8f0112 // mla v18.4s, v8.4s, v15.s[0]
+	WORD $0x6faf0133 // mla v19.4s, v9.4s, v15.s[1]
+	ADD $68, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8f0114 // mla v20.4s, v8.4s, v15.s[0]
+	WORD $0x6faf0135 // mla v21.4s, v9.4s, v15.s[1]
+	ADD $68, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8f0116 // mla v22.4s, v8.4s, v15.s[0]
+	WORD $0x6faf0137 // mla v23.4s, v9.4s, v15.s[1]
+	// ql[32:64]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 1: elements 32..63
+	VAND V12.B16, V0.B16, V4.B16
+	VSHL $2, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VAND V12.B16, V1.B16, V5.B16
+	VSHL $2, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $36, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0912 // mla v18.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0933 // mla v19.4s, v9.4s, v14.s[3]
+	ADD $36, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0914 // mla v20.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0935 // mla v21.4s, v9.4s, v14.s[3]
+	ADD $36, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0916 // mla v22.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0937 // mla v23.4s, v9.4s, v14.s[3]
+	// group 3: elements 96..127
+	VUSHR $4, V0.B16, V4.B16
+	VUSHR $2, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VUSHR $4, V1.B16, V5.B16
+	VUSHR $2, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $100, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8f0912 // mla v18.4s, v8.4s, v15.s[2]
+	WORD $0x6faf0933 // mla v19.4s, v9.4s, v15.s[3]
+	ADD $100, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8f0914 // mla v20.4s, v8.4s, v15.s[2]
+	WORD $0x6faf0935 // mla v21.4s, v9.4s, v15.s[3]
+	ADD $100, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8f0916 // mla v22.4s, v8.4s, v15.s[2]
+	WORD $0x6faf0937 // mla v23.4s, v9.4s, v15.s[3]
+	// half 1: qh[32:64]
+	VLD1.P 32(R13), [V2.B16, V3.B16]
+	// ql[64:96]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 4: elements 128..159
+	VAND V12.B16, V0.B16, V4.B16
+	VSHL $4, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VAND V12.B16, V1.B16, V5.B16
+	VSHL $4, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $132, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900112 // mla v18.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00133 // mla v19.4s, v9.4s, v16.s[1]
+	ADD $132, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900114 // mla v20.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00135 // mla v21.4s, v9.4s, v16.s[1]
+	ADD $132, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900116 // mla v22.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00137 // mla v23.4s, v9.4s, v16.s[1]
+	// group 6: elements 192..223
+	VUSHR $4, V0.B16, V4.B16
+	VAND V13.B16, V2.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VUSHR $4, V1.B16, V5.B16
+	VAND V13.B16, V3.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $196, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f910112 // mla v18.4s, v8.4s, v17.s[0]
+	WORD $0x6fb10133 // mla v19.4s, v9.4s, v17.s[1]
+	ADD $196, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f910114 // mla v20.4s, v8.4s, v17.s[0]
+	WORD $0x6fb10135 // mla v21.4s, v9.4s, v17.s[1]
+	ADD $196, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f910116 // mla v22.4s, v8.4s, v17.s[0]
+	WORD $0x6fb10137 // mla v23.4s, v9.4s, v17.s[1]
+	// ql[96:128]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 5: elements 160..191
+	VAND V12.B16, V0.B16, V4.B16
+	VSHL $2, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VAND V12.B16, V1.B16, V5.B16
+	VSHL $2, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $164, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900912 // mla v18.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00933 // mla v19.4s, v9.4s, v16.s[3]
+	ADD $164, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900914 // mla v20.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00935 // mla v21.4s, v9.4s, v16.s[3]
+	ADD $164, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900916 // mla v22.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00937 // mla v23.4s, v9.4s, v16.s[3]
+	// group 7: elements 224..255
+	VUSHR $4, V0.B16, V4.B16
+	VUSHR $2, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VUSHR $4, V1.B16, V5.B16
+	VUSHR $2, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $228, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f910912 // mla v18.4s, v8.4s, v17.s[2]
+	WORD $0x6fb10933 // mla v19.4s, v9.4s, v17.s[3]
+	ADD $228, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f910914 // mla v20.4s, v8.4s, v17.s[2]
+	WORD $0x6fb10935 // mla v21.4s, v9.4s, v17.s[3]
+	ADD $228, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f910916 // mla v22.4s, v8.4s, v17.s[2]
+	WORD $0x6fb10937 // mla v23.4s, v9.4s, v17.s[3]
+	// per token: lane -= 32·(sc[2L]·bs[2L] + sc[2L+1]·bs[2L+1]); acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
+	MOVHU 208(R8), R19
+	FMOVS R19, F7
+	FCVTHS F7, F7
+	ADD $260, R9, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e68c3ca // smull v10.4s, v30.4h, v8.4h
+	WORD $0x4e68c3cb // smull2 v11.4s, v30.8h, v8.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e69c3eb // smull v11.4s, v31.4h, v9.4h
+	WORD $0x4e69c3e8 // smull2 v8.4s, v31.8h, v9.8h
+	WORD $0x4ea8bd6b // addp v11.4s, v11.4s, v8.4s
+	WORD $0x4f25554a // shl v10.4s, v10.4s, #5
+	WORD $0x4f25556b // shl v11.4s, v11.4s, #5
+	VSUB V10.S4, V18.S4, V18.S4
+	VSUB V11.S4, V19.S4, V19.S4
+	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
+	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
+	FMOVS (R9), F6
+	FMULS F7, F6, F6
+	WORD $0x4f861258 // fmla v24.4s, v18.4s, v6.s[0]
+	WORD $0x4f861279 // fmla v25.4s, v19.4s, v6.s[0]
+	ADD $292, R9, R9
+	ADD $260, R10, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e68c3ca // smull v10.4s, v30.4h, v8.4h
+	WORD $0x4e68c3cb // smull2 v11.4s, v30.8h, v8.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e69c3eb // smull v11.4s, v31.4h, v9.4h
+	WORD $0x4e69c3e8 // smull2 v8.4s, v31.8h, v9.8h
+	WORD $0x4ea8bd6b // addp v11.4s, v11.4s, v8.4s
+	WORD $0x4f25554a // shl v10.4s, v10.4s, #5
+	WORD $0x4f25556b // shl v11.4s, v11.4s, #5
+	VSUB V10.S4, V20.S4, V20.S4
+	VSUB V11.S4, V21.S4, V21.S4
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	FMOVS (R10), F6
+	FMULS F7, F6, F6
+	WORD $0x4f86129a // fmla v26.4s, v20.4s, v6.s[0]
+	WORD $0x4f8612bb // fmla v27.4s, v21.4s, v6.s[0]
+	ADD $292, R10, R10
+	ADD $260, R11, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e68c3ca // smull v10.4s, v30.4h, v8.4h
+	WORD $0x4e68c3cb // smull2 v11.4s, v30.8h, v8.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e69c3eb // smull v11.4s, v31.4h, v9.4h
+	WORD $0x4e69c3e8 // smull2 v8.4s, v31.8h, v9.8h
+	WORD $0x4ea8bd6b // addp v11.4s, v11.4s, v8.4s
+	WORD $0x4f25554a // shl v10.4s, v10.4s, #5
+	WORD $0x4f25556b // shl v11.4s, v11.4s, #5
+	VSUB V10.S4, V22.S4, V22.S4
+	VSUB V11.S4, V23.S4, V23.S4
+	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
+	WORD $0x4e21daf7 // scvtf v23.4s, v23.4s
+	FMOVS (R11), F6
+	FMULS F7, F6, F6
+	WORD $0x4f8612dc // fmla v28.4s, v22.4s, v6.s[0]
+	WORD $0x4f8612fd // fmla v29.4s, v23.4s, v6.s[0]
+	ADD $292, R11, R11
+	ADD $210, R8, R8
+	SUBS $1, R17, R17
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e39d700 // fadd v0.4s, v24.4s, v25.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3bd740 // fadd v0.4s, v26.4s, v27.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3dd780 // fadd v0.4s, v28.4s, v29.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q6KRows4NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q6KRows4NEON(SB), NOSPLIT, $32-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V12.B16
+	VMOVI $48, V13.B16
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	ADD R4, R11, R20
+	MOVD R5, R17
 	VEOR V26.B16, V26.B16, V26.B16
 	VEOR V27.B16, V27.B16, V27.B16
 	VEOR V28.B16, V28.B16, V28.B16
 	VEOR V29.B16, V29.B16, V29.B16
 	VEOR V30.B16, V30.B16, V30.B16
 	VEOR V31.B16, V31.B16, V31.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	MOVD $acc-32(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
 	CBZ R17, store
 block:
 	// the scales as int16 and int32
 	ADD $192, R8, R12
 	VLD1 (R12), [V0.B16]
-	WORD $0x0f08a412 // sxtl v18.8h, v0.8b
-	WORD $0x4f08a413 // sxtl2 v19.8h, v0.16b
-	WORD $0x0f10a64e // sxtl v14.4s, v18.4h
-	WORD $0x4f10a64f // sxtl2 v15.4s, v18.8h
-	WORD $0x0f10a670 // sxtl v16.4s, v19.4h
-	WORD $0x4f10a671 // sxtl2 v17.4s, v19.8h
+	WORD $0x0f08a402 // sxtl v2.8h, v0.8b
+	WORD $0x4f08a403 // sxtl2 v3.8h, v0.16b
+	WORD $0x0f10a44e // sxtl v14.4s, v2.4h
+	WORD $0x4f10a44f // sxtl2 v15.4s, v2.8h
+	WORD $0x0f10a470 // sxtl v16.4s, v3.4h
+	WORD $0x4f10a471 // sxtl2 v17.4s, v3.8h
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
 	VEOR V20.B16, V20.B16, V20.B16
 	VEOR V21.B16, V21.B16, V21.B16
 	VEOR V22.B16, V22.B16, V22.B16
@@ -3977,9 +4536,23 @@ block:
 	WORD $0x4e60294a // saddlp v10.4s, v10.8h
 	WORD $0x4e60296b // saddlp v11.4s, v11.8h
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0112 // mla v18.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0133 // mla v19.4s, v9.4s, v14.s[1]
+	ADD $4, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
 	WORD $0x6f8e0114 // mla v20.4s, v8.4s, v14.s[0]
 	WORD $0x6fae0135 // mla v21.4s, v9.4s, v14.s[1]
-	ADD $4, R10, R19
+	ADD $4, R11, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
 	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
@@ -3993,7 +4566,7 @@ block:
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
 	WORD $0x6f8e0116 // mla v22.4s, v8.4s, v14.s[0]
 	WORD $0x6fae0137 // mla v23.4s, v9.4s, v14.s[1]
-	ADD $4, R11, R19
+	ADD $4, R20, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
 	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
@@ -4026,9 +4599,23 @@ block:
 	WORD $0x4e60294a // saddlp v10.4s, v10.8h
 	WORD $0x4e60296b // saddlp v11.4s, v11.8h
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8f0112 // mla v18.4s, v8.4s, v15.s[0]
+	WORD $0x6faf0133 // mla v19.4s, v9.4s, v15.s[1]
+	ADD $68, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
 	WORD $0x6f8f0114 // mla v20.4s, v8.4s, v15.s[0]
 	WORD $0x6faf0135 // mla v21.4s, v9.4s, v15.s[1]
-	ADD $68, R10, R19
+	ADD $68, R11, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
 	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
@@ -4042,7 +4629,7 @@ block:
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
 	WORD $0x6f8f0116 // mla v22.4s, v8.4s, v15.s[0]
 	WORD $0x6faf0137 // mla v23.4s, v9.4s, v15.s[1]
-	ADD $68, R11, R19
+	ADD $68, R20, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
 	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
@@ -4079,9 +4666,23 @@ block:
 	WORD $0x4e60294a // saddlp v10.4s, v10.8h
 	WORD $0x4e60296b // saddlp v11.4s, v11.8h
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0912 // mla v18.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0933 // mla v19.4s, v9.4s, v14.s[3]
+	ADD $36, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
 	WORD $0x6f8e0914 // mla v20.4s, v8.4s, v14.s[2]
 	WORD $0x6fae0935 // mla v21.4s, v9.4s, v14.s[3]
-	ADD $36, R10, R19
+	ADD $36, R11, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
 	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
@@ -4095,7 +4696,7 @@ block:
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
 	WORD $0x6f8e0916 // mla v22.4s, v8.4s, v14.s[2]
 	WORD $0x6fae0937 // mla v23.4s, v9.4s, v14.s[3]
-	ADD $36, R11, R19
+	ADD $36, R20, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
 	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
@@ -4130,9 +4731,23 @@ block:
 	WORD $0x4e60294a // saddlp v10.4s, v10.8h
 	WORD $0x4e60296b // saddlp v11.4s, v11.8h
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8f0912 // mla v18.4s, v8.4s, v15.s[2]
+	WORD $0x6faf0933 // mla v19.4s, v9.4s, v15.s[3]
+	ADD $100, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
 	WORD $0x6f8f0914 // mla v20.4s, v8.4s, v15.s[2]
 	WORD $0x6faf0935 // mla v21.4s, v9.4s, v15.s[3]
-	ADD $100, R10, R19
+	ADD $100, R11, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
 	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
@@ -4146,7 +4761,7 @@ block:
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
 	WORD $0x6f8f0916 // mla v22.4s, v8.4s, v15.s[2]
 	WORD $0x6faf0937 // mla v23.4s, v9.4s, v15.s[3]
-	ADD $100, R11, R19
+	ADD $100, R20, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
 	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
@@ -4185,9 +4800,23 @@ block:
 	WORD $0x4e60294a // saddlp v10.4s, v10.8h
 	WORD $0x4e60296b // saddlp v11.4s, v11.8h
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900112 // mla v18.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00133 // mla v19.4s, v9.4s, v16.s[1]
+	ADD $132, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
 	WORD $0x6f900114 // mla v20.4s, v8.4s, v16.s[0]
 	WORD $0x6fb00135 // mla v21.4s, v9.4s, v16.s[1]
-	ADD $132, R10, R19
+	ADD $132, R11, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
 	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
@@ -4201,7 +4830,7 @@ block:
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
 	WORD $0x6f900116 // mla v22.4s, v8.4s, v16.s[0]
 	WORD $0x6fb00137 // mla v23.4s, v9.4s, v16.s[1]
-	ADD $132, R11, R19
+	ADD $132, R20, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
 	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
@@ -4234,9 +4863,23 @@ block:
 	WORD $0x4e60294a // saddlp v10.4s, v10.8h
 	WORD $0x4e60296b // saddlp v11.4s, v11.8h
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f910112 // mla v18.4s, v8.4s, v17.s[0]
+	WORD $0x6fb10133 // mla v19.4s, v9.4s, v17.s[1]
+	ADD $196, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
 	WORD $0x6f910114 // mla v20.4s, v8.4s, v17.s[0]
 	WORD $0x6fb10135 // mla v21.4s, v9.4s, v17.s[1]
-	ADD $196, R10, R19
+	ADD $196, R11, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
 	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
@@ -4250,7 +4893,7 @@ block:
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
 	WORD $0x6f910116 // mla v22.4s, v8.4s, v17.s[0]
 	WORD $0x6fb10137 // mla v23.4s, v9.4s, v17.s[1]
-	ADD $196, R11, R19
+	ADD $196, R20, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
 	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
@@ -4287,9 +4930,23 @@ block:
 	WORD $0x4e60294a // saddlp v10.4s, v10.8h
 	WORD $0x4e60296b // saddlp v11.4s, v11.8h
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900912 // mla v18.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00933 // mla v19.4s, v9.4s, v16.s[3]
+	ADD $164, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
 	WORD $0x6f900914 // mla v20.4s, v8.4s, v16.s[2]
 	WORD $0x6fb00935 // mla v21.4s, v9.4s, v16.s[3]
-	ADD $164, R10, R19
+	ADD $164, R11, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
 	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
@@ -4303,7 +4960,7 @@ block:
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
 	WORD $0x6f900916 // mla v22.4s, v8.4s, v16.s[2]
 	WORD $0x6fb00937 // mla v23.4s, v9.4s, v16.s[3]
-	ADD $164, R11, R19
+	ADD $164, R20, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
 	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
@@ -4338,9 +4995,23 @@ block:
 	WORD $0x4e60294a // saddlp v10.4s, v10.8h
 	WORD $0x4e60296b // saddlp v11.4s, v11.8h
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f910912 // mla v18.4s, v8.4s, v17.s[2]
+	WORD $0x6fb10933 // mla v19.4s, v9.4s, v17.s[3]
+	ADD $228, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
 	WORD $0x6f910914 // mla v20.4s, v8.4s, v17.s[2]
 	WORD $0x6fb10935 // mla v21.4s, v9.4s, v17.s[3]
-	ADD $228, R10, R19
+	ADD $228, R11, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
 	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
@@ -4354,7 +5025,7 @@ block:
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
 	WORD $0x6f910916 // mla v22.4s, v8.4s, v17.s[2]
 	WORD $0x6fb10937 // mla v23.4s, v9.4s, v17.s[3]
-	ADD $228, R11, R19
+	ADD $228, R20, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
 	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
@@ -4369,16 +5040,39 @@ block:
 	WORD $0x6f910918 // mla v24.4s, v8.4s, v17.s[2]
 	WORD $0x6fb10939 // mla v25.4s, v9.4s, v17.s[3]
 	// per token: lane -= 32·(sc[2L]·bs[2L] + sc[2L+1]·bs[2L+1]); acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
+	ADD $192, R8, R19
+	VLD1 (R19), [V0.B16]
+	WORD $0x0f08a402 // sxtl v2.8h, v0.8b
+	WORD $0x4f08a403 // sxtl2 v3.8h, v0.16b
 	MOVHU 208(R8), R19
 	FMOVS R19, F7
 	FCVTHS F7, F7
 	ADD $260, R9, R19
 	VLD1 (R19), [V8.H8, V9.H8]
-	WORD $0x0e68c24a // smull v10.4s, v18.4h, v8.4h
-	WORD $0x4e68c24b // smull2 v11.4s, v18.8h, v8.8h
+	WORD $0x0e68c04a // smull v10.4s, v2.4h, v8.4h
+	WORD $0x4e68c04b // smull2 v11.4s, v2.8h, v8.8h
 	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
-	WORD $0x0e69c26b // smull v11.4s, v19.4h, v9.4h
-	WORD $0x4e69c268 // smull2 v8.4s, v19.8h, v9.8h
+	WORD $0x0e69c06b // smull v11.4s, v3.4h, v9.4h
+	WORD $0x4e69c068 // smull2 v8.4s, v3.8h, v9.8h
+	WORD $0x4ea8bd6b // addp v11.4s, v11.4s, v8.4s
+	WORD $0x4f25554a // shl v10.4s, v10.4s, #5
+	WORD $0x4f25556b // shl v11.4s, v11.4s, #5
+	VSUB V10.S4, V18.S4, V18.S4
+	VSUB V11.S4, V19.S4, V19.S4
+	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
+	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
+	FMOVS (R9), F6
+	FMULS F7, F6, F6
+	WORD $0x4f86125a // fmla v26.4s, v18.4s, v6.s[0]
+	WORD $0x4f86127b // fmla v27.4s, v19.4s, v6.s[0]
+	ADD $292, R9, R9
+	ADD $260, R10, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e68c04a // smull v10.4s, v2.4h, v8.4h
+	WORD $0x4e68c04b // smull2 v11.4s, v2.8h, v8.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e69c06b // smull v11.4s, v3.4h, v9.4h
+	WORD $0x4e69c068 // smull2 v8.4s, v3.8h, v9.8h
 	WORD $0x4ea8bd6b // addp v11.4s, v11.4s, v8.4s
 	WORD $0x4f25554a // shl v10.4s, v10.4s, #5
 	WORD $0x4f25556b // shl v11.4s, v11.4s, #5
@@ -4386,18 +5080,18 @@ block:
 	VSUB V11.S4, V21.S4, V21.S4
 	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
 	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	FMOVS (R9), F6
+	FMOVS (R10), F6
 	FMULS F7, F6, F6
-	WORD $0x4f86129a // fmla v26.4s, v20.4s, v6.s[0]
-	WORD $0x4f8612bb // fmla v27.4s, v21.4s, v6.s[0]
-	ADD $292, R9, R9
-	ADD $260, R10, R19
+	WORD $0x4f86129c // fmla v28.4s, v20.4s, v6.s[0]
+	WORD $0x4f8612bd // fmla v29.4s, v21.4s, v6.s[0]
+	ADD $292, R10, R10
+	ADD $260, R11, R19
 	VLD1 (R19), [V8.H8, V9.H8]
-	WORD $0x0e68c24a // smull v10.4s, v18.4h, v8.4h
-	WORD $0x4e68c24b // smull2 v11.4s, v18.8h, v8.8h
+	WORD $0x0e68c04a // smull v10.4s, v2.4h, v8.4h
+	WORD $0x4e68c04b // smull2 v11.4s, v2.8h, v8.8h
 	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
-	WORD $0x0e69c26b // smull v11.4s, v19.4h, v9.4h
-	WORD $0x4e69c268 // smull2 v8.4s, v19.8h, v9.8h
+	WORD $0x0e69c06b // smull v11.4s, v3.4h, v9.4h
+	WORD $0x4e69c068 // smull2 v8.4s, v3.8h, v9.8h
 	WORD $0x4ea8bd6b // addp v11.4s, v11.4s, v8.4s
 	WORD $0x4f25554a // shl v10.4s, v10.4s, #5
 	WORD $0x4f25556b // shl v11.4s, v11.4s, #5
@@ -4405,18 +5099,18 @@ block:
 	VSUB V11.S4, V23.S4, V23.S4
 	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
 	WORD $0x4e21daf7 // scvtf v23.4s, v23.4s
-	FMOVS (R10), F6
+	FMOVS (R11), F6
 	FMULS F7, F6, F6
-	WORD $0x4f8612dc // fmla v28.4s, v22.4s, v6.s[0]
-	WORD $0x4f8612fd // fmla v29.4s, v23.4s, v6.s[0]
-	ADD $292, R10, R10
-	ADD $260, R11, R19
+	WORD $0x4f8612de // fmla v30.4s, v22.4s, v6.s[0]
+	WORD $0x4f8612ff // fmla v31.4s, v23.4s, v6.s[0]
+	ADD $292, R11, R11
+	ADD $260, R20, R19
 	VLD1 (R19), [V8.H8, V9.H8]
-	WORD $0x0e68c24a // smull v10.4s, v18.4h, v8.4h
-	WORD $0x4e68c24b // smull2 v11.4s, v18.8h, v8.8h
+	WORD $0x0e68c04a // smull v10.4s, v2.4h, v8.4h
+	WORD $0x4e68c04b // smull2 v11.4s, v2.8h, v8.8h
 	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
-	WORD $0x0e69c26b // smull v11.4s, v19.4h, v9.4h
-	WORD $0x4e69c268 // smull2 v8.4s, v19.8h, v9.8h
+	WORD $0x0e69c06b // smull v11.4s, v3.4h, v9.4h
+	WORD $0x4e69c068 // smull2 v8.4s, v3.8h, v9.8h
 	WORD $0x4ea8bd6b // addp v11.4s, v11.4s, v8.4s
 	WORD $0x4f25554a // shl v10.4s, v10.4s, #5
 	WORD $0x4f25556b // shl v11.4s, v11.4s, #5
@@ -4424,11 +5118,14 @@ block:
 	VSUB V11.S4, V25.S4, V25.S4
 	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
 	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	FMOVS (R11), F6
+	FMOVS (R20), F6
 	FMULS F7, F6, F6
-	WORD $0x4f86131e // fmla v30.4s, v24.4s, v6.s[0]
-	WORD $0x4f86133f // fmla v31.4s, v25.4s, v6.s[0]
-	ADD $292, R11, R11
+	MOVD $acc-32(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f861304 // fmla v4.4s, v24.4s, v6.s[0]
+	WORD $0x4f861325 // fmla v5.4s, v25.4s, v6.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R20, R20
 	ADD $210, R8, R8
 	SUBS $1, R17, R17
 	BNE block
@@ -4450,6 +5147,1886 @@ store:
 	ADD R7, R19, R19
 	// token 2, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
 	WORD $0x4e3fd7c0 // fadd v0.4s, v30.4s, v31.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 3, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-32(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q6KRows5NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q6KRows5NEON(SB), NOSPLIT, $96-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V12.B16
+	VMOVI $48, V13.B16
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	ADD R4, R11, R20
+	ADD R4, R20, R21
+	MOVD R5, R17
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V31.B16, V31.B16, V31.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	MOVD $acc-96(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	MOVD $acc-64(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	MOVD $acc-32(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	CBZ R17, store
+block:
+	// the scales as int16 and int32
+	ADD $192, R8, R12
+	VLD1 (R12), [V0.B16]
+	WORD $0x0f08a402 // sxtl v2.8h, v0.8b
+	WORD $0x4f08a403 // sxtl2 v3.8h, v0.16b
+	WORD $0x0f10a44e // sxtl v14.4s, v2.4h
+	WORD $0x4f10a44f // sxtl2 v15.4s, v2.8h
+	WORD $0x0f10a470 // sxtl v16.4s, v3.4h
+	WORD $0x4f10a471 // sxtl2 v17.4s, v3.8h
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	MOVD R8, R12
+	ADD $128, R8, R13
+	// half 0: qh[0:32]
+	VLD1.P 32(R13), [V2.B16, V3.B16]
+	// ql[0:32]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 0: elements 0..31
+	VAND V12.B16, V0.B16, V4.B16
+	VSHL $4, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VAND V12.B16, V1.B16, V5.B16
+	VSHL $4, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $4, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0112 // mla v18.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0133 // mla v19.4s, v9.4s, v14.s[1]
+	ADD $4, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0114 // mla v20.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0135 // mla v21.4s, v9.4s, v14.s[1]
+	ADD $4, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0116 // mla v22.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0137 // mla v23.4s, v9.4s, v14.s[1]
+	ADD $4, R20, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0118 // mla v24.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0139 // mla v25.4s, v9.4s, v14.s[1]
+	ADD $4, R21, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e011a // mla v26.4s, v8.4s, v14.s[0]
+	WORD $0x6fae013b // mla v27.4s, v9.4s, v14.s[1]
+	// group 2: elements 64..95
+	VUSHR $4, V0.B16, V4.B16
+	VAND V13.B16, V2.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VUSHR $4, V1.B16, V5.B16
+	VAND V13.B16, V3.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $68, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8f0112 // mla v18.4s, v8.4s, v15.s[0]
+	WORD $0x6faf0133 // mla v19.4s, v9.4s, v15.s[1]
+	ADD $68, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8f0114 // mla v20.4s, v8.4s, v15.s[0]
+	WORD $0x6faf0135 // mla v21.4s, v9.4s, v15.s[1]
+	ADD $68, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8f0116 // mla v22.4s, v8.4s, v15.s[0]
+	WORD $0x6faf0137 // mla v23.4s, v9.4s, v15.s[1]
+	ADD $68, R20, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8f0118 // mla v24.4s, v8.4s, v15.s[0]
+	WORD $0x6faf0139 // mla v25.4s, v9.4s, v15.s[1]
+	ADD $68, R21, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8f011a // mla v26.4s, v8.4s, v15.s[0]
+	WORD $0x6faf013b // mla v27.4s, v9.4s, v15.s[1]
+	// ql[32:64]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 1: elements 32..63
+	VAND V12.B16, V0.B16, V4.B16
+	VSHL $2, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VAND V12.B16, V1.B16, V5.B16
+	VSHL $2, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $36, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0912 // mla v18.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0933 // mla v19.4s, v9.4s, v14.s[3]
+	ADD $36, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0914 // mla v20.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0935 // mla v21.4s, v9.4s, v14.s[3]
+	ADD $36, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0916 // mla v22.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0937 // mla v23.4s, v9.4s, v14.s[3]
+	ADD $36, R20, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0918 // mla v24.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0939 // mla v25.4s, v9.4s, v14.s[3]
+	ADD $36, R21, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e091a // mla v26.4s, v8.4s, v14.s[2]
+	WORD $0x6fae093b // mla v27.4s, v9.4s, v14.s[3]
+	// group 3: elements 96..127
+	VUSHR $4, V0.B16, V4.B16
+	VUSHR $2, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VUSHR $4, V1.B16, V5.B16
+	VUSHR $2, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $100, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8f0912 // mla v18.4s, v8.4s, v15.s[2]
+	WORD $0x6faf0933 // mla v19.4s, v9.4s, v15.s[3]
+	ADD $100, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8f0914 // mla v20.4s, v8.4s, v15.s[2]
+	WORD $0x6faf0935 // mla v21.4s, v9.4s, v15.s[3]
+	ADD $100, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8f0916 // mla v22.4s, v8.4s, v15.s[2]
+	WORD $0x6faf0937 // mla v23.4s, v9.4s, v15.s[3]
+	ADD $100, R20, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8f0918 // mla v24.4s, v8.4s, v15.s[2]
+	WORD $0x6faf0939 // mla v25.4s, v9.4s, v15.s[3]
+	ADD $100, R21, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8f091a // mla v26.4s, v8.4s, v15.s[2]
+	WORD $0x6faf093b // mla v27.4s, v9.4s, v15.s[3]
+	// half 1: qh[32:64]
+	VLD1.P 32(R13), [V2.B16, V3.B16]
+	// ql[64:96]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 4: elements 128..159
+	VAND V12.B16, V0.B16, V4.B16
+	VSHL $4, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VAND V12.B16, V1.B16, V5.B16
+	VSHL $4, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $132, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900112 // mla v18.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00133 // mla v19.4s, v9.4s, v16.s[1]
+	ADD $132, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900114 // mla v20.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00135 // mla v21.4s, v9.4s, v16.s[1]
+	ADD $132, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900116 // mla v22.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00137 // mla v23.4s, v9.4s, v16.s[1]
+	ADD $132, R20, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900118 // mla v24.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00139 // mla v25.4s, v9.4s, v16.s[1]
+	ADD $132, R21, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f90011a // mla v26.4s, v8.4s, v16.s[0]
+	WORD $0x6fb0013b // mla v27.4s, v9.4s, v16.s[1]
+	// group 6: elements 192..223
+	VUSHR $4, V0.B16, V4.B16
+	VAND V13.B16, V2.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VUSHR $4, V1.B16, V5.B16
+	VAND V13.B16, V3.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $196, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f910112 // mla v18.4s, v8.4s, v17.s[0]
+	WORD $0x6fb10133 // mla v19.4s, v9.4s, v17.s[1]
+	ADD $196, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f910114 // mla v20.4s, v8.4s, v17.s[0]
+	WORD $0x6fb10135 // mla v21.4s, v9.4s, v17.s[1]
+	ADD $196, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f910116 // mla v22.4s, v8.4s, v17.s[0]
+	WORD $0x6fb10137 // mla v23.4s, v9.4s, v17.s[1]
+	ADD $196, R20, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f910118 // mla v24.4s, v8.4s, v17.s[0]
+	WORD $0x6fb10139 // mla v25.4s, v9.4s, v17.s[1]
+	ADD $196, R21, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f91011a // mla v26.4s, v8.4s, v17.s[0]
+	WORD $0x6fb1013b // mla v27.4s, v9.4s, v17.s[1]
+	// ql[96:128]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 5: elements 160..191
+	VAND V12.B16, V0.B16, V4.B16
+	VSHL $2, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VAND V12.B16, V1.B16, V5.B16
+	VSHL $2, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $164, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900912 // mla v18.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00933 // mla v19.4s, v9.4s, v16.s[3]
+	ADD $164, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900914 // mla v20.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00935 // mla v21.4s, v9.4s, v16.s[3]
+	ADD $164, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900916 // mla v22.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00937 // mla v23.4s, v9.4s, v16.s[3]
+	ADD $164, R20, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900918 // mla v24.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00939 // mla v25.4s, v9.4s, v16.s[3]
+	ADD $164, R21, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f90091a // mla v26.4s, v8.4s, v16.s[2]
+	WORD $0x6fb0093b // mla v27.4s, v9.4s, v16.s[3]
+	// group 7: elements 224..255
+	VUSHR $4, V0.B16, V4.B16
+	VUSHR $2, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VUSHR $4, V1.B16, V5.B16
+	VUSHR $2, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $228, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f910912 // mla v18.4s, v8.4s, v17.s[2]
+	WORD $0x6fb10933 // mla v19.4s, v9.4s, v17.s[3]
+	ADD $228, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f910914 // mla v20.4s, v8.4s, v17.s[2]
+	WORD $0x6fb10935 // mla v21.4s, v9.4s, v17.s[3]
+	ADD $228, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f910916 // mla v22.4s, v8.4s, v17.s[2]
+	WORD $0x6fb10937 // mla v23.4s, v9.4s, v17.s[3]
+	ADD $228, R20, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f910918 // mla v24.4s, v8.4s, v17.s[2]
+	WORD $0x6fb10939 // mla v25.4s, v9.4s, v17.s[3]
+	ADD $228, R21, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f91091a // mla v26.4s, v8.4s, v17.s[2]
+	WORD $0x6fb1093b // mla v27.4s, v9.4s, v17.s[3]
+	// per token: lane -= 32·(sc[2L]·bs[2L] + sc[2L+1]·bs[2L+1]); acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
+	ADD $192, R8, R19
+	VLD1 (R19), [V0.B16]
+	WORD $0x0f08a402 // sxtl v2.8h, v0.8b
+	WORD $0x4f08a403 // sxtl2 v3.8h, v0.16b
+	MOVHU 208(R8), R19
+	FMOVS R19, F7
+	FCVTHS F7, F7
+	ADD $260, R9, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e68c04a // smull v10.4s, v2.4h, v8.4h
+	WORD $0x4e68c04b // smull2 v11.4s, v2.8h, v8.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e69c06b // smull v11.4s, v3.4h, v9.4h
+	WORD $0x4e69c068 // smull2 v8.4s, v3.8h, v9.8h
+	WORD $0x4ea8bd6b // addp v11.4s, v11.4s, v8.4s
+	WORD $0x4f25554a // shl v10.4s, v10.4s, #5
+	WORD $0x4f25556b // shl v11.4s, v11.4s, #5
+	VSUB V10.S4, V18.S4, V18.S4
+	VSUB V11.S4, V19.S4, V19.S4
+	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
+	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
+	FMOVS (R9), F6
+	FMULS F7, F6, F6
+	WORD $0x4f86125c // fmla v28.4s, v18.4s, v6.s[0]
+	WORD $0x4f86127d // fmla v29.4s, v19.4s, v6.s[0]
+	ADD $292, R9, R9
+	ADD $260, R10, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e68c04a // smull v10.4s, v2.4h, v8.4h
+	WORD $0x4e68c04b // smull2 v11.4s, v2.8h, v8.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e69c06b // smull v11.4s, v3.4h, v9.4h
+	WORD $0x4e69c068 // smull2 v8.4s, v3.8h, v9.8h
+	WORD $0x4ea8bd6b // addp v11.4s, v11.4s, v8.4s
+	WORD $0x4f25554a // shl v10.4s, v10.4s, #5
+	WORD $0x4f25556b // shl v11.4s, v11.4s, #5
+	VSUB V10.S4, V20.S4, V20.S4
+	VSUB V11.S4, V21.S4, V21.S4
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	FMOVS (R10), F6
+	FMULS F7, F6, F6
+	WORD $0x4f86129e // fmla v30.4s, v20.4s, v6.s[0]
+	WORD $0x4f8612bf // fmla v31.4s, v21.4s, v6.s[0]
+	ADD $292, R10, R10
+	ADD $260, R11, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e68c04a // smull v10.4s, v2.4h, v8.4h
+	WORD $0x4e68c04b // smull2 v11.4s, v2.8h, v8.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e69c06b // smull v11.4s, v3.4h, v9.4h
+	WORD $0x4e69c068 // smull2 v8.4s, v3.8h, v9.8h
+	WORD $0x4ea8bd6b // addp v11.4s, v11.4s, v8.4s
+	WORD $0x4f25554a // shl v10.4s, v10.4s, #5
+	WORD $0x4f25556b // shl v11.4s, v11.4s, #5
+	VSUB V10.S4, V22.S4, V22.S4
+	VSUB V11.S4, V23.S4, V23.S4
+	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
+	WORD $0x4e21daf7 // scvtf v23.4s, v23.4s
+	FMOVS (R11), F6
+	FMULS F7, F6, F6
+	MOVD $acc-96(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8612c4 // fmla v4.4s, v22.4s, v6.s[0]
+	WORD $0x4f8612e5 // fmla v5.4s, v23.4s, v6.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R11, R11
+	ADD $260, R20, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e68c04a // smull v10.4s, v2.4h, v8.4h
+	WORD $0x4e68c04b // smull2 v11.4s, v2.8h, v8.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e69c06b // smull v11.4s, v3.4h, v9.4h
+	WORD $0x4e69c068 // smull2 v8.4s, v3.8h, v9.8h
+	WORD $0x4ea8bd6b // addp v11.4s, v11.4s, v8.4s
+	WORD $0x4f25554a // shl v10.4s, v10.4s, #5
+	WORD $0x4f25556b // shl v11.4s, v11.4s, #5
+	VSUB V10.S4, V24.S4, V24.S4
+	VSUB V11.S4, V25.S4, V25.S4
+	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
+	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
+	FMOVS (R20), F6
+	FMULS F7, F6, F6
+	MOVD $acc-64(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f861304 // fmla v4.4s, v24.4s, v6.s[0]
+	WORD $0x4f861325 // fmla v5.4s, v25.4s, v6.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R20, R20
+	ADD $260, R21, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e68c04a // smull v10.4s, v2.4h, v8.4h
+	WORD $0x4e68c04b // smull2 v11.4s, v2.8h, v8.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e69c06b // smull v11.4s, v3.4h, v9.4h
+	WORD $0x4e69c068 // smull2 v8.4s, v3.8h, v9.8h
+	WORD $0x4ea8bd6b // addp v11.4s, v11.4s, v8.4s
+	WORD $0x4f25554a // shl v10.4s, v10.4s, #5
+	WORD $0x4f25556b // shl v11.4s, v11.4s, #5
+	VSUB V10.S4, V26.S4, V26.S4
+	VSUB V11.S4, V27.S4, V27.S4
+	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
+	WORD $0x4e21db7b // scvtf v27.4s, v27.4s
+	FMOVS (R21), F6
+	FMULS F7, F6, F6
+	MOVD $acc-32(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f861344 // fmla v4.4s, v26.4s, v6.s[0]
+	WORD $0x4f861365 // fmla v5.4s, v27.4s, v6.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R21, R21
+	ADD $210, R8, R8
+	SUBS $1, R17, R17
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3dd780 // fadd v0.4s, v28.4s, v29.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3fd7c0 // fadd v0.4s, v30.4s, v31.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-96(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 3, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-64(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 4, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-32(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q6KRows6NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q6KRows6NEON(SB), NOSPLIT, $160-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V12.B16
+	VMOVI $48, V13.B16
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	ADD R4, R11, R20
+	ADD R4, R20, R21
+	ADD R4, R21, R22
+	MOVD R5, R17
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V31.B16, V31.B16, V31.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	MOVD $acc-160(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	MOVD $acc-128(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	MOVD $acc-96(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	MOVD $acc-64(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	MOVD $acc-32(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	CBZ R17, store
+block:
+	// the scales as int16 and int32
+	ADD $192, R8, R12
+	VLD1 (R12), [V0.B16]
+	WORD $0x0f08a402 // sxtl v2.8h, v0.8b
+	WORD $0x4f08a403 // sxtl2 v3.8h, v0.16b
+	WORD $0x0f10a44e // sxtl v14.4s, v2.4h
+	WORD $0x4f10a44f // sxtl2 v15.4s, v2.8h
+	WORD $0x0f10a470 // sxtl v16.4s, v3.4h
+	WORD $0x4f10a471 // sxtl2 v17.4s, v3.8h
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	MOVD R8, R12
+	ADD $128, R8, R13
+	// half 0: qh[0:32]
+	VLD1.P 32(R13), [V2.B16, V3.B16]
+	// ql[0:32]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 0: elements 0..31
+	VAND V12.B16, V0.B16, V4.B16
+	VSHL $4, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VAND V12.B16, V1.B16, V5.B16
+	VSHL $4, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $4, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0112 // mla v18.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0133 // mla v19.4s, v9.4s, v14.s[1]
+	ADD $4, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0114 // mla v20.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0135 // mla v21.4s, v9.4s, v14.s[1]
+	ADD $4, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0116 // mla v22.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0137 // mla v23.4s, v9.4s, v14.s[1]
+	ADD $4, R20, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0118 // mla v24.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0139 // mla v25.4s, v9.4s, v14.s[1]
+	ADD $4, R21, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e011a // mla v26.4s, v8.4s, v14.s[0]
+	WORD $0x6fae013b // mla v27.4s, v9.4s, v14.s[1]
+	ADD $4, R22, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e011c // mla v28.4s, v8.4s, v14.s[0]
+	WORD $0x6fae013d // mla v29.4s, v9.4s, v14.s[1]
+	// group 2: elements 64..95
+	VUSHR $4, V0.B16, V4.B16
+	VAND V13.B16, V2.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VUSHR $4, V1.B16, V5.B16
+	VAND V13.B16, V3.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $68, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8f0112 // mla v18.4s, v8.4s, v15.s[0]
+	WORD $0x6faf0133 // mla v19.4s, v9.4s, v15.s[1]
+	ADD $68, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8f0114 // mla v20.4s, v8.4s, v15.s[0]
+	WORD $0x6faf0135 // mla v21.4s, v9.4s, v15.s[1]
+	ADD $68, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8f0116 // mla v22.4s, v8.4s, v15.s[0]
+	WORD $0x6faf0137 // mla v23.4s, v9.4s, v15.s[1]
+	ADD $68, R20, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8f0118 // mla v24.4s, v8.4s, v15.s[0]
+	WORD $0x6faf0139 // mla v25.4s, v9.4s, v15.s[1]
+	ADD $68, R21, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8f011a // mla v26.4s, v8.4s, v15.s[0]
+	WORD $0x6faf013b // mla v27.4s, v9.4s, v15.s[1]
+	ADD $68, R22, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8f011c // mla v28.4s, v8.4s, v15.s[0]
+	WORD $0x6faf013d // mla v29.4s, v9.4s, v15.s[1]
+	// ql[32:64]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 1: elements 32..63
+	VAND V12.B16, V0.B16, V4.B16
+	VSHL $2, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VAND V12.B16, V1.B16, V5.B16
+	VSHL $2, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $36, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0912 // mla v18.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0933 // mla v19.4s, v9.4s, v14.s[3]
+	ADD $36, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0914 // mla v20.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0935 // mla v21.4s, v9.4s, v14.s[3]
+	ADD $36, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0916 // mla v22.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0937 // mla v23.4s, v9.4s, v14.s[3]
+	ADD $36, R20, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0918 // mla v24.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0939 // mla v25.4s, v9.4s, v14.s[3]
+	ADD $36, R21, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e091a // mla v26.4s, v8.4s, v14.s[2]
+	WORD $0x6fae093b // mla v27.4s, v9.4s, v14.s[3]
+	ADD $36, R22, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e091c // mla v28.4s, v8.4s, v14.s[2]
+	WORD $0x6fae093d // mla v29.4s, v9.4s, v14.s[3]
+	// group 3: elements 96..127
+	VUSHR $4, V0.B16, V4.B16
+	VUSHR $2, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VUSHR $4, V1.B16, V5.B16
+	VUSHR $2, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $100, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8f0912 // mla v18.4s, v8.4s, v15.s[2]
+	WORD $0x6faf0933 // mla v19.4s, v9.4s, v15.s[3]
+	ADD $100, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8f0914 // mla v20.4s, v8.4s, v15.s[2]
+	WORD $0x6faf0935 // mla v21.4s, v9.4s, v15.s[3]
+	ADD $100, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8f0916 // mla v22.4s, v8.4s, v15.s[2]
+	WORD $0x6faf0937 // mla v23.4s, v9.4s, v15.s[3]
+	ADD $100, R20, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8f0918 // mla v24.4s, v8.4s, v15.s[2]
+	WORD $0x6faf0939 // mla v25.4s, v9.4s, v15.s[3]
+	ADD $100, R21, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8f091a // mla v26.4s, v8.4s, v15.s[2]
+	WORD $0x6faf093b // mla v27.4s, v9.4s, v15.s[3]
+	ADD $100, R22, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8f091c // mla v28.4s, v8.4s, v15.s[2]
+	WORD $0x6faf093d // mla v29.4s, v9.4s, v15.s[3]
+	// half 1: qh[32:64]
+	VLD1.P 32(R13), [V2.B16, V3.B16]
+	// ql[64:96]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 4: elements 128..159
+	VAND V12.B16, V0.B16, V4.B16
+	VSHL $4, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VAND V12.B16, V1.B16, V5.B16
+	VSHL $4, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $132, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900112 // mla v18.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00133 // mla v19.4s, v9.4s, v16.s[1]
+	ADD $132, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900114 // mla v20.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00135 // mla v21.4s, v9.4s, v16.s[1]
+	ADD $132, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900116 // mla v22.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00137 // mla v23.4s, v9.4s, v16.s[1]
+	ADD $132, R20, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900118 // mla v24.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00139 // mla v25.4s, v9.4s, v16.s[1]
+	ADD $132, R21, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f90011a // mla v26.4s, v8.4s, v16.s[0]
+	WORD $0x6fb0013b // mla v27.4s, v9.4s, v16.s[1]
+	ADD $132, R22, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f90011c // mla v28.4s, v8.4s, v16.s[0]
+	WORD $0x6fb0013d // mla v29.4s, v9.4s, v16.s[1]
+	// group 6: elements 192..223
+	VUSHR $4, V0.B16, V4.B16
+	VAND V13.B16, V2.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VUSHR $4, V1.B16, V5.B16
+	VAND V13.B16, V3.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $196, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f910112 // mla v18.4s, v8.4s, v17.s[0]
+	WORD $0x6fb10133 // mla v19.4s, v9.4s, v17.s[1]
+	ADD $196, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f910114 // mla v20.4s, v8.4s, v17.s[0]
+	WORD $0x6fb10135 // mla v21.4s, v9.4s, v17.s[1]
+	ADD $196, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f910116 // mla v22.4s, v8.4s, v17.s[0]
+	WORD $0x6fb10137 // mla v23.4s, v9.4s, v17.s[1]
+	ADD $196, R20, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f910118 // mla v24.4s, v8.4s, v17.s[0]
+	WORD $0x6fb10139 // mla v25.4s, v9.4s, v17.s[1]
+	ADD $196, R21, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f91011a // mla v26.4s, v8.4s, v17.s[0]
+	WORD $0x6fb1013b // mla v27.4s, v9.4s, v17.s[1]
+	ADD $196, R22, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f91011c // mla v28.4s, v8.4s, v17.s[0]
+	WORD $0x6fb1013d // mla v29.4s, v9.4s, v17.s[1]
+	// ql[96:128]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 5: elements 160..191
+	VAND V12.B16, V0.B16, V4.B16
+	VSHL $2, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VAND V12.B16, V1.B16, V5.B16
+	VSHL $2, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $164, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900912 // mla v18.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00933 // mla v19.4s, v9.4s, v16.s[3]
+	ADD $164, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900914 // mla v20.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00935 // mla v21.4s, v9.4s, v16.s[3]
+	ADD $164, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900916 // mla v22.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00937 // mla v23.4s, v9.4s, v16.s[3]
+	ADD $164, R20, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900918 // mla v24.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00939 // mla v25.4s, v9.4s, v16.s[3]
+	ADD $164, R21, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f90091a // mla v26.4s, v8.4s, v16.s[2]
+	WORD $0x6fb0093b // mla v27.4s, v9.4s, v16.s[3]
+	ADD $164, R22, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f90091c // mla v28.4s, v8.4s, v16.s[2]
+	WORD $0x6fb0093d // mla v29.4s, v9.4s, v16.s[3]
+	// group 7: elements 224..255
+	VUSHR $4, V0.B16, V4.B16
+	VUSHR $2, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VUSHR $4, V1.B16, V5.B16
+	VUSHR $2, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $228, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f910912 // mla v18.4s, v8.4s, v17.s[2]
+	WORD $0x6fb10933 // mla v19.4s, v9.4s, v17.s[3]
+	ADD $228, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f910914 // mla v20.4s, v8.4s, v17.s[2]
+	WORD $0x6fb10935 // mla v21.4s, v9.4s, v17.s[3]
+	ADD $228, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f910916 // mla v22.4s, v8.4s, v17.s[2]
+	WORD $0x6fb10937 // mla v23.4s, v9.4s, v17.s[3]
+	ADD $228, R20, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f910918 // mla v24.4s, v8.4s, v17.s[2]
+	WORD $0x6fb10939 // mla v25.4s, v9.4s, v17.s[3]
+	ADD $228, R21, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f91091a // mla v26.4s, v8.4s, v17.s[2]
+	WORD $0x6fb1093b // mla v27.4s, v9.4s, v17.s[3]
+	ADD $228, R22, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f91091c // mla v28.4s, v8.4s, v17.s[2]
+	WORD $0x6fb1093d // mla v29.4s, v9.4s, v17.s[3]
+	// per token: lane -= 32·(sc[2L]·bs[2L] + sc[2L+1]·bs[2L+1]); acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
+	ADD $192, R8, R19
+	VLD1 (R19), [V0.B16]
+	WORD $0x0f08a402 // sxtl v2.8h, v0.8b
+	WORD $0x4f08a403 // sxtl2 v3.8h, v0.16b
+	MOVHU 208(R8), R19
+	FMOVS R19, F7
+	FCVTHS F7, F7
+	ADD $260, R9, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e68c04a // smull v10.4s, v2.4h, v8.4h
+	WORD $0x4e68c04b // smull2 v11.4s, v2.8h, v8.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e69c06b // smull v11.4s, v3.4h, v9.4h
+	WORD $0x4e69c068 // smull2 v8.4s, v3.8h, v9.8h
+	WORD $0x4ea8bd6b // addp v11.4s, v11.4s, v8.4s
+	WORD $0x4f25554a // shl v10.4s, v10.4s, #5
+	WORD $0x4f25556b // shl v11.4s, v11.4s, #5
+	VSUB V10.S4, V18.S4, V18.S4
+	VSUB V11.S4, V19.S4, V19.S4
+	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
+	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
+	FMOVS (R9), F6
+	FMULS F7, F6, F6
+	WORD $0x4f86125e // fmla v30.4s, v18.4s, v6.s[0]
+	WORD $0x4f86127f // fmla v31.4s, v19.4s, v6.s[0]
+	ADD $292, R9, R9
+	ADD $260, R10, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e68c04a // smull v10.4s, v2.4h, v8.4h
+	WORD $0x4e68c04b // smull2 v11.4s, v2.8h, v8.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e69c06b // smull v11.4s, v3.4h, v9.4h
+	WORD $0x4e69c068 // smull2 v8.4s, v3.8h, v9.8h
+	WORD $0x4ea8bd6b // addp v11.4s, v11.4s, v8.4s
+	WORD $0x4f25554a // shl v10.4s, v10.4s, #5
+	WORD $0x4f25556b // shl v11.4s, v11.4s, #5
+	VSUB V10.S4, V20.S4, V20.S4
+	VSUB V11.S4, V21.S4, V21.S4
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	FMOVS (R10), F6
+	FMULS F7, F6, F6
+	MOVD $acc-160(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f861284 // fmla v4.4s, v20.4s, v6.s[0]
+	WORD $0x4f8612a5 // fmla v5.4s, v21.4s, v6.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R10, R10
+	ADD $260, R11, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e68c04a // smull v10.4s, v2.4h, v8.4h
+	WORD $0x4e68c04b // smull2 v11.4s, v2.8h, v8.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e69c06b // smull v11.4s, v3.4h, v9.4h
+	WORD $0x4e69c068 // smull2 v8.4s, v3.8h, v9.8h
+	WORD $0x4ea8bd6b // addp v11.4s, v11.4s, v8.4s
+	WORD $0x4f25554a // shl v10.4s, v10.4s, #5
+	WORD $0x4f25556b // shl v11.4s, v11.4s, #5
+	VSUB V10.S4, V22.S4, V22.S4
+	VSUB V11.S4, V23.S4, V23.S4
+	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
+	WORD $0x4e21daf7 // scvtf v23.4s, v23.4s
+	FMOVS (R11), F6
+	FMULS F7, F6, F6
+	MOVD $acc-128(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8612c4 // fmla v4.4s, v22.4s, v6.s[0]
+	WORD $0x4f8612e5 // fmla v5.4s, v23.4s, v6.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R11, R11
+	ADD $260, R20, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e68c04a // smull v10.4s, v2.4h, v8.4h
+	WORD $0x4e68c04b // smull2 v11.4s, v2.8h, v8.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e69c06b // smull v11.4s, v3.4h, v9.4h
+	WORD $0x4e69c068 // smull2 v8.4s, v3.8h, v9.8h
+	WORD $0x4ea8bd6b // addp v11.4s, v11.4s, v8.4s
+	WORD $0x4f25554a // shl v10.4s, v10.4s, #5
+	WORD $0x4f25556b // shl v11.4s, v11.4s, #5
+	VSUB V10.S4, V24.S4, V24.S4
+	VSUB V11.S4, V25.S4, V25.S4
+	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
+	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
+	FMOVS (R20), F6
+	FMULS F7, F6, F6
+	MOVD $acc-96(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f861304 // fmla v4.4s, v24.4s, v6.s[0]
+	WORD $0x4f861325 // fmla v5.4s, v25.4s, v6.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R20, R20
+	ADD $260, R21, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e68c04a // smull v10.4s, v2.4h, v8.4h
+	WORD $0x4e68c04b // smull2 v11.4s, v2.8h, v8.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e69c06b // smull v11.4s, v3.4h, v9.4h
+	WORD $0x4e69c068 // smull2 v8.4s, v3.8h, v9.8h
+	WORD $0x4ea8bd6b // addp v11.4s, v11.4s, v8.4s
+	WORD $0x4f25554a // shl v10.4s, v10.4s, #5
+	WORD $0x4f25556b // shl v11.4s, v11.4s, #5
+	VSUB V10.S4, V26.S4, V26.S4
+	VSUB V11.S4, V27.S4, V27.S4
+	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
+	WORD $0x4e21db7b // scvtf v27.4s, v27.4s
+	FMOVS (R21), F6
+	FMULS F7, F6, F6
+	MOVD $acc-64(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f861344 // fmla v4.4s, v26.4s, v6.s[0]
+	WORD $0x4f861365 // fmla v5.4s, v27.4s, v6.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R21, R21
+	ADD $260, R22, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e68c04a // smull v10.4s, v2.4h, v8.4h
+	WORD $0x4e68c04b // smull2 v11.4s, v2.8h, v8.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e69c06b // smull v11.4s, v3.4h, v9.4h
+	WORD $0x4e69c068 // smull2 v8.4s, v3.8h, v9.8h
+	WORD $0x4ea8bd6b // addp v11.4s, v11.4s, v8.4s
+	WORD $0x4f25554a // shl v10.4s, v10.4s, #5
+	WORD $0x4f25556b // shl v11.4s, v11.4s, #5
+	VSUB V10.S4, V28.S4, V28.S4
+	VSUB V11.S4, V29.S4, V29.S4
+	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
+	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
+	FMOVS (R22), F6
+	FMULS F7, F6, F6
+	MOVD $acc-32(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f861384 // fmla v4.4s, v28.4s, v6.s[0]
+	WORD $0x4f8613a5 // fmla v5.4s, v29.4s, v6.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R22, R22
+	ADD $210, R8, R8
+	SUBS $1, R17, R17
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3fd7c0 // fadd v0.4s, v30.4s, v31.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-160(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-128(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 3, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-96(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 4, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-64(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 5, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-32(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
@@ -4477,21 +7054,21 @@ row:
 	MOVD R0, R8
 	MOVD R3, R9
 	MOVD R5, R17
-	VEOR V26.B16, V26.B16, V26.B16
-	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
 	CBZ R17, store
 block:
 	// the scales as int16 and int32
 	ADD $192, R8, R12
 	VLD1 (R12), [V0.B16]
-	WORD $0x0f08a412 // sxtl v18.8h, v0.8b
-	WORD $0x4f08a413 // sxtl2 v19.8h, v0.16b
-	WORD $0x0f10a64e // sxtl v14.4s, v18.4h
-	WORD $0x4f10a64f // sxtl2 v15.4s, v18.8h
-	WORD $0x0f10a670 // sxtl v16.4s, v19.4h
-	WORD $0x4f10a671 // sxtl2 v17.4s, v19.8h
-	VEOR V20.B16, V20.B16, V20.B16
-	VEOR V21.B16, V21.B16, V21.B16
+	WORD $0x0f08a41e // sxtl v30.8h, v0.8b
+	WORD $0x4f08a41f // sxtl2 v31.8h, v0.16b
+	WORD $0x0f10a7ce // sxtl v14.4s, v30.4h
+	WORD $0x4f10a7cf // sxtl2 v15.4s, v30.8h
+	WORD $0x0f10a7f0 // sxtl v16.4s, v31.4h
+	WORD $0x4f10a7f1 // sxtl2 v17.4s, v31.8h
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
 	MOVD R8, R12
 	ADD $128, R8, R13
 	// half 0: qh[0:32]
@@ -4513,8 +7090,8 @@ block:
 	VEOR V9.B16, V9.B16, V9.B16
 	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f8e0114 // mla v20.4s, v8.4s, v14.s[0]
-	WORD $0x6fae0135 // mla v21.4s, v9.4s, v14.s[1]
+	WORD $0x6f8e0112 // mla v18.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0133 // mla v19.4s, v9.4s, v14.s[1]
 	// group 2: elements 64..95
 	VUSHR $4, V0.B16, V4.B16
 	VAND V13.B16, V2.B16, V10.B16
@@ -4528,8 +7105,8 @@ block:
 	VEOR V9.B16, V9.B16, V9.B16
 	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f8f0114 // mla v20.4s, v8.4s, v15.s[0]
-	WORD $0x6faf0135 // mla v21.4s, v9.4s, v15.s[1]
+	WORD $0x6f8f0112 // mla v18.4s, v8.4s, v15.s[0]
+	WORD $0x6faf0133 // mla v19.4s, v9.4s, v15.s[1]
 	// ql[32:64]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
 	// group 1: elements 32..63
@@ -4547,8 +7124,8 @@ block:
 	VEOR V9.B16, V9.B16, V9.B16
 	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f8e0914 // mla v20.4s, v8.4s, v14.s[2]
-	WORD $0x6fae0935 // mla v21.4s, v9.4s, v14.s[3]
+	WORD $0x6f8e0912 // mla v18.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0933 // mla v19.4s, v9.4s, v14.s[3]
 	// group 3: elements 96..127
 	VUSHR $4, V0.B16, V4.B16
 	VUSHR $2, V2.B16, V10.B16
@@ -4564,8 +7141,8 @@ block:
 	VEOR V9.B16, V9.B16, V9.B16
 	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f8f0914 // mla v20.4s, v8.4s, v15.s[2]
-	WORD $0x6faf0935 // mla v21.4s, v9.4s, v15.s[3]
+	WORD $0x6f8f0912 // mla v18.4s, v8.4s, v15.s[2]
+	WORD $0x6faf0933 // mla v19.4s, v9.4s, v15.s[3]
 	// half 1: qh[32:64]
 	VLD1.P 32(R13), [V2.B16, V3.B16]
 	// ql[64:96]
@@ -4585,8 +7162,8 @@ block:
 	VEOR V9.B16, V9.B16, V9.B16
 	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f900114 // mla v20.4s, v8.4s, v16.s[0]
-	WORD $0x6fb00135 // mla v21.4s, v9.4s, v16.s[1]
+	WORD $0x6f900112 // mla v18.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00133 // mla v19.4s, v9.4s, v16.s[1]
 	// group 6: elements 192..223
 	VUSHR $4, V0.B16, V4.B16
 	VAND V13.B16, V2.B16, V10.B16
@@ -4600,8 +7177,8 @@ block:
 	VEOR V9.B16, V9.B16, V9.B16
 	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f910114 // mla v20.4s, v8.4s, v17.s[0]
-	WORD $0x6fb10135 // mla v21.4s, v9.4s, v17.s[1]
+	WORD $0x6f910112 // mla v18.4s, v8.4s, v17.s[0]
+	WORD $0x6fb10133 // mla v19.4s, v9.4s, v17.s[1]
 	// ql[96:128]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
 	// group 5: elements 160..191
@@ -4619,8 +7196,8 @@ block:
 	VEOR V9.B16, V9.B16, V9.B16
 	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f900914 // mla v20.4s, v8.4s, v16.s[2]
-	WORD $0x6fb00935 // mla v21.4s, v9.4s, v16.s[3]
+	WORD $0x6f900912 // mla v18.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00933 // mla v19.4s, v9.4s, v16.s[3]
 	// group 7: elements 224..255
 	VUSHR $4, V0.B16, V4.B16
 	VUSHR $2, V2.B16, V10.B16
@@ -4636,30 +7213,30 @@ block:
 	VEOR V9.B16, V9.B16, V9.B16
 	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f910914 // mla v20.4s, v8.4s, v17.s[2]
-	WORD $0x6fb10935 // mla v21.4s, v9.4s, v17.s[3]
+	WORD $0x6f910912 // mla v18.4s, v8.4s, v17.s[2]
+	WORD $0x6fb10933 // mla v19.4s, v9.4s, v17.s[3]
 	// per token: lane -= 32·(sc[2L]·bs[2L] + sc[2L+1]·bs[2L+1]); acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
 	MOVHU 208(R8), R19
 	FMOVS R19, F7
 	FCVTHS F7, F7
 	ADD $260, R9, R19
 	VLD1 (R19), [V8.H8, V9.H8]
-	WORD $0x0e68c24a // smull v10.4s, v18.4h, v8.4h
-	WORD $0x4e68c24b // smull2 v11.4s, v18.8h, v8.8h
+	WORD $0x0e68c3ca // smull v10.4s, v30.4h, v8.4h
+	WORD $0x4e68c3cb // smull2 v11.4s, v30.8h, v8.8h
 	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
-	WORD $0x0e69c26b // smull v11.4s, v19.4h, v9.4h
-	WORD $0x4e69c268 // smull2 v8.4s, v19.8h, v9.8h
+	WORD $0x0e69c3eb // smull v11.4s, v31.4h, v9.4h
+	WORD $0x4e69c3e8 // smull2 v8.4s, v31.8h, v9.8h
 	WORD $0x4ea8bd6b // addp v11.4s, v11.4s, v8.4s
 	WORD $0x4f25554a // shl v10.4s, v10.4s, #5
 	WORD $0x4f25556b // shl v11.4s, v11.4s, #5
-	VSUB V10.S4, V20.S4, V20.S4
-	VSUB V11.S4, V21.S4, V21.S4
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	VSUB V10.S4, V18.S4, V18.S4
+	VSUB V11.S4, V19.S4, V19.S4
+	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
+	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
 	FMOVS (R9), F6
 	FMULS F7, F6, F6
-	WORD $0x4f86129a // fmla v26.4s, v20.4s, v6.s[0]
-	WORD $0x4f8612bb // fmla v27.4s, v21.4s, v6.s[0]
+	WORD $0x4f861254 // fmla v20.4s, v18.4s, v6.s[0]
+	WORD $0x4f861275 // fmla v21.4s, v19.4s, v6.s[0]
 	ADD $292, R9, R9
 	ADD $210, R8, R8
 	SUBS $1, R17, R17
@@ -4667,7 +7244,7 @@ block:
 store:
 	MOVD R6, R19
 	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
-	WORD $0x4e3bd740 // fadd v0.4s, v26.4s, v27.4s
+	WORD $0x4e35d680 // fadd v0.4s, v20.4s, v21.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
@@ -4696,25 +7273,25 @@ row:
 	MOVD R3, R9
 	ADD R4, R9, R10
 	MOVD R5, R17
-	VEOR V26.B16, V26.B16, V26.B16
-	VEOR V27.B16, V27.B16, V27.B16
-	VEOR V28.B16, V28.B16, V28.B16
-	VEOR V29.B16, V29.B16, V29.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
 	CBZ R17, store
 block:
 	// the scales as int16 and int32
 	ADD $192, R8, R12
 	VLD1 (R12), [V0.B16]
-	WORD $0x0f08a412 // sxtl v18.8h, v0.8b
-	WORD $0x4f08a413 // sxtl2 v19.8h, v0.16b
-	WORD $0x0f10a64e // sxtl v14.4s, v18.4h
-	WORD $0x4f10a64f // sxtl2 v15.4s, v18.8h
-	WORD $0x0f10a670 // sxtl v16.4s, v19.4h
-	WORD $0x4f10a671 // sxtl2 v17.4s, v19.8h
+	WORD $0x0f08a41e // sxtl v30.8h, v0.8b
+	WORD $0x4f08a41f // sxtl2 v31.8h, v0.16b
+	WORD $0x0f10a7ce // sxtl v14.4s, v30.4h
+	WORD $0x4f10a7cf // sxtl2 v15.4s, v30.8h
+	WORD $0x0f10a7f0 // sxtl v16.4s, v31.4h
+	WORD $0x4f10a7f1 // sxtl2 v17.4s, v31.8h
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
 	VEOR V20.B16, V20.B16, V20.B16
 	VEOR V21.B16, V21.B16, V21.B16
-	VEOR V22.B16, V22.B16, V22.B16
-	VEOR V23.B16, V23.B16, V23.B16
 	MOVD R8, R12
 	ADD $128, R8, R13
 	// half 0: qh[0:32]
@@ -4736,16 +7313,16 @@ block:
 	VEOR V9.B16, V9.B16, V9.B16
 	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f8e0114 // mla v20.4s, v8.4s, v14.s[0]
-	WORD $0x6fae0135 // mla v21.4s, v9.4s, v14.s[1]
+	WORD $0x6f8e0112 // mla v18.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0133 // mla v19.4s, v9.4s, v14.s[1]
 	ADD $4, R10, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	VEOR V8.B16, V8.B16, V8.B16
 	VEOR V9.B16, V9.B16, V9.B16
 	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f8e0116 // mla v22.4s, v8.4s, v14.s[0]
-	WORD $0x6fae0137 // mla v23.4s, v9.4s, v14.s[1]
+	WORD $0x6f8e0114 // mla v20.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0135 // mla v21.4s, v9.4s, v14.s[1]
 	// group 2: elements 64..95
 	VUSHR $4, V0.B16, V4.B16
 	VAND V13.B16, V2.B16, V10.B16
@@ -4759,16 +7336,16 @@ block:
 	VEOR V9.B16, V9.B16, V9.B16
 	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f8f0114 // mla v20.4s, v8.4s, v15.s[0]
-	WORD $0x6faf0135 // mla v21.4s, v9.4s, v15.s[1]
+	WORD $0x6f8f0112 // mla v18.4s, v8.4s, v15.s[0]
+	WORD $0x6faf0133 // mla v19.4s, v9.4s, v15.s[1]
 	ADD $68, R10, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	VEOR V8.B16, V8.B16, V8.B16
 	VEOR V9.B16, V9.B16, V9.B16
 	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f8f0116 // mla v22.4s, v8.4s, v15.s[0]
-	WORD $0x6faf0137 // mla v23.4s, v9.4s, v15.s[1]
+	WORD $0x6f8f0114 // mla v20.4s, v8.4s, v15.s[0]
+	WORD $0x6faf0135 // mla v21.4s, v9.4s, v15.s[1]
 	// ql[32:64]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
 	// group 1: elements 32..63
@@ -4786,16 +7363,16 @@ block:
 	VEOR V9.B16, V9.B16, V9.B16
 	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f8e0914 // mla v20.4s, v8.4s, v14.s[2]
-	WORD $0x6fae0935 // mla v21.4s, v9.4s, v14.s[3]
+	WORD $0x6f8e0912 // mla v18.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0933 // mla v19.4s, v9.4s, v14.s[3]
 	ADD $36, R10, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	VEOR V8.B16, V8.B16, V8.B16
 	VEOR V9.B16, V9.B16, V9.B16
 	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f8e0916 // mla v22.4s, v8.4s, v14.s[2]
-	WORD $0x6fae0937 // mla v23.4s, v9.4s, v14.s[3]
+	WORD $0x6f8e0914 // mla v20.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0935 // mla v21.4s, v9.4s, v14.s[3]
 	// group 3: elements 96..127
 	VUSHR $4, V0.B16, V4.B16
 	VUSHR $2, V2.B16, V10.B16
@@ -4811,16 +7388,16 @@ block:
 	VEOR V9.B16, V9.B16, V9.B16
 	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f8f0914 // mla v20.4s, v8.4s, v15.s[2]
-	WORD $0x6faf0935 // mla v21.4s, v9.4s, v15.s[3]
+	WORD $0x6f8f0912 // mla v18.4s, v8.4s, v15.s[2]
+	WORD $0x6faf0933 // mla v19.4s, v9.4s, v15.s[3]
 	ADD $100, R10, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	VEOR V8.B16, V8.B16, V8.B16
 	VEOR V9.B16, V9.B16, V9.B16
 	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f8f0916 // mla v22.4s, v8.4s, v15.s[2]
-	WORD $0x6faf0937 // mla v23.4s, v9.4s, v15.s[3]
+	WORD $0x6f8f0914 // mla v20.4s, v8.4s, v15.s[2]
+	WORD $0x6faf0935 // mla v21.4s, v9.4s, v15.s[3]
 	// half 1: qh[32:64]
 	VLD1.P 32(R13), [V2.B16, V3.B16]
 	// ql[64:96]
@@ -4840,16 +7417,16 @@ block:
 	VEOR V9.B16, V9.B16, V9.B16
 	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f900114 // mla v20.4s, v8.4s, v16.s[0]
-	WORD $0x6fb00135 // mla v21.4s, v9.4s, v16.s[1]
+	WORD $0x6f900112 // mla v18.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00133 // mla v19.4s, v9.4s, v16.s[1]
 	ADD $132, R10, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	VEOR V8.B16, V8.B16, V8.B16
 	VEOR V9.B16, V9.B16, V9.B16
 	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f900116 // mla v22.4s, v8.4s, v16.s[0]
-	WORD $0x6fb00137 // mla v23.4s, v9.4s, v16.s[1]
+	WORD $0x6f900114 // mla v20.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00135 // mla v21.4s, v9.4s, v16.s[1]
 	// group 6: elements 192..223
 	VUSHR $4, V0.B16, V4.B16
 	VAND V13.B16, V2.B16, V10.B16
@@ -4863,16 +7440,16 @@ block:
 	VEOR V9.B16, V9.B16, V9.B16
 	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f910114 // mla v20.4s, v8.4s, v17.s[0]
-	WORD $0x6fb10135 // mla v21.4s, v9.4s, v17.s[1]
+	WORD $0x6f910112 // mla v18.4s, v8.4s, v17.s[0]
+	WORD $0x6fb10133 // mla v19.4s, v9.4s, v17.s[1]
 	ADD $196, R10, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	VEOR V8.B16, V8.B16, V8.B16
 	VEOR V9.B16, V9.B16, V9.B16
 	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f910116 // mla v22.4s, v8.4s, v17.s[0]
-	WORD $0x6fb10137 // mla v23.4s, v9.4s, v17.s[1]
+	WORD $0x6f910114 // mla v20.4s, v8.4s, v17.s[0]
+	WORD $0x6fb10135 // mla v21.4s, v9.4s, v17.s[1]
 	// ql[96:128]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
 	// group 5: elements 160..191
@@ -4890,16 +7467,16 @@ block:
 	VEOR V9.B16, V9.B16, V9.B16
 	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f900914 // mla v20.4s, v8.4s, v16.s[2]
-	WORD $0x6fb00935 // mla v21.4s, v9.4s, v16.s[3]
+	WORD $0x6f900912 // mla v18.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00933 // mla v19.4s, v9.4s, v16.s[3]
 	ADD $164, R10, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	VEOR V8.B16, V8.B16, V8.B16
 	VEOR V9.B16, V9.B16, V9.B16
 	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f900916 // mla v22.4s, v8.4s, v16.s[2]
-	WORD $0x6fb00937 // mla v23.4s, v9.4s, v16.s[3]
+	WORD $0x6f900914 // mla v20.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00935 // mla v21.4s, v9.4s, v16.s[3]
 	// group 7: elements 224..255
 	VUSHR $4, V0.B16, V4.B16
 	VUSHR $2, V2.B16, V10.B16
@@ -4915,27 +7492,46 @@ block:
 	VEOR V9.B16, V9.B16, V9.B16
 	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f910914 // mla v20.4s, v8.4s, v17.s[2]
-	WORD $0x6fb10935 // mla v21.4s, v9.4s, v17.s[3]
+	WORD $0x6f910912 // mla v18.4s, v8.4s, v17.s[2]
+	WORD $0x6fb10933 // mla v19.4s, v9.4s, v17.s[3]
 	ADD $228, R10, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	VEOR V8.B16, V8.B16, V8.B16
 	VEOR V9.B16, V9.B16, V9.B16
 	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f910916 // mla v22.4s, v8.4s, v17.s[2]
-	WORD $0x6fb10937 // mla v23.4s, v9.4s, v17.s[3]
+	WORD $0x6f910914 // mla v20.4s, v8.4s, v17.s[2]
+	WORD $0x6fb10935 // mla v21.4s, v9.4s, v17.s[3]
 	// per token: lane -= 32·(sc[2L]·bs[2L] + sc[2L+1]·bs[2L+1]); acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
 	MOVHU 208(R8), R19
 	FMOVS R19, F7
 	FCVTHS F7, F7
 	ADD $260, R9, R19
 	VLD1 (R19), [V8.H8, V9.H8]
-	WORD $0x0e68c24a // smull v10.4s, v18.4h, v8.4h
-	WORD $0x4e68c24b // smull2 v11.4s, v18.8h, v8.8h
+	WORD $0x0e68c3ca // smull v10.4s, v30.4h, v8.4h
+	WORD $0x4e68c3cb // smull2 v11.4s, v30.8h, v8.8h
 	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
-	WORD $0x0e69c26b // smull v11.4s, v19.4h, v9.4h
-	WORD $0x4e69c268 // smull2 v8.4s, v19.8h, v9.8h
+	WORD $0x0e69c3eb // smull v11.4s, v31.4h, v9.4h
+	WORD $0x4e69c3e8 // smull2 v8.4s, v31.8h, v9.8h
+	WORD $0x4ea8bd6b // addp v11.4s, v11.4s, v8.4s
+	WORD $0x4f25554a // shl v10.4s, v10.4s, #5
+	WORD $0x4f25556b // shl v11.4s, v11.4s, #5
+	VSUB V10.S4, V18.S4, V18.S4
+	VSUB V11.S4, V19.S4, V19.S4
+	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
+	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
+	FMOVS (R9), F6
+	FMULS F7, F6, F6
+	WORD $0x4f861256 // fmla v22.4s, v18.4s, v6.s[0]
+	WORD $0x4f861277 // fmla v23.4s, v19.4s, v6.s[0]
+	ADD $292, R9, R9
+	ADD $260, R10, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e68c3ca // smull v10.4s, v30.4h, v8.4h
+	WORD $0x4e68c3cb // smull2 v11.4s, v30.8h, v8.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e69c3eb // smull v11.4s, v31.4h, v9.4h
+	WORD $0x4e69c3e8 // smull2 v8.4s, v31.8h, v9.8h
 	WORD $0x4ea8bd6b // addp v11.4s, v11.4s, v8.4s
 	WORD $0x4f25554a // shl v10.4s, v10.4s, #5
 	WORD $0x4f25556b // shl v11.4s, v11.4s, #5
@@ -4943,29 +7539,10 @@ block:
 	VSUB V11.S4, V21.S4, V21.S4
 	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
 	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	FMOVS (R9), F6
-	FMULS F7, F6, F6
-	WORD $0x4f86129a // fmla v26.4s, v20.4s, v6.s[0]
-	WORD $0x4f8612bb // fmla v27.4s, v21.4s, v6.s[0]
-	ADD $292, R9, R9
-	ADD $260, R10, R19
-	VLD1 (R19), [V8.H8, V9.H8]
-	WORD $0x0e68c24a // smull v10.4s, v18.4h, v8.4h
-	WORD $0x4e68c24b // smull2 v11.4s, v18.8h, v8.8h
-	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
-	WORD $0x0e69c26b // smull v11.4s, v19.4h, v9.4h
-	WORD $0x4e69c268 // smull2 v8.4s, v19.8h, v9.8h
-	WORD $0x4ea8bd6b // addp v11.4s, v11.4s, v8.4s
-	WORD $0x4f25554a // shl v10.4s, v10.4s, #5
-	WORD $0x4f25556b // shl v11.4s, v11.4s, #5
-	VSUB V10.S4, V22.S4, V22.S4
-	VSUB V11.S4, V23.S4, V23.S4
-	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
-	WORD $0x4e21daf7 // scvtf v23.4s, v23.4s
 	FMOVS (R10), F6
 	FMULS F7, F6, F6
-	WORD $0x4f8612dc // fmla v28.4s, v22.4s, v6.s[0]
-	WORD $0x4f8612fd // fmla v29.4s, v23.4s, v6.s[0]
+	WORD $0x4f861298 // fmla v24.4s, v20.4s, v6.s[0]
+	WORD $0x4f8612b9 // fmla v25.4s, v21.4s, v6.s[0]
 	ADD $292, R10, R10
 	ADD $210, R8, R8
 	SUBS $1, R17, R17
@@ -4973,14 +7550,14 @@ block:
 store:
 	MOVD R6, R19
 	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
-	WORD $0x4e3bd740 // fadd v0.4s, v26.4s, v27.4s
+	WORD $0x4e37d6c0 // fadd v0.4s, v22.4s, v23.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
 	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
-	WORD $0x4e3dd780 // fadd v0.4s, v28.4s, v29.4s
+	WORD $0x4e39d700 // fadd v0.4s, v24.4s, v25.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
@@ -5010,23 +7587,438 @@ row:
 	ADD R4, R9, R10
 	ADD R4, R10, R11
 	MOVD R5, R17
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	CBZ R17, store
+block:
+	// the scales as int16 and int32
+	ADD $192, R8, R12
+	VLD1 (R12), [V0.B16]
+	WORD $0x0f08a41e // sxtl v30.8h, v0.8b
+	WORD $0x4f08a41f // sxtl2 v31.8h, v0.16b
+	WORD $0x0f10a7ce // sxtl v14.4s, v30.4h
+	WORD $0x4f10a7cf // sxtl2 v15.4s, v30.8h
+	WORD $0x0f10a7f0 // sxtl v16.4s, v31.4h
+	WORD $0x4f10a7f1 // sxtl2 v17.4s, v31.8h
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	MOVD R8, R12
+	ADD $128, R8, R13
+	// half 0: qh[0:32]
+	VLD1.P 32(R13), [V2.B16, V3.B16]
+	// ql[0:32]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 0: elements 0..31
+	VAND V12.B16, V0.B16, V4.B16
+	VSHL $4, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VAND V12.B16, V1.B16, V5.B16
+	VSHL $4, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $4, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0112 // mla v18.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0133 // mla v19.4s, v9.4s, v14.s[1]
+	ADD $4, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0114 // mla v20.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0135 // mla v21.4s, v9.4s, v14.s[1]
+	ADD $4, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0116 // mla v22.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0137 // mla v23.4s, v9.4s, v14.s[1]
+	// group 2: elements 64..95
+	VUSHR $4, V0.B16, V4.B16
+	VAND V13.B16, V2.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VUSHR $4, V1.B16, V5.B16
+	VAND V13.B16, V3.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $68, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8f0112 // mla v18.4s, v8.4s, v15.s[0]
+	WORD $0x6faf0133 // mla v19.4s, v9.4s, v15.s[1]
+	ADD $68, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8f0114 // mla v20.4s, v8.4s, v15.s[0]
+	WORD $0x6faf0135 // mla v21.4s, v9.4s, v15.s[1]
+	ADD $68, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8f0116 // mla v22.4s, v8.4s, v15.s[0]
+	WORD $0x6faf0137 // mla v23.4s, v9.4s, v15.s[1]
+	// ql[32:64]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 1: elements 32..63
+	VAND V12.B16, V0.B16, V4.B16
+	VSHL $2, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VAND V12.B16, V1.B16, V5.B16
+	VSHL $2, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $36, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0912 // mla v18.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0933 // mla v19.4s, v9.4s, v14.s[3]
+	ADD $36, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0914 // mla v20.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0935 // mla v21.4s, v9.4s, v14.s[3]
+	ADD $36, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0916 // mla v22.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0937 // mla v23.4s, v9.4s, v14.s[3]
+	// group 3: elements 96..127
+	VUSHR $4, V0.B16, V4.B16
+	VUSHR $2, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VUSHR $4, V1.B16, V5.B16
+	VUSHR $2, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $100, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8f0912 // mla v18.4s, v8.4s, v15.s[2]
+	WORD $0x6faf0933 // mla v19.4s, v9.4s, v15.s[3]
+	ADD $100, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8f0914 // mla v20.4s, v8.4s, v15.s[2]
+	WORD $0x6faf0935 // mla v21.4s, v9.4s, v15.s[3]
+	ADD $100, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8f0916 // mla v22.4s, v8.4s, v15.s[2]
+	WORD $0x6faf0937 // mla v23.4s, v9.4s, v15.s[3]
+	// half 1: qh[32:64]
+	VLD1.P 32(R13), [V2.B16, V3.B16]
+	// ql[64:96]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 4: elements 128..159
+	VAND V12.B16, V0.B16, V4.B16
+	VSHL $4, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VAND V12.B16, V1.B16, V5.B16
+	VSHL $4, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $132, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900112 // mla v18.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00133 // mla v19.4s, v9.4s, v16.s[1]
+	ADD $132, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900114 // mla v20.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00135 // mla v21.4s, v9.4s, v16.s[1]
+	ADD $132, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900116 // mla v22.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00137 // mla v23.4s, v9.4s, v16.s[1]
+	// group 6: elements 192..223
+	VUSHR $4, V0.B16, V4.B16
+	VAND V13.B16, V2.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VUSHR $4, V1.B16, V5.B16
+	VAND V13.B16, V3.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $196, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f910112 // mla v18.4s, v8.4s, v17.s[0]
+	WORD $0x6fb10133 // mla v19.4s, v9.4s, v17.s[1]
+	ADD $196, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f910114 // mla v20.4s, v8.4s, v17.s[0]
+	WORD $0x6fb10135 // mla v21.4s, v9.4s, v17.s[1]
+	ADD $196, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f910116 // mla v22.4s, v8.4s, v17.s[0]
+	WORD $0x6fb10137 // mla v23.4s, v9.4s, v17.s[1]
+	// ql[96:128]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 5: elements 160..191
+	VAND V12.B16, V0.B16, V4.B16
+	VSHL $2, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VAND V12.B16, V1.B16, V5.B16
+	VSHL $2, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $164, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900912 // mla v18.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00933 // mla v19.4s, v9.4s, v16.s[3]
+	ADD $164, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900914 // mla v20.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00935 // mla v21.4s, v9.4s, v16.s[3]
+	ADD $164, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900916 // mla v22.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00937 // mla v23.4s, v9.4s, v16.s[3]
+	// group 7: elements 224..255
+	VUSHR $4, V0.B16, V4.B16
+	VUSHR $2, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VUSHR $4, V1.B16, V5.B16
+	VUSHR $2, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $228, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f910912 // mla v18.4s, v8.4s, v17.s[2]
+	WORD $0x6fb10933 // mla v19.4s, v9.4s, v17.s[3]
+	ADD $228, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f910914 // mla v20.4s, v8.4s, v17.s[2]
+	WORD $0x6fb10935 // mla v21.4s, v9.4s, v17.s[3]
+	ADD $228, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f910916 // mla v22.4s, v8.4s, v17.s[2]
+	WORD $0x6fb10937 // mla v23.4s, v9.4s, v17.s[3]
+	// per token: lane -= 32·(sc[2L]·bs[2L] + sc[2L+1]·bs[2L+1]); acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
+	MOVHU 208(R8), R19
+	FMOVS R19, F7
+	FCVTHS F7, F7
+	ADD $260, R9, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e68c3ca // smull v10.4s, v30.4h, v8.4h
+	WORD $0x4e68c3cb // smull2 v11.4s, v30.8h, v8.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e69c3eb // smull v11.4s, v31.4h, v9.4h
+	WORD $0x4e69c3e8 // smull2 v8.4s, v31.8h, v9.8h
+	WORD $0x4ea8bd6b // addp v11.4s, v11.4s, v8.4s
+	WORD $0x4f25554a // shl v10.4s, v10.4s, #5
+	WORD $0x4f25556b // shl v11.4s, v11.4s, #5
+	VSUB V10.S4, V18.S4, V18.S4
+	VSUB V11.S4, V19.S4, V19.S4
+	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
+	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
+	FMOVS (R9), F6
+	FMULS F7, F6, F6
+	WORD $0x4f861258 // fmla v24.4s, v18.4s, v6.s[0]
+	WORD $0x4f861279 // fmla v25.4s, v19.4s, v6.s[0]
+	ADD $292, R9, R9
+	ADD $260, R10, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e68c3ca // smull v10.4s, v30.4h, v8.4h
+	WORD $0x4e68c3cb // smull2 v11.4s, v30.8h, v8.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e69c3eb // smull v11.4s, v31.4h, v9.4h
+	WORD $0x4e69c3e8 // smull2 v8.4s, v31.8h, v9.8h
+	WORD $0x4ea8bd6b // addp v11.4s, v11.4s, v8.4s
+	WORD $0x4f25554a // shl v10.4s, v10.4s, #5
+	WORD $0x4f25556b // shl v11.4s, v11.4s, #5
+	VSUB V10.S4, V20.S4, V20.S4
+	VSUB V11.S4, V21.S4, V21.S4
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	FMOVS (R10), F6
+	FMULS F7, F6, F6
+	WORD $0x4f86129a // fmla v26.4s, v20.4s, v6.s[0]
+	WORD $0x4f8612bb // fmla v27.4s, v21.4s, v6.s[0]
+	ADD $292, R10, R10
+	ADD $260, R11, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e68c3ca // smull v10.4s, v30.4h, v8.4h
+	WORD $0x4e68c3cb // smull2 v11.4s, v30.8h, v8.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e69c3eb // smull v11.4s, v31.4h, v9.4h
+	WORD $0x4e69c3e8 // smull2 v8.4s, v31.8h, v9.8h
+	WORD $0x4ea8bd6b // addp v11.4s, v11.4s, v8.4s
+	WORD $0x4f25554a // shl v10.4s, v10.4s, #5
+	WORD $0x4f25556b // shl v11.4s, v11.4s, #5
+	VSUB V10.S4, V22.S4, V22.S4
+	VSUB V11.S4, V23.S4, V23.S4
+	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
+	WORD $0x4e21daf7 // scvtf v23.4s, v23.4s
+	FMOVS (R11), F6
+	FMULS F7, F6, F6
+	WORD $0x4f8612dc // fmla v28.4s, v22.4s, v6.s[0]
+	WORD $0x4f8612fd // fmla v29.4s, v23.4s, v6.s[0]
+	ADD $292, R11, R11
+	ADD $210, R8, R8
+	SUBS $1, R17, R17
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e39d700 // fadd v0.4s, v24.4s, v25.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3bd740 // fadd v0.4s, v26.4s, v27.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3dd780 // fadd v0.4s, v28.4s, v29.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q6KRows4Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q6KRows4Dot(SB), NOSPLIT, $32-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V12.B16
+	VMOVI $48, V13.B16
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	ADD R4, R11, R20
+	MOVD R5, R17
 	VEOR V26.B16, V26.B16, V26.B16
 	VEOR V27.B16, V27.B16, V27.B16
 	VEOR V28.B16, V28.B16, V28.B16
 	VEOR V29.B16, V29.B16, V29.B16
 	VEOR V30.B16, V30.B16, V30.B16
 	VEOR V31.B16, V31.B16, V31.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	MOVD $acc-32(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
 	CBZ R17, store
 block:
 	// the scales as int16 and int32
 	ADD $192, R8, R12
 	VLD1 (R12), [V0.B16]
-	WORD $0x0f08a412 // sxtl v18.8h, v0.8b
-	WORD $0x4f08a413 // sxtl2 v19.8h, v0.16b
-	WORD $0x0f10a64e // sxtl v14.4s, v18.4h
-	WORD $0x4f10a64f // sxtl2 v15.4s, v18.8h
-	WORD $0x0f10a670 // sxtl v16.4s, v19.4h
-	WORD $0x4f10a671 // sxtl2 v17.4s, v19.8h
+	WORD $0x0f08a402 // sxtl v2.8h, v0.8b
+	WORD $0x4f08a403 // sxtl2 v3.8h, v0.16b
+	WORD $0x0f10a44e // sxtl v14.4s, v2.4h
+	WORD $0x4f10a44f // sxtl2 v15.4s, v2.8h
+	WORD $0x0f10a470 // sxtl v16.4s, v3.4h
+	WORD $0x4f10a471 // sxtl2 v17.4s, v3.8h
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
 	VEOR V20.B16, V20.B16, V20.B16
 	VEOR V21.B16, V21.B16, V21.B16
 	VEOR V22.B16, V22.B16, V22.B16
@@ -5054,9 +8046,17 @@ block:
 	VEOR V9.B16, V9.B16, V9.B16
 	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0112 // mla v18.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0133 // mla v19.4s, v9.4s, v14.s[1]
+	ADD $4, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
 	WORD $0x6f8e0114 // mla v20.4s, v8.4s, v14.s[0]
 	WORD $0x6fae0135 // mla v21.4s, v9.4s, v14.s[1]
-	ADD $4, R10, R19
+	ADD $4, R11, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	VEOR V8.B16, V8.B16, V8.B16
 	VEOR V9.B16, V9.B16, V9.B16
@@ -5064,7 +8064,7 @@ block:
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
 	WORD $0x6f8e0116 // mla v22.4s, v8.4s, v14.s[0]
 	WORD $0x6fae0137 // mla v23.4s, v9.4s, v14.s[1]
-	ADD $4, R11, R19
+	ADD $4, R20, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	VEOR V8.B16, V8.B16, V8.B16
 	VEOR V9.B16, V9.B16, V9.B16
@@ -5085,9 +8085,17 @@ block:
 	VEOR V9.B16, V9.B16, V9.B16
 	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8f0112 // mla v18.4s, v8.4s, v15.s[0]
+	WORD $0x6faf0133 // mla v19.4s, v9.4s, v15.s[1]
+	ADD $68, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
 	WORD $0x6f8f0114 // mla v20.4s, v8.4s, v15.s[0]
 	WORD $0x6faf0135 // mla v21.4s, v9.4s, v15.s[1]
-	ADD $68, R10, R19
+	ADD $68, R11, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	VEOR V8.B16, V8.B16, V8.B16
 	VEOR V9.B16, V9.B16, V9.B16
@@ -5095,7 +8103,7 @@ block:
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
 	WORD $0x6f8f0116 // mla v22.4s, v8.4s, v15.s[0]
 	WORD $0x6faf0137 // mla v23.4s, v9.4s, v15.s[1]
-	ADD $68, R11, R19
+	ADD $68, R20, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	VEOR V8.B16, V8.B16, V8.B16
 	VEOR V9.B16, V9.B16, V9.B16
@@ -5120,9 +8128,17 @@ block:
 	VEOR V9.B16, V9.B16, V9.B16
 	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0912 // mla v18.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0933 // mla v19.4s, v9.4s, v14.s[3]
+	ADD $36, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
 	WORD $0x6f8e0914 // mla v20.4s, v8.4s, v14.s[2]
 	WORD $0x6fae0935 // mla v21.4s, v9.4s, v14.s[3]
-	ADD $36, R10, R19
+	ADD $36, R11, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	VEOR V8.B16, V8.B16, V8.B16
 	VEOR V9.B16, V9.B16, V9.B16
@@ -5130,7 +8146,7 @@ block:
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
 	WORD $0x6f8e0916 // mla v22.4s, v8.4s, v14.s[2]
 	WORD $0x6fae0937 // mla v23.4s, v9.4s, v14.s[3]
-	ADD $36, R11, R19
+	ADD $36, R20, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	VEOR V8.B16, V8.B16, V8.B16
 	VEOR V9.B16, V9.B16, V9.B16
@@ -5153,9 +8169,17 @@ block:
 	VEOR V9.B16, V9.B16, V9.B16
 	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8f0912 // mla v18.4s, v8.4s, v15.s[2]
+	WORD $0x6faf0933 // mla v19.4s, v9.4s, v15.s[3]
+	ADD $100, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
 	WORD $0x6f8f0914 // mla v20.4s, v8.4s, v15.s[2]
 	WORD $0x6faf0935 // mla v21.4s, v9.4s, v15.s[3]
-	ADD $100, R10, R19
+	ADD $100, R11, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	VEOR V8.B16, V8.B16, V8.B16
 	VEOR V9.B16, V9.B16, V9.B16
@@ -5163,7 +8187,7 @@ block:
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
 	WORD $0x6f8f0916 // mla v22.4s, v8.4s, v15.s[2]
 	WORD $0x6faf0937 // mla v23.4s, v9.4s, v15.s[3]
-	ADD $100, R11, R19
+	ADD $100, R20, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	VEOR V8.B16, V8.B16, V8.B16
 	VEOR V9.B16, V9.B16, V9.B16
@@ -5190,9 +8214,17 @@ block:
 	VEOR V9.B16, V9.B16, V9.B16
 	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900112 // mla v18.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00133 // mla v19.4s, v9.4s, v16.s[1]
+	ADD $132, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
 	WORD $0x6f900114 // mla v20.4s, v8.4s, v16.s[0]
 	WORD $0x6fb00135 // mla v21.4s, v9.4s, v16.s[1]
-	ADD $132, R10, R19
+	ADD $132, R11, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	VEOR V8.B16, V8.B16, V8.B16
 	VEOR V9.B16, V9.B16, V9.B16
@@ -5200,7 +8232,7 @@ block:
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
 	WORD $0x6f900116 // mla v22.4s, v8.4s, v16.s[0]
 	WORD $0x6fb00137 // mla v23.4s, v9.4s, v16.s[1]
-	ADD $132, R11, R19
+	ADD $132, R20, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	VEOR V8.B16, V8.B16, V8.B16
 	VEOR V9.B16, V9.B16, V9.B16
@@ -5221,9 +8253,17 @@ block:
 	VEOR V9.B16, V9.B16, V9.B16
 	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f910112 // mla v18.4s, v8.4s, v17.s[0]
+	WORD $0x6fb10133 // mla v19.4s, v9.4s, v17.s[1]
+	ADD $196, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
 	WORD $0x6f910114 // mla v20.4s, v8.4s, v17.s[0]
 	WORD $0x6fb10135 // mla v21.4s, v9.4s, v17.s[1]
-	ADD $196, R10, R19
+	ADD $196, R11, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	VEOR V8.B16, V8.B16, V8.B16
 	VEOR V9.B16, V9.B16, V9.B16
@@ -5231,7 +8271,7 @@ block:
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
 	WORD $0x6f910116 // mla v22.4s, v8.4s, v17.s[0]
 	WORD $0x6fb10137 // mla v23.4s, v9.4s, v17.s[1]
-	ADD $196, R11, R19
+	ADD $196, R20, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	VEOR V8.B16, V8.B16, V8.B16
 	VEOR V9.B16, V9.B16, V9.B16
@@ -5256,9 +8296,17 @@ block:
 	VEOR V9.B16, V9.B16, V9.B16
 	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900912 // mla v18.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00933 // mla v19.4s, v9.4s, v16.s[3]
+	ADD $164, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
 	WORD $0x6f900914 // mla v20.4s, v8.4s, v16.s[2]
 	WORD $0x6fb00935 // mla v21.4s, v9.4s, v16.s[3]
-	ADD $164, R10, R19
+	ADD $164, R11, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	VEOR V8.B16, V8.B16, V8.B16
 	VEOR V9.B16, V9.B16, V9.B16
@@ -5266,7 +8314,7 @@ block:
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
 	WORD $0x6f900916 // mla v22.4s, v8.4s, v16.s[2]
 	WORD $0x6fb00937 // mla v23.4s, v9.4s, v16.s[3]
-	ADD $164, R11, R19
+	ADD $164, R20, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	VEOR V8.B16, V8.B16, V8.B16
 	VEOR V9.B16, V9.B16, V9.B16
@@ -5289,9 +8337,17 @@ block:
 	VEOR V9.B16, V9.B16, V9.B16
 	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f910912 // mla v18.4s, v8.4s, v17.s[2]
+	WORD $0x6fb10933 // mla v19.4s, v9.4s, v17.s[3]
+	ADD $228, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
 	WORD $0x6f910914 // mla v20.4s, v8.4s, v17.s[2]
 	WORD $0x6fb10935 // mla v21.4s, v9.4s, v17.s[3]
-	ADD $228, R10, R19
+	ADD $228, R11, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	VEOR V8.B16, V8.B16, V8.B16
 	VEOR V9.B16, V9.B16, V9.B16
@@ -5299,7 +8355,7 @@ block:
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
 	WORD $0x6f910916 // mla v22.4s, v8.4s, v17.s[2]
 	WORD $0x6fb10937 // mla v23.4s, v9.4s, v17.s[3]
-	ADD $228, R11, R19
+	ADD $228, R20, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	VEOR V8.B16, V8.B16, V8.B16
 	VEOR V9.B16, V9.B16, V9.B16
@@ -5308,16 +8364,39 @@ block:
 	WORD $0x6f910918 // mla v24.4s, v8.4s, v17.s[2]
 	WORD $0x6fb10939 // mla v25.4s, v9.4s, v17.s[3]
 	// per token: lane -= 32·(sc[2L]·bs[2L] + sc[2L+1]·bs[2L+1]); acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
+	ADD $192, R8, R19
+	VLD1 (R19), [V0.B16]
+	WORD $0x0f08a402 // sxtl v2.8h, v0.8b
+	WORD $0x4f08a403 // sxtl2 v3.8h, v0.16b
 	MOVHU 208(R8), R19
 	FMOVS R19, F7
 	FCVTHS F7, F7
 	ADD $260, R9, R19
 	VLD1 (R19), [V8.H8, V9.H8]
-	WORD $0x0e68c24a // smull v10.4s, v18.4h, v8.4h
-	WORD $0x4e68c24b // smull2 v11.4s, v18.8h, v8.8h
+	WORD $0x0e68c04a // smull v10.4s, v2.4h, v8.4h
+	WORD $0x4e68c04b // smull2 v11.4s, v2.8h, v8.8h
 	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
-	WORD $0x0e69c26b // smull v11.4s, v19.4h, v9.4h
-	WORD $0x4e69c268 // smull2 v8.4s, v19.8h, v9.8h
+	WORD $0x0e69c06b // smull v11.4s, v3.4h, v9.4h
+	WORD $0x4e69c068 // smull2 v8.4s, v3.8h, v9.8h
+	WORD $0x4ea8bd6b // addp v11.4s, v11.4s, v8.4s
+	WORD $0x4f25554a // shl v10.4s, v10.4s, #5
+	WORD $0x4f25556b // shl v11.4s, v11.4s, #5
+	VSUB V10.S4, V18.S4, V18.S4
+	VSUB V11.S4, V19.S4, V19.S4
+	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
+	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
+	FMOVS (R9), F6
+	FMULS F7, F6, F6
+	WORD $0x4f86125a // fmla v26.4s, v18.4s, v6.s[0]
+	WORD $0x4f86127b // fmla v27.4s, v19.4s, v6.s[0]
+	ADD $292, R9, R9
+	ADD $260, R10, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e68c04a // smull v10.4s, v2.4h, v8.4h
+	WORD $0x4e68c04b // smull2 v11.4s, v2.8h, v8.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e69c06b // smull v11.4s, v3.4h, v9.4h
+	WORD $0x4e69c068 // smull2 v8.4s, v3.8h, v9.8h
 	WORD $0x4ea8bd6b // addp v11.4s, v11.4s, v8.4s
 	WORD $0x4f25554a // shl v10.4s, v10.4s, #5
 	WORD $0x4f25556b // shl v11.4s, v11.4s, #5
@@ -5325,18 +8404,18 @@ block:
 	VSUB V11.S4, V21.S4, V21.S4
 	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
 	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	FMOVS (R9), F6
+	FMOVS (R10), F6
 	FMULS F7, F6, F6
-	WORD $0x4f86129a // fmla v26.4s, v20.4s, v6.s[0]
-	WORD $0x4f8612bb // fmla v27.4s, v21.4s, v6.s[0]
-	ADD $292, R9, R9
-	ADD $260, R10, R19
+	WORD $0x4f86129c // fmla v28.4s, v20.4s, v6.s[0]
+	WORD $0x4f8612bd // fmla v29.4s, v21.4s, v6.s[0]
+	ADD $292, R10, R10
+	ADD $260, R11, R19
 	VLD1 (R19), [V8.H8, V9.H8]
-	WORD $0x0e68c24a // smull v10.4s, v18.4h, v8.4h
-	WORD $0x4e68c24b // smull2 v11.4s, v18.8h, v8.8h
+	WORD $0x0e68c04a // smull v10.4s, v2.4h, v8.4h
+	WORD $0x4e68c04b // smull2 v11.4s, v2.8h, v8.8h
 	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
-	WORD $0x0e69c26b // smull v11.4s, v19.4h, v9.4h
-	WORD $0x4e69c268 // smull2 v8.4s, v19.8h, v9.8h
+	WORD $0x0e69c06b // smull v11.4s, v3.4h, v9.4h
+	WORD $0x4e69c068 // smull2 v8.4s, v3.8h, v9.8h
 	WORD $0x4ea8bd6b // addp v11.4s, v11.4s, v8.4s
 	WORD $0x4f25554a // shl v10.4s, v10.4s, #5
 	WORD $0x4f25556b // shl v11.4s, v11.4s, #5
@@ -5344,18 +8423,18 @@ block:
 	VSUB V11.S4, V23.S4, V23.S4
 	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
 	WORD $0x4e21daf7 // scvtf v23.4s, v23.4s
-	FMOVS (R10), F6
+	FMOVS (R11), F6
 	FMULS F7, F6, F6
-	WORD $0x4f8612dc // fmla v28.4s, v22.4s, v6.s[0]
-	WORD $0x4f8612fd // fmla v29.4s, v23.4s, v6.s[0]
-	ADD $292, R10, R10
-	ADD $260, R11, R19
+	WORD $0x4f8612de // fmla v30.4s, v22.4s, v6.s[0]
+	WORD $0x4f8612ff // fmla v31.4s, v23.4s, v6.s[0]
+	ADD $292, R11, R11
+	ADD $260, R20, R19
 	VLD1 (R19), [V8.H8, V9.H8]
-	WORD $0x0e68c24a // smull v10.4s, v18.4h, v8.4h
-	WORD $0x4e68c24b // smull2 v11.4s, v18.8h, v8.8h
+	WORD $0x0e68c04a // smull v10.4s, v2.4h, v8.4h
+	WORD $0x4e68c04b // smull2 v11.4s, v2.8h, v8.8h
 	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
-	WORD $0x0e69c26b // smull v11.4s, v19.4h, v9.4h
-	WORD $0x4e69c268 // smull2 v8.4s, v19.8h, v9.8h
+	WORD $0x0e69c06b // smull v11.4s, v3.4h, v9.4h
+	WORD $0x4e69c068 // smull2 v8.4s, v3.8h, v9.8h
 	WORD $0x4ea8bd6b // addp v11.4s, v11.4s, v8.4s
 	WORD $0x4f25554a // shl v10.4s, v10.4s, #5
 	WORD $0x4f25556b // shl v11.4s, v11.4s, #5
@@ -5363,11 +8442,14 @@ block:
 	VSUB V11.S4, V25.S4, V25.S4
 	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
 	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	FMOVS (R11), F6
+	FMOVS (R20), F6
 	FMULS F7, F6, F6
-	WORD $0x4f86131e // fmla v30.4s, v24.4s, v6.s[0]
-	WORD $0x4f86133f // fmla v31.4s, v25.4s, v6.s[0]
-	ADD $292, R11, R11
+	MOVD $acc-32(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f861304 // fmla v4.4s, v24.4s, v6.s[0]
+	WORD $0x4f861325 // fmla v5.4s, v25.4s, v6.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R20, R20
 	ADD $210, R8, R8
 	SUBS $1, R17, R17
 	BNE block
@@ -5389,6 +8471,1358 @@ store:
 	ADD R7, R19, R19
 	// token 2, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
 	WORD $0x4e3fd7c0 // fadd v0.4s, v30.4s, v31.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 3, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-32(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q6KRows5Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q6KRows5Dot(SB), NOSPLIT, $96-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V12.B16
+	VMOVI $48, V13.B16
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	ADD R4, R11, R20
+	ADD R4, R20, R21
+	MOVD R5, R17
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V31.B16, V31.B16, V31.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	MOVD $acc-96(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	MOVD $acc-64(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	MOVD $acc-32(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	CBZ R17, store
+block:
+	// the scales as int16 and int32
+	ADD $192, R8, R12
+	VLD1 (R12), [V0.B16]
+	WORD $0x0f08a402 // sxtl v2.8h, v0.8b
+	WORD $0x4f08a403 // sxtl2 v3.8h, v0.16b
+	WORD $0x0f10a44e // sxtl v14.4s, v2.4h
+	WORD $0x4f10a44f // sxtl2 v15.4s, v2.8h
+	WORD $0x0f10a470 // sxtl v16.4s, v3.4h
+	WORD $0x4f10a471 // sxtl2 v17.4s, v3.8h
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	MOVD R8, R12
+	ADD $128, R8, R13
+	// half 0: qh[0:32]
+	VLD1.P 32(R13), [V2.B16, V3.B16]
+	// ql[0:32]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 0: elements 0..31
+	VAND V12.B16, V0.B16, V4.B16
+	VSHL $4, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VAND V12.B16, V1.B16, V5.B16
+	VSHL $4, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $4, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0112 // mla v18.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0133 // mla v19.4s, v9.4s, v14.s[1]
+	ADD $4, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0114 // mla v20.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0135 // mla v21.4s, v9.4s, v14.s[1]
+	ADD $4, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0116 // mla v22.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0137 // mla v23.4s, v9.4s, v14.s[1]
+	ADD $4, R20, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0118 // mla v24.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0139 // mla v25.4s, v9.4s, v14.s[1]
+	ADD $4, R21, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e011a // mla v26.4s, v8.4s, v14.s[0]
+	WORD $0x6fae013b // mla v27.4s, v9.4s, v14.s[1]
+	// group 2: elements 64..95
+	VUSHR $4, V0.B16, V4.B16
+	VAND V13.B16, V2.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VUSHR $4, V1.B16, V5.B16
+	VAND V13.B16, V3.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $68, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8f0112 // mla v18.4s, v8.4s, v15.s[0]
+	WORD $0x6faf0133 // mla v19.4s, v9.4s, v15.s[1]
+	ADD $68, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8f0114 // mla v20.4s, v8.4s, v15.s[0]
+	WORD $0x6faf0135 // mla v21.4s, v9.4s, v15.s[1]
+	ADD $68, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8f0116 // mla v22.4s, v8.4s, v15.s[0]
+	WORD $0x6faf0137 // mla v23.4s, v9.4s, v15.s[1]
+	ADD $68, R20, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8f0118 // mla v24.4s, v8.4s, v15.s[0]
+	WORD $0x6faf0139 // mla v25.4s, v9.4s, v15.s[1]
+	ADD $68, R21, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8f011a // mla v26.4s, v8.4s, v15.s[0]
+	WORD $0x6faf013b // mla v27.4s, v9.4s, v15.s[1]
+	// ql[32:64]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 1: elements 32..63
+	VAND V12.B16, V0.B16, V4.B16
+	VSHL $2, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VAND V12.B16, V1.B16, V5.B16
+	VSHL $2, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $36, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0912 // mla v18.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0933 // mla v19.4s, v9.4s, v14.s[3]
+	ADD $36, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0914 // mla v20.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0935 // mla v21.4s, v9.4s, v14.s[3]
+	ADD $36, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0916 // mla v22.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0937 // mla v23.4s, v9.4s, v14.s[3]
+	ADD $36, R20, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0918 // mla v24.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0939 // mla v25.4s, v9.4s, v14.s[3]
+	ADD $36, R21, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e091a // mla v26.4s, v8.4s, v14.s[2]
+	WORD $0x6fae093b // mla v27.4s, v9.4s, v14.s[3]
+	// group 3: elements 96..127
+	VUSHR $4, V0.B16, V4.B16
+	VUSHR $2, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VUSHR $4, V1.B16, V5.B16
+	VUSHR $2, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $100, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8f0912 // mla v18.4s, v8.4s, v15.s[2]
+	WORD $0x6faf0933 // mla v19.4s, v9.4s, v15.s[3]
+	ADD $100, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8f0914 // mla v20.4s, v8.4s, v15.s[2]
+	WORD $0x6faf0935 // mla v21.4s, v9.4s, v15.s[3]
+	ADD $100, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8f0916 // mla v22.4s, v8.4s, v15.s[2]
+	WORD $0x6faf0937 // mla v23.4s, v9.4s, v15.s[3]
+	ADD $100, R20, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8f0918 // mla v24.4s, v8.4s, v15.s[2]
+	WORD $0x6faf0939 // mla v25.4s, v9.4s, v15.s[3]
+	ADD $100, R21, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8f091a // mla v26.4s, v8.4s, v15.s[2]
+	WORD $0x6faf093b // mla v27.4s, v9.4s, v15.s[3]
+	// half 1: qh[32:64]
+	VLD1.P 32(R13), [V2.B16, V3.B16]
+	// ql[64:96]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 4: elements 128..159
+	VAND V12.B16, V0.B16, V4.B16
+	VSHL $4, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VAND V12.B16, V1.B16, V5.B16
+	VSHL $4, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $132, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900112 // mla v18.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00133 // mla v19.4s, v9.4s, v16.s[1]
+	ADD $132, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900114 // mla v20.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00135 // mla v21.4s, v9.4s, v16.s[1]
+	ADD $132, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900116 // mla v22.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00137 // mla v23.4s, v9.4s, v16.s[1]
+	ADD $132, R20, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900118 // mla v24.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00139 // mla v25.4s, v9.4s, v16.s[1]
+	ADD $132, R21, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f90011a // mla v26.4s, v8.4s, v16.s[0]
+	WORD $0x6fb0013b // mla v27.4s, v9.4s, v16.s[1]
+	// group 6: elements 192..223
+	VUSHR $4, V0.B16, V4.B16
+	VAND V13.B16, V2.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VUSHR $4, V1.B16, V5.B16
+	VAND V13.B16, V3.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $196, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f910112 // mla v18.4s, v8.4s, v17.s[0]
+	WORD $0x6fb10133 // mla v19.4s, v9.4s, v17.s[1]
+	ADD $196, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f910114 // mla v20.4s, v8.4s, v17.s[0]
+	WORD $0x6fb10135 // mla v21.4s, v9.4s, v17.s[1]
+	ADD $196, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f910116 // mla v22.4s, v8.4s, v17.s[0]
+	WORD $0x6fb10137 // mla v23.4s, v9.4s, v17.s[1]
+	ADD $196, R20, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f910118 // mla v24.4s, v8.4s, v17.s[0]
+	WORD $0x6fb10139 // mla v25.4s, v9.4s, v17.s[1]
+	ADD $196, R21, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f91011a // mla v26.4s, v8.4s, v17.s[0]
+	WORD $0x6fb1013b // mla v27.4s, v9.4s, v17.s[1]
+	// ql[96:128]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 5: elements 160..191
+	VAND V12.B16, V0.B16, V4.B16
+	VSHL $2, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VAND V12.B16, V1.B16, V5.B16
+	VSHL $2, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $164, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900912 // mla v18.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00933 // mla v19.4s, v9.4s, v16.s[3]
+	ADD $164, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900914 // mla v20.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00935 // mla v21.4s, v9.4s, v16.s[3]
+	ADD $164, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900916 // mla v22.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00937 // mla v23.4s, v9.4s, v16.s[3]
+	ADD $164, R20, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900918 // mla v24.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00939 // mla v25.4s, v9.4s, v16.s[3]
+	ADD $164, R21, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f90091a // mla v26.4s, v8.4s, v16.s[2]
+	WORD $0x6fb0093b // mla v27.4s, v9.4s, v16.s[3]
+	// group 7: elements 224..255
+	VUSHR $4, V0.B16, V4.B16
+	VUSHR $2, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VUSHR $4, V1.B16, V5.B16
+	VUSHR $2, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $228, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f910912 // mla v18.4s, v8.4s, v17.s[2]
+	WORD $0x6fb10933 // mla v19.4s, v9.4s, v17.s[3]
+	ADD $228, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f910914 // mla v20.4s, v8.4s, v17.s[2]
+	WORD $0x6fb10935 // mla v21.4s, v9.4s, v17.s[3]
+	ADD $228, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f910916 // mla v22.4s, v8.4s, v17.s[2]
+	WORD $0x6fb10937 // mla v23.4s, v9.4s, v17.s[3]
+	ADD $228, R20, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f910918 // mla v24.4s, v8.4s, v17.s[2]
+	WORD $0x6fb10939 // mla v25.4s, v9.4s, v17.s[3]
+	ADD $228, R21, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f91091a // mla v26.4s, v8.4s, v17.s[2]
+	WORD $0x6fb1093b // mla v27.4s, v9.4s, v17.s[3]
+	// per token: lane -= 32·(sc[2L]·bs[2L] + sc[2L+1]·bs[2L+1]); acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
+	ADD $192, R8, R19
+	VLD1 (R19), [V0.B16]
+	WORD $0x0f08a402 // sxtl v2.8h, v0.8b
+	WORD $0x4f08a403 // sxtl2 v3.8h, v0.16b
+	MOVHU 208(R8), R19
+	FMOVS R19, F7
+	FCVTHS F7, F7
+	ADD $260, R9, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e68c04a // smull v10.4s, v2.4h, v8.4h
+	WORD $0x4e68c04b // smull2 v11.4s, v2.8h, v8.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e69c06b // smull v11.4s, v3.4h, v9.4h
+	WORD $0x4e69c068 // smull2 v8.4s, v3.8h, v9.8h
+	WORD $0x4ea8bd6b // addp v11.4s, v11.4s, v8.4s
+	WORD $0x4f25554a // shl v10.4s, v10.4s, #5
+	WORD $0x4f25556b // shl v11.4s, v11.4s, #5
+	VSUB V10.S4, V18.S4, V18.S4
+	VSUB V11.S4, V19.S4, V19.S4
+	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
+	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
+	FMOVS (R9), F6
+	FMULS F7, F6, F6
+	WORD $0x4f86125c // fmla v28.4s, v18.4s, v6.s[0]
+	WORD $0x4f86127d // fmla v29.4s, v19.4s, v6.s[0]
+	ADD $292, R9, R9
+	ADD $260, R10, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e68c04a // smull v10.4s, v2.4h, v8.4h
+	WORD $0x4e68c04b // smull2 v11.4s, v2.8h, v8.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e69c06b // smull v11.4s, v3.4h, v9.4h
+	WORD $0x4e69c068 // smull2 v8.4s, v3.8h, v9.8h
+	WORD $0x4ea8bd6b // addp v11.4s, v11.4s, v8.4s
+	WORD $0x4f25554a // shl v10.4s, v10.4s, #5
+	WORD $0x4f25556b // shl v11.4s, v11.4s, #5
+	VSUB V10.S4, V20.S4, V20.S4
+	VSUB V11.S4, V21.S4, V21.S4
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	FMOVS (R10), F6
+	FMULS F7, F6, F6
+	WORD $0x4f86129e // fmla v30.4s, v20.4s, v6.s[0]
+	WORD $0x4f8612bf // fmla v31.4s, v21.4s, v6.s[0]
+	ADD $292, R10, R10
+	ADD $260, R11, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e68c04a // smull v10.4s, v2.4h, v8.4h
+	WORD $0x4e68c04b // smull2 v11.4s, v2.8h, v8.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e69c06b // smull v11.4s, v3.4h, v9.4h
+	WORD $0x4e69c068 // smull2 v8.4s, v3.8h, v9.8h
+	WORD $0x4ea8bd6b // addp v11.4s, v11.4s, v8.4s
+	WORD $0x4f25554a // shl v10.4s, v10.4s, #5
+	WORD $0x4f25556b // shl v11.4s, v11.4s, #5
+	VSUB V10.S4, V22.S4, V22.S4
+	VSUB V11.S4, V23.S4, V23.S4
+	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
+	WORD $0x4e21daf7 // scvtf v23.4s, v23.4s
+	FMOVS (R11), F6
+	FMULS F7, F6, F6
+	MOVD $acc-96(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8612c4 // fmla v4.4s, v22.4s, v6.s[0]
+	WORD $0x4f8612e5 // fmla v5.4s, v23.4s, v6.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R11, R11
+	ADD $260, R20, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e68c04a // smull v10.4s, v2.4h, v8.4h
+	WORD $0x4e68c04b // smull2 v11.4s, v2.8h, v8.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e69c06b // smull v11.4s, v3.4h, v9.4h
+	WORD $0x4e69c068 // smull2 v8.4s, v3.8h, v9.8h
+	WORD $0x4ea8bd6b // addp v11.4s, v11.4s, v8.4s
+	WORD $0x4f25554a // shl v10.4s, v10.4s, #5
+	WORD $0x4f25556b // shl v11.4s, v11.4s, #5
+	VSUB V10.S4, V24.S4, V24.S4
+	VSUB V11.S4, V25.S4, V25.S4
+	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
+	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
+	FMOVS (R20), F6
+	FMULS F7, F6, F6
+	MOVD $acc-64(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f861304 // fmla v4.4s, v24.4s, v6.s[0]
+	WORD $0x4f861325 // fmla v5.4s, v25.4s, v6.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R20, R20
+	ADD $260, R21, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e68c04a // smull v10.4s, v2.4h, v8.4h
+	WORD $0x4e68c04b // smull2 v11.4s, v2.8h, v8.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e69c06b // smull v11.4s, v3.4h, v9.4h
+	WORD $0x4e69c068 // smull2 v8.4s, v3.8h, v9.8h
+	WORD $0x4ea8bd6b // addp v11.4s, v11.4s, v8.4s
+	WORD $0x4f25554a // shl v10.4s, v10.4s, #5
+	WORD $0x4f25556b // shl v11.4s, v11.4s, #5
+	VSUB V10.S4, V26.S4, V26.S4
+	VSUB V11.S4, V27.S4, V27.S4
+	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
+	WORD $0x4e21db7b // scvtf v27.4s, v27.4s
+	FMOVS (R21), F6
+	FMULS F7, F6, F6
+	MOVD $acc-32(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f861344 // fmla v4.4s, v26.4s, v6.s[0]
+	WORD $0x4f861365 // fmla v5.4s, v27.4s, v6.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R21, R21
+	ADD $210, R8, R8
+	SUBS $1, R17, R17
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3dd780 // fadd v0.4s, v28.4s, v29.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3fd7c0 // fadd v0.4s, v30.4s, v31.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-96(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 3, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-64(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 4, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-32(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q6KRows6Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q6KRows6Dot(SB), NOSPLIT, $160-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V12.B16
+	VMOVI $48, V13.B16
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	ADD R4, R11, R20
+	ADD R4, R20, R21
+	ADD R4, R21, R22
+	MOVD R5, R17
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V31.B16, V31.B16, V31.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	MOVD $acc-160(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	MOVD $acc-128(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	MOVD $acc-96(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	MOVD $acc-64(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	MOVD $acc-32(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	CBZ R17, store
+block:
+	// the scales as int16 and int32
+	ADD $192, R8, R12
+	VLD1 (R12), [V0.B16]
+	WORD $0x0f08a402 // sxtl v2.8h, v0.8b
+	WORD $0x4f08a403 // sxtl2 v3.8h, v0.16b
+	WORD $0x0f10a44e // sxtl v14.4s, v2.4h
+	WORD $0x4f10a44f // sxtl2 v15.4s, v2.8h
+	WORD $0x0f10a470 // sxtl v16.4s, v3.4h
+	WORD $0x4f10a471 // sxtl2 v17.4s, v3.8h
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	MOVD R8, R12
+	ADD $128, R8, R13
+	// half 0: qh[0:32]
+	VLD1.P 32(R13), [V2.B16, V3.B16]
+	// ql[0:32]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 0: elements 0..31
+	VAND V12.B16, V0.B16, V4.B16
+	VSHL $4, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VAND V12.B16, V1.B16, V5.B16
+	VSHL $4, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $4, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0112 // mla v18.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0133 // mla v19.4s, v9.4s, v14.s[1]
+	ADD $4, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0114 // mla v20.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0135 // mla v21.4s, v9.4s, v14.s[1]
+	ADD $4, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0116 // mla v22.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0137 // mla v23.4s, v9.4s, v14.s[1]
+	ADD $4, R20, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0118 // mla v24.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0139 // mla v25.4s, v9.4s, v14.s[1]
+	ADD $4, R21, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e011a // mla v26.4s, v8.4s, v14.s[0]
+	WORD $0x6fae013b // mla v27.4s, v9.4s, v14.s[1]
+	ADD $4, R22, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e011c // mla v28.4s, v8.4s, v14.s[0]
+	WORD $0x6fae013d // mla v29.4s, v9.4s, v14.s[1]
+	// group 2: elements 64..95
+	VUSHR $4, V0.B16, V4.B16
+	VAND V13.B16, V2.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VUSHR $4, V1.B16, V5.B16
+	VAND V13.B16, V3.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $68, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8f0112 // mla v18.4s, v8.4s, v15.s[0]
+	WORD $0x6faf0133 // mla v19.4s, v9.4s, v15.s[1]
+	ADD $68, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8f0114 // mla v20.4s, v8.4s, v15.s[0]
+	WORD $0x6faf0135 // mla v21.4s, v9.4s, v15.s[1]
+	ADD $68, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8f0116 // mla v22.4s, v8.4s, v15.s[0]
+	WORD $0x6faf0137 // mla v23.4s, v9.4s, v15.s[1]
+	ADD $68, R20, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8f0118 // mla v24.4s, v8.4s, v15.s[0]
+	WORD $0x6faf0139 // mla v25.4s, v9.4s, v15.s[1]
+	ADD $68, R21, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8f011a // mla v26.4s, v8.4s, v15.s[0]
+	WORD $0x6faf013b // mla v27.4s, v9.4s, v15.s[1]
+	ADD $68, R22, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8f011c // mla v28.4s, v8.4s, v15.s[0]
+	WORD $0x6faf013d // mla v29.4s, v9.4s, v15.s[1]
+	// ql[32:64]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 1: elements 32..63
+	VAND V12.B16, V0.B16, V4.B16
+	VSHL $2, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VAND V12.B16, V1.B16, V5.B16
+	VSHL $2, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $36, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0912 // mla v18.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0933 // mla v19.4s, v9.4s, v14.s[3]
+	ADD $36, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0914 // mla v20.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0935 // mla v21.4s, v9.4s, v14.s[3]
+	ADD $36, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0916 // mla v22.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0937 // mla v23.4s, v9.4s, v14.s[3]
+	ADD $36, R20, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0918 // mla v24.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0939 // mla v25.4s, v9.4s, v14.s[3]
+	ADD $36, R21, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e091a // mla v26.4s, v8.4s, v14.s[2]
+	WORD $0x6fae093b // mla v27.4s, v9.4s, v14.s[3]
+	ADD $36, R22, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e091c // mla v28.4s, v8.4s, v14.s[2]
+	WORD $0x6fae093d // mla v29.4s, v9.4s, v14.s[3]
+	// group 3: elements 96..127
+	VUSHR $4, V0.B16, V4.B16
+	VUSHR $2, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VUSHR $4, V1.B16, V5.B16
+	VUSHR $2, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $100, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8f0912 // mla v18.4s, v8.4s, v15.s[2]
+	WORD $0x6faf0933 // mla v19.4s, v9.4s, v15.s[3]
+	ADD $100, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8f0914 // mla v20.4s, v8.4s, v15.s[2]
+	WORD $0x6faf0935 // mla v21.4s, v9.4s, v15.s[3]
+	ADD $100, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8f0916 // mla v22.4s, v8.4s, v15.s[2]
+	WORD $0x6faf0937 // mla v23.4s, v9.4s, v15.s[3]
+	ADD $100, R20, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8f0918 // mla v24.4s, v8.4s, v15.s[2]
+	WORD $0x6faf0939 // mla v25.4s, v9.4s, v15.s[3]
+	ADD $100, R21, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8f091a // mla v26.4s, v8.4s, v15.s[2]
+	WORD $0x6faf093b // mla v27.4s, v9.4s, v15.s[3]
+	ADD $100, R22, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8f091c // mla v28.4s, v8.4s, v15.s[2]
+	WORD $0x6faf093d // mla v29.4s, v9.4s, v15.s[3]
+	// half 1: qh[32:64]
+	VLD1.P 32(R13), [V2.B16, V3.B16]
+	// ql[64:96]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 4: elements 128..159
+	VAND V12.B16, V0.B16, V4.B16
+	VSHL $4, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VAND V12.B16, V1.B16, V5.B16
+	VSHL $4, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $132, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900112 // mla v18.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00133 // mla v19.4s, v9.4s, v16.s[1]
+	ADD $132, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900114 // mla v20.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00135 // mla v21.4s, v9.4s, v16.s[1]
+	ADD $132, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900116 // mla v22.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00137 // mla v23.4s, v9.4s, v16.s[1]
+	ADD $132, R20, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900118 // mla v24.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00139 // mla v25.4s, v9.4s, v16.s[1]
+	ADD $132, R21, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f90011a // mla v26.4s, v8.4s, v16.s[0]
+	WORD $0x6fb0013b // mla v27.4s, v9.4s, v16.s[1]
+	ADD $132, R22, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f90011c // mla v28.4s, v8.4s, v16.s[0]
+	WORD $0x6fb0013d // mla v29.4s, v9.4s, v16.s[1]
+	// group 6: elements 192..223
+	VUSHR $4, V0.B16, V4.B16
+	VAND V13.B16, V2.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VUSHR $4, V1.B16, V5.B16
+	VAND V13.B16, V3.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $196, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f910112 // mla v18.4s, v8.4s, v17.s[0]
+	WORD $0x6fb10133 // mla v19.4s, v9.4s, v17.s[1]
+	ADD $196, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f910114 // mla v20.4s, v8.4s, v17.s[0]
+	WORD $0x6fb10135 // mla v21.4s, v9.4s, v17.s[1]
+	ADD $196, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f910116 // mla v22.4s, v8.4s, v17.s[0]
+	WORD $0x6fb10137 // mla v23.4s, v9.4s, v17.s[1]
+	ADD $196, R20, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f910118 // mla v24.4s, v8.4s, v17.s[0]
+	WORD $0x6fb10139 // mla v25.4s, v9.4s, v17.s[1]
+	ADD $196, R21, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f91011a // mla v26.4s, v8.4s, v17.s[0]
+	WORD $0x6fb1013b // mla v27.4s, v9.4s, v17.s[1]
+	ADD $196, R22, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f91011c // mla v28.4s, v8.4s, v17.s[0]
+	WORD $0x6fb1013d // mla v29.4s, v9.4s, v17.s[1]
+	// ql[96:128]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 5: elements 160..191
+	VAND V12.B16, V0.B16, V4.B16
+	VSHL $2, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VAND V12.B16, V1.B16, V5.B16
+	VSHL $2, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $164, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900912 // mla v18.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00933 // mla v19.4s, v9.4s, v16.s[3]
+	ADD $164, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900914 // mla v20.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00935 // mla v21.4s, v9.4s, v16.s[3]
+	ADD $164, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900916 // mla v22.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00937 // mla v23.4s, v9.4s, v16.s[3]
+	ADD $164, R20, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900918 // mla v24.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00939 // mla v25.4s, v9.4s, v16.s[3]
+	ADD $164, R21, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f90091a // mla v26.4s, v8.4s, v16.s[2]
+	WORD $0x6fb0093b // mla v27.4s, v9.4s, v16.s[3]
+	ADD $164, R22, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f90091c // mla v28.4s, v8.4s, v16.s[2]
+	WORD $0x6fb0093d // mla v29.4s, v9.4s, v16.s[3]
+	// group 7: elements 224..255
+	VUSHR $4, V0.B16, V4.B16
+	VUSHR $2, V2.B16, V10.B16
+	VAND V13.B16, V10.B16, V10.B16
+	VORR V10.B16, V4.B16, V4.B16
+	VUSHR $4, V1.B16, V5.B16
+	VUSHR $2, V3.B16, V11.B16
+	VAND V13.B16, V11.B16, V11.B16
+	VORR V11.B16, V5.B16, V5.B16
+	ADD $228, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f910912 // mla v18.4s, v8.4s, v17.s[2]
+	WORD $0x6fb10933 // mla v19.4s, v9.4s, v17.s[3]
+	ADD $228, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f910914 // mla v20.4s, v8.4s, v17.s[2]
+	WORD $0x6fb10935 // mla v21.4s, v9.4s, v17.s[3]
+	ADD $228, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f910916 // mla v22.4s, v8.4s, v17.s[2]
+	WORD $0x6fb10937 // mla v23.4s, v9.4s, v17.s[3]
+	ADD $228, R20, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f910918 // mla v24.4s, v8.4s, v17.s[2]
+	WORD $0x6fb10939 // mla v25.4s, v9.4s, v17.s[3]
+	ADD $228, R21, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f91091a // mla v26.4s, v8.4s, v17.s[2]
+	WORD $0x6fb1093b // mla v27.4s, v9.4s, v17.s[3]
+	ADD $228, R22, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f91091c // mla v28.4s, v8.4s, v17.s[2]
+	WORD $0x6fb1093d // mla v29.4s, v9.4s, v17.s[3]
+	// per token: lane -= 32·(sc[2L]·bs[2L] + sc[2L+1]·bs[2L+1]); acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
+	ADD $192, R8, R19
+	VLD1 (R19), [V0.B16]
+	WORD $0x0f08a402 // sxtl v2.8h, v0.8b
+	WORD $0x4f08a403 // sxtl2 v3.8h, v0.16b
+	MOVHU 208(R8), R19
+	FMOVS R19, F7
+	FCVTHS F7, F7
+	ADD $260, R9, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e68c04a // smull v10.4s, v2.4h, v8.4h
+	WORD $0x4e68c04b // smull2 v11.4s, v2.8h, v8.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e69c06b // smull v11.4s, v3.4h, v9.4h
+	WORD $0x4e69c068 // smull2 v8.4s, v3.8h, v9.8h
+	WORD $0x4ea8bd6b // addp v11.4s, v11.4s, v8.4s
+	WORD $0x4f25554a // shl v10.4s, v10.4s, #5
+	WORD $0x4f25556b // shl v11.4s, v11.4s, #5
+	VSUB V10.S4, V18.S4, V18.S4
+	VSUB V11.S4, V19.S4, V19.S4
+	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
+	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
+	FMOVS (R9), F6
+	FMULS F7, F6, F6
+	WORD $0x4f86125e // fmla v30.4s, v18.4s, v6.s[0]
+	WORD $0x4f86127f // fmla v31.4s, v19.4s, v6.s[0]
+	ADD $292, R9, R9
+	ADD $260, R10, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e68c04a // smull v10.4s, v2.4h, v8.4h
+	WORD $0x4e68c04b // smull2 v11.4s, v2.8h, v8.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e69c06b // smull v11.4s, v3.4h, v9.4h
+	WORD $0x4e69c068 // smull2 v8.4s, v3.8h, v9.8h
+	WORD $0x4ea8bd6b // addp v11.4s, v11.4s, v8.4s
+	WORD $0x4f25554a // shl v10.4s, v10.4s, #5
+	WORD $0x4f25556b // shl v11.4s, v11.4s, #5
+	VSUB V10.S4, V20.S4, V20.S4
+	VSUB V11.S4, V21.S4, V21.S4
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	FMOVS (R10), F6
+	FMULS F7, F6, F6
+	MOVD $acc-160(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f861284 // fmla v4.4s, v20.4s, v6.s[0]
+	WORD $0x4f8612a5 // fmla v5.4s, v21.4s, v6.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R10, R10
+	ADD $260, R11, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e68c04a // smull v10.4s, v2.4h, v8.4h
+	WORD $0x4e68c04b // smull2 v11.4s, v2.8h, v8.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e69c06b // smull v11.4s, v3.4h, v9.4h
+	WORD $0x4e69c068 // smull2 v8.4s, v3.8h, v9.8h
+	WORD $0x4ea8bd6b // addp v11.4s, v11.4s, v8.4s
+	WORD $0x4f25554a // shl v10.4s, v10.4s, #5
+	WORD $0x4f25556b // shl v11.4s, v11.4s, #5
+	VSUB V10.S4, V22.S4, V22.S4
+	VSUB V11.S4, V23.S4, V23.S4
+	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
+	WORD $0x4e21daf7 // scvtf v23.4s, v23.4s
+	FMOVS (R11), F6
+	FMULS F7, F6, F6
+	MOVD $acc-128(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8612c4 // fmla v4.4s, v22.4s, v6.s[0]
+	WORD $0x4f8612e5 // fmla v5.4s, v23.4s, v6.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R11, R11
+	ADD $260, R20, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e68c04a // smull v10.4s, v2.4h, v8.4h
+	WORD $0x4e68c04b // smull2 v11.4s, v2.8h, v8.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e69c06b // smull v11.4s, v3.4h, v9.4h
+	WORD $0x4e69c068 // smull2 v8.4s, v3.8h, v9.8h
+	WORD $0x4ea8bd6b // addp v11.4s, v11.4s, v8.4s
+	WORD $0x4f25554a // shl v10.4s, v10.4s, #5
+	WORD $0x4f25556b // shl v11.4s, v11.4s, #5
+	VSUB V10.S4, V24.S4, V24.S4
+	VSUB V11.S4, V25.S4, V25.S4
+	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
+	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
+	FMOVS (R20), F6
+	FMULS F7, F6, F6
+	MOVD $acc-96(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f861304 // fmla v4.4s, v24.4s, v6.s[0]
+	WORD $0x4f861325 // fmla v5.4s, v25.4s, v6.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R20, R20
+	ADD $260, R21, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e68c04a // smull v10.4s, v2.4h, v8.4h
+	WORD $0x4e68c04b // smull2 v11.4s, v2.8h, v8.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e69c06b // smull v11.4s, v3.4h, v9.4h
+	WORD $0x4e69c068 // smull2 v8.4s, v3.8h, v9.8h
+	WORD $0x4ea8bd6b // addp v11.4s, v11.4s, v8.4s
+	WORD $0x4f25554a // shl v10.4s, v10.4s, #5
+	WORD $0x4f25556b // shl v11.4s, v11.4s, #5
+	VSUB V10.S4, V26.S4, V26.S4
+	VSUB V11.S4, V27.S4, V27.S4
+	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
+	WORD $0x4e21db7b // scvtf v27.4s, v27.4s
+	FMOVS (R21), F6
+	FMULS F7, F6, F6
+	MOVD $acc-64(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f861344 // fmla v4.4s, v26.4s, v6.s[0]
+	WORD $0x4f861365 // fmla v5.4s, v27.4s, v6.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R21, R21
+	ADD $260, R22, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e68c04a // smull v10.4s, v2.4h, v8.4h
+	WORD $0x4e68c04b // smull2 v11.4s, v2.8h, v8.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e69c06b // smull v11.4s, v3.4h, v9.4h
+	WORD $0x4e69c068 // smull2 v8.4s, v3.8h, v9.8h
+	WORD $0x4ea8bd6b // addp v11.4s, v11.4s, v8.4s
+	WORD $0x4f25554a // shl v10.4s, v10.4s, #5
+	WORD $0x4f25556b // shl v11.4s, v11.4s, #5
+	VSUB V10.S4, V28.S4, V28.S4
+	VSUB V11.S4, V29.S4, V29.S4
+	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
+	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
+	FMOVS (R22), F6
+	FMULS F7, F6, F6
+	MOVD $acc-32(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f861384 // fmla v4.4s, v28.4s, v6.s[0]
+	WORD $0x4f8613a5 // fmla v5.4s, v29.4s, v6.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R22, R22
+	ADD $210, R8, R8
+	SUBS $1, R17, R17
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3fd7c0 // fadd v0.4s, v30.4s, v31.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-160(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-128(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 3, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-96(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 4, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-64(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 5, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-32(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s

@@ -215,10 +215,11 @@ func (g *gen) ld1(arr, ptr string, post int, regs ...int) {
 // fn is a kernel: its name, its arguments (8 bytes each, named as in its
 // Go declaration) and the comment above its TEXT.
 type fn struct {
-	name  string
-	args  []string
-	doc   string
-	frame int // argument bytes, if not 8 per argument
+	name   string
+	args   []string
+	doc    string
+	frame  int // argument bytes, if not 8 per argument
+	locals int // the local frame's bytes (at name-locals(SP) up to 0(SP))
 }
 
 func (g *gen) text(f fn) {
@@ -230,7 +231,7 @@ func (g *gen) text(f fn) {
 	if frame == 0 {
 		frame = 8 * len(f.args)
 	}
-	fmt.Fprintf(&g.b, "TEXT ·%s(SB), NOSPLIT, $0-%d\n", f.name, frame)
+	fmt.Fprintf(&g.b, "TEXT ·%s(SB), NOSPLIT, $%d-%d\n", f.name, f.locals, frame)
 }
 
 // loadArgs loads the arguments into the registers given, in order.
@@ -554,10 +555,14 @@ func formName(dot bool) string {
 // the signature (w *byte, wstride, rows int, x *byte, xstride, nb int,
 // out *float32, ostride int), its third argument named rows: its
 // arguments in R0-R7, the output stride R7 in bytes.
-func (g *gen) rowsTStart(base, rows, form string, T int) {
+func (g *gen) rowsTStart(base, rows, form string, T int) { g.rowsTStartFrame(base, rows, form, T, 0) }
+
+// rowsTStartFrame is rowsTStart with a local frame of locals bytes.
+func (g *gen) rowsTStartFrame(base, rows, form string, T, locals int) {
 	name := fmt.Sprintf("%s%d%s", base, T, form)
 	f := fn{name: name, args: []string{"w", "wstride", rows, "x", "xstride", "nb", "out", "ostride"},
-		doc: fmt.Sprintf("func %s(w *byte, wstride, %s int, x *byte, xstride, nb int, out *float32, ostride int)", name, rows)}
+		doc:    fmt.Sprintf("func %s(w *byte, wstride, %s int, x *byte, xstride, nb int, out *float32, ostride int)", name, rows),
+		locals: locals}
 	g.text(f)
 	g.loadArgs(f, "R0", "R1", "R2", "R3", "R4", "R5", "R6", "R7")
 	g.p("LSL $2, R7, R7")
@@ -1263,34 +1268,58 @@ func genQ4KMM(g *gen, T int) {
 // the zips and masks on top.
 func genQ6K(g *gen) {
 	for _, dot := range []bool{false, true} {
-		for T := 1; T <= 3; T++ {
+		for T := 1; T <= q6KMaxT; T++ {
 			genQ6KT(g, dot, T)
 		}
 	}
 }
 
+// q6KMaxT is the most tokens a Q6_K kernel takes: their int32 lanes fill
+// V18 up, the float accumulators of the first 7−T tokens the registers
+// after them, and the others' live in the frame, loaded and stored once a
+// block.
+const q6KMaxT = 6
+
 func genQ6KT(g *gen, dot bool, T int) {
-	g.rowsTStart("q6KRows", "rows", formName(dot), T)
+	regT := min(T, 7-T) // tokens whose float accumulators stay in registers
+	locals := 32 * (T - regT)
+	g.rowsTStartFrame("q6KRows", "rows", formName(dot), T, locals)
 	const (
-		y0, y1       = 4, 5
-		q0, q1       = 6, 7
-		p0, p1       = 8, 9
-		t0, t1       = 10, 11
-		m0f, m30     = 12, 13
-		scale0       = 14 // sc[4i..4i+3] as int32 in V(14+i)
-		sc16a, sc16b = 18, 19
+		y0, y1   = 4, 5
+		q0, q1   = 6, 7
+		p0, p1   = 8, 9
+		t0, t1   = 10, 11
+		m0f, m30 = 12, 13
+		scale0   = 14 // sc[4i..4i+3] as int32 in V(14+i)
 	)
-	xb := []string{"R9", "R10", "R11"}
-	lLo := func(t int) int { return 20 + 2*t }
-	lHi := func(t int) int { return 21 + 2*t }
-	aLo := func(t int) int { return 26 + 2*t }
-	aHi := func(t int) int { return 27 + 2*t }
+	// The scales as int16: in V30 and V31 for the block up to three tokens;
+	// past three those hold accumulators, and the scales are widened into
+	// V2 and V3 at the block's start and again at its end.
+	sc16a, sc16b := 30, 31
+	if T > 3 {
+		sc16a, sc16b = 2, 3
+	}
+	xb := []string{"R9", "R10", "R11", "R20", "R21", "R22"}
+	lLo := func(t int) int { return 18 + 2*t }
+	lHi := func(t int) int { return 19 + 2*t }
+	aLo := func(t int) int { return 18 + 2*T + 2*t }
+	aHi := func(t int) int { return 19 + 2*T + 2*t }
+	// slot points R15 at token t's accumulators in the frame (t ≥ regT).
+	slot := func(t int) { g.p("MOVD $acc-%d(SP), R15", locals-32*(t-regT)) }
 	g.movi(m0f, 15)
 	g.movi(m30, 0x30)
 	g.kRowStart(xb, T, false, func() {
-		for t := range T {
+		for t := range regT {
 			g.zero(aLo(t))
 			g.zero(aHi(t))
+		}
+		if T > regT {
+			g.zero(y0)
+			g.zero(y1)
+			for t := regT; t < T; t++ {
+				slot(t)
+				g.p("VST1 [V%d.S4, V%d.S4], (R15)", y0, y1)
+			}
 		}
 	})
 	g.c("the scales as int16 and int32")
@@ -1366,6 +1395,12 @@ func genQ6KT(g *gen, dot bool, T int) {
 		}
 	}
 	g.c("per token: lane -= 32·(sc[2L]·bs[2L] + sc[2L+1]·bs[2L+1]); acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])")
+	if T > 3 {
+		g.p("ADD $192, R8, R19")
+		g.ld1b16("R19", 0, 0)
+		g.o2("sxtl.8h", sc16a, 0)
+		g.o2("sxtl2.8h", sc16b, 0)
+	}
 	g.p("MOVHU 208(R8), R19")
 	g.p("FMOVS R19, F7")
 	g.p("FCVTHS F7, F7")
@@ -1386,8 +1421,16 @@ func genQ6KT(g *gen, dot bool, T int) {
 		g.o2("scvtf", lHi(t), lHi(t))
 		g.p("FMOVS (%s), F6", xb[t])
 		g.p("FMULS F7, F6, F6")
-		g.oe("fmla.e", aLo(t), lLo(t), 6, 0)
-		g.oe("fmla.e", aHi(t), lHi(t), 6, 0)
+		if t < regT {
+			g.oe("fmla.e", aLo(t), lLo(t), 6, 0)
+			g.oe("fmla.e", aHi(t), lHi(t), 6, 0)
+		} else {
+			slot(t)
+			g.ld1("S4", "R15", 0, y0, y1)
+			g.oe("fmla.e", y0, lLo(t), 6, 0)
+			g.oe("fmla.e", y1, lHi(t), 6, 0)
+			g.p("VST1 [V%d.S4, V%d.S4], (R15)", y0, y1)
+		}
 		g.p("ADD $292, %s, %s", xb[t], xb[t])
 	}
 	g.p("ADD $210, R8, R8")
@@ -1396,7 +1439,13 @@ func genQ6KT(g *gen, dot bool, T int) {
 	g.label("store")
 	g.storeRow(T, "R19", func(t int) {
 		g.c("token %d, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two", t)
-		g.o3("fadd", 0, aLo(t), aHi(t))
+		if t < regT {
+			g.o3("fadd", 0, aLo(t), aHi(t))
+		} else {
+			slot(t)
+			g.ld1("S4", "R15", 0, y0, y1)
+			g.o3("fadd", 0, y0, y1)
+		}
 		g.o3("ext8", 1, 0, 0)
 		g.o3("fadd", 0, 0, 1)
 		g.o2("faddp.s", 0, 0)
