@@ -1304,8 +1304,21 @@ func genQ6KT(g *gen, dot bool, T int) {
 	lHi := func(t int) int { return 19 + 2*t }
 	aLo := func(t int) int { return 18 + 2*T + 2*t }
 	aHi := func(t int) int { return 19 + 2*T + 2*t }
-	// slot points R15 at token t's accumulators in the frame (t ≥ regT).
+	// slot points R15 at token t's accumulators in the frame (t ≥ regT);
+	// loadSlot also loads them into y0:y1.
 	slot := func(t int) { g.p("MOVD $acc-%d(SP), R15", locals-32*(t-regT)) }
+	loadSlot := func(t int) {
+		slot(t)
+		g.ld1("S4", "R15", 0, y0, y1)
+	}
+	// scales16 widens the block's sixteen int8 scales (at R8+192, through
+	// the pointer register r) to int16 in sc16a:sc16b.
+	scales16 := func(r string) {
+		g.p("ADD $192, R8, %s", r)
+		g.ld1b16(r, 0, 0)
+		g.o2("sxtl.8h", sc16a, 0)
+		g.o2("sxtl2.8h", sc16b, 0)
+	}
 	g.movi(m0f, 15)
 	g.movi(m30, 0x30)
 	g.kRowStart(xb, T, false, func() {
@@ -1323,10 +1336,7 @@ func genQ6KT(g *gen, dot bool, T int) {
 		}
 	})
 	g.c("the scales as int16 and int32")
-	g.p("ADD $192, R8, R12")
-	g.ld1b16("R12", 0, 0)
-	g.o2("sxtl.8h", sc16a, 0)
-	g.o2("sxtl2.8h", sc16b, 0)
+	scales16("R12")
 	g.o2("sxtl.4s", scale0, sc16a)
 	g.o2("sxtl2.4s", scale0+1, sc16a)
 	g.o2("sxtl.4s", scale0+2, sc16b)
@@ -1396,10 +1406,7 @@ func genQ6KT(g *gen, dot bool, T int) {
 	}
 	g.c("per token: lane -= 32·(sc[2L]·bs[2L] + sc[2L+1]·bs[2L+1]); acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])")
 	if T > 3 {
-		g.p("ADD $192, R8, R19")
-		g.ld1b16("R19", 0, 0)
-		g.o2("sxtl.8h", sc16a, 0)
-		g.o2("sxtl2.8h", sc16b, 0)
+		scales16("R19")
 	}
 	g.p("MOVHU 208(R8), R19")
 	g.p("FMOVS R19, F7")
@@ -1425,8 +1432,7 @@ func genQ6KT(g *gen, dot bool, T int) {
 			g.oe("fmla.e", aLo(t), lLo(t), 6, 0)
 			g.oe("fmla.e", aHi(t), lHi(t), 6, 0)
 		} else {
-			slot(t)
-			g.ld1("S4", "R15", 0, y0, y1)
+			loadSlot(t)
 			g.oe("fmla.e", y0, lLo(t), 6, 0)
 			g.oe("fmla.e", y1, lHi(t), 6, 0)
 			g.p("VST1 [V%d.S4, V%d.S4], (R15)", y0, y1)
@@ -1442,8 +1448,7 @@ func genQ6KT(g *gen, dot bool, T int) {
 		if t < regT {
 			g.o3("fadd", 0, aLo(t), aHi(t))
 		} else {
-			slot(t)
-			g.ld1("S4", "R15", 0, y0, y1)
+			loadSlot(t)
 			g.o3("fadd", 0, y0, y1)
 		}
 		g.o3("ext8", 1, 0, 0)
@@ -2416,11 +2421,11 @@ var q32LanesTypes = []q32Lanes{
 }
 
 // genQ32Lanes writes <type>RowsT<T><form> for Q5_0, Q4_1 and Q5_1, T = 1
-// to 8 tokens against each row (Q4_1 and Q5_1 up to 4 in the NEON form): per block the row's quants are unpacked
-// once (the nibbles, and from the 32 high bits a byte each by TBL and
-// CMTST) for all T tokens; lane l of a (row, token) pair's eight sums the
-// four products 4l..4l+3 (SDOT's lanes; the NEON form adds SMULL's up
-// pairwise), converted and FMA'd with f16(w.d)·f16(x.d) into float lane
+// to 8 tokens against each row (Q4_1 and Q5_1 up to 4 in the NEON form):
+// per block the row's quants are unpacked once (the nibbles, and from
+// the 32 high bits a byte each by TBL and CMTST) for all T tokens; lane l
+// of a (row, token) pair's eight sums the four products 4l..4l+3 (SDOT's
+// lanes; the NEON form adds SMULL's up pairwise), converted and FMA'd with f16(w.d)·f16(x.d) into float lane
 // l, and for Q4_1 and Q5_1 summs = fma(f16(w.m), f16(x.s), summs); at the
 // end hsum8 (+ summs): dotQ5_0Generic and dotMinGeneric exactly.
 //
