@@ -4197,15 +4197,27 @@ done:
 	BNE row
 	RET
 
-// q32LanesConsts: the TBL indices that spread qh's bytes 0,1 and 2,3 eight
-// times each, and 1 << (j % 8) in byte j.
-DATA q32LanesConsts<>+0(SB)/8, $0x0000000000000000
-DATA q32LanesConsts<>+8(SB)/8, $0x0101010101010101
-DATA q32LanesConsts<>+16(SB)/8, $0x0202020202020202
-DATA q32LanesConsts<>+24(SB)/8, $0x0303030303030303
-DATA q32LanesConsts<>+32(SB)/8, $0x8040201008040201
-DATA q32LanesConsts<>+40(SB)/8, $0x8040201008040201
-GLOBL q32LanesConsts<>(SB), RODATA|NOPTR, $48
+// q5_0LanesConsts: the TBL indices that spread the block's qh bytes 0,1
+// and 2,3 (bytes 2-5 of its first eight) eight times each, and
+// 1 << (j % 8) in byte j.
+DATA q5_0LanesConsts<>+0(SB)/8, $0x0202020202020202
+DATA q5_0LanesConsts<>+8(SB)/8, $0x0303030303030303
+DATA q5_0LanesConsts<>+16(SB)/8, $0x0404040404040404
+DATA q5_0LanesConsts<>+24(SB)/8, $0x0505050505050505
+DATA q5_0LanesConsts<>+32(SB)/8, $0x8040201008040201
+DATA q5_0LanesConsts<>+40(SB)/8, $0x8040201008040201
+GLOBL q5_0LanesConsts<>(SB), RODATA|NOPTR, $48
+
+// q5_1LanesConsts: the TBL indices that spread the block's qh bytes 0,1
+// and 2,3 (bytes 4-7 of its first eight) eight times each, and
+// 1 << (j % 8) in byte j.
+DATA q5_1LanesConsts<>+0(SB)/8, $0x0404040404040404
+DATA q5_1LanesConsts<>+8(SB)/8, $0x0505050505050505
+DATA q5_1LanesConsts<>+16(SB)/8, $0x0606060606060606
+DATA q5_1LanesConsts<>+24(SB)/8, $0x0707070707070707
+DATA q5_1LanesConsts<>+32(SB)/8, $0x8040201008040201
+DATA q5_1LanesConsts<>+40(SB)/8, $0x8040201008040201
+GLOBL q5_1LanesConsts<>(SB), RODATA|NOPTR, $48
 
 // func q5_0RowsT1NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
 TEXT ·q5_0RowsT1NEON(SB), NOSPLIT, $0-64
@@ -4219,14 +4231,13 @@ TEXT ·q5_0RowsT1NEON(SB), NOSPLIT, $0-64
 	MOVD ostride+56(FP), R7
 	LSL $2, R7, R7
 	VMOVI $15, V28.B16
-	VMOVI $16, V14.B16
-	MOVD $0x0000000000000000, R16
-	VMOV R16, V29.D[0]
-	MOVD $0x0101010101010101, R16
-	VMOV R16, V29.D[1]
 	MOVD $0x0202020202020202, R16
-	VMOV R16, V30.D[0]
+	VMOV R16, V29.D[0]
 	MOVD $0x0303030303030303, R16
+	VMOV R16, V29.D[1]
+	MOVD $0x0404040404040404, R16
+	VMOV R16, V30.D[0]
+	MOVD $0x0505050505050505, R16
 	VMOV R16, V30.D[1]
 	MOVD $0x8040201008040201, R16
 	VMOV R16, V31.D[0]
@@ -4239,36 +4250,32 @@ row:
 	MOVD R5, R13
 	CBZ R13, store
 block:
-	MOVHU.P 2(R8), R14
-	FMOVS R14, F8
-	FCVTHS F8, F8
-	MOVWU.P 4(R8), R14
-	VMOV R14, V2.S[0]
+	FMOVD (R8), F2
+	ADD $6, R8
+	FCVTHS F2, F8
 	VLD1.P 16(R8), [V0.B16]
-	VUSHR $4, V0.B16, V1.B16
-	VAND V28.B16, V0.B16, V0.B16
-	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is set
+	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is clear
+	WORD $0x2e205842 // mvn v2.8b, v2.8b
 	WORD $0x4e1e0043 // tbl v3.16b, {v2.16b}, v30.16b
 	WORD $0x4e1d0042 // tbl v2.16b, {v2.16b}, v29.16b
 	WORD $0x4e3f8c42 // cmtst v2.16b, v2.16b, v31.16b
 	WORD $0x4e3f8c63 // cmtst v3.16b, v3.16b, v31.16b
-	WORD $0x4e621dc2 // bic v2.16b, v14.16b, v2.16b
-	VSUB V2.B16, V0.B16, V0.B16
-	WORD $0x4e631dc3 // bic v3.16b, v14.16b, v3.16b
-	VSUB V3.B16, V1.B16, V1.B16
+	// the values: the low (high) nibbles under the masks' high four bits
+	VBIT V28.B16, V0.B16, V2.B16
+	VSRI $4, V0.B16, V3.B16
 	// token 0
-	MOVHU.P 2(R9), R14
-	FMOVS R14, F10
+	FMOVS (R9), F10
+	ADD $2, R9
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R9), [V4.B16, V5.B16]
-	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
-	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x0e24c04c // smull v12.8h, v2.8b, v4.8b
+	WORD $0x4e24c04d // smull2 v13.8h, v2.16b, v4.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
-	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
-	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x0e25c06c // smull v12.8h, v3.8b, v5.8b
+	WORD $0x4e25c06d // smull2 v13.8h, v3.16b, v5.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
@@ -4304,14 +4311,13 @@ TEXT ·q5_0RowsT2NEON(SB), NOSPLIT, $0-64
 	MOVD ostride+56(FP), R7
 	LSL $2, R7, R7
 	VMOVI $15, V28.B16
-	VMOVI $16, V14.B16
-	MOVD $0x0000000000000000, R16
-	VMOV R16, V29.D[0]
-	MOVD $0x0101010101010101, R16
-	VMOV R16, V29.D[1]
 	MOVD $0x0202020202020202, R16
-	VMOV R16, V30.D[0]
+	VMOV R16, V29.D[0]
 	MOVD $0x0303030303030303, R16
+	VMOV R16, V29.D[1]
+	MOVD $0x0404040404040404, R16
+	VMOV R16, V30.D[0]
+	MOVD $0x0505050505050505, R16
 	VMOV R16, V30.D[1]
 	MOVD $0x8040201008040201, R16
 	VMOV R16, V31.D[0]
@@ -4327,36 +4333,32 @@ row:
 	MOVD R5, R13
 	CBZ R13, store
 block:
-	MOVHU.P 2(R8), R14
-	FMOVS R14, F8
-	FCVTHS F8, F8
-	MOVWU.P 4(R8), R14
-	VMOV R14, V2.S[0]
+	FMOVD (R8), F2
+	ADD $6, R8
+	FCVTHS F2, F8
 	VLD1.P 16(R8), [V0.B16]
-	VUSHR $4, V0.B16, V1.B16
-	VAND V28.B16, V0.B16, V0.B16
-	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is set
+	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is clear
+	WORD $0x2e205842 // mvn v2.8b, v2.8b
 	WORD $0x4e1e0043 // tbl v3.16b, {v2.16b}, v30.16b
 	WORD $0x4e1d0042 // tbl v2.16b, {v2.16b}, v29.16b
 	WORD $0x4e3f8c42 // cmtst v2.16b, v2.16b, v31.16b
 	WORD $0x4e3f8c63 // cmtst v3.16b, v3.16b, v31.16b
-	WORD $0x4e621dc2 // bic v2.16b, v14.16b, v2.16b
-	VSUB V2.B16, V0.B16, V0.B16
-	WORD $0x4e631dc3 // bic v3.16b, v14.16b, v3.16b
-	VSUB V3.B16, V1.B16, V1.B16
+	// the values: the low (high) nibbles under the masks' high four bits
+	VBIT V28.B16, V0.B16, V2.B16
+	VSRI $4, V0.B16, V3.B16
 	// token 0
-	MOVHU.P 2(R9), R14
-	FMOVS R14, F10
+	FMOVS (R9), F10
+	ADD $2, R9
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R9), [V4.B16, V5.B16]
-	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
-	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x0e24c04c // smull v12.8h, v2.8b, v4.8b
+	WORD $0x4e24c04d // smull2 v13.8h, v2.16b, v4.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
-	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
-	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x0e25c06c // smull v12.8h, v3.8b, v5.8b
+	WORD $0x4e25c06d // smull2 v13.8h, v3.16b, v5.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
@@ -4365,18 +4367,18 @@ block:
 	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
 	// token 1
-	MOVHU.P 2(R10), R14
-	FMOVS R14, F10
+	FMOVS (R10), F10
+	ADD $2, R10
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R10), [V4.B16, V5.B16]
-	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
-	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x0e24c04c // smull v12.8h, v2.8b, v4.8b
+	WORD $0x4e24c04d // smull2 v13.8h, v2.16b, v4.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
-	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
-	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x0e25c06c // smull v12.8h, v3.8b, v5.8b
+	WORD $0x4e25c06d // smull2 v13.8h, v3.16b, v5.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
@@ -4419,14 +4421,13 @@ TEXT ·q5_0RowsT3NEON(SB), NOSPLIT, $0-64
 	MOVD ostride+56(FP), R7
 	LSL $2, R7, R7
 	VMOVI $15, V28.B16
-	VMOVI $16, V14.B16
-	MOVD $0x0000000000000000, R16
-	VMOV R16, V29.D[0]
-	MOVD $0x0101010101010101, R16
-	VMOV R16, V29.D[1]
 	MOVD $0x0202020202020202, R16
-	VMOV R16, V30.D[0]
+	VMOV R16, V29.D[0]
 	MOVD $0x0303030303030303, R16
+	VMOV R16, V29.D[1]
+	MOVD $0x0404040404040404, R16
+	VMOV R16, V30.D[0]
+	MOVD $0x0505050505050505, R16
 	VMOV R16, V30.D[1]
 	MOVD $0x8040201008040201, R16
 	VMOV R16, V31.D[0]
@@ -4445,36 +4446,32 @@ row:
 	MOVD R5, R13
 	CBZ R13, store
 block:
-	MOVHU.P 2(R8), R14
-	FMOVS R14, F8
-	FCVTHS F8, F8
-	MOVWU.P 4(R8), R14
-	VMOV R14, V2.S[0]
+	FMOVD (R8), F2
+	ADD $6, R8
+	FCVTHS F2, F8
 	VLD1.P 16(R8), [V0.B16]
-	VUSHR $4, V0.B16, V1.B16
-	VAND V28.B16, V0.B16, V0.B16
-	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is set
+	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is clear
+	WORD $0x2e205842 // mvn v2.8b, v2.8b
 	WORD $0x4e1e0043 // tbl v3.16b, {v2.16b}, v30.16b
 	WORD $0x4e1d0042 // tbl v2.16b, {v2.16b}, v29.16b
 	WORD $0x4e3f8c42 // cmtst v2.16b, v2.16b, v31.16b
 	WORD $0x4e3f8c63 // cmtst v3.16b, v3.16b, v31.16b
-	WORD $0x4e621dc2 // bic v2.16b, v14.16b, v2.16b
-	VSUB V2.B16, V0.B16, V0.B16
-	WORD $0x4e631dc3 // bic v3.16b, v14.16b, v3.16b
-	VSUB V3.B16, V1.B16, V1.B16
+	// the values: the low (high) nibbles under the masks' high four bits
+	VBIT V28.B16, V0.B16, V2.B16
+	VSRI $4, V0.B16, V3.B16
 	// token 0
-	MOVHU.P 2(R9), R14
-	FMOVS R14, F10
+	FMOVS (R9), F10
+	ADD $2, R9
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R9), [V4.B16, V5.B16]
-	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
-	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x0e24c04c // smull v12.8h, v2.8b, v4.8b
+	WORD $0x4e24c04d // smull2 v13.8h, v2.16b, v4.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
-	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
-	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x0e25c06c // smull v12.8h, v3.8b, v5.8b
+	WORD $0x4e25c06d // smull2 v13.8h, v3.16b, v5.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
@@ -4483,18 +4480,18 @@ block:
 	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
 	// token 1
-	MOVHU.P 2(R10), R14
-	FMOVS R14, F10
+	FMOVS (R10), F10
+	ADD $2, R10
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R10), [V4.B16, V5.B16]
-	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
-	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x0e24c04c // smull v12.8h, v2.8b, v4.8b
+	WORD $0x4e24c04d // smull2 v13.8h, v2.16b, v4.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
-	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
-	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x0e25c06c // smull v12.8h, v3.8b, v5.8b
+	WORD $0x4e25c06d // smull2 v13.8h, v3.16b, v5.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
@@ -4503,18 +4500,18 @@ block:
 	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
 	// token 2
-	MOVHU.P 2(R11), R14
-	FMOVS R14, F10
+	FMOVS (R11), F10
+	ADD $2, R11
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R11), [V4.B16, V5.B16]
-	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
-	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x0e24c04c // smull v12.8h, v2.8b, v4.8b
+	WORD $0x4e24c04d // smull2 v13.8h, v2.16b, v4.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
-	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
-	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x0e25c06c // smull v12.8h, v3.8b, v5.8b
+	WORD $0x4e25c06d // smull2 v13.8h, v3.16b, v5.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
@@ -4564,14 +4561,13 @@ TEXT ·q5_0RowsT4NEON(SB), NOSPLIT, $0-64
 	MOVD ostride+56(FP), R7
 	LSL $2, R7, R7
 	VMOVI $15, V28.B16
-	VMOVI $16, V14.B16
-	MOVD $0x0000000000000000, R16
-	VMOV R16, V29.D[0]
-	MOVD $0x0101010101010101, R16
-	VMOV R16, V29.D[1]
 	MOVD $0x0202020202020202, R16
-	VMOV R16, V30.D[0]
+	VMOV R16, V29.D[0]
 	MOVD $0x0303030303030303, R16
+	VMOV R16, V29.D[1]
+	MOVD $0x0404040404040404, R16
+	VMOV R16, V30.D[0]
+	MOVD $0x0505050505050505, R16
 	VMOV R16, V30.D[1]
 	MOVD $0x8040201008040201, R16
 	VMOV R16, V31.D[0]
@@ -4593,36 +4589,32 @@ row:
 	MOVD R5, R13
 	CBZ R13, store
 block:
-	MOVHU.P 2(R8), R14
-	FMOVS R14, F8
-	FCVTHS F8, F8
-	MOVWU.P 4(R8), R14
-	VMOV R14, V2.S[0]
+	FMOVD (R8), F2
+	ADD $6, R8
+	FCVTHS F2, F8
 	VLD1.P 16(R8), [V0.B16]
-	VUSHR $4, V0.B16, V1.B16
-	VAND V28.B16, V0.B16, V0.B16
-	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is set
+	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is clear
+	WORD $0x2e205842 // mvn v2.8b, v2.8b
 	WORD $0x4e1e0043 // tbl v3.16b, {v2.16b}, v30.16b
 	WORD $0x4e1d0042 // tbl v2.16b, {v2.16b}, v29.16b
 	WORD $0x4e3f8c42 // cmtst v2.16b, v2.16b, v31.16b
 	WORD $0x4e3f8c63 // cmtst v3.16b, v3.16b, v31.16b
-	WORD $0x4e621dc2 // bic v2.16b, v14.16b, v2.16b
-	VSUB V2.B16, V0.B16, V0.B16
-	WORD $0x4e631dc3 // bic v3.16b, v14.16b, v3.16b
-	VSUB V3.B16, V1.B16, V1.B16
+	// the values: the low (high) nibbles under the masks' high four bits
+	VBIT V28.B16, V0.B16, V2.B16
+	VSRI $4, V0.B16, V3.B16
 	// token 0
-	MOVHU.P 2(R9), R14
-	FMOVS R14, F10
+	FMOVS (R9), F10
+	ADD $2, R9
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R9), [V4.B16, V5.B16]
-	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
-	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x0e24c04c // smull v12.8h, v2.8b, v4.8b
+	WORD $0x4e24c04d // smull2 v13.8h, v2.16b, v4.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
-	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
-	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x0e25c06c // smull v12.8h, v3.8b, v5.8b
+	WORD $0x4e25c06d // smull2 v13.8h, v3.16b, v5.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
@@ -4631,18 +4623,18 @@ block:
 	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
 	// token 1
-	MOVHU.P 2(R10), R14
-	FMOVS R14, F10
+	FMOVS (R10), F10
+	ADD $2, R10
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R10), [V4.B16, V5.B16]
-	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
-	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x0e24c04c // smull v12.8h, v2.8b, v4.8b
+	WORD $0x4e24c04d // smull2 v13.8h, v2.16b, v4.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
-	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
-	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x0e25c06c // smull v12.8h, v3.8b, v5.8b
+	WORD $0x4e25c06d // smull2 v13.8h, v3.16b, v5.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
@@ -4651,18 +4643,18 @@ block:
 	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
 	// token 2
-	MOVHU.P 2(R11), R14
-	FMOVS R14, F10
+	FMOVS (R11), F10
+	ADD $2, R11
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R11), [V4.B16, V5.B16]
-	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
-	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x0e24c04c // smull v12.8h, v2.8b, v4.8b
+	WORD $0x4e24c04d // smull2 v13.8h, v2.16b, v4.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
-	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
-	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x0e25c06c // smull v12.8h, v3.8b, v5.8b
+	WORD $0x4e25c06d // smull2 v13.8h, v3.16b, v5.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
@@ -4671,18 +4663,18 @@ block:
 	WORD $0x4f8a10d4 // fmla v20.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f5 // fmla v21.4s, v7.4s, v10.s[0]
 	// token 3
-	MOVHU.P 2(R12), R14
-	FMOVS R14, F10
+	FMOVS (R12), F10
+	ADD $2, R12
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R12), [V4.B16, V5.B16]
-	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
-	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x0e24c04c // smull v12.8h, v2.8b, v4.8b
+	WORD $0x4e24c04d // smull2 v13.8h, v2.16b, v4.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
-	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
-	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x0e25c06c // smull v12.8h, v3.8b, v5.8b
+	WORD $0x4e25c06d // smull2 v13.8h, v3.16b, v5.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
@@ -4739,8 +4731,7 @@ TEXT ·q5_0RowsT5NEON(SB), NOSPLIT, $0-64
 	MOVD ostride+56(FP), R7
 	LSL $2, R7, R7
 	VMOVI $15, V15.B16
-	VMOVI $16, V14.B16
-	MOVD $q32LanesConsts<>(SB), R24
+	MOVD $q5_0LanesConsts<>(SB), R24
 row:
 	MOVD R0, R8
 	MOVD R3, R9
@@ -4761,37 +4752,33 @@ row:
 	MOVD R5, R13
 	CBZ R13, store
 block:
-	MOVHU.P 2(R8), R14
-	FMOVS R14, F8
-	FCVTHS F8, F8
-	MOVWU.P 4(R8), R14
-	VMOV R14, V2.S[0]
+	FMOVD (R8), F2
+	ADD $6, R8
+	FCVTHS F2, F8
 	VLD1 (R24), [V9.B16, V10.B16, V11.B16]
 	VLD1.P 16(R8), [V0.B16]
-	VUSHR $4, V0.B16, V1.B16
-	VAND V15.B16, V0.B16, V0.B16
-	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is set
+	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is clear
+	WORD $0x2e205842 // mvn v2.8b, v2.8b
 	WORD $0x4e0a0043 // tbl v3.16b, {v2.16b}, v10.16b
 	WORD $0x4e090042 // tbl v2.16b, {v2.16b}, v9.16b
 	WORD $0x4e2b8c42 // cmtst v2.16b, v2.16b, v11.16b
 	WORD $0x4e2b8c63 // cmtst v3.16b, v3.16b, v11.16b
-	WORD $0x4e621dc2 // bic v2.16b, v14.16b, v2.16b
-	VSUB V2.B16, V0.B16, V0.B16
-	WORD $0x4e631dc3 // bic v3.16b, v14.16b, v3.16b
-	VSUB V3.B16, V1.B16, V1.B16
+	// the values: the low (high) nibbles under the masks' high four bits
+	VBIT V15.B16, V0.B16, V2.B16
+	VSRI $4, V0.B16, V3.B16
 	// token 0
-	MOVHU.P 2(R9), R14
-	FMOVS R14, F10
+	FMOVS (R9), F10
+	ADD $2, R9
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R9), [V4.B16, V5.B16]
-	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
-	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x0e24c04c // smull v12.8h, v2.8b, v4.8b
+	WORD $0x4e24c04d // smull2 v13.8h, v2.16b, v4.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
-	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
-	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x0e25c06c // smull v12.8h, v3.8b, v5.8b
+	WORD $0x4e25c06d // smull2 v13.8h, v3.16b, v5.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
@@ -4800,18 +4787,18 @@ block:
 	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
 	// token 1
-	MOVHU.P 2(R10), R14
-	FMOVS R14, F10
+	FMOVS (R10), F10
+	ADD $2, R10
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R10), [V4.B16, V5.B16]
-	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
-	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x0e24c04c // smull v12.8h, v2.8b, v4.8b
+	WORD $0x4e24c04d // smull2 v13.8h, v2.16b, v4.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
-	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
-	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x0e25c06c // smull v12.8h, v3.8b, v5.8b
+	WORD $0x4e25c06d // smull2 v13.8h, v3.16b, v5.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
@@ -4820,18 +4807,18 @@ block:
 	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
 	// token 2
-	MOVHU.P 2(R11), R14
-	FMOVS R14, F10
+	FMOVS (R11), F10
+	ADD $2, R11
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R11), [V4.B16, V5.B16]
-	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
-	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x0e24c04c // smull v12.8h, v2.8b, v4.8b
+	WORD $0x4e24c04d // smull2 v13.8h, v2.16b, v4.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
-	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
-	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x0e25c06c // smull v12.8h, v3.8b, v5.8b
+	WORD $0x4e25c06d // smull2 v13.8h, v3.16b, v5.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
@@ -4840,18 +4827,18 @@ block:
 	WORD $0x4f8a10d4 // fmla v20.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f5 // fmla v21.4s, v7.4s, v10.s[0]
 	// token 3
-	MOVHU.P 2(R12), R14
-	FMOVS R14, F10
+	FMOVS (R12), F10
+	ADD $2, R12
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R12), [V4.B16, V5.B16]
-	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
-	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x0e24c04c // smull v12.8h, v2.8b, v4.8b
+	WORD $0x4e24c04d // smull2 v13.8h, v2.16b, v4.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
-	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
-	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x0e25c06c // smull v12.8h, v3.8b, v5.8b
+	WORD $0x4e25c06d // smull2 v13.8h, v3.16b, v5.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
@@ -4860,18 +4847,18 @@ block:
 	WORD $0x4f8a10d6 // fmla v22.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f7 // fmla v23.4s, v7.4s, v10.s[0]
 	// token 4
-	MOVHU.P 2(R20), R14
-	FMOVS R14, F10
+	FMOVS (R20), F10
+	ADD $2, R20
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R20), [V4.B16, V5.B16]
-	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
-	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x0e24c04c // smull v12.8h, v2.8b, v4.8b
+	WORD $0x4e24c04d // smull2 v13.8h, v2.16b, v4.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
-	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
-	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x0e25c06c // smull v12.8h, v3.8b, v5.8b
+	WORD $0x4e25c06d // smull2 v13.8h, v3.16b, v5.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
@@ -4935,8 +4922,7 @@ TEXT ·q5_0RowsT6NEON(SB), NOSPLIT, $0-64
 	MOVD ostride+56(FP), R7
 	LSL $2, R7, R7
 	VMOVI $15, V15.B16
-	VMOVI $16, V14.B16
-	MOVD $q32LanesConsts<>(SB), R24
+	MOVD $q5_0LanesConsts<>(SB), R24
 row:
 	MOVD R0, R8
 	MOVD R3, R9
@@ -4960,37 +4946,33 @@ row:
 	MOVD R5, R13
 	CBZ R13, store
 block:
-	MOVHU.P 2(R8), R14
-	FMOVS R14, F8
-	FCVTHS F8, F8
-	MOVWU.P 4(R8), R14
-	VMOV R14, V2.S[0]
+	FMOVD (R8), F2
+	ADD $6, R8
+	FCVTHS F2, F8
 	VLD1 (R24), [V9.B16, V10.B16, V11.B16]
 	VLD1.P 16(R8), [V0.B16]
-	VUSHR $4, V0.B16, V1.B16
-	VAND V15.B16, V0.B16, V0.B16
-	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is set
+	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is clear
+	WORD $0x2e205842 // mvn v2.8b, v2.8b
 	WORD $0x4e0a0043 // tbl v3.16b, {v2.16b}, v10.16b
 	WORD $0x4e090042 // tbl v2.16b, {v2.16b}, v9.16b
 	WORD $0x4e2b8c42 // cmtst v2.16b, v2.16b, v11.16b
 	WORD $0x4e2b8c63 // cmtst v3.16b, v3.16b, v11.16b
-	WORD $0x4e621dc2 // bic v2.16b, v14.16b, v2.16b
-	VSUB V2.B16, V0.B16, V0.B16
-	WORD $0x4e631dc3 // bic v3.16b, v14.16b, v3.16b
-	VSUB V3.B16, V1.B16, V1.B16
+	// the values: the low (high) nibbles under the masks' high four bits
+	VBIT V15.B16, V0.B16, V2.B16
+	VSRI $4, V0.B16, V3.B16
 	// token 0
-	MOVHU.P 2(R9), R14
-	FMOVS R14, F10
+	FMOVS (R9), F10
+	ADD $2, R9
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R9), [V4.B16, V5.B16]
-	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
-	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x0e24c04c // smull v12.8h, v2.8b, v4.8b
+	WORD $0x4e24c04d // smull2 v13.8h, v2.16b, v4.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
-	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
-	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x0e25c06c // smull v12.8h, v3.8b, v5.8b
+	WORD $0x4e25c06d // smull2 v13.8h, v3.16b, v5.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
@@ -4999,18 +4981,18 @@ block:
 	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
 	// token 1
-	MOVHU.P 2(R10), R14
-	FMOVS R14, F10
+	FMOVS (R10), F10
+	ADD $2, R10
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R10), [V4.B16, V5.B16]
-	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
-	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x0e24c04c // smull v12.8h, v2.8b, v4.8b
+	WORD $0x4e24c04d // smull2 v13.8h, v2.16b, v4.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
-	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
-	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x0e25c06c // smull v12.8h, v3.8b, v5.8b
+	WORD $0x4e25c06d // smull2 v13.8h, v3.16b, v5.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
@@ -5019,18 +5001,18 @@ block:
 	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
 	// token 2
-	MOVHU.P 2(R11), R14
-	FMOVS R14, F10
+	FMOVS (R11), F10
+	ADD $2, R11
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R11), [V4.B16, V5.B16]
-	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
-	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x0e24c04c // smull v12.8h, v2.8b, v4.8b
+	WORD $0x4e24c04d // smull2 v13.8h, v2.16b, v4.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
-	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
-	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x0e25c06c // smull v12.8h, v3.8b, v5.8b
+	WORD $0x4e25c06d // smull2 v13.8h, v3.16b, v5.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
@@ -5039,18 +5021,18 @@ block:
 	WORD $0x4f8a10d4 // fmla v20.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f5 // fmla v21.4s, v7.4s, v10.s[0]
 	// token 3
-	MOVHU.P 2(R12), R14
-	FMOVS R14, F10
+	FMOVS (R12), F10
+	ADD $2, R12
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R12), [V4.B16, V5.B16]
-	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
-	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x0e24c04c // smull v12.8h, v2.8b, v4.8b
+	WORD $0x4e24c04d // smull2 v13.8h, v2.16b, v4.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
-	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
-	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x0e25c06c // smull v12.8h, v3.8b, v5.8b
+	WORD $0x4e25c06d // smull2 v13.8h, v3.16b, v5.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
@@ -5059,18 +5041,18 @@ block:
 	WORD $0x4f8a10d6 // fmla v22.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f7 // fmla v23.4s, v7.4s, v10.s[0]
 	// token 4
-	MOVHU.P 2(R20), R14
-	FMOVS R14, F10
+	FMOVS (R20), F10
+	ADD $2, R20
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R20), [V4.B16, V5.B16]
-	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
-	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x0e24c04c // smull v12.8h, v2.8b, v4.8b
+	WORD $0x4e24c04d // smull2 v13.8h, v2.16b, v4.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
-	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
-	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x0e25c06c // smull v12.8h, v3.8b, v5.8b
+	WORD $0x4e25c06d // smull2 v13.8h, v3.16b, v5.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
@@ -5079,18 +5061,18 @@ block:
 	WORD $0x4f8a10d8 // fmla v24.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f9 // fmla v25.4s, v7.4s, v10.s[0]
 	// token 5
-	MOVHU.P 2(R21), R14
-	FMOVS R14, F10
+	FMOVS (R21), F10
+	ADD $2, R21
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R21), [V4.B16, V5.B16]
-	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
-	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x0e24c04c // smull v12.8h, v2.8b, v4.8b
+	WORD $0x4e24c04d // smull2 v13.8h, v2.16b, v4.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
-	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
-	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x0e25c06c // smull v12.8h, v3.8b, v5.8b
+	WORD $0x4e25c06d // smull2 v13.8h, v3.16b, v5.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
@@ -5161,8 +5143,7 @@ TEXT ·q5_0RowsT7NEON(SB), NOSPLIT, $0-64
 	MOVD ostride+56(FP), R7
 	LSL $2, R7, R7
 	VMOVI $15, V15.B16
-	VMOVI $16, V14.B16
-	MOVD $q32LanesConsts<>(SB), R24
+	MOVD $q5_0LanesConsts<>(SB), R24
 row:
 	MOVD R0, R8
 	MOVD R3, R9
@@ -5189,37 +5170,33 @@ row:
 	MOVD R5, R13
 	CBZ R13, store
 block:
-	MOVHU.P 2(R8), R14
-	FMOVS R14, F8
-	FCVTHS F8, F8
-	MOVWU.P 4(R8), R14
-	VMOV R14, V2.S[0]
+	FMOVD (R8), F2
+	ADD $6, R8
+	FCVTHS F2, F8
 	VLD1 (R24), [V9.B16, V10.B16, V11.B16]
 	VLD1.P 16(R8), [V0.B16]
-	VUSHR $4, V0.B16, V1.B16
-	VAND V15.B16, V0.B16, V0.B16
-	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is set
+	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is clear
+	WORD $0x2e205842 // mvn v2.8b, v2.8b
 	WORD $0x4e0a0043 // tbl v3.16b, {v2.16b}, v10.16b
 	WORD $0x4e090042 // tbl v2.16b, {v2.16b}, v9.16b
 	WORD $0x4e2b8c42 // cmtst v2.16b, v2.16b, v11.16b
 	WORD $0x4e2b8c63 // cmtst v3.16b, v3.16b, v11.16b
-	WORD $0x4e621dc2 // bic v2.16b, v14.16b, v2.16b
-	VSUB V2.B16, V0.B16, V0.B16
-	WORD $0x4e631dc3 // bic v3.16b, v14.16b, v3.16b
-	VSUB V3.B16, V1.B16, V1.B16
+	// the values: the low (high) nibbles under the masks' high four bits
+	VBIT V15.B16, V0.B16, V2.B16
+	VSRI $4, V0.B16, V3.B16
 	// token 0
-	MOVHU.P 2(R9), R14
-	FMOVS R14, F10
+	FMOVS (R9), F10
+	ADD $2, R9
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R9), [V4.B16, V5.B16]
-	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
-	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x0e24c04c // smull v12.8h, v2.8b, v4.8b
+	WORD $0x4e24c04d // smull2 v13.8h, v2.16b, v4.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
-	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
-	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x0e25c06c // smull v12.8h, v3.8b, v5.8b
+	WORD $0x4e25c06d // smull2 v13.8h, v3.16b, v5.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
@@ -5228,18 +5205,18 @@ block:
 	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
 	// token 1
-	MOVHU.P 2(R10), R14
-	FMOVS R14, F10
+	FMOVS (R10), F10
+	ADD $2, R10
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R10), [V4.B16, V5.B16]
-	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
-	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x0e24c04c // smull v12.8h, v2.8b, v4.8b
+	WORD $0x4e24c04d // smull2 v13.8h, v2.16b, v4.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
-	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
-	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x0e25c06c // smull v12.8h, v3.8b, v5.8b
+	WORD $0x4e25c06d // smull2 v13.8h, v3.16b, v5.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
@@ -5248,18 +5225,18 @@ block:
 	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
 	// token 2
-	MOVHU.P 2(R11), R14
-	FMOVS R14, F10
+	FMOVS (R11), F10
+	ADD $2, R11
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R11), [V4.B16, V5.B16]
-	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
-	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x0e24c04c // smull v12.8h, v2.8b, v4.8b
+	WORD $0x4e24c04d // smull2 v13.8h, v2.16b, v4.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
-	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
-	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x0e25c06c // smull v12.8h, v3.8b, v5.8b
+	WORD $0x4e25c06d // smull2 v13.8h, v3.16b, v5.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
@@ -5268,18 +5245,18 @@ block:
 	WORD $0x4f8a10d4 // fmla v20.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f5 // fmla v21.4s, v7.4s, v10.s[0]
 	// token 3
-	MOVHU.P 2(R12), R14
-	FMOVS R14, F10
+	FMOVS (R12), F10
+	ADD $2, R12
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R12), [V4.B16, V5.B16]
-	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
-	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x0e24c04c // smull v12.8h, v2.8b, v4.8b
+	WORD $0x4e24c04d // smull2 v13.8h, v2.16b, v4.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
-	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
-	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x0e25c06c // smull v12.8h, v3.8b, v5.8b
+	WORD $0x4e25c06d // smull2 v13.8h, v3.16b, v5.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
@@ -5288,18 +5265,18 @@ block:
 	WORD $0x4f8a10d6 // fmla v22.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f7 // fmla v23.4s, v7.4s, v10.s[0]
 	// token 4
-	MOVHU.P 2(R20), R14
-	FMOVS R14, F10
+	FMOVS (R20), F10
+	ADD $2, R20
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R20), [V4.B16, V5.B16]
-	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
-	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x0e24c04c // smull v12.8h, v2.8b, v4.8b
+	WORD $0x4e24c04d // smull2 v13.8h, v2.16b, v4.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
-	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
-	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x0e25c06c // smull v12.8h, v3.8b, v5.8b
+	WORD $0x4e25c06d // smull2 v13.8h, v3.16b, v5.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
@@ -5308,18 +5285,18 @@ block:
 	WORD $0x4f8a10d8 // fmla v24.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f9 // fmla v25.4s, v7.4s, v10.s[0]
 	// token 5
-	MOVHU.P 2(R21), R14
-	FMOVS R14, F10
+	FMOVS (R21), F10
+	ADD $2, R21
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R21), [V4.B16, V5.B16]
-	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
-	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x0e24c04c // smull v12.8h, v2.8b, v4.8b
+	WORD $0x4e24c04d // smull2 v13.8h, v2.16b, v4.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
-	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
-	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x0e25c06c // smull v12.8h, v3.8b, v5.8b
+	WORD $0x4e25c06d // smull2 v13.8h, v3.16b, v5.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
@@ -5328,18 +5305,18 @@ block:
 	WORD $0x4f8a10da // fmla v26.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10fb // fmla v27.4s, v7.4s, v10.s[0]
 	// token 6
-	MOVHU.P 2(R22), R14
-	FMOVS R14, F10
+	FMOVS (R22), F10
+	ADD $2, R22
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R22), [V4.B16, V5.B16]
-	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
-	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x0e24c04c // smull v12.8h, v2.8b, v4.8b
+	WORD $0x4e24c04d // smull2 v13.8h, v2.16b, v4.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
-	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
-	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x0e25c06c // smull v12.8h, v3.8b, v5.8b
+	WORD $0x4e25c06d // smull2 v13.8h, v3.16b, v5.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
@@ -5417,8 +5394,7 @@ TEXT ·q5_0RowsT8NEON(SB), NOSPLIT, $0-64
 	MOVD ostride+56(FP), R7
 	LSL $2, R7, R7
 	VMOVI $15, V15.B16
-	VMOVI $16, V14.B16
-	MOVD $q32LanesConsts<>(SB), R24
+	MOVD $q5_0LanesConsts<>(SB), R24
 row:
 	MOVD R0, R8
 	MOVD R3, R9
@@ -5448,37 +5424,33 @@ row:
 	MOVD R5, R13
 	CBZ R13, store
 block:
-	MOVHU.P 2(R8), R14
-	FMOVS R14, F8
-	FCVTHS F8, F8
-	MOVWU.P 4(R8), R14
-	VMOV R14, V2.S[0]
+	FMOVD (R8), F2
+	ADD $6, R8
+	FCVTHS F2, F8
 	VLD1 (R24), [V9.B16, V10.B16, V11.B16]
 	VLD1.P 16(R8), [V0.B16]
-	VUSHR $4, V0.B16, V1.B16
-	VAND V15.B16, V0.B16, V0.B16
-	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is set
+	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is clear
+	WORD $0x2e205842 // mvn v2.8b, v2.8b
 	WORD $0x4e0a0043 // tbl v3.16b, {v2.16b}, v10.16b
 	WORD $0x4e090042 // tbl v2.16b, {v2.16b}, v9.16b
 	WORD $0x4e2b8c42 // cmtst v2.16b, v2.16b, v11.16b
 	WORD $0x4e2b8c63 // cmtst v3.16b, v3.16b, v11.16b
-	WORD $0x4e621dc2 // bic v2.16b, v14.16b, v2.16b
-	VSUB V2.B16, V0.B16, V0.B16
-	WORD $0x4e631dc3 // bic v3.16b, v14.16b, v3.16b
-	VSUB V3.B16, V1.B16, V1.B16
+	// the values: the low (high) nibbles under the masks' high four bits
+	VBIT V15.B16, V0.B16, V2.B16
+	VSRI $4, V0.B16, V3.B16
 	// token 0
-	MOVHU.P 2(R9), R14
-	FMOVS R14, F10
+	FMOVS (R9), F10
+	ADD $2, R9
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R9), [V4.B16, V5.B16]
-	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
-	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x0e24c04c // smull v12.8h, v2.8b, v4.8b
+	WORD $0x4e24c04d // smull2 v13.8h, v2.16b, v4.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
-	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
-	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x0e25c06c // smull v12.8h, v3.8b, v5.8b
+	WORD $0x4e25c06d // smull2 v13.8h, v3.16b, v5.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
@@ -5487,18 +5459,18 @@ block:
 	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
 	// token 1
-	MOVHU.P 2(R10), R14
-	FMOVS R14, F10
+	FMOVS (R10), F10
+	ADD $2, R10
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R10), [V4.B16, V5.B16]
-	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
-	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x0e24c04c // smull v12.8h, v2.8b, v4.8b
+	WORD $0x4e24c04d // smull2 v13.8h, v2.16b, v4.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
-	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
-	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x0e25c06c // smull v12.8h, v3.8b, v5.8b
+	WORD $0x4e25c06d // smull2 v13.8h, v3.16b, v5.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
@@ -5507,18 +5479,18 @@ block:
 	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
 	// token 2
-	MOVHU.P 2(R11), R14
-	FMOVS R14, F10
+	FMOVS (R11), F10
+	ADD $2, R11
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R11), [V4.B16, V5.B16]
-	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
-	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x0e24c04c // smull v12.8h, v2.8b, v4.8b
+	WORD $0x4e24c04d // smull2 v13.8h, v2.16b, v4.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
-	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
-	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x0e25c06c // smull v12.8h, v3.8b, v5.8b
+	WORD $0x4e25c06d // smull2 v13.8h, v3.16b, v5.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
@@ -5527,18 +5499,18 @@ block:
 	WORD $0x4f8a10d4 // fmla v20.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f5 // fmla v21.4s, v7.4s, v10.s[0]
 	// token 3
-	MOVHU.P 2(R12), R14
-	FMOVS R14, F10
+	FMOVS (R12), F10
+	ADD $2, R12
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R12), [V4.B16, V5.B16]
-	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
-	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x0e24c04c // smull v12.8h, v2.8b, v4.8b
+	WORD $0x4e24c04d // smull2 v13.8h, v2.16b, v4.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
-	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
-	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x0e25c06c // smull v12.8h, v3.8b, v5.8b
+	WORD $0x4e25c06d // smull2 v13.8h, v3.16b, v5.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
@@ -5547,18 +5519,18 @@ block:
 	WORD $0x4f8a10d6 // fmla v22.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f7 // fmla v23.4s, v7.4s, v10.s[0]
 	// token 4
-	MOVHU.P 2(R20), R14
-	FMOVS R14, F10
+	FMOVS (R20), F10
+	ADD $2, R20
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R20), [V4.B16, V5.B16]
-	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
-	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x0e24c04c // smull v12.8h, v2.8b, v4.8b
+	WORD $0x4e24c04d // smull2 v13.8h, v2.16b, v4.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
-	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
-	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x0e25c06c // smull v12.8h, v3.8b, v5.8b
+	WORD $0x4e25c06d // smull2 v13.8h, v3.16b, v5.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
@@ -5567,18 +5539,18 @@ block:
 	WORD $0x4f8a10d8 // fmla v24.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f9 // fmla v25.4s, v7.4s, v10.s[0]
 	// token 5
-	MOVHU.P 2(R21), R14
-	FMOVS R14, F10
+	FMOVS (R21), F10
+	ADD $2, R21
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R21), [V4.B16, V5.B16]
-	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
-	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x0e24c04c // smull v12.8h, v2.8b, v4.8b
+	WORD $0x4e24c04d // smull2 v13.8h, v2.16b, v4.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
-	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
-	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x0e25c06c // smull v12.8h, v3.8b, v5.8b
+	WORD $0x4e25c06d // smull2 v13.8h, v3.16b, v5.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
@@ -5587,18 +5559,18 @@ block:
 	WORD $0x4f8a10da // fmla v26.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10fb // fmla v27.4s, v7.4s, v10.s[0]
 	// token 6
-	MOVHU.P 2(R22), R14
-	FMOVS R14, F10
+	FMOVS (R22), F10
+	ADD $2, R22
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R22), [V4.B16, V5.B16]
-	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
-	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x0e24c04c // smull v12.8h, v2.8b, v4.8b
+	WORD $0x4e24c04d // smull2 v13.8h, v2.16b, v4.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
-	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
-	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x0e25c06c // smull v12.8h, v3.8b, v5.8b
+	WORD $0x4e25c06d // smull2 v13.8h, v3.16b, v5.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
@@ -5607,18 +5579,18 @@ block:
 	WORD $0x4f8a10dc // fmla v28.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10fd // fmla v29.4s, v7.4s, v10.s[0]
 	// token 7
-	MOVHU.P 2(R23), R14
-	FMOVS R14, F10
+	FMOVS (R23), F10
+	ADD $2, R23
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R23), [V4.B16, V5.B16]
-	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
-	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x0e24c04c // smull v12.8h, v2.8b, v4.8b
+	WORD $0x4e24c04d // smull2 v13.8h, v2.16b, v4.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
-	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
-	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x0e25c06c // smull v12.8h, v3.8b, v5.8b
+	WORD $0x4e25c06d // smull2 v13.8h, v3.16b, v5.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
@@ -5703,14 +5675,13 @@ TEXT ·q5_0RowsT1Dot(SB), NOSPLIT, $0-64
 	MOVD ostride+56(FP), R7
 	LSL $2, R7, R7
 	VMOVI $15, V28.B16
-	VMOVI $16, V14.B16
-	MOVD $0x0000000000000000, R16
-	VMOV R16, V29.D[0]
-	MOVD $0x0101010101010101, R16
-	VMOV R16, V29.D[1]
 	MOVD $0x0202020202020202, R16
-	VMOV R16, V30.D[0]
+	VMOV R16, V29.D[0]
 	MOVD $0x0303030303030303, R16
+	VMOV R16, V29.D[1]
+	MOVD $0x0404040404040404, R16
+	VMOV R16, V30.D[0]
+	MOVD $0x0505050505050505, R16
 	VMOV R16, V30.D[1]
 	MOVD $0x8040201008040201, R16
 	VMOV R16, V31.D[0]
@@ -5723,33 +5694,29 @@ row:
 	MOVD R5, R13
 	CBZ R13, store
 block:
-	MOVHU.P 2(R8), R14
-	FMOVS R14, F8
-	FCVTHS F8, F8
-	MOVWU.P 4(R8), R14
-	VMOV R14, V2.S[0]
+	FMOVD (R8), F2
+	ADD $6, R8
+	FCVTHS F2, F8
 	VLD1.P 16(R8), [V0.B16]
-	VUSHR $4, V0.B16, V1.B16
-	VAND V28.B16, V0.B16, V0.B16
-	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is set
+	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is clear
+	WORD $0x2e205842 // mvn v2.8b, v2.8b
 	WORD $0x4e1e0043 // tbl v3.16b, {v2.16b}, v30.16b
 	WORD $0x4e1d0042 // tbl v2.16b, {v2.16b}, v29.16b
 	WORD $0x4e3f8c42 // cmtst v2.16b, v2.16b, v31.16b
 	WORD $0x4e3f8c63 // cmtst v3.16b, v3.16b, v31.16b
-	WORD $0x4e621dc2 // bic v2.16b, v14.16b, v2.16b
-	VSUB V2.B16, V0.B16, V0.B16
-	WORD $0x4e631dc3 // bic v3.16b, v14.16b, v3.16b
-	VSUB V3.B16, V1.B16, V1.B16
+	// the values: the low (high) nibbles under the masks' high four bits
+	VBIT V28.B16, V0.B16, V2.B16
+	VSRI $4, V0.B16, V3.B16
 	// token 0
-	MOVHU.P 2(R9), R14
-	FMOVS R14, F10
+	FMOVS (R9), F10
+	ADD $2, R9
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R9), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
@@ -5782,14 +5749,13 @@ TEXT ·q5_0RowsT2Dot(SB), NOSPLIT, $0-64
 	MOVD ostride+56(FP), R7
 	LSL $2, R7, R7
 	VMOVI $15, V28.B16
-	VMOVI $16, V14.B16
-	MOVD $0x0000000000000000, R16
-	VMOV R16, V29.D[0]
-	MOVD $0x0101010101010101, R16
-	VMOV R16, V29.D[1]
 	MOVD $0x0202020202020202, R16
-	VMOV R16, V30.D[0]
+	VMOV R16, V29.D[0]
 	MOVD $0x0303030303030303, R16
+	VMOV R16, V29.D[1]
+	MOVD $0x0404040404040404, R16
+	VMOV R16, V30.D[0]
+	MOVD $0x0505050505050505, R16
 	VMOV R16, V30.D[1]
 	MOVD $0x8040201008040201, R16
 	VMOV R16, V31.D[0]
@@ -5805,47 +5771,43 @@ row:
 	MOVD R5, R13
 	CBZ R13, store
 block:
-	MOVHU.P 2(R8), R14
-	FMOVS R14, F8
-	FCVTHS F8, F8
-	MOVWU.P 4(R8), R14
-	VMOV R14, V2.S[0]
+	FMOVD (R8), F2
+	ADD $6, R8
+	FCVTHS F2, F8
 	VLD1.P 16(R8), [V0.B16]
-	VUSHR $4, V0.B16, V1.B16
-	VAND V28.B16, V0.B16, V0.B16
-	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is set
+	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is clear
+	WORD $0x2e205842 // mvn v2.8b, v2.8b
 	WORD $0x4e1e0043 // tbl v3.16b, {v2.16b}, v30.16b
 	WORD $0x4e1d0042 // tbl v2.16b, {v2.16b}, v29.16b
 	WORD $0x4e3f8c42 // cmtst v2.16b, v2.16b, v31.16b
 	WORD $0x4e3f8c63 // cmtst v3.16b, v3.16b, v31.16b
-	WORD $0x4e621dc2 // bic v2.16b, v14.16b, v2.16b
-	VSUB V2.B16, V0.B16, V0.B16
-	WORD $0x4e631dc3 // bic v3.16b, v14.16b, v3.16b
-	VSUB V3.B16, V1.B16, V1.B16
+	// the values: the low (high) nibbles under the masks' high four bits
+	VBIT V28.B16, V0.B16, V2.B16
+	VSRI $4, V0.B16, V3.B16
 	// token 0
-	MOVHU.P 2(R9), R14
-	FMOVS R14, F10
+	FMOVS (R9), F10
+	ADD $2, R9
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R9), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
 	// token 1
-	MOVHU.P 2(R10), R14
-	FMOVS R14, F10
+	FMOVS (R10), F10
+	ADD $2, R10
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R10), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
@@ -5885,14 +5847,13 @@ TEXT ·q5_0RowsT3Dot(SB), NOSPLIT, $0-64
 	MOVD ostride+56(FP), R7
 	LSL $2, R7, R7
 	VMOVI $15, V28.B16
-	VMOVI $16, V14.B16
-	MOVD $0x0000000000000000, R16
-	VMOV R16, V29.D[0]
-	MOVD $0x0101010101010101, R16
-	VMOV R16, V29.D[1]
 	MOVD $0x0202020202020202, R16
-	VMOV R16, V30.D[0]
+	VMOV R16, V29.D[0]
 	MOVD $0x0303030303030303, R16
+	VMOV R16, V29.D[1]
+	MOVD $0x0404040404040404, R16
+	VMOV R16, V30.D[0]
+	MOVD $0x0505050505050505, R16
 	VMOV R16, V30.D[1]
 	MOVD $0x8040201008040201, R16
 	VMOV R16, V31.D[0]
@@ -5911,61 +5872,57 @@ row:
 	MOVD R5, R13
 	CBZ R13, store
 block:
-	MOVHU.P 2(R8), R14
-	FMOVS R14, F8
-	FCVTHS F8, F8
-	MOVWU.P 4(R8), R14
-	VMOV R14, V2.S[0]
+	FMOVD (R8), F2
+	ADD $6, R8
+	FCVTHS F2, F8
 	VLD1.P 16(R8), [V0.B16]
-	VUSHR $4, V0.B16, V1.B16
-	VAND V28.B16, V0.B16, V0.B16
-	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is set
+	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is clear
+	WORD $0x2e205842 // mvn v2.8b, v2.8b
 	WORD $0x4e1e0043 // tbl v3.16b, {v2.16b}, v30.16b
 	WORD $0x4e1d0042 // tbl v2.16b, {v2.16b}, v29.16b
 	WORD $0x4e3f8c42 // cmtst v2.16b, v2.16b, v31.16b
 	WORD $0x4e3f8c63 // cmtst v3.16b, v3.16b, v31.16b
-	WORD $0x4e621dc2 // bic v2.16b, v14.16b, v2.16b
-	VSUB V2.B16, V0.B16, V0.B16
-	WORD $0x4e631dc3 // bic v3.16b, v14.16b, v3.16b
-	VSUB V3.B16, V1.B16, V1.B16
+	// the values: the low (high) nibbles under the masks' high four bits
+	VBIT V28.B16, V0.B16, V2.B16
+	VSRI $4, V0.B16, V3.B16
 	// token 0
-	MOVHU.P 2(R9), R14
-	FMOVS R14, F10
+	FMOVS (R9), F10
+	ADD $2, R9
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R9), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
 	// token 1
-	MOVHU.P 2(R10), R14
-	FMOVS R14, F10
+	FMOVS (R10), F10
+	ADD $2, R10
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R10), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
 	// token 2
-	MOVHU.P 2(R11), R14
-	FMOVS R14, F10
+	FMOVS (R11), F10
+	ADD $2, R11
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R11), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d4 // fmla v20.4s, v6.4s, v10.s[0]
@@ -6012,14 +5969,13 @@ TEXT ·q5_0RowsT4Dot(SB), NOSPLIT, $0-64
 	MOVD ostride+56(FP), R7
 	LSL $2, R7, R7
 	VMOVI $15, V28.B16
-	VMOVI $16, V14.B16
-	MOVD $0x0000000000000000, R16
-	VMOV R16, V29.D[0]
-	MOVD $0x0101010101010101, R16
-	VMOV R16, V29.D[1]
 	MOVD $0x0202020202020202, R16
-	VMOV R16, V30.D[0]
+	VMOV R16, V29.D[0]
 	MOVD $0x0303030303030303, R16
+	VMOV R16, V29.D[1]
+	MOVD $0x0404040404040404, R16
+	VMOV R16, V30.D[0]
+	MOVD $0x0505050505050505, R16
 	VMOV R16, V30.D[1]
 	MOVD $0x8040201008040201, R16
 	VMOV R16, V31.D[0]
@@ -6041,75 +5997,71 @@ row:
 	MOVD R5, R13
 	CBZ R13, store
 block:
-	MOVHU.P 2(R8), R14
-	FMOVS R14, F8
-	FCVTHS F8, F8
-	MOVWU.P 4(R8), R14
-	VMOV R14, V2.S[0]
+	FMOVD (R8), F2
+	ADD $6, R8
+	FCVTHS F2, F8
 	VLD1.P 16(R8), [V0.B16]
-	VUSHR $4, V0.B16, V1.B16
-	VAND V28.B16, V0.B16, V0.B16
-	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is set
+	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is clear
+	WORD $0x2e205842 // mvn v2.8b, v2.8b
 	WORD $0x4e1e0043 // tbl v3.16b, {v2.16b}, v30.16b
 	WORD $0x4e1d0042 // tbl v2.16b, {v2.16b}, v29.16b
 	WORD $0x4e3f8c42 // cmtst v2.16b, v2.16b, v31.16b
 	WORD $0x4e3f8c63 // cmtst v3.16b, v3.16b, v31.16b
-	WORD $0x4e621dc2 // bic v2.16b, v14.16b, v2.16b
-	VSUB V2.B16, V0.B16, V0.B16
-	WORD $0x4e631dc3 // bic v3.16b, v14.16b, v3.16b
-	VSUB V3.B16, V1.B16, V1.B16
+	// the values: the low (high) nibbles under the masks' high four bits
+	VBIT V28.B16, V0.B16, V2.B16
+	VSRI $4, V0.B16, V3.B16
 	// token 0
-	MOVHU.P 2(R9), R14
-	FMOVS R14, F10
+	FMOVS (R9), F10
+	ADD $2, R9
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R9), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
 	// token 1
-	MOVHU.P 2(R10), R14
-	FMOVS R14, F10
+	FMOVS (R10), F10
+	ADD $2, R10
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R10), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
 	// token 2
-	MOVHU.P 2(R11), R14
-	FMOVS R14, F10
+	FMOVS (R11), F10
+	ADD $2, R11
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R11), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d4 // fmla v20.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f5 // fmla v21.4s, v7.4s, v10.s[0]
 	// token 3
-	MOVHU.P 2(R12), R14
-	FMOVS R14, F10
+	FMOVS (R12), F10
+	ADD $2, R12
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R12), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d6 // fmla v22.4s, v6.4s, v10.s[0]
@@ -6163,8 +6115,7 @@ TEXT ·q5_0RowsT5Dot(SB), NOSPLIT, $0-64
 	MOVD ostride+56(FP), R7
 	LSL $2, R7, R7
 	VMOVI $15, V15.B16
-	VMOVI $16, V14.B16
-	MOVD $q32LanesConsts<>(SB), R24
+	MOVD $q5_0LanesConsts<>(SB), R24
 row:
 	MOVD R0, R8
 	MOVD R3, R9
@@ -6185,90 +6136,86 @@ row:
 	MOVD R5, R13
 	CBZ R13, store
 block:
-	MOVHU.P 2(R8), R14
-	FMOVS R14, F8
-	FCVTHS F8, F8
-	MOVWU.P 4(R8), R14
-	VMOV R14, V2.S[0]
+	FMOVD (R8), F2
+	ADD $6, R8
+	FCVTHS F2, F8
 	VLD1 (R24), [V9.B16, V10.B16, V11.B16]
 	VLD1.P 16(R8), [V0.B16]
-	VUSHR $4, V0.B16, V1.B16
-	VAND V15.B16, V0.B16, V0.B16
-	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is set
+	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is clear
+	WORD $0x2e205842 // mvn v2.8b, v2.8b
 	WORD $0x4e0a0043 // tbl v3.16b, {v2.16b}, v10.16b
 	WORD $0x4e090042 // tbl v2.16b, {v2.16b}, v9.16b
 	WORD $0x4e2b8c42 // cmtst v2.16b, v2.16b, v11.16b
 	WORD $0x4e2b8c63 // cmtst v3.16b, v3.16b, v11.16b
-	WORD $0x4e621dc2 // bic v2.16b, v14.16b, v2.16b
-	VSUB V2.B16, V0.B16, V0.B16
-	WORD $0x4e631dc3 // bic v3.16b, v14.16b, v3.16b
-	VSUB V3.B16, V1.B16, V1.B16
+	// the values: the low (high) nibbles under the masks' high four bits
+	VBIT V15.B16, V0.B16, V2.B16
+	VSRI $4, V0.B16, V3.B16
 	// token 0
-	MOVHU.P 2(R9), R14
-	FMOVS R14, F10
+	FMOVS (R9), F10
+	ADD $2, R9
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R9), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
 	// token 1
-	MOVHU.P 2(R10), R14
-	FMOVS R14, F10
+	FMOVS (R10), F10
+	ADD $2, R10
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R10), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
 	// token 2
-	MOVHU.P 2(R11), R14
-	FMOVS R14, F10
+	FMOVS (R11), F10
+	ADD $2, R11
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R11), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d4 // fmla v20.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f5 // fmla v21.4s, v7.4s, v10.s[0]
 	// token 3
-	MOVHU.P 2(R12), R14
-	FMOVS R14, F10
+	FMOVS (R12), F10
+	ADD $2, R12
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R12), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d6 // fmla v22.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f7 // fmla v23.4s, v7.4s, v10.s[0]
 	// token 4
-	MOVHU.P 2(R20), R14
-	FMOVS R14, F10
+	FMOVS (R20), F10
+	ADD $2, R20
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R20), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d8 // fmla v24.4s, v6.4s, v10.s[0]
@@ -6329,8 +6276,7 @@ TEXT ·q5_0RowsT6Dot(SB), NOSPLIT, $0-64
 	MOVD ostride+56(FP), R7
 	LSL $2, R7, R7
 	VMOVI $15, V15.B16
-	VMOVI $16, V14.B16
-	MOVD $q32LanesConsts<>(SB), R24
+	MOVD $q5_0LanesConsts<>(SB), R24
 row:
 	MOVD R0, R8
 	MOVD R3, R9
@@ -6354,104 +6300,100 @@ row:
 	MOVD R5, R13
 	CBZ R13, store
 block:
-	MOVHU.P 2(R8), R14
-	FMOVS R14, F8
-	FCVTHS F8, F8
-	MOVWU.P 4(R8), R14
-	VMOV R14, V2.S[0]
+	FMOVD (R8), F2
+	ADD $6, R8
+	FCVTHS F2, F8
 	VLD1 (R24), [V9.B16, V10.B16, V11.B16]
 	VLD1.P 16(R8), [V0.B16]
-	VUSHR $4, V0.B16, V1.B16
-	VAND V15.B16, V0.B16, V0.B16
-	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is set
+	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is clear
+	WORD $0x2e205842 // mvn v2.8b, v2.8b
 	WORD $0x4e0a0043 // tbl v3.16b, {v2.16b}, v10.16b
 	WORD $0x4e090042 // tbl v2.16b, {v2.16b}, v9.16b
 	WORD $0x4e2b8c42 // cmtst v2.16b, v2.16b, v11.16b
 	WORD $0x4e2b8c63 // cmtst v3.16b, v3.16b, v11.16b
-	WORD $0x4e621dc2 // bic v2.16b, v14.16b, v2.16b
-	VSUB V2.B16, V0.B16, V0.B16
-	WORD $0x4e631dc3 // bic v3.16b, v14.16b, v3.16b
-	VSUB V3.B16, V1.B16, V1.B16
+	// the values: the low (high) nibbles under the masks' high four bits
+	VBIT V15.B16, V0.B16, V2.B16
+	VSRI $4, V0.B16, V3.B16
 	// token 0
-	MOVHU.P 2(R9), R14
-	FMOVS R14, F10
+	FMOVS (R9), F10
+	ADD $2, R9
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R9), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
 	// token 1
-	MOVHU.P 2(R10), R14
-	FMOVS R14, F10
+	FMOVS (R10), F10
+	ADD $2, R10
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R10), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
 	// token 2
-	MOVHU.P 2(R11), R14
-	FMOVS R14, F10
+	FMOVS (R11), F10
+	ADD $2, R11
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R11), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d4 // fmla v20.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f5 // fmla v21.4s, v7.4s, v10.s[0]
 	// token 3
-	MOVHU.P 2(R12), R14
-	FMOVS R14, F10
+	FMOVS (R12), F10
+	ADD $2, R12
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R12), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d6 // fmla v22.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f7 // fmla v23.4s, v7.4s, v10.s[0]
 	// token 4
-	MOVHU.P 2(R20), R14
-	FMOVS R14, F10
+	FMOVS (R20), F10
+	ADD $2, R20
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R20), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d8 // fmla v24.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f9 // fmla v25.4s, v7.4s, v10.s[0]
 	// token 5
-	MOVHU.P 2(R21), R14
-	FMOVS R14, F10
+	FMOVS (R21), F10
+	ADD $2, R21
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R21), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10da // fmla v26.4s, v6.4s, v10.s[0]
@@ -6519,8 +6461,7 @@ TEXT ·q5_0RowsT7Dot(SB), NOSPLIT, $0-64
 	MOVD ostride+56(FP), R7
 	LSL $2, R7, R7
 	VMOVI $15, V15.B16
-	VMOVI $16, V14.B16
-	MOVD $q32LanesConsts<>(SB), R24
+	MOVD $q5_0LanesConsts<>(SB), R24
 row:
 	MOVD R0, R8
 	MOVD R3, R9
@@ -6547,118 +6488,114 @@ row:
 	MOVD R5, R13
 	CBZ R13, store
 block:
-	MOVHU.P 2(R8), R14
-	FMOVS R14, F8
-	FCVTHS F8, F8
-	MOVWU.P 4(R8), R14
-	VMOV R14, V2.S[0]
+	FMOVD (R8), F2
+	ADD $6, R8
+	FCVTHS F2, F8
 	VLD1 (R24), [V9.B16, V10.B16, V11.B16]
 	VLD1.P 16(R8), [V0.B16]
-	VUSHR $4, V0.B16, V1.B16
-	VAND V15.B16, V0.B16, V0.B16
-	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is set
+	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is clear
+	WORD $0x2e205842 // mvn v2.8b, v2.8b
 	WORD $0x4e0a0043 // tbl v3.16b, {v2.16b}, v10.16b
 	WORD $0x4e090042 // tbl v2.16b, {v2.16b}, v9.16b
 	WORD $0x4e2b8c42 // cmtst v2.16b, v2.16b, v11.16b
 	WORD $0x4e2b8c63 // cmtst v3.16b, v3.16b, v11.16b
-	WORD $0x4e621dc2 // bic v2.16b, v14.16b, v2.16b
-	VSUB V2.B16, V0.B16, V0.B16
-	WORD $0x4e631dc3 // bic v3.16b, v14.16b, v3.16b
-	VSUB V3.B16, V1.B16, V1.B16
+	// the values: the low (high) nibbles under the masks' high four bits
+	VBIT V15.B16, V0.B16, V2.B16
+	VSRI $4, V0.B16, V3.B16
 	// token 0
-	MOVHU.P 2(R9), R14
-	FMOVS R14, F10
+	FMOVS (R9), F10
+	ADD $2, R9
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R9), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
 	// token 1
-	MOVHU.P 2(R10), R14
-	FMOVS R14, F10
+	FMOVS (R10), F10
+	ADD $2, R10
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R10), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
 	// token 2
-	MOVHU.P 2(R11), R14
-	FMOVS R14, F10
+	FMOVS (R11), F10
+	ADD $2, R11
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R11), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d4 // fmla v20.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f5 // fmla v21.4s, v7.4s, v10.s[0]
 	// token 3
-	MOVHU.P 2(R12), R14
-	FMOVS R14, F10
+	FMOVS (R12), F10
+	ADD $2, R12
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R12), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d6 // fmla v22.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f7 // fmla v23.4s, v7.4s, v10.s[0]
 	// token 4
-	MOVHU.P 2(R20), R14
-	FMOVS R14, F10
+	FMOVS (R20), F10
+	ADD $2, R20
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R20), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d8 // fmla v24.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f9 // fmla v25.4s, v7.4s, v10.s[0]
 	// token 5
-	MOVHU.P 2(R21), R14
-	FMOVS R14, F10
+	FMOVS (R21), F10
+	ADD $2, R21
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R21), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10da // fmla v26.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10fb // fmla v27.4s, v7.4s, v10.s[0]
 	// token 6
-	MOVHU.P 2(R22), R14
-	FMOVS R14, F10
+	FMOVS (R22), F10
+	ADD $2, R22
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R22), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10dc // fmla v28.4s, v6.4s, v10.s[0]
@@ -6733,8 +6670,7 @@ TEXT ·q5_0RowsT8Dot(SB), NOSPLIT, $0-64
 	MOVD ostride+56(FP), R7
 	LSL $2, R7, R7
 	VMOVI $15, V15.B16
-	VMOVI $16, V14.B16
-	MOVD $q32LanesConsts<>(SB), R24
+	MOVD $q5_0LanesConsts<>(SB), R24
 row:
 	MOVD R0, R8
 	MOVD R3, R9
@@ -6764,132 +6700,128 @@ row:
 	MOVD R5, R13
 	CBZ R13, store
 block:
-	MOVHU.P 2(R8), R14
-	FMOVS R14, F8
-	FCVTHS F8, F8
-	MOVWU.P 4(R8), R14
-	VMOV R14, V2.S[0]
+	FMOVD (R8), F2
+	ADD $6, R8
+	FCVTHS F2, F8
 	VLD1 (R24), [V9.B16, V10.B16, V11.B16]
 	VLD1.P 16(R8), [V0.B16]
-	VUSHR $4, V0.B16, V1.B16
-	VAND V15.B16, V0.B16, V0.B16
-	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is set
+	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is clear
+	WORD $0x2e205842 // mvn v2.8b, v2.8b
 	WORD $0x4e0a0043 // tbl v3.16b, {v2.16b}, v10.16b
 	WORD $0x4e090042 // tbl v2.16b, {v2.16b}, v9.16b
 	WORD $0x4e2b8c42 // cmtst v2.16b, v2.16b, v11.16b
 	WORD $0x4e2b8c63 // cmtst v3.16b, v3.16b, v11.16b
-	WORD $0x4e621dc2 // bic v2.16b, v14.16b, v2.16b
-	VSUB V2.B16, V0.B16, V0.B16
-	WORD $0x4e631dc3 // bic v3.16b, v14.16b, v3.16b
-	VSUB V3.B16, V1.B16, V1.B16
+	// the values: the low (high) nibbles under the masks' high four bits
+	VBIT V15.B16, V0.B16, V2.B16
+	VSRI $4, V0.B16, V3.B16
 	// token 0
-	MOVHU.P 2(R9), R14
-	FMOVS R14, F10
+	FMOVS (R9), F10
+	ADD $2, R9
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R9), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
 	// token 1
-	MOVHU.P 2(R10), R14
-	FMOVS R14, F10
+	FMOVS (R10), F10
+	ADD $2, R10
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R10), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
 	// token 2
-	MOVHU.P 2(R11), R14
-	FMOVS R14, F10
+	FMOVS (R11), F10
+	ADD $2, R11
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R11), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d4 // fmla v20.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f5 // fmla v21.4s, v7.4s, v10.s[0]
 	// token 3
-	MOVHU.P 2(R12), R14
-	FMOVS R14, F10
+	FMOVS (R12), F10
+	ADD $2, R12
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R12), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d6 // fmla v22.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f7 // fmla v23.4s, v7.4s, v10.s[0]
 	// token 4
-	MOVHU.P 2(R20), R14
-	FMOVS R14, F10
+	FMOVS (R20), F10
+	ADD $2, R20
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R20), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d8 // fmla v24.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f9 // fmla v25.4s, v7.4s, v10.s[0]
 	// token 5
-	MOVHU.P 2(R21), R14
-	FMOVS R14, F10
+	FMOVS (R21), F10
+	ADD $2, R21
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R21), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10da // fmla v26.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10fb // fmla v27.4s, v7.4s, v10.s[0]
 	// token 6
-	MOVHU.P 2(R22), R14
-	FMOVS R14, F10
+	FMOVS (R22), F10
+	ADD $2, R22
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R22), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10dc // fmla v28.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10fd // fmla v29.4s, v7.4s, v10.s[0]
 	// token 7
-	MOVHU.P 2(R23), R14
-	FMOVS R14, F10
+	FMOVS (R23), F10
+	ADD $2, R23
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
 	VLD1.P 32(R23), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10de // fmla v30.4s, v6.4s, v10.s[0]
@@ -6980,24 +6912,18 @@ row:
 	MOVD R5, R13
 	CBZ R13, store
 block:
-	MOVHU.P 2(R8), R14
-	FMOVS R14, F8
-	FCVTHS F8, F8
-	MOVHU.P 2(R8), R14
-	FMOVS R14, F9
-	FCVTHS F9, F9
+	FMOVS (R8), F8
+	ADD $4, R8
+	WORD $0x0e217908 // fcvtl v8.4s, v8.4h
 	VLD1.P 16(R8), [V0.B16]
 	VUSHR $4, V0.B16, V1.B16
 	VAND V28.B16, V0.B16, V0.B16
 	// token 0
-	MOVHU.P 2(R9), R14
-	FMOVS R14, F10
-	FCVTHS F10, F10
-	FMULS F10, F8, F10
-	MOVHU.P 2(R9), R14
-	FMOVS R14, F11
-	FCVTHS F11, F11
-	FMADDS F11, F24, F9, F24
+	FMOVS (R9), F10
+	ADD $4, R9
+	WORD $0x0e21794b // fcvtl v11.4s, v10.4h
+	WORD $0x4fa81178 // fmla v24.4s, v11.4s, v8.s[1]
+	FMULS F11, F8, F10
 	VLD1.P 32(R9), [V4.B16, V5.B16]
 	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
 	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
@@ -7022,7 +6948,9 @@ store:
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
-	FADDS F24, F0, F0
+	VMOV V24.S[1], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
 	FMOVS F0, (R19)
 	ADD $4, R6, R6
 	ADD R1, R0, R0
@@ -7054,22 +6982,18 @@ row:
 	MOVD R5, R13
 	CBZ R13, store
 block:
-	MOVHU.P 2(R8), R14
-	FMOVS R14, F8
-	FCVTHS F8, F8
-	MOVHU.P 2(R8), R15
+	FMOVS (R8), F8
+	ADD $4, R8
+	WORD $0x0e217908 // fcvtl v8.4s, v8.4h
 	VLD1.P 16(R8), [V0.B16]
 	VUSHR $4, V0.B16, V1.B16
 	VAND V28.B16, V0.B16, V0.B16
-	FMOVS R15, F9
-	FCVTHS F9, F9
 	// token 0
-	MOVHU.P 2(R9), R14
-	FMOVS R14, F10
+	FMOVS (R9), F10
+	ADD $4, R9
+	VMOV V10.H[1], V11.H[0]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R9), R14
-	VMOV R14, V11.H[0]
 	VLD1.P 32(R9), [V4.B16, V5.B16]
 	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
 	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
@@ -7086,12 +7010,11 @@ block:
 	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
 	// token 1
-	MOVHU.P 2(R10), R14
-	FMOVS R14, F10
+	FMOVS (R10), F10
+	ADD $4, R10
+	VMOV V10.H[1], V11.H[1]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R10), R14
-	VMOV R14, V11.H[1]
 	VLD1.P 32(R10), [V4.B16, V5.B16]
 	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
 	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
@@ -7109,7 +7032,7 @@ block:
 	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
 	// every token: summs = fma(f16(x.s), f16(w.m), summs), lane t of V24-V25
 	WORD $0x0e217966 // fcvtl v6.4s, v11.4h
-	WORD $0x4f8910d8 // fmla v24.4s, v6.4s, v9.s[0]
+	WORD $0x4fa810d8 // fmla v24.4s, v6.4s, v8.s[1]
 	SUBS $1, R13, R13
 	BNE block
 store:
@@ -7166,22 +7089,18 @@ row:
 	MOVD R5, R13
 	CBZ R13, store
 block:
-	MOVHU.P 2(R8), R14
-	FMOVS R14, F8
-	FCVTHS F8, F8
-	MOVHU.P 2(R8), R15
+	FMOVS (R8), F8
+	ADD $4, R8
+	WORD $0x0e217908 // fcvtl v8.4s, v8.4h
 	VLD1.P 16(R8), [V0.B16]
 	VUSHR $4, V0.B16, V1.B16
 	VAND V28.B16, V0.B16, V0.B16
-	FMOVS R15, F9
-	FCVTHS F9, F9
 	// token 0
-	MOVHU.P 2(R9), R14
-	FMOVS R14, F10
+	FMOVS (R9), F10
+	ADD $4, R9
+	VMOV V10.H[1], V11.H[0]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R9), R14
-	VMOV R14, V11.H[0]
 	VLD1.P 32(R9), [V4.B16, V5.B16]
 	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
 	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
@@ -7198,12 +7117,11 @@ block:
 	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
 	// token 1
-	MOVHU.P 2(R10), R14
-	FMOVS R14, F10
+	FMOVS (R10), F10
+	ADD $4, R10
+	VMOV V10.H[1], V11.H[1]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R10), R14
-	VMOV R14, V11.H[1]
 	VLD1.P 32(R10), [V4.B16, V5.B16]
 	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
 	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
@@ -7220,12 +7138,11 @@ block:
 	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
 	// token 2
-	MOVHU.P 2(R11), R14
-	FMOVS R14, F10
+	FMOVS (R11), F10
+	ADD $4, R11
+	VMOV V10.H[1], V11.H[2]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R11), R14
-	VMOV R14, V11.H[2]
 	VLD1.P 32(R11), [V4.B16, V5.B16]
 	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
 	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
@@ -7243,7 +7160,7 @@ block:
 	WORD $0x4f8a10f5 // fmla v21.4s, v7.4s, v10.s[0]
 	// every token: summs = fma(f16(x.s), f16(w.m), summs), lane t of V24-V25
 	WORD $0x0e217966 // fcvtl v6.4s, v11.4h
-	WORD $0x4f8910d8 // fmla v24.4s, v6.4s, v9.s[0]
+	WORD $0x4fa810d8 // fmla v24.4s, v6.4s, v8.s[1]
 	SUBS $1, R13, R13
 	BNE block
 store:
@@ -7313,22 +7230,18 @@ row:
 	MOVD R5, R13
 	CBZ R13, store
 block:
-	MOVHU.P 2(R8), R14
-	FMOVS R14, F8
-	FCVTHS F8, F8
-	MOVHU.P 2(R8), R15
+	FMOVS (R8), F8
+	ADD $4, R8
+	WORD $0x0e217908 // fcvtl v8.4s, v8.4h
 	VLD1.P 16(R8), [V0.B16]
 	VUSHR $4, V0.B16, V1.B16
 	VAND V28.B16, V0.B16, V0.B16
-	FMOVS R15, F9
-	FCVTHS F9, F9
 	// token 0
-	MOVHU.P 2(R9), R14
-	FMOVS R14, F10
+	FMOVS (R9), F10
+	ADD $4, R9
+	VMOV V10.H[1], V11.H[0]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R9), R14
-	VMOV R14, V11.H[0]
 	VLD1.P 32(R9), [V4.B16, V5.B16]
 	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
 	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
@@ -7345,12 +7258,11 @@ block:
 	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
 	// token 1
-	MOVHU.P 2(R10), R14
-	FMOVS R14, F10
+	FMOVS (R10), F10
+	ADD $4, R10
+	VMOV V10.H[1], V11.H[1]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R10), R14
-	VMOV R14, V11.H[1]
 	VLD1.P 32(R10), [V4.B16, V5.B16]
 	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
 	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
@@ -7367,12 +7279,11 @@ block:
 	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
 	// token 2
-	MOVHU.P 2(R11), R14
-	FMOVS R14, F10
+	FMOVS (R11), F10
+	ADD $4, R11
+	VMOV V10.H[1], V11.H[2]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R11), R14
-	VMOV R14, V11.H[2]
 	VLD1.P 32(R11), [V4.B16, V5.B16]
 	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
 	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
@@ -7389,12 +7300,11 @@ block:
 	WORD $0x4f8a10d4 // fmla v20.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f5 // fmla v21.4s, v7.4s, v10.s[0]
 	// token 3
-	MOVHU.P 2(R12), R14
-	FMOVS R14, F10
+	FMOVS (R12), F10
+	ADD $4, R12
+	VMOV V10.H[1], V11.H[3]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R12), R14
-	VMOV R14, V11.H[3]
 	VLD1.P 32(R12), [V4.B16, V5.B16]
 	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
 	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
@@ -7412,7 +7322,7 @@ block:
 	WORD $0x4f8a10f7 // fmla v23.4s, v7.4s, v10.s[0]
 	// every token: summs = fma(f16(x.s), f16(w.m), summs), lane t of V24-V25
 	WORD $0x0e217966 // fcvtl v6.4s, v11.4h
-	WORD $0x4f8910d8 // fmla v24.4s, v6.4s, v9.s[0]
+	WORD $0x4fa810d8 // fmla v24.4s, v6.4s, v8.s[1]
 	SUBS $1, R13, R13
 	BNE block
 store:
@@ -7483,24 +7393,18 @@ row:
 	MOVD R5, R13
 	CBZ R13, store
 block:
-	MOVHU.P 2(R8), R14
-	FMOVS R14, F8
-	FCVTHS F8, F8
-	MOVHU.P 2(R8), R14
-	FMOVS R14, F9
-	FCVTHS F9, F9
+	FMOVS (R8), F8
+	ADD $4, R8
+	WORD $0x0e217908 // fcvtl v8.4s, v8.4h
 	VLD1.P 16(R8), [V0.B16]
 	VUSHR $4, V0.B16, V1.B16
 	VAND V28.B16, V0.B16, V0.B16
 	// token 0
-	MOVHU.P 2(R9), R14
-	FMOVS R14, F10
-	FCVTHS F10, F10
-	FMULS F10, F8, F10
-	MOVHU.P 2(R9), R14
-	FMOVS R14, F11
-	FCVTHS F11, F11
-	FMADDS F11, F24, F9, F24
+	FMOVS (R9), F10
+	ADD $4, R9
+	WORD $0x0e21794b // fcvtl v11.4s, v10.4h
+	WORD $0x4fa81178 // fmla v24.4s, v11.4s, v8.s[1]
+	FMULS F11, F8, F10
 	VLD1.P 32(R9), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
 	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
@@ -7519,7 +7423,9 @@ store:
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
-	FADDS F24, F0, F0
+	VMOV V24.S[1], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
 	FMOVS F0, (R19)
 	ADD $4, R6, R6
 	ADD R1, R0, R0
@@ -7551,22 +7457,18 @@ row:
 	MOVD R5, R13
 	CBZ R13, store
 block:
-	MOVHU.P 2(R8), R14
-	FMOVS R14, F8
-	FCVTHS F8, F8
-	MOVHU.P 2(R8), R15
+	FMOVS (R8), F8
+	ADD $4, R8
+	WORD $0x0e217908 // fcvtl v8.4s, v8.4h
 	VLD1.P 16(R8), [V0.B16]
 	VUSHR $4, V0.B16, V1.B16
 	VAND V28.B16, V0.B16, V0.B16
-	FMOVS R15, F9
-	FCVTHS F9, F9
 	// token 0
-	MOVHU.P 2(R9), R14
-	FMOVS R14, F10
+	FMOVS (R9), F10
+	ADD $4, R9
+	VMOV V10.H[1], V11.H[0]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R9), R14
-	VMOV R14, V11.H[0]
 	VLD1.P 32(R9), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
 	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
@@ -7577,12 +7479,11 @@ block:
 	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
 	// token 1
-	MOVHU.P 2(R10), R14
-	FMOVS R14, F10
+	FMOVS (R10), F10
+	ADD $4, R10
+	VMOV V10.H[1], V11.H[1]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R10), R14
-	VMOV R14, V11.H[1]
 	VLD1.P 32(R10), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
 	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
@@ -7594,7 +7495,7 @@ block:
 	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
 	// every token: summs = fma(f16(x.s), f16(w.m), summs), lane t of V24-V25
 	WORD $0x0e217966 // fcvtl v6.4s, v11.4h
-	WORD $0x4f8910d8 // fmla v24.4s, v6.4s, v9.s[0]
+	WORD $0x4fa810d8 // fmla v24.4s, v6.4s, v8.s[1]
 	SUBS $1, R13, R13
 	BNE block
 store:
@@ -7651,22 +7552,18 @@ row:
 	MOVD R5, R13
 	CBZ R13, store
 block:
-	MOVHU.P 2(R8), R14
-	FMOVS R14, F8
-	FCVTHS F8, F8
-	MOVHU.P 2(R8), R15
+	FMOVS (R8), F8
+	ADD $4, R8
+	WORD $0x0e217908 // fcvtl v8.4s, v8.4h
 	VLD1.P 16(R8), [V0.B16]
 	VUSHR $4, V0.B16, V1.B16
 	VAND V28.B16, V0.B16, V0.B16
-	FMOVS R15, F9
-	FCVTHS F9, F9
 	// token 0
-	MOVHU.P 2(R9), R14
-	FMOVS R14, F10
+	FMOVS (R9), F10
+	ADD $4, R9
+	VMOV V10.H[1], V11.H[0]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R9), R14
-	VMOV R14, V11.H[0]
 	VLD1.P 32(R9), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
 	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
@@ -7677,12 +7574,11 @@ block:
 	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
 	// token 1
-	MOVHU.P 2(R10), R14
-	FMOVS R14, F10
+	FMOVS (R10), F10
+	ADD $4, R10
+	VMOV V10.H[1], V11.H[1]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R10), R14
-	VMOV R14, V11.H[1]
 	VLD1.P 32(R10), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
 	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
@@ -7693,12 +7589,11 @@ block:
 	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
 	// token 2
-	MOVHU.P 2(R11), R14
-	FMOVS R14, F10
+	FMOVS (R11), F10
+	ADD $4, R11
+	VMOV V10.H[1], V11.H[2]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R11), R14
-	VMOV R14, V11.H[2]
 	VLD1.P 32(R11), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
 	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
@@ -7710,7 +7605,7 @@ block:
 	WORD $0x4f8a10f5 // fmla v21.4s, v7.4s, v10.s[0]
 	// every token: summs = fma(f16(x.s), f16(w.m), summs), lane t of V24-V25
 	WORD $0x0e217966 // fcvtl v6.4s, v11.4h
-	WORD $0x4f8910d8 // fmla v24.4s, v6.4s, v9.s[0]
+	WORD $0x4fa810d8 // fmla v24.4s, v6.4s, v8.s[1]
 	SUBS $1, R13, R13
 	BNE block
 store:
@@ -7780,22 +7675,18 @@ row:
 	MOVD R5, R13
 	CBZ R13, store
 block:
-	MOVHU.P 2(R8), R14
-	FMOVS R14, F8
-	FCVTHS F8, F8
-	MOVHU.P 2(R8), R15
+	FMOVS (R8), F8
+	ADD $4, R8
+	WORD $0x0e217908 // fcvtl v8.4s, v8.4h
 	VLD1.P 16(R8), [V0.B16]
 	VUSHR $4, V0.B16, V1.B16
 	VAND V28.B16, V0.B16, V0.B16
-	FMOVS R15, F9
-	FCVTHS F9, F9
 	// token 0
-	MOVHU.P 2(R9), R14
-	FMOVS R14, F10
+	FMOVS (R9), F10
+	ADD $4, R9
+	VMOV V10.H[1], V11.H[0]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R9), R14
-	VMOV R14, V11.H[0]
 	VLD1.P 32(R9), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
 	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
@@ -7806,12 +7697,11 @@ block:
 	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
 	// token 1
-	MOVHU.P 2(R10), R14
-	FMOVS R14, F10
+	FMOVS (R10), F10
+	ADD $4, R10
+	VMOV V10.H[1], V11.H[1]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R10), R14
-	VMOV R14, V11.H[1]
 	VLD1.P 32(R10), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
 	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
@@ -7822,12 +7712,11 @@ block:
 	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
 	// token 2
-	MOVHU.P 2(R11), R14
-	FMOVS R14, F10
+	FMOVS (R11), F10
+	ADD $4, R11
+	VMOV V10.H[1], V11.H[2]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R11), R14
-	VMOV R14, V11.H[2]
 	VLD1.P 32(R11), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
 	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
@@ -7838,12 +7727,11 @@ block:
 	WORD $0x4f8a10d4 // fmla v20.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f5 // fmla v21.4s, v7.4s, v10.s[0]
 	// token 3
-	MOVHU.P 2(R12), R14
-	FMOVS R14, F10
+	FMOVS (R12), F10
+	ADD $4, R12
+	VMOV V10.H[1], V11.H[3]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R12), R14
-	VMOV R14, V11.H[3]
 	VLD1.P 32(R12), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
 	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
@@ -7855,7 +7743,7 @@ block:
 	WORD $0x4f8a10f7 // fmla v23.4s, v7.4s, v10.s[0]
 	// every token: summs = fma(f16(x.s), f16(w.m), summs), lane t of V24-V25
 	WORD $0x0e217966 // fcvtl v6.4s, v11.4h
-	WORD $0x4f8910d8 // fmla v24.4s, v6.4s, v9.s[0]
+	WORD $0x4fa810d8 // fmla v24.4s, v6.4s, v8.s[1]
 	SUBS $1, R13, R13
 	BNE block
 store:
@@ -7939,22 +7827,18 @@ row:
 	MOVD R5, R13
 	CBZ R13, store
 block:
-	MOVHU.P 2(R8), R14
-	FMOVS R14, F8
-	FCVTHS F8, F8
-	MOVHU.P 2(R8), R15
+	FMOVS (R8), F8
+	ADD $4, R8
+	WORD $0x0e217908 // fcvtl v8.4s, v8.4h
 	VLD1.P 16(R8), [V0.B16]
 	VUSHR $4, V0.B16, V1.B16
 	VAND V15.B16, V0.B16, V0.B16
-	FMOVS R15, F9
-	FCVTHS F9, F9
 	// token 0
-	MOVHU.P 2(R9), R14
-	FMOVS R14, F10
+	FMOVS (R9), F10
+	ADD $4, R9
+	VMOV V10.H[1], V11.H[0]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R9), R14
-	VMOV R14, V11.H[0]
 	VLD1.P 32(R9), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
 	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
@@ -7965,12 +7849,11 @@ block:
 	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
 	// token 1
-	MOVHU.P 2(R10), R14
-	FMOVS R14, F10
+	FMOVS (R10), F10
+	ADD $4, R10
+	VMOV V10.H[1], V11.H[1]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R10), R14
-	VMOV R14, V11.H[1]
 	VLD1.P 32(R10), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
 	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
@@ -7981,12 +7864,11 @@ block:
 	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
 	// token 2
-	MOVHU.P 2(R11), R14
-	FMOVS R14, F10
+	FMOVS (R11), F10
+	ADD $4, R11
+	VMOV V10.H[1], V11.H[2]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R11), R14
-	VMOV R14, V11.H[2]
 	VLD1.P 32(R11), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
 	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
@@ -7997,12 +7879,11 @@ block:
 	WORD $0x4f8a10d4 // fmla v20.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f5 // fmla v21.4s, v7.4s, v10.s[0]
 	// token 3
-	MOVHU.P 2(R12), R14
-	FMOVS R14, F10
+	FMOVS (R12), F10
+	ADD $4, R12
+	VMOV V10.H[1], V11.H[3]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R12), R14
-	VMOV R14, V11.H[3]
 	VLD1.P 32(R12), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
 	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
@@ -8013,12 +7894,11 @@ block:
 	WORD $0x4f8a10d6 // fmla v22.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f7 // fmla v23.4s, v7.4s, v10.s[0]
 	// token 4
-	MOVHU.P 2(R20), R14
-	FMOVS R14, F10
+	FMOVS (R20), F10
+	ADD $4, R20
+	VMOV V10.H[1], V11.H[4]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R20), R14
-	VMOV R14, V11.H[4]
 	VLD1.P 32(R20), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
 	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
@@ -8030,9 +7910,9 @@ block:
 	WORD $0x4f8a10f9 // fmla v25.4s, v7.4s, v10.s[0]
 	// every token: summs = fma(f16(x.s), f16(w.m), summs), lane t of V12-V13
 	WORD $0x0e217966 // fcvtl v6.4s, v11.4h
-	WORD $0x4f8910cc // fmla v12.4s, v6.4s, v9.s[0]
+	WORD $0x4fa810cc // fmla v12.4s, v6.4s, v8.s[1]
 	WORD $0x4e217967 // fcvtl2 v7.4s, v11.8h
-	WORD $0x4f8910ed // fmla v13.4s, v7.4s, v9.s[0]
+	WORD $0x4fa810ed // fmla v13.4s, v7.4s, v8.s[1]
 	SUBS $1, R13, R13
 	BNE block
 store:
@@ -8129,22 +8009,18 @@ row:
 	MOVD R5, R13
 	CBZ R13, store
 block:
-	MOVHU.P 2(R8), R14
-	FMOVS R14, F8
-	FCVTHS F8, F8
-	MOVHU.P 2(R8), R15
+	FMOVS (R8), F8
+	ADD $4, R8
+	WORD $0x0e217908 // fcvtl v8.4s, v8.4h
 	VLD1.P 16(R8), [V0.B16]
 	VUSHR $4, V0.B16, V1.B16
 	VAND V15.B16, V0.B16, V0.B16
-	FMOVS R15, F9
-	FCVTHS F9, F9
 	// token 0
-	MOVHU.P 2(R9), R14
-	FMOVS R14, F10
+	FMOVS (R9), F10
+	ADD $4, R9
+	VMOV V10.H[1], V11.H[0]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R9), R14
-	VMOV R14, V11.H[0]
 	VLD1.P 32(R9), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
 	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
@@ -8155,12 +8031,11 @@ block:
 	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
 	// token 1
-	MOVHU.P 2(R10), R14
-	FMOVS R14, F10
+	FMOVS (R10), F10
+	ADD $4, R10
+	VMOV V10.H[1], V11.H[1]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R10), R14
-	VMOV R14, V11.H[1]
 	VLD1.P 32(R10), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
 	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
@@ -8171,12 +8046,11 @@ block:
 	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
 	// token 2
-	MOVHU.P 2(R11), R14
-	FMOVS R14, F10
+	FMOVS (R11), F10
+	ADD $4, R11
+	VMOV V10.H[1], V11.H[2]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R11), R14
-	VMOV R14, V11.H[2]
 	VLD1.P 32(R11), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
 	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
@@ -8187,12 +8061,11 @@ block:
 	WORD $0x4f8a10d4 // fmla v20.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f5 // fmla v21.4s, v7.4s, v10.s[0]
 	// token 3
-	MOVHU.P 2(R12), R14
-	FMOVS R14, F10
+	FMOVS (R12), F10
+	ADD $4, R12
+	VMOV V10.H[1], V11.H[3]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R12), R14
-	VMOV R14, V11.H[3]
 	VLD1.P 32(R12), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
 	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
@@ -8203,12 +8076,11 @@ block:
 	WORD $0x4f8a10d6 // fmla v22.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f7 // fmla v23.4s, v7.4s, v10.s[0]
 	// token 4
-	MOVHU.P 2(R20), R14
-	FMOVS R14, F10
+	FMOVS (R20), F10
+	ADD $4, R20
+	VMOV V10.H[1], V11.H[4]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R20), R14
-	VMOV R14, V11.H[4]
 	VLD1.P 32(R20), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
 	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
@@ -8219,12 +8091,11 @@ block:
 	WORD $0x4f8a10d8 // fmla v24.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f9 // fmla v25.4s, v7.4s, v10.s[0]
 	// token 5
-	MOVHU.P 2(R21), R14
-	FMOVS R14, F10
+	FMOVS (R21), F10
+	ADD $4, R21
+	VMOV V10.H[1], V11.H[5]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R21), R14
-	VMOV R14, V11.H[5]
 	VLD1.P 32(R21), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
 	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
@@ -8236,9 +8107,9 @@ block:
 	WORD $0x4f8a10fb // fmla v27.4s, v7.4s, v10.s[0]
 	// every token: summs = fma(f16(x.s), f16(w.m), summs), lane t of V12-V13
 	WORD $0x0e217966 // fcvtl v6.4s, v11.4h
-	WORD $0x4f8910cc // fmla v12.4s, v6.4s, v9.s[0]
+	WORD $0x4fa810cc // fmla v12.4s, v6.4s, v8.s[1]
 	WORD $0x4e217967 // fcvtl2 v7.4s, v11.8h
-	WORD $0x4f8910ed // fmla v13.4s, v7.4s, v9.s[0]
+	WORD $0x4fa810ed // fmla v13.4s, v7.4s, v8.s[1]
 	SUBS $1, R13, R13
 	BNE block
 store:
@@ -8348,22 +8219,18 @@ row:
 	MOVD R5, R13
 	CBZ R13, store
 block:
-	MOVHU.P 2(R8), R14
-	FMOVS R14, F8
-	FCVTHS F8, F8
-	MOVHU.P 2(R8), R15
+	FMOVS (R8), F8
+	ADD $4, R8
+	WORD $0x0e217908 // fcvtl v8.4s, v8.4h
 	VLD1.P 16(R8), [V0.B16]
 	VUSHR $4, V0.B16, V1.B16
 	VAND V15.B16, V0.B16, V0.B16
-	FMOVS R15, F9
-	FCVTHS F9, F9
 	// token 0
-	MOVHU.P 2(R9), R14
-	FMOVS R14, F10
+	FMOVS (R9), F10
+	ADD $4, R9
+	VMOV V10.H[1], V11.H[0]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R9), R14
-	VMOV R14, V11.H[0]
 	VLD1.P 32(R9), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
 	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
@@ -8374,12 +8241,11 @@ block:
 	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
 	// token 1
-	MOVHU.P 2(R10), R14
-	FMOVS R14, F10
+	FMOVS (R10), F10
+	ADD $4, R10
+	VMOV V10.H[1], V11.H[1]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R10), R14
-	VMOV R14, V11.H[1]
 	VLD1.P 32(R10), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
 	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
@@ -8390,12 +8256,11 @@ block:
 	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
 	// token 2
-	MOVHU.P 2(R11), R14
-	FMOVS R14, F10
+	FMOVS (R11), F10
+	ADD $4, R11
+	VMOV V10.H[1], V11.H[2]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R11), R14
-	VMOV R14, V11.H[2]
 	VLD1.P 32(R11), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
 	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
@@ -8406,12 +8271,11 @@ block:
 	WORD $0x4f8a10d4 // fmla v20.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f5 // fmla v21.4s, v7.4s, v10.s[0]
 	// token 3
-	MOVHU.P 2(R12), R14
-	FMOVS R14, F10
+	FMOVS (R12), F10
+	ADD $4, R12
+	VMOV V10.H[1], V11.H[3]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R12), R14
-	VMOV R14, V11.H[3]
 	VLD1.P 32(R12), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
 	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
@@ -8422,12 +8286,11 @@ block:
 	WORD $0x4f8a10d6 // fmla v22.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f7 // fmla v23.4s, v7.4s, v10.s[0]
 	// token 4
-	MOVHU.P 2(R20), R14
-	FMOVS R14, F10
+	FMOVS (R20), F10
+	ADD $4, R20
+	VMOV V10.H[1], V11.H[4]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R20), R14
-	VMOV R14, V11.H[4]
 	VLD1.P 32(R20), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
 	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
@@ -8438,12 +8301,11 @@ block:
 	WORD $0x4f8a10d8 // fmla v24.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f9 // fmla v25.4s, v7.4s, v10.s[0]
 	// token 5
-	MOVHU.P 2(R21), R14
-	FMOVS R14, F10
+	FMOVS (R21), F10
+	ADD $4, R21
+	VMOV V10.H[1], V11.H[5]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R21), R14
-	VMOV R14, V11.H[5]
 	VLD1.P 32(R21), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
 	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
@@ -8454,12 +8316,11 @@ block:
 	WORD $0x4f8a10da // fmla v26.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10fb // fmla v27.4s, v7.4s, v10.s[0]
 	// token 6
-	MOVHU.P 2(R22), R14
-	FMOVS R14, F10
+	FMOVS (R22), F10
+	ADD $4, R22
+	VMOV V10.H[1], V11.H[6]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R22), R14
-	VMOV R14, V11.H[6]
 	VLD1.P 32(R22), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
 	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
@@ -8471,9 +8332,9 @@ block:
 	WORD $0x4f8a10fd // fmla v29.4s, v7.4s, v10.s[0]
 	// every token: summs = fma(f16(x.s), f16(w.m), summs), lane t of V12-V13
 	WORD $0x0e217966 // fcvtl v6.4s, v11.4h
-	WORD $0x4f8910cc // fmla v12.4s, v6.4s, v9.s[0]
+	WORD $0x4fa810cc // fmla v12.4s, v6.4s, v8.s[1]
 	WORD $0x4e217967 // fcvtl2 v7.4s, v11.8h
-	WORD $0x4f8910ed // fmla v13.4s, v7.4s, v9.s[0]
+	WORD $0x4fa810ed // fmla v13.4s, v7.4s, v8.s[1]
 	SUBS $1, R13, R13
 	BNE block
 store:
@@ -8596,22 +8457,18 @@ row:
 	MOVD R5, R13
 	CBZ R13, store
 block:
-	MOVHU.P 2(R8), R14
-	FMOVS R14, F8
-	FCVTHS F8, F8
-	MOVHU.P 2(R8), R15
+	FMOVS (R8), F8
+	ADD $4, R8
+	WORD $0x0e217908 // fcvtl v8.4s, v8.4h
 	VLD1.P 16(R8), [V0.B16]
 	VUSHR $4, V0.B16, V1.B16
 	VAND V15.B16, V0.B16, V0.B16
-	FMOVS R15, F9
-	FCVTHS F9, F9
 	// token 0
-	MOVHU.P 2(R9), R14
-	FMOVS R14, F10
+	FMOVS (R9), F10
+	ADD $4, R9
+	VMOV V10.H[1], V11.H[0]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R9), R14
-	VMOV R14, V11.H[0]
 	VLD1.P 32(R9), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
 	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
@@ -8622,12 +8479,11 @@ block:
 	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
 	// token 1
-	MOVHU.P 2(R10), R14
-	FMOVS R14, F10
+	FMOVS (R10), F10
+	ADD $4, R10
+	VMOV V10.H[1], V11.H[1]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R10), R14
-	VMOV R14, V11.H[1]
 	VLD1.P 32(R10), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
 	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
@@ -8638,12 +8494,11 @@ block:
 	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
 	// token 2
-	MOVHU.P 2(R11), R14
-	FMOVS R14, F10
+	FMOVS (R11), F10
+	ADD $4, R11
+	VMOV V10.H[1], V11.H[2]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R11), R14
-	VMOV R14, V11.H[2]
 	VLD1.P 32(R11), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
 	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
@@ -8654,12 +8509,11 @@ block:
 	WORD $0x4f8a10d4 // fmla v20.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f5 // fmla v21.4s, v7.4s, v10.s[0]
 	// token 3
-	MOVHU.P 2(R12), R14
-	FMOVS R14, F10
+	FMOVS (R12), F10
+	ADD $4, R12
+	VMOV V10.H[1], V11.H[3]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R12), R14
-	VMOV R14, V11.H[3]
 	VLD1.P 32(R12), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
 	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
@@ -8670,12 +8524,11 @@ block:
 	WORD $0x4f8a10d6 // fmla v22.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f7 // fmla v23.4s, v7.4s, v10.s[0]
 	// token 4
-	MOVHU.P 2(R20), R14
-	FMOVS R14, F10
+	FMOVS (R20), F10
+	ADD $4, R20
+	VMOV V10.H[1], V11.H[4]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R20), R14
-	VMOV R14, V11.H[4]
 	VLD1.P 32(R20), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
 	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
@@ -8686,12 +8539,11 @@ block:
 	WORD $0x4f8a10d8 // fmla v24.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f9 // fmla v25.4s, v7.4s, v10.s[0]
 	// token 5
-	MOVHU.P 2(R21), R14
-	FMOVS R14, F10
+	FMOVS (R21), F10
+	ADD $4, R21
+	VMOV V10.H[1], V11.H[5]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R21), R14
-	VMOV R14, V11.H[5]
 	VLD1.P 32(R21), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
 	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
@@ -8702,12 +8554,11 @@ block:
 	WORD $0x4f8a10da // fmla v26.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10fb // fmla v27.4s, v7.4s, v10.s[0]
 	// token 6
-	MOVHU.P 2(R22), R14
-	FMOVS R14, F10
+	FMOVS (R22), F10
+	ADD $4, R22
+	VMOV V10.H[1], V11.H[6]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R22), R14
-	VMOV R14, V11.H[6]
 	VLD1.P 32(R22), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
 	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
@@ -8718,12 +8569,11 @@ block:
 	WORD $0x4f8a10dc // fmla v28.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10fd // fmla v29.4s, v7.4s, v10.s[0]
 	// token 7
-	MOVHU.P 2(R23), R14
-	FMOVS R14, F10
+	FMOVS (R23), F10
+	ADD $4, R23
+	VMOV V10.H[1], V11.H[7]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R23), R14
-	VMOV R14, V11.H[7]
 	VLD1.P 32(R23), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
 	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
@@ -8735,9 +8585,9 @@ block:
 	WORD $0x4f8a10ff // fmla v31.4s, v7.4s, v10.s[0]
 	// every token: summs = fma(f16(x.s), f16(w.m), summs), lane t of V12-V13
 	WORD $0x0e217966 // fcvtl v6.4s, v11.4h
-	WORD $0x4f8910cc // fmla v12.4s, v6.4s, v9.s[0]
+	WORD $0x4fa810cc // fmla v12.4s, v6.4s, v8.s[1]
 	WORD $0x4e217967 // fcvtl2 v7.4s, v11.8h
-	WORD $0x4f8910ed // fmla v13.4s, v7.4s, v9.s[0]
+	WORD $0x4fa810ed // fmla v13.4s, v7.4s, v8.s[1]
 	SUBS $1, R13, R13
 	BNE block
 store:
@@ -8840,13 +8690,13 @@ TEXT ·q5_1RowsT1NEON(SB), NOSPLIT, $0-64
 	LSL $2, R7, R7
 	VMOVI $15, V28.B16
 	VMOVI $16, V14.B16
-	MOVD $0x0000000000000000, R16
+	MOVD $0x0404040404040404, R16
 	VMOV R16, V29.D[0]
-	MOVD $0x0101010101010101, R16
+	MOVD $0x0505050505050505, R16
 	VMOV R16, V29.D[1]
-	MOVD $0x0202020202020202, R16
+	MOVD $0x0606060606060606, R16
 	VMOV R16, V30.D[0]
-	MOVD $0x0303030303030303, R16
+	MOVD $0x0707070707070707, R16
 	VMOV R16, V30.D[1]
 	MOVD $0x8040201008040201, R16
 	VMOV R16, V31.D[0]
@@ -8860,43 +8710,34 @@ row:
 	MOVD R5, R13
 	CBZ R13, store
 block:
-	MOVHU.P 2(R8), R14
-	FMOVS R14, F8
-	FCVTHS F8, F8
-	MOVHU.P 2(R8), R14
-	FMOVS R14, F9
-	FCVTHS F9, F9
-	MOVWU.P 4(R8), R14
-	VMOV R14, V2.S[0]
+	FMOVD (R8), F2
+	ADD $8, R8
+	WORD $0x0e217848 // fcvtl v8.4s, v2.4h
 	VLD1.P 16(R8), [V0.B16]
-	VUSHR $4, V0.B16, V1.B16
-	VAND V28.B16, V0.B16, V0.B16
-	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is set
+	// the high bits: byte j of hlo (hhi) is 16 where bit j (j+16) is set
 	WORD $0x4e1e0043 // tbl v3.16b, {v2.16b}, v30.16b
 	WORD $0x4e1d0042 // tbl v2.16b, {v2.16b}, v29.16b
 	WORD $0x4e3f8c42 // cmtst v2.16b, v2.16b, v31.16b
 	WORD $0x4e3f8c63 // cmtst v3.16b, v3.16b, v31.16b
 	VAND V14.B16, V2.B16, V2.B16
-	VORR V2.B16, V0.B16, V0.B16
 	VAND V14.B16, V3.B16, V3.B16
-	VORR V3.B16, V1.B16, V1.B16
+	// the values: the low (high) nibbles put under bit 4
+	VBIT V28.B16, V0.B16, V2.B16
+	VSRI $4, V0.B16, V3.B16
 	// token 0
-	MOVHU.P 2(R9), R14
-	FMOVS R14, F10
-	FCVTHS F10, F10
-	FMULS F10, F8, F10
-	MOVHU.P 2(R9), R14
-	FMOVS R14, F11
-	FCVTHS F11, F11
-	FMADDS F11, F24, F9, F24
+	FMOVS (R9), F10
+	ADD $4, R9
+	WORD $0x0e21794b // fcvtl v11.4s, v10.4h
+	WORD $0x4fa81178 // fmla v24.4s, v11.4s, v8.s[1]
+	FMULS F11, F8, F10
 	VLD1.P 32(R9), [V4.B16, V5.B16]
-	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
-	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x0e24c04c // smull v12.8h, v2.8b, v4.8b
+	WORD $0x4e24c04d // smull2 v13.8h, v2.16b, v4.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
-	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
-	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x0e25c06c // smull v12.8h, v3.8b, v5.8b
+	WORD $0x4e25c06d // smull2 v13.8h, v3.16b, v5.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
@@ -8913,7 +8754,9 @@ store:
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
-	FADDS F24, F0, F0
+	VMOV V24.S[1], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
 	FMOVS F0, (R19)
 	ADD $4, R6, R6
 	ADD R1, R0, R0
@@ -8934,13 +8777,13 @@ TEXT ·q5_1RowsT2NEON(SB), NOSPLIT, $0-64
 	LSL $2, R7, R7
 	VMOVI $15, V28.B16
 	VMOVI $16, V14.B16
-	MOVD $0x0000000000000000, R16
+	MOVD $0x0404040404040404, R16
 	VMOV R16, V29.D[0]
-	MOVD $0x0101010101010101, R16
+	MOVD $0x0505050505050505, R16
 	VMOV R16, V29.D[1]
-	MOVD $0x0202020202020202, R16
+	MOVD $0x0606060606060606, R16
 	VMOV R16, V30.D[0]
-	MOVD $0x0303030303030303, R16
+	MOVD $0x0707070707070707, R16
 	VMOV R16, V30.D[1]
 	MOVD $0x8040201008040201, R16
 	VMOV R16, V31.D[0]
@@ -8957,41 +8800,34 @@ row:
 	MOVD R5, R13
 	CBZ R13, store
 block:
-	MOVHU.P 2(R8), R14
-	FMOVS R14, F8
-	FCVTHS F8, F8
-	MOVHU.P 2(R8), R15
-	MOVWU.P 4(R8), R14
-	VMOV R14, V2.S[0]
+	FMOVD (R8), F2
+	ADD $8, R8
+	WORD $0x0e217848 // fcvtl v8.4s, v2.4h
 	VLD1.P 16(R8), [V0.B16]
-	VUSHR $4, V0.B16, V1.B16
-	VAND V28.B16, V0.B16, V0.B16
-	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is set
+	// the high bits: byte j of hlo (hhi) is 16 where bit j (j+16) is set
 	WORD $0x4e1e0043 // tbl v3.16b, {v2.16b}, v30.16b
 	WORD $0x4e1d0042 // tbl v2.16b, {v2.16b}, v29.16b
 	WORD $0x4e3f8c42 // cmtst v2.16b, v2.16b, v31.16b
 	WORD $0x4e3f8c63 // cmtst v3.16b, v3.16b, v31.16b
 	VAND V14.B16, V2.B16, V2.B16
-	VORR V2.B16, V0.B16, V0.B16
 	VAND V14.B16, V3.B16, V3.B16
-	VORR V3.B16, V1.B16, V1.B16
-	FMOVS R15, F9
-	FCVTHS F9, F9
+	// the values: the low (high) nibbles put under bit 4
+	VBIT V28.B16, V0.B16, V2.B16
+	VSRI $4, V0.B16, V3.B16
 	// token 0
-	MOVHU.P 2(R9), R14
-	FMOVS R14, F10
+	FMOVS (R9), F10
+	ADD $4, R9
+	VMOV V10.H[1], V11.H[0]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R9), R14
-	VMOV R14, V11.H[0]
 	VLD1.P 32(R9), [V4.B16, V5.B16]
-	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
-	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x0e24c04c // smull v12.8h, v2.8b, v4.8b
+	WORD $0x4e24c04d // smull2 v13.8h, v2.16b, v4.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
-	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
-	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x0e25c06c // smull v12.8h, v3.8b, v5.8b
+	WORD $0x4e25c06d // smull2 v13.8h, v3.16b, v5.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
@@ -9000,20 +8836,19 @@ block:
 	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
 	// token 1
-	MOVHU.P 2(R10), R14
-	FMOVS R14, F10
+	FMOVS (R10), F10
+	ADD $4, R10
+	VMOV V10.H[1], V11.H[1]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R10), R14
-	VMOV R14, V11.H[1]
 	VLD1.P 32(R10), [V4.B16, V5.B16]
-	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
-	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x0e24c04c // smull v12.8h, v2.8b, v4.8b
+	WORD $0x4e24c04d // smull2 v13.8h, v2.16b, v4.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
-	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
-	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x0e25c06c // smull v12.8h, v3.8b, v5.8b
+	WORD $0x4e25c06d // smull2 v13.8h, v3.16b, v5.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
@@ -9023,7 +8858,7 @@ block:
 	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
 	// every token: summs = fma(f16(x.s), f16(w.m), summs), lane t of V24-V25
 	WORD $0x0e217966 // fcvtl v6.4s, v11.4h
-	WORD $0x4f8910d8 // fmla v24.4s, v6.4s, v9.s[0]
+	WORD $0x4fa810d8 // fmla v24.4s, v6.4s, v8.s[1]
 	SUBS $1, R13, R13
 	BNE block
 store:
@@ -9066,13 +8901,13 @@ TEXT ·q5_1RowsT3NEON(SB), NOSPLIT, $0-64
 	LSL $2, R7, R7
 	VMOVI $15, V28.B16
 	VMOVI $16, V14.B16
-	MOVD $0x0000000000000000, R16
+	MOVD $0x0404040404040404, R16
 	VMOV R16, V29.D[0]
-	MOVD $0x0101010101010101, R16
+	MOVD $0x0505050505050505, R16
 	VMOV R16, V29.D[1]
-	MOVD $0x0202020202020202, R16
+	MOVD $0x0606060606060606, R16
 	VMOV R16, V30.D[0]
-	MOVD $0x0303030303030303, R16
+	MOVD $0x0707070707070707, R16
 	VMOV R16, V30.D[1]
 	MOVD $0x8040201008040201, R16
 	VMOV R16, V31.D[0]
@@ -9092,41 +8927,34 @@ row:
 	MOVD R5, R13
 	CBZ R13, store
 block:
-	MOVHU.P 2(R8), R14
-	FMOVS R14, F8
-	FCVTHS F8, F8
-	MOVHU.P 2(R8), R15
-	MOVWU.P 4(R8), R14
-	VMOV R14, V2.S[0]
+	FMOVD (R8), F2
+	ADD $8, R8
+	WORD $0x0e217848 // fcvtl v8.4s, v2.4h
 	VLD1.P 16(R8), [V0.B16]
-	VUSHR $4, V0.B16, V1.B16
-	VAND V28.B16, V0.B16, V0.B16
-	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is set
+	// the high bits: byte j of hlo (hhi) is 16 where bit j (j+16) is set
 	WORD $0x4e1e0043 // tbl v3.16b, {v2.16b}, v30.16b
 	WORD $0x4e1d0042 // tbl v2.16b, {v2.16b}, v29.16b
 	WORD $0x4e3f8c42 // cmtst v2.16b, v2.16b, v31.16b
 	WORD $0x4e3f8c63 // cmtst v3.16b, v3.16b, v31.16b
 	VAND V14.B16, V2.B16, V2.B16
-	VORR V2.B16, V0.B16, V0.B16
 	VAND V14.B16, V3.B16, V3.B16
-	VORR V3.B16, V1.B16, V1.B16
-	FMOVS R15, F9
-	FCVTHS F9, F9
+	// the values: the low (high) nibbles put under bit 4
+	VBIT V28.B16, V0.B16, V2.B16
+	VSRI $4, V0.B16, V3.B16
 	// token 0
-	MOVHU.P 2(R9), R14
-	FMOVS R14, F10
+	FMOVS (R9), F10
+	ADD $4, R9
+	VMOV V10.H[1], V11.H[0]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R9), R14
-	VMOV R14, V11.H[0]
 	VLD1.P 32(R9), [V4.B16, V5.B16]
-	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
-	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x0e24c04c // smull v12.8h, v2.8b, v4.8b
+	WORD $0x4e24c04d // smull2 v13.8h, v2.16b, v4.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
-	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
-	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x0e25c06c // smull v12.8h, v3.8b, v5.8b
+	WORD $0x4e25c06d // smull2 v13.8h, v3.16b, v5.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
@@ -9135,20 +8963,19 @@ block:
 	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
 	// token 1
-	MOVHU.P 2(R10), R14
-	FMOVS R14, F10
+	FMOVS (R10), F10
+	ADD $4, R10
+	VMOV V10.H[1], V11.H[1]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R10), R14
-	VMOV R14, V11.H[1]
 	VLD1.P 32(R10), [V4.B16, V5.B16]
-	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
-	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x0e24c04c // smull v12.8h, v2.8b, v4.8b
+	WORD $0x4e24c04d // smull2 v13.8h, v2.16b, v4.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
-	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
-	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x0e25c06c // smull v12.8h, v3.8b, v5.8b
+	WORD $0x4e25c06d // smull2 v13.8h, v3.16b, v5.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
@@ -9157,20 +8984,19 @@ block:
 	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
 	// token 2
-	MOVHU.P 2(R11), R14
-	FMOVS R14, F10
+	FMOVS (R11), F10
+	ADD $4, R11
+	VMOV V10.H[1], V11.H[2]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R11), R14
-	VMOV R14, V11.H[2]
 	VLD1.P 32(R11), [V4.B16, V5.B16]
-	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
-	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x0e24c04c // smull v12.8h, v2.8b, v4.8b
+	WORD $0x4e24c04d // smull2 v13.8h, v2.16b, v4.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
-	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
-	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x0e25c06c // smull v12.8h, v3.8b, v5.8b
+	WORD $0x4e25c06d // smull2 v13.8h, v3.16b, v5.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
@@ -9180,7 +9006,7 @@ block:
 	WORD $0x4f8a10f5 // fmla v21.4s, v7.4s, v10.s[0]
 	// every token: summs = fma(f16(x.s), f16(w.m), summs), lane t of V24-V25
 	WORD $0x0e217966 // fcvtl v6.4s, v11.4h
-	WORD $0x4f8910d8 // fmla v24.4s, v6.4s, v9.s[0]
+	WORD $0x4fa810d8 // fmla v24.4s, v6.4s, v8.s[1]
 	SUBS $1, R13, R13
 	BNE block
 store:
@@ -9233,13 +9059,13 @@ TEXT ·q5_1RowsT4NEON(SB), NOSPLIT, $0-64
 	LSL $2, R7, R7
 	VMOVI $15, V28.B16
 	VMOVI $16, V14.B16
-	MOVD $0x0000000000000000, R16
+	MOVD $0x0404040404040404, R16
 	VMOV R16, V29.D[0]
-	MOVD $0x0101010101010101, R16
+	MOVD $0x0505050505050505, R16
 	VMOV R16, V29.D[1]
-	MOVD $0x0202020202020202, R16
+	MOVD $0x0606060606060606, R16
 	VMOV R16, V30.D[0]
-	MOVD $0x0303030303030303, R16
+	MOVD $0x0707070707070707, R16
 	VMOV R16, V30.D[1]
 	MOVD $0x8040201008040201, R16
 	VMOV R16, V31.D[0]
@@ -9262,41 +9088,34 @@ row:
 	MOVD R5, R13
 	CBZ R13, store
 block:
-	MOVHU.P 2(R8), R14
-	FMOVS R14, F8
-	FCVTHS F8, F8
-	MOVHU.P 2(R8), R15
-	MOVWU.P 4(R8), R14
-	VMOV R14, V2.S[0]
+	FMOVD (R8), F2
+	ADD $8, R8
+	WORD $0x0e217848 // fcvtl v8.4s, v2.4h
 	VLD1.P 16(R8), [V0.B16]
-	VUSHR $4, V0.B16, V1.B16
-	VAND V28.B16, V0.B16, V0.B16
-	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is set
+	// the high bits: byte j of hlo (hhi) is 16 where bit j (j+16) is set
 	WORD $0x4e1e0043 // tbl v3.16b, {v2.16b}, v30.16b
 	WORD $0x4e1d0042 // tbl v2.16b, {v2.16b}, v29.16b
 	WORD $0x4e3f8c42 // cmtst v2.16b, v2.16b, v31.16b
 	WORD $0x4e3f8c63 // cmtst v3.16b, v3.16b, v31.16b
 	VAND V14.B16, V2.B16, V2.B16
-	VORR V2.B16, V0.B16, V0.B16
 	VAND V14.B16, V3.B16, V3.B16
-	VORR V3.B16, V1.B16, V1.B16
-	FMOVS R15, F9
-	FCVTHS F9, F9
+	// the values: the low (high) nibbles put under bit 4
+	VBIT V28.B16, V0.B16, V2.B16
+	VSRI $4, V0.B16, V3.B16
 	// token 0
-	MOVHU.P 2(R9), R14
-	FMOVS R14, F10
+	FMOVS (R9), F10
+	ADD $4, R9
+	VMOV V10.H[1], V11.H[0]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R9), R14
-	VMOV R14, V11.H[0]
 	VLD1.P 32(R9), [V4.B16, V5.B16]
-	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
-	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x0e24c04c // smull v12.8h, v2.8b, v4.8b
+	WORD $0x4e24c04d // smull2 v13.8h, v2.16b, v4.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
-	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
-	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x0e25c06c // smull v12.8h, v3.8b, v5.8b
+	WORD $0x4e25c06d // smull2 v13.8h, v3.16b, v5.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
@@ -9305,20 +9124,19 @@ block:
 	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
 	// token 1
-	MOVHU.P 2(R10), R14
-	FMOVS R14, F10
+	FMOVS (R10), F10
+	ADD $4, R10
+	VMOV V10.H[1], V11.H[1]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R10), R14
-	VMOV R14, V11.H[1]
 	VLD1.P 32(R10), [V4.B16, V5.B16]
-	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
-	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x0e24c04c // smull v12.8h, v2.8b, v4.8b
+	WORD $0x4e24c04d // smull2 v13.8h, v2.16b, v4.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
-	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
-	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x0e25c06c // smull v12.8h, v3.8b, v5.8b
+	WORD $0x4e25c06d // smull2 v13.8h, v3.16b, v5.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
@@ -9327,20 +9145,19 @@ block:
 	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
 	// token 2
-	MOVHU.P 2(R11), R14
-	FMOVS R14, F10
+	FMOVS (R11), F10
+	ADD $4, R11
+	VMOV V10.H[1], V11.H[2]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R11), R14
-	VMOV R14, V11.H[2]
 	VLD1.P 32(R11), [V4.B16, V5.B16]
-	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
-	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x0e24c04c // smull v12.8h, v2.8b, v4.8b
+	WORD $0x4e24c04d // smull2 v13.8h, v2.16b, v4.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
-	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
-	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x0e25c06c // smull v12.8h, v3.8b, v5.8b
+	WORD $0x4e25c06d // smull2 v13.8h, v3.16b, v5.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
@@ -9349,20 +9166,19 @@ block:
 	WORD $0x4f8a10d4 // fmla v20.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f5 // fmla v21.4s, v7.4s, v10.s[0]
 	// token 3
-	MOVHU.P 2(R12), R14
-	FMOVS R14, F10
+	FMOVS (R12), F10
+	ADD $4, R12
+	VMOV V10.H[1], V11.H[3]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R12), R14
-	VMOV R14, V11.H[3]
 	VLD1.P 32(R12), [V4.B16, V5.B16]
-	WORD $0x0e24c00c // smull v12.8h, v0.8b, v4.8b
-	WORD $0x4e24c00d // smull2 v13.8h, v0.16b, v4.16b
+	WORD $0x0e24c04c // smull v12.8h, v2.8b, v4.8b
+	WORD $0x4e24c04d // smull2 v13.8h, v2.16b, v4.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd86 // addp v6.4s, v12.4s, v13.4s
-	WORD $0x0e25c02c // smull v12.8h, v1.8b, v5.8b
-	WORD $0x4e25c02d // smull2 v13.8h, v1.16b, v5.16b
+	WORD $0x0e25c06c // smull v12.8h, v3.8b, v5.8b
+	WORD $0x4e25c06d // smull2 v13.8h, v3.16b, v5.16b
 	WORD $0x4e60298c // saddlp v12.4s, v12.8h
 	WORD $0x4e6029ad // saddlp v13.4s, v13.8h
 	WORD $0x4eadbd87 // addp v7.4s, v12.4s, v13.4s
@@ -9372,7 +9188,7 @@ block:
 	WORD $0x4f8a10f7 // fmla v23.4s, v7.4s, v10.s[0]
 	// every token: summs = fma(f16(x.s), f16(w.m), summs), lane t of V24-V25
 	WORD $0x0e217966 // fcvtl v6.4s, v11.4h
-	WORD $0x4f8910d8 // fmla v24.4s, v6.4s, v9.s[0]
+	WORD $0x4fa810d8 // fmla v24.4s, v6.4s, v8.s[1]
 	SUBS $1, R13, R13
 	BNE block
 store:
@@ -9435,13 +9251,13 @@ TEXT ·q5_1RowsT1Dot(SB), NOSPLIT, $0-64
 	LSL $2, R7, R7
 	VMOVI $15, V28.B16
 	VMOVI $16, V14.B16
-	MOVD $0x0000000000000000, R16
+	MOVD $0x0404040404040404, R16
 	VMOV R16, V29.D[0]
-	MOVD $0x0101010101010101, R16
+	MOVD $0x0505050505050505, R16
 	VMOV R16, V29.D[1]
-	MOVD $0x0202020202020202, R16
+	MOVD $0x0606060606060606, R16
 	VMOV R16, V30.D[0]
-	MOVD $0x0303030303030303, R16
+	MOVD $0x0707070707070707, R16
 	VMOV R16, V30.D[1]
 	MOVD $0x8040201008040201, R16
 	VMOV R16, V31.D[0]
@@ -9455,40 +9271,31 @@ row:
 	MOVD R5, R13
 	CBZ R13, store
 block:
-	MOVHU.P 2(R8), R14
-	FMOVS R14, F8
-	FCVTHS F8, F8
-	MOVHU.P 2(R8), R14
-	FMOVS R14, F9
-	FCVTHS F9, F9
-	MOVWU.P 4(R8), R14
-	VMOV R14, V2.S[0]
+	FMOVD (R8), F2
+	ADD $8, R8
+	WORD $0x0e217848 // fcvtl v8.4s, v2.4h
 	VLD1.P 16(R8), [V0.B16]
-	VUSHR $4, V0.B16, V1.B16
-	VAND V28.B16, V0.B16, V0.B16
-	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is set
+	// the high bits: byte j of hlo (hhi) is 16 where bit j (j+16) is set
 	WORD $0x4e1e0043 // tbl v3.16b, {v2.16b}, v30.16b
 	WORD $0x4e1d0042 // tbl v2.16b, {v2.16b}, v29.16b
 	WORD $0x4e3f8c42 // cmtst v2.16b, v2.16b, v31.16b
 	WORD $0x4e3f8c63 // cmtst v3.16b, v3.16b, v31.16b
 	VAND V14.B16, V2.B16, V2.B16
-	VORR V2.B16, V0.B16, V0.B16
 	VAND V14.B16, V3.B16, V3.B16
-	VORR V3.B16, V1.B16, V1.B16
+	// the values: the low (high) nibbles put under bit 4
+	VBIT V28.B16, V0.B16, V2.B16
+	VSRI $4, V0.B16, V3.B16
 	// token 0
-	MOVHU.P 2(R9), R14
-	FMOVS R14, F10
-	FCVTHS F10, F10
-	FMULS F10, F8, F10
-	MOVHU.P 2(R9), R14
-	FMOVS R14, F11
-	FCVTHS F11, F11
-	FMADDS F11, F24, F9, F24
+	FMOVS (R9), F10
+	ADD $4, R9
+	WORD $0x0e21794b // fcvtl v11.4s, v10.4h
+	WORD $0x4fa81178 // fmla v24.4s, v11.4s, v8.s[1]
+	FMULS F11, F8, F10
 	VLD1.P 32(R9), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
@@ -9502,7 +9309,9 @@ store:
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
-	FADDS F24, F0, F0
+	VMOV V24.S[1], R14
+	FMOVS R14, F1
+	FADDS F1, F0, F0
 	FMOVS F0, (R19)
 	ADD $4, R6, R6
 	ADD R1, R0, R0
@@ -9523,13 +9332,13 @@ TEXT ·q5_1RowsT2Dot(SB), NOSPLIT, $0-64
 	LSL $2, R7, R7
 	VMOVI $15, V28.B16
 	VMOVI $16, V14.B16
-	MOVD $0x0000000000000000, R16
+	MOVD $0x0404040404040404, R16
 	VMOV R16, V29.D[0]
-	MOVD $0x0101010101010101, R16
+	MOVD $0x0505050505050505, R16
 	VMOV R16, V29.D[1]
-	MOVD $0x0202020202020202, R16
+	MOVD $0x0606060606060606, R16
 	VMOV R16, V30.D[0]
-	MOVD $0x0303030303030303, R16
+	MOVD $0x0707070707070707, R16
 	VMOV R16, V30.D[1]
 	MOVD $0x8040201008040201, R16
 	VMOV R16, V31.D[0]
@@ -9546,61 +9355,53 @@ row:
 	MOVD R5, R13
 	CBZ R13, store
 block:
-	MOVHU.P 2(R8), R14
-	FMOVS R14, F8
-	FCVTHS F8, F8
-	MOVHU.P 2(R8), R15
-	MOVWU.P 4(R8), R14
-	VMOV R14, V2.S[0]
+	FMOVD (R8), F2
+	ADD $8, R8
+	WORD $0x0e217848 // fcvtl v8.4s, v2.4h
 	VLD1.P 16(R8), [V0.B16]
-	VUSHR $4, V0.B16, V1.B16
-	VAND V28.B16, V0.B16, V0.B16
-	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is set
+	// the high bits: byte j of hlo (hhi) is 16 where bit j (j+16) is set
 	WORD $0x4e1e0043 // tbl v3.16b, {v2.16b}, v30.16b
 	WORD $0x4e1d0042 // tbl v2.16b, {v2.16b}, v29.16b
 	WORD $0x4e3f8c42 // cmtst v2.16b, v2.16b, v31.16b
 	WORD $0x4e3f8c63 // cmtst v3.16b, v3.16b, v31.16b
 	VAND V14.B16, V2.B16, V2.B16
-	VORR V2.B16, V0.B16, V0.B16
 	VAND V14.B16, V3.B16, V3.B16
-	VORR V3.B16, V1.B16, V1.B16
-	FMOVS R15, F9
-	FCVTHS F9, F9
+	// the values: the low (high) nibbles put under bit 4
+	VBIT V28.B16, V0.B16, V2.B16
+	VSRI $4, V0.B16, V3.B16
 	// token 0
-	MOVHU.P 2(R9), R14
-	FMOVS R14, F10
+	FMOVS (R9), F10
+	ADD $4, R9
+	VMOV V10.H[1], V11.H[0]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R9), R14
-	VMOV R14, V11.H[0]
 	VLD1.P 32(R9), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
 	// token 1
-	MOVHU.P 2(R10), R14
-	FMOVS R14, F10
+	FMOVS (R10), F10
+	ADD $4, R10
+	VMOV V10.H[1], V11.H[1]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R10), R14
-	VMOV R14, V11.H[1]
 	VLD1.P 32(R10), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
 	// every token: summs = fma(f16(x.s), f16(w.m), summs), lane t of V24-V25
 	WORD $0x0e217966 // fcvtl v6.4s, v11.4h
-	WORD $0x4f8910d8 // fmla v24.4s, v6.4s, v9.s[0]
+	WORD $0x4fa810d8 // fmla v24.4s, v6.4s, v8.s[1]
 	SUBS $1, R13, R13
 	BNE block
 store:
@@ -9643,13 +9444,13 @@ TEXT ·q5_1RowsT3Dot(SB), NOSPLIT, $0-64
 	LSL $2, R7, R7
 	VMOVI $15, V28.B16
 	VMOVI $16, V14.B16
-	MOVD $0x0000000000000000, R16
+	MOVD $0x0404040404040404, R16
 	VMOV R16, V29.D[0]
-	MOVD $0x0101010101010101, R16
+	MOVD $0x0505050505050505, R16
 	VMOV R16, V29.D[1]
-	MOVD $0x0202020202020202, R16
+	MOVD $0x0606060606060606, R16
 	VMOV R16, V30.D[0]
-	MOVD $0x0303030303030303, R16
+	MOVD $0x0707070707070707, R16
 	VMOV R16, V30.D[1]
 	MOVD $0x8040201008040201, R16
 	VMOV R16, V31.D[0]
@@ -9669,77 +9470,68 @@ row:
 	MOVD R5, R13
 	CBZ R13, store
 block:
-	MOVHU.P 2(R8), R14
-	FMOVS R14, F8
-	FCVTHS F8, F8
-	MOVHU.P 2(R8), R15
-	MOVWU.P 4(R8), R14
-	VMOV R14, V2.S[0]
+	FMOVD (R8), F2
+	ADD $8, R8
+	WORD $0x0e217848 // fcvtl v8.4s, v2.4h
 	VLD1.P 16(R8), [V0.B16]
-	VUSHR $4, V0.B16, V1.B16
-	VAND V28.B16, V0.B16, V0.B16
-	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is set
+	// the high bits: byte j of hlo (hhi) is 16 where bit j (j+16) is set
 	WORD $0x4e1e0043 // tbl v3.16b, {v2.16b}, v30.16b
 	WORD $0x4e1d0042 // tbl v2.16b, {v2.16b}, v29.16b
 	WORD $0x4e3f8c42 // cmtst v2.16b, v2.16b, v31.16b
 	WORD $0x4e3f8c63 // cmtst v3.16b, v3.16b, v31.16b
 	VAND V14.B16, V2.B16, V2.B16
-	VORR V2.B16, V0.B16, V0.B16
 	VAND V14.B16, V3.B16, V3.B16
-	VORR V3.B16, V1.B16, V1.B16
-	FMOVS R15, F9
-	FCVTHS F9, F9
+	// the values: the low (high) nibbles put under bit 4
+	VBIT V28.B16, V0.B16, V2.B16
+	VSRI $4, V0.B16, V3.B16
 	// token 0
-	MOVHU.P 2(R9), R14
-	FMOVS R14, F10
+	FMOVS (R9), F10
+	ADD $4, R9
+	VMOV V10.H[1], V11.H[0]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R9), R14
-	VMOV R14, V11.H[0]
 	VLD1.P 32(R9), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
 	// token 1
-	MOVHU.P 2(R10), R14
-	FMOVS R14, F10
+	FMOVS (R10), F10
+	ADD $4, R10
+	VMOV V10.H[1], V11.H[1]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R10), R14
-	VMOV R14, V11.H[1]
 	VLD1.P 32(R10), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
 	// token 2
-	MOVHU.P 2(R11), R14
-	FMOVS R14, F10
+	FMOVS (R11), F10
+	ADD $4, R11
+	VMOV V10.H[1], V11.H[2]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R11), R14
-	VMOV R14, V11.H[2]
 	VLD1.P 32(R11), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d4 // fmla v20.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f5 // fmla v21.4s, v7.4s, v10.s[0]
 	// every token: summs = fma(f16(x.s), f16(w.m), summs), lane t of V24-V25
 	WORD $0x0e217966 // fcvtl v6.4s, v11.4h
-	WORD $0x4f8910d8 // fmla v24.4s, v6.4s, v9.s[0]
+	WORD $0x4fa810d8 // fmla v24.4s, v6.4s, v8.s[1]
 	SUBS $1, R13, R13
 	BNE block
 store:
@@ -9792,13 +9584,13 @@ TEXT ·q5_1RowsT4Dot(SB), NOSPLIT, $0-64
 	LSL $2, R7, R7
 	VMOVI $15, V28.B16
 	VMOVI $16, V14.B16
-	MOVD $0x0000000000000000, R16
+	MOVD $0x0404040404040404, R16
 	VMOV R16, V29.D[0]
-	MOVD $0x0101010101010101, R16
+	MOVD $0x0505050505050505, R16
 	VMOV R16, V29.D[1]
-	MOVD $0x0202020202020202, R16
+	MOVD $0x0606060606060606, R16
 	VMOV R16, V30.D[0]
-	MOVD $0x0303030303030303, R16
+	MOVD $0x0707070707070707, R16
 	VMOV R16, V30.D[1]
 	MOVD $0x8040201008040201, R16
 	VMOV R16, V31.D[0]
@@ -9821,93 +9613,83 @@ row:
 	MOVD R5, R13
 	CBZ R13, store
 block:
-	MOVHU.P 2(R8), R14
-	FMOVS R14, F8
-	FCVTHS F8, F8
-	MOVHU.P 2(R8), R15
-	MOVWU.P 4(R8), R14
-	VMOV R14, V2.S[0]
+	FMOVD (R8), F2
+	ADD $8, R8
+	WORD $0x0e217848 // fcvtl v8.4s, v2.4h
 	VLD1.P 16(R8), [V0.B16]
-	VUSHR $4, V0.B16, V1.B16
-	VAND V28.B16, V0.B16, V0.B16
-	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is set
+	// the high bits: byte j of hlo (hhi) is 16 where bit j (j+16) is set
 	WORD $0x4e1e0043 // tbl v3.16b, {v2.16b}, v30.16b
 	WORD $0x4e1d0042 // tbl v2.16b, {v2.16b}, v29.16b
 	WORD $0x4e3f8c42 // cmtst v2.16b, v2.16b, v31.16b
 	WORD $0x4e3f8c63 // cmtst v3.16b, v3.16b, v31.16b
 	VAND V14.B16, V2.B16, V2.B16
-	VORR V2.B16, V0.B16, V0.B16
 	VAND V14.B16, V3.B16, V3.B16
-	VORR V3.B16, V1.B16, V1.B16
-	FMOVS R15, F9
-	FCVTHS F9, F9
+	// the values: the low (high) nibbles put under bit 4
+	VBIT V28.B16, V0.B16, V2.B16
+	VSRI $4, V0.B16, V3.B16
 	// token 0
-	MOVHU.P 2(R9), R14
-	FMOVS R14, F10
+	FMOVS (R9), F10
+	ADD $4, R9
+	VMOV V10.H[1], V11.H[0]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R9), R14
-	VMOV R14, V11.H[0]
 	VLD1.P 32(R9), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
 	// token 1
-	MOVHU.P 2(R10), R14
-	FMOVS R14, F10
+	FMOVS (R10), F10
+	ADD $4, R10
+	VMOV V10.H[1], V11.H[1]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R10), R14
-	VMOV R14, V11.H[1]
 	VLD1.P 32(R10), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
 	// token 2
-	MOVHU.P 2(R11), R14
-	FMOVS R14, F10
+	FMOVS (R11), F10
+	ADD $4, R11
+	VMOV V10.H[1], V11.H[2]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R11), R14
-	VMOV R14, V11.H[2]
 	VLD1.P 32(R11), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d4 // fmla v20.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f5 // fmla v21.4s, v7.4s, v10.s[0]
 	// token 3
-	MOVHU.P 2(R12), R14
-	FMOVS R14, F10
+	FMOVS (R12), F10
+	ADD $4, R12
+	VMOV V10.H[1], V11.H[3]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R12), R14
-	VMOV R14, V11.H[3]
 	VLD1.P 32(R12), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d6 // fmla v22.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f7 // fmla v23.4s, v7.4s, v10.s[0]
 	// every token: summs = fma(f16(x.s), f16(w.m), summs), lane t of V24-V25
 	WORD $0x0e217966 // fcvtl v6.4s, v11.4h
-	WORD $0x4f8910d8 // fmla v24.4s, v6.4s, v9.s[0]
+	WORD $0x4fa810d8 // fmla v24.4s, v6.4s, v8.s[1]
 	SUBS $1, R13, R13
 	BNE block
 store:
@@ -9970,7 +9752,7 @@ TEXT ·q5_1RowsT5Dot(SB), NOSPLIT, $0-64
 	LSL $2, R7, R7
 	VMOVI $15, V15.B16
 	VMOVI $16, V14.B16
-	MOVD $q32LanesConsts<>(SB), R24
+	MOVD $q5_1LanesConsts<>(SB), R24
 row:
 	MOVD R0, R8
 	MOVD R3, R9
@@ -9993,112 +9775,101 @@ row:
 	MOVD R5, R13
 	CBZ R13, store
 block:
-	MOVHU.P 2(R8), R14
-	FMOVS R14, F8
-	FCVTHS F8, F8
-	MOVHU.P 2(R8), R15
-	MOVWU.P 4(R8), R14
-	VMOV R14, V2.S[0]
+	FMOVD (R8), F2
+	ADD $8, R8
+	WORD $0x0e217848 // fcvtl v8.4s, v2.4h
 	VLD1 (R24), [V9.B16, V10.B16, V11.B16]
 	VLD1.P 16(R8), [V0.B16]
-	VUSHR $4, V0.B16, V1.B16
-	VAND V15.B16, V0.B16, V0.B16
-	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is set
+	// the high bits: byte j of hlo (hhi) is 16 where bit j (j+16) is set
 	WORD $0x4e0a0043 // tbl v3.16b, {v2.16b}, v10.16b
 	WORD $0x4e090042 // tbl v2.16b, {v2.16b}, v9.16b
 	WORD $0x4e2b8c42 // cmtst v2.16b, v2.16b, v11.16b
 	WORD $0x4e2b8c63 // cmtst v3.16b, v3.16b, v11.16b
 	VAND V14.B16, V2.B16, V2.B16
-	VORR V2.B16, V0.B16, V0.B16
 	VAND V14.B16, V3.B16, V3.B16
-	VORR V3.B16, V1.B16, V1.B16
-	FMOVS R15, F9
-	FCVTHS F9, F9
+	// the values: the low (high) nibbles put under bit 4
+	VBIT V15.B16, V0.B16, V2.B16
+	VSRI $4, V0.B16, V3.B16
 	// token 0
-	MOVHU.P 2(R9), R14
-	FMOVS R14, F10
+	FMOVS (R9), F10
+	ADD $4, R9
+	VMOV V10.H[1], V11.H[0]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R9), R14
-	VMOV R14, V11.H[0]
 	VLD1.P 32(R9), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
 	// token 1
-	MOVHU.P 2(R10), R14
-	FMOVS R14, F10
+	FMOVS (R10), F10
+	ADD $4, R10
+	VMOV V10.H[1], V11.H[1]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R10), R14
-	VMOV R14, V11.H[1]
 	VLD1.P 32(R10), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
 	// token 2
-	MOVHU.P 2(R11), R14
-	FMOVS R14, F10
+	FMOVS (R11), F10
+	ADD $4, R11
+	VMOV V10.H[1], V11.H[2]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R11), R14
-	VMOV R14, V11.H[2]
 	VLD1.P 32(R11), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d4 // fmla v20.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f5 // fmla v21.4s, v7.4s, v10.s[0]
 	// token 3
-	MOVHU.P 2(R12), R14
-	FMOVS R14, F10
+	FMOVS (R12), F10
+	ADD $4, R12
+	VMOV V10.H[1], V11.H[3]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R12), R14
-	VMOV R14, V11.H[3]
 	VLD1.P 32(R12), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d6 // fmla v22.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f7 // fmla v23.4s, v7.4s, v10.s[0]
 	// token 4
-	MOVHU.P 2(R20), R14
-	FMOVS R14, F10
+	FMOVS (R20), F10
+	ADD $4, R20
+	VMOV V10.H[1], V11.H[4]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R20), R14
-	VMOV R14, V11.H[4]
 	VLD1.P 32(R20), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d8 // fmla v24.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f9 // fmla v25.4s, v7.4s, v10.s[0]
 	// every token: summs = fma(f16(x.s), f16(w.m), summs), lane t of V12-V13
 	WORD $0x0e217966 // fcvtl v6.4s, v11.4h
-	WORD $0x4f8910cc // fmla v12.4s, v6.4s, v9.s[0]
+	WORD $0x4fa810cc // fmla v12.4s, v6.4s, v8.s[1]
 	WORD $0x4e217967 // fcvtl2 v7.4s, v11.8h
-	WORD $0x4f8910ed // fmla v13.4s, v7.4s, v9.s[0]
+	WORD $0x4fa810ed // fmla v13.4s, v7.4s, v8.s[1]
 	SUBS $1, R13, R13
 	BNE block
 store:
@@ -10171,7 +9942,7 @@ TEXT ·q5_1RowsT6Dot(SB), NOSPLIT, $0-64
 	LSL $2, R7, R7
 	VMOVI $15, V15.B16
 	VMOVI $16, V14.B16
-	MOVD $q32LanesConsts<>(SB), R24
+	MOVD $q5_1LanesConsts<>(SB), R24
 row:
 	MOVD R0, R8
 	MOVD R3, R9
@@ -10197,128 +9968,116 @@ row:
 	MOVD R5, R13
 	CBZ R13, store
 block:
-	MOVHU.P 2(R8), R14
-	FMOVS R14, F8
-	FCVTHS F8, F8
-	MOVHU.P 2(R8), R15
-	MOVWU.P 4(R8), R14
-	VMOV R14, V2.S[0]
+	FMOVD (R8), F2
+	ADD $8, R8
+	WORD $0x0e217848 // fcvtl v8.4s, v2.4h
 	VLD1 (R24), [V9.B16, V10.B16, V11.B16]
 	VLD1.P 16(R8), [V0.B16]
-	VUSHR $4, V0.B16, V1.B16
-	VAND V15.B16, V0.B16, V0.B16
-	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is set
+	// the high bits: byte j of hlo (hhi) is 16 where bit j (j+16) is set
 	WORD $0x4e0a0043 // tbl v3.16b, {v2.16b}, v10.16b
 	WORD $0x4e090042 // tbl v2.16b, {v2.16b}, v9.16b
 	WORD $0x4e2b8c42 // cmtst v2.16b, v2.16b, v11.16b
 	WORD $0x4e2b8c63 // cmtst v3.16b, v3.16b, v11.16b
 	VAND V14.B16, V2.B16, V2.B16
-	VORR V2.B16, V0.B16, V0.B16
 	VAND V14.B16, V3.B16, V3.B16
-	VORR V3.B16, V1.B16, V1.B16
-	FMOVS R15, F9
-	FCVTHS F9, F9
+	// the values: the low (high) nibbles put under bit 4
+	VBIT V15.B16, V0.B16, V2.B16
+	VSRI $4, V0.B16, V3.B16
 	// token 0
-	MOVHU.P 2(R9), R14
-	FMOVS R14, F10
+	FMOVS (R9), F10
+	ADD $4, R9
+	VMOV V10.H[1], V11.H[0]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R9), R14
-	VMOV R14, V11.H[0]
 	VLD1.P 32(R9), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
 	// token 1
-	MOVHU.P 2(R10), R14
-	FMOVS R14, F10
+	FMOVS (R10), F10
+	ADD $4, R10
+	VMOV V10.H[1], V11.H[1]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R10), R14
-	VMOV R14, V11.H[1]
 	VLD1.P 32(R10), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
 	// token 2
-	MOVHU.P 2(R11), R14
-	FMOVS R14, F10
+	FMOVS (R11), F10
+	ADD $4, R11
+	VMOV V10.H[1], V11.H[2]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R11), R14
-	VMOV R14, V11.H[2]
 	VLD1.P 32(R11), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d4 // fmla v20.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f5 // fmla v21.4s, v7.4s, v10.s[0]
 	// token 3
-	MOVHU.P 2(R12), R14
-	FMOVS R14, F10
+	FMOVS (R12), F10
+	ADD $4, R12
+	VMOV V10.H[1], V11.H[3]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R12), R14
-	VMOV R14, V11.H[3]
 	VLD1.P 32(R12), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d6 // fmla v22.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f7 // fmla v23.4s, v7.4s, v10.s[0]
 	// token 4
-	MOVHU.P 2(R20), R14
-	FMOVS R14, F10
+	FMOVS (R20), F10
+	ADD $4, R20
+	VMOV V10.H[1], V11.H[4]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R20), R14
-	VMOV R14, V11.H[4]
 	VLD1.P 32(R20), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d8 // fmla v24.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f9 // fmla v25.4s, v7.4s, v10.s[0]
 	// token 5
-	MOVHU.P 2(R21), R14
-	FMOVS R14, F10
+	FMOVS (R21), F10
+	ADD $4, R21
+	VMOV V10.H[1], V11.H[5]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R21), R14
-	VMOV R14, V11.H[5]
 	VLD1.P 32(R21), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10da // fmla v26.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10fb // fmla v27.4s, v7.4s, v10.s[0]
 	// every token: summs = fma(f16(x.s), f16(w.m), summs), lane t of V12-V13
 	WORD $0x0e217966 // fcvtl v6.4s, v11.4h
-	WORD $0x4f8910cc // fmla v12.4s, v6.4s, v9.s[0]
+	WORD $0x4fa810cc // fmla v12.4s, v6.4s, v8.s[1]
 	WORD $0x4e217967 // fcvtl2 v7.4s, v11.8h
-	WORD $0x4f8910ed // fmla v13.4s, v7.4s, v9.s[0]
+	WORD $0x4fa810ed // fmla v13.4s, v7.4s, v8.s[1]
 	SUBS $1, R13, R13
 	BNE block
 store:
@@ -10401,7 +10160,7 @@ TEXT ·q5_1RowsT7Dot(SB), NOSPLIT, $0-64
 	LSL $2, R7, R7
 	VMOVI $15, V15.B16
 	VMOVI $16, V14.B16
-	MOVD $q32LanesConsts<>(SB), R24
+	MOVD $q5_1LanesConsts<>(SB), R24
 row:
 	MOVD R0, R8
 	MOVD R3, R9
@@ -10430,144 +10189,131 @@ row:
 	MOVD R5, R13
 	CBZ R13, store
 block:
-	MOVHU.P 2(R8), R14
-	FMOVS R14, F8
-	FCVTHS F8, F8
-	MOVHU.P 2(R8), R15
-	MOVWU.P 4(R8), R14
-	VMOV R14, V2.S[0]
+	FMOVD (R8), F2
+	ADD $8, R8
+	WORD $0x0e217848 // fcvtl v8.4s, v2.4h
 	VLD1 (R24), [V9.B16, V10.B16, V11.B16]
 	VLD1.P 16(R8), [V0.B16]
-	VUSHR $4, V0.B16, V1.B16
-	VAND V15.B16, V0.B16, V0.B16
-	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is set
+	// the high bits: byte j of hlo (hhi) is 16 where bit j (j+16) is set
 	WORD $0x4e0a0043 // tbl v3.16b, {v2.16b}, v10.16b
 	WORD $0x4e090042 // tbl v2.16b, {v2.16b}, v9.16b
 	WORD $0x4e2b8c42 // cmtst v2.16b, v2.16b, v11.16b
 	WORD $0x4e2b8c63 // cmtst v3.16b, v3.16b, v11.16b
 	VAND V14.B16, V2.B16, V2.B16
-	VORR V2.B16, V0.B16, V0.B16
 	VAND V14.B16, V3.B16, V3.B16
-	VORR V3.B16, V1.B16, V1.B16
-	FMOVS R15, F9
-	FCVTHS F9, F9
+	// the values: the low (high) nibbles put under bit 4
+	VBIT V15.B16, V0.B16, V2.B16
+	VSRI $4, V0.B16, V3.B16
 	// token 0
-	MOVHU.P 2(R9), R14
-	FMOVS R14, F10
+	FMOVS (R9), F10
+	ADD $4, R9
+	VMOV V10.H[1], V11.H[0]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R9), R14
-	VMOV R14, V11.H[0]
 	VLD1.P 32(R9), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
 	// token 1
-	MOVHU.P 2(R10), R14
-	FMOVS R14, F10
+	FMOVS (R10), F10
+	ADD $4, R10
+	VMOV V10.H[1], V11.H[1]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R10), R14
-	VMOV R14, V11.H[1]
 	VLD1.P 32(R10), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
 	// token 2
-	MOVHU.P 2(R11), R14
-	FMOVS R14, F10
+	FMOVS (R11), F10
+	ADD $4, R11
+	VMOV V10.H[1], V11.H[2]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R11), R14
-	VMOV R14, V11.H[2]
 	VLD1.P 32(R11), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d4 // fmla v20.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f5 // fmla v21.4s, v7.4s, v10.s[0]
 	// token 3
-	MOVHU.P 2(R12), R14
-	FMOVS R14, F10
+	FMOVS (R12), F10
+	ADD $4, R12
+	VMOV V10.H[1], V11.H[3]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R12), R14
-	VMOV R14, V11.H[3]
 	VLD1.P 32(R12), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d6 // fmla v22.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f7 // fmla v23.4s, v7.4s, v10.s[0]
 	// token 4
-	MOVHU.P 2(R20), R14
-	FMOVS R14, F10
+	FMOVS (R20), F10
+	ADD $4, R20
+	VMOV V10.H[1], V11.H[4]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R20), R14
-	VMOV R14, V11.H[4]
 	VLD1.P 32(R20), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d8 // fmla v24.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f9 // fmla v25.4s, v7.4s, v10.s[0]
 	// token 5
-	MOVHU.P 2(R21), R14
-	FMOVS R14, F10
+	FMOVS (R21), F10
+	ADD $4, R21
+	VMOV V10.H[1], V11.H[5]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R21), R14
-	VMOV R14, V11.H[5]
 	VLD1.P 32(R21), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10da // fmla v26.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10fb // fmla v27.4s, v7.4s, v10.s[0]
 	// token 6
-	MOVHU.P 2(R22), R14
-	FMOVS R14, F10
+	FMOVS (R22), F10
+	ADD $4, R22
+	VMOV V10.H[1], V11.H[6]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R22), R14
-	VMOV R14, V11.H[6]
 	VLD1.P 32(R22), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10dc // fmla v28.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10fd // fmla v29.4s, v7.4s, v10.s[0]
 	// every token: summs = fma(f16(x.s), f16(w.m), summs), lane t of V12-V13
 	WORD $0x0e217966 // fcvtl v6.4s, v11.4h
-	WORD $0x4f8910cc // fmla v12.4s, v6.4s, v9.s[0]
+	WORD $0x4fa810cc // fmla v12.4s, v6.4s, v8.s[1]
 	WORD $0x4e217967 // fcvtl2 v7.4s, v11.8h
-	WORD $0x4f8910ed // fmla v13.4s, v7.4s, v9.s[0]
+	WORD $0x4fa810ed // fmla v13.4s, v7.4s, v8.s[1]
 	SUBS $1, R13, R13
 	BNE block
 store:
@@ -10660,7 +10406,7 @@ TEXT ·q5_1RowsT8Dot(SB), NOSPLIT, $0-64
 	LSL $2, R7, R7
 	VMOVI $15, V15.B16
 	VMOVI $16, V14.B16
-	MOVD $q32LanesConsts<>(SB), R24
+	MOVD $q5_1LanesConsts<>(SB), R24
 row:
 	MOVD R0, R8
 	MOVD R3, R9
@@ -10692,160 +10438,146 @@ row:
 	MOVD R5, R13
 	CBZ R13, store
 block:
-	MOVHU.P 2(R8), R14
-	FMOVS R14, F8
-	FCVTHS F8, F8
-	MOVHU.P 2(R8), R15
-	MOVWU.P 4(R8), R14
-	VMOV R14, V2.S[0]
+	FMOVD (R8), F2
+	ADD $8, R8
+	WORD $0x0e217848 // fcvtl v8.4s, v2.4h
 	VLD1 (R24), [V9.B16, V10.B16, V11.B16]
 	VLD1.P 16(R8), [V0.B16]
-	VUSHR $4, V0.B16, V1.B16
-	VAND V15.B16, V0.B16, V0.B16
-	// the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is set
+	// the high bits: byte j of hlo (hhi) is 16 where bit j (j+16) is set
 	WORD $0x4e0a0043 // tbl v3.16b, {v2.16b}, v10.16b
 	WORD $0x4e090042 // tbl v2.16b, {v2.16b}, v9.16b
 	WORD $0x4e2b8c42 // cmtst v2.16b, v2.16b, v11.16b
 	WORD $0x4e2b8c63 // cmtst v3.16b, v3.16b, v11.16b
 	VAND V14.B16, V2.B16, V2.B16
-	VORR V2.B16, V0.B16, V0.B16
 	VAND V14.B16, V3.B16, V3.B16
-	VORR V3.B16, V1.B16, V1.B16
-	FMOVS R15, F9
-	FCVTHS F9, F9
+	// the values: the low (high) nibbles put under bit 4
+	VBIT V15.B16, V0.B16, V2.B16
+	VSRI $4, V0.B16, V3.B16
 	// token 0
-	MOVHU.P 2(R9), R14
-	FMOVS R14, F10
+	FMOVS (R9), F10
+	ADD $4, R9
+	VMOV V10.H[1], V11.H[0]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R9), R14
-	VMOV R14, V11.H[0]
 	VLD1.P 32(R9), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d0 // fmla v16.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f1 // fmla v17.4s, v7.4s, v10.s[0]
 	// token 1
-	MOVHU.P 2(R10), R14
-	FMOVS R14, F10
+	FMOVS (R10), F10
+	ADD $4, R10
+	VMOV V10.H[1], V11.H[1]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R10), R14
-	VMOV R14, V11.H[1]
 	VLD1.P 32(R10), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d2 // fmla v18.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f3 // fmla v19.4s, v7.4s, v10.s[0]
 	// token 2
-	MOVHU.P 2(R11), R14
-	FMOVS R14, F10
+	FMOVS (R11), F10
+	ADD $4, R11
+	VMOV V10.H[1], V11.H[2]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R11), R14
-	VMOV R14, V11.H[2]
 	VLD1.P 32(R11), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d4 // fmla v20.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f5 // fmla v21.4s, v7.4s, v10.s[0]
 	// token 3
-	MOVHU.P 2(R12), R14
-	FMOVS R14, F10
+	FMOVS (R12), F10
+	ADD $4, R12
+	VMOV V10.H[1], V11.H[3]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R12), R14
-	VMOV R14, V11.H[3]
 	VLD1.P 32(R12), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d6 // fmla v22.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f7 // fmla v23.4s, v7.4s, v10.s[0]
 	// token 4
-	MOVHU.P 2(R20), R14
-	FMOVS R14, F10
+	FMOVS (R20), F10
+	ADD $4, R20
+	VMOV V10.H[1], V11.H[4]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R20), R14
-	VMOV R14, V11.H[4]
 	VLD1.P 32(R20), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10d8 // fmla v24.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10f9 // fmla v25.4s, v7.4s, v10.s[0]
 	// token 5
-	MOVHU.P 2(R21), R14
-	FMOVS R14, F10
+	FMOVS (R21), F10
+	ADD $4, R21
+	VMOV V10.H[1], V11.H[5]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R21), R14
-	VMOV R14, V11.H[5]
 	VLD1.P 32(R21), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10da // fmla v26.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10fb // fmla v27.4s, v7.4s, v10.s[0]
 	// token 6
-	MOVHU.P 2(R22), R14
-	FMOVS R14, F10
+	FMOVS (R22), F10
+	ADD $4, R22
+	VMOV V10.H[1], V11.H[6]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R22), R14
-	VMOV R14, V11.H[6]
 	VLD1.P 32(R22), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10dc // fmla v28.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10fd // fmla v29.4s, v7.4s, v10.s[0]
 	// token 7
-	MOVHU.P 2(R23), R14
-	FMOVS R14, F10
+	FMOVS (R23), F10
+	ADD $4, R23
+	VMOV V10.H[1], V11.H[7]
 	FCVTHS F10, F10
 	FMULS F10, F8, F10
-	MOVHU.P 2(R23), R14
-	VMOV R14, V11.H[7]
 	VLD1.P 32(R23), [V4.B16, V5.B16]
 	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
 	VEOR V7.B16, V7.B16, V7.B16
-	WORD $0x4e859427 // sdot v7.4s, v1.16b, v5.16b
+	WORD $0x4e859467 // sdot v7.4s, v3.16b, v5.16b
 	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
 	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
 	WORD $0x4f8a10de // fmla v30.4s, v6.4s, v10.s[0]
 	WORD $0x4f8a10ff // fmla v31.4s, v7.4s, v10.s[0]
 	// every token: summs = fma(f16(x.s), f16(w.m), summs), lane t of V12-V13
 	WORD $0x0e217966 // fcvtl v6.4s, v11.4h
-	WORD $0x4f8910cc // fmla v12.4s, v6.4s, v9.s[0]
+	WORD $0x4fa810cc // fmla v12.4s, v6.4s, v8.s[1]
 	WORD $0x4e217967 // fcvtl2 v7.4s, v11.8h
-	WORD $0x4f8910ed // fmla v13.4s, v7.4s, v9.s[0]
+	WORD $0x4fa810ed // fmla v13.4s, v7.4s, v8.s[1]
 	SUBS $1, R13, R13
 	BNE block
 store:

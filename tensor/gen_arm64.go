@@ -115,6 +115,7 @@ var ops2 = map[string]enc{
 	"sxtl.4s":    {0x0f10a400, "sxtl v%d.4s, v%d.4h"},
 	"sxtl2.4s":   {0x4f10a400, "sxtl2 v%d.4s, v%d.8h"},
 	"shl5.4s":    {0x4f255400, "shl v%d.4s, v%d.4s, #5"},
+	"mvn.8b":     {0x2e205800, "mvn v%d.8b, v%d.8b"},
 }
 
 // By-element forms on 32-bit elements (Rd, Rn, Rm, index): the index goes
@@ -2276,20 +2277,20 @@ func class(line string) map[string]int {
 		return map[string]int{"L": 1, "V": 1} // one element to every lane
 	case strings.HasPrefix(op, "VST1"):
 		return map[string]int{"S": strings.Count(line, ",")}
-	case op == "VUSHR" || op == "VSHL" || op == "VUXTL" || op == "VUXTL2" || op == "VADDV":
+	case op == "VUSHR" || op == "VSHL" || op == "VSRI" || op == "VUXTL" || op == "VUXTL2" || op == "VADDV":
 		return map[string]int{"V13": 1}
 	case strings.HasPrefix(op, "V"):
 		return map[string]int{"V": 1}
 	case op == "FCVTHS" || op == "FDIVS":
 		return map[string]int{"V02": 1}
-	case strings.HasPrefix(op, "FMOVS") && strings.Contains(line, "("):
+	case (strings.HasPrefix(op, "FMOVS") || strings.HasPrefix(op, "FMOVD")) && strings.Contains(line, "("):
 		if strings.HasPrefix(strings.Fields(line)[1], "F") {
 			return map[string]int{"S": 1}
 		}
 		return map[string]int{"L": 1}
 	case strings.HasPrefix(op, "F"):
 		return map[string]int{"V": 1}
-	case op == "MOVHU" || op == "MOVWU":
+	case strings.TrimSuffix(op, ".P") == "MOVHU" || strings.TrimSuffix(op, ".P") == "MOVWU":
 		return map[string]int{"L": 1}
 	}
 	return map[string]int{"I": 1}
@@ -2438,17 +2439,23 @@ var q32LanesTypes = []q32Lanes{
 // element (f16(w.m)) for each four tokens do their fma at once, the same
 // fused operation in each lane.
 func genQ32Lanes(g *gen) {
-	g.b.WriteString(`
-// q32LanesConsts: the TBL indices that spread qh's bytes 0,1 and 2,3 eight
-// times each, and 1 << (j % 8) in byte j.
-DATA q32LanesConsts<>+0(SB)/8, $0x0000000000000000
-DATA q32LanesConsts<>+8(SB)/8, $0x0101010101010101
-DATA q32LanesConsts<>+16(SB)/8, $0x0202020202020202
-DATA q32LanesConsts<>+24(SB)/8, $0x0303030303030303
-DATA q32LanesConsts<>+32(SB)/8, $0x8040201008040201
-DATA q32LanesConsts<>+40(SB)/8, $0x8040201008040201
-GLOBL q32LanesConsts<>(SB), RODATA|NOPTR, $48
-`)
+	for _, ty := range q32LanesTypes {
+		if ty.qh > 0 {
+			lo, hi := ty.qhIndex()
+			fmt.Fprintf(&g.b, `
+// %[1]sLanesConsts: the TBL indices that spread the block's qh bytes 0,1
+// and 2,3 (bytes %[2]d-%[3]d of its first eight) eight times each, and
+// 1 << (j %% 8) in byte j.
+DATA %[1]sLanesConsts<>+0(SB)/8, $0x%016[4]x
+DATA %[1]sLanesConsts<>+8(SB)/8, $0x%016[5]x
+DATA %[1]sLanesConsts<>+16(SB)/8, $0x%016[6]x
+DATA %[1]sLanesConsts<>+24(SB)/8, $0x%016[7]x
+DATA %[1]sLanesConsts<>+32(SB)/8, $0x8040201008040201
+DATA %[1]sLanesConsts<>+40(SB)/8, $0x8040201008040201
+GLOBL %[1]sLanesConsts<>(SB), RODATA|NOPTR, $48
+`, ty.name, ty.qh, ty.qh+3, lo[0], lo[1], hi[0], hi[1])
+		}
+	}
 	for _, ty := range q32LanesTypes {
 		for _, dot := range []bool{false, true} {
 			for T := 1; T <= ty.maxT(dot); T++ {
@@ -2456,6 +2463,14 @@ GLOBL q32LanesConsts<>(SB), RODATA|NOPTR, $48
 			}
 		}
 	}
+}
+
+// qhIndex is the TBL indices (two doublewords each) that spread the
+// block's qh bytes 0,1 (lo) and 2,3 (hi) eight times each, as they sit in
+// a register loaded with the block's first eight bytes.
+func (ty q32Lanes) qhIndex() (lo, hi [2]uint64) {
+	rep := func(b int) uint64 { return 0x0101010101010101 * uint64(b) }
+	return [2]uint64{rep(ty.qh), rep(ty.qh + 1)}, [2]uint64{rep(ty.qh + 2), rep(ty.qh + 3)}
 }
 
 // maxT is the most tokens a pass of the type's kernels takes in the SDOT
@@ -2470,12 +2485,12 @@ func (ty q32Lanes) maxT(dot bool) int {
 
 func genQ32LanesT(g *gen, ty q32Lanes, dot bool, T int) {
 	const (
-		wlo, whi = 0, 1   // the row's block: elements 0..15, 16..31
-		hlo, hhi = 2, 3   // its high bits, a byte each
+		wlo, whi = 0, 1   // the row's quant bytes; Q4_1: its values, elements 0..15, 16..31
+		hlo, hhi = 2, 3   // its high bits, a byte each; then (Q5_0, Q5_1) its values
 		xlo, xhi = 4, 5   // a token's block
 		slo, shi = 6, 7   // its lane sums
-		dw, mw   = 8, 9   // the row's d and m
-		dd, sx   = 10, 11 // f16(w.d)·f16(x.d), the token's s
+		dw       = 8      // the row's d (lane 0) and m (lane 1)
+		dd, sx   = 10, 11 // f16(w.d)·f16(x.d); Q4_1, Q5_1: the token's d and s
 		n0, n1   = 12, 13 // NEON products
 		sixteen  = 14
 	)
@@ -2491,23 +2506,31 @@ func genQ32LanesT(g *gen, ty q32Lanes, dot bool, T int) {
 	acc := func(t, k int) int { return 16 + 2*t + k } // V16-V23 (V31)
 	// Q4_1's and Q5_1's summs, from two tokens on, in the lanes of summsLo
 	// (tokens 0-3) and summsHi (4-7): V24 up to four tokens, V12 and V13
-	// past four (in the SDOT form, whose products leave them free).
+	// past four (in the SDOT form, whose products leave them free); with
+	// one token in lane 1 of V24.
 	vsumms := ty.min && T >= 2
 	const sxs = 11
 	summsLo, summsHi := 24, 25
 	if reload {
 		summsLo, summsHi = 12, 13
 	}
+	vlo, vhi := wlo, whi // the values SDOT (SMULL) takes
+	if ty.qh > 0 {
+		vlo, vhi = hlo, hhi
+	}
 	xp := []string{"R9", "R10", "R11", "R12", "R20", "R21", "R22", "R23"}
 	g.rowsTStart(ty.name+"RowsT", "rows", formName(dot), T)
 	g.movi(mask, 15)
 	if ty.qh > 0 {
-		g.movi(sixteen, 16)
+		if ty.min {
+			g.movi(sixteen, 16)
+		}
 		if reload {
-			g.p("MOVD $q32LanesConsts<>(SB), R24")
+			g.p("MOVD $%sLanesConsts<>(SB), R24", ty.name)
 		} else {
-			g.vconst(idxLo, 0, 0x0101010101010101)
-			g.vconst(idxHi, 0x0202020202020202, 0x0303030303030303)
+			lo, hi := ty.qhIndex()
+			g.vconst(idxLo, lo[0], lo[1])
+			g.vconst(idxHi, hi[0], hi[1])
 			g.vconst(bits, 0x8040201008040201, 0x8040201008040201)
 		}
 	}
@@ -2521,79 +2544,90 @@ func genQ32LanesT(g *gen, ty q32Lanes, dot bool, T int) {
 		g.zero(acc(t, 0))
 		g.zero(acc(t, 1))
 	}
-	switch {
-	case vsumms:
-		g.zero(summsLo)
+	if ty.min {
+		g.zero(summsLo) // V24 with one token
 		if T > 4 {
 			g.zero(summsHi)
 		}
-	case ty.min:
-		g.zero(24) // the one token's summs, F24
 	}
 	g.p("MOVD R5, R13")
 	g.p("CBZ R13, store")
 	g.label("block")
-	g.p("MOVHU.P 2(R8), R14")
-	g.p("FMOVS R14, F%d", dw)
-	g.p("FCVTHS F%d, F%d", dw, dw)
+	// The block's first bytes in one load: d (Q4_1, Q5_1: d, m) and, with
+	// high bits, qh, whose bytes TBL takes from the same register.
+	head := dw
 	switch {
-	case vsumms:
-		g.p("MOVHU.P 2(R8), R15") // m, to F%d once the decoding frees it
-	case ty.min:
-		g.p("MOVHU.P 2(R8), R14")
-		g.p("FMOVS R14, F%d", mw)
-		g.p("FCVTHS F%d, F%d", mw, mw)
+	case ty.qh > 0:
+		head = hlo
+		g.p("FMOVD (R8), F%d", hlo)
+	default:
+		g.p("FMOVS (R8), F%d", dw)
 	}
-	if ty.qh > 0 {
-		g.p("MOVWU.P 4(R8), R14")
-		g.p("VMOV R14, V%d.S[0]", hlo)
-		if reload {
-			g.p("VLD1 (R24), [V%d.B16, V%d.B16, V%d.B16]", idxLo, idxHi, bits)
-		}
+	g.p("ADD $%d, R8", ty.bsize-16)
+	if ty.min {
+		g.o2("fcvtl", dw, head) // lane 0 d, lane 1 m
+	} else {
+		g.p("FCVTHS F%d, F%d", head, dw)
+	}
+	if reload && ty.qh > 0 {
+		g.p("VLD1 (R24), [V%d.B16, V%d.B16, V%d.B16]", idxLo, idxHi, bits)
 	}
 	g.ld1b16("R8", 16, wlo)
-	g.ushr16b(whi, wlo, 4)
-	g.vand(wlo, wlo, mask)
-	if ty.qh > 0 {
-		g.c("the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is set")
+	switch {
+	case ty.qh == 0:
+		g.ushr16b(whi, wlo, 4)
+		g.vand(wlo, wlo, mask)
+	case ty.signed16:
+		// nibble | bit<<4 - 16 is the nibble with 0xf0 above it where
+		// the bit is clear: the masks are taken of the bits inverted, and
+		// BIT and SRI put the nibbles under them.
+		g.c("the high bits: byte j of hlo (hhi) is 0xff where bit j (j+16) is clear")
+		g.o2("mvn.8b", hlo, hlo)
 		g.o3("tbl", hhi, hlo, idxHi)
 		g.o3("tbl", hlo, hlo, idxLo)
 		g.o3("cmtst", hlo, hlo, bits)
 		g.o3("cmtst", hhi, hhi, bits)
-		for _, p := range [][2]int{{wlo, hlo}, {whi, hhi}} {
-			if ty.signed16 {
-				// nibble | bit<<4 - 16 = nibble - 16·(bit clear)
-				g.o3("bic", p[1], sixteen, p[1])
-				g.vsub16b(p[0], p[0], p[1])
-			} else {
-				g.vand(p[1], p[1], sixteen)
-				g.vorr(p[0], p[0], p[1])
-			}
-		}
-	}
-	if vsumms {
-		g.p("FMOVS R15, F%d", mw)
-		g.p("FCVTHS F%d, F%d", mw, mw)
+		g.c("the values: the low (high) nibbles under the masks' high four bits")
+		g.p("VBIT V%d.B16, V%d.B16, V%d.B16", mask, wlo, hlo)
+		g.p("VSRI $4, V%d.B16, V%d.B16", wlo, hhi)
+	default:
+		g.c("the high bits: byte j of hlo (hhi) is 16 where bit j (j+16) is set")
+		g.o3("tbl", hhi, hlo, idxHi)
+		g.o3("tbl", hlo, hlo, idxLo)
+		g.o3("cmtst", hlo, hlo, bits)
+		g.o3("cmtst", hhi, hhi, bits)
+		g.vand(hlo, hlo, sixteen)
+		g.vand(hhi, hhi, sixteen)
+		g.c("the values: the low (high) nibbles put under bit 4")
+		g.p("VBIT V%d.B16, V%d.B16, V%d.B16", mask, wlo, hlo)
+		g.p("VSRI $4, V%d.B16, V%d.B16", wlo, hhi)
 	}
 	for t := range T {
 		g.c("token %d", t)
-		g.p("MOVHU.P 2(%s), R14", xp[t])
-		g.p("FMOVS R14, F%d", dd)
-		g.p("FCVTHS F%d, F%d", dd, dd)
-		g.p("FMULS F%d, F%d, F%d", dd, dw, dd)
-		switch {
-		case vsumms:
-			g.p("MOVHU.P 2(%s), R14", xp[t])
-			g.p("VMOV R14, V%d.H[%d]", sxs, t)
-		case ty.min:
-			g.p("MOVHU.P 2(%s), R14", xp[t])
-			g.p("FMOVS R14, F%d", sx)
-			g.p("FCVTHS F%d, F%d", sx, sx)
-			g.p("FMADDS F%d, F24, F%d, F24", sx, mw)
+		if ty.min {
+			// d and s: one load, then s into its summs lane.
+			g.p("FMOVS (%s), F%d", xp[t], dd)
+			g.p("ADD $4, %s", xp[t])
+			if vsumms {
+				g.p("VMOV V%d.H[1], V%d.H[%d]", dd, sxs, t)
+				g.p("FCVTHS F%d, F%d", dd, dd)
+				g.p("FMULS F%d, F%d, F%d", dd, dw, dd)
+			} else {
+				// Lane 1 of V24 takes fma(f16(x.s), f16(w.m), summs)
+				// (the other lanes' products are not read).
+				g.o2("fcvtl", sx, dd) // lane 0 d, lane 1 s
+				g.oe("fmla.e", summsLo, sx, dw, 1)
+				g.p("FMULS F%d, F%d, F%d", sx, dw, dd)
+			}
+		} else {
+			g.p("FMOVS (%s), F%d", xp[t], dd)
+			g.p("ADD $2, %s", xp[t])
+			g.p("FCVTHS F%d, F%d", dd, dd)
+			g.p("FMULS F%d, F%d, F%d", dd, dw, dd)
 		}
 		g.ld1b16(xp[t], 32, xlo, xhi)
 		for i, s := range []int{slo, shi} {
-			w, x := wlo+i, xlo+i
+			w, x := []int{vlo, vhi}[i], xlo+i
 			if dot {
 				g.zero(s)
 				g.o3("sdot", s, w, x)
@@ -2614,10 +2648,10 @@ func genQ32LanesT(g *gen, ty q32Lanes, dot bool, T int) {
 	if vsumms {
 		g.c("every token: summs = fma(f16(x.s), f16(w.m), summs), lane t of V%d-V%d", summsLo, summsHi)
 		g.o2("fcvtl", slo, sxs)
-		g.oe("fmla.e", summsLo, slo, mw, 0)
+		g.oe("fmla.e", summsLo, slo, dw, 1)
 		if T > 4 {
 			g.o2("fcvtl2", shi, sxs)
-			g.oe("fmla.e", summsHi, shi, mw, 0)
+			g.oe("fmla.e", summsHi, shi, dw, 1)
 		}
 	}
 	g.p("SUBS $1, R13, R13")
@@ -2629,13 +2663,14 @@ func genQ32LanesT(g *gen, ty q32Lanes, dot bool, T int) {
 		g.o3("ext8", 1, 0, 0)
 		g.o3("fadd", 0, 0, 1)
 		g.o2("faddp.s", 0, 0)
-		switch {
-		case vsumms:
-			g.p("VMOV V%d.S[%d], R14", summsLo+t/4, t%4)
+		if ty.min {
+			reg, lane := summsLo+t/4, t%4
+			if !vsumms {
+				lane = 1
+			}
+			g.p("VMOV V%d.S[%d], R14", reg, lane)
 			g.p("FMOVS R14, F1")
 			g.p("FADDS F1, F0, F0")
-		case ty.min:
-			g.p("FADDS F24, F0, F0")
 		}
 	})
 }
