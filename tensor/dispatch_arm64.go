@@ -120,11 +120,27 @@ func installArchImpls() {
 	installNEONVec()  // vec_arm64.go
 }
 
-// registerArchTypeInfos: the arm64 kernels take ggml's activation layouts.
-func registerArchTypeInfos() {}
+// registerArchTypeInfos names the one internal activation layout of the
+// arm64 kernels: Q4_0's q8VNNI (q8vnni.go); the others take ggml's.
+func registerArchTypeInfos() {
+	types[q8VNNI] = typeInfo{"Q8_0 (activation layout for Q4_0: float32 scale, -8·Σ quants)", qk, q8VNNISize, false}
+}
 
-// registerArchTypes: no internal activation layouts on arm64.
-func registerArchTypes() {}
+// registerArchTypes registers Q4_0's activation layout: the NEON Q8_0
+// quantizer, then q8VNNIInPlace.
+func registerArchTypes() { registerAct(q8VNNI, quantizeQ8VNNIActNEON) }
+
+// quantizeQ8VNNIActNEON quantizes src into q8VNNI blocks (off = -8·Σ qs):
+// Q8_0 blocks at the end of dst, laid out from its start in place.
+func quantizeQ8VNNIActNEON(dst []byte, src []float32) {
+	nb := len(src) / qk
+	if nb == 0 {
+		return
+	}
+	dst = dst[:nb*q8VNNISize]
+	quantizeQ8_0Act(dst[nb*(q8VNNISize-q8_0Size):], src)
+	q8VNNIInPlace(dst, nb, 3)
+}
 
 // registerArchGemvs registers the multi-row forms that do not depend on
 // an order (Q8_0 and Q4_0 register theirs with their kernels).

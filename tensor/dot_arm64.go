@@ -94,10 +94,12 @@ func q8_0Rows4T2Dot(w *byte, wstride, groups int, x *byte, xstride, nb int, out 
 //go:noescape
 func q8_0Rows4T3Dot(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
 
-// q4_0Rows4T<T><form> are q8_0Rows4T<T><form> for Q4_0 weights:
+// q4_0Rows4T<T><form> are q8_0Rows4T<T><form> for Q4_0 weights on
+// q8VNNI activations (each token's block its 32 quants, its scale as a
+// float32 and off = −8·Σ quants, from which every row's sum starts):
 //
 //	for t := range T { for r := range 4*groups {
-//		out[t*ostride+r] = dotQ4_0Generic(w[r*wstride:], x[t*xstride:], 32*nb) } }
+//		out[t*ostride+r] = dotQ4_0Generic(w[r*wstride:], q8_0 form of x[t*xstride:], 32*nb) } }
 //
 //go:noescape
 func q4_0Rows4T1NEON(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
@@ -142,10 +144,11 @@ func iq4nlRows4T2Dot(w *byte, wstride, groups int, x *byte, xstride, nb int, out
 //go:noescape
 func iq4nlRows4T3Dot(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
 
-// q8_0Rows4T<T>MM, q4_0Rows4T<T>MM and iq4nlRows4T<T>MM compute the same for T = 2 to 4
-// tokens with SMMLA (I8MM): each pair of rows and pair of tokens is one
-// 2×2 tile of exact int32 sums per block (a third token's sums are SDOT's
-// on the same operands), so the outputs are the Dot form's bit for bit.
+// q8_0Rows4T<T>MM, q4_0Rows4T4MM and iq4nlRows4T<T>MM compute the same for
+// T = 2 to 4 tokens (Q4_0: 4, where its Dot form costs less for 2 and 3)
+// with SMMLA (I8MM): each pair of rows and pair of tokens is one 2×2 tile
+// of exact int32 sums per block (a third token's sums are SDOT's on the
+// same operands), so the outputs are the Dot form's bit for bit.
 //
 //go:noescape
 func q8_0Rows4T2MM(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
@@ -155,12 +158,6 @@ func q8_0Rows4T3MM(w *byte, wstride, groups int, x *byte, xstride, nb int, out *
 
 //go:noescape
 func q8_0Rows4T4MM(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
-
-//go:noescape
-func q4_0Rows4T2MM(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
-
-//go:noescape
-func q4_0Rows4T3MM(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
 
 //go:noescape
 func q4_0Rows4T4MM(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
@@ -194,13 +191,25 @@ func installNEONDots() {
 	dotBF16 = func(w, x []byte, n int) float32 { return gemvDot(gemvBF16, w, x, n) }
 	dotQ8_0 = func(w, x []byte, n int) float32 { return gemvDot(gemvQ8_0, w, x, n) }
 	dotQ8_0Lanes = func(w, x []byte, n int) float32 { return gemvDot(gemvQ8_0Lanes, w, x, n) }
-	dotQ4_0 = func(w, x []byte, n int) float32 { return gemvDot(gemvQ4_0, w, x, n) }
+	dotQ4_0 = dotQ4_0Q8
 }
+
+// dotQ4_0Q8 is the Q4_0 dot on Q8_0 activations (dotQ4_0's contract): it
+// lays x out as q8VNNI first, the activation type the Q4_0 kernels take
+// (MatMul quantizes into it directly).
+func dotQ4_0Q8(w, x []byte, n int) float32 {
+	nb := n / qk
+	v := make([]byte, nb*q8VNNISize)
+	q8VNNIFromQ8_0(v, x, nb, 3)
+	return dotQ4_0V(w, v, n)
+}
+
+func dotQ4_0V(w, x []byte, n int) float32 { return gemvDot(gemvQ4_0, w, x, n) }
 
 // registerQ0Kernels registers the Q4_0 kernels and the Q8_0 ones of
 // q8Order.
 func registerQ0Kernels() {
-	registerKernel(Q4_0, Q8_0, dotQ4_0)
+	registerKernel(Q4_0, q8VNNI, dotQ4_0V)
 	registerGemv(Q4_0, gemvQ4_0)
 	if q8Order == Q8_0Lanes {
 		registerKernel(Q8_0, Q8_0, dotQ8_0Lanes)
@@ -305,7 +314,7 @@ func gemvQ4_0(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float3
 
 // q0Kind is a weight type of the four-row kernels, which share the block
 // layout {d f16; quants}: Q8_0, Q4_0 and IQ4_NL (nibbles minus 8 or their
-// kvalues_iq4nl levels), all on Q8_0 activations.
+// kvalues_iq4nl levels), on Q8_0 activations but Q4_0 on q8VNNI ones.
 type q0Kind int
 
 const (
@@ -318,21 +327,22 @@ const (
 type q0Rows4Kernel = func(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
 
 // q0Kernels holds each kind's kernels by form and token count: NEON and
-// Dot for 1 to 3 tokens, MM for 2 to 4.
+// Dot for 1 to 3 tokens, MM for mmFrom (2, Q4_0 4) to 4; bsize and xsize
+// are the weights' and the activations' block bytes.
 var q0Kernels = [...]struct {
-	bsize     int
-	neon, dot [4]q0Rows4Kernel
-	mm        [5]q0Rows4Kernel
+	bsize, xsize, mmFrom int
+	neon, dot            [4]q0Rows4Kernel
+	mm                   [5]q0Rows4Kernel
 }{
-	q0Q8: {q8_0Size,
+	q0Q8: {q8_0Size, q8_0Size, 2,
 		[4]q0Rows4Kernel{nil, q8_0Rows4T1NEON, q8_0Rows4T2NEON, q8_0Rows4T3NEON},
 		[4]q0Rows4Kernel{nil, q8_0Rows4T1Dot, q8_0Rows4T2Dot, q8_0Rows4T3Dot},
 		[5]q0Rows4Kernel{nil, nil, q8_0Rows4T2MM, q8_0Rows4T3MM, q8_0Rows4T4MM}},
-	q0Q4: {q4_0Size,
+	q0Q4: {q4_0Size, q8VNNISize, 4,
 		[4]q0Rows4Kernel{nil, q4_0Rows4T1NEON, q4_0Rows4T2NEON, q4_0Rows4T3NEON},
 		[4]q0Rows4Kernel{nil, q4_0Rows4T1Dot, q4_0Rows4T2Dot, q4_0Rows4T3Dot},
-		[5]q0Rows4Kernel{nil, nil, q4_0Rows4T2MM, q4_0Rows4T3MM, q4_0Rows4T4MM}},
-	q0IQ4NL: {iq4nlSize,
+		[5]q0Rows4Kernel{nil, nil, nil, nil, q4_0Rows4T4MM}},
+	q0IQ4NL: {iq4nlSize, q8_0Size, 2,
 		[4]q0Rows4Kernel{nil, iq4nlRows4T1NEON, iq4nlRows4T2NEON, iq4nlRows4T3NEON},
 		[4]q0Rows4Kernel{nil, iq4nlRows4T1Dot, iq4nlRows4T2Dot, iq4nlRows4T3Dot},
 		[5]q0Rows4Kernel{nil, nil, iq4nlRows4T2MM, iq4nlRows4T3MM, iq4nlRows4T4MM}},
@@ -344,7 +354,7 @@ var q0Kernels = [...]struct {
 // every lane, so it matches its grouped neighbours.
 func gemvQ0(k q0Kind, w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
 	nb := cols / qk
-	checkGemv(len(w), ws, rows, nb*q0Kernels[k].bsize, len(x), xs, ntok, nb*q8_0Size, len(out), os)
+	checkGemv(len(w), ws, rows, nb*q0Kernels[k].bsize, len(x), xs, ntok, nb*q0Kernels[k].xsize, len(out), os)
 	if nb == 0 {
 		for t := range ntok {
 			clear(out[t*os : t*os+rows])
@@ -369,12 +379,12 @@ func gemvQ0(k q0Kind, w []byte, ws, rows int, x []byte, xs, ntok, cols int, out 
 }
 
 // q0Rows4 runs the T-token four-row kernel of kind k in the form in use
-// (T = 1 to 3; up to 4 under the MM forms, which a single token does not
-// take).
+// (T = 1 to 3; up to 4 under the MM forms, which take from mmFrom tokens
+// on).
 func q0Rows4(k q0Kind, T int, w *byte, ws, groups int, x *byte, xs, nb int, out *float32, os int) {
 	f := &q0Kernels[k]
 	switch {
-	case useMM && T >= 2:
+	case useMM && T >= f.mmFrom:
 		f.mm[T](w, ws, groups, x, xs, nb, out, os)
 	case useDot:
 		f.dot[T](w, ws, groups, x, xs, nb, out, os)

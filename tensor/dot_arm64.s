@@ -1930,7 +1930,6 @@ TEXT ·q4_0Rows4T1NEON(SB), NOSPLIT, $0-64
 	MOVD ostride+56(FP), R7
 	LSL $2, R7, R7
 	VMOVI $15, V12.B16
-	VMOVI $8, V13.B16
 group:
 	MOVD R0, R8
 	ADD R1, R8, R9
@@ -1941,53 +1940,48 @@ group:
 	MOVD R5, R15
 	CBZ R15, store
 block:
-	VLD1.P 2(R12), V11.H[0]
 	VLD1.P 32(R12), [V4.B16, V5.B16]
-	WORD $0x0e21796b // fcvtl v11.4s, v11.4h
+	VLD1.P 4(R12), V11.S[0]
 	VLD1.P 2(R8), V10.H[0]
 	VLD1.P 16(R8), [V0.B16]
 	VUSHR $4, V0.B16, V1.B16
 	VAND V12.B16, V0.B16, V0.B16
-	VSUB V13.B16, V0.B16, V0.B16
-	VSUB V13.B16, V1.B16, V1.B16
+	FMOVS (R12), F16
 	WORD $0x0e24c002 // smull v2.8h, v0.8b, v4.8b
 	WORD $0x4e248002 // smlal2 v2.8h, v0.16b, v4.16b
 	WORD $0x0e258022 // smlal v2.8h, v1.8b, v5.8b
 	WORD $0x4e258022 // smlal2 v2.8h, v1.16b, v5.16b
-	WORD $0x4e602850 // saddlp v16.4s, v2.8h
+	WORD $0x4e606850 // sadalp v16.4s, v2.8h
 	VLD1.P 2(R9), V10.H[1]
 	VLD1.P 16(R9), [V0.B16]
 	VUSHR $4, V0.B16, V1.B16
 	VAND V12.B16, V0.B16, V0.B16
-	VSUB V13.B16, V0.B16, V0.B16
-	VSUB V13.B16, V1.B16, V1.B16
+	FMOVS (R12), F17
 	WORD $0x0e24c002 // smull v2.8h, v0.8b, v4.8b
 	WORD $0x4e248002 // smlal2 v2.8h, v0.16b, v4.16b
 	WORD $0x0e258022 // smlal v2.8h, v1.8b, v5.8b
 	WORD $0x4e258022 // smlal2 v2.8h, v1.16b, v5.16b
-	WORD $0x4e602851 // saddlp v17.4s, v2.8h
+	WORD $0x4e606851 // sadalp v17.4s, v2.8h
 	VLD1.P 2(R10), V10.H[2]
 	VLD1.P 16(R10), [V0.B16]
 	VUSHR $4, V0.B16, V1.B16
 	VAND V12.B16, V0.B16, V0.B16
-	VSUB V13.B16, V0.B16, V0.B16
-	VSUB V13.B16, V1.B16, V1.B16
+	FMOVS (R12), F18
 	WORD $0x0e24c002 // smull v2.8h, v0.8b, v4.8b
 	WORD $0x4e248002 // smlal2 v2.8h, v0.16b, v4.16b
 	WORD $0x0e258022 // smlal v2.8h, v1.8b, v5.8b
 	WORD $0x4e258022 // smlal2 v2.8h, v1.16b, v5.16b
-	WORD $0x4e602852 // saddlp v18.4s, v2.8h
+	WORD $0x4e606852 // sadalp v18.4s, v2.8h
 	VLD1.P 2(R11), V10.H[3]
 	VLD1.P 16(R11), [V0.B16]
 	VUSHR $4, V0.B16, V1.B16
 	VAND V12.B16, V0.B16, V0.B16
-	VSUB V13.B16, V0.B16, V0.B16
-	VSUB V13.B16, V1.B16, V1.B16
+	FMOVS (R12), F19
 	WORD $0x0e24c002 // smull v2.8h, v0.8b, v4.8b
 	WORD $0x4e248002 // smlal2 v2.8h, v0.16b, v4.16b
 	WORD $0x0e258022 // smlal v2.8h, v1.8b, v5.8b
 	WORD $0x4e258022 // smlal2 v2.8h, v1.16b, v5.16b
-	WORD $0x4e602853 // saddlp v19.4s, v2.8h
+	WORD $0x4e606853 // sadalp v19.4s, v2.8h
 	WORD $0x0e21794a // fcvtl v10.4s, v10.4h
 	// token 0: the four rows' block sums, in row order
 	WORD $0x4eb1be0e // addp v14.4s, v16.4s, v17.4s
@@ -1996,6 +1990,7 @@ block:
 	WORD $0x4e21d9ce // scvtf v14.4s, v14.4s
 	WORD $0x4f8b915f // fmul v31.4s, v10.4s, v11.s[0]
 	VFMLA V31.S4, V14.S4, V28.S4
+	ADD $4, R12
 	SUBS $1, R15, R15
 	BNE block
 store:
@@ -2019,7 +2014,6 @@ TEXT ·q4_0Rows4T2NEON(SB), NOSPLIT, $0-64
 	MOVD ostride+56(FP), R7
 	LSL $2, R7, R7
 	VMOVI $15, V12.B16
-	VMOVI $8, V13.B16
 group:
 	MOVD R0, R8
 	ADD R1, R8, R9
@@ -2032,75 +2026,74 @@ group:
 	MOVD R5, R15
 	CBZ R15, store
 block:
-	VLD1.P 2(R12), V11.H[0]
 	VLD1.P 32(R12), [V4.B16, V5.B16]
-	VLD1.P 2(R13), V11.H[1]
+	VLD1.P 4(R12), V11.S[0]
 	VLD1.P 32(R13), [V6.B16, V7.B16]
-	WORD $0x0e21796b // fcvtl v11.4s, v11.4h
+	VLD1.P 4(R13), V11.S[1]
 	VLD1.P 2(R8), V10.H[0]
 	VLD1.P 16(R8), [V0.B16]
 	VUSHR $4, V0.B16, V1.B16
 	VAND V12.B16, V0.B16, V0.B16
-	VSUB V13.B16, V0.B16, V0.B16
-	VSUB V13.B16, V1.B16, V1.B16
+	FMOVS (R12), F16
 	WORD $0x0e24c002 // smull v2.8h, v0.8b, v4.8b
 	WORD $0x4e248002 // smlal2 v2.8h, v0.16b, v4.16b
 	WORD $0x0e258022 // smlal v2.8h, v1.8b, v5.8b
 	WORD $0x4e258022 // smlal2 v2.8h, v1.16b, v5.16b
-	WORD $0x4e602850 // saddlp v16.4s, v2.8h
+	WORD $0x4e606850 // sadalp v16.4s, v2.8h
+	FMOVS (R13), F20
 	WORD $0x0e26c002 // smull v2.8h, v0.8b, v6.8b
 	WORD $0x4e268002 // smlal2 v2.8h, v0.16b, v6.16b
 	WORD $0x0e278022 // smlal v2.8h, v1.8b, v7.8b
 	WORD $0x4e278022 // smlal2 v2.8h, v1.16b, v7.16b
-	WORD $0x4e602854 // saddlp v20.4s, v2.8h
+	WORD $0x4e606854 // sadalp v20.4s, v2.8h
 	VLD1.P 2(R9), V10.H[1]
 	VLD1.P 16(R9), [V0.B16]
 	VUSHR $4, V0.B16, V1.B16
 	VAND V12.B16, V0.B16, V0.B16
-	VSUB V13.B16, V0.B16, V0.B16
-	VSUB V13.B16, V1.B16, V1.B16
+	FMOVS (R12), F17
 	WORD $0x0e24c002 // smull v2.8h, v0.8b, v4.8b
 	WORD $0x4e248002 // smlal2 v2.8h, v0.16b, v4.16b
 	WORD $0x0e258022 // smlal v2.8h, v1.8b, v5.8b
 	WORD $0x4e258022 // smlal2 v2.8h, v1.16b, v5.16b
-	WORD $0x4e602851 // saddlp v17.4s, v2.8h
+	WORD $0x4e606851 // sadalp v17.4s, v2.8h
+	FMOVS (R13), F21
 	WORD $0x0e26c002 // smull v2.8h, v0.8b, v6.8b
 	WORD $0x4e268002 // smlal2 v2.8h, v0.16b, v6.16b
 	WORD $0x0e278022 // smlal v2.8h, v1.8b, v7.8b
 	WORD $0x4e278022 // smlal2 v2.8h, v1.16b, v7.16b
-	WORD $0x4e602855 // saddlp v21.4s, v2.8h
+	WORD $0x4e606855 // sadalp v21.4s, v2.8h
 	VLD1.P 2(R10), V10.H[2]
 	VLD1.P 16(R10), [V0.B16]
 	VUSHR $4, V0.B16, V1.B16
 	VAND V12.B16, V0.B16, V0.B16
-	VSUB V13.B16, V0.B16, V0.B16
-	VSUB V13.B16, V1.B16, V1.B16
+	FMOVS (R12), F18
 	WORD $0x0e24c002 // smull v2.8h, v0.8b, v4.8b
 	WORD $0x4e248002 // smlal2 v2.8h, v0.16b, v4.16b
 	WORD $0x0e258022 // smlal v2.8h, v1.8b, v5.8b
 	WORD $0x4e258022 // smlal2 v2.8h, v1.16b, v5.16b
-	WORD $0x4e602852 // saddlp v18.4s, v2.8h
+	WORD $0x4e606852 // sadalp v18.4s, v2.8h
+	FMOVS (R13), F22
 	WORD $0x0e26c002 // smull v2.8h, v0.8b, v6.8b
 	WORD $0x4e268002 // smlal2 v2.8h, v0.16b, v6.16b
 	WORD $0x0e278022 // smlal v2.8h, v1.8b, v7.8b
 	WORD $0x4e278022 // smlal2 v2.8h, v1.16b, v7.16b
-	WORD $0x4e602856 // saddlp v22.4s, v2.8h
+	WORD $0x4e606856 // sadalp v22.4s, v2.8h
 	VLD1.P 2(R11), V10.H[3]
 	VLD1.P 16(R11), [V0.B16]
 	VUSHR $4, V0.B16, V1.B16
 	VAND V12.B16, V0.B16, V0.B16
-	VSUB V13.B16, V0.B16, V0.B16
-	VSUB V13.B16, V1.B16, V1.B16
+	FMOVS (R12), F19
 	WORD $0x0e24c002 // smull v2.8h, v0.8b, v4.8b
 	WORD $0x4e248002 // smlal2 v2.8h, v0.16b, v4.16b
 	WORD $0x0e258022 // smlal v2.8h, v1.8b, v5.8b
 	WORD $0x4e258022 // smlal2 v2.8h, v1.16b, v5.16b
-	WORD $0x4e602853 // saddlp v19.4s, v2.8h
+	WORD $0x4e606853 // sadalp v19.4s, v2.8h
+	FMOVS (R13), F23
 	WORD $0x0e26c002 // smull v2.8h, v0.8b, v6.8b
 	WORD $0x4e268002 // smlal2 v2.8h, v0.16b, v6.16b
 	WORD $0x0e278022 // smlal v2.8h, v1.8b, v7.8b
 	WORD $0x4e278022 // smlal2 v2.8h, v1.16b, v7.16b
-	WORD $0x4e602857 // saddlp v23.4s, v2.8h
+	WORD $0x4e606857 // sadalp v23.4s, v2.8h
 	WORD $0x0e21794a // fcvtl v10.4s, v10.4h
 	// token 0: the four rows' block sums, in row order
 	WORD $0x4eb1be0e // addp v14.4s, v16.4s, v17.4s
@@ -2116,6 +2109,8 @@ block:
 	WORD $0x4e21d9ce // scvtf v14.4s, v14.4s
 	WORD $0x4fab915f // fmul v31.4s, v10.4s, v11.s[1]
 	VFMLA V31.S4, V14.S4, V29.S4
+	ADD $4, R12
+	ADD $4, R13
 	SUBS $1, R15, R15
 	BNE block
 store:
@@ -2141,7 +2136,6 @@ TEXT ·q4_0Rows4T3NEON(SB), NOSPLIT, $0-64
 	MOVD ostride+56(FP), R7
 	LSL $2, R7, R7
 	VMOVI $15, V12.B16
-	VMOVI $8, V13.B16
 group:
 	MOVD R0, R8
 	ADD R1, R8, R9
@@ -2156,97 +2150,100 @@ group:
 	MOVD R5, R15
 	CBZ R15, store
 block:
-	VLD1.P 2(R12), V11.H[0]
 	VLD1.P 32(R12), [V4.B16, V5.B16]
-	VLD1.P 2(R13), V11.H[1]
+	VLD1.P 4(R12), V11.S[0]
 	VLD1.P 32(R13), [V6.B16, V7.B16]
-	VLD1.P 2(R14), V11.H[2]
+	VLD1.P 4(R13), V11.S[1]
 	VLD1.P 32(R14), [V8.B16, V9.B16]
-	WORD $0x0e21796b // fcvtl v11.4s, v11.4h
+	VLD1.P 4(R14), V11.S[2]
 	VLD1.P 2(R8), V10.H[0]
 	VLD1.P 16(R8), [V0.B16]
 	VUSHR $4, V0.B16, V1.B16
 	VAND V12.B16, V0.B16, V0.B16
-	VSUB V13.B16, V0.B16, V0.B16
-	VSUB V13.B16, V1.B16, V1.B16
+	FMOVS (R12), F16
 	WORD $0x0e24c002 // smull v2.8h, v0.8b, v4.8b
 	WORD $0x4e248002 // smlal2 v2.8h, v0.16b, v4.16b
 	WORD $0x0e258022 // smlal v2.8h, v1.8b, v5.8b
 	WORD $0x4e258022 // smlal2 v2.8h, v1.16b, v5.16b
-	WORD $0x4e602850 // saddlp v16.4s, v2.8h
+	WORD $0x4e606850 // sadalp v16.4s, v2.8h
+	FMOVS (R13), F20
 	WORD $0x0e26c002 // smull v2.8h, v0.8b, v6.8b
 	WORD $0x4e268002 // smlal2 v2.8h, v0.16b, v6.16b
 	WORD $0x0e278022 // smlal v2.8h, v1.8b, v7.8b
 	WORD $0x4e278022 // smlal2 v2.8h, v1.16b, v7.16b
-	WORD $0x4e602854 // saddlp v20.4s, v2.8h
+	WORD $0x4e606854 // sadalp v20.4s, v2.8h
+	FMOVS (R14), F24
 	WORD $0x0e28c002 // smull v2.8h, v0.8b, v8.8b
 	WORD $0x4e288002 // smlal2 v2.8h, v0.16b, v8.16b
 	WORD $0x0e298022 // smlal v2.8h, v1.8b, v9.8b
 	WORD $0x4e298022 // smlal2 v2.8h, v1.16b, v9.16b
-	WORD $0x4e602858 // saddlp v24.4s, v2.8h
+	WORD $0x4e606858 // sadalp v24.4s, v2.8h
 	VLD1.P 2(R9), V10.H[1]
 	VLD1.P 16(R9), [V0.B16]
 	VUSHR $4, V0.B16, V1.B16
 	VAND V12.B16, V0.B16, V0.B16
-	VSUB V13.B16, V0.B16, V0.B16
-	VSUB V13.B16, V1.B16, V1.B16
+	FMOVS (R12), F17
 	WORD $0x0e24c002 // smull v2.8h, v0.8b, v4.8b
 	WORD $0x4e248002 // smlal2 v2.8h, v0.16b, v4.16b
 	WORD $0x0e258022 // smlal v2.8h, v1.8b, v5.8b
 	WORD $0x4e258022 // smlal2 v2.8h, v1.16b, v5.16b
-	WORD $0x4e602851 // saddlp v17.4s, v2.8h
+	WORD $0x4e606851 // sadalp v17.4s, v2.8h
+	FMOVS (R13), F21
 	WORD $0x0e26c002 // smull v2.8h, v0.8b, v6.8b
 	WORD $0x4e268002 // smlal2 v2.8h, v0.16b, v6.16b
 	WORD $0x0e278022 // smlal v2.8h, v1.8b, v7.8b
 	WORD $0x4e278022 // smlal2 v2.8h, v1.16b, v7.16b
-	WORD $0x4e602855 // saddlp v21.4s, v2.8h
+	WORD $0x4e606855 // sadalp v21.4s, v2.8h
+	FMOVS (R14), F25
 	WORD $0x0e28c002 // smull v2.8h, v0.8b, v8.8b
 	WORD $0x4e288002 // smlal2 v2.8h, v0.16b, v8.16b
 	WORD $0x0e298022 // smlal v2.8h, v1.8b, v9.8b
 	WORD $0x4e298022 // smlal2 v2.8h, v1.16b, v9.16b
-	WORD $0x4e602859 // saddlp v25.4s, v2.8h
+	WORD $0x4e606859 // sadalp v25.4s, v2.8h
 	VLD1.P 2(R10), V10.H[2]
 	VLD1.P 16(R10), [V0.B16]
 	VUSHR $4, V0.B16, V1.B16
 	VAND V12.B16, V0.B16, V0.B16
-	VSUB V13.B16, V0.B16, V0.B16
-	VSUB V13.B16, V1.B16, V1.B16
+	FMOVS (R12), F18
 	WORD $0x0e24c002 // smull v2.8h, v0.8b, v4.8b
 	WORD $0x4e248002 // smlal2 v2.8h, v0.16b, v4.16b
 	WORD $0x0e258022 // smlal v2.8h, v1.8b, v5.8b
 	WORD $0x4e258022 // smlal2 v2.8h, v1.16b, v5.16b
-	WORD $0x4e602852 // saddlp v18.4s, v2.8h
+	WORD $0x4e606852 // sadalp v18.4s, v2.8h
+	FMOVS (R13), F22
 	WORD $0x0e26c002 // smull v2.8h, v0.8b, v6.8b
 	WORD $0x4e268002 // smlal2 v2.8h, v0.16b, v6.16b
 	WORD $0x0e278022 // smlal v2.8h, v1.8b, v7.8b
 	WORD $0x4e278022 // smlal2 v2.8h, v1.16b, v7.16b
-	WORD $0x4e602856 // saddlp v22.4s, v2.8h
+	WORD $0x4e606856 // sadalp v22.4s, v2.8h
+	FMOVS (R14), F26
 	WORD $0x0e28c002 // smull v2.8h, v0.8b, v8.8b
 	WORD $0x4e288002 // smlal2 v2.8h, v0.16b, v8.16b
 	WORD $0x0e298022 // smlal v2.8h, v1.8b, v9.8b
 	WORD $0x4e298022 // smlal2 v2.8h, v1.16b, v9.16b
-	WORD $0x4e60285a // saddlp v26.4s, v2.8h
+	WORD $0x4e60685a // sadalp v26.4s, v2.8h
 	VLD1.P 2(R11), V10.H[3]
 	VLD1.P 16(R11), [V0.B16]
 	VUSHR $4, V0.B16, V1.B16
 	VAND V12.B16, V0.B16, V0.B16
-	VSUB V13.B16, V0.B16, V0.B16
-	VSUB V13.B16, V1.B16, V1.B16
+	FMOVS (R12), F19
 	WORD $0x0e24c002 // smull v2.8h, v0.8b, v4.8b
 	WORD $0x4e248002 // smlal2 v2.8h, v0.16b, v4.16b
 	WORD $0x0e258022 // smlal v2.8h, v1.8b, v5.8b
 	WORD $0x4e258022 // smlal2 v2.8h, v1.16b, v5.16b
-	WORD $0x4e602853 // saddlp v19.4s, v2.8h
+	WORD $0x4e606853 // sadalp v19.4s, v2.8h
+	FMOVS (R13), F23
 	WORD $0x0e26c002 // smull v2.8h, v0.8b, v6.8b
 	WORD $0x4e268002 // smlal2 v2.8h, v0.16b, v6.16b
 	WORD $0x0e278022 // smlal v2.8h, v1.8b, v7.8b
 	WORD $0x4e278022 // smlal2 v2.8h, v1.16b, v7.16b
-	WORD $0x4e602857 // saddlp v23.4s, v2.8h
+	WORD $0x4e606857 // sadalp v23.4s, v2.8h
+	FMOVS (R14), F27
 	WORD $0x0e28c002 // smull v2.8h, v0.8b, v8.8b
 	WORD $0x4e288002 // smlal2 v2.8h, v0.16b, v8.16b
 	WORD $0x0e298022 // smlal v2.8h, v1.8b, v9.8b
 	WORD $0x4e298022 // smlal2 v2.8h, v1.16b, v9.16b
-	WORD $0x4e60285b // saddlp v27.4s, v2.8h
+	WORD $0x4e60685b // sadalp v27.4s, v2.8h
 	WORD $0x0e21794a // fcvtl v10.4s, v10.4h
 	// token 0: the four rows' block sums, in row order
 	WORD $0x4eb1be0e // addp v14.4s, v16.4s, v17.4s
@@ -2269,6 +2266,9 @@ block:
 	WORD $0x4e21d9ce // scvtf v14.4s, v14.4s
 	WORD $0x4f8b995f // fmul v31.4s, v10.4s, v11.s[2]
 	VFMLA V31.S4, V14.S4, V30.S4
+	ADD $4, R12
+	ADD $4, R13
+	ADD $4, R14
 	SUBS $1, R15, R15
 	BNE block
 store:
@@ -2296,7 +2296,6 @@ TEXT ·q4_0Rows4T1Dot(SB), NOSPLIT, $0-64
 	MOVD ostride+56(FP), R7
 	LSL $2, R7, R7
 	VMOVI $15, V12.B16
-	VMOVI $8, V13.B16
 group:
 	MOVD R0, R8
 	ADD R1, R8, R9
@@ -2307,43 +2306,34 @@ group:
 	MOVD R5, R15
 	CBZ R15, store
 block:
-	VLD1.P 2(R12), V11.H[0]
 	VLD1.P 32(R12), [V4.B16, V5.B16]
-	WORD $0x0e21796b // fcvtl v11.4s, v11.4h
+	VLD1.P 4(R12), V11.S[0]
 	VLD1.P 2(R8), V10.H[0]
 	VLD1.P 16(R8), [V0.B16]
 	VUSHR $4, V0.B16, V1.B16
 	VAND V12.B16, V0.B16, V0.B16
-	VSUB V13.B16, V0.B16, V0.B16
-	VSUB V13.B16, V1.B16, V1.B16
-	VEOR V16.B16, V16.B16, V16.B16
+	FMOVS (R12), F16
 	WORD $0x4e849410 // sdot v16.4s, v0.16b, v4.16b
 	WORD $0x4e859430 // sdot v16.4s, v1.16b, v5.16b
 	VLD1.P 2(R9), V10.H[1]
 	VLD1.P 16(R9), [V0.B16]
 	VUSHR $4, V0.B16, V1.B16
 	VAND V12.B16, V0.B16, V0.B16
-	VSUB V13.B16, V0.B16, V0.B16
-	VSUB V13.B16, V1.B16, V1.B16
-	VEOR V17.B16, V17.B16, V17.B16
+	FMOVS (R12), F17
 	WORD $0x4e849411 // sdot v17.4s, v0.16b, v4.16b
 	WORD $0x4e859431 // sdot v17.4s, v1.16b, v5.16b
 	VLD1.P 2(R10), V10.H[2]
 	VLD1.P 16(R10), [V0.B16]
 	VUSHR $4, V0.B16, V1.B16
 	VAND V12.B16, V0.B16, V0.B16
-	VSUB V13.B16, V0.B16, V0.B16
-	VSUB V13.B16, V1.B16, V1.B16
-	VEOR V18.B16, V18.B16, V18.B16
+	FMOVS (R12), F18
 	WORD $0x4e849412 // sdot v18.4s, v0.16b, v4.16b
 	WORD $0x4e859432 // sdot v18.4s, v1.16b, v5.16b
 	VLD1.P 2(R11), V10.H[3]
 	VLD1.P 16(R11), [V0.B16]
 	VUSHR $4, V0.B16, V1.B16
 	VAND V12.B16, V0.B16, V0.B16
-	VSUB V13.B16, V0.B16, V0.B16
-	VSUB V13.B16, V1.B16, V1.B16
-	VEOR V19.B16, V19.B16, V19.B16
+	FMOVS (R12), F19
 	WORD $0x4e849413 // sdot v19.4s, v0.16b, v4.16b
 	WORD $0x4e859433 // sdot v19.4s, v1.16b, v5.16b
 	WORD $0x0e21794a // fcvtl v10.4s, v10.4h
@@ -2354,6 +2344,7 @@ block:
 	WORD $0x4e21d9ce // scvtf v14.4s, v14.4s
 	WORD $0x4f8b915f // fmul v31.4s, v10.4s, v11.s[0]
 	VFMLA V31.S4, V14.S4, V28.S4
+	ADD $4, R12
 	SUBS $1, R15, R15
 	BNE block
 store:
@@ -2377,7 +2368,6 @@ TEXT ·q4_0Rows4T2Dot(SB), NOSPLIT, $0-64
 	MOVD ostride+56(FP), R7
 	LSL $2, R7, R7
 	VMOVI $15, V12.B16
-	VMOVI $8, V13.B16
 group:
 	MOVD R0, R8
 	ADD R1, R8, R9
@@ -2390,57 +2380,48 @@ group:
 	MOVD R5, R15
 	CBZ R15, store
 block:
-	VLD1.P 2(R12), V11.H[0]
 	VLD1.P 32(R12), [V4.B16, V5.B16]
-	VLD1.P 2(R13), V11.H[1]
+	VLD1.P 4(R12), V11.S[0]
 	VLD1.P 32(R13), [V6.B16, V7.B16]
-	WORD $0x0e21796b // fcvtl v11.4s, v11.4h
+	VLD1.P 4(R13), V11.S[1]
 	VLD1.P 2(R8), V10.H[0]
 	VLD1.P 16(R8), [V0.B16]
 	VUSHR $4, V0.B16, V1.B16
 	VAND V12.B16, V0.B16, V0.B16
-	VSUB V13.B16, V0.B16, V0.B16
-	VSUB V13.B16, V1.B16, V1.B16
-	VEOR V16.B16, V16.B16, V16.B16
+	FMOVS (R12), F16
 	WORD $0x4e849410 // sdot v16.4s, v0.16b, v4.16b
 	WORD $0x4e859430 // sdot v16.4s, v1.16b, v5.16b
-	VEOR V20.B16, V20.B16, V20.B16
+	FMOVS (R13), F20
 	WORD $0x4e869414 // sdot v20.4s, v0.16b, v6.16b
 	WORD $0x4e879434 // sdot v20.4s, v1.16b, v7.16b
 	VLD1.P 2(R9), V10.H[1]
 	VLD1.P 16(R9), [V0.B16]
 	VUSHR $4, V0.B16, V1.B16
 	VAND V12.B16, V0.B16, V0.B16
-	VSUB V13.B16, V0.B16, V0.B16
-	VSUB V13.B16, V1.B16, V1.B16
-	VEOR V17.B16, V17.B16, V17.B16
+	FMOVS (R12), F17
 	WORD $0x4e849411 // sdot v17.4s, v0.16b, v4.16b
 	WORD $0x4e859431 // sdot v17.4s, v1.16b, v5.16b
-	VEOR V21.B16, V21.B16, V21.B16
+	FMOVS (R13), F21
 	WORD $0x4e869415 // sdot v21.4s, v0.16b, v6.16b
 	WORD $0x4e879435 // sdot v21.4s, v1.16b, v7.16b
 	VLD1.P 2(R10), V10.H[2]
 	VLD1.P 16(R10), [V0.B16]
 	VUSHR $4, V0.B16, V1.B16
 	VAND V12.B16, V0.B16, V0.B16
-	VSUB V13.B16, V0.B16, V0.B16
-	VSUB V13.B16, V1.B16, V1.B16
-	VEOR V18.B16, V18.B16, V18.B16
+	FMOVS (R12), F18
 	WORD $0x4e849412 // sdot v18.4s, v0.16b, v4.16b
 	WORD $0x4e859432 // sdot v18.4s, v1.16b, v5.16b
-	VEOR V22.B16, V22.B16, V22.B16
+	FMOVS (R13), F22
 	WORD $0x4e869416 // sdot v22.4s, v0.16b, v6.16b
 	WORD $0x4e879436 // sdot v22.4s, v1.16b, v7.16b
 	VLD1.P 2(R11), V10.H[3]
 	VLD1.P 16(R11), [V0.B16]
 	VUSHR $4, V0.B16, V1.B16
 	VAND V12.B16, V0.B16, V0.B16
-	VSUB V13.B16, V0.B16, V0.B16
-	VSUB V13.B16, V1.B16, V1.B16
-	VEOR V19.B16, V19.B16, V19.B16
+	FMOVS (R12), F19
 	WORD $0x4e849413 // sdot v19.4s, v0.16b, v4.16b
 	WORD $0x4e859433 // sdot v19.4s, v1.16b, v5.16b
-	VEOR V23.B16, V23.B16, V23.B16
+	FMOVS (R13), F23
 	WORD $0x4e869417 // sdot v23.4s, v0.16b, v6.16b
 	WORD $0x4e879437 // sdot v23.4s, v1.16b, v7.16b
 	WORD $0x0e21794a // fcvtl v10.4s, v10.4h
@@ -2458,6 +2439,8 @@ block:
 	WORD $0x4e21d9ce // scvtf v14.4s, v14.4s
 	WORD $0x4fab915f // fmul v31.4s, v10.4s, v11.s[1]
 	VFMLA V31.S4, V14.S4, V29.S4
+	ADD $4, R12
+	ADD $4, R13
 	SUBS $1, R15, R15
 	BNE block
 store:
@@ -2483,7 +2466,6 @@ TEXT ·q4_0Rows4T3Dot(SB), NOSPLIT, $0-64
 	MOVD ostride+56(FP), R7
 	LSL $2, R7, R7
 	VMOVI $15, V12.B16
-	VMOVI $8, V13.B16
 group:
 	MOVD R0, R8
 	ADD R1, R8, R9
@@ -2498,71 +2480,62 @@ group:
 	MOVD R5, R15
 	CBZ R15, store
 block:
-	VLD1.P 2(R12), V11.H[0]
 	VLD1.P 32(R12), [V4.B16, V5.B16]
-	VLD1.P 2(R13), V11.H[1]
+	VLD1.P 4(R12), V11.S[0]
 	VLD1.P 32(R13), [V6.B16, V7.B16]
-	VLD1.P 2(R14), V11.H[2]
+	VLD1.P 4(R13), V11.S[1]
 	VLD1.P 32(R14), [V8.B16, V9.B16]
-	WORD $0x0e21796b // fcvtl v11.4s, v11.4h
+	VLD1.P 4(R14), V11.S[2]
 	VLD1.P 2(R8), V10.H[0]
 	VLD1.P 16(R8), [V0.B16]
 	VUSHR $4, V0.B16, V1.B16
 	VAND V12.B16, V0.B16, V0.B16
-	VSUB V13.B16, V0.B16, V0.B16
-	VSUB V13.B16, V1.B16, V1.B16
-	VEOR V16.B16, V16.B16, V16.B16
+	FMOVS (R12), F16
 	WORD $0x4e849410 // sdot v16.4s, v0.16b, v4.16b
 	WORD $0x4e859430 // sdot v16.4s, v1.16b, v5.16b
-	VEOR V20.B16, V20.B16, V20.B16
+	FMOVS (R13), F20
 	WORD $0x4e869414 // sdot v20.4s, v0.16b, v6.16b
 	WORD $0x4e879434 // sdot v20.4s, v1.16b, v7.16b
-	VEOR V24.B16, V24.B16, V24.B16
+	FMOVS (R14), F24
 	WORD $0x4e889418 // sdot v24.4s, v0.16b, v8.16b
 	WORD $0x4e899438 // sdot v24.4s, v1.16b, v9.16b
 	VLD1.P 2(R9), V10.H[1]
 	VLD1.P 16(R9), [V0.B16]
 	VUSHR $4, V0.B16, V1.B16
 	VAND V12.B16, V0.B16, V0.B16
-	VSUB V13.B16, V0.B16, V0.B16
-	VSUB V13.B16, V1.B16, V1.B16
-	VEOR V17.B16, V17.B16, V17.B16
+	FMOVS (R12), F17
 	WORD $0x4e849411 // sdot v17.4s, v0.16b, v4.16b
 	WORD $0x4e859431 // sdot v17.4s, v1.16b, v5.16b
-	VEOR V21.B16, V21.B16, V21.B16
+	FMOVS (R13), F21
 	WORD $0x4e869415 // sdot v21.4s, v0.16b, v6.16b
 	WORD $0x4e879435 // sdot v21.4s, v1.16b, v7.16b
-	VEOR V25.B16, V25.B16, V25.B16
+	FMOVS (R14), F25
 	WORD $0x4e889419 // sdot v25.4s, v0.16b, v8.16b
 	WORD $0x4e899439 // sdot v25.4s, v1.16b, v9.16b
 	VLD1.P 2(R10), V10.H[2]
 	VLD1.P 16(R10), [V0.B16]
 	VUSHR $4, V0.B16, V1.B16
 	VAND V12.B16, V0.B16, V0.B16
-	VSUB V13.B16, V0.B16, V0.B16
-	VSUB V13.B16, V1.B16, V1.B16
-	VEOR V18.B16, V18.B16, V18.B16
+	FMOVS (R12), F18
 	WORD $0x4e849412 // sdot v18.4s, v0.16b, v4.16b
 	WORD $0x4e859432 // sdot v18.4s, v1.16b, v5.16b
-	VEOR V22.B16, V22.B16, V22.B16
+	FMOVS (R13), F22
 	WORD $0x4e869416 // sdot v22.4s, v0.16b, v6.16b
 	WORD $0x4e879436 // sdot v22.4s, v1.16b, v7.16b
-	VEOR V26.B16, V26.B16, V26.B16
+	FMOVS (R14), F26
 	WORD $0x4e88941a // sdot v26.4s, v0.16b, v8.16b
 	WORD $0x4e89943a // sdot v26.4s, v1.16b, v9.16b
 	VLD1.P 2(R11), V10.H[3]
 	VLD1.P 16(R11), [V0.B16]
 	VUSHR $4, V0.B16, V1.B16
 	VAND V12.B16, V0.B16, V0.B16
-	VSUB V13.B16, V0.B16, V0.B16
-	VSUB V13.B16, V1.B16, V1.B16
-	VEOR V19.B16, V19.B16, V19.B16
+	FMOVS (R12), F19
 	WORD $0x4e849413 // sdot v19.4s, v0.16b, v4.16b
 	WORD $0x4e859433 // sdot v19.4s, v1.16b, v5.16b
-	VEOR V23.B16, V23.B16, V23.B16
+	FMOVS (R13), F23
 	WORD $0x4e869417 // sdot v23.4s, v0.16b, v6.16b
 	WORD $0x4e879437 // sdot v23.4s, v1.16b, v7.16b
-	VEOR V27.B16, V27.B16, V27.B16
+	FMOVS (R14), F27
 	WORD $0x4e88941b // sdot v27.4s, v0.16b, v8.16b
 	WORD $0x4e89943b // sdot v27.4s, v1.16b, v9.16b
 	WORD $0x0e21794a // fcvtl v10.4s, v10.4h
@@ -2587,228 +2560,9 @@ block:
 	WORD $0x4e21d9ce // scvtf v14.4s, v14.4s
 	WORD $0x4f8b995f // fmul v31.4s, v10.4s, v11.s[2]
 	VFMLA V31.S4, V14.S4, V30.S4
-	SUBS $1, R15, R15
-	BNE block
-store:
-	MOVD R6, R16
-	VST1 [V28.S4], (R16)
-	ADD R7, R16, R16
-	VST1 [V29.S4], (R16)
-	ADD R7, R16, R16
-	VST1 [V30.S4], (R16)
-	ADD $16, R6, R6
-	ADD R1<<2, R0, R0
-	SUBS $1, R2, R2
-	BNE group
-	RET
-
-// func q4_0Rows4T2MM(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
-TEXT ·q4_0Rows4T2MM(SB), NOSPLIT, $0-64
-	MOVD w+0(FP), R0
-	MOVD wstride+8(FP), R1
-	MOVD groups+16(FP), R2
-	MOVD x+24(FP), R3
-	MOVD xstride+32(FP), R4
-	MOVD nb+40(FP), R5
-	MOVD out+48(FP), R6
-	MOVD ostride+56(FP), R7
-	LSL $2, R7, R7
-	VMOVI $15, V25.B16
-	VMOVI $8, V26.B16
-group:
-	MOVD R0, R8
-	ADD R1, R8, R9
-	ADD R1, R9, R10
-	ADD R1, R10, R11
-	MOVD R3, R12
-	ADD R4, R12, R13
-	VEOR V28.B16, V28.B16, V28.B16
-	VEOR V29.B16, V29.B16, V29.B16
-	MOVD R5, R15
-	CBZ R15, store
-block:
-	// tokens 0 and 1, in 8-byte pairs
-	VLD1.P 2(R12), V23.H[0]
-	VLD1.P 32(R12), [V0.B16, V1.B16]
-	VLD1.P 2(R13), V23.H[1]
-	VLD1.P 32(R13), [V2.B16, V3.B16]
-	VZIP1 V2.D2, V0.D2, V8.D2
-	VZIP2 V2.D2, V0.D2, V9.D2
-	VZIP1 V3.D2, V1.D2, V10.D2
-	VZIP2 V3.D2, V1.D2, V11.D2
-	WORD $0x0e217af7 // fcvtl v23.4s, v23.4h
-	// rows 0 and 1, in 8-byte pairs
-	VLD1.P 2(R8), V22.H[0]
-	VLD1.P 16(R8), [V0.B16]
-	VLD1.P 2(R9), V22.H[1]
-	VLD1.P 16(R9), [V1.B16]
-	VZIP1 V1.D2, V0.D2, V2.D2
-	VZIP2 V1.D2, V0.D2, V3.D2
-	VUSHR $4, V2.B16, V6.B16
-	VAND V25.B16, V2.B16, V4.B16
-	VSUB V26.B16, V4.B16, V4.B16
-	VSUB V26.B16, V6.B16, V6.B16
-	VUSHR $4, V3.B16, V7.B16
-	VAND V25.B16, V3.B16, V5.B16
-	VSUB V26.B16, V5.B16, V5.B16
-	VSUB V26.B16, V7.B16, V7.B16
-	VEOR V16.B16, V16.B16, V16.B16
-	WORD $0x4e84a510 // smmla v16.4s, v8.16b, v4.16b
-	WORD $0x4e85a530 // smmla v16.4s, v9.16b, v5.16b
-	WORD $0x4e86a550 // smmla v16.4s, v10.16b, v6.16b
-	WORD $0x4e87a570 // smmla v16.4s, v11.16b, v7.16b
-	// rows 2 and 3, in 8-byte pairs
-	VLD1.P 2(R10), V22.H[2]
-	VLD1.P 16(R10), [V0.B16]
-	VLD1.P 2(R11), V22.H[3]
-	VLD1.P 16(R11), [V1.B16]
-	VZIP1 V1.D2, V0.D2, V2.D2
-	VZIP2 V1.D2, V0.D2, V3.D2
-	VUSHR $4, V2.B16, V6.B16
-	VAND V25.B16, V2.B16, V4.B16
-	VSUB V26.B16, V4.B16, V4.B16
-	VSUB V26.B16, V6.B16, V6.B16
-	VUSHR $4, V3.B16, V7.B16
-	VAND V25.B16, V3.B16, V5.B16
-	VSUB V26.B16, V5.B16, V5.B16
-	VSUB V26.B16, V7.B16, V7.B16
-	VEOR V17.B16, V17.B16, V17.B16
-	WORD $0x4e84a511 // smmla v17.4s, v8.16b, v4.16b
-	WORD $0x4e85a531 // smmla v17.4s, v9.16b, v5.16b
-	WORD $0x4e86a551 // smmla v17.4s, v10.16b, v6.16b
-	WORD $0x4e87a571 // smmla v17.4s, v11.16b, v7.16b
-	WORD $0x0e217ad6 // fcvtl v22.4s, v22.4h
-	// tokens 0 and 1: the four rows' block sums, in row order
-	VZIP1 V17.D2, V16.D2, V20.D2
-	VZIP2 V17.D2, V16.D2, V21.D2
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792d8 // fmul v24.4s, v22.4s, v23.s[0]
-	VFMLA V24.S4, V20.S4, V28.S4
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4fb792d8 // fmul v24.4s, v22.4s, v23.s[1]
-	VFMLA V24.S4, V21.S4, V29.S4
-	SUBS $1, R15, R15
-	BNE block
-store:
-	MOVD R6, R16
-	VST1 [V28.S4], (R16)
-	ADD R7, R16, R16
-	VST1 [V29.S4], (R16)
-	ADD $16, R6, R6
-	ADD R1<<2, R0, R0
-	SUBS $1, R2, R2
-	BNE group
-	RET
-
-// func q4_0Rows4T3MM(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
-TEXT ·q4_0Rows4T3MM(SB), NOSPLIT, $0-64
-	MOVD w+0(FP), R0
-	MOVD wstride+8(FP), R1
-	MOVD groups+16(FP), R2
-	MOVD x+24(FP), R3
-	MOVD xstride+32(FP), R4
-	MOVD nb+40(FP), R5
-	MOVD out+48(FP), R6
-	MOVD ostride+56(FP), R7
-	LSL $2, R7, R7
-	VMOVI $15, V25.B16
-	VMOVI $8, V26.B16
-group:
-	MOVD R0, R8
-	ADD R1, R8, R9
-	ADD R1, R9, R10
-	ADD R1, R10, R11
-	MOVD R3, R12
-	ADD R4, R12, R13
-	ADD R4, R13, R14
-	VEOR V28.B16, V28.B16, V28.B16
-	VEOR V29.B16, V29.B16, V29.B16
-	VEOR V30.B16, V30.B16, V30.B16
-	MOVD R5, R15
-	CBZ R15, store
-block:
-	// tokens 0 and 1, in 8-byte pairs
-	VLD1.P 2(R12), V23.H[0]
-	VLD1.P 32(R12), [V0.B16, V1.B16]
-	VLD1.P 2(R13), V23.H[1]
-	VLD1.P 32(R13), [V2.B16, V3.B16]
-	VZIP1 V2.D2, V0.D2, V8.D2
-	VZIP2 V2.D2, V0.D2, V9.D2
-	VZIP1 V3.D2, V1.D2, V10.D2
-	VZIP2 V3.D2, V1.D2, V11.D2
-	// token 2, each 8 bytes twice
-	VLD1.P 2(R14), V23.H[2]
-	VLD1.P 32(R14), [V0.B16, V1.B16]
-	VZIP1 V0.D2, V0.D2, V12.D2
-	VZIP2 V0.D2, V0.D2, V13.D2
-	VZIP1 V1.D2, V1.D2, V14.D2
-	VZIP2 V1.D2, V1.D2, V15.D2
-	WORD $0x0e217af7 // fcvtl v23.4s, v23.4h
-	// rows 0 and 1, in 8-byte pairs
-	VLD1.P 2(R8), V22.H[0]
-	VLD1.P 16(R8), [V0.B16]
-	VLD1.P 2(R9), V22.H[1]
-	VLD1.P 16(R9), [V1.B16]
-	VZIP1 V1.D2, V0.D2, V2.D2
-	VZIP2 V1.D2, V0.D2, V3.D2
-	VUSHR $4, V2.B16, V6.B16
-	VAND V25.B16, V2.B16, V4.B16
-	VSUB V26.B16, V4.B16, V4.B16
-	VSUB V26.B16, V6.B16, V6.B16
-	VUSHR $4, V3.B16, V7.B16
-	VAND V25.B16, V3.B16, V5.B16
-	VSUB V26.B16, V5.B16, V5.B16
-	VSUB V26.B16, V7.B16, V7.B16
-	VEOR V16.B16, V16.B16, V16.B16
-	WORD $0x4e84a510 // smmla v16.4s, v8.16b, v4.16b
-	WORD $0x4e85a530 // smmla v16.4s, v9.16b, v5.16b
-	WORD $0x4e86a550 // smmla v16.4s, v10.16b, v6.16b
-	WORD $0x4e87a570 // smmla v16.4s, v11.16b, v7.16b
-	VEOR V18.B16, V18.B16, V18.B16
-	WORD $0x4e849592 // sdot v18.4s, v12.16b, v4.16b
-	WORD $0x4e8595b2 // sdot v18.4s, v13.16b, v5.16b
-	WORD $0x4e8695d2 // sdot v18.4s, v14.16b, v6.16b
-	WORD $0x4e8795f2 // sdot v18.4s, v15.16b, v7.16b
-	// rows 2 and 3, in 8-byte pairs
-	VLD1.P 2(R10), V22.H[2]
-	VLD1.P 16(R10), [V0.B16]
-	VLD1.P 2(R11), V22.H[3]
-	VLD1.P 16(R11), [V1.B16]
-	VZIP1 V1.D2, V0.D2, V2.D2
-	VZIP2 V1.D2, V0.D2, V3.D2
-	VUSHR $4, V2.B16, V6.B16
-	VAND V25.B16, V2.B16, V4.B16
-	VSUB V26.B16, V4.B16, V4.B16
-	VSUB V26.B16, V6.B16, V6.B16
-	VUSHR $4, V3.B16, V7.B16
-	VAND V25.B16, V3.B16, V5.B16
-	VSUB V26.B16, V5.B16, V5.B16
-	VSUB V26.B16, V7.B16, V7.B16
-	VEOR V17.B16, V17.B16, V17.B16
-	WORD $0x4e84a511 // smmla v17.4s, v8.16b, v4.16b
-	WORD $0x4e85a531 // smmla v17.4s, v9.16b, v5.16b
-	WORD $0x4e86a551 // smmla v17.4s, v10.16b, v6.16b
-	WORD $0x4e87a571 // smmla v17.4s, v11.16b, v7.16b
-	VEOR V19.B16, V19.B16, V19.B16
-	WORD $0x4e849593 // sdot v19.4s, v12.16b, v4.16b
-	WORD $0x4e8595b3 // sdot v19.4s, v13.16b, v5.16b
-	WORD $0x4e8695d3 // sdot v19.4s, v14.16b, v6.16b
-	WORD $0x4e8795f3 // sdot v19.4s, v15.16b, v7.16b
-	WORD $0x0e217ad6 // fcvtl v22.4s, v22.4h
-	// tokens 0 and 1: the four rows' block sums, in row order
-	VZIP1 V17.D2, V16.D2, V20.D2
-	VZIP2 V17.D2, V16.D2, V21.D2
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792d8 // fmul v24.4s, v22.4s, v23.s[0]
-	VFMLA V24.S4, V20.S4, V28.S4
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4fb792d8 // fmul v24.4s, v22.4s, v23.s[1]
-	VFMLA V24.S4, V21.S4, V29.S4
-	// token 2: the four rows' block sums, in row order
-	WORD $0x4eb3be54 // addp v20.4s, v18.4s, v19.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f979ad8 // fmul v24.4s, v22.4s, v23.s[2]
-	VFMLA V24.S4, V20.S4, V30.S4
+	ADD $4, R12
+	ADD $4, R13
+	ADD $4, R14
 	SUBS $1, R15, R15
 	BNE block
 store:
@@ -2836,7 +2590,6 @@ TEXT ·q4_0Rows4T4MM(SB), NOSPLIT, $0-64
 	MOVD ostride+56(FP), R7
 	LSL $2, R7, R7
 	VMOVI $15, V25.B16
-	VMOVI $8, V26.B16
 group:
 	MOVD R0, R8
 	ADD R1, R8, R9
@@ -2854,24 +2607,23 @@ group:
 	CBZ R15, store
 block:
 	// tokens 0 and 1, in 8-byte pairs
-	VLD1.P 2(R12), V23.H[0]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
-	VLD1.P 2(R13), V23.H[1]
+	VLD1.P 4(R12), V23.S[0]
 	VLD1.P 32(R13), [V2.B16, V3.B16]
+	VLD1.P 4(R13), V23.S[1]
 	VZIP1 V2.D2, V0.D2, V8.D2
 	VZIP2 V2.D2, V0.D2, V9.D2
 	VZIP1 V3.D2, V1.D2, V10.D2
 	VZIP2 V3.D2, V1.D2, V11.D2
 	// tokens 2 and 3, in 8-byte pairs
-	VLD1.P 2(R14), V23.H[2]
 	VLD1.P 32(R14), [V0.B16, V1.B16]
-	VLD1.P 2(R19), V23.H[3]
+	VLD1.P 4(R14), V23.S[2]
 	VLD1.P 32(R19), [V2.B16, V3.B16]
+	VLD1.P 4(R19), V23.S[3]
 	VZIP1 V2.D2, V0.D2, V12.D2
 	VZIP2 V2.D2, V0.D2, V13.D2
 	VZIP1 V3.D2, V1.D2, V14.D2
 	VZIP2 V3.D2, V1.D2, V15.D2
-	WORD $0x0e217af7 // fcvtl v23.4s, v23.4h
 	// rows 0 and 1, in 8-byte pairs
 	VLD1.P 2(R8), V22.H[0]
 	VLD1.P 16(R8), [V0.B16]
@@ -2881,12 +2633,8 @@ block:
 	VZIP2 V1.D2, V0.D2, V3.D2
 	VUSHR $4, V2.B16, V6.B16
 	VAND V25.B16, V2.B16, V4.B16
-	VSUB V26.B16, V4.B16, V4.B16
-	VSUB V26.B16, V6.B16, V6.B16
 	VUSHR $4, V3.B16, V7.B16
 	VAND V25.B16, V3.B16, V5.B16
-	VSUB V26.B16, V5.B16, V5.B16
-	VSUB V26.B16, V7.B16, V7.B16
 	VEOR V16.B16, V16.B16, V16.B16
 	WORD $0x4e84a510 // smmla v16.4s, v8.16b, v4.16b
 	WORD $0x4e85a530 // smmla v16.4s, v9.16b, v5.16b
@@ -2906,12 +2654,8 @@ block:
 	VZIP2 V1.D2, V0.D2, V3.D2
 	VUSHR $4, V2.B16, V6.B16
 	VAND V25.B16, V2.B16, V4.B16
-	VSUB V26.B16, V4.B16, V4.B16
-	VSUB V26.B16, V6.B16, V6.B16
 	VUSHR $4, V3.B16, V7.B16
 	VAND V25.B16, V3.B16, V5.B16
-	VSUB V26.B16, V5.B16, V5.B16
-	VSUB V26.B16, V7.B16, V7.B16
 	VEOR V17.B16, V17.B16, V17.B16
 	WORD $0x4e84a511 // smmla v17.4s, v8.16b, v4.16b
 	WORD $0x4e85a531 // smmla v17.4s, v9.16b, v5.16b
@@ -2926,6 +2670,10 @@ block:
 	// tokens 0 and 1: the four rows' block sums, in row order
 	VZIP1 V17.D2, V16.D2, V20.D2
 	VZIP2 V17.D2, V16.D2, V21.D2
+	VLD1R (R12), [V27.S4]
+	VADD V27.S4, V20.S4, V20.S4
+	VLD1R (R13), [V27.S4]
+	VADD V27.S4, V21.S4, V21.S4
 	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
 	WORD $0x4f9792d8 // fmul v24.4s, v22.4s, v23.s[0]
 	VFMLA V24.S4, V20.S4, V28.S4
@@ -2935,12 +2683,20 @@ block:
 	// tokens 2 and 3: the four rows' block sums, in row order
 	VZIP1 V19.D2, V18.D2, V20.D2
 	VZIP2 V19.D2, V18.D2, V21.D2
+	VLD1R (R14), [V27.S4]
+	VADD V27.S4, V20.S4, V20.S4
+	VLD1R (R19), [V27.S4]
+	VADD V27.S4, V21.S4, V21.S4
 	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
 	WORD $0x4f979ad8 // fmul v24.4s, v22.4s, v23.s[2]
 	VFMLA V24.S4, V20.S4, V30.S4
 	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
 	WORD $0x4fb79ad8 // fmul v24.4s, v22.4s, v23.s[3]
 	VFMLA V24.S4, V21.S4, V31.S4
+	ADD $4, R12
+	ADD $4, R13
+	ADD $4, R14
+	ADD $4, R19
 	SUBS $1, R15, R15
 	BNE block
 store:

@@ -2,11 +2,6 @@
 
 package tensor
 
-import (
-	"encoding/binary"
-	"math"
-)
-
 // Q4_0 weights with AVX2 on the q8VNNI activation layout (dotq_amd64.go),
 // the one the AVX-512 VNNI kernels take: the activation side's part of
 // Σ (q-8)·y, -8·Σ y, is computed once per MatMul by the conversion, so the
@@ -98,25 +93,4 @@ func quantizeQ8VNNIActAVX2(dst []byte, src []float32) {
 	q := dst[nb*(q8VNNISize-q8_0Size):]
 	quantizeQ8_0AVX2(&q[0], &src[0], nb)
 	q8VNNIInPlace(dst, nb, 3)
-}
-
-// q8VNNIInPlace converts the nb Q8_0 blocks at the end of dst (from byte
-// nb·(q8VNNISize-q8_0Size)) into q8VNNI blocks from its start, with off =
-// -(Σ qs) << shift. Block i's source starts at or after the end of
-// destination block i-1 and is read before block i is written, so nothing
-// is overwritten before it is read.
-func q8VNNIInPlace(dst []byte, nb, shift int) {
-	base := nb * (q8VNNISize - q8_0Size)
-	for i := range nb {
-		s := dst[base+i*q8_0Size : base+(i+1)*q8_0Size]
-		d := F16ToF32(le16(s))
-		var all int32
-		for _, v := range s[2:] {
-			all += int32(int8(v))
-		}
-		o := dst[i*q8VNNISize : (i+1)*q8VNNISize]
-		copy(o[:qk], s[2:])
-		binary.LittleEndian.PutUint32(o[32:], math.Float32bits(d))
-		binary.LittleEndian.PutUint32(o[36:], uint32(-all<<shift))
-	}
 }

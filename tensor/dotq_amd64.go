@@ -2,23 +2,13 @@
 
 package tensor
 
-import (
-	"encoding/binary"
-	"fmt"
-	"math"
-)
+import "fmt"
 
 // Q8_0 and Q4_0 weights with AVX-512 VNNI. llama.cpp converts activations
 // for both to Q8_0 blocks; the kernels here take the same quants and scale
 // in a block laid out for VPDPBUSD, with the part that depends on the
 // activation alone computed once per MatMul by the conversion instead of
-// once per group of eight rows and token:
-//
-//	block_q8_vnni {
-//		qs  [32]int8  // the Q8_0 quants
-//		d   float32   // F16ToF32 of the Q8_0 scale (so d_w·d_x is unchanged)
-//		off int32     // -8·Σ qs for Q4_0 weights, -128·Σ qs for Q8_0 weights
-//	}                 // 40 bytes
+// once per group of eight rows and token (block_q8_vnni, q8vnni.go).
 //
 // The weights are used unsigned: Q4_0 keeps its nibbles q, Q8_0 flips its
 // quants to w+128. Each row's sum over a block, started from off, is then
@@ -30,14 +20,9 @@ import (
 // ActType(Q8_0) is q8VNNI128 only while useVNNI. Q4_0 takes q8VNNI with
 // AVX2 as well (dotq4t_amd64.go).
 
-// q8VNNI and q8VNNI128 are the activation types of Q4_0 and of Q8_0
-// weights under useVNNI (the offset differs), ids ggml does not use; they
-// are not weight types (Supported is false).
-const (
-	q8VNNI     Type = 61
-	q8VNNI128  Type = 60
-	q8VNNISize      = 40
-)
+// q8VNNI128 is the activation type of Q8_0 weights under useVNNI (q8vnni.go;
+// its off is -128·Σ qs).
+const q8VNNI128 Type = 60
 
 // registerQ0VNNITypes registers the converters into the two layouts where
 // the VNNI set may run (their names are in registerArchTypeInfos).
@@ -139,24 +124,6 @@ func gemvQ0V(bsize int, w []byte, ws, rows int, x []byte, xs, ntok, cols int, ou
 	gemvGroups8(w, ws, rows, x, xs, ntok, out, os, func(w *byte, ws, groups int, x *byte, nt int, out *float32, os int) {
 		q0Rows8V(w, ws, groups, x, xs, nt, nb, out, os, bsize)
 	})
-}
-
-// q8VNNIFromQ8_0 converts nb Q8_0 blocks at src into q8VNNI blocks at dst,
-// with off = -(Σ qs) << shift (3 for Q4_0 weights, 7 for Q8_0): the layout
-// in Go, and the reference the conversion and the kernels are tested
-// against.
-func q8VNNIFromQ8_0(dst, src []byte, nb, shift int) {
-	for i := range nb {
-		s := src[i*q8_0Size : (i+1)*q8_0Size]
-		d := dst[i*q8VNNISize : (i+1)*q8VNNISize]
-		copy(d[:qk], s[2:])
-		var all int32
-		for _, q := range s[2:] {
-			all += int32(int8(q))
-		}
-		binary.LittleEndian.PutUint32(d[32:], math.Float32bits(F16ToF32(le16(s))))
-		binary.LittleEndian.PutUint32(d[36:], uint32(-all<<shift))
-	}
 }
 
 // repackTarget is the interleaved type Repack makes of t: Q4_0 with the

@@ -593,10 +593,10 @@ func (g *gen) storeRow(T int, out string, each func(t int)) {
 
 // genQ0 writes q8_0Rows4T<T><form>, q4_0Rows4T<T><form> and
 // iq4nlRows4T<T><form>: groups of four weight rows (lanes of one vector)
-// against T tokens (1 to 3; 2 to 4 in the MM form). Per block each (row,
-// token) pair's integer sum is exact; the four rows' sums, in row order,
-// are converted, multiplied by f16(w.d)·f16(x.d) and FMA'd into the
-// token's accumulator: dotQ8_0Generic, dotQ4_0Generic and
+// against T tokens (1 to 3; 2 to 4 in the MM form, Q4_0 4 only). Per
+// block each (row, token) pair's integer sum is exact; the four rows'
+// sums, in row order, are converted, multiplied by f16(w.d)·f16(x.d) and
+// FMA'd into the token's accumulator: dotQ8_0Generic, dotQ4_0Generic and
 // dotIQ4_NLGeneric lane by lane, in every form.
 func genQ0(g *gen) {
 	for _, k := range []q0Kind{q0Q8, q0Q4, q0IQ4NL} {
@@ -605,10 +605,21 @@ func genQ0(g *gen) {
 				genQ0T(g, k, dot, T)
 			}
 		}
-		for T := 2; T <= 4; T++ {
+		for T := k.mmFrom(); T <= 4; T++ {
 			genQ0MM(g, k, T)
 		}
 	}
+}
+
+// mmFrom is the fewest tokens a pass for which the kind's MM form costs
+// less than its Dot form: 2, but 4 for Q4_0, whose Dot form starts each
+// (row, token) sum from its token's off with a load (no vector µop), where
+// the MM form's tiles start from zero and take off after them.
+func (k q0Kind) mmFrom() int {
+	if k.off() {
+		return 4
+	}
+	return 2
 }
 
 // q0Kind is a weight type the four-row kernels take: Q8_0 (32 quants a
@@ -627,6 +638,41 @@ func (k q0Kind) name() string { return [...]string{"q8_0", "q4_0", "iq4nl"}[k] }
 
 // packed: the block's quants are 16 bytes of nibbles.
 func (k q0Kind) packed() bool { return k != q0Q8 }
+
+// off: the kind takes q8VNNI activations (Q4_0): a token's block is its 32
+// quants, its scale as a float32 and off = −8·Σ quants, from which each
+// (row, token) sum starts, so the nibbles need no −8.
+func (k q0Kind) off() bool { return k == q0Q4 }
+
+// q0TokLoad loads token t's block at ptr into x0 and x1 and its scale into
+// lane t of V<dx> (f16 for Q8_0 activations, float32 for q8VNNI ones), and
+// moves ptr past it, or for q8VNNI to its off (q0TokEnd moves it on).
+func (g *gen) q0TokLoad(k q0Kind, ptr string, dx, t, x0, x1 int) {
+	if !k.off() {
+		g.q0Load(ptr, dx, t, x0, x1)
+		return
+	}
+	g.ld1b16(ptr, 32, x0, x1)
+	g.p("VLD1.P 4(%s), V%d.S[%d]", ptr, dx, t)
+}
+
+// q0Off adds token t's off (q8VNNI) to the four row sums in s (V27 is
+// scratch).
+func (g *gen) q0Off(k q0Kind, t, s int) {
+	if k.off() {
+		g.p("VLD1R (%s), [V27.S4]", q0TokPtrs[t])
+		g.p("VADD V27.S4, V%d.S4, V%d.S4", s, s)
+	}
+}
+
+// q0TokEnd moves the tokens' pointers past their blocks' off (q8VNNI).
+func (g *gen) q0TokEnd(k q0Kind, T int) {
+	if k.off() {
+		for t := range T {
+			g.p("ADD $4, %s", q0TokPtrs[t])
+		}
+	}
+}
 
 // iq4nlLevels is kvalues_iq4nl, the IQ4_NL level of each nibble, as the
 // two little-endian doublewords of a TBL table.
@@ -676,7 +722,6 @@ func (g *gen) q0Kernel(k q0Kind, form string, T int, r q0Regs, block func()) {
 	switch k {
 	case q0Q4:
 		g.movi(r.mask, 15)
-		g.movi(r.eight, 8)
 	case q0IQ4NL:
 		g.movi(r.mask, 15)
 		g.vconst(r.eight, bytesDword(iq4nlLevels[:8]), bytesDword(iq4nlLevels[8:]))
@@ -723,18 +768,16 @@ func (g *gen) q0Load(ptr string, sc, lane int, regs ...int) {
 }
 
 // nibbles splits the packed bytes in src into the elements of their low
-// nibbles (lo) and of their high nibbles (hi): the nibble minus 8 (Q4_0),
-// its level (IQ4_NL, TBL on the levels in r.eight); lo may be src.
+// nibbles (lo) and of their high nibbles (hi): the nibble (Q4_0, whose −8
+// the activations' off carries), its level (IQ4_NL, TBL on the levels in
+// r.eight); lo may be src.
 func (g *gen) nibbles(k q0Kind, r q0Regs, lo, hi, src int) {
 	g.ushr16b(hi, src, 4)
 	g.vand(lo, src, r.mask)
 	if k == q0IQ4NL {
 		g.o3("tbl", lo, r.eight, lo)
 		g.o3("tbl", hi, r.eight, hi)
-		return
 	}
-	g.vsub16b(lo, lo, r.eight)
-	g.vsub16b(hi, hi, r.eight)
 }
 
 // q0Scale adds token t's block: acc = fma(float32(s), f16(w.d)·f16(x.d),
@@ -755,9 +798,11 @@ func genQ0T(g *gen, k q0Kind, dot bool, T int) {
 	const s0, s1 = 14, 15
 	g.q0Kernel(k, formName(dot), T, r, func() {
 		for t := range T {
-			g.q0Load(q0TokPtrs[t], r.dx, t, xr(t, 0), xr(t, 1))
+			g.q0TokLoad(k, q0TokPtrs[t], r.dx, t, xr(t, 0), xr(t, 1))
 		}
-		g.o2("fcvtl", r.dx, r.dx)
+		if !k.off() {
+			g.o2("fcvtl", r.dx, r.dx)
+		}
 		for row, p := range q0RowPtrs {
 			if k.packed() {
 				g.q0Load(p, r.dw, row, 0)
@@ -767,18 +812,23 @@ func genQ0T(g *gen, k q0Kind, dot bool, T int) {
 			}
 			for t := range T {
 				a := acc(row, t)
+				if k.off() {
+					g.p("FMOVS (%s), F%d", q0TokPtrs[t], a) // [off, 0, 0, 0]
+				}
 				switch {
 				case dot:
-					g.zero(a)
+					if !k.off() {
+						g.zero(a)
+					}
 					g.o3("sdot", a, 0, xr(t, 0))
 					g.o3("sdot", a, 1, xr(t, 1))
 				case k == q0Q4:
-					// |(q-8)·y| ≤ 1024: four products per int16 lane fit.
+					// |q·y| ≤ 1920: four products per int16 lane fit.
 					g.o3("smull.8h", 2, 0, xr(t, 0))
 					g.o3("smlal2.8h", 2, 0, xr(t, 0))
 					g.o3("smlal.8h", 2, 1, xr(t, 1))
 					g.o3("smlal2.8h", 2, 1, xr(t, 1))
-					g.o2("saddlp.4s", a, 2)
+					g.o2("sadalp.4s", a, 2)
 				default:
 					// (-128)·(-128) twice (Q8_0), or (-127)·(-128) (IQ4_NL),
 					// would overflow int16: widen each product.
@@ -801,6 +851,7 @@ func genQ0T(g *gen, k q0Kind, dot bool, T int) {
 			g.o3("addp.4s", s0, s0, s1)
 			g.q0Scale(r, t, s0)
 		}
+		g.q0TokEnd(k, T)
 	})
 }
 
@@ -841,16 +892,18 @@ func genQ0MM(g *gen, k q0Kind, T int) {
 			t := 2 * q
 			if odd(q) {
 				g.c("token %d, each 8 bytes twice", t)
-				g.q0Load(q0TokPtrs[t], r.dx, t, raw, raw+1)
+				g.q0TokLoad(k, q0TokPtrs[t], r.dx, t, raw, raw+1)
 				g.pairChunks(tok(q, 0), raw, raw+1, raw, raw+1)
 				continue
 			}
 			g.c("tokens %d and %d, in 8-byte pairs", t, t+1)
-			g.q0Load(q0TokPtrs[t], r.dx, t, raw, raw+1)
-			g.q0Load(q0TokPtrs[t+1], r.dx, t+1, raw+2, raw+3)
+			g.q0TokLoad(k, q0TokPtrs[t], r.dx, t, raw, raw+1)
+			g.q0TokLoad(k, q0TokPtrs[t+1], r.dx, t+1, raw+2, raw+3)
 			g.pairChunks(tok(q, 0), raw, raw+1, raw+2, raw+3)
 		}
-		g.o2("fcvtl", r.dx, r.dx)
+		if !k.off() {
+			g.o2("fcvtl", r.dx, r.dx)
+		}
 		for p := range 2 {
 			g.c("rows %d and %d, in 8-byte pairs", 2*p, 2*p+1)
 			a, b := q0RowPtrs[2*p], q0RowPtrs[2*p+1]
@@ -883,15 +936,19 @@ func genQ0MM(g *gen, k q0Kind, T int) {
 			if odd(q) {
 				g.c("token %d: the four rows' block sums, in row order", t)
 				g.o3("addp.4s", s0, tile(q, 0), tile(q, 1))
+				g.q0Off(k, t, s0)
 				g.q0Scale(r, t, s0)
 				continue
 			}
 			g.c("tokens %d and %d: the four rows' block sums, in row order", t, t+1)
 			g.zip1d(s0, tile(q, 0), tile(q, 1))
 			g.zip2d(s1, tile(q, 0), tile(q, 1))
+			g.q0Off(k, t, s0)
+			g.q0Off(k, t+1, s1)
 			g.q0Scale(r, t, s0)
 			g.q0Scale(r, t+1, s1)
 		}
+		g.q0TokEnd(k, T)
 	})
 }
 
