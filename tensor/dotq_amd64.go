@@ -127,7 +127,7 @@ func gemvQ0V(bsize int, w []byte, ws, rows int, x []byte, xs, ntok, cols int, ou
 }
 
 // repackTarget is the interleaved type Repack makes of t: Q4_0 with the
-// AVX2 or the VNNI kernels (q4_0x8Rows8VT or q0x8Rows8V, which repeat the
+// AVX2 or the VNNI kernels (q4_0x8RowsT<T>AVX2 or q0x8Rows8V, which repeat the
 // arithmetic of the form's row-major kernel), Q8_0 (in its default order)
 // only while the VNNI kernels are in use (the AVX2 Q8_0 kernels keep the
 // ggml layout and signed quants).

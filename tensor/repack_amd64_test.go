@@ -26,7 +26,7 @@ func TestRepackQ4_0AVX2(t *testing.T) {
 		for _, cols := range []int{32, 96, 544} {
 			nb := cols / qk
 			for _, rows := range []int{8, 16, 72} {
-				for _, ntok := range []int{1, 2, 3, 5, 8, 9, 17} {
+				for _, ntok := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 17} {
 					name := fmt.Sprintf("extreme=%v cols=%d rows=%d ntok=%d", extreme, cols, rows, ntok)
 					rb := RowSize(Q4_0, cols)
 					w := make([]byte, rows*rb)

@@ -5,6 +5,7 @@
 //
 //	go run -C asm . -kernels dotk -out ../dotk_amd64.s -stubs ../dotk_stubs_amd64.go -pkg tensor
 //	go run -C asm . -kernels q32 -out ../dotq32_lanes_amd64.s -stubs ../dotq32_lanes_stubs_amd64.go -pkg tensor
+//	go run -C asm . -kernels q4t -out ../dotq4x8t_amd64.s -stubs ../dotq4x8t_stubs_amd64.go -pkg tensor
 //
 // The stubs file declares every kernel, with the reference loop it
 // computes bit for bit.
@@ -57,6 +58,11 @@
 // of each type. Registers are virtual, but for the VNNI forms' per-token
 // accumulators (Y16+t, X24+t), which keep the allocator's other vectors in
 // Y0-Y15.
+//
+// # q4t: the AVX2 T-token kernels of interleaved Q4_0
+//
+// See q4x8t.go: 2 to 5 tokens a pass, every token's int16 sums and float
+// accumulators in registers of its own (physical Y0-Y15).
 //
 // # avo's limits met here
 //
@@ -386,7 +392,7 @@ func loadHalves(m Mem, x int) {
 func main() {
 	fs := flag.NewFlagSet("asm", flag.ExitOnError)
 	flags := build.NewFlags(fs)
-	kernels := fs.String("kernels", "dotk", "the kernels to write: dotk (the T-token K-quant kernels) or q32 (the Q5_0, Q4_1 and Q5_1 lanes kernels)")
+	kernels := fs.String("kernels", "dotk", "the kernels to write: dotk (the T-token K-quant kernels), q32 (the Q5_0, Q4_1 and Q5_1 lanes kernels) or q4t (the AVX2 T-token kernels of interleaved Q4_0)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		fail(err)
 	}
@@ -398,8 +404,10 @@ func main() {
 		dotk()
 	case "q32":
 		q32()
+	case "q4t":
+		q4x8T()
 	default:
-		fail(fmt.Errorf("-kernels %q: want dotk or q32", *kernels))
+		fail(fmt.Errorf("-kernels %q: want dotk, q32 or q4t", *kernels))
 	}
 	os.Exit(build.Main(flags.Config(), top))
 }
