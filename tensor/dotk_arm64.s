@@ -3244,7 +3244,7 @@ TEXT ·q6KRows1NEON(SB), NOSPLIT, $0-64
 	MOVD out+48(FP), R6
 	MOVD ostride+56(FP), R7
 	LSL $2, R7, R7
-	VMOVI $15, V12.B16
+	VMOVI $63, V12.B16
 	VMOVI $48, V13.B16
 row:
 	MOVD R0, R8
@@ -3271,36 +3271,11 @@ block:
 	VLD1.P 32(R13), [V2.B16, V3.B16]
 	// ql[0:32]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
-	// group 0: elements 0..31
-	VAND V12.B16, V0.B16, V4.B16
-	VSHL $4, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VSHL $4, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
-	ADD $4, R9, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f8e0112 // mla v18.4s, v8.4s, v14.s[0]
-	WORD $0x6fae0133 // mla v19.4s, v9.4s, v14.s[1]
 	// group 2: elements 64..95
-	VUSHR $4, V0.B16, V4.B16
-	VAND V13.B16, V2.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VAND V13.B16, V3.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
+	VAND V13.B16, V2.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VAND V13.B16, V3.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $68, R9, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
@@ -3315,18 +3290,12 @@ block:
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
 	WORD $0x6f8f0112 // mla v18.4s, v8.4s, v15.s[0]
 	WORD $0x6faf0133 // mla v19.4s, v9.4s, v15.s[1]
-	// ql[32:64]
-	VLD1.P 32(R12), [V0.B16, V1.B16]
-	// group 1: elements 32..63
+	// group 0: elements 0..31
+	VSLI $4, V2.B16, V0.B16
 	VAND V12.B16, V0.B16, V4.B16
-	VSHL $2, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
+	VSLI $4, V3.B16, V1.B16
 	VAND V12.B16, V1.B16, V5.B16
-	VSHL $2, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
-	ADD $36, R9, R19
+	ADD $4, R9, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
 	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
@@ -3338,17 +3307,15 @@ block:
 	WORD $0x4e60294a // saddlp v10.4s, v10.8h
 	WORD $0x4e60296b // saddlp v11.4s, v11.8h
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f8e0912 // mla v18.4s, v8.4s, v14.s[2]
-	WORD $0x6fae0933 // mla v19.4s, v9.4s, v14.s[3]
+	WORD $0x6f8e0112 // mla v18.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0133 // mla v19.4s, v9.4s, v14.s[1]
+	// ql[32:64]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
 	// group 3: elements 96..127
-	VUSHR $4, V0.B16, V4.B16
-	VUSHR $2, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VUSHR $2, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
+	VUSHR $2, V2.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VUSHR $2, V3.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $100, R9, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
@@ -3363,20 +3330,14 @@ block:
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
 	WORD $0x6f8f0912 // mla v18.4s, v8.4s, v15.s[2]
 	WORD $0x6faf0933 // mla v19.4s, v9.4s, v15.s[3]
-	// half 1: qh[32:64]
-	VLD1.P 32(R13), [V2.B16, V3.B16]
-	// ql[64:96]
-	VLD1.P 32(R12), [V0.B16, V1.B16]
-	// group 4: elements 128..159
+	// group 1: elements 32..63
+	VUSHR $2, V2.B16, V10.B16
+	VSLI $4, V10.B16, V0.B16
 	VAND V12.B16, V0.B16, V4.B16
-	VSHL $4, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
+	VUSHR $2, V3.B16, V11.B16
+	VSLI $4, V11.B16, V1.B16
 	VAND V12.B16, V1.B16, V5.B16
-	VSHL $4, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
-	ADD $132, R9, R19
+	ADD $36, R9, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
 	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
@@ -3388,15 +3349,17 @@ block:
 	WORD $0x4e60294a // saddlp v10.4s, v10.8h
 	WORD $0x4e60296b // saddlp v11.4s, v11.8h
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f900112 // mla v18.4s, v8.4s, v16.s[0]
-	WORD $0x6fb00133 // mla v19.4s, v9.4s, v16.s[1]
+	WORD $0x6f8e0912 // mla v18.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0933 // mla v19.4s, v9.4s, v14.s[3]
+	// half 1: qh[32:64]
+	VLD1.P 32(R13), [V2.B16, V3.B16]
+	// ql[64:96]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
 	// group 6: elements 192..223
-	VUSHR $4, V0.B16, V4.B16
-	VAND V13.B16, V2.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VAND V13.B16, V3.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
+	VAND V13.B16, V2.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VAND V13.B16, V3.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $196, R9, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
@@ -3411,18 +3374,12 @@ block:
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
 	WORD $0x6f910112 // mla v18.4s, v8.4s, v17.s[0]
 	WORD $0x6fb10133 // mla v19.4s, v9.4s, v17.s[1]
-	// ql[96:128]
-	VLD1.P 32(R12), [V0.B16, V1.B16]
-	// group 5: elements 160..191
+	// group 4: elements 128..159
+	VSLI $4, V2.B16, V0.B16
 	VAND V12.B16, V0.B16, V4.B16
-	VSHL $2, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
+	VSLI $4, V3.B16, V1.B16
 	VAND V12.B16, V1.B16, V5.B16
-	VSHL $2, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
-	ADD $164, R9, R19
+	ADD $132, R9, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
 	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
@@ -3434,17 +3391,15 @@ block:
 	WORD $0x4e60294a // saddlp v10.4s, v10.8h
 	WORD $0x4e60296b // saddlp v11.4s, v11.8h
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f900912 // mla v18.4s, v8.4s, v16.s[2]
-	WORD $0x6fb00933 // mla v19.4s, v9.4s, v16.s[3]
+	WORD $0x6f900112 // mla v18.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00133 // mla v19.4s, v9.4s, v16.s[1]
+	// ql[96:128]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
 	// group 7: elements 224..255
-	VUSHR $4, V0.B16, V4.B16
-	VUSHR $2, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VUSHR $2, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
+	VUSHR $2, V2.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VUSHR $2, V3.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $228, R9, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
@@ -3459,6 +3414,27 @@ block:
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
 	WORD $0x6f910912 // mla v18.4s, v8.4s, v17.s[2]
 	WORD $0x6fb10933 // mla v19.4s, v9.4s, v17.s[3]
+	// group 5: elements 160..191
+	VUSHR $2, V2.B16, V10.B16
+	VSLI $4, V10.B16, V0.B16
+	VAND V12.B16, V0.B16, V4.B16
+	VUSHR $2, V3.B16, V11.B16
+	VSLI $4, V11.B16, V1.B16
+	VAND V12.B16, V1.B16, V5.B16
+	ADD $164, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900912 // mla v18.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00933 // mla v19.4s, v9.4s, v16.s[3]
 	// per token: lane -= 32·(sc[2L]·bs[2L] + sc[2L+1]·bs[2L+1]); acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
 	MOVHU 208(R8), R19
 	FMOVS R19, F7
@@ -3510,7 +3486,7 @@ TEXT ·q6KRows2NEON(SB), NOSPLIT, $0-64
 	MOVD out+48(FP), R6
 	MOVD ostride+56(FP), R7
 	LSL $2, R7, R7
-	VMOVI $15, V12.B16
+	VMOVI $63, V12.B16
 	VMOVI $48, V13.B16
 row:
 	MOVD R0, R8
@@ -3542,50 +3518,11 @@ block:
 	VLD1.P 32(R13), [V2.B16, V3.B16]
 	// ql[0:32]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
-	// group 0: elements 0..31
-	VAND V12.B16, V0.B16, V4.B16
-	VSHL $4, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VSHL $4, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
-	ADD $4, R9, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f8e0112 // mla v18.4s, v8.4s, v14.s[0]
-	WORD $0x6fae0133 // mla v19.4s, v9.4s, v14.s[1]
-	ADD $4, R10, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f8e0114 // mla v20.4s, v8.4s, v14.s[0]
-	WORD $0x6fae0135 // mla v21.4s, v9.4s, v14.s[1]
 	// group 2: elements 64..95
-	VUSHR $4, V0.B16, V4.B16
-	VAND V13.B16, V2.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VAND V13.B16, V3.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
+	VAND V13.B16, V2.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VAND V13.B16, V3.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $68, R9, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
@@ -3614,54 +3551,46 @@ block:
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
 	WORD $0x6f8f0114 // mla v20.4s, v8.4s, v15.s[0]
 	WORD $0x6faf0135 // mla v21.4s, v9.4s, v15.s[1]
+	// group 0: elements 0..31
+	VSLI $4, V2.B16, V0.B16
+	VAND V12.B16, V0.B16, V4.B16
+	VSLI $4, V3.B16, V1.B16
+	VAND V12.B16, V1.B16, V5.B16
+	ADD $4, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0112 // mla v18.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0133 // mla v19.4s, v9.4s, v14.s[1]
+	ADD $4, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0114 // mla v20.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0135 // mla v21.4s, v9.4s, v14.s[1]
 	// ql[32:64]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
-	// group 1: elements 32..63
-	VAND V12.B16, V0.B16, V4.B16
-	VSHL $2, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VSHL $2, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
-	ADD $36, R9, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f8e0912 // mla v18.4s, v8.4s, v14.s[2]
-	WORD $0x6fae0933 // mla v19.4s, v9.4s, v14.s[3]
-	ADD $36, R10, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f8e0914 // mla v20.4s, v8.4s, v14.s[2]
-	WORD $0x6fae0935 // mla v21.4s, v9.4s, v14.s[3]
 	// group 3: elements 96..127
-	VUSHR $4, V0.B16, V4.B16
-	VUSHR $2, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VUSHR $2, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
+	VUSHR $2, V2.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VUSHR $2, V3.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $100, R9, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
@@ -3690,54 +3619,50 @@ block:
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
 	WORD $0x6f8f0914 // mla v20.4s, v8.4s, v15.s[2]
 	WORD $0x6faf0935 // mla v21.4s, v9.4s, v15.s[3]
+	// group 1: elements 32..63
+	VUSHR $2, V2.B16, V10.B16
+	VSLI $4, V10.B16, V0.B16
+	VAND V12.B16, V0.B16, V4.B16
+	VUSHR $2, V3.B16, V11.B16
+	VSLI $4, V11.B16, V1.B16
+	VAND V12.B16, V1.B16, V5.B16
+	ADD $36, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0912 // mla v18.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0933 // mla v19.4s, v9.4s, v14.s[3]
+	ADD $36, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0914 // mla v20.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0935 // mla v21.4s, v9.4s, v14.s[3]
 	// half 1: qh[32:64]
 	VLD1.P 32(R13), [V2.B16, V3.B16]
 	// ql[64:96]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
-	// group 4: elements 128..159
-	VAND V12.B16, V0.B16, V4.B16
-	VSHL $4, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VSHL $4, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
-	ADD $132, R9, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f900112 // mla v18.4s, v8.4s, v16.s[0]
-	WORD $0x6fb00133 // mla v19.4s, v9.4s, v16.s[1]
-	ADD $132, R10, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f900114 // mla v20.4s, v8.4s, v16.s[0]
-	WORD $0x6fb00135 // mla v21.4s, v9.4s, v16.s[1]
 	// group 6: elements 192..223
-	VUSHR $4, V0.B16, V4.B16
-	VAND V13.B16, V2.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VAND V13.B16, V3.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
+	VAND V13.B16, V2.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VAND V13.B16, V3.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $196, R9, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
@@ -3766,54 +3691,46 @@ block:
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
 	WORD $0x6f910114 // mla v20.4s, v8.4s, v17.s[0]
 	WORD $0x6fb10135 // mla v21.4s, v9.4s, v17.s[1]
+	// group 4: elements 128..159
+	VSLI $4, V2.B16, V0.B16
+	VAND V12.B16, V0.B16, V4.B16
+	VSLI $4, V3.B16, V1.B16
+	VAND V12.B16, V1.B16, V5.B16
+	ADD $132, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900112 // mla v18.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00133 // mla v19.4s, v9.4s, v16.s[1]
+	ADD $132, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900114 // mla v20.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00135 // mla v21.4s, v9.4s, v16.s[1]
 	// ql[96:128]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
-	// group 5: elements 160..191
-	VAND V12.B16, V0.B16, V4.B16
-	VSHL $2, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VSHL $2, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
-	ADD $164, R9, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f900912 // mla v18.4s, v8.4s, v16.s[2]
-	WORD $0x6fb00933 // mla v19.4s, v9.4s, v16.s[3]
-	ADD $164, R10, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f900914 // mla v20.4s, v8.4s, v16.s[2]
-	WORD $0x6fb00935 // mla v21.4s, v9.4s, v16.s[3]
 	// group 7: elements 224..255
-	VUSHR $4, V0.B16, V4.B16
-	VUSHR $2, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VUSHR $2, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
+	VUSHR $2, V2.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VUSHR $2, V3.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $228, R9, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
@@ -3842,6 +3759,41 @@ block:
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
 	WORD $0x6f910914 // mla v20.4s, v8.4s, v17.s[2]
 	WORD $0x6fb10935 // mla v21.4s, v9.4s, v17.s[3]
+	// group 5: elements 160..191
+	VUSHR $2, V2.B16, V10.B16
+	VSLI $4, V10.B16, V0.B16
+	VAND V12.B16, V0.B16, V4.B16
+	VUSHR $2, V3.B16, V11.B16
+	VSLI $4, V11.B16, V1.B16
+	VAND V12.B16, V1.B16, V5.B16
+	ADD $164, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900912 // mla v18.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00933 // mla v19.4s, v9.4s, v16.s[3]
+	ADD $164, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900914 // mla v20.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00935 // mla v21.4s, v9.4s, v16.s[3]
 	// per token: lane -= 32·(sc[2L]·bs[2L] + sc[2L+1]·bs[2L+1]); acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
 	MOVHU 208(R8), R19
 	FMOVS R19, F7
@@ -3919,7 +3871,7 @@ TEXT ·q6KRows3NEON(SB), NOSPLIT, $0-64
 	MOVD out+48(FP), R6
 	MOVD ostride+56(FP), R7
 	LSL $2, R7, R7
-	VMOVI $15, V12.B16
+	VMOVI $63, V12.B16
 	VMOVI $48, V13.B16
 row:
 	MOVD R0, R8
@@ -3956,64 +3908,11 @@ block:
 	VLD1.P 32(R13), [V2.B16, V3.B16]
 	// ql[0:32]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
-	// group 0: elements 0..31
-	VAND V12.B16, V0.B16, V4.B16
-	VSHL $4, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VSHL $4, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
-	ADD $4, R9, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f8e0112 // mla v18.4s, v8.4s, v14.s[0]
-	WORD $0x6fae0133 // mla v19.4s, v9.4s, v14.s[1]
-	ADD $4, R10, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f8e0114 // mla v20.4s, v8.4s, v14.s[0]
-	WORD $0x6fae0135 // mla v21.4s, v9.4s, v14.s[1]
-	ADD $4, R11, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f8e0116 // mla v22.4s, v8.4s, v14.s[0]
-	WORD $0x6fae0137 // mla v23.4s, v9.4s, v14.s[1]
 	// group 2: elements 64..95
-	VUSHR $4, V0.B16, V4.B16
-	VAND V13.B16, V2.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VAND V13.B16, V3.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
+	VAND V13.B16, V2.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VAND V13.B16, V3.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $68, R9, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
@@ -4056,68 +3955,60 @@ block:
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
 	WORD $0x6f8f0116 // mla v22.4s, v8.4s, v15.s[0]
 	WORD $0x6faf0137 // mla v23.4s, v9.4s, v15.s[1]
+	// group 0: elements 0..31
+	VSLI $4, V2.B16, V0.B16
+	VAND V12.B16, V0.B16, V4.B16
+	VSLI $4, V3.B16, V1.B16
+	VAND V12.B16, V1.B16, V5.B16
+	ADD $4, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0112 // mla v18.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0133 // mla v19.4s, v9.4s, v14.s[1]
+	ADD $4, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0114 // mla v20.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0135 // mla v21.4s, v9.4s, v14.s[1]
+	ADD $4, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0116 // mla v22.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0137 // mla v23.4s, v9.4s, v14.s[1]
 	// ql[32:64]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
-	// group 1: elements 32..63
-	VAND V12.B16, V0.B16, V4.B16
-	VSHL $2, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VSHL $2, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
-	ADD $36, R9, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f8e0912 // mla v18.4s, v8.4s, v14.s[2]
-	WORD $0x6fae0933 // mla v19.4s, v9.4s, v14.s[3]
-	ADD $36, R10, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f8e0914 // mla v20.4s, v8.4s, v14.s[2]
-	WORD $0x6fae0935 // mla v21.4s, v9.4s, v14.s[3]
-	ADD $36, R11, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f8e0916 // mla v22.4s, v8.4s, v14.s[2]
-	WORD $0x6fae0937 // mla v23.4s, v9.4s, v14.s[3]
 	// group 3: elements 96..127
-	VUSHR $4, V0.B16, V4.B16
-	VUSHR $2, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VUSHR $2, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
+	VUSHR $2, V2.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VUSHR $2, V3.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $100, R9, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
@@ -4160,68 +4051,64 @@ block:
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
 	WORD $0x6f8f0916 // mla v22.4s, v8.4s, v15.s[2]
 	WORD $0x6faf0937 // mla v23.4s, v9.4s, v15.s[3]
+	// group 1: elements 32..63
+	VUSHR $2, V2.B16, V10.B16
+	VSLI $4, V10.B16, V0.B16
+	VAND V12.B16, V0.B16, V4.B16
+	VUSHR $2, V3.B16, V11.B16
+	VSLI $4, V11.B16, V1.B16
+	VAND V12.B16, V1.B16, V5.B16
+	ADD $36, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0912 // mla v18.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0933 // mla v19.4s, v9.4s, v14.s[3]
+	ADD $36, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0914 // mla v20.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0935 // mla v21.4s, v9.4s, v14.s[3]
+	ADD $36, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0916 // mla v22.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0937 // mla v23.4s, v9.4s, v14.s[3]
 	// half 1: qh[32:64]
 	VLD1.P 32(R13), [V2.B16, V3.B16]
 	// ql[64:96]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
-	// group 4: elements 128..159
-	VAND V12.B16, V0.B16, V4.B16
-	VSHL $4, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VSHL $4, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
-	ADD $132, R9, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f900112 // mla v18.4s, v8.4s, v16.s[0]
-	WORD $0x6fb00133 // mla v19.4s, v9.4s, v16.s[1]
-	ADD $132, R10, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f900114 // mla v20.4s, v8.4s, v16.s[0]
-	WORD $0x6fb00135 // mla v21.4s, v9.4s, v16.s[1]
-	ADD $132, R11, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f900116 // mla v22.4s, v8.4s, v16.s[0]
-	WORD $0x6fb00137 // mla v23.4s, v9.4s, v16.s[1]
 	// group 6: elements 192..223
-	VUSHR $4, V0.B16, V4.B16
-	VAND V13.B16, V2.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VAND V13.B16, V3.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
+	VAND V13.B16, V2.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VAND V13.B16, V3.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $196, R9, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
@@ -4264,68 +4151,60 @@ block:
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
 	WORD $0x6f910116 // mla v22.4s, v8.4s, v17.s[0]
 	WORD $0x6fb10137 // mla v23.4s, v9.4s, v17.s[1]
+	// group 4: elements 128..159
+	VSLI $4, V2.B16, V0.B16
+	VAND V12.B16, V0.B16, V4.B16
+	VSLI $4, V3.B16, V1.B16
+	VAND V12.B16, V1.B16, V5.B16
+	ADD $132, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900112 // mla v18.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00133 // mla v19.4s, v9.4s, v16.s[1]
+	ADD $132, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900114 // mla v20.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00135 // mla v21.4s, v9.4s, v16.s[1]
+	ADD $132, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900116 // mla v22.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00137 // mla v23.4s, v9.4s, v16.s[1]
 	// ql[96:128]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
-	// group 5: elements 160..191
-	VAND V12.B16, V0.B16, V4.B16
-	VSHL $2, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VSHL $2, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
-	ADD $164, R9, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f900912 // mla v18.4s, v8.4s, v16.s[2]
-	WORD $0x6fb00933 // mla v19.4s, v9.4s, v16.s[3]
-	ADD $164, R10, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f900914 // mla v20.4s, v8.4s, v16.s[2]
-	WORD $0x6fb00935 // mla v21.4s, v9.4s, v16.s[3]
-	ADD $164, R11, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f900916 // mla v22.4s, v8.4s, v16.s[2]
-	WORD $0x6fb00937 // mla v23.4s, v9.4s, v16.s[3]
 	// group 7: elements 224..255
-	VUSHR $4, V0.B16, V4.B16
-	VUSHR $2, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VUSHR $2, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
+	VUSHR $2, V2.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VUSHR $2, V3.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $228, R9, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
@@ -4368,6 +4247,55 @@ block:
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
 	WORD $0x6f910916 // mla v22.4s, v8.4s, v17.s[2]
 	WORD $0x6fb10937 // mla v23.4s, v9.4s, v17.s[3]
+	// group 5: elements 160..191
+	VUSHR $2, V2.B16, V10.B16
+	VSLI $4, V10.B16, V0.B16
+	VAND V12.B16, V0.B16, V4.B16
+	VUSHR $2, V3.B16, V11.B16
+	VSLI $4, V11.B16, V1.B16
+	VAND V12.B16, V1.B16, V5.B16
+	ADD $164, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900912 // mla v18.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00933 // mla v19.4s, v9.4s, v16.s[3]
+	ADD $164, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900914 // mla v20.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00935 // mla v21.4s, v9.4s, v16.s[3]
+	ADD $164, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900916 // mla v22.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00937 // mla v23.4s, v9.4s, v16.s[3]
 	// per token: lane -= 32·(sc[2L]·bs[2L] + sc[2L+1]·bs[2L+1]); acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
 	MOVHU 208(R8), R19
 	FMOVS R19, F7
@@ -4471,7 +4399,7 @@ TEXT ·q6KRows4NEON(SB), NOSPLIT, $32-64
 	MOVD out+48(FP), R6
 	MOVD ostride+56(FP), R7
 	LSL $2, R7, R7
-	VMOVI $15, V12.B16
+	VMOVI $63, V12.B16
 	VMOVI $48, V13.B16
 row:
 	MOVD R0, R8
@@ -4515,78 +4443,11 @@ block:
 	VLD1.P 32(R13), [V2.B16, V3.B16]
 	// ql[0:32]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
-	// group 0: elements 0..31
-	VAND V12.B16, V0.B16, V4.B16
-	VSHL $4, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VSHL $4, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
-	ADD $4, R9, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f8e0112 // mla v18.4s, v8.4s, v14.s[0]
-	WORD $0x6fae0133 // mla v19.4s, v9.4s, v14.s[1]
-	ADD $4, R10, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f8e0114 // mla v20.4s, v8.4s, v14.s[0]
-	WORD $0x6fae0135 // mla v21.4s, v9.4s, v14.s[1]
-	ADD $4, R11, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f8e0116 // mla v22.4s, v8.4s, v14.s[0]
-	WORD $0x6fae0137 // mla v23.4s, v9.4s, v14.s[1]
-	ADD $4, R20, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f8e0118 // mla v24.4s, v8.4s, v14.s[0]
-	WORD $0x6fae0139 // mla v25.4s, v9.4s, v14.s[1]
 	// group 2: elements 64..95
-	VUSHR $4, V0.B16, V4.B16
-	VAND V13.B16, V2.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VAND V13.B16, V3.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
+	VAND V13.B16, V2.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VAND V13.B16, V3.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $68, R9, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
@@ -4643,82 +4504,74 @@ block:
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
 	WORD $0x6f8f0118 // mla v24.4s, v8.4s, v15.s[0]
 	WORD $0x6faf0139 // mla v25.4s, v9.4s, v15.s[1]
+	// group 0: elements 0..31
+	VSLI $4, V2.B16, V0.B16
+	VAND V12.B16, V0.B16, V4.B16
+	VSLI $4, V3.B16, V1.B16
+	VAND V12.B16, V1.B16, V5.B16
+	ADD $4, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0112 // mla v18.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0133 // mla v19.4s, v9.4s, v14.s[1]
+	ADD $4, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0114 // mla v20.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0135 // mla v21.4s, v9.4s, v14.s[1]
+	ADD $4, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0116 // mla v22.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0137 // mla v23.4s, v9.4s, v14.s[1]
+	ADD $4, R20, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0118 // mla v24.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0139 // mla v25.4s, v9.4s, v14.s[1]
 	// ql[32:64]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
-	// group 1: elements 32..63
-	VAND V12.B16, V0.B16, V4.B16
-	VSHL $2, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VSHL $2, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
-	ADD $36, R9, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f8e0912 // mla v18.4s, v8.4s, v14.s[2]
-	WORD $0x6fae0933 // mla v19.4s, v9.4s, v14.s[3]
-	ADD $36, R10, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f8e0914 // mla v20.4s, v8.4s, v14.s[2]
-	WORD $0x6fae0935 // mla v21.4s, v9.4s, v14.s[3]
-	ADD $36, R11, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f8e0916 // mla v22.4s, v8.4s, v14.s[2]
-	WORD $0x6fae0937 // mla v23.4s, v9.4s, v14.s[3]
-	ADD $36, R20, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f8e0918 // mla v24.4s, v8.4s, v14.s[2]
-	WORD $0x6fae0939 // mla v25.4s, v9.4s, v14.s[3]
 	// group 3: elements 96..127
-	VUSHR $4, V0.B16, V4.B16
-	VUSHR $2, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VUSHR $2, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
+	VUSHR $2, V2.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VUSHR $2, V3.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $100, R9, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
@@ -4775,82 +4628,78 @@ block:
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
 	WORD $0x6f8f0918 // mla v24.4s, v8.4s, v15.s[2]
 	WORD $0x6faf0939 // mla v25.4s, v9.4s, v15.s[3]
+	// group 1: elements 32..63
+	VUSHR $2, V2.B16, V10.B16
+	VSLI $4, V10.B16, V0.B16
+	VAND V12.B16, V0.B16, V4.B16
+	VUSHR $2, V3.B16, V11.B16
+	VSLI $4, V11.B16, V1.B16
+	VAND V12.B16, V1.B16, V5.B16
+	ADD $36, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0912 // mla v18.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0933 // mla v19.4s, v9.4s, v14.s[3]
+	ADD $36, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0914 // mla v20.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0935 // mla v21.4s, v9.4s, v14.s[3]
+	ADD $36, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0916 // mla v22.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0937 // mla v23.4s, v9.4s, v14.s[3]
+	ADD $36, R20, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0918 // mla v24.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0939 // mla v25.4s, v9.4s, v14.s[3]
 	// half 1: qh[32:64]
 	VLD1.P 32(R13), [V2.B16, V3.B16]
 	// ql[64:96]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
-	// group 4: elements 128..159
-	VAND V12.B16, V0.B16, V4.B16
-	VSHL $4, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VSHL $4, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
-	ADD $132, R9, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f900112 // mla v18.4s, v8.4s, v16.s[0]
-	WORD $0x6fb00133 // mla v19.4s, v9.4s, v16.s[1]
-	ADD $132, R10, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f900114 // mla v20.4s, v8.4s, v16.s[0]
-	WORD $0x6fb00135 // mla v21.4s, v9.4s, v16.s[1]
-	ADD $132, R11, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f900116 // mla v22.4s, v8.4s, v16.s[0]
-	WORD $0x6fb00137 // mla v23.4s, v9.4s, v16.s[1]
-	ADD $132, R20, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f900118 // mla v24.4s, v8.4s, v16.s[0]
-	WORD $0x6fb00139 // mla v25.4s, v9.4s, v16.s[1]
 	// group 6: elements 192..223
-	VUSHR $4, V0.B16, V4.B16
-	VAND V13.B16, V2.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VAND V13.B16, V3.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
+	VAND V13.B16, V2.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VAND V13.B16, V3.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $196, R9, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
@@ -4907,82 +4756,74 @@ block:
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
 	WORD $0x6f910118 // mla v24.4s, v8.4s, v17.s[0]
 	WORD $0x6fb10139 // mla v25.4s, v9.4s, v17.s[1]
+	// group 4: elements 128..159
+	VSLI $4, V2.B16, V0.B16
+	VAND V12.B16, V0.B16, V4.B16
+	VSLI $4, V3.B16, V1.B16
+	VAND V12.B16, V1.B16, V5.B16
+	ADD $132, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900112 // mla v18.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00133 // mla v19.4s, v9.4s, v16.s[1]
+	ADD $132, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900114 // mla v20.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00135 // mla v21.4s, v9.4s, v16.s[1]
+	ADD $132, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900116 // mla v22.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00137 // mla v23.4s, v9.4s, v16.s[1]
+	ADD $132, R20, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900118 // mla v24.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00139 // mla v25.4s, v9.4s, v16.s[1]
 	// ql[96:128]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
-	// group 5: elements 160..191
-	VAND V12.B16, V0.B16, V4.B16
-	VSHL $2, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VSHL $2, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
-	ADD $164, R9, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f900912 // mla v18.4s, v8.4s, v16.s[2]
-	WORD $0x6fb00933 // mla v19.4s, v9.4s, v16.s[3]
-	ADD $164, R10, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f900914 // mla v20.4s, v8.4s, v16.s[2]
-	WORD $0x6fb00935 // mla v21.4s, v9.4s, v16.s[3]
-	ADD $164, R11, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f900916 // mla v22.4s, v8.4s, v16.s[2]
-	WORD $0x6fb00937 // mla v23.4s, v9.4s, v16.s[3]
-	ADD $164, R20, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f900918 // mla v24.4s, v8.4s, v16.s[2]
-	WORD $0x6fb00939 // mla v25.4s, v9.4s, v16.s[3]
 	// group 7: elements 224..255
-	VUSHR $4, V0.B16, V4.B16
-	VUSHR $2, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VUSHR $2, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
+	VUSHR $2, V2.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VUSHR $2, V3.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $228, R9, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
@@ -5039,6 +4880,69 @@ block:
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
 	WORD $0x6f910918 // mla v24.4s, v8.4s, v17.s[2]
 	WORD $0x6fb10939 // mla v25.4s, v9.4s, v17.s[3]
+	// group 5: elements 160..191
+	VUSHR $2, V2.B16, V10.B16
+	VSLI $4, V10.B16, V0.B16
+	VAND V12.B16, V0.B16, V4.B16
+	VUSHR $2, V3.B16, V11.B16
+	VSLI $4, V11.B16, V1.B16
+	VAND V12.B16, V1.B16, V5.B16
+	ADD $164, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900912 // mla v18.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00933 // mla v19.4s, v9.4s, v16.s[3]
+	ADD $164, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900914 // mla v20.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00935 // mla v21.4s, v9.4s, v16.s[3]
+	ADD $164, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900916 // mla v22.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00937 // mla v23.4s, v9.4s, v16.s[3]
+	ADD $164, R20, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900918 // mla v24.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00939 // mla v25.4s, v9.4s, v16.s[3]
 	// per token: lane -= 32·(sc[2L]·bs[2L] + sc[2L+1]·bs[2L+1]); acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
 	ADD $192, R8, R19
 	VLD1 (R19), [V0.B16]
@@ -5177,7 +5081,7 @@ TEXT ·q6KRows5NEON(SB), NOSPLIT, $96-64
 	MOVD out+48(FP), R6
 	MOVD ostride+56(FP), R7
 	LSL $2, R7, R7
-	VMOVI $15, V12.B16
+	VMOVI $63, V12.B16
 	VMOVI $48, V13.B16
 row:
 	MOVD R0, R8
@@ -5226,92 +5130,11 @@ block:
 	VLD1.P 32(R13), [V2.B16, V3.B16]
 	// ql[0:32]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
-	// group 0: elements 0..31
-	VAND V12.B16, V0.B16, V4.B16
-	VSHL $4, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VSHL $4, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
-	ADD $4, R9, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f8e0112 // mla v18.4s, v8.4s, v14.s[0]
-	WORD $0x6fae0133 // mla v19.4s, v9.4s, v14.s[1]
-	ADD $4, R10, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f8e0114 // mla v20.4s, v8.4s, v14.s[0]
-	WORD $0x6fae0135 // mla v21.4s, v9.4s, v14.s[1]
-	ADD $4, R11, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f8e0116 // mla v22.4s, v8.4s, v14.s[0]
-	WORD $0x6fae0137 // mla v23.4s, v9.4s, v14.s[1]
-	ADD $4, R20, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f8e0118 // mla v24.4s, v8.4s, v14.s[0]
-	WORD $0x6fae0139 // mla v25.4s, v9.4s, v14.s[1]
-	ADD $4, R21, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f8e011a // mla v26.4s, v8.4s, v14.s[0]
-	WORD $0x6fae013b // mla v27.4s, v9.4s, v14.s[1]
 	// group 2: elements 64..95
-	VUSHR $4, V0.B16, V4.B16
-	VAND V13.B16, V2.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VAND V13.B16, V3.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
+	VAND V13.B16, V2.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VAND V13.B16, V3.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $68, R9, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
@@ -5382,96 +5205,88 @@ block:
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
 	WORD $0x6f8f011a // mla v26.4s, v8.4s, v15.s[0]
 	WORD $0x6faf013b // mla v27.4s, v9.4s, v15.s[1]
+	// group 0: elements 0..31
+	VSLI $4, V2.B16, V0.B16
+	VAND V12.B16, V0.B16, V4.B16
+	VSLI $4, V3.B16, V1.B16
+	VAND V12.B16, V1.B16, V5.B16
+	ADD $4, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0112 // mla v18.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0133 // mla v19.4s, v9.4s, v14.s[1]
+	ADD $4, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0114 // mla v20.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0135 // mla v21.4s, v9.4s, v14.s[1]
+	ADD $4, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0116 // mla v22.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0137 // mla v23.4s, v9.4s, v14.s[1]
+	ADD $4, R20, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0118 // mla v24.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0139 // mla v25.4s, v9.4s, v14.s[1]
+	ADD $4, R21, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e011a // mla v26.4s, v8.4s, v14.s[0]
+	WORD $0x6fae013b // mla v27.4s, v9.4s, v14.s[1]
 	// ql[32:64]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
-	// group 1: elements 32..63
-	VAND V12.B16, V0.B16, V4.B16
-	VSHL $2, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VSHL $2, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
-	ADD $36, R9, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f8e0912 // mla v18.4s, v8.4s, v14.s[2]
-	WORD $0x6fae0933 // mla v19.4s, v9.4s, v14.s[3]
-	ADD $36, R10, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f8e0914 // mla v20.4s, v8.4s, v14.s[2]
-	WORD $0x6fae0935 // mla v21.4s, v9.4s, v14.s[3]
-	ADD $36, R11, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f8e0916 // mla v22.4s, v8.4s, v14.s[2]
-	WORD $0x6fae0937 // mla v23.4s, v9.4s, v14.s[3]
-	ADD $36, R20, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f8e0918 // mla v24.4s, v8.4s, v14.s[2]
-	WORD $0x6fae0939 // mla v25.4s, v9.4s, v14.s[3]
-	ADD $36, R21, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f8e091a // mla v26.4s, v8.4s, v14.s[2]
-	WORD $0x6fae093b // mla v27.4s, v9.4s, v14.s[3]
 	// group 3: elements 96..127
-	VUSHR $4, V0.B16, V4.B16
-	VUSHR $2, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VUSHR $2, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
+	VUSHR $2, V2.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VUSHR $2, V3.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $100, R9, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
@@ -5542,96 +5357,92 @@ block:
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
 	WORD $0x6f8f091a // mla v26.4s, v8.4s, v15.s[2]
 	WORD $0x6faf093b // mla v27.4s, v9.4s, v15.s[3]
+	// group 1: elements 32..63
+	VUSHR $2, V2.B16, V10.B16
+	VSLI $4, V10.B16, V0.B16
+	VAND V12.B16, V0.B16, V4.B16
+	VUSHR $2, V3.B16, V11.B16
+	VSLI $4, V11.B16, V1.B16
+	VAND V12.B16, V1.B16, V5.B16
+	ADD $36, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0912 // mla v18.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0933 // mla v19.4s, v9.4s, v14.s[3]
+	ADD $36, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0914 // mla v20.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0935 // mla v21.4s, v9.4s, v14.s[3]
+	ADD $36, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0916 // mla v22.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0937 // mla v23.4s, v9.4s, v14.s[3]
+	ADD $36, R20, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0918 // mla v24.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0939 // mla v25.4s, v9.4s, v14.s[3]
+	ADD $36, R21, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e091a // mla v26.4s, v8.4s, v14.s[2]
+	WORD $0x6fae093b // mla v27.4s, v9.4s, v14.s[3]
 	// half 1: qh[32:64]
 	VLD1.P 32(R13), [V2.B16, V3.B16]
 	// ql[64:96]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
-	// group 4: elements 128..159
-	VAND V12.B16, V0.B16, V4.B16
-	VSHL $4, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VSHL $4, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
-	ADD $132, R9, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f900112 // mla v18.4s, v8.4s, v16.s[0]
-	WORD $0x6fb00133 // mla v19.4s, v9.4s, v16.s[1]
-	ADD $132, R10, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f900114 // mla v20.4s, v8.4s, v16.s[0]
-	WORD $0x6fb00135 // mla v21.4s, v9.4s, v16.s[1]
-	ADD $132, R11, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f900116 // mla v22.4s, v8.4s, v16.s[0]
-	WORD $0x6fb00137 // mla v23.4s, v9.4s, v16.s[1]
-	ADD $132, R20, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f900118 // mla v24.4s, v8.4s, v16.s[0]
-	WORD $0x6fb00139 // mla v25.4s, v9.4s, v16.s[1]
-	ADD $132, R21, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f90011a // mla v26.4s, v8.4s, v16.s[0]
-	WORD $0x6fb0013b // mla v27.4s, v9.4s, v16.s[1]
 	// group 6: elements 192..223
-	VUSHR $4, V0.B16, V4.B16
-	VAND V13.B16, V2.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VAND V13.B16, V3.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
+	VAND V13.B16, V2.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VAND V13.B16, V3.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $196, R9, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
@@ -5702,96 +5513,88 @@ block:
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
 	WORD $0x6f91011a // mla v26.4s, v8.4s, v17.s[0]
 	WORD $0x6fb1013b // mla v27.4s, v9.4s, v17.s[1]
+	// group 4: elements 128..159
+	VSLI $4, V2.B16, V0.B16
+	VAND V12.B16, V0.B16, V4.B16
+	VSLI $4, V3.B16, V1.B16
+	VAND V12.B16, V1.B16, V5.B16
+	ADD $132, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900112 // mla v18.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00133 // mla v19.4s, v9.4s, v16.s[1]
+	ADD $132, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900114 // mla v20.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00135 // mla v21.4s, v9.4s, v16.s[1]
+	ADD $132, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900116 // mla v22.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00137 // mla v23.4s, v9.4s, v16.s[1]
+	ADD $132, R20, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900118 // mla v24.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00139 // mla v25.4s, v9.4s, v16.s[1]
+	ADD $132, R21, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f90011a // mla v26.4s, v8.4s, v16.s[0]
+	WORD $0x6fb0013b // mla v27.4s, v9.4s, v16.s[1]
 	// ql[96:128]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
-	// group 5: elements 160..191
-	VAND V12.B16, V0.B16, V4.B16
-	VSHL $2, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VSHL $2, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
-	ADD $164, R9, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f900912 // mla v18.4s, v8.4s, v16.s[2]
-	WORD $0x6fb00933 // mla v19.4s, v9.4s, v16.s[3]
-	ADD $164, R10, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f900914 // mla v20.4s, v8.4s, v16.s[2]
-	WORD $0x6fb00935 // mla v21.4s, v9.4s, v16.s[3]
-	ADD $164, R11, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f900916 // mla v22.4s, v8.4s, v16.s[2]
-	WORD $0x6fb00937 // mla v23.4s, v9.4s, v16.s[3]
-	ADD $164, R20, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f900918 // mla v24.4s, v8.4s, v16.s[2]
-	WORD $0x6fb00939 // mla v25.4s, v9.4s, v16.s[3]
-	ADD $164, R21, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f90091a // mla v26.4s, v8.4s, v16.s[2]
-	WORD $0x6fb0093b // mla v27.4s, v9.4s, v16.s[3]
 	// group 7: elements 224..255
-	VUSHR $4, V0.B16, V4.B16
-	VUSHR $2, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VUSHR $2, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
+	VUSHR $2, V2.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VUSHR $2, V3.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $228, R9, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
@@ -5862,6 +5665,83 @@ block:
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
 	WORD $0x6f91091a // mla v26.4s, v8.4s, v17.s[2]
 	WORD $0x6fb1093b // mla v27.4s, v9.4s, v17.s[3]
+	// group 5: elements 160..191
+	VUSHR $2, V2.B16, V10.B16
+	VSLI $4, V10.B16, V0.B16
+	VAND V12.B16, V0.B16, V4.B16
+	VUSHR $2, V3.B16, V11.B16
+	VSLI $4, V11.B16, V1.B16
+	VAND V12.B16, V1.B16, V5.B16
+	ADD $164, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900912 // mla v18.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00933 // mla v19.4s, v9.4s, v16.s[3]
+	ADD $164, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900914 // mla v20.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00935 // mla v21.4s, v9.4s, v16.s[3]
+	ADD $164, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900916 // mla v22.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00937 // mla v23.4s, v9.4s, v16.s[3]
+	ADD $164, R20, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900918 // mla v24.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00939 // mla v25.4s, v9.4s, v16.s[3]
+	ADD $164, R21, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f90091a // mla v26.4s, v8.4s, v16.s[2]
+	WORD $0x6fb0093b // mla v27.4s, v9.4s, v16.s[3]
 	// per token: lane -= 32·(sc[2L]·bs[2L] + sc[2L+1]·bs[2L+1]); acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
 	ADD $192, R8, R19
 	VLD1 (R19), [V0.B16]
@@ -6036,7 +5916,7 @@ TEXT ·q6KRows6NEON(SB), NOSPLIT, $160-64
 	MOVD out+48(FP), R6
 	MOVD ostride+56(FP), R7
 	LSL $2, R7, R7
-	VMOVI $15, V12.B16
+	VMOVI $63, V12.B16
 	VMOVI $48, V13.B16
 row:
 	MOVD R0, R8
@@ -6090,106 +5970,11 @@ block:
 	VLD1.P 32(R13), [V2.B16, V3.B16]
 	// ql[0:32]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
-	// group 0: elements 0..31
-	VAND V12.B16, V0.B16, V4.B16
-	VSHL $4, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VSHL $4, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
-	ADD $4, R9, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f8e0112 // mla v18.4s, v8.4s, v14.s[0]
-	WORD $0x6fae0133 // mla v19.4s, v9.4s, v14.s[1]
-	ADD $4, R10, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f8e0114 // mla v20.4s, v8.4s, v14.s[0]
-	WORD $0x6fae0135 // mla v21.4s, v9.4s, v14.s[1]
-	ADD $4, R11, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f8e0116 // mla v22.4s, v8.4s, v14.s[0]
-	WORD $0x6fae0137 // mla v23.4s, v9.4s, v14.s[1]
-	ADD $4, R20, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f8e0118 // mla v24.4s, v8.4s, v14.s[0]
-	WORD $0x6fae0139 // mla v25.4s, v9.4s, v14.s[1]
-	ADD $4, R21, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f8e011a // mla v26.4s, v8.4s, v14.s[0]
-	WORD $0x6fae013b // mla v27.4s, v9.4s, v14.s[1]
-	ADD $4, R22, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f8e011c // mla v28.4s, v8.4s, v14.s[0]
-	WORD $0x6fae013d // mla v29.4s, v9.4s, v14.s[1]
 	// group 2: elements 64..95
-	VUSHR $4, V0.B16, V4.B16
-	VAND V13.B16, V2.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VAND V13.B16, V3.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
+	VAND V13.B16, V2.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VAND V13.B16, V3.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $68, R9, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
@@ -6274,110 +6059,102 @@ block:
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
 	WORD $0x6f8f011c // mla v28.4s, v8.4s, v15.s[0]
 	WORD $0x6faf013d // mla v29.4s, v9.4s, v15.s[1]
+	// group 0: elements 0..31
+	VSLI $4, V2.B16, V0.B16
+	VAND V12.B16, V0.B16, V4.B16
+	VSLI $4, V3.B16, V1.B16
+	VAND V12.B16, V1.B16, V5.B16
+	ADD $4, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0112 // mla v18.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0133 // mla v19.4s, v9.4s, v14.s[1]
+	ADD $4, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0114 // mla v20.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0135 // mla v21.4s, v9.4s, v14.s[1]
+	ADD $4, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0116 // mla v22.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0137 // mla v23.4s, v9.4s, v14.s[1]
+	ADD $4, R20, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0118 // mla v24.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0139 // mla v25.4s, v9.4s, v14.s[1]
+	ADD $4, R21, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e011a // mla v26.4s, v8.4s, v14.s[0]
+	WORD $0x6fae013b // mla v27.4s, v9.4s, v14.s[1]
+	ADD $4, R22, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e011c // mla v28.4s, v8.4s, v14.s[0]
+	WORD $0x6fae013d // mla v29.4s, v9.4s, v14.s[1]
 	// ql[32:64]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
-	// group 1: elements 32..63
-	VAND V12.B16, V0.B16, V4.B16
-	VSHL $2, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VSHL $2, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
-	ADD $36, R9, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f8e0912 // mla v18.4s, v8.4s, v14.s[2]
-	WORD $0x6fae0933 // mla v19.4s, v9.4s, v14.s[3]
-	ADD $36, R10, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f8e0914 // mla v20.4s, v8.4s, v14.s[2]
-	WORD $0x6fae0935 // mla v21.4s, v9.4s, v14.s[3]
-	ADD $36, R11, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f8e0916 // mla v22.4s, v8.4s, v14.s[2]
-	WORD $0x6fae0937 // mla v23.4s, v9.4s, v14.s[3]
-	ADD $36, R20, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f8e0918 // mla v24.4s, v8.4s, v14.s[2]
-	WORD $0x6fae0939 // mla v25.4s, v9.4s, v14.s[3]
-	ADD $36, R21, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f8e091a // mla v26.4s, v8.4s, v14.s[2]
-	WORD $0x6fae093b // mla v27.4s, v9.4s, v14.s[3]
-	ADD $36, R22, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f8e091c // mla v28.4s, v8.4s, v14.s[2]
-	WORD $0x6fae093d // mla v29.4s, v9.4s, v14.s[3]
 	// group 3: elements 96..127
-	VUSHR $4, V0.B16, V4.B16
-	VUSHR $2, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VUSHR $2, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
+	VUSHR $2, V2.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VUSHR $2, V3.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $100, R9, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
@@ -6462,110 +6239,106 @@ block:
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
 	WORD $0x6f8f091c // mla v28.4s, v8.4s, v15.s[2]
 	WORD $0x6faf093d // mla v29.4s, v9.4s, v15.s[3]
+	// group 1: elements 32..63
+	VUSHR $2, V2.B16, V10.B16
+	VSLI $4, V10.B16, V0.B16
+	VAND V12.B16, V0.B16, V4.B16
+	VUSHR $2, V3.B16, V11.B16
+	VSLI $4, V11.B16, V1.B16
+	VAND V12.B16, V1.B16, V5.B16
+	ADD $36, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0912 // mla v18.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0933 // mla v19.4s, v9.4s, v14.s[3]
+	ADD $36, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0914 // mla v20.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0935 // mla v21.4s, v9.4s, v14.s[3]
+	ADD $36, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0916 // mla v22.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0937 // mla v23.4s, v9.4s, v14.s[3]
+	ADD $36, R20, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e0918 // mla v24.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0939 // mla v25.4s, v9.4s, v14.s[3]
+	ADD $36, R21, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e091a // mla v26.4s, v8.4s, v14.s[2]
+	WORD $0x6fae093b // mla v27.4s, v9.4s, v14.s[3]
+	ADD $36, R22, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f8e091c // mla v28.4s, v8.4s, v14.s[2]
+	WORD $0x6fae093d // mla v29.4s, v9.4s, v14.s[3]
 	// half 1: qh[32:64]
 	VLD1.P 32(R13), [V2.B16, V3.B16]
 	// ql[64:96]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
-	// group 4: elements 128..159
-	VAND V12.B16, V0.B16, V4.B16
-	VSHL $4, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VSHL $4, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
-	ADD $132, R9, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f900112 // mla v18.4s, v8.4s, v16.s[0]
-	WORD $0x6fb00133 // mla v19.4s, v9.4s, v16.s[1]
-	ADD $132, R10, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f900114 // mla v20.4s, v8.4s, v16.s[0]
-	WORD $0x6fb00135 // mla v21.4s, v9.4s, v16.s[1]
-	ADD $132, R11, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f900116 // mla v22.4s, v8.4s, v16.s[0]
-	WORD $0x6fb00137 // mla v23.4s, v9.4s, v16.s[1]
-	ADD $132, R20, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f900118 // mla v24.4s, v8.4s, v16.s[0]
-	WORD $0x6fb00139 // mla v25.4s, v9.4s, v16.s[1]
-	ADD $132, R21, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f90011a // mla v26.4s, v8.4s, v16.s[0]
-	WORD $0x6fb0013b // mla v27.4s, v9.4s, v16.s[1]
-	ADD $132, R22, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f90011c // mla v28.4s, v8.4s, v16.s[0]
-	WORD $0x6fb0013d // mla v29.4s, v9.4s, v16.s[1]
 	// group 6: elements 192..223
-	VUSHR $4, V0.B16, V4.B16
-	VAND V13.B16, V2.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VAND V13.B16, V3.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
+	VAND V13.B16, V2.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VAND V13.B16, V3.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $196, R9, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
@@ -6650,110 +6423,102 @@ block:
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
 	WORD $0x6f91011c // mla v28.4s, v8.4s, v17.s[0]
 	WORD $0x6fb1013d // mla v29.4s, v9.4s, v17.s[1]
+	// group 4: elements 128..159
+	VSLI $4, V2.B16, V0.B16
+	VAND V12.B16, V0.B16, V4.B16
+	VSLI $4, V3.B16, V1.B16
+	VAND V12.B16, V1.B16, V5.B16
+	ADD $132, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900112 // mla v18.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00133 // mla v19.4s, v9.4s, v16.s[1]
+	ADD $132, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900114 // mla v20.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00135 // mla v21.4s, v9.4s, v16.s[1]
+	ADD $132, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900116 // mla v22.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00137 // mla v23.4s, v9.4s, v16.s[1]
+	ADD $132, R20, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900118 // mla v24.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00139 // mla v25.4s, v9.4s, v16.s[1]
+	ADD $132, R21, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f90011a // mla v26.4s, v8.4s, v16.s[0]
+	WORD $0x6fb0013b // mla v27.4s, v9.4s, v16.s[1]
+	ADD $132, R22, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f90011c // mla v28.4s, v8.4s, v16.s[0]
+	WORD $0x6fb0013d // mla v29.4s, v9.4s, v16.s[1]
 	// ql[96:128]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
-	// group 5: elements 160..191
-	VAND V12.B16, V0.B16, V4.B16
-	VSHL $2, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VSHL $2, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
-	ADD $164, R9, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f900912 // mla v18.4s, v8.4s, v16.s[2]
-	WORD $0x6fb00933 // mla v19.4s, v9.4s, v16.s[3]
-	ADD $164, R10, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f900914 // mla v20.4s, v8.4s, v16.s[2]
-	WORD $0x6fb00935 // mla v21.4s, v9.4s, v16.s[3]
-	ADD $164, R11, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f900916 // mla v22.4s, v8.4s, v16.s[2]
-	WORD $0x6fb00937 // mla v23.4s, v9.4s, v16.s[3]
-	ADD $164, R20, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f900918 // mla v24.4s, v8.4s, v16.s[2]
-	WORD $0x6fb00939 // mla v25.4s, v9.4s, v16.s[3]
-	ADD $164, R21, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f90091a // mla v26.4s, v8.4s, v16.s[2]
-	WORD $0x6fb0093b // mla v27.4s, v9.4s, v16.s[3]
-	ADD $164, R22, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
-	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
-	WORD $0x4e602908 // saddlp v8.4s, v8.8h
-	WORD $0x4e602929 // saddlp v9.4s, v9.8h
-	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
-	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
-	WORD $0x4e60294a // saddlp v10.4s, v10.8h
-	WORD $0x4e60296b // saddlp v11.4s, v11.8h
-	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
-	WORD $0x6f90091c // mla v28.4s, v8.4s, v16.s[2]
-	WORD $0x6fb0093d // mla v29.4s, v9.4s, v16.s[3]
 	// group 7: elements 224..255
-	VUSHR $4, V0.B16, V4.B16
-	VUSHR $2, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VUSHR $2, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
+	VUSHR $2, V2.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VUSHR $2, V3.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $228, R9, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
@@ -6838,6 +6603,97 @@ block:
 	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
 	WORD $0x6f91091c // mla v28.4s, v8.4s, v17.s[2]
 	WORD $0x6fb1093d // mla v29.4s, v9.4s, v17.s[3]
+	// group 5: elements 160..191
+	VUSHR $2, V2.B16, V10.B16
+	VSLI $4, V10.B16, V0.B16
+	VAND V12.B16, V0.B16, V4.B16
+	VUSHR $2, V3.B16, V11.B16
+	VSLI $4, V11.B16, V1.B16
+	VAND V12.B16, V1.B16, V5.B16
+	ADD $164, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900912 // mla v18.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00933 // mla v19.4s, v9.4s, v16.s[3]
+	ADD $164, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900914 // mla v20.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00935 // mla v21.4s, v9.4s, v16.s[3]
+	ADD $164, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900916 // mla v22.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00937 // mla v23.4s, v9.4s, v16.s[3]
+	ADD $164, R20, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f900918 // mla v24.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00939 // mla v25.4s, v9.4s, v16.s[3]
+	ADD $164, R21, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f90091a // mla v26.4s, v8.4s, v16.s[2]
+	WORD $0x6fb0093b // mla v27.4s, v9.4s, v16.s[3]
+	ADD $164, R22, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	WORD $0x0e26c088 // smull v8.8h, v4.8b, v6.8b
+	WORD $0x4e26c089 // smull2 v9.8h, v4.16b, v6.16b
+	WORD $0x4e602908 // saddlp v8.4s, v8.8h
+	WORD $0x4e602929 // saddlp v9.4s, v9.8h
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x0e27c0aa // smull v10.8h, v5.8b, v7.8b
+	WORD $0x4e27c0ab // smull2 v11.8h, v5.16b, v7.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd49 // addp v9.4s, v10.4s, v11.4s
+	WORD $0x6f90091c // mla v28.4s, v8.4s, v16.s[2]
+	WORD $0x6fb0093d // mla v29.4s, v9.4s, v16.s[3]
 	// per token: lane -= 32·(sc[2L]·bs[2L] + sc[2L+1]·bs[2L+1]); acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
 	ADD $192, R8, R19
 	VLD1 (R19), [V0.B16]
@@ -7048,7 +6904,7 @@ TEXT ·q6KRows1Dot(SB), NOSPLIT, $0-64
 	MOVD out+48(FP), R6
 	MOVD ostride+56(FP), R7
 	LSL $2, R7, R7
-	VMOVI $15, V12.B16
+	VMOVI $63, V12.B16
 	VMOVI $48, V13.B16
 row:
 	MOVD R0, R8
@@ -7075,30 +6931,11 @@ block:
 	VLD1.P 32(R13), [V2.B16, V3.B16]
 	// ql[0:32]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
-	// group 0: elements 0..31
-	VAND V12.B16, V0.B16, V4.B16
-	VSHL $4, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VSHL $4, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
-	ADD $4, R9, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f8e0112 // mla v18.4s, v8.4s, v14.s[0]
-	WORD $0x6fae0133 // mla v19.4s, v9.4s, v14.s[1]
 	// group 2: elements 64..95
-	VUSHR $4, V0.B16, V4.B16
-	VAND V13.B16, V2.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VAND V13.B16, V3.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
+	VAND V13.B16, V2.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VAND V13.B16, V3.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $68, R9, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	VEOR V8.B16, V8.B16, V8.B16
@@ -7107,34 +6944,26 @@ block:
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
 	WORD $0x6f8f0112 // mla v18.4s, v8.4s, v15.s[0]
 	WORD $0x6faf0133 // mla v19.4s, v9.4s, v15.s[1]
-	// ql[32:64]
-	VLD1.P 32(R12), [V0.B16, V1.B16]
-	// group 1: elements 32..63
+	// group 0: elements 0..31
+	VSLI $4, V2.B16, V0.B16
 	VAND V12.B16, V0.B16, V4.B16
-	VSHL $2, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
+	VSLI $4, V3.B16, V1.B16
 	VAND V12.B16, V1.B16, V5.B16
-	VSHL $2, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
-	ADD $36, R9, R19
+	ADD $4, R9, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	VEOR V8.B16, V8.B16, V8.B16
 	VEOR V9.B16, V9.B16, V9.B16
 	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f8e0912 // mla v18.4s, v8.4s, v14.s[2]
-	WORD $0x6fae0933 // mla v19.4s, v9.4s, v14.s[3]
+	WORD $0x6f8e0112 // mla v18.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0133 // mla v19.4s, v9.4s, v14.s[1]
+	// ql[32:64]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
 	// group 3: elements 96..127
-	VUSHR $4, V0.B16, V4.B16
-	VUSHR $2, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VUSHR $2, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
+	VUSHR $2, V2.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VUSHR $2, V3.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $100, R9, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	VEOR V8.B16, V8.B16, V8.B16
@@ -7143,34 +6972,30 @@ block:
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
 	WORD $0x6f8f0912 // mla v18.4s, v8.4s, v15.s[2]
 	WORD $0x6faf0933 // mla v19.4s, v9.4s, v15.s[3]
-	// half 1: qh[32:64]
-	VLD1.P 32(R13), [V2.B16, V3.B16]
-	// ql[64:96]
-	VLD1.P 32(R12), [V0.B16, V1.B16]
-	// group 4: elements 128..159
+	// group 1: elements 32..63
+	VUSHR $2, V2.B16, V10.B16
+	VSLI $4, V10.B16, V0.B16
 	VAND V12.B16, V0.B16, V4.B16
-	VSHL $4, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
+	VUSHR $2, V3.B16, V11.B16
+	VSLI $4, V11.B16, V1.B16
 	VAND V12.B16, V1.B16, V5.B16
-	VSHL $4, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
-	ADD $132, R9, R19
+	ADD $36, R9, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	VEOR V8.B16, V8.B16, V8.B16
 	VEOR V9.B16, V9.B16, V9.B16
 	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f900112 // mla v18.4s, v8.4s, v16.s[0]
-	WORD $0x6fb00133 // mla v19.4s, v9.4s, v16.s[1]
+	WORD $0x6f8e0912 // mla v18.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0933 // mla v19.4s, v9.4s, v14.s[3]
+	// half 1: qh[32:64]
+	VLD1.P 32(R13), [V2.B16, V3.B16]
+	// ql[64:96]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
 	// group 6: elements 192..223
-	VUSHR $4, V0.B16, V4.B16
-	VAND V13.B16, V2.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VAND V13.B16, V3.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
+	VAND V13.B16, V2.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VAND V13.B16, V3.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $196, R9, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	VEOR V8.B16, V8.B16, V8.B16
@@ -7179,34 +7004,26 @@ block:
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
 	WORD $0x6f910112 // mla v18.4s, v8.4s, v17.s[0]
 	WORD $0x6fb10133 // mla v19.4s, v9.4s, v17.s[1]
-	// ql[96:128]
-	VLD1.P 32(R12), [V0.B16, V1.B16]
-	// group 5: elements 160..191
+	// group 4: elements 128..159
+	VSLI $4, V2.B16, V0.B16
 	VAND V12.B16, V0.B16, V4.B16
-	VSHL $2, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
+	VSLI $4, V3.B16, V1.B16
 	VAND V12.B16, V1.B16, V5.B16
-	VSHL $2, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
-	ADD $164, R9, R19
+	ADD $132, R9, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	VEOR V8.B16, V8.B16, V8.B16
 	VEOR V9.B16, V9.B16, V9.B16
 	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f900912 // mla v18.4s, v8.4s, v16.s[2]
-	WORD $0x6fb00933 // mla v19.4s, v9.4s, v16.s[3]
+	WORD $0x6f900112 // mla v18.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00133 // mla v19.4s, v9.4s, v16.s[1]
+	// ql[96:128]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
 	// group 7: elements 224..255
-	VUSHR $4, V0.B16, V4.B16
-	VUSHR $2, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VUSHR $2, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
+	VUSHR $2, V2.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VUSHR $2, V3.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $228, R9, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	VEOR V8.B16, V8.B16, V8.B16
@@ -7215,6 +7032,21 @@ block:
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
 	WORD $0x6f910912 // mla v18.4s, v8.4s, v17.s[2]
 	WORD $0x6fb10933 // mla v19.4s, v9.4s, v17.s[3]
+	// group 5: elements 160..191
+	VUSHR $2, V2.B16, V10.B16
+	VSLI $4, V10.B16, V0.B16
+	VAND V12.B16, V0.B16, V4.B16
+	VUSHR $2, V3.B16, V11.B16
+	VSLI $4, V11.B16, V1.B16
+	VAND V12.B16, V1.B16, V5.B16
+	ADD $164, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900912 // mla v18.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00933 // mla v19.4s, v9.4s, v16.s[3]
 	// per token: lane -= 32·(sc[2L]·bs[2L] + sc[2L+1]·bs[2L+1]); acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
 	MOVHU 208(R8), R19
 	FMOVS R19, F7
@@ -7266,7 +7098,7 @@ TEXT ·q6KRows2Dot(SB), NOSPLIT, $0-64
 	MOVD out+48(FP), R6
 	MOVD ostride+56(FP), R7
 	LSL $2, R7, R7
-	VMOVI $15, V12.B16
+	VMOVI $63, V12.B16
 	VMOVI $48, V13.B16
 row:
 	MOVD R0, R8
@@ -7298,38 +7130,11 @@ block:
 	VLD1.P 32(R13), [V2.B16, V3.B16]
 	// ql[0:32]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
-	// group 0: elements 0..31
-	VAND V12.B16, V0.B16, V4.B16
-	VSHL $4, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VSHL $4, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
-	ADD $4, R9, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f8e0112 // mla v18.4s, v8.4s, v14.s[0]
-	WORD $0x6fae0133 // mla v19.4s, v9.4s, v14.s[1]
-	ADD $4, R10, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f8e0114 // mla v20.4s, v8.4s, v14.s[0]
-	WORD $0x6fae0135 // mla v21.4s, v9.4s, v14.s[1]
 	// group 2: elements 64..95
-	VUSHR $4, V0.B16, V4.B16
-	VAND V13.B16, V2.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VAND V13.B16, V3.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
+	VAND V13.B16, V2.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VAND V13.B16, V3.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $68, R9, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	VEOR V8.B16, V8.B16, V8.B16
@@ -7346,42 +7151,34 @@ block:
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
 	WORD $0x6f8f0114 // mla v20.4s, v8.4s, v15.s[0]
 	WORD $0x6faf0135 // mla v21.4s, v9.4s, v15.s[1]
+	// group 0: elements 0..31
+	VSLI $4, V2.B16, V0.B16
+	VAND V12.B16, V0.B16, V4.B16
+	VSLI $4, V3.B16, V1.B16
+	VAND V12.B16, V1.B16, V5.B16
+	ADD $4, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0112 // mla v18.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0133 // mla v19.4s, v9.4s, v14.s[1]
+	ADD $4, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0114 // mla v20.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0135 // mla v21.4s, v9.4s, v14.s[1]
 	// ql[32:64]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
-	// group 1: elements 32..63
-	VAND V12.B16, V0.B16, V4.B16
-	VSHL $2, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VSHL $2, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
-	ADD $36, R9, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f8e0912 // mla v18.4s, v8.4s, v14.s[2]
-	WORD $0x6fae0933 // mla v19.4s, v9.4s, v14.s[3]
-	ADD $36, R10, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f8e0914 // mla v20.4s, v8.4s, v14.s[2]
-	WORD $0x6fae0935 // mla v21.4s, v9.4s, v14.s[3]
 	// group 3: elements 96..127
-	VUSHR $4, V0.B16, V4.B16
-	VUSHR $2, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VUSHR $2, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
+	VUSHR $2, V2.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VUSHR $2, V3.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $100, R9, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	VEOR V8.B16, V8.B16, V8.B16
@@ -7398,42 +7195,38 @@ block:
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
 	WORD $0x6f8f0914 // mla v20.4s, v8.4s, v15.s[2]
 	WORD $0x6faf0935 // mla v21.4s, v9.4s, v15.s[3]
+	// group 1: elements 32..63
+	VUSHR $2, V2.B16, V10.B16
+	VSLI $4, V10.B16, V0.B16
+	VAND V12.B16, V0.B16, V4.B16
+	VUSHR $2, V3.B16, V11.B16
+	VSLI $4, V11.B16, V1.B16
+	VAND V12.B16, V1.B16, V5.B16
+	ADD $36, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0912 // mla v18.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0933 // mla v19.4s, v9.4s, v14.s[3]
+	ADD $36, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0914 // mla v20.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0935 // mla v21.4s, v9.4s, v14.s[3]
 	// half 1: qh[32:64]
 	VLD1.P 32(R13), [V2.B16, V3.B16]
 	// ql[64:96]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
-	// group 4: elements 128..159
-	VAND V12.B16, V0.B16, V4.B16
-	VSHL $4, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VSHL $4, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
-	ADD $132, R9, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f900112 // mla v18.4s, v8.4s, v16.s[0]
-	WORD $0x6fb00133 // mla v19.4s, v9.4s, v16.s[1]
-	ADD $132, R10, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f900114 // mla v20.4s, v8.4s, v16.s[0]
-	WORD $0x6fb00135 // mla v21.4s, v9.4s, v16.s[1]
 	// group 6: elements 192..223
-	VUSHR $4, V0.B16, V4.B16
-	VAND V13.B16, V2.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VAND V13.B16, V3.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
+	VAND V13.B16, V2.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VAND V13.B16, V3.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $196, R9, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	VEOR V8.B16, V8.B16, V8.B16
@@ -7450,42 +7243,34 @@ block:
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
 	WORD $0x6f910114 // mla v20.4s, v8.4s, v17.s[0]
 	WORD $0x6fb10135 // mla v21.4s, v9.4s, v17.s[1]
+	// group 4: elements 128..159
+	VSLI $4, V2.B16, V0.B16
+	VAND V12.B16, V0.B16, V4.B16
+	VSLI $4, V3.B16, V1.B16
+	VAND V12.B16, V1.B16, V5.B16
+	ADD $132, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900112 // mla v18.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00133 // mla v19.4s, v9.4s, v16.s[1]
+	ADD $132, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900114 // mla v20.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00135 // mla v21.4s, v9.4s, v16.s[1]
 	// ql[96:128]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
-	// group 5: elements 160..191
-	VAND V12.B16, V0.B16, V4.B16
-	VSHL $2, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VSHL $2, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
-	ADD $164, R9, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f900912 // mla v18.4s, v8.4s, v16.s[2]
-	WORD $0x6fb00933 // mla v19.4s, v9.4s, v16.s[3]
-	ADD $164, R10, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f900914 // mla v20.4s, v8.4s, v16.s[2]
-	WORD $0x6fb00935 // mla v21.4s, v9.4s, v16.s[3]
 	// group 7: elements 224..255
-	VUSHR $4, V0.B16, V4.B16
-	VUSHR $2, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VUSHR $2, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
+	VUSHR $2, V2.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VUSHR $2, V3.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $228, R9, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	VEOR V8.B16, V8.B16, V8.B16
@@ -7502,6 +7287,29 @@ block:
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
 	WORD $0x6f910914 // mla v20.4s, v8.4s, v17.s[2]
 	WORD $0x6fb10935 // mla v21.4s, v9.4s, v17.s[3]
+	// group 5: elements 160..191
+	VUSHR $2, V2.B16, V10.B16
+	VSLI $4, V10.B16, V0.B16
+	VAND V12.B16, V0.B16, V4.B16
+	VUSHR $2, V3.B16, V11.B16
+	VSLI $4, V11.B16, V1.B16
+	VAND V12.B16, V1.B16, V5.B16
+	ADD $164, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900912 // mla v18.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00933 // mla v19.4s, v9.4s, v16.s[3]
+	ADD $164, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900914 // mla v20.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00935 // mla v21.4s, v9.4s, v16.s[3]
 	// per token: lane -= 32·(sc[2L]·bs[2L] + sc[2L+1]·bs[2L+1]); acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
 	MOVHU 208(R8), R19
 	FMOVS R19, F7
@@ -7579,7 +7387,7 @@ TEXT ·q6KRows3Dot(SB), NOSPLIT, $0-64
 	MOVD out+48(FP), R6
 	MOVD ostride+56(FP), R7
 	LSL $2, R7, R7
-	VMOVI $15, V12.B16
+	VMOVI $63, V12.B16
 	VMOVI $48, V13.B16
 row:
 	MOVD R0, R8
@@ -7616,46 +7424,11 @@ block:
 	VLD1.P 32(R13), [V2.B16, V3.B16]
 	// ql[0:32]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
-	// group 0: elements 0..31
-	VAND V12.B16, V0.B16, V4.B16
-	VSHL $4, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VSHL $4, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
-	ADD $4, R9, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f8e0112 // mla v18.4s, v8.4s, v14.s[0]
-	WORD $0x6fae0133 // mla v19.4s, v9.4s, v14.s[1]
-	ADD $4, R10, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f8e0114 // mla v20.4s, v8.4s, v14.s[0]
-	WORD $0x6fae0135 // mla v21.4s, v9.4s, v14.s[1]
-	ADD $4, R11, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f8e0116 // mla v22.4s, v8.4s, v14.s[0]
-	WORD $0x6fae0137 // mla v23.4s, v9.4s, v14.s[1]
 	// group 2: elements 64..95
-	VUSHR $4, V0.B16, V4.B16
-	VAND V13.B16, V2.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VAND V13.B16, V3.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
+	VAND V13.B16, V2.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VAND V13.B16, V3.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $68, R9, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	VEOR V8.B16, V8.B16, V8.B16
@@ -7680,50 +7453,42 @@ block:
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
 	WORD $0x6f8f0116 // mla v22.4s, v8.4s, v15.s[0]
 	WORD $0x6faf0137 // mla v23.4s, v9.4s, v15.s[1]
+	// group 0: elements 0..31
+	VSLI $4, V2.B16, V0.B16
+	VAND V12.B16, V0.B16, V4.B16
+	VSLI $4, V3.B16, V1.B16
+	VAND V12.B16, V1.B16, V5.B16
+	ADD $4, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0112 // mla v18.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0133 // mla v19.4s, v9.4s, v14.s[1]
+	ADD $4, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0114 // mla v20.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0135 // mla v21.4s, v9.4s, v14.s[1]
+	ADD $4, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0116 // mla v22.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0137 // mla v23.4s, v9.4s, v14.s[1]
 	// ql[32:64]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
-	// group 1: elements 32..63
-	VAND V12.B16, V0.B16, V4.B16
-	VSHL $2, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VSHL $2, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
-	ADD $36, R9, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f8e0912 // mla v18.4s, v8.4s, v14.s[2]
-	WORD $0x6fae0933 // mla v19.4s, v9.4s, v14.s[3]
-	ADD $36, R10, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f8e0914 // mla v20.4s, v8.4s, v14.s[2]
-	WORD $0x6fae0935 // mla v21.4s, v9.4s, v14.s[3]
-	ADD $36, R11, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f8e0916 // mla v22.4s, v8.4s, v14.s[2]
-	WORD $0x6fae0937 // mla v23.4s, v9.4s, v14.s[3]
 	// group 3: elements 96..127
-	VUSHR $4, V0.B16, V4.B16
-	VUSHR $2, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VUSHR $2, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
+	VUSHR $2, V2.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VUSHR $2, V3.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $100, R9, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	VEOR V8.B16, V8.B16, V8.B16
@@ -7748,50 +7513,46 @@ block:
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
 	WORD $0x6f8f0916 // mla v22.4s, v8.4s, v15.s[2]
 	WORD $0x6faf0937 // mla v23.4s, v9.4s, v15.s[3]
+	// group 1: elements 32..63
+	VUSHR $2, V2.B16, V10.B16
+	VSLI $4, V10.B16, V0.B16
+	VAND V12.B16, V0.B16, V4.B16
+	VUSHR $2, V3.B16, V11.B16
+	VSLI $4, V11.B16, V1.B16
+	VAND V12.B16, V1.B16, V5.B16
+	ADD $36, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0912 // mla v18.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0933 // mla v19.4s, v9.4s, v14.s[3]
+	ADD $36, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0914 // mla v20.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0935 // mla v21.4s, v9.4s, v14.s[3]
+	ADD $36, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0916 // mla v22.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0937 // mla v23.4s, v9.4s, v14.s[3]
 	// half 1: qh[32:64]
 	VLD1.P 32(R13), [V2.B16, V3.B16]
 	// ql[64:96]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
-	// group 4: elements 128..159
-	VAND V12.B16, V0.B16, V4.B16
-	VSHL $4, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VSHL $4, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
-	ADD $132, R9, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f900112 // mla v18.4s, v8.4s, v16.s[0]
-	WORD $0x6fb00133 // mla v19.4s, v9.4s, v16.s[1]
-	ADD $132, R10, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f900114 // mla v20.4s, v8.4s, v16.s[0]
-	WORD $0x6fb00135 // mla v21.4s, v9.4s, v16.s[1]
-	ADD $132, R11, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f900116 // mla v22.4s, v8.4s, v16.s[0]
-	WORD $0x6fb00137 // mla v23.4s, v9.4s, v16.s[1]
 	// group 6: elements 192..223
-	VUSHR $4, V0.B16, V4.B16
-	VAND V13.B16, V2.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VAND V13.B16, V3.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
+	VAND V13.B16, V2.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VAND V13.B16, V3.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $196, R9, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	VEOR V8.B16, V8.B16, V8.B16
@@ -7816,50 +7577,42 @@ block:
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
 	WORD $0x6f910116 // mla v22.4s, v8.4s, v17.s[0]
 	WORD $0x6fb10137 // mla v23.4s, v9.4s, v17.s[1]
+	// group 4: elements 128..159
+	VSLI $4, V2.B16, V0.B16
+	VAND V12.B16, V0.B16, V4.B16
+	VSLI $4, V3.B16, V1.B16
+	VAND V12.B16, V1.B16, V5.B16
+	ADD $132, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900112 // mla v18.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00133 // mla v19.4s, v9.4s, v16.s[1]
+	ADD $132, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900114 // mla v20.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00135 // mla v21.4s, v9.4s, v16.s[1]
+	ADD $132, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900116 // mla v22.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00137 // mla v23.4s, v9.4s, v16.s[1]
 	// ql[96:128]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
-	// group 5: elements 160..191
-	VAND V12.B16, V0.B16, V4.B16
-	VSHL $2, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VSHL $2, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
-	ADD $164, R9, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f900912 // mla v18.4s, v8.4s, v16.s[2]
-	WORD $0x6fb00933 // mla v19.4s, v9.4s, v16.s[3]
-	ADD $164, R10, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f900914 // mla v20.4s, v8.4s, v16.s[2]
-	WORD $0x6fb00935 // mla v21.4s, v9.4s, v16.s[3]
-	ADD $164, R11, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f900916 // mla v22.4s, v8.4s, v16.s[2]
-	WORD $0x6fb00937 // mla v23.4s, v9.4s, v16.s[3]
 	// group 7: elements 224..255
-	VUSHR $4, V0.B16, V4.B16
-	VUSHR $2, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VUSHR $2, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
+	VUSHR $2, V2.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VUSHR $2, V3.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $228, R9, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	VEOR V8.B16, V8.B16, V8.B16
@@ -7884,6 +7637,37 @@ block:
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
 	WORD $0x6f910916 // mla v22.4s, v8.4s, v17.s[2]
 	WORD $0x6fb10937 // mla v23.4s, v9.4s, v17.s[3]
+	// group 5: elements 160..191
+	VUSHR $2, V2.B16, V10.B16
+	VSLI $4, V10.B16, V0.B16
+	VAND V12.B16, V0.B16, V4.B16
+	VUSHR $2, V3.B16, V11.B16
+	VSLI $4, V11.B16, V1.B16
+	VAND V12.B16, V1.B16, V5.B16
+	ADD $164, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900912 // mla v18.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00933 // mla v19.4s, v9.4s, v16.s[3]
+	ADD $164, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900914 // mla v20.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00935 // mla v21.4s, v9.4s, v16.s[3]
+	ADD $164, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900916 // mla v22.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00937 // mla v23.4s, v9.4s, v16.s[3]
 	// per token: lane -= 32·(sc[2L]·bs[2L] + sc[2L+1]·bs[2L+1]); acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
 	MOVHU 208(R8), R19
 	FMOVS R19, F7
@@ -7987,7 +7771,7 @@ TEXT ·q6KRows4Dot(SB), NOSPLIT, $32-64
 	MOVD out+48(FP), R6
 	MOVD ostride+56(FP), R7
 	LSL $2, R7, R7
-	VMOVI $15, V12.B16
+	VMOVI $63, V12.B16
 	VMOVI $48, V13.B16
 row:
 	MOVD R0, R8
@@ -8031,54 +7815,11 @@ block:
 	VLD1.P 32(R13), [V2.B16, V3.B16]
 	// ql[0:32]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
-	// group 0: elements 0..31
-	VAND V12.B16, V0.B16, V4.B16
-	VSHL $4, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VSHL $4, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
-	ADD $4, R9, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f8e0112 // mla v18.4s, v8.4s, v14.s[0]
-	WORD $0x6fae0133 // mla v19.4s, v9.4s, v14.s[1]
-	ADD $4, R10, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f8e0114 // mla v20.4s, v8.4s, v14.s[0]
-	WORD $0x6fae0135 // mla v21.4s, v9.4s, v14.s[1]
-	ADD $4, R11, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f8e0116 // mla v22.4s, v8.4s, v14.s[0]
-	WORD $0x6fae0137 // mla v23.4s, v9.4s, v14.s[1]
-	ADD $4, R20, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f8e0118 // mla v24.4s, v8.4s, v14.s[0]
-	WORD $0x6fae0139 // mla v25.4s, v9.4s, v14.s[1]
 	// group 2: elements 64..95
-	VUSHR $4, V0.B16, V4.B16
-	VAND V13.B16, V2.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VAND V13.B16, V3.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
+	VAND V13.B16, V2.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VAND V13.B16, V3.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $68, R9, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	VEOR V8.B16, V8.B16, V8.B16
@@ -8111,58 +7852,50 @@ block:
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
 	WORD $0x6f8f0118 // mla v24.4s, v8.4s, v15.s[0]
 	WORD $0x6faf0139 // mla v25.4s, v9.4s, v15.s[1]
+	// group 0: elements 0..31
+	VSLI $4, V2.B16, V0.B16
+	VAND V12.B16, V0.B16, V4.B16
+	VSLI $4, V3.B16, V1.B16
+	VAND V12.B16, V1.B16, V5.B16
+	ADD $4, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0112 // mla v18.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0133 // mla v19.4s, v9.4s, v14.s[1]
+	ADD $4, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0114 // mla v20.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0135 // mla v21.4s, v9.4s, v14.s[1]
+	ADD $4, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0116 // mla v22.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0137 // mla v23.4s, v9.4s, v14.s[1]
+	ADD $4, R20, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0118 // mla v24.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0139 // mla v25.4s, v9.4s, v14.s[1]
 	// ql[32:64]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
-	// group 1: elements 32..63
-	VAND V12.B16, V0.B16, V4.B16
-	VSHL $2, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VSHL $2, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
-	ADD $36, R9, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f8e0912 // mla v18.4s, v8.4s, v14.s[2]
-	WORD $0x6fae0933 // mla v19.4s, v9.4s, v14.s[3]
-	ADD $36, R10, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f8e0914 // mla v20.4s, v8.4s, v14.s[2]
-	WORD $0x6fae0935 // mla v21.4s, v9.4s, v14.s[3]
-	ADD $36, R11, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f8e0916 // mla v22.4s, v8.4s, v14.s[2]
-	WORD $0x6fae0937 // mla v23.4s, v9.4s, v14.s[3]
-	ADD $36, R20, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f8e0918 // mla v24.4s, v8.4s, v14.s[2]
-	WORD $0x6fae0939 // mla v25.4s, v9.4s, v14.s[3]
 	// group 3: elements 96..127
-	VUSHR $4, V0.B16, V4.B16
-	VUSHR $2, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VUSHR $2, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
+	VUSHR $2, V2.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VUSHR $2, V3.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $100, R9, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	VEOR V8.B16, V8.B16, V8.B16
@@ -8195,58 +7928,54 @@ block:
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
 	WORD $0x6f8f0918 // mla v24.4s, v8.4s, v15.s[2]
 	WORD $0x6faf0939 // mla v25.4s, v9.4s, v15.s[3]
+	// group 1: elements 32..63
+	VUSHR $2, V2.B16, V10.B16
+	VSLI $4, V10.B16, V0.B16
+	VAND V12.B16, V0.B16, V4.B16
+	VUSHR $2, V3.B16, V11.B16
+	VSLI $4, V11.B16, V1.B16
+	VAND V12.B16, V1.B16, V5.B16
+	ADD $36, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0912 // mla v18.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0933 // mla v19.4s, v9.4s, v14.s[3]
+	ADD $36, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0914 // mla v20.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0935 // mla v21.4s, v9.4s, v14.s[3]
+	ADD $36, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0916 // mla v22.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0937 // mla v23.4s, v9.4s, v14.s[3]
+	ADD $36, R20, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0918 // mla v24.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0939 // mla v25.4s, v9.4s, v14.s[3]
 	// half 1: qh[32:64]
 	VLD1.P 32(R13), [V2.B16, V3.B16]
 	// ql[64:96]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
-	// group 4: elements 128..159
-	VAND V12.B16, V0.B16, V4.B16
-	VSHL $4, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VSHL $4, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
-	ADD $132, R9, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f900112 // mla v18.4s, v8.4s, v16.s[0]
-	WORD $0x6fb00133 // mla v19.4s, v9.4s, v16.s[1]
-	ADD $132, R10, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f900114 // mla v20.4s, v8.4s, v16.s[0]
-	WORD $0x6fb00135 // mla v21.4s, v9.4s, v16.s[1]
-	ADD $132, R11, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f900116 // mla v22.4s, v8.4s, v16.s[0]
-	WORD $0x6fb00137 // mla v23.4s, v9.4s, v16.s[1]
-	ADD $132, R20, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f900118 // mla v24.4s, v8.4s, v16.s[0]
-	WORD $0x6fb00139 // mla v25.4s, v9.4s, v16.s[1]
 	// group 6: elements 192..223
-	VUSHR $4, V0.B16, V4.B16
-	VAND V13.B16, V2.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VAND V13.B16, V3.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
+	VAND V13.B16, V2.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VAND V13.B16, V3.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $196, R9, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	VEOR V8.B16, V8.B16, V8.B16
@@ -8279,58 +8008,50 @@ block:
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
 	WORD $0x6f910118 // mla v24.4s, v8.4s, v17.s[0]
 	WORD $0x6fb10139 // mla v25.4s, v9.4s, v17.s[1]
+	// group 4: elements 128..159
+	VSLI $4, V2.B16, V0.B16
+	VAND V12.B16, V0.B16, V4.B16
+	VSLI $4, V3.B16, V1.B16
+	VAND V12.B16, V1.B16, V5.B16
+	ADD $132, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900112 // mla v18.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00133 // mla v19.4s, v9.4s, v16.s[1]
+	ADD $132, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900114 // mla v20.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00135 // mla v21.4s, v9.4s, v16.s[1]
+	ADD $132, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900116 // mla v22.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00137 // mla v23.4s, v9.4s, v16.s[1]
+	ADD $132, R20, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900118 // mla v24.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00139 // mla v25.4s, v9.4s, v16.s[1]
 	// ql[96:128]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
-	// group 5: elements 160..191
-	VAND V12.B16, V0.B16, V4.B16
-	VSHL $2, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VSHL $2, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
-	ADD $164, R9, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f900912 // mla v18.4s, v8.4s, v16.s[2]
-	WORD $0x6fb00933 // mla v19.4s, v9.4s, v16.s[3]
-	ADD $164, R10, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f900914 // mla v20.4s, v8.4s, v16.s[2]
-	WORD $0x6fb00935 // mla v21.4s, v9.4s, v16.s[3]
-	ADD $164, R11, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f900916 // mla v22.4s, v8.4s, v16.s[2]
-	WORD $0x6fb00937 // mla v23.4s, v9.4s, v16.s[3]
-	ADD $164, R20, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f900918 // mla v24.4s, v8.4s, v16.s[2]
-	WORD $0x6fb00939 // mla v25.4s, v9.4s, v16.s[3]
 	// group 7: elements 224..255
-	VUSHR $4, V0.B16, V4.B16
-	VUSHR $2, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VUSHR $2, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
+	VUSHR $2, V2.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VUSHR $2, V3.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $228, R9, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	VEOR V8.B16, V8.B16, V8.B16
@@ -8363,6 +8084,45 @@ block:
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
 	WORD $0x6f910918 // mla v24.4s, v8.4s, v17.s[2]
 	WORD $0x6fb10939 // mla v25.4s, v9.4s, v17.s[3]
+	// group 5: elements 160..191
+	VUSHR $2, V2.B16, V10.B16
+	VSLI $4, V10.B16, V0.B16
+	VAND V12.B16, V0.B16, V4.B16
+	VUSHR $2, V3.B16, V11.B16
+	VSLI $4, V11.B16, V1.B16
+	VAND V12.B16, V1.B16, V5.B16
+	ADD $164, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900912 // mla v18.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00933 // mla v19.4s, v9.4s, v16.s[3]
+	ADD $164, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900914 // mla v20.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00935 // mla v21.4s, v9.4s, v16.s[3]
+	ADD $164, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900916 // mla v22.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00937 // mla v23.4s, v9.4s, v16.s[3]
+	ADD $164, R20, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900918 // mla v24.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00939 // mla v25.4s, v9.4s, v16.s[3]
 	// per token: lane -= 32·(sc[2L]·bs[2L] + sc[2L+1]·bs[2L+1]); acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
 	ADD $192, R8, R19
 	VLD1 (R19), [V0.B16]
@@ -8501,7 +8261,7 @@ TEXT ·q6KRows5Dot(SB), NOSPLIT, $96-64
 	MOVD out+48(FP), R6
 	MOVD ostride+56(FP), R7
 	LSL $2, R7, R7
-	VMOVI $15, V12.B16
+	VMOVI $63, V12.B16
 	VMOVI $48, V13.B16
 row:
 	MOVD R0, R8
@@ -8550,62 +8310,11 @@ block:
 	VLD1.P 32(R13), [V2.B16, V3.B16]
 	// ql[0:32]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
-	// group 0: elements 0..31
-	VAND V12.B16, V0.B16, V4.B16
-	VSHL $4, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VSHL $4, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
-	ADD $4, R9, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f8e0112 // mla v18.4s, v8.4s, v14.s[0]
-	WORD $0x6fae0133 // mla v19.4s, v9.4s, v14.s[1]
-	ADD $4, R10, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f8e0114 // mla v20.4s, v8.4s, v14.s[0]
-	WORD $0x6fae0135 // mla v21.4s, v9.4s, v14.s[1]
-	ADD $4, R11, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f8e0116 // mla v22.4s, v8.4s, v14.s[0]
-	WORD $0x6fae0137 // mla v23.4s, v9.4s, v14.s[1]
-	ADD $4, R20, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f8e0118 // mla v24.4s, v8.4s, v14.s[0]
-	WORD $0x6fae0139 // mla v25.4s, v9.4s, v14.s[1]
-	ADD $4, R21, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f8e011a // mla v26.4s, v8.4s, v14.s[0]
-	WORD $0x6fae013b // mla v27.4s, v9.4s, v14.s[1]
 	// group 2: elements 64..95
-	VUSHR $4, V0.B16, V4.B16
-	VAND V13.B16, V2.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VAND V13.B16, V3.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
+	VAND V13.B16, V2.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VAND V13.B16, V3.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $68, R9, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	VEOR V8.B16, V8.B16, V8.B16
@@ -8646,66 +8355,58 @@ block:
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
 	WORD $0x6f8f011a // mla v26.4s, v8.4s, v15.s[0]
 	WORD $0x6faf013b // mla v27.4s, v9.4s, v15.s[1]
+	// group 0: elements 0..31
+	VSLI $4, V2.B16, V0.B16
+	VAND V12.B16, V0.B16, V4.B16
+	VSLI $4, V3.B16, V1.B16
+	VAND V12.B16, V1.B16, V5.B16
+	ADD $4, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0112 // mla v18.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0133 // mla v19.4s, v9.4s, v14.s[1]
+	ADD $4, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0114 // mla v20.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0135 // mla v21.4s, v9.4s, v14.s[1]
+	ADD $4, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0116 // mla v22.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0137 // mla v23.4s, v9.4s, v14.s[1]
+	ADD $4, R20, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0118 // mla v24.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0139 // mla v25.4s, v9.4s, v14.s[1]
+	ADD $4, R21, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e011a // mla v26.4s, v8.4s, v14.s[0]
+	WORD $0x6fae013b // mla v27.4s, v9.4s, v14.s[1]
 	// ql[32:64]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
-	// group 1: elements 32..63
-	VAND V12.B16, V0.B16, V4.B16
-	VSHL $2, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VSHL $2, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
-	ADD $36, R9, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f8e0912 // mla v18.4s, v8.4s, v14.s[2]
-	WORD $0x6fae0933 // mla v19.4s, v9.4s, v14.s[3]
-	ADD $36, R10, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f8e0914 // mla v20.4s, v8.4s, v14.s[2]
-	WORD $0x6fae0935 // mla v21.4s, v9.4s, v14.s[3]
-	ADD $36, R11, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f8e0916 // mla v22.4s, v8.4s, v14.s[2]
-	WORD $0x6fae0937 // mla v23.4s, v9.4s, v14.s[3]
-	ADD $36, R20, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f8e0918 // mla v24.4s, v8.4s, v14.s[2]
-	WORD $0x6fae0939 // mla v25.4s, v9.4s, v14.s[3]
-	ADD $36, R21, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f8e091a // mla v26.4s, v8.4s, v14.s[2]
-	WORD $0x6fae093b // mla v27.4s, v9.4s, v14.s[3]
 	// group 3: elements 96..127
-	VUSHR $4, V0.B16, V4.B16
-	VUSHR $2, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VUSHR $2, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
+	VUSHR $2, V2.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VUSHR $2, V3.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $100, R9, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	VEOR V8.B16, V8.B16, V8.B16
@@ -8746,66 +8447,62 @@ block:
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
 	WORD $0x6f8f091a // mla v26.4s, v8.4s, v15.s[2]
 	WORD $0x6faf093b // mla v27.4s, v9.4s, v15.s[3]
+	// group 1: elements 32..63
+	VUSHR $2, V2.B16, V10.B16
+	VSLI $4, V10.B16, V0.B16
+	VAND V12.B16, V0.B16, V4.B16
+	VUSHR $2, V3.B16, V11.B16
+	VSLI $4, V11.B16, V1.B16
+	VAND V12.B16, V1.B16, V5.B16
+	ADD $36, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0912 // mla v18.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0933 // mla v19.4s, v9.4s, v14.s[3]
+	ADD $36, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0914 // mla v20.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0935 // mla v21.4s, v9.4s, v14.s[3]
+	ADD $36, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0916 // mla v22.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0937 // mla v23.4s, v9.4s, v14.s[3]
+	ADD $36, R20, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0918 // mla v24.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0939 // mla v25.4s, v9.4s, v14.s[3]
+	ADD $36, R21, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e091a // mla v26.4s, v8.4s, v14.s[2]
+	WORD $0x6fae093b // mla v27.4s, v9.4s, v14.s[3]
 	// half 1: qh[32:64]
 	VLD1.P 32(R13), [V2.B16, V3.B16]
 	// ql[64:96]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
-	// group 4: elements 128..159
-	VAND V12.B16, V0.B16, V4.B16
-	VSHL $4, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VSHL $4, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
-	ADD $132, R9, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f900112 // mla v18.4s, v8.4s, v16.s[0]
-	WORD $0x6fb00133 // mla v19.4s, v9.4s, v16.s[1]
-	ADD $132, R10, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f900114 // mla v20.4s, v8.4s, v16.s[0]
-	WORD $0x6fb00135 // mla v21.4s, v9.4s, v16.s[1]
-	ADD $132, R11, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f900116 // mla v22.4s, v8.4s, v16.s[0]
-	WORD $0x6fb00137 // mla v23.4s, v9.4s, v16.s[1]
-	ADD $132, R20, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f900118 // mla v24.4s, v8.4s, v16.s[0]
-	WORD $0x6fb00139 // mla v25.4s, v9.4s, v16.s[1]
-	ADD $132, R21, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f90011a // mla v26.4s, v8.4s, v16.s[0]
-	WORD $0x6fb0013b // mla v27.4s, v9.4s, v16.s[1]
 	// group 6: elements 192..223
-	VUSHR $4, V0.B16, V4.B16
-	VAND V13.B16, V2.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VAND V13.B16, V3.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
+	VAND V13.B16, V2.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VAND V13.B16, V3.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $196, R9, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	VEOR V8.B16, V8.B16, V8.B16
@@ -8846,66 +8543,58 @@ block:
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
 	WORD $0x6f91011a // mla v26.4s, v8.4s, v17.s[0]
 	WORD $0x6fb1013b // mla v27.4s, v9.4s, v17.s[1]
+	// group 4: elements 128..159
+	VSLI $4, V2.B16, V0.B16
+	VAND V12.B16, V0.B16, V4.B16
+	VSLI $4, V3.B16, V1.B16
+	VAND V12.B16, V1.B16, V5.B16
+	ADD $132, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900112 // mla v18.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00133 // mla v19.4s, v9.4s, v16.s[1]
+	ADD $132, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900114 // mla v20.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00135 // mla v21.4s, v9.4s, v16.s[1]
+	ADD $132, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900116 // mla v22.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00137 // mla v23.4s, v9.4s, v16.s[1]
+	ADD $132, R20, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900118 // mla v24.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00139 // mla v25.4s, v9.4s, v16.s[1]
+	ADD $132, R21, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f90011a // mla v26.4s, v8.4s, v16.s[0]
+	WORD $0x6fb0013b // mla v27.4s, v9.4s, v16.s[1]
 	// ql[96:128]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
-	// group 5: elements 160..191
-	VAND V12.B16, V0.B16, V4.B16
-	VSHL $2, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VSHL $2, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
-	ADD $164, R9, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f900912 // mla v18.4s, v8.4s, v16.s[2]
-	WORD $0x6fb00933 // mla v19.4s, v9.4s, v16.s[3]
-	ADD $164, R10, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f900914 // mla v20.4s, v8.4s, v16.s[2]
-	WORD $0x6fb00935 // mla v21.4s, v9.4s, v16.s[3]
-	ADD $164, R11, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f900916 // mla v22.4s, v8.4s, v16.s[2]
-	WORD $0x6fb00937 // mla v23.4s, v9.4s, v16.s[3]
-	ADD $164, R20, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f900918 // mla v24.4s, v8.4s, v16.s[2]
-	WORD $0x6fb00939 // mla v25.4s, v9.4s, v16.s[3]
-	ADD $164, R21, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f90091a // mla v26.4s, v8.4s, v16.s[2]
-	WORD $0x6fb0093b // mla v27.4s, v9.4s, v16.s[3]
 	// group 7: elements 224..255
-	VUSHR $4, V0.B16, V4.B16
-	VUSHR $2, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VUSHR $2, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
+	VUSHR $2, V2.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VUSHR $2, V3.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $228, R9, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	VEOR V8.B16, V8.B16, V8.B16
@@ -8946,6 +8635,53 @@ block:
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
 	WORD $0x6f91091a // mla v26.4s, v8.4s, v17.s[2]
 	WORD $0x6fb1093b // mla v27.4s, v9.4s, v17.s[3]
+	// group 5: elements 160..191
+	VUSHR $2, V2.B16, V10.B16
+	VSLI $4, V10.B16, V0.B16
+	VAND V12.B16, V0.B16, V4.B16
+	VUSHR $2, V3.B16, V11.B16
+	VSLI $4, V11.B16, V1.B16
+	VAND V12.B16, V1.B16, V5.B16
+	ADD $164, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900912 // mla v18.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00933 // mla v19.4s, v9.4s, v16.s[3]
+	ADD $164, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900914 // mla v20.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00935 // mla v21.4s, v9.4s, v16.s[3]
+	ADD $164, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900916 // mla v22.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00937 // mla v23.4s, v9.4s, v16.s[3]
+	ADD $164, R20, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900918 // mla v24.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00939 // mla v25.4s, v9.4s, v16.s[3]
+	ADD $164, R21, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f90091a // mla v26.4s, v8.4s, v16.s[2]
+	WORD $0x6fb0093b // mla v27.4s, v9.4s, v16.s[3]
 	// per token: lane -= 32·(sc[2L]·bs[2L] + sc[2L+1]·bs[2L+1]); acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
 	ADD $192, R8, R19
 	VLD1 (R19), [V0.B16]
@@ -9120,7 +8856,7 @@ TEXT ·q6KRows6Dot(SB), NOSPLIT, $160-64
 	MOVD out+48(FP), R6
 	MOVD ostride+56(FP), R7
 	LSL $2, R7, R7
-	VMOVI $15, V12.B16
+	VMOVI $63, V12.B16
 	VMOVI $48, V13.B16
 row:
 	MOVD R0, R8
@@ -9174,70 +8910,11 @@ block:
 	VLD1.P 32(R13), [V2.B16, V3.B16]
 	// ql[0:32]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
-	// group 0: elements 0..31
-	VAND V12.B16, V0.B16, V4.B16
-	VSHL $4, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VSHL $4, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
-	ADD $4, R9, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f8e0112 // mla v18.4s, v8.4s, v14.s[0]
-	WORD $0x6fae0133 // mla v19.4s, v9.4s, v14.s[1]
-	ADD $4, R10, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f8e0114 // mla v20.4s, v8.4s, v14.s[0]
-	WORD $0x6fae0135 // mla v21.4s, v9.4s, v14.s[1]
-	ADD $4, R11, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f8e0116 // mla v22.4s, v8.4s, v14.s[0]
-	WORD $0x6fae0137 // mla v23.4s, v9.4s, v14.s[1]
-	ADD $4, R20, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f8e0118 // mla v24.4s, v8.4s, v14.s[0]
-	WORD $0x6fae0139 // mla v25.4s, v9.4s, v14.s[1]
-	ADD $4, R21, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f8e011a // mla v26.4s, v8.4s, v14.s[0]
-	WORD $0x6fae013b // mla v27.4s, v9.4s, v14.s[1]
-	ADD $4, R22, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f8e011c // mla v28.4s, v8.4s, v14.s[0]
-	WORD $0x6fae013d // mla v29.4s, v9.4s, v14.s[1]
 	// group 2: elements 64..95
-	VUSHR $4, V0.B16, V4.B16
-	VAND V13.B16, V2.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VAND V13.B16, V3.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
+	VAND V13.B16, V2.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VAND V13.B16, V3.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $68, R9, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	VEOR V8.B16, V8.B16, V8.B16
@@ -9286,74 +8963,66 @@ block:
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
 	WORD $0x6f8f011c // mla v28.4s, v8.4s, v15.s[0]
 	WORD $0x6faf013d // mla v29.4s, v9.4s, v15.s[1]
+	// group 0: elements 0..31
+	VSLI $4, V2.B16, V0.B16
+	VAND V12.B16, V0.B16, V4.B16
+	VSLI $4, V3.B16, V1.B16
+	VAND V12.B16, V1.B16, V5.B16
+	ADD $4, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0112 // mla v18.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0133 // mla v19.4s, v9.4s, v14.s[1]
+	ADD $4, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0114 // mla v20.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0135 // mla v21.4s, v9.4s, v14.s[1]
+	ADD $4, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0116 // mla v22.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0137 // mla v23.4s, v9.4s, v14.s[1]
+	ADD $4, R20, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0118 // mla v24.4s, v8.4s, v14.s[0]
+	WORD $0x6fae0139 // mla v25.4s, v9.4s, v14.s[1]
+	ADD $4, R21, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e011a // mla v26.4s, v8.4s, v14.s[0]
+	WORD $0x6fae013b // mla v27.4s, v9.4s, v14.s[1]
+	ADD $4, R22, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e011c // mla v28.4s, v8.4s, v14.s[0]
+	WORD $0x6fae013d // mla v29.4s, v9.4s, v14.s[1]
 	// ql[32:64]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
-	// group 1: elements 32..63
-	VAND V12.B16, V0.B16, V4.B16
-	VSHL $2, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VSHL $2, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
-	ADD $36, R9, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f8e0912 // mla v18.4s, v8.4s, v14.s[2]
-	WORD $0x6fae0933 // mla v19.4s, v9.4s, v14.s[3]
-	ADD $36, R10, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f8e0914 // mla v20.4s, v8.4s, v14.s[2]
-	WORD $0x6fae0935 // mla v21.4s, v9.4s, v14.s[3]
-	ADD $36, R11, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f8e0916 // mla v22.4s, v8.4s, v14.s[2]
-	WORD $0x6fae0937 // mla v23.4s, v9.4s, v14.s[3]
-	ADD $36, R20, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f8e0918 // mla v24.4s, v8.4s, v14.s[2]
-	WORD $0x6fae0939 // mla v25.4s, v9.4s, v14.s[3]
-	ADD $36, R21, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f8e091a // mla v26.4s, v8.4s, v14.s[2]
-	WORD $0x6fae093b // mla v27.4s, v9.4s, v14.s[3]
-	ADD $36, R22, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f8e091c // mla v28.4s, v8.4s, v14.s[2]
-	WORD $0x6fae093d // mla v29.4s, v9.4s, v14.s[3]
 	// group 3: elements 96..127
-	VUSHR $4, V0.B16, V4.B16
-	VUSHR $2, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VUSHR $2, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
+	VUSHR $2, V2.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VUSHR $2, V3.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $100, R9, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	VEOR V8.B16, V8.B16, V8.B16
@@ -9402,74 +9071,70 @@ block:
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
 	WORD $0x6f8f091c // mla v28.4s, v8.4s, v15.s[2]
 	WORD $0x6faf093d // mla v29.4s, v9.4s, v15.s[3]
+	// group 1: elements 32..63
+	VUSHR $2, V2.B16, V10.B16
+	VSLI $4, V10.B16, V0.B16
+	VAND V12.B16, V0.B16, V4.B16
+	VUSHR $2, V3.B16, V11.B16
+	VSLI $4, V11.B16, V1.B16
+	VAND V12.B16, V1.B16, V5.B16
+	ADD $36, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0912 // mla v18.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0933 // mla v19.4s, v9.4s, v14.s[3]
+	ADD $36, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0914 // mla v20.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0935 // mla v21.4s, v9.4s, v14.s[3]
+	ADD $36, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0916 // mla v22.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0937 // mla v23.4s, v9.4s, v14.s[3]
+	ADD $36, R20, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e0918 // mla v24.4s, v8.4s, v14.s[2]
+	WORD $0x6fae0939 // mla v25.4s, v9.4s, v14.s[3]
+	ADD $36, R21, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e091a // mla v26.4s, v8.4s, v14.s[2]
+	WORD $0x6fae093b // mla v27.4s, v9.4s, v14.s[3]
+	ADD $36, R22, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f8e091c // mla v28.4s, v8.4s, v14.s[2]
+	WORD $0x6fae093d // mla v29.4s, v9.4s, v14.s[3]
 	// half 1: qh[32:64]
 	VLD1.P 32(R13), [V2.B16, V3.B16]
 	// ql[64:96]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
-	// group 4: elements 128..159
-	VAND V12.B16, V0.B16, V4.B16
-	VSHL $4, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VSHL $4, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
-	ADD $132, R9, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f900112 // mla v18.4s, v8.4s, v16.s[0]
-	WORD $0x6fb00133 // mla v19.4s, v9.4s, v16.s[1]
-	ADD $132, R10, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f900114 // mla v20.4s, v8.4s, v16.s[0]
-	WORD $0x6fb00135 // mla v21.4s, v9.4s, v16.s[1]
-	ADD $132, R11, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f900116 // mla v22.4s, v8.4s, v16.s[0]
-	WORD $0x6fb00137 // mla v23.4s, v9.4s, v16.s[1]
-	ADD $132, R20, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f900118 // mla v24.4s, v8.4s, v16.s[0]
-	WORD $0x6fb00139 // mla v25.4s, v9.4s, v16.s[1]
-	ADD $132, R21, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f90011a // mla v26.4s, v8.4s, v16.s[0]
-	WORD $0x6fb0013b // mla v27.4s, v9.4s, v16.s[1]
-	ADD $132, R22, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f90011c // mla v28.4s, v8.4s, v16.s[0]
-	WORD $0x6fb0013d // mla v29.4s, v9.4s, v16.s[1]
 	// group 6: elements 192..223
-	VUSHR $4, V0.B16, V4.B16
-	VAND V13.B16, V2.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VAND V13.B16, V3.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
+	VAND V13.B16, V2.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VAND V13.B16, V3.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $196, R9, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	VEOR V8.B16, V8.B16, V8.B16
@@ -9518,74 +9183,66 @@ block:
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
 	WORD $0x6f91011c // mla v28.4s, v8.4s, v17.s[0]
 	WORD $0x6fb1013d // mla v29.4s, v9.4s, v17.s[1]
+	// group 4: elements 128..159
+	VSLI $4, V2.B16, V0.B16
+	VAND V12.B16, V0.B16, V4.B16
+	VSLI $4, V3.B16, V1.B16
+	VAND V12.B16, V1.B16, V5.B16
+	ADD $132, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900112 // mla v18.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00133 // mla v19.4s, v9.4s, v16.s[1]
+	ADD $132, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900114 // mla v20.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00135 // mla v21.4s, v9.4s, v16.s[1]
+	ADD $132, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900116 // mla v22.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00137 // mla v23.4s, v9.4s, v16.s[1]
+	ADD $132, R20, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900118 // mla v24.4s, v8.4s, v16.s[0]
+	WORD $0x6fb00139 // mla v25.4s, v9.4s, v16.s[1]
+	ADD $132, R21, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f90011a // mla v26.4s, v8.4s, v16.s[0]
+	WORD $0x6fb0013b // mla v27.4s, v9.4s, v16.s[1]
+	ADD $132, R22, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f90011c // mla v28.4s, v8.4s, v16.s[0]
+	WORD $0x6fb0013d // mla v29.4s, v9.4s, v16.s[1]
 	// ql[96:128]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
-	// group 5: elements 160..191
-	VAND V12.B16, V0.B16, V4.B16
-	VSHL $2, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VSHL $2, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
-	ADD $164, R9, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f900912 // mla v18.4s, v8.4s, v16.s[2]
-	WORD $0x6fb00933 // mla v19.4s, v9.4s, v16.s[3]
-	ADD $164, R10, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f900914 // mla v20.4s, v8.4s, v16.s[2]
-	WORD $0x6fb00935 // mla v21.4s, v9.4s, v16.s[3]
-	ADD $164, R11, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f900916 // mla v22.4s, v8.4s, v16.s[2]
-	WORD $0x6fb00937 // mla v23.4s, v9.4s, v16.s[3]
-	ADD $164, R20, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f900918 // mla v24.4s, v8.4s, v16.s[2]
-	WORD $0x6fb00939 // mla v25.4s, v9.4s, v16.s[3]
-	ADD $164, R21, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f90091a // mla v26.4s, v8.4s, v16.s[2]
-	WORD $0x6fb0093b // mla v27.4s, v9.4s, v16.s[3]
-	ADD $164, R22, R19
-	VLD1 (R19), [V6.B16, V7.B16]
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
-	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
-	WORD $0x6f90091c // mla v28.4s, v8.4s, v16.s[2]
-	WORD $0x6fb0093d // mla v29.4s, v9.4s, v16.s[3]
 	// group 7: elements 224..255
-	VUSHR $4, V0.B16, V4.B16
-	VUSHR $2, V2.B16, V10.B16
-	VAND V13.B16, V10.B16, V10.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VUSHR $2, V3.B16, V11.B16
-	VAND V13.B16, V11.B16, V11.B16
-	VORR V11.B16, V5.B16, V5.B16
+	VUSHR $2, V2.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VUSHR $2, V3.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $228, R9, R19
 	VLD1 (R19), [V6.B16, V7.B16]
 	VEOR V8.B16, V8.B16, V8.B16
@@ -9634,6 +9291,61 @@ block:
 	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
 	WORD $0x6f91091c // mla v28.4s, v8.4s, v17.s[2]
 	WORD $0x6fb1093d // mla v29.4s, v9.4s, v17.s[3]
+	// group 5: elements 160..191
+	VUSHR $2, V2.B16, V10.B16
+	VSLI $4, V10.B16, V0.B16
+	VAND V12.B16, V0.B16, V4.B16
+	VUSHR $2, V3.B16, V11.B16
+	VSLI $4, V11.B16, V1.B16
+	VAND V12.B16, V1.B16, V5.B16
+	ADD $164, R9, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900912 // mla v18.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00933 // mla v19.4s, v9.4s, v16.s[3]
+	ADD $164, R10, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900914 // mla v20.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00935 // mla v21.4s, v9.4s, v16.s[3]
+	ADD $164, R11, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900916 // mla v22.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00937 // mla v23.4s, v9.4s, v16.s[3]
+	ADD $164, R20, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f900918 // mla v24.4s, v8.4s, v16.s[2]
+	WORD $0x6fb00939 // mla v25.4s, v9.4s, v16.s[3]
+	ADD $164, R21, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f90091a // mla v26.4s, v8.4s, v16.s[2]
+	WORD $0x6fb0093b // mla v27.4s, v9.4s, v16.s[3]
+	ADD $164, R22, R19
+	VLD1 (R19), [V6.B16, V7.B16]
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	WORD $0x4e869488 // sdot v8.4s, v4.16b, v6.16b
+	WORD $0x4e8794a9 // sdot v9.4s, v5.16b, v7.16b
+	WORD $0x6f90091c // mla v28.4s, v8.4s, v16.s[2]
+	WORD $0x6fb0093d // mla v29.4s, v9.4s, v16.s[3]
 	// per token: lane -= 32·(sc[2L]·bs[2L] + sc[2L+1]·bs[2L+1]); acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
 	ADD $192, R8, R19
 	VLD1 (R19), [V0.B16]
@@ -9886,14 +9598,12 @@ block:
 	// qs[0:32]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
 	// group 0: elements 0..31, fifth bit qh>>0
-	VAND V12.B16, V0.B16, V4.B16
-	VSHL $4, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VSHL $4, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
+	VSHL $4, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VBIT V12.B16, V0.B16, V4.B16
+	VSHL $4, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VBIT V12.B16, V1.B16, V5.B16
 	ADD $4, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
@@ -9909,14 +9619,12 @@ block:
 	WORD $0x6f8e0150 // mla v16.4s, v10.4s, v14.s[0]
 	WORD $0x6f8e0171 // mla v17.4s, v11.4s, v14.s[0]
 	// group 1: elements 32..63, fifth bit qh>>1
-	VUSHR $4, V0.B16, V4.B16
-	VSHL $3, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VSHL $3, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
+	VSHL $3, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VSHL $3, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $36, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
@@ -9934,14 +9642,12 @@ block:
 	// qs[32:64]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
 	// group 2: elements 64..95, fifth bit qh>>2
-	VAND V12.B16, V0.B16, V4.B16
-	VSHL $2, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VSHL $2, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
+	VSHL $2, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VBIT V12.B16, V0.B16, V4.B16
+	VSHL $2, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VBIT V12.B16, V1.B16, V5.B16
 	ADD $68, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
@@ -9957,14 +9663,12 @@ block:
 	WORD $0x6f8e0950 // mla v16.4s, v10.4s, v14.s[2]
 	WORD $0x6f8e0971 // mla v17.4s, v11.4s, v14.s[2]
 	// group 3: elements 96..127, fifth bit qh>>3
-	VUSHR $4, V0.B16, V4.B16
-	VSHL $1, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VSHL $1, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
+	VSHL $1, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VSHL $1, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $100, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
@@ -9982,12 +9686,10 @@ block:
 	// qs[64:96]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
 	// group 4: elements 128..159, fifth bit qh>>4
-	VAND V12.B16, V0.B16, V4.B16
-	VAND V13.B16, V2.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VAND V13.B16, V3.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
+	VAND V13.B16, V2.B16, V4.B16
+	VBIT V12.B16, V0.B16, V4.B16
+	VAND V13.B16, V3.B16, V5.B16
+	VBIT V12.B16, V1.B16, V5.B16
 	ADD $132, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
@@ -10003,14 +9705,12 @@ block:
 	WORD $0x6f8f0150 // mla v16.4s, v10.4s, v15.s[0]
 	WORD $0x6f8f0171 // mla v17.4s, v11.4s, v15.s[0]
 	// group 5: elements 160..191, fifth bit qh>>5
-	VUSHR $4, V0.B16, V4.B16
-	VUSHR $1, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VUSHR $1, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
+	VUSHR $1, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VUSHR $1, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $164, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
@@ -10028,14 +9728,12 @@ block:
 	// qs[96:128]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
 	// group 6: elements 192..223, fifth bit qh>>6
-	VAND V12.B16, V0.B16, V4.B16
-	VUSHR $2, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VUSHR $2, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
+	VUSHR $2, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VBIT V12.B16, V0.B16, V4.B16
+	VUSHR $2, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VBIT V12.B16, V1.B16, V5.B16
 	ADD $196, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
@@ -10051,14 +9749,10 @@ block:
 	WORD $0x6f8f0950 // mla v16.4s, v10.4s, v15.s[2]
 	WORD $0x6f8f0971 // mla v17.4s, v11.4s, v15.s[2]
 	// group 7: elements 224..255, fifth bit qh>>7
-	VUSHR $4, V0.B16, V4.B16
-	VUSHR $3, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VUSHR $3, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
+	VUSHR $3, V2.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VUSHR $3, V3.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $228, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
@@ -10175,14 +9869,12 @@ block:
 	// qs[0:32]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
 	// group 0: elements 0..31, fifth bit qh>>0
-	VAND V12.B16, V0.B16, V4.B16
-	VSHL $4, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VSHL $4, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
+	VSHL $4, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VBIT V12.B16, V0.B16, V4.B16
+	VSHL $4, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VBIT V12.B16, V1.B16, V5.B16
 	ADD $4, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
@@ -10212,14 +9904,12 @@ block:
 	WORD $0x6f8e0152 // mla v18.4s, v10.4s, v14.s[0]
 	WORD $0x6f8e0173 // mla v19.4s, v11.4s, v14.s[0]
 	// group 1: elements 32..63, fifth bit qh>>1
-	VUSHR $4, V0.B16, V4.B16
-	VSHL $3, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VSHL $3, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
+	VSHL $3, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VSHL $3, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $36, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
@@ -10251,14 +9941,12 @@ block:
 	// qs[32:64]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
 	// group 2: elements 64..95, fifth bit qh>>2
-	VAND V12.B16, V0.B16, V4.B16
-	VSHL $2, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VSHL $2, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
+	VSHL $2, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VBIT V12.B16, V0.B16, V4.B16
+	VSHL $2, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VBIT V12.B16, V1.B16, V5.B16
 	ADD $68, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
@@ -10288,14 +9976,12 @@ block:
 	WORD $0x6f8e0952 // mla v18.4s, v10.4s, v14.s[2]
 	WORD $0x6f8e0973 // mla v19.4s, v11.4s, v14.s[2]
 	// group 3: elements 96..127, fifth bit qh>>3
-	VUSHR $4, V0.B16, V4.B16
-	VSHL $1, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VSHL $1, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
+	VSHL $1, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VSHL $1, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $100, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
@@ -10327,12 +10013,10 @@ block:
 	// qs[64:96]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
 	// group 4: elements 128..159, fifth bit qh>>4
-	VAND V12.B16, V0.B16, V4.B16
-	VAND V13.B16, V2.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VAND V13.B16, V3.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
+	VAND V13.B16, V2.B16, V4.B16
+	VBIT V12.B16, V0.B16, V4.B16
+	VAND V13.B16, V3.B16, V5.B16
+	VBIT V12.B16, V1.B16, V5.B16
 	ADD $132, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
@@ -10362,14 +10046,12 @@ block:
 	WORD $0x6f8f0152 // mla v18.4s, v10.4s, v15.s[0]
 	WORD $0x6f8f0173 // mla v19.4s, v11.4s, v15.s[0]
 	// group 5: elements 160..191, fifth bit qh>>5
-	VUSHR $4, V0.B16, V4.B16
-	VUSHR $1, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VUSHR $1, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
+	VUSHR $1, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VUSHR $1, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $164, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
@@ -10401,14 +10083,12 @@ block:
 	// qs[96:128]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
 	// group 6: elements 192..223, fifth bit qh>>6
-	VAND V12.B16, V0.B16, V4.B16
-	VUSHR $2, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VUSHR $2, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
+	VUSHR $2, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VBIT V12.B16, V0.B16, V4.B16
+	VUSHR $2, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VBIT V12.B16, V1.B16, V5.B16
 	ADD $196, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
@@ -10438,14 +10118,10 @@ block:
 	WORD $0x6f8f0952 // mla v18.4s, v10.4s, v15.s[2]
 	WORD $0x6f8f0973 // mla v19.4s, v11.4s, v15.s[2]
 	// group 7: elements 224..255, fifth bit qh>>7
-	VUSHR $4, V0.B16, V4.B16
-	VUSHR $3, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VUSHR $3, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
+	VUSHR $3, V2.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VUSHR $3, V3.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $228, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
@@ -10608,14 +10284,12 @@ block:
 	// qs[0:32]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
 	// group 0: elements 0..31, fifth bit qh>>0
-	VAND V12.B16, V0.B16, V4.B16
-	VSHL $4, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VSHL $4, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
+	VSHL $4, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VBIT V12.B16, V0.B16, V4.B16
+	VSHL $4, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VBIT V12.B16, V1.B16, V5.B16
 	ADD $4, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
@@ -10659,14 +10333,12 @@ block:
 	WORD $0x6f8e0154 // mla v20.4s, v10.4s, v14.s[0]
 	WORD $0x6f8e0175 // mla v21.4s, v11.4s, v14.s[0]
 	// group 1: elements 32..63, fifth bit qh>>1
-	VUSHR $4, V0.B16, V4.B16
-	VSHL $3, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VSHL $3, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
+	VSHL $3, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VSHL $3, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $36, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
@@ -10712,14 +10384,12 @@ block:
 	// qs[32:64]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
 	// group 2: elements 64..95, fifth bit qh>>2
-	VAND V12.B16, V0.B16, V4.B16
-	VSHL $2, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VSHL $2, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
+	VSHL $2, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VBIT V12.B16, V0.B16, V4.B16
+	VSHL $2, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VBIT V12.B16, V1.B16, V5.B16
 	ADD $68, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
@@ -10763,14 +10433,12 @@ block:
 	WORD $0x6f8e0954 // mla v20.4s, v10.4s, v14.s[2]
 	WORD $0x6f8e0975 // mla v21.4s, v11.4s, v14.s[2]
 	// group 3: elements 96..127, fifth bit qh>>3
-	VUSHR $4, V0.B16, V4.B16
-	VSHL $1, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VSHL $1, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
+	VSHL $1, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VSHL $1, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $100, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
@@ -10816,12 +10484,10 @@ block:
 	// qs[64:96]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
 	// group 4: elements 128..159, fifth bit qh>>4
-	VAND V12.B16, V0.B16, V4.B16
-	VAND V13.B16, V2.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VAND V13.B16, V3.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
+	VAND V13.B16, V2.B16, V4.B16
+	VBIT V12.B16, V0.B16, V4.B16
+	VAND V13.B16, V3.B16, V5.B16
+	VBIT V12.B16, V1.B16, V5.B16
 	ADD $132, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
@@ -10865,14 +10531,12 @@ block:
 	WORD $0x6f8f0154 // mla v20.4s, v10.4s, v15.s[0]
 	WORD $0x6f8f0175 // mla v21.4s, v11.4s, v15.s[0]
 	// group 5: elements 160..191, fifth bit qh>>5
-	VUSHR $4, V0.B16, V4.B16
-	VUSHR $1, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VUSHR $1, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
+	VUSHR $1, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VUSHR $1, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $164, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
@@ -10918,14 +10582,12 @@ block:
 	// qs[96:128]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
 	// group 6: elements 192..223, fifth bit qh>>6
-	VAND V12.B16, V0.B16, V4.B16
-	VUSHR $2, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VUSHR $2, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
+	VUSHR $2, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VBIT V12.B16, V0.B16, V4.B16
+	VUSHR $2, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VBIT V12.B16, V1.B16, V5.B16
 	ADD $196, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
@@ -10969,14 +10631,10 @@ block:
 	WORD $0x6f8f0954 // mla v20.4s, v10.4s, v15.s[2]
 	WORD $0x6f8f0975 // mla v21.4s, v11.4s, v15.s[2]
 	// group 7: elements 224..255, fifth bit qh>>7
-	VUSHR $4, V0.B16, V4.B16
-	VUSHR $3, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VUSHR $3, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
+	VUSHR $3, V2.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VUSHR $3, V3.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $228, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
@@ -11167,14 +10825,12 @@ block:
 	// qs[0:32]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
 	// group 0: elements 0..31, fifth bit qh>>0
-	VAND V12.B16, V0.B16, V4.B16
-	VSHL $4, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VSHL $4, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
+	VSHL $4, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VBIT V12.B16, V0.B16, V4.B16
+	VSHL $4, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VBIT V12.B16, V1.B16, V5.B16
 	ADD $4, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	VEOR V10.B16, V10.B16, V10.B16
@@ -11184,14 +10840,12 @@ block:
 	WORD $0x6f8e0150 // mla v16.4s, v10.4s, v14.s[0]
 	WORD $0x6f8e0171 // mla v17.4s, v11.4s, v14.s[0]
 	// group 1: elements 32..63, fifth bit qh>>1
-	VUSHR $4, V0.B16, V4.B16
-	VSHL $3, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VSHL $3, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
+	VSHL $3, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VSHL $3, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $36, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	VEOR V10.B16, V10.B16, V10.B16
@@ -11203,14 +10857,12 @@ block:
 	// qs[32:64]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
 	// group 2: elements 64..95, fifth bit qh>>2
-	VAND V12.B16, V0.B16, V4.B16
-	VSHL $2, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VSHL $2, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
+	VSHL $2, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VBIT V12.B16, V0.B16, V4.B16
+	VSHL $2, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VBIT V12.B16, V1.B16, V5.B16
 	ADD $68, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	VEOR V10.B16, V10.B16, V10.B16
@@ -11220,14 +10872,12 @@ block:
 	WORD $0x6f8e0950 // mla v16.4s, v10.4s, v14.s[2]
 	WORD $0x6f8e0971 // mla v17.4s, v11.4s, v14.s[2]
 	// group 3: elements 96..127, fifth bit qh>>3
-	VUSHR $4, V0.B16, V4.B16
-	VSHL $1, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VSHL $1, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
+	VSHL $1, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VSHL $1, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $100, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	VEOR V10.B16, V10.B16, V10.B16
@@ -11239,12 +10889,10 @@ block:
 	// qs[64:96]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
 	// group 4: elements 128..159, fifth bit qh>>4
-	VAND V12.B16, V0.B16, V4.B16
-	VAND V13.B16, V2.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VAND V13.B16, V3.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
+	VAND V13.B16, V2.B16, V4.B16
+	VBIT V12.B16, V0.B16, V4.B16
+	VAND V13.B16, V3.B16, V5.B16
+	VBIT V12.B16, V1.B16, V5.B16
 	ADD $132, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	VEOR V10.B16, V10.B16, V10.B16
@@ -11254,14 +10902,12 @@ block:
 	WORD $0x6f8f0150 // mla v16.4s, v10.4s, v15.s[0]
 	WORD $0x6f8f0171 // mla v17.4s, v11.4s, v15.s[0]
 	// group 5: elements 160..191, fifth bit qh>>5
-	VUSHR $4, V0.B16, V4.B16
-	VUSHR $1, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VUSHR $1, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
+	VUSHR $1, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VUSHR $1, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $164, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	VEOR V10.B16, V10.B16, V10.B16
@@ -11273,14 +10919,12 @@ block:
 	// qs[96:128]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
 	// group 6: elements 192..223, fifth bit qh>>6
-	VAND V12.B16, V0.B16, V4.B16
-	VUSHR $2, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VUSHR $2, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
+	VUSHR $2, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VBIT V12.B16, V0.B16, V4.B16
+	VUSHR $2, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VBIT V12.B16, V1.B16, V5.B16
 	ADD $196, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	VEOR V10.B16, V10.B16, V10.B16
@@ -11290,14 +10934,10 @@ block:
 	WORD $0x6f8f0950 // mla v16.4s, v10.4s, v15.s[2]
 	WORD $0x6f8f0971 // mla v17.4s, v11.4s, v15.s[2]
 	// group 7: elements 224..255, fifth bit qh>>7
-	VUSHR $4, V0.B16, V4.B16
-	VUSHR $3, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VUSHR $3, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
+	VUSHR $3, V2.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VUSHR $3, V3.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $228, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	VEOR V10.B16, V10.B16, V10.B16
@@ -11408,14 +11048,12 @@ block:
 	// qs[0:32]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
 	// group 0: elements 0..31, fifth bit qh>>0
-	VAND V12.B16, V0.B16, V4.B16
-	VSHL $4, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VSHL $4, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
+	VSHL $4, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VBIT V12.B16, V0.B16, V4.B16
+	VSHL $4, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VBIT V12.B16, V1.B16, V5.B16
 	ADD $4, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	VEOR V10.B16, V10.B16, V10.B16
@@ -11433,14 +11071,12 @@ block:
 	WORD $0x6f8e0152 // mla v18.4s, v10.4s, v14.s[0]
 	WORD $0x6f8e0173 // mla v19.4s, v11.4s, v14.s[0]
 	// group 1: elements 32..63, fifth bit qh>>1
-	VUSHR $4, V0.B16, V4.B16
-	VSHL $3, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VSHL $3, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
+	VSHL $3, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VSHL $3, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $36, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	VEOR V10.B16, V10.B16, V10.B16
@@ -11460,14 +11096,12 @@ block:
 	// qs[32:64]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
 	// group 2: elements 64..95, fifth bit qh>>2
-	VAND V12.B16, V0.B16, V4.B16
-	VSHL $2, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VSHL $2, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
+	VSHL $2, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VBIT V12.B16, V0.B16, V4.B16
+	VSHL $2, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VBIT V12.B16, V1.B16, V5.B16
 	ADD $68, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	VEOR V10.B16, V10.B16, V10.B16
@@ -11485,14 +11119,12 @@ block:
 	WORD $0x6f8e0952 // mla v18.4s, v10.4s, v14.s[2]
 	WORD $0x6f8e0973 // mla v19.4s, v11.4s, v14.s[2]
 	// group 3: elements 96..127, fifth bit qh>>3
-	VUSHR $4, V0.B16, V4.B16
-	VSHL $1, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VSHL $1, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
+	VSHL $1, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VSHL $1, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $100, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	VEOR V10.B16, V10.B16, V10.B16
@@ -11512,12 +11144,10 @@ block:
 	// qs[64:96]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
 	// group 4: elements 128..159, fifth bit qh>>4
-	VAND V12.B16, V0.B16, V4.B16
-	VAND V13.B16, V2.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VAND V13.B16, V3.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
+	VAND V13.B16, V2.B16, V4.B16
+	VBIT V12.B16, V0.B16, V4.B16
+	VAND V13.B16, V3.B16, V5.B16
+	VBIT V12.B16, V1.B16, V5.B16
 	ADD $132, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	VEOR V10.B16, V10.B16, V10.B16
@@ -11535,14 +11165,12 @@ block:
 	WORD $0x6f8f0152 // mla v18.4s, v10.4s, v15.s[0]
 	WORD $0x6f8f0173 // mla v19.4s, v11.4s, v15.s[0]
 	// group 5: elements 160..191, fifth bit qh>>5
-	VUSHR $4, V0.B16, V4.B16
-	VUSHR $1, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VUSHR $1, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
+	VUSHR $1, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VUSHR $1, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $164, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	VEOR V10.B16, V10.B16, V10.B16
@@ -11562,14 +11190,12 @@ block:
 	// qs[96:128]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
 	// group 6: elements 192..223, fifth bit qh>>6
-	VAND V12.B16, V0.B16, V4.B16
-	VUSHR $2, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VUSHR $2, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
+	VUSHR $2, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VBIT V12.B16, V0.B16, V4.B16
+	VUSHR $2, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VBIT V12.B16, V1.B16, V5.B16
 	ADD $196, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	VEOR V10.B16, V10.B16, V10.B16
@@ -11587,14 +11213,10 @@ block:
 	WORD $0x6f8f0952 // mla v18.4s, v10.4s, v15.s[2]
 	WORD $0x6f8f0973 // mla v19.4s, v11.4s, v15.s[2]
 	// group 7: elements 224..255, fifth bit qh>>7
-	VUSHR $4, V0.B16, V4.B16
-	VUSHR $3, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VUSHR $3, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
+	VUSHR $3, V2.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VUSHR $3, V3.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $228, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	VEOR V10.B16, V10.B16, V10.B16
@@ -11745,14 +11367,12 @@ block:
 	// qs[0:32]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
 	// group 0: elements 0..31, fifth bit qh>>0
-	VAND V12.B16, V0.B16, V4.B16
-	VSHL $4, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VSHL $4, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
+	VSHL $4, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VBIT V12.B16, V0.B16, V4.B16
+	VSHL $4, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VBIT V12.B16, V1.B16, V5.B16
 	ADD $4, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	VEOR V10.B16, V10.B16, V10.B16
@@ -11778,14 +11398,12 @@ block:
 	WORD $0x6f8e0154 // mla v20.4s, v10.4s, v14.s[0]
 	WORD $0x6f8e0175 // mla v21.4s, v11.4s, v14.s[0]
 	// group 1: elements 32..63, fifth bit qh>>1
-	VUSHR $4, V0.B16, V4.B16
-	VSHL $3, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VSHL $3, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
+	VSHL $3, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VSHL $3, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $36, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	VEOR V10.B16, V10.B16, V10.B16
@@ -11813,14 +11431,12 @@ block:
 	// qs[32:64]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
 	// group 2: elements 64..95, fifth bit qh>>2
-	VAND V12.B16, V0.B16, V4.B16
-	VSHL $2, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VSHL $2, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
+	VSHL $2, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VBIT V12.B16, V0.B16, V4.B16
+	VSHL $2, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VBIT V12.B16, V1.B16, V5.B16
 	ADD $68, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	VEOR V10.B16, V10.B16, V10.B16
@@ -11846,14 +11462,12 @@ block:
 	WORD $0x6f8e0954 // mla v20.4s, v10.4s, v14.s[2]
 	WORD $0x6f8e0975 // mla v21.4s, v11.4s, v14.s[2]
 	// group 3: elements 96..127, fifth bit qh>>3
-	VUSHR $4, V0.B16, V4.B16
-	VSHL $1, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VSHL $1, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
+	VSHL $1, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VSHL $1, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $100, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	VEOR V10.B16, V10.B16, V10.B16
@@ -11881,12 +11495,10 @@ block:
 	// qs[64:96]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
 	// group 4: elements 128..159, fifth bit qh>>4
-	VAND V12.B16, V0.B16, V4.B16
-	VAND V13.B16, V2.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VAND V13.B16, V3.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
+	VAND V13.B16, V2.B16, V4.B16
+	VBIT V12.B16, V0.B16, V4.B16
+	VAND V13.B16, V3.B16, V5.B16
+	VBIT V12.B16, V1.B16, V5.B16
 	ADD $132, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	VEOR V10.B16, V10.B16, V10.B16
@@ -11912,14 +11524,12 @@ block:
 	WORD $0x6f8f0154 // mla v20.4s, v10.4s, v15.s[0]
 	WORD $0x6f8f0175 // mla v21.4s, v11.4s, v15.s[0]
 	// group 5: elements 160..191, fifth bit qh>>5
-	VUSHR $4, V0.B16, V4.B16
-	VUSHR $1, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VUSHR $1, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
+	VUSHR $1, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VUSHR $1, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $164, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	VEOR V10.B16, V10.B16, V10.B16
@@ -11947,14 +11557,12 @@ block:
 	// qs[96:128]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
 	// group 6: elements 192..223, fifth bit qh>>6
-	VAND V12.B16, V0.B16, V4.B16
-	VUSHR $2, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VUSHR $2, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
+	VUSHR $2, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VBIT V12.B16, V0.B16, V4.B16
+	VUSHR $2, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VBIT V12.B16, V1.B16, V5.B16
 	ADD $196, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	VEOR V10.B16, V10.B16, V10.B16
@@ -11980,14 +11588,10 @@ block:
 	WORD $0x6f8f0954 // mla v20.4s, v10.4s, v15.s[2]
 	WORD $0x6f8f0975 // mla v21.4s, v11.4s, v15.s[2]
 	// group 7: elements 224..255, fifth bit qh>>7
-	VUSHR $4, V0.B16, V4.B16
-	VUSHR $3, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VUSHR $3, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
+	VUSHR $3, V2.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VUSHR $3, V3.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
 	ADD $228, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	VEOR V10.B16, V10.B16, V10.B16
@@ -12119,7 +11723,6 @@ TEXT ·q3KRows1NEON(SB), NOSPLIT, $0-64
 	MOVD ostride+56(FP), R7
 	LSL $2, R7, R7
 	VMOVI $3, V12.B16
-	VMOVI $4, V13.B16
 row:
 	MOVD R0, R8
 	MOVD R3, R9
@@ -12155,20 +11758,17 @@ block:
 	VEOR V16.B16, V16.B16, V16.B16
 	VEOR V17.B16, V17.B16, V17.B16
 	VLD1 (R8), [V2.B16, V3.B16]
+	WORD $0x6e205842 // mvn v2.16b, v2.16b
+	WORD $0x6e205863 // mvn v3.16b, v3.16b
 	ADD $32, R8, R12
 	// qs[0:32]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
 	// group 0: elements 0..31, bits 0 of qs, bit 0 of hmask
-	VAND V12.B16, V0.B16, V4.B16
-	VSHL $2, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VSUB V13.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VSHL $2, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
-	VSUB V13.B16, V5.B16, V5.B16
+	VMOVI $1, V13.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V0.B16, V4.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V1.B16, V5.B16
 	ADD $4, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
@@ -12184,18 +11784,13 @@ block:
 	WORD $0x6f8e0150 // mla v16.4s, v10.4s, v14.s[0]
 	WORD $0x6fae0171 // mla v17.4s, v11.4s, v14.s[1]
 	// group 1: elements 32..63, bits 2 of qs, bit 1 of hmask
-	VUSHR $2, V0.B16, V4.B16
-	VAND V12.B16, V4.B16, V4.B16
-	VSHL $1, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VSUB V13.B16, V4.B16, V4.B16
-	VUSHR $2, V1.B16, V5.B16
-	VAND V12.B16, V5.B16, V5.B16
-	VSHL $1, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
-	VSUB V13.B16, V5.B16, V5.B16
+	VMOVI $2, V13.B16
+	VUSHR $2, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $2, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
 	ADD $36, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
@@ -12211,16 +11806,13 @@ block:
 	WORD $0x6f8e0950 // mla v16.4s, v10.4s, v14.s[2]
 	WORD $0x6fae0971 // mla v17.4s, v11.4s, v14.s[3]
 	// group 2: elements 64..95, bits 4 of qs, bit 2 of hmask
-	VUSHR $4, V0.B16, V4.B16
-	VAND V12.B16, V4.B16, V4.B16
-	VAND V13.B16, V2.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VSUB V13.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VAND V12.B16, V5.B16, V5.B16
-	VAND V13.B16, V3.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
-	VSUB V13.B16, V5.B16, V5.B16
+	VMOVI $4, V13.B16
+	VUSHR $4, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $4, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
 	ADD $68, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
@@ -12236,18 +11828,13 @@ block:
 	WORD $0x6f8f0150 // mla v16.4s, v10.4s, v15.s[0]
 	WORD $0x6faf0171 // mla v17.4s, v11.4s, v15.s[1]
 	// group 3: elements 96..127, bits 6 of qs, bit 3 of hmask
-	VUSHR $6, V0.B16, V4.B16
-	VAND V12.B16, V4.B16, V4.B16
-	VUSHR $1, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VSUB V13.B16, V4.B16, V4.B16
-	VUSHR $6, V1.B16, V5.B16
-	VAND V12.B16, V5.B16, V5.B16
-	VUSHR $1, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
-	VSUB V13.B16, V5.B16, V5.B16
+	VMOVI $8, V13.B16
+	VUSHR $6, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $6, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
 	ADD $100, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
@@ -12265,16 +11852,11 @@ block:
 	// qs[32:64]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
 	// group 4: elements 128..159, bits 0 of qs, bit 4 of hmask
-	VAND V12.B16, V0.B16, V4.B16
-	VUSHR $2, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VSUB V13.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VUSHR $2, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
-	VSUB V13.B16, V5.B16, V5.B16
+	VMOVI $16, V13.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V0.B16, V4.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V1.B16, V5.B16
 	ADD $132, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
@@ -12290,18 +11872,13 @@ block:
 	WORD $0x6f9c0150 // mla v16.4s, v10.4s, v28.s[0]
 	WORD $0x6fbc0171 // mla v17.4s, v11.4s, v28.s[1]
 	// group 5: elements 160..191, bits 2 of qs, bit 5 of hmask
-	VUSHR $2, V0.B16, V4.B16
-	VAND V12.B16, V4.B16, V4.B16
-	VUSHR $3, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VSUB V13.B16, V4.B16, V4.B16
-	VUSHR $2, V1.B16, V5.B16
-	VAND V12.B16, V5.B16, V5.B16
-	VUSHR $3, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
-	VSUB V13.B16, V5.B16, V5.B16
+	VMOVI $32, V13.B16
+	VUSHR $2, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $2, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
 	ADD $164, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
@@ -12317,18 +11894,13 @@ block:
 	WORD $0x6f9c0950 // mla v16.4s, v10.4s, v28.s[2]
 	WORD $0x6fbc0971 // mla v17.4s, v11.4s, v28.s[3]
 	// group 6: elements 192..223, bits 4 of qs, bit 6 of hmask
-	VUSHR $4, V0.B16, V4.B16
-	VAND V12.B16, V4.B16, V4.B16
-	VUSHR $4, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VSUB V13.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VAND V12.B16, V5.B16, V5.B16
-	VUSHR $4, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
-	VSUB V13.B16, V5.B16, V5.B16
+	VMOVI $64, V13.B16
+	VUSHR $4, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $4, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
 	ADD $196, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
@@ -12344,18 +11916,13 @@ block:
 	WORD $0x6f9d0150 // mla v16.4s, v10.4s, v29.s[0]
 	WORD $0x6fbd0171 // mla v17.4s, v11.4s, v29.s[1]
 	// group 7: elements 224..255, bits 6 of qs, bit 7 of hmask
-	VUSHR $6, V0.B16, V4.B16
-	VAND V12.B16, V4.B16, V4.B16
-	VUSHR $5, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VSUB V13.B16, V4.B16, V4.B16
-	VUSHR $6, V1.B16, V5.B16
-	VAND V12.B16, V5.B16, V5.B16
-	VUSHR $5, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
-	VSUB V13.B16, V5.B16, V5.B16
+	VMOVI $128, V13.B16
+	VUSHR $6, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $6, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
 	ADD $228, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
@@ -12410,7 +11977,6 @@ TEXT ·q3KRows2NEON(SB), NOSPLIT, $0-64
 	MOVD ostride+56(FP), R7
 	LSL $2, R7, R7
 	VMOVI $3, V12.B16
-	VMOVI $4, V13.B16
 row:
 	MOVD R0, R8
 	MOVD R3, R9
@@ -12451,20 +12017,17 @@ block:
 	VEOR V18.B16, V18.B16, V18.B16
 	VEOR V19.B16, V19.B16, V19.B16
 	VLD1 (R8), [V2.B16, V3.B16]
+	WORD $0x6e205842 // mvn v2.16b, v2.16b
+	WORD $0x6e205863 // mvn v3.16b, v3.16b
 	ADD $32, R8, R12
 	// qs[0:32]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
 	// group 0: elements 0..31, bits 0 of qs, bit 0 of hmask
-	VAND V12.B16, V0.B16, V4.B16
-	VSHL $2, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VSUB V13.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VSHL $2, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
-	VSUB V13.B16, V5.B16, V5.B16
+	VMOVI $1, V13.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V0.B16, V4.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V1.B16, V5.B16
 	ADD $4, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
@@ -12494,18 +12057,13 @@ block:
 	WORD $0x6f8e0152 // mla v18.4s, v10.4s, v14.s[0]
 	WORD $0x6fae0173 // mla v19.4s, v11.4s, v14.s[1]
 	// group 1: elements 32..63, bits 2 of qs, bit 1 of hmask
-	VUSHR $2, V0.B16, V4.B16
-	VAND V12.B16, V4.B16, V4.B16
-	VSHL $1, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VSUB V13.B16, V4.B16, V4.B16
-	VUSHR $2, V1.B16, V5.B16
-	VAND V12.B16, V5.B16, V5.B16
-	VSHL $1, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
-	VSUB V13.B16, V5.B16, V5.B16
+	VMOVI $2, V13.B16
+	VUSHR $2, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $2, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
 	ADD $36, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
@@ -12535,16 +12093,13 @@ block:
 	WORD $0x6f8e0952 // mla v18.4s, v10.4s, v14.s[2]
 	WORD $0x6fae0973 // mla v19.4s, v11.4s, v14.s[3]
 	// group 2: elements 64..95, bits 4 of qs, bit 2 of hmask
-	VUSHR $4, V0.B16, V4.B16
-	VAND V12.B16, V4.B16, V4.B16
-	VAND V13.B16, V2.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VSUB V13.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VAND V12.B16, V5.B16, V5.B16
-	VAND V13.B16, V3.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
-	VSUB V13.B16, V5.B16, V5.B16
+	VMOVI $4, V13.B16
+	VUSHR $4, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $4, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
 	ADD $68, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
@@ -12574,18 +12129,13 @@ block:
 	WORD $0x6f8f0152 // mla v18.4s, v10.4s, v15.s[0]
 	WORD $0x6faf0173 // mla v19.4s, v11.4s, v15.s[1]
 	// group 3: elements 96..127, bits 6 of qs, bit 3 of hmask
-	VUSHR $6, V0.B16, V4.B16
-	VAND V12.B16, V4.B16, V4.B16
-	VUSHR $1, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VSUB V13.B16, V4.B16, V4.B16
-	VUSHR $6, V1.B16, V5.B16
-	VAND V12.B16, V5.B16, V5.B16
-	VUSHR $1, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
-	VSUB V13.B16, V5.B16, V5.B16
+	VMOVI $8, V13.B16
+	VUSHR $6, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $6, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
 	ADD $100, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
@@ -12617,16 +12167,11 @@ block:
 	// qs[32:64]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
 	// group 4: elements 128..159, bits 0 of qs, bit 4 of hmask
-	VAND V12.B16, V0.B16, V4.B16
-	VUSHR $2, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VSUB V13.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VUSHR $2, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
-	VSUB V13.B16, V5.B16, V5.B16
+	VMOVI $16, V13.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V0.B16, V4.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V1.B16, V5.B16
 	ADD $132, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
@@ -12656,18 +12201,13 @@ block:
 	WORD $0x6f9c0152 // mla v18.4s, v10.4s, v28.s[0]
 	WORD $0x6fbc0173 // mla v19.4s, v11.4s, v28.s[1]
 	// group 5: elements 160..191, bits 2 of qs, bit 5 of hmask
-	VUSHR $2, V0.B16, V4.B16
-	VAND V12.B16, V4.B16, V4.B16
-	VUSHR $3, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VSUB V13.B16, V4.B16, V4.B16
-	VUSHR $2, V1.B16, V5.B16
-	VAND V12.B16, V5.B16, V5.B16
-	VUSHR $3, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
-	VSUB V13.B16, V5.B16, V5.B16
+	VMOVI $32, V13.B16
+	VUSHR $2, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $2, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
 	ADD $164, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
@@ -12697,18 +12237,13 @@ block:
 	WORD $0x6f9c0952 // mla v18.4s, v10.4s, v28.s[2]
 	WORD $0x6fbc0973 // mla v19.4s, v11.4s, v28.s[3]
 	// group 6: elements 192..223, bits 4 of qs, bit 6 of hmask
-	VUSHR $4, V0.B16, V4.B16
-	VAND V12.B16, V4.B16, V4.B16
-	VUSHR $4, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VSUB V13.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VAND V12.B16, V5.B16, V5.B16
-	VUSHR $4, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
-	VSUB V13.B16, V5.B16, V5.B16
+	VMOVI $64, V13.B16
+	VUSHR $4, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $4, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
 	ADD $196, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
@@ -12738,18 +12273,13 @@ block:
 	WORD $0x6f9d0152 // mla v18.4s, v10.4s, v29.s[0]
 	WORD $0x6fbd0173 // mla v19.4s, v11.4s, v29.s[1]
 	// group 7: elements 224..255, bits 6 of qs, bit 7 of hmask
-	VUSHR $6, V0.B16, V4.B16
-	VAND V12.B16, V4.B16, V4.B16
-	VUSHR $5, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VSUB V13.B16, V4.B16, V4.B16
-	VUSHR $6, V1.B16, V5.B16
-	VAND V12.B16, V5.B16, V5.B16
-	VUSHR $5, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
-	VSUB V13.B16, V5.B16, V5.B16
+	VMOVI $128, V13.B16
+	VUSHR $6, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $6, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
 	ADD $228, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
@@ -12832,7 +12362,6 @@ TEXT ·q3KRows3NEON(SB), NOSPLIT, $0-64
 	MOVD ostride+56(FP), R7
 	LSL $2, R7, R7
 	VMOVI $3, V12.B16
-	VMOVI $4, V13.B16
 row:
 	MOVD R0, R8
 	MOVD R3, R9
@@ -12878,20 +12407,17 @@ block:
 	VEOR V20.B16, V20.B16, V20.B16
 	VEOR V21.B16, V21.B16, V21.B16
 	VLD1 (R8), [V2.B16, V3.B16]
+	WORD $0x6e205842 // mvn v2.16b, v2.16b
+	WORD $0x6e205863 // mvn v3.16b, v3.16b
 	ADD $32, R8, R12
 	// qs[0:32]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
 	// group 0: elements 0..31, bits 0 of qs, bit 0 of hmask
-	VAND V12.B16, V0.B16, V4.B16
-	VSHL $2, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VSUB V13.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VSHL $2, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
-	VSUB V13.B16, V5.B16, V5.B16
+	VMOVI $1, V13.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V0.B16, V4.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V1.B16, V5.B16
 	ADD $4, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
@@ -12935,18 +12461,13 @@ block:
 	WORD $0x6f8e0154 // mla v20.4s, v10.4s, v14.s[0]
 	WORD $0x6fae0175 // mla v21.4s, v11.4s, v14.s[1]
 	// group 1: elements 32..63, bits 2 of qs, bit 1 of hmask
-	VUSHR $2, V0.B16, V4.B16
-	VAND V12.B16, V4.B16, V4.B16
-	VSHL $1, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VSUB V13.B16, V4.B16, V4.B16
-	VUSHR $2, V1.B16, V5.B16
-	VAND V12.B16, V5.B16, V5.B16
-	VSHL $1, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
-	VSUB V13.B16, V5.B16, V5.B16
+	VMOVI $2, V13.B16
+	VUSHR $2, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $2, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
 	ADD $36, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
@@ -12990,16 +12511,13 @@ block:
 	WORD $0x6f8e0954 // mla v20.4s, v10.4s, v14.s[2]
 	WORD $0x6fae0975 // mla v21.4s, v11.4s, v14.s[3]
 	// group 2: elements 64..95, bits 4 of qs, bit 2 of hmask
-	VUSHR $4, V0.B16, V4.B16
-	VAND V12.B16, V4.B16, V4.B16
-	VAND V13.B16, V2.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VSUB V13.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VAND V12.B16, V5.B16, V5.B16
-	VAND V13.B16, V3.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
-	VSUB V13.B16, V5.B16, V5.B16
+	VMOVI $4, V13.B16
+	VUSHR $4, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $4, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
 	ADD $68, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
@@ -13043,18 +12561,13 @@ block:
 	WORD $0x6f8f0154 // mla v20.4s, v10.4s, v15.s[0]
 	WORD $0x6faf0175 // mla v21.4s, v11.4s, v15.s[1]
 	// group 3: elements 96..127, bits 6 of qs, bit 3 of hmask
-	VUSHR $6, V0.B16, V4.B16
-	VAND V12.B16, V4.B16, V4.B16
-	VUSHR $1, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VSUB V13.B16, V4.B16, V4.B16
-	VUSHR $6, V1.B16, V5.B16
-	VAND V12.B16, V5.B16, V5.B16
-	VUSHR $1, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
-	VSUB V13.B16, V5.B16, V5.B16
+	VMOVI $8, V13.B16
+	VUSHR $6, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $6, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
 	ADD $100, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
@@ -13100,16 +12613,11 @@ block:
 	// qs[32:64]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
 	// group 4: elements 128..159, bits 0 of qs, bit 4 of hmask
-	VAND V12.B16, V0.B16, V4.B16
-	VUSHR $2, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VSUB V13.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VUSHR $2, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
-	VSUB V13.B16, V5.B16, V5.B16
+	VMOVI $16, V13.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V0.B16, V4.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V1.B16, V5.B16
 	ADD $132, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
@@ -13153,18 +12661,13 @@ block:
 	WORD $0x6f9c0154 // mla v20.4s, v10.4s, v28.s[0]
 	WORD $0x6fbc0175 // mla v21.4s, v11.4s, v28.s[1]
 	// group 5: elements 160..191, bits 2 of qs, bit 5 of hmask
-	VUSHR $2, V0.B16, V4.B16
-	VAND V12.B16, V4.B16, V4.B16
-	VUSHR $3, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VSUB V13.B16, V4.B16, V4.B16
-	VUSHR $2, V1.B16, V5.B16
-	VAND V12.B16, V5.B16, V5.B16
-	VUSHR $3, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
-	VSUB V13.B16, V5.B16, V5.B16
+	VMOVI $32, V13.B16
+	VUSHR $2, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $2, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
 	ADD $164, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
@@ -13208,18 +12711,13 @@ block:
 	WORD $0x6f9c0954 // mla v20.4s, v10.4s, v28.s[2]
 	WORD $0x6fbc0975 // mla v21.4s, v11.4s, v28.s[3]
 	// group 6: elements 192..223, bits 4 of qs, bit 6 of hmask
-	VUSHR $4, V0.B16, V4.B16
-	VAND V12.B16, V4.B16, V4.B16
-	VUSHR $4, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VSUB V13.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VAND V12.B16, V5.B16, V5.B16
-	VUSHR $4, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
-	VSUB V13.B16, V5.B16, V5.B16
+	VMOVI $64, V13.B16
+	VUSHR $4, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $4, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
 	ADD $196, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
@@ -13263,18 +12761,13 @@ block:
 	WORD $0x6f9d0154 // mla v20.4s, v10.4s, v29.s[0]
 	WORD $0x6fbd0175 // mla v21.4s, v11.4s, v29.s[1]
 	// group 7: elements 224..255, bits 6 of qs, bit 7 of hmask
-	VUSHR $6, V0.B16, V4.B16
-	VAND V12.B16, V4.B16, V4.B16
-	VUSHR $5, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VSUB V13.B16, V4.B16, V4.B16
-	VUSHR $6, V1.B16, V5.B16
-	VAND V12.B16, V5.B16, V5.B16
-	VUSHR $5, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
-	VSUB V13.B16, V5.B16, V5.B16
+	VMOVI $128, V13.B16
+	VUSHR $6, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $6, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
 	ADD $228, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
@@ -13385,7 +12878,6 @@ TEXT ·q3KRows1Dot(SB), NOSPLIT, $0-64
 	MOVD ostride+56(FP), R7
 	LSL $2, R7, R7
 	VMOVI $3, V12.B16
-	VMOVI $4, V13.B16
 row:
 	MOVD R0, R8
 	MOVD R3, R9
@@ -13421,20 +12913,17 @@ block:
 	VEOR V16.B16, V16.B16, V16.B16
 	VEOR V17.B16, V17.B16, V17.B16
 	VLD1 (R8), [V2.B16, V3.B16]
+	WORD $0x6e205842 // mvn v2.16b, v2.16b
+	WORD $0x6e205863 // mvn v3.16b, v3.16b
 	ADD $32, R8, R12
 	// qs[0:32]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
 	// group 0: elements 0..31, bits 0 of qs, bit 0 of hmask
-	VAND V12.B16, V0.B16, V4.B16
-	VSHL $2, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VSUB V13.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VSHL $2, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
-	VSUB V13.B16, V5.B16, V5.B16
+	VMOVI $1, V13.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V0.B16, V4.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V1.B16, V5.B16
 	ADD $4, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	VEOR V10.B16, V10.B16, V10.B16
@@ -13444,18 +12933,13 @@ block:
 	WORD $0x6f8e0150 // mla v16.4s, v10.4s, v14.s[0]
 	WORD $0x6fae0171 // mla v17.4s, v11.4s, v14.s[1]
 	// group 1: elements 32..63, bits 2 of qs, bit 1 of hmask
-	VUSHR $2, V0.B16, V4.B16
-	VAND V12.B16, V4.B16, V4.B16
-	VSHL $1, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VSUB V13.B16, V4.B16, V4.B16
-	VUSHR $2, V1.B16, V5.B16
-	VAND V12.B16, V5.B16, V5.B16
-	VSHL $1, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
-	VSUB V13.B16, V5.B16, V5.B16
+	VMOVI $2, V13.B16
+	VUSHR $2, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $2, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
 	ADD $36, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	VEOR V10.B16, V10.B16, V10.B16
@@ -13465,16 +12949,13 @@ block:
 	WORD $0x6f8e0950 // mla v16.4s, v10.4s, v14.s[2]
 	WORD $0x6fae0971 // mla v17.4s, v11.4s, v14.s[3]
 	// group 2: elements 64..95, bits 4 of qs, bit 2 of hmask
-	VUSHR $4, V0.B16, V4.B16
-	VAND V12.B16, V4.B16, V4.B16
-	VAND V13.B16, V2.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VSUB V13.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VAND V12.B16, V5.B16, V5.B16
-	VAND V13.B16, V3.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
-	VSUB V13.B16, V5.B16, V5.B16
+	VMOVI $4, V13.B16
+	VUSHR $4, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $4, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
 	ADD $68, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	VEOR V10.B16, V10.B16, V10.B16
@@ -13484,18 +12965,13 @@ block:
 	WORD $0x6f8f0150 // mla v16.4s, v10.4s, v15.s[0]
 	WORD $0x6faf0171 // mla v17.4s, v11.4s, v15.s[1]
 	// group 3: elements 96..127, bits 6 of qs, bit 3 of hmask
-	VUSHR $6, V0.B16, V4.B16
-	VAND V12.B16, V4.B16, V4.B16
-	VUSHR $1, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VSUB V13.B16, V4.B16, V4.B16
-	VUSHR $6, V1.B16, V5.B16
-	VAND V12.B16, V5.B16, V5.B16
-	VUSHR $1, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
-	VSUB V13.B16, V5.B16, V5.B16
+	VMOVI $8, V13.B16
+	VUSHR $6, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $6, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
 	ADD $100, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	VEOR V10.B16, V10.B16, V10.B16
@@ -13507,16 +12983,11 @@ block:
 	// qs[32:64]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
 	// group 4: elements 128..159, bits 0 of qs, bit 4 of hmask
-	VAND V12.B16, V0.B16, V4.B16
-	VUSHR $2, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VSUB V13.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VUSHR $2, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
-	VSUB V13.B16, V5.B16, V5.B16
+	VMOVI $16, V13.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V0.B16, V4.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V1.B16, V5.B16
 	ADD $132, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	VEOR V10.B16, V10.B16, V10.B16
@@ -13526,18 +12997,13 @@ block:
 	WORD $0x6f9c0150 // mla v16.4s, v10.4s, v28.s[0]
 	WORD $0x6fbc0171 // mla v17.4s, v11.4s, v28.s[1]
 	// group 5: elements 160..191, bits 2 of qs, bit 5 of hmask
-	VUSHR $2, V0.B16, V4.B16
-	VAND V12.B16, V4.B16, V4.B16
-	VUSHR $3, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VSUB V13.B16, V4.B16, V4.B16
-	VUSHR $2, V1.B16, V5.B16
-	VAND V12.B16, V5.B16, V5.B16
-	VUSHR $3, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
-	VSUB V13.B16, V5.B16, V5.B16
+	VMOVI $32, V13.B16
+	VUSHR $2, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $2, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
 	ADD $164, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	VEOR V10.B16, V10.B16, V10.B16
@@ -13547,18 +13013,13 @@ block:
 	WORD $0x6f9c0950 // mla v16.4s, v10.4s, v28.s[2]
 	WORD $0x6fbc0971 // mla v17.4s, v11.4s, v28.s[3]
 	// group 6: elements 192..223, bits 4 of qs, bit 6 of hmask
-	VUSHR $4, V0.B16, V4.B16
-	VAND V12.B16, V4.B16, V4.B16
-	VUSHR $4, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VSUB V13.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VAND V12.B16, V5.B16, V5.B16
-	VUSHR $4, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
-	VSUB V13.B16, V5.B16, V5.B16
+	VMOVI $64, V13.B16
+	VUSHR $4, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $4, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
 	ADD $196, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	VEOR V10.B16, V10.B16, V10.B16
@@ -13568,18 +13029,13 @@ block:
 	WORD $0x6f9d0150 // mla v16.4s, v10.4s, v29.s[0]
 	WORD $0x6fbd0171 // mla v17.4s, v11.4s, v29.s[1]
 	// group 7: elements 224..255, bits 6 of qs, bit 7 of hmask
-	VUSHR $6, V0.B16, V4.B16
-	VAND V12.B16, V4.B16, V4.B16
-	VUSHR $5, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VSUB V13.B16, V4.B16, V4.B16
-	VUSHR $6, V1.B16, V5.B16
-	VAND V12.B16, V5.B16, V5.B16
-	VUSHR $5, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
-	VSUB V13.B16, V5.B16, V5.B16
+	VMOVI $128, V13.B16
+	VUSHR $6, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $6, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
 	ADD $228, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	VEOR V10.B16, V10.B16, V10.B16
@@ -13628,7 +13084,6 @@ TEXT ·q3KRows2Dot(SB), NOSPLIT, $0-64
 	MOVD ostride+56(FP), R7
 	LSL $2, R7, R7
 	VMOVI $3, V12.B16
-	VMOVI $4, V13.B16
 row:
 	MOVD R0, R8
 	MOVD R3, R9
@@ -13669,20 +13124,17 @@ block:
 	VEOR V18.B16, V18.B16, V18.B16
 	VEOR V19.B16, V19.B16, V19.B16
 	VLD1 (R8), [V2.B16, V3.B16]
+	WORD $0x6e205842 // mvn v2.16b, v2.16b
+	WORD $0x6e205863 // mvn v3.16b, v3.16b
 	ADD $32, R8, R12
 	// qs[0:32]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
 	// group 0: elements 0..31, bits 0 of qs, bit 0 of hmask
-	VAND V12.B16, V0.B16, V4.B16
-	VSHL $2, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VSUB V13.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VSHL $2, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
-	VSUB V13.B16, V5.B16, V5.B16
+	VMOVI $1, V13.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V0.B16, V4.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V1.B16, V5.B16
 	ADD $4, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	VEOR V10.B16, V10.B16, V10.B16
@@ -13700,18 +13152,13 @@ block:
 	WORD $0x6f8e0152 // mla v18.4s, v10.4s, v14.s[0]
 	WORD $0x6fae0173 // mla v19.4s, v11.4s, v14.s[1]
 	// group 1: elements 32..63, bits 2 of qs, bit 1 of hmask
-	VUSHR $2, V0.B16, V4.B16
-	VAND V12.B16, V4.B16, V4.B16
-	VSHL $1, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VSUB V13.B16, V4.B16, V4.B16
-	VUSHR $2, V1.B16, V5.B16
-	VAND V12.B16, V5.B16, V5.B16
-	VSHL $1, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
-	VSUB V13.B16, V5.B16, V5.B16
+	VMOVI $2, V13.B16
+	VUSHR $2, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $2, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
 	ADD $36, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	VEOR V10.B16, V10.B16, V10.B16
@@ -13729,16 +13176,13 @@ block:
 	WORD $0x6f8e0952 // mla v18.4s, v10.4s, v14.s[2]
 	WORD $0x6fae0973 // mla v19.4s, v11.4s, v14.s[3]
 	// group 2: elements 64..95, bits 4 of qs, bit 2 of hmask
-	VUSHR $4, V0.B16, V4.B16
-	VAND V12.B16, V4.B16, V4.B16
-	VAND V13.B16, V2.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VSUB V13.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VAND V12.B16, V5.B16, V5.B16
-	VAND V13.B16, V3.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
-	VSUB V13.B16, V5.B16, V5.B16
+	VMOVI $4, V13.B16
+	VUSHR $4, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $4, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
 	ADD $68, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	VEOR V10.B16, V10.B16, V10.B16
@@ -13756,18 +13200,13 @@ block:
 	WORD $0x6f8f0152 // mla v18.4s, v10.4s, v15.s[0]
 	WORD $0x6faf0173 // mla v19.4s, v11.4s, v15.s[1]
 	// group 3: elements 96..127, bits 6 of qs, bit 3 of hmask
-	VUSHR $6, V0.B16, V4.B16
-	VAND V12.B16, V4.B16, V4.B16
-	VUSHR $1, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VSUB V13.B16, V4.B16, V4.B16
-	VUSHR $6, V1.B16, V5.B16
-	VAND V12.B16, V5.B16, V5.B16
-	VUSHR $1, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
-	VSUB V13.B16, V5.B16, V5.B16
+	VMOVI $8, V13.B16
+	VUSHR $6, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $6, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
 	ADD $100, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	VEOR V10.B16, V10.B16, V10.B16
@@ -13787,16 +13226,11 @@ block:
 	// qs[32:64]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
 	// group 4: elements 128..159, bits 0 of qs, bit 4 of hmask
-	VAND V12.B16, V0.B16, V4.B16
-	VUSHR $2, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VSUB V13.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VUSHR $2, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
-	VSUB V13.B16, V5.B16, V5.B16
+	VMOVI $16, V13.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V0.B16, V4.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V1.B16, V5.B16
 	ADD $132, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	VEOR V10.B16, V10.B16, V10.B16
@@ -13814,18 +13248,13 @@ block:
 	WORD $0x6f9c0152 // mla v18.4s, v10.4s, v28.s[0]
 	WORD $0x6fbc0173 // mla v19.4s, v11.4s, v28.s[1]
 	// group 5: elements 160..191, bits 2 of qs, bit 5 of hmask
-	VUSHR $2, V0.B16, V4.B16
-	VAND V12.B16, V4.B16, V4.B16
-	VUSHR $3, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VSUB V13.B16, V4.B16, V4.B16
-	VUSHR $2, V1.B16, V5.B16
-	VAND V12.B16, V5.B16, V5.B16
-	VUSHR $3, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
-	VSUB V13.B16, V5.B16, V5.B16
+	VMOVI $32, V13.B16
+	VUSHR $2, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $2, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
 	ADD $164, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	VEOR V10.B16, V10.B16, V10.B16
@@ -13843,18 +13272,13 @@ block:
 	WORD $0x6f9c0952 // mla v18.4s, v10.4s, v28.s[2]
 	WORD $0x6fbc0973 // mla v19.4s, v11.4s, v28.s[3]
 	// group 6: elements 192..223, bits 4 of qs, bit 6 of hmask
-	VUSHR $4, V0.B16, V4.B16
-	VAND V12.B16, V4.B16, V4.B16
-	VUSHR $4, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VSUB V13.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VAND V12.B16, V5.B16, V5.B16
-	VUSHR $4, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
-	VSUB V13.B16, V5.B16, V5.B16
+	VMOVI $64, V13.B16
+	VUSHR $4, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $4, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
 	ADD $196, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	VEOR V10.B16, V10.B16, V10.B16
@@ -13872,18 +13296,13 @@ block:
 	WORD $0x6f9d0152 // mla v18.4s, v10.4s, v29.s[0]
 	WORD $0x6fbd0173 // mla v19.4s, v11.4s, v29.s[1]
 	// group 7: elements 224..255, bits 6 of qs, bit 7 of hmask
-	VUSHR $6, V0.B16, V4.B16
-	VAND V12.B16, V4.B16, V4.B16
-	VUSHR $5, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VSUB V13.B16, V4.B16, V4.B16
-	VUSHR $6, V1.B16, V5.B16
-	VAND V12.B16, V5.B16, V5.B16
-	VUSHR $5, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
-	VSUB V13.B16, V5.B16, V5.B16
+	VMOVI $128, V13.B16
+	VUSHR $6, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $6, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
 	ADD $228, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	VEOR V10.B16, V10.B16, V10.B16
@@ -13954,7 +13373,6 @@ TEXT ·q3KRows3Dot(SB), NOSPLIT, $0-64
 	MOVD ostride+56(FP), R7
 	LSL $2, R7, R7
 	VMOVI $3, V12.B16
-	VMOVI $4, V13.B16
 row:
 	MOVD R0, R8
 	MOVD R3, R9
@@ -14000,20 +13418,17 @@ block:
 	VEOR V20.B16, V20.B16, V20.B16
 	VEOR V21.B16, V21.B16, V21.B16
 	VLD1 (R8), [V2.B16, V3.B16]
+	WORD $0x6e205842 // mvn v2.16b, v2.16b
+	WORD $0x6e205863 // mvn v3.16b, v3.16b
 	ADD $32, R8, R12
 	// qs[0:32]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
 	// group 0: elements 0..31, bits 0 of qs, bit 0 of hmask
-	VAND V12.B16, V0.B16, V4.B16
-	VSHL $2, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VSUB V13.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VSHL $2, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
-	VSUB V13.B16, V5.B16, V5.B16
+	VMOVI $1, V13.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V0.B16, V4.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V1.B16, V5.B16
 	ADD $4, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	VEOR V10.B16, V10.B16, V10.B16
@@ -14039,18 +13454,13 @@ block:
 	WORD $0x6f8e0154 // mla v20.4s, v10.4s, v14.s[0]
 	WORD $0x6fae0175 // mla v21.4s, v11.4s, v14.s[1]
 	// group 1: elements 32..63, bits 2 of qs, bit 1 of hmask
-	VUSHR $2, V0.B16, V4.B16
-	VAND V12.B16, V4.B16, V4.B16
-	VSHL $1, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VSUB V13.B16, V4.B16, V4.B16
-	VUSHR $2, V1.B16, V5.B16
-	VAND V12.B16, V5.B16, V5.B16
-	VSHL $1, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
-	VSUB V13.B16, V5.B16, V5.B16
+	VMOVI $2, V13.B16
+	VUSHR $2, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $2, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
 	ADD $36, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	VEOR V10.B16, V10.B16, V10.B16
@@ -14076,16 +13486,13 @@ block:
 	WORD $0x6f8e0954 // mla v20.4s, v10.4s, v14.s[2]
 	WORD $0x6fae0975 // mla v21.4s, v11.4s, v14.s[3]
 	// group 2: elements 64..95, bits 4 of qs, bit 2 of hmask
-	VUSHR $4, V0.B16, V4.B16
-	VAND V12.B16, V4.B16, V4.B16
-	VAND V13.B16, V2.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VSUB V13.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VAND V12.B16, V5.B16, V5.B16
-	VAND V13.B16, V3.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
-	VSUB V13.B16, V5.B16, V5.B16
+	VMOVI $4, V13.B16
+	VUSHR $4, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $4, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
 	ADD $68, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	VEOR V10.B16, V10.B16, V10.B16
@@ -14111,18 +13518,13 @@ block:
 	WORD $0x6f8f0154 // mla v20.4s, v10.4s, v15.s[0]
 	WORD $0x6faf0175 // mla v21.4s, v11.4s, v15.s[1]
 	// group 3: elements 96..127, bits 6 of qs, bit 3 of hmask
-	VUSHR $6, V0.B16, V4.B16
-	VAND V12.B16, V4.B16, V4.B16
-	VUSHR $1, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VSUB V13.B16, V4.B16, V4.B16
-	VUSHR $6, V1.B16, V5.B16
-	VAND V12.B16, V5.B16, V5.B16
-	VUSHR $1, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
-	VSUB V13.B16, V5.B16, V5.B16
+	VMOVI $8, V13.B16
+	VUSHR $6, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $6, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
 	ADD $100, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	VEOR V10.B16, V10.B16, V10.B16
@@ -14150,16 +13552,11 @@ block:
 	// qs[32:64]
 	VLD1.P 32(R12), [V0.B16, V1.B16]
 	// group 4: elements 128..159, bits 0 of qs, bit 4 of hmask
-	VAND V12.B16, V0.B16, V4.B16
-	VUSHR $2, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VSUB V13.B16, V4.B16, V4.B16
-	VAND V12.B16, V1.B16, V5.B16
-	VUSHR $2, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
-	VSUB V13.B16, V5.B16, V5.B16
+	VMOVI $16, V13.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V0.B16, V4.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V1.B16, V5.B16
 	ADD $132, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	VEOR V10.B16, V10.B16, V10.B16
@@ -14185,18 +13582,13 @@ block:
 	WORD $0x6f9c0154 // mla v20.4s, v10.4s, v28.s[0]
 	WORD $0x6fbc0175 // mla v21.4s, v11.4s, v28.s[1]
 	// group 5: elements 160..191, bits 2 of qs, bit 5 of hmask
-	VUSHR $2, V0.B16, V4.B16
-	VAND V12.B16, V4.B16, V4.B16
-	VUSHR $3, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VSUB V13.B16, V4.B16, V4.B16
-	VUSHR $2, V1.B16, V5.B16
-	VAND V12.B16, V5.B16, V5.B16
-	VUSHR $3, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
-	VSUB V13.B16, V5.B16, V5.B16
+	VMOVI $32, V13.B16
+	VUSHR $2, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $2, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
 	ADD $164, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	VEOR V10.B16, V10.B16, V10.B16
@@ -14222,18 +13614,13 @@ block:
 	WORD $0x6f9c0954 // mla v20.4s, v10.4s, v28.s[2]
 	WORD $0x6fbc0975 // mla v21.4s, v11.4s, v28.s[3]
 	// group 6: elements 192..223, bits 4 of qs, bit 6 of hmask
-	VUSHR $4, V0.B16, V4.B16
-	VAND V12.B16, V4.B16, V4.B16
-	VUSHR $4, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VSUB V13.B16, V4.B16, V4.B16
-	VUSHR $4, V1.B16, V5.B16
-	VAND V12.B16, V5.B16, V5.B16
-	VUSHR $4, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
-	VSUB V13.B16, V5.B16, V5.B16
+	VMOVI $64, V13.B16
+	VUSHR $4, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $4, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
 	ADD $196, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	VEOR V10.B16, V10.B16, V10.B16
@@ -14259,18 +13646,13 @@ block:
 	WORD $0x6f9d0154 // mla v20.4s, v10.4s, v29.s[0]
 	WORD $0x6fbd0175 // mla v21.4s, v11.4s, v29.s[1]
 	// group 7: elements 224..255, bits 6 of qs, bit 7 of hmask
-	VUSHR $6, V0.B16, V4.B16
-	VAND V12.B16, V4.B16, V4.B16
-	VUSHR $5, V2.B16, V6.B16
-	VAND V13.B16, V6.B16, V6.B16
-	VORR V6.B16, V4.B16, V4.B16
-	VSUB V13.B16, V4.B16, V4.B16
-	VUSHR $6, V1.B16, V5.B16
-	VAND V12.B16, V5.B16, V5.B16
-	VUSHR $5, V3.B16, V7.B16
-	VAND V13.B16, V7.B16, V7.B16
-	VORR V7.B16, V5.B16, V5.B16
-	VSUB V13.B16, V5.B16, V5.B16
+	VMOVI $128, V13.B16
+	VUSHR $6, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $6, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
 	ADD $228, R9, R19
 	VLD1 (R19), [V8.B16, V9.B16]
 	VEOR V10.B16, V10.B16, V10.B16

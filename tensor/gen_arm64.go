@@ -116,6 +116,7 @@ var ops2 = map[string]enc{
 	"sxtl2.4s":   {0x4f10a400, "sxtl2 v%d.4s, v%d.8h"},
 	"shl5.4s":    {0x4f255400, "shl v%d.4s, v%d.4s, #5"},
 	"mvn.8b":     {0x2e205800, "mvn v%d.8b, v%d.8b"},
+	"mvn.16b":    {0x6e205800, "mvn v%d.16b, v%d.16b"},
 }
 
 // By-element forms on 32-bit elements (Rd, Rn, Rm, index): the index goes
@@ -1347,7 +1348,7 @@ func genQ6KT(g *gen, dot bool, T int) {
 		q0, q1   = 6, 7
 		p0, p1   = 8, 9
 		t0, t1   = 10, 11
-		m0f, m30 = 12, 13
+		m3f, m30 = 12, 13
 		scale0   = 14 // sc[4i..4i+3] as int32 in V(14+i)
 	)
 	// The scales as int16: in V30 and V31 for the block up to three tokens;
@@ -1377,7 +1378,7 @@ func genQ6KT(g *gen, dot bool, T int) {
 		g.o2("sxtl.8h", sc16a, 0)
 		g.o2("sxtl2.8h", sc16b, 0)
 	}
-	g.movi(m0f, 15)
+	g.movi(m3f, 0x3f)
 	g.movi(m30, 0x30)
 	g.kRowStart(xb, T, false, func() {
 		for t := range regT {
@@ -1408,32 +1409,33 @@ func genQ6KT(g *gen, dot bool, T int) {
 	for h := range 2 {
 		g.c("half %d: qh[%d:%d]", h, 32*h, 32*h+32)
 		g.ld1b16("R13", 32, 2, 3)
-		for _, k := range []int{0, 2, 1, 3} {
+		// Each ql pair's high nibbles (groups 2, 3) first: SRI reads
+		// the ql bytes, SLI (the low nibbles' groups 0, 1) overwrites
+		// them. u = nibble | ((qh >> 2k) & 3) << 4.
+		for _, k := range []int{2, 0, 3, 1} {
 			gi := 4*h + k
-			if k == 0 || k == 1 {
-				g.c("ql[%d:%d]", 64*h+32*k, 64*h+32*k+32)
+			if k >= 2 {
+				g.c("ql[%d:%d]", 64*h+32*(k-2), 64*h+32*(k-2)+32)
 				g.ld1b16("R12", 32, 0, 1)
 			}
 			g.c("group %d: elements %d..%d", gi, 32*gi, 32*gi+31)
 			for i, y := range []int{y0, y1} {
 				l, hq, t := i, 2+i, t0+i
-				if k < 2 {
-					g.vand(y, l, m0f)
-				} else {
-					g.ushr16b(y, l, 4)
-				}
 				switch k {
-				case 0:
-					g.shl16b(t, hq, 4)
-				case 1:
-					g.shl16b(t, hq, 2)
-				case 2:
-					t = hq
-				case 3:
+				case 2: // (qh & 0x30) | ql >> 4
+					g.vand(y, hq, m30)
+					g.p("VSRI $4, V%d.B16, V%d.B16", l, y)
+				case 3: // (qh >> 2: bits 6, 7 at 4, 5, zero above) | ql >> 4
+					g.ushr16b(y, hq, 2)
+					g.p("VSRI $4, V%d.B16, V%d.B16", l, y)
+				case 0: // (qh << 4 | ql & 0x0f) & 0x3f
+					g.p("VSLI $4, V%d.B16, V%d.B16", hq, l)
+					g.vand(y, l, m3f)
+				case 1: // ((qh >> 2) << 4 | ql & 0x0f) & 0x3f
 					g.ushr16b(t, hq, 2)
+					g.p("VSLI $4, V%d.B16, V%d.B16", t, l)
+					g.vand(y, l, m3f)
 				}
-				g.vand(t0+i, t, m30)
-				g.vorr(y, y, t0+i)
 			}
 			sc := 2 * gi
 			for tk := range T {
@@ -1564,23 +1566,28 @@ func genQ5KT(g *gen, dot bool, T int) {
 		for h := range 2 {
 			gi := 2*j + h
 			g.c("group %d: elements %d..%d, fifth bit qh>>%d", gi, 32*gi, 32*gi+31, gi)
+			// y = bit gi of qh moved to bit 4 (and masked, unless USHR
+			// left nothing above it), then the nibbles put under it: the
+			// low ones by BIT, the high ones by SRI.
 			for i, y := range []int{r.y0, r.y1} {
-				qs, qh, t := qsA+i, qhA+i, r.t0+i
-				if h == 0 {
-					g.vand(y, qs, m0f)
-				} else {
-					g.ushr16b(y, qs, 4)
-				}
+				qs, qh := qsA+i, qhA+i
 				switch {
 				case gi < 4:
-					g.shl16b(t, qh, 4-gi)
+					g.shl16b(y, qh, 4-gi)
 				case gi == 4:
-					t = qh
+					y = qh
 				default:
-					g.ushr16b(t, qh, gi-4)
+					g.ushr16b(y, qh, gi-4)
 				}
-				g.vand(r.t0+i, t, m10)
-				g.vorr(y, y, r.t0+i)
+				if gi != 7 {
+					g.vand([]int{r.y0, r.y1}[i], y, m10)
+					y = []int{r.y0, r.y1}[i]
+				}
+				if h == 0 {
+					g.p("VBIT V%d.B16, V%d.B16, V%d.B16", m0f, qs, y)
+				} else {
+					g.p("VSRI $4, V%d.B16, V%d.B16", qs, y)
+				}
 			}
 			sc := [2]int{scLo + gi/4, gi % 4}
 			g.kLanesGroup(dot, r, gi, [2][2]int{sc, sc})
@@ -1787,12 +1794,11 @@ func genQ3KT(g *gen, dot bool, T int) {
 	g.rowsTStart("q3KRows", "rows", formName(dot), T)
 	r := kLanesStd(T)
 	const (
-		qsA, qsB = 0, 1 // qs[32j..32j+31]
-		hmA, hmB = 2, 3 // hmask
-		m03, m04 = 12, 13
+		qsA, qsB = 0, 1   // qs[32j..32j+31]
+		hmA, hmB = 2, 3   // hmask, inverted
+		m03, bit = 12, 13 // bit: 1 << g in every byte
 	)
 	g.movi(m03, 3)
-	g.movi(m04, 4)
 	g.kLanesStart(r, nil)
 	g.c("the sixteen scales, less 32")
 	g.p("FMOVD %d(R8), F%d", q3KScalesOff, r.y0)
@@ -1812,6 +1818,11 @@ func genQ3KT(g *gen, dot bool, T int) {
 	g.widenScales16(r.y0, r.t1, kScales16)
 	g.kLanesClear(r)
 	g.ld1b16("R8", 0, hmA, hmB)
+	// ((qs >> 2k) & 3 | h << 2) − 4 is the two bits with 0xfc above them
+	// where h is clear: CMTST on the inverted hmask gives those masks, and
+	// BIT puts the two bits under them.
+	g.o2("mvn.16b", hmA, hmA)
+	g.o2("mvn.16b", hmB, hmB)
 	g.p("ADD $%d, R8, R12", q3KQsOff)
 	for gi := range 8 {
 		j, k := gi/4, gi%4
@@ -1820,25 +1831,16 @@ func genQ3KT(g *gen, dot bool, T int) {
 			g.ld1b16("R12", 32, qsA, qsB)
 		}
 		g.c("group %d: elements %d..%d, bits %d of qs, bit %d of hmask", gi, 32*gi, 32*gi+31, 2*k, gi)
+		g.movi(bit, 1<<gi)
 		for i, y := range []int{r.y0, r.y1} {
 			qs, hm, t := qsA+i, hmA+i, r.t0+i
 			src := qs
 			if k > 0 {
-				g.ushr16b(y, qs, 2*k)
-				src = y
+				g.ushr16b(t, qs, 2*k)
+				src = t
 			}
-			g.vand(y, src, m03)
-			switch {
-			case gi < 2:
-				g.shl16b(t, hm, 2-gi)
-			case gi == 2:
-				t = hm
-			default:
-				g.ushr16b(t, hm, gi-2)
-			}
-			g.vand(r.t0+i, t, m04)
-			g.vorr(y, y, r.t0+i)
-			g.vsub16b(y, y, m04)
+			g.o3("cmtst", y, hm, bit)
+			g.p("VBIT V%d.B16, V%d.B16, V%d.B16", m03, src, y)
 		}
 		g.kLanesGroup(dot, r, gi, [2][2]int{kScale16(2 * gi), kScale16(2*gi + 1)})
 	}
@@ -2334,7 +2336,7 @@ func class(line string) map[string]int {
 		return map[string]int{"L": 1, "V": 1} // one element to every lane
 	case strings.HasPrefix(op, "VST1"):
 		return map[string]int{"S": strings.Count(line, ",")}
-	case op == "VUSHR" || op == "VSHL" || op == "VSRI" || op == "VUXTL" || op == "VUXTL2" || op == "VADDV":
+	case op == "VUSHR" || op == "VSHL" || op == "VSRI" || op == "VSLI" || op == "VUXTL" || op == "VUXTL2" || op == "VADDV":
 		return map[string]int{"V13": 1}
 	case strings.HasPrefix(op, "V"):
 		return map[string]int{"V": 1}
