@@ -133,12 +133,8 @@ block:
 	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
 	WORD $0x6fb708c7 // mla v7.4s, v6.4s, v23.s[3]
 	// per token: isum, imin = Σ (bsums[2k]+bsums[2k+1])·mn[k], and the float accumulation
-	MOVHU (R8), R19
-	MOVHU 2(R8), R20
-	FMOVS R19, F17
-	FMOVS R20, F18
-	FCVTHS F17, F17
-	FCVTHS F18, F18
+	FMOVS (R8), F18
+	WORD $0x0e217a52 // fcvtl v18.4s, v18.4h
 	VADDV V7.S4, V7
 	WORD $0x5e21d8e7 // scvtf s7, s7
 	VLD1 (R13), [V11.H8, V12.H8]
@@ -149,10 +145,9 @@ block:
 	VADDV V11.S4, V11
 	WORD $0x5e21d96b // scvtf s11, s11
 	FMOVS (R9), F16
-	FMULS F16, F17, F19
-	FMULS F16, F18, F16
+	WORD $0x4f909253 // fmul v19.4s, v18.4s, v16.s[0]
 	FMADDS F19, F24, F7, F24
-	FMADDS F16, F28, F11, F28
+	WORD $0x5fb3117c // fmla s28, s11, v19.s[1]
 	ADD $292, R9, R9
 	ADD $144, R8, R8
 	SUBS $1, R17, R17
@@ -357,12 +352,8 @@ block:
 	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
 	WORD $0x6fb708c8 // mla v8.4s, v6.4s, v23.s[3]
 	// per token: isum, imin = Σ (bsums[2k]+bsums[2k+1])·mn[k], and the float accumulation
-	MOVHU (R8), R19
-	MOVHU 2(R8), R20
-	FMOVS R19, F17
-	FMOVS R20, F18
-	FCVTHS F17, F17
-	FCVTHS F18, F18
+	FMOVS (R8), F18
+	WORD $0x0e217a52 // fcvtl v18.4s, v18.4h
 	VADDV V7.S4, V7
 	WORD $0x5e21d8e7 // scvtf s7, s7
 	VLD1 (R13), [V11.H8, V12.H8]
@@ -373,10 +364,9 @@ block:
 	VADDV V11.S4, V11
 	WORD $0x5e21d96b // scvtf s11, s11
 	FMOVS (R9), F16
-	FMULS F16, F17, F19
-	FMULS F16, F18, F16
+	WORD $0x4f909253 // fmul v19.4s, v18.4s, v16.s[0]
 	FMADDS F19, F24, F7, F24
-	FMADDS F16, F28, F11, F28
+	WORD $0x5fb3117c // fmla s28, s11, v19.s[1]
 	ADD $292, R9, R9
 	VADDV V8.S4, V8
 	WORD $0x5e21d908 // scvtf s8, s8
@@ -388,10 +378,9 @@ block:
 	VADDV V11.S4, V11
 	WORD $0x5e21d96b // scvtf s11, s11
 	FMOVS (R10), F16
-	FMULS F16, F17, F19
-	FMULS F16, F18, F16
+	WORD $0x4f909253 // fmul v19.4s, v18.4s, v16.s[0]
 	FMADDS F19, F25, F8, F25
-	FMADDS F16, F29, F11, F29
+	WORD $0x5fb3117d // fmla s29, s11, v19.s[1]
 	ADD $292, R10, R10
 	ADD $144, R8, R8
 	SUBS $1, R17, R17
@@ -660,12 +649,8 @@ block:
 	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
 	WORD $0x6fb708c9 // mla v9.4s, v6.4s, v23.s[3]
 	// per token: isum, imin = Σ (bsums[2k]+bsums[2k+1])·mn[k], and the float accumulation
-	MOVHU (R8), R19
-	MOVHU 2(R8), R20
-	FMOVS R19, F17
-	FMOVS R20, F18
-	FCVTHS F17, F17
-	FCVTHS F18, F18
+	FMOVS (R8), F18
+	WORD $0x0e217a52 // fcvtl v18.4s, v18.4h
 	VADDV V7.S4, V7
 	WORD $0x5e21d8e7 // scvtf s7, s7
 	VLD1 (R13), [V11.H8, V12.H8]
@@ -676,10 +661,9 @@ block:
 	VADDV V11.S4, V11
 	WORD $0x5e21d96b // scvtf s11, s11
 	FMOVS (R9), F16
-	FMULS F16, F17, F19
-	FMULS F16, F18, F16
+	WORD $0x4f909253 // fmul v19.4s, v18.4s, v16.s[0]
 	FMADDS F19, F24, F7, F24
-	FMADDS F16, F28, F11, F28
+	WORD $0x5fb3117c // fmla s28, s11, v19.s[1]
 	ADD $292, R9, R9
 	VADDV V8.S4, V8
 	WORD $0x5e21d908 // scvtf s8, s8
@@ -691,10 +675,9 @@ block:
 	VADDV V11.S4, V11
 	WORD $0x5e21d96b // scvtf s11, s11
 	FMOVS (R10), F16
-	FMULS F16, F17, F19
-	FMULS F16, F18, F16
+	WORD $0x4f909253 // fmul v19.4s, v18.4s, v16.s[0]
 	FMADDS F19, F25, F8, F25
-	FMADDS F16, F29, F11, F29
+	WORD $0x5fb3117d // fmla s29, s11, v19.s[1]
 	ADD $292, R10, R10
 	VADDV V9.S4, V9
 	WORD $0x5e21d929 // scvtf s9, s9
@@ -706,10 +689,9 @@ block:
 	VADDV V11.S4, V11
 	WORD $0x5e21d96b // scvtf s11, s11
 	FMOVS (R11), F16
-	FMULS F16, F17, F19
-	FMULS F16, F18, F16
+	WORD $0x4f909253 // fmul v19.4s, v18.4s, v16.s[0]
 	FMADDS F19, F26, F9, F26
-	FMADDS F16, F30, F11, F30
+	WORD $0x5fb3117e // fmla s30, s11, v19.s[1]
 	ADD $292, R11, R11
 	ADD $144, R8, R8
 	SUBS $1, R17, R17
@@ -1042,12 +1024,8 @@ block:
 	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
 	WORD $0x6fb708ca // mla v10.4s, v6.4s, v23.s[3]
 	// per token: isum, imin = Σ (bsums[2k]+bsums[2k+1])·mn[k], and the float accumulation
-	MOVHU (R8), R19
-	MOVHU 2(R8), R20
-	FMOVS R19, F17
-	FMOVS R20, F18
-	FCVTHS F17, F17
-	FCVTHS F18, F18
+	FMOVS (R8), F18
+	WORD $0x0e217a52 // fcvtl v18.4s, v18.4h
 	VADDV V7.S4, V7
 	WORD $0x5e21d8e7 // scvtf s7, s7
 	VLD1 (R13), [V11.H8, V12.H8]
@@ -1058,10 +1036,9 @@ block:
 	VADDV V11.S4, V11
 	WORD $0x5e21d96b // scvtf s11, s11
 	FMOVS (R9), F16
-	FMULS F16, F17, F19
-	FMULS F16, F18, F16
+	WORD $0x4f909253 // fmul v19.4s, v18.4s, v16.s[0]
 	FMADDS F19, F24, F7, F24
-	FMADDS F16, F28, F11, F28
+	WORD $0x5fb3117c // fmla s28, s11, v19.s[1]
 	ADD $292, R9, R9
 	VADDV V8.S4, V8
 	WORD $0x5e21d908 // scvtf s8, s8
@@ -1073,10 +1050,9 @@ block:
 	VADDV V11.S4, V11
 	WORD $0x5e21d96b // scvtf s11, s11
 	FMOVS (R10), F16
-	FMULS F16, F17, F19
-	FMULS F16, F18, F16
+	WORD $0x4f909253 // fmul v19.4s, v18.4s, v16.s[0]
 	FMADDS F19, F25, F8, F25
-	FMADDS F16, F29, F11, F29
+	WORD $0x5fb3117d // fmla s29, s11, v19.s[1]
 	ADD $292, R10, R10
 	VADDV V9.S4, V9
 	WORD $0x5e21d929 // scvtf s9, s9
@@ -1088,10 +1064,9 @@ block:
 	VADDV V11.S4, V11
 	WORD $0x5e21d96b // scvtf s11, s11
 	FMOVS (R11), F16
-	FMULS F16, F17, F19
-	FMULS F16, F18, F16
+	WORD $0x4f909253 // fmul v19.4s, v18.4s, v16.s[0]
 	FMADDS F19, F26, F9, F26
-	FMADDS F16, F30, F11, F30
+	WORD $0x5fb3117e // fmla s30, s11, v19.s[1]
 	ADD $292, R11, R11
 	VADDV V10.S4, V10
 	WORD $0x5e21d94a // scvtf s10, s10
@@ -1103,10 +1078,9 @@ block:
 	VADDV V11.S4, V11
 	WORD $0x5e21d96b // scvtf s11, s11
 	FMOVS (R12), F16
-	FMULS F16, F17, F19
-	FMULS F16, F18, F16
+	WORD $0x4f909253 // fmul v19.4s, v18.4s, v16.s[0]
 	FMADDS F19, F27, F10, F27
-	FMADDS F16, F31, F11, F31
+	WORD $0x5fb3117f // fmla s31, s11, v19.s[1]
 	ADD $292, R12, R12
 	ADD $144, R8, R8
 	SUBS $1, R17, R17
@@ -1243,12 +1217,8 @@ block:
 	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
 	WORD $0x6fb708c7 // mla v7.4s, v6.4s, v23.s[3]
 	// per token: isum, imin = Σ (bsums[2k]+bsums[2k+1])·mn[k], and the float accumulation
-	MOVHU (R8), R19
-	MOVHU 2(R8), R20
-	FMOVS R19, F17
-	FMOVS R20, F18
-	FCVTHS F17, F17
-	FCVTHS F18, F18
+	FMOVS (R8), F18
+	WORD $0x0e217a52 // fcvtl v18.4s, v18.4h
 	VADDV V7.S4, V7
 	WORD $0x5e21d8e7 // scvtf s7, s7
 	VLD1 (R13), [V11.H8, V12.H8]
@@ -1259,10 +1229,9 @@ block:
 	VADDV V11.S4, V11
 	WORD $0x5e21d96b // scvtf s11, s11
 	FMOVS (R9), F16
-	FMULS F16, F17, F19
-	FMULS F16, F18, F16
+	WORD $0x4f909253 // fmul v19.4s, v18.4s, v16.s[0]
 	FMADDS F19, F24, F7, F24
-	FMADDS F16, F28, F11, F28
+	WORD $0x5fb3117c // fmla s28, s11, v19.s[1]
 	ADD $292, R9, R9
 	ADD $144, R8, R8
 	SUBS $1, R17, R17
@@ -1435,12 +1404,8 @@ block:
 	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
 	WORD $0x6fb708c8 // mla v8.4s, v6.4s, v23.s[3]
 	// per token: isum, imin = Σ (bsums[2k]+bsums[2k+1])·mn[k], and the float accumulation
-	MOVHU (R8), R19
-	MOVHU 2(R8), R20
-	FMOVS R19, F17
-	FMOVS R20, F18
-	FCVTHS F17, F17
-	FCVTHS F18, F18
+	FMOVS (R8), F18
+	WORD $0x0e217a52 // fcvtl v18.4s, v18.4h
 	VADDV V7.S4, V7
 	WORD $0x5e21d8e7 // scvtf s7, s7
 	VLD1 (R13), [V11.H8, V12.H8]
@@ -1451,10 +1416,9 @@ block:
 	VADDV V11.S4, V11
 	WORD $0x5e21d96b // scvtf s11, s11
 	FMOVS (R9), F16
-	FMULS F16, F17, F19
-	FMULS F16, F18, F16
+	WORD $0x4f909253 // fmul v19.4s, v18.4s, v16.s[0]
 	FMADDS F19, F24, F7, F24
-	FMADDS F16, F28, F11, F28
+	WORD $0x5fb3117c // fmla s28, s11, v19.s[1]
 	ADD $292, R9, R9
 	VADDV V8.S4, V8
 	WORD $0x5e21d908 // scvtf s8, s8
@@ -1466,10 +1430,9 @@ block:
 	VADDV V11.S4, V11
 	WORD $0x5e21d96b // scvtf s11, s11
 	FMOVS (R10), F16
-	FMULS F16, F17, F19
-	FMULS F16, F18, F16
+	WORD $0x4f909253 // fmul v19.4s, v18.4s, v16.s[0]
 	FMADDS F19, F25, F8, F25
-	FMADDS F16, F29, F11, F29
+	WORD $0x5fb3117d // fmla s29, s11, v19.s[1]
 	ADD $292, R10, R10
 	ADD $144, R8, R8
 	SUBS $1, R17, R17
@@ -1690,12 +1653,8 @@ block:
 	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
 	WORD $0x6fb708c9 // mla v9.4s, v6.4s, v23.s[3]
 	// per token: isum, imin = Σ (bsums[2k]+bsums[2k+1])·mn[k], and the float accumulation
-	MOVHU (R8), R19
-	MOVHU 2(R8), R20
-	FMOVS R19, F17
-	FMOVS R20, F18
-	FCVTHS F17, F17
-	FCVTHS F18, F18
+	FMOVS (R8), F18
+	WORD $0x0e217a52 // fcvtl v18.4s, v18.4h
 	VADDV V7.S4, V7
 	WORD $0x5e21d8e7 // scvtf s7, s7
 	VLD1 (R13), [V11.H8, V12.H8]
@@ -1706,10 +1665,9 @@ block:
 	VADDV V11.S4, V11
 	WORD $0x5e21d96b // scvtf s11, s11
 	FMOVS (R9), F16
-	FMULS F16, F17, F19
-	FMULS F16, F18, F16
+	WORD $0x4f909253 // fmul v19.4s, v18.4s, v16.s[0]
 	FMADDS F19, F24, F7, F24
-	FMADDS F16, F28, F11, F28
+	WORD $0x5fb3117c // fmla s28, s11, v19.s[1]
 	ADD $292, R9, R9
 	VADDV V8.S4, V8
 	WORD $0x5e21d908 // scvtf s8, s8
@@ -1721,10 +1679,9 @@ block:
 	VADDV V11.S4, V11
 	WORD $0x5e21d96b // scvtf s11, s11
 	FMOVS (R10), F16
-	FMULS F16, F17, F19
-	FMULS F16, F18, F16
+	WORD $0x4f909253 // fmul v19.4s, v18.4s, v16.s[0]
 	FMADDS F19, F25, F8, F25
-	FMADDS F16, F29, F11, F29
+	WORD $0x5fb3117d // fmla s29, s11, v19.s[1]
 	ADD $292, R10, R10
 	VADDV V9.S4, V9
 	WORD $0x5e21d929 // scvtf s9, s9
@@ -1736,10 +1693,9 @@ block:
 	VADDV V11.S4, V11
 	WORD $0x5e21d96b // scvtf s11, s11
 	FMOVS (R11), F16
-	FMULS F16, F17, F19
-	FMULS F16, F18, F16
+	WORD $0x4f909253 // fmul v19.4s, v18.4s, v16.s[0]
 	FMADDS F19, F26, F9, F26
-	FMADDS F16, F30, F11, F30
+	WORD $0x5fb3117e // fmla s30, s11, v19.s[1]
 	ADD $292, R11, R11
 	ADD $144, R8, R8
 	SUBS $1, R17, R17
@@ -2008,12 +1964,8 @@ block:
 	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
 	WORD $0x6fb708ca // mla v10.4s, v6.4s, v23.s[3]
 	// per token: isum, imin = Σ (bsums[2k]+bsums[2k+1])·mn[k], and the float accumulation
-	MOVHU (R8), R19
-	MOVHU 2(R8), R20
-	FMOVS R19, F17
-	FMOVS R20, F18
-	FCVTHS F17, F17
-	FCVTHS F18, F18
+	FMOVS (R8), F18
+	WORD $0x0e217a52 // fcvtl v18.4s, v18.4h
 	VADDV V7.S4, V7
 	WORD $0x5e21d8e7 // scvtf s7, s7
 	VLD1 (R13), [V11.H8, V12.H8]
@@ -2024,10 +1976,9 @@ block:
 	VADDV V11.S4, V11
 	WORD $0x5e21d96b // scvtf s11, s11
 	FMOVS (R9), F16
-	FMULS F16, F17, F19
-	FMULS F16, F18, F16
+	WORD $0x4f909253 // fmul v19.4s, v18.4s, v16.s[0]
 	FMADDS F19, F24, F7, F24
-	FMADDS F16, F28, F11, F28
+	WORD $0x5fb3117c // fmla s28, s11, v19.s[1]
 	ADD $292, R9, R9
 	VADDV V8.S4, V8
 	WORD $0x5e21d908 // scvtf s8, s8
@@ -2039,10 +1990,9 @@ block:
 	VADDV V11.S4, V11
 	WORD $0x5e21d96b // scvtf s11, s11
 	FMOVS (R10), F16
-	FMULS F16, F17, F19
-	FMULS F16, F18, F16
+	WORD $0x4f909253 // fmul v19.4s, v18.4s, v16.s[0]
 	FMADDS F19, F25, F8, F25
-	FMADDS F16, F29, F11, F29
+	WORD $0x5fb3117d // fmla s29, s11, v19.s[1]
 	ADD $292, R10, R10
 	VADDV V9.S4, V9
 	WORD $0x5e21d929 // scvtf s9, s9
@@ -2054,10 +2004,9 @@ block:
 	VADDV V11.S4, V11
 	WORD $0x5e21d96b // scvtf s11, s11
 	FMOVS (R11), F16
-	FMULS F16, F17, F19
-	FMULS F16, F18, F16
+	WORD $0x4f909253 // fmul v19.4s, v18.4s, v16.s[0]
 	FMADDS F19, F26, F9, F26
-	FMADDS F16, F30, F11, F30
+	WORD $0x5fb3117e // fmla s30, s11, v19.s[1]
 	ADD $292, R11, R11
 	VADDV V10.S4, V10
 	WORD $0x5e21d94a // scvtf s10, s10
@@ -2069,10 +2018,9 @@ block:
 	VADDV V11.S4, V11
 	WORD $0x5e21d96b // scvtf s11, s11
 	FMOVS (R12), F16
-	FMULS F16, F17, F19
-	FMULS F16, F18, F16
+	WORD $0x4f909253 // fmul v19.4s, v18.4s, v16.s[0]
 	FMADDS F19, F27, F10, F27
-	FMADDS F16, F31, F11, F31
+	WORD $0x5fb3117f // fmla s31, s11, v19.s[1]
 	ADD $292, R12, R12
 	ADD $144, R8, R8
 	SUBS $1, R17, R17
@@ -9768,29 +9716,22 @@ block:
 	WORD $0x6faf0950 // mla v16.4s, v10.4s, v15.s[3]
 	WORD $0x6faf0971 // mla v17.4s, v11.4s, v15.s[3]
 	// per token: summs = fma(imin, -(x.d·f16(w.dmin)), summs); acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
-	MOVHU (R8), R19
-	MOVHU 2(R8), R20
-	FMOVS R19, F10
-	FMOVS R20, F11
-	FCVTHS F10, F10
-	FCVTHS F11, F11
+	FMOVS (R8), F10
+	WORD $0x0e21794a // fcvtl v10.4s, v10.4h
 	ADD $260, R9, R19
 	VLD1 (R19), [V8.H8, V9.H8]
 	WORD $0x4e69bd08 // addp v8.8h, v8.8h, v9.8h
 	WORD $0x0e7fc106 // smull v6.4s, v8.4h, v31.4h
-	WORD $0x4e7fc107 // smull2 v7.4s, v8.8h, v31.8h
-	VADD V7.S4, V6.S4, V6.S4
+	WORD $0x4e7f8106 // smlal2 v6.4s, v8.8h, v31.8h
 	VADDV V6.S4, V6
 	WORD $0x5e21d8c6 // scvtf s6, s6
 	FMOVS (R9), F9
-	FMULS F9, F11, F7
-	FNEGS F7, F7
-	FMADDS F7, F28, F6, F28
-	FMULS F9, F10, F9
+	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
+	WORD $0x5fa750dc // fmls s28, s6, v7.s[1]
 	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
 	WORD $0x4e21da31 // scvtf v17.4s, v17.4s
-	WORD $0x4f891216 // fmla v22.4s, v16.4s, v9.s[0]
-	WORD $0x4f891237 // fmla v23.4s, v17.4s, v9.s[0]
+	WORD $0x4f871216 // fmla v22.4s, v16.4s, v7.s[0]
+	WORD $0x4f871237 // fmla v23.4s, v17.4s, v7.s[0]
 	ADD $292, R9, R9
 	ADD $176, R8, R8
 	SUBS $1, R17, R17
@@ -10151,47 +10092,37 @@ block:
 	WORD $0x6faf0952 // mla v18.4s, v10.4s, v15.s[3]
 	WORD $0x6faf0973 // mla v19.4s, v11.4s, v15.s[3]
 	// per token: summs = fma(imin, -(x.d·f16(w.dmin)), summs); acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
-	MOVHU (R8), R19
-	MOVHU 2(R8), R20
-	FMOVS R19, F10
-	FMOVS R20, F11
-	FCVTHS F10, F10
-	FCVTHS F11, F11
+	FMOVS (R8), F10
+	WORD $0x0e21794a // fcvtl v10.4s, v10.4h
 	ADD $260, R9, R19
 	VLD1 (R19), [V8.H8, V9.H8]
 	WORD $0x4e69bd08 // addp v8.8h, v8.8h, v9.8h
 	WORD $0x0e7fc106 // smull v6.4s, v8.4h, v31.4h
-	WORD $0x4e7fc107 // smull2 v7.4s, v8.8h, v31.8h
-	VADD V7.S4, V6.S4, V6.S4
+	WORD $0x4e7f8106 // smlal2 v6.4s, v8.8h, v31.8h
 	VADDV V6.S4, V6
 	WORD $0x5e21d8c6 // scvtf s6, s6
 	FMOVS (R9), F9
-	FMULS F9, F11, F7
-	FNEGS F7, F7
-	FMADDS F7, F28, F6, F28
-	FMULS F9, F10, F9
+	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
+	WORD $0x5fa750dc // fmls s28, s6, v7.s[1]
 	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
 	WORD $0x4e21da31 // scvtf v17.4s, v17.4s
-	WORD $0x4f891216 // fmla v22.4s, v16.4s, v9.s[0]
-	WORD $0x4f891237 // fmla v23.4s, v17.4s, v9.s[0]
+	WORD $0x4f871216 // fmla v22.4s, v16.4s, v7.s[0]
+	WORD $0x4f871237 // fmla v23.4s, v17.4s, v7.s[0]
 	ADD $292, R9, R9
 	ADD $260, R10, R19
 	VLD1 (R19), [V8.H8, V9.H8]
 	WORD $0x4e69bd08 // addp v8.8h, v8.8h, v9.8h
 	WORD $0x0e7fc106 // smull v6.4s, v8.4h, v31.4h
-	WORD $0x4e7fc107 // smull2 v7.4s, v8.8h, v31.8h
-	VADD V7.S4, V6.S4, V6.S4
+	WORD $0x4e7f8106 // smlal2 v6.4s, v8.8h, v31.8h
 	VADDV V6.S4, V6
 	WORD $0x5e21d8c6 // scvtf s6, s6
 	FMOVS (R10), F9
-	FMULS F9, F11, F7
-	FNEGS F7, F7
-	FMADDS F7, F29, F6, F29
-	FMULS F9, F10, F9
+	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
+	WORD $0x5fa750dd // fmls s29, s6, v7.s[1]
 	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
 	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
-	WORD $0x4f891258 // fmla v24.4s, v18.4s, v9.s[0]
-	WORD $0x4f891279 // fmla v25.4s, v19.4s, v9.s[0]
+	WORD $0x4f871258 // fmla v24.4s, v18.4s, v7.s[0]
+	WORD $0x4f871279 // fmla v25.4s, v19.4s, v7.s[0]
 	ADD $292, R10, R10
 	ADD $176, R8, R8
 	SUBS $1, R17, R17
@@ -10678,65 +10609,52 @@ block:
 	WORD $0x6faf0954 // mla v20.4s, v10.4s, v15.s[3]
 	WORD $0x6faf0975 // mla v21.4s, v11.4s, v15.s[3]
 	// per token: summs = fma(imin, -(x.d·f16(w.dmin)), summs); acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
-	MOVHU (R8), R19
-	MOVHU 2(R8), R20
-	FMOVS R19, F10
-	FMOVS R20, F11
-	FCVTHS F10, F10
-	FCVTHS F11, F11
+	FMOVS (R8), F10
+	WORD $0x0e21794a // fcvtl v10.4s, v10.4h
 	ADD $260, R9, R19
 	VLD1 (R19), [V8.H8, V9.H8]
 	WORD $0x4e69bd08 // addp v8.8h, v8.8h, v9.8h
 	WORD $0x0e7fc106 // smull v6.4s, v8.4h, v31.4h
-	WORD $0x4e7fc107 // smull2 v7.4s, v8.8h, v31.8h
-	VADD V7.S4, V6.S4, V6.S4
+	WORD $0x4e7f8106 // smlal2 v6.4s, v8.8h, v31.8h
 	VADDV V6.S4, V6
 	WORD $0x5e21d8c6 // scvtf s6, s6
 	FMOVS (R9), F9
-	FMULS F9, F11, F7
-	FNEGS F7, F7
-	FMADDS F7, F28, F6, F28
-	FMULS F9, F10, F9
+	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
+	WORD $0x5fa750dc // fmls s28, s6, v7.s[1]
 	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
 	WORD $0x4e21da31 // scvtf v17.4s, v17.4s
-	WORD $0x4f891216 // fmla v22.4s, v16.4s, v9.s[0]
-	WORD $0x4f891237 // fmla v23.4s, v17.4s, v9.s[0]
+	WORD $0x4f871216 // fmla v22.4s, v16.4s, v7.s[0]
+	WORD $0x4f871237 // fmla v23.4s, v17.4s, v7.s[0]
 	ADD $292, R9, R9
 	ADD $260, R10, R19
 	VLD1 (R19), [V8.H8, V9.H8]
 	WORD $0x4e69bd08 // addp v8.8h, v8.8h, v9.8h
 	WORD $0x0e7fc106 // smull v6.4s, v8.4h, v31.4h
-	WORD $0x4e7fc107 // smull2 v7.4s, v8.8h, v31.8h
-	VADD V7.S4, V6.S4, V6.S4
+	WORD $0x4e7f8106 // smlal2 v6.4s, v8.8h, v31.8h
 	VADDV V6.S4, V6
 	WORD $0x5e21d8c6 // scvtf s6, s6
 	FMOVS (R10), F9
-	FMULS F9, F11, F7
-	FNEGS F7, F7
-	FMADDS F7, F29, F6, F29
-	FMULS F9, F10, F9
+	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
+	WORD $0x5fa750dd // fmls s29, s6, v7.s[1]
 	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
 	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
-	WORD $0x4f891258 // fmla v24.4s, v18.4s, v9.s[0]
-	WORD $0x4f891279 // fmla v25.4s, v19.4s, v9.s[0]
+	WORD $0x4f871258 // fmla v24.4s, v18.4s, v7.s[0]
+	WORD $0x4f871279 // fmla v25.4s, v19.4s, v7.s[0]
 	ADD $292, R10, R10
 	ADD $260, R11, R19
 	VLD1 (R19), [V8.H8, V9.H8]
 	WORD $0x4e69bd08 // addp v8.8h, v8.8h, v9.8h
 	WORD $0x0e7fc106 // smull v6.4s, v8.4h, v31.4h
-	WORD $0x4e7fc107 // smull2 v7.4s, v8.8h, v31.8h
-	VADD V7.S4, V6.S4, V6.S4
+	WORD $0x4e7f8106 // smlal2 v6.4s, v8.8h, v31.8h
 	VADDV V6.S4, V6
 	WORD $0x5e21d8c6 // scvtf s6, s6
 	FMOVS (R11), F9
-	FMULS F9, F11, F7
-	FNEGS F7, F7
-	FMADDS F7, F30, F6, F30
-	FMULS F9, F10, F9
+	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
+	WORD $0x5fa750de // fmls s30, s6, v7.s[1]
 	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
 	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4f89129a // fmla v26.4s, v20.4s, v9.s[0]
-	WORD $0x4f8912bb // fmla v27.4s, v21.4s, v9.s[0]
+	WORD $0x4f87129a // fmla v26.4s, v20.4s, v7.s[0]
+	WORD $0x4f8712bb // fmla v27.4s, v21.4s, v7.s[0]
 	ADD $292, R11, R11
 	ADD $176, R8, R8
 	SUBS $1, R17, R17
@@ -10947,29 +10865,22 @@ block:
 	WORD $0x6faf0950 // mla v16.4s, v10.4s, v15.s[3]
 	WORD $0x6faf0971 // mla v17.4s, v11.4s, v15.s[3]
 	// per token: summs = fma(imin, -(x.d·f16(w.dmin)), summs); acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
-	MOVHU (R8), R19
-	MOVHU 2(R8), R20
-	FMOVS R19, F10
-	FMOVS R20, F11
-	FCVTHS F10, F10
-	FCVTHS F11, F11
+	FMOVS (R8), F10
+	WORD $0x0e21794a // fcvtl v10.4s, v10.4h
 	ADD $260, R9, R19
 	VLD1 (R19), [V8.H8, V9.H8]
 	WORD $0x4e69bd08 // addp v8.8h, v8.8h, v9.8h
 	WORD $0x0e7fc106 // smull v6.4s, v8.4h, v31.4h
-	WORD $0x4e7fc107 // smull2 v7.4s, v8.8h, v31.8h
-	VADD V7.S4, V6.S4, V6.S4
+	WORD $0x4e7f8106 // smlal2 v6.4s, v8.8h, v31.8h
 	VADDV V6.S4, V6
 	WORD $0x5e21d8c6 // scvtf s6, s6
 	FMOVS (R9), F9
-	FMULS F9, F11, F7
-	FNEGS F7, F7
-	FMADDS F7, F28, F6, F28
-	FMULS F9, F10, F9
+	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
+	WORD $0x5fa750dc // fmls s28, s6, v7.s[1]
 	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
 	WORD $0x4e21da31 // scvtf v17.4s, v17.4s
-	WORD $0x4f891216 // fmla v22.4s, v16.4s, v9.s[0]
-	WORD $0x4f891237 // fmla v23.4s, v17.4s, v9.s[0]
+	WORD $0x4f871216 // fmla v22.4s, v16.4s, v7.s[0]
+	WORD $0x4f871237 // fmla v23.4s, v17.4s, v7.s[0]
 	ADD $292, R9, R9
 	ADD $176, R8, R8
 	SUBS $1, R17, R17
@@ -11234,47 +11145,37 @@ block:
 	WORD $0x6faf0952 // mla v18.4s, v10.4s, v15.s[3]
 	WORD $0x6faf0973 // mla v19.4s, v11.4s, v15.s[3]
 	// per token: summs = fma(imin, -(x.d·f16(w.dmin)), summs); acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
-	MOVHU (R8), R19
-	MOVHU 2(R8), R20
-	FMOVS R19, F10
-	FMOVS R20, F11
-	FCVTHS F10, F10
-	FCVTHS F11, F11
+	FMOVS (R8), F10
+	WORD $0x0e21794a // fcvtl v10.4s, v10.4h
 	ADD $260, R9, R19
 	VLD1 (R19), [V8.H8, V9.H8]
 	WORD $0x4e69bd08 // addp v8.8h, v8.8h, v9.8h
 	WORD $0x0e7fc106 // smull v6.4s, v8.4h, v31.4h
-	WORD $0x4e7fc107 // smull2 v7.4s, v8.8h, v31.8h
-	VADD V7.S4, V6.S4, V6.S4
+	WORD $0x4e7f8106 // smlal2 v6.4s, v8.8h, v31.8h
 	VADDV V6.S4, V6
 	WORD $0x5e21d8c6 // scvtf s6, s6
 	FMOVS (R9), F9
-	FMULS F9, F11, F7
-	FNEGS F7, F7
-	FMADDS F7, F28, F6, F28
-	FMULS F9, F10, F9
+	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
+	WORD $0x5fa750dc // fmls s28, s6, v7.s[1]
 	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
 	WORD $0x4e21da31 // scvtf v17.4s, v17.4s
-	WORD $0x4f891216 // fmla v22.4s, v16.4s, v9.s[0]
-	WORD $0x4f891237 // fmla v23.4s, v17.4s, v9.s[0]
+	WORD $0x4f871216 // fmla v22.4s, v16.4s, v7.s[0]
+	WORD $0x4f871237 // fmla v23.4s, v17.4s, v7.s[0]
 	ADD $292, R9, R9
 	ADD $260, R10, R19
 	VLD1 (R19), [V8.H8, V9.H8]
 	WORD $0x4e69bd08 // addp v8.8h, v8.8h, v9.8h
 	WORD $0x0e7fc106 // smull v6.4s, v8.4h, v31.4h
-	WORD $0x4e7fc107 // smull2 v7.4s, v8.8h, v31.8h
-	VADD V7.S4, V6.S4, V6.S4
+	WORD $0x4e7f8106 // smlal2 v6.4s, v8.8h, v31.8h
 	VADDV V6.S4, V6
 	WORD $0x5e21d8c6 // scvtf s6, s6
 	FMOVS (R10), F9
-	FMULS F9, F11, F7
-	FNEGS F7, F7
-	FMADDS F7, F29, F6, F29
-	FMULS F9, F10, F9
+	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
+	WORD $0x5fa750dd // fmls s29, s6, v7.s[1]
 	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
 	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
-	WORD $0x4f891258 // fmla v24.4s, v18.4s, v9.s[0]
-	WORD $0x4f891279 // fmla v25.4s, v19.4s, v9.s[0]
+	WORD $0x4f871258 // fmla v24.4s, v18.4s, v7.s[0]
+	WORD $0x4f871279 // fmla v25.4s, v19.4s, v7.s[0]
 	ADD $292, R10, R10
 	ADD $176, R8, R8
 	SUBS $1, R17, R17
@@ -11617,65 +11518,52 @@ block:
 	WORD $0x6faf0954 // mla v20.4s, v10.4s, v15.s[3]
 	WORD $0x6faf0975 // mla v21.4s, v11.4s, v15.s[3]
 	// per token: summs = fma(imin, -(x.d·f16(w.dmin)), summs); acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
-	MOVHU (R8), R19
-	MOVHU 2(R8), R20
-	FMOVS R19, F10
-	FMOVS R20, F11
-	FCVTHS F10, F10
-	FCVTHS F11, F11
+	FMOVS (R8), F10
+	WORD $0x0e21794a // fcvtl v10.4s, v10.4h
 	ADD $260, R9, R19
 	VLD1 (R19), [V8.H8, V9.H8]
 	WORD $0x4e69bd08 // addp v8.8h, v8.8h, v9.8h
 	WORD $0x0e7fc106 // smull v6.4s, v8.4h, v31.4h
-	WORD $0x4e7fc107 // smull2 v7.4s, v8.8h, v31.8h
-	VADD V7.S4, V6.S4, V6.S4
+	WORD $0x4e7f8106 // smlal2 v6.4s, v8.8h, v31.8h
 	VADDV V6.S4, V6
 	WORD $0x5e21d8c6 // scvtf s6, s6
 	FMOVS (R9), F9
-	FMULS F9, F11, F7
-	FNEGS F7, F7
-	FMADDS F7, F28, F6, F28
-	FMULS F9, F10, F9
+	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
+	WORD $0x5fa750dc // fmls s28, s6, v7.s[1]
 	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
 	WORD $0x4e21da31 // scvtf v17.4s, v17.4s
-	WORD $0x4f891216 // fmla v22.4s, v16.4s, v9.s[0]
-	WORD $0x4f891237 // fmla v23.4s, v17.4s, v9.s[0]
+	WORD $0x4f871216 // fmla v22.4s, v16.4s, v7.s[0]
+	WORD $0x4f871237 // fmla v23.4s, v17.4s, v7.s[0]
 	ADD $292, R9, R9
 	ADD $260, R10, R19
 	VLD1 (R19), [V8.H8, V9.H8]
 	WORD $0x4e69bd08 // addp v8.8h, v8.8h, v9.8h
 	WORD $0x0e7fc106 // smull v6.4s, v8.4h, v31.4h
-	WORD $0x4e7fc107 // smull2 v7.4s, v8.8h, v31.8h
-	VADD V7.S4, V6.S4, V6.S4
+	WORD $0x4e7f8106 // smlal2 v6.4s, v8.8h, v31.8h
 	VADDV V6.S4, V6
 	WORD $0x5e21d8c6 // scvtf s6, s6
 	FMOVS (R10), F9
-	FMULS F9, F11, F7
-	FNEGS F7, F7
-	FMADDS F7, F29, F6, F29
-	FMULS F9, F10, F9
+	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
+	WORD $0x5fa750dd // fmls s29, s6, v7.s[1]
 	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
 	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
-	WORD $0x4f891258 // fmla v24.4s, v18.4s, v9.s[0]
-	WORD $0x4f891279 // fmla v25.4s, v19.4s, v9.s[0]
+	WORD $0x4f871258 // fmla v24.4s, v18.4s, v7.s[0]
+	WORD $0x4f871279 // fmla v25.4s, v19.4s, v7.s[0]
 	ADD $292, R10, R10
 	ADD $260, R11, R19
 	VLD1 (R19), [V8.H8, V9.H8]
 	WORD $0x4e69bd08 // addp v8.8h, v8.8h, v9.8h
 	WORD $0x0e7fc106 // smull v6.4s, v8.4h, v31.4h
-	WORD $0x4e7fc107 // smull2 v7.4s, v8.8h, v31.8h
-	VADD V7.S4, V6.S4, V6.S4
+	WORD $0x4e7f8106 // smlal2 v6.4s, v8.8h, v31.8h
 	VADDV V6.S4, V6
 	WORD $0x5e21d8c6 // scvtf s6, s6
 	FMOVS (R11), F9
-	FMULS F9, F11, F7
-	FNEGS F7, F7
-	FMADDS F7, F30, F6, F30
-	FMULS F9, F10, F9
+	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
+	WORD $0x5fa750de // fmls s30, s6, v7.s[1]
 	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
 	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4f89129a // fmla v26.4s, v20.4s, v9.s[0]
-	WORD $0x4f8912bb // fmla v27.4s, v21.4s, v9.s[0]
+	WORD $0x4f87129a // fmla v26.4s, v20.4s, v7.s[0]
+	WORD $0x4f8712bb // fmla v27.4s, v21.4s, v7.s[0]
 	ADD $292, R11, R11
 	ADD $176, R8, R8
 	SUBS $1, R17, R17

@@ -75,6 +75,7 @@ var ops3 = map[string]enc{
 	"smlal2.8h": {0x4e208000, "smlal2 v%d.8h, v%d.16b, v%d.16b"},
 	"smull.4s":  {0x0e60c000, "smull v%d.4s, v%d.4h, v%d.4h"},
 	"smull2.4s": {0x4e60c000, "smull2 v%d.4s, v%d.8h, v%d.8h"},
+	"smlal2.4s": {0x4e608000, "smlal2 v%d.4s, v%d.8h, v%d.8h"},
 	"mul.4s":    {0x4ea09c00, "mul v%d.4s, v%d.4s, v%d.4s"},
 	"mla.4s":    {0x4ea09400, "mla v%d.4s, v%d.4s, v%d.4s"},
 	"addp.4s":   {0x4ea0bc00, "addp v%d.4s, v%d.4s, v%d.4s"},
@@ -125,6 +126,10 @@ var opsE = map[string]enc{
 	"fmul.e": {0x4f809000, "fmul v%d.4s, v%d.4s, v%d.s[%d]"},
 	"fmla.e": {0x4f801000, "fmla v%d.4s, v%d.4s, v%d.s[%d]"},
 	"mla.e":  {0x6f800000, "mla v%d.4s, v%d.4s, v%d.s[%d]"},
+	// fmla (by element) on one single: s(d) += s(n)·v(m).s[i], fused.
+	"fmla.es": {0x5f801000, "fmla s%d, s%d, v%d.s[%d]"},
+	// fmls (by element) on one single: s(d) −= s(n)·v(m).s[i], fused.
+	"fmls.es": {0x5f805000, "fmls s%d, s%d, v%d.s[%d]"},
 }
 
 func reg(r int) uint32 {
@@ -1016,6 +1021,7 @@ func genQ4KT(g *gen, dot bool, T int) {
 		mask       = 15
 		scLo, scHi = 22, 23 // the eight scales as int32
 		mnLo, mnHi = 20, 21 // the eight mins
+		dd         = 18     // f16(d), f16(dmin) in lanes 0, 1
 		p, tmp     = 6, 14
 	)
 	xb := []string{"R9", "R10", "R11", "R12"}  // each token's block
@@ -1066,12 +1072,8 @@ func genQ4KT(g *gen, dot bool, T int) {
 		}
 	}
 	g.c("per token: isum, imin = Σ (bsums[2k]+bsums[2k+1])·mn[k], and the float accumulation")
-	g.p("MOVHU (R8), R19")
-	g.p("MOVHU 2(R8), R20")
-	g.p("FMOVS R19, F17")
-	g.p("FMOVS R20, F18")
-	g.p("FCVTHS F17, F17")
-	g.p("FCVTHS F18, F18")
+	g.p("FMOVS (R8), F%d", dd)
+	g.o2("fcvtl", dd, dd)
 	for t := range T {
 		g.addv(isum(t), isum(t))
 		g.o2("scvtf.s", isum(t), isum(t))
@@ -1083,10 +1085,9 @@ func genQ4KT(g *gen, dot bool, T int) {
 		g.addv(11, 11)
 		g.o2("scvtf.s", 11, 11)
 		g.p("FMOVS (%s), F16", xb[t])
-		g.p("FMULS F16, F17, F19") // f16(d)·x.d
-		g.p("FMULS F16, F18, F16") // f16(dmin)·x.d
+		g.oe("fmul.e", 19, dd, 16, 0) // f16(d)·x.d, f16(dmin)·x.d
 		g.p("FMADDS F19, F%d, F%d, F%d", acc(t), isum(t), acc(t))
-		g.p("FMADDS F16, F%d, F11, F%d", accm(t), accm(t))
+		g.oe("fmla.es", accm(t), 11, 19, 1)
 		g.p("ADD $292, %s, %s", xb[t], xb[t])
 	}
 	g.p("ADD $144, R8, R8")
@@ -1594,27 +1595,20 @@ func genQ5KT(g *gen, dot bool, T int) {
 		}
 	}
 	g.c("per token: summs = fma(imin, -(x.d·f16(w.dmin)), summs); acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])")
-	g.p("MOVHU (R8), R19")
-	g.p("MOVHU 2(R8), R20")
-	g.p("FMOVS R19, F%d", r.p0)
-	g.p("FMOVS R20, F%d", r.p1)
-	g.p("FCVTHS F%d, F%d", r.p0, r.p0)
-	g.p("FCVTHS F%d, F%d", r.p1, r.p1)
+	g.p("FMOVS (R8), F%d", r.p0)
+	g.o2("fcvtl", r.p0, r.p0) // f16(d), f16(dmin) in lanes 0, 1
 	for t := range T {
 		g.p("ADD $260, %s, R19", r.xb[t])
 		g.ld1("H8", "R19", 0, r.q0, r.q1)
 		g.o3("addp.8h", r.q0, r.q0, r.q1)
 		g.o3("smull.4s", r.t0, r.q0, mins)
-		g.o3("smull2.4s", r.t1, r.q0, mins)
-		g.p("VADD V%d.S4, V%d.S4, V%d.S4", r.t1, r.t0, r.t0)
+		g.o3("smlal2.4s", r.t0, r.q0, mins)
 		g.addv(r.t0, r.t0)
 		g.o2("scvtf.s", r.t0, r.t0)
 		g.p("FMOVS (%s), F%d", r.xb[t], r.q1)
-		g.p("FMULS F%d, F%d, F%d", r.q1, r.p1, r.t1)
-		g.p("FNEGS F%d, F%d", r.t1, r.t1)
-		g.p("FMADDS F%d, F%d, F%d, F%d", r.t1, summs(t), r.t0, summs(t))
-		g.p("FMULS F%d, F%d, F%d", r.q1, r.p0, r.q1)
-		g.kLanesFMA(r, t, r.q1)
+		g.oe("fmul.e", r.t1, r.p0, r.q1, 0) // x.d·f16(d), x.d·f16(dmin)
+		g.oe("fmls.es", summs(t), r.t0, r.t1, 1)
+		g.kLanesFMA(r, t, r.t1)
 		g.p("ADD $292, %s, %s", r.xb[t], r.xb[t])
 	}
 	g.p("ADD $176, R8, R8")
