@@ -118,7 +118,7 @@ func q6KRows5Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *floa
 func q6KRows6Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
 
 // q5KRows<T><form> compute, for nb > 0 Q5_K blocks a row and T Q8_K
-// activation rows (T = 1 to 3),
+// activation rows (T = 1 to 6),
 //
 //	for t := range T { for r := range rows {
 //		out[t*ostride+r] = dotQ5KRef(w[r*wstride:], x[t*xstride:], 256*nb) } }
@@ -143,6 +143,24 @@ func q5KRows2Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *floa
 
 //go:noescape
 func q5KRows3Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q5KRows4NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q5KRows5NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q5KRows6NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q5KRows4Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q5KRows5Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q5KRows6Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
 
 // gemvQ4K is the Q4_K gemv (see the gemv type): up to four tokens a pass
 // over the weights (q4KRows<T>).
@@ -244,14 +262,14 @@ func iq4XSRows2Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *fl
 func iq4XSRows3Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
 
 // The K-quants' row-by-row kernels: one to three tokens a pass, four as
-// two and two (tokenRun); Q6_K's up to six (q6KRun).
+// two and two (tokenRun); Q6_K's and Q5_K's up to six (run6).
 var (
 	q6KKernels = rowKernels{qkK, q6KBytes, q8KBytes,
 		[9]rowsKernel{nil, q6KRows1NEON, q6KRows2NEON, q6KRows3NEON, q6KRows4NEON, q6KRows5NEON, q6KRows6NEON},
-		[9]rowsKernel{nil, q6KRows1Dot, q6KRows2Dot, q6KRows3Dot, q6KRows4Dot, q6KRows5Dot, q6KRows6Dot}, q6KRun, dotQ6KRef}
+		[9]rowsKernel{nil, q6KRows1Dot, q6KRows2Dot, q6KRows3Dot, q6KRows4Dot, q6KRows5Dot, q6KRows6Dot}, run6, dotQ6KRef}
 	q5KKernels = rowKernels{qkK, q5KBytes, q8KBytes,
-		[9]rowsKernel{nil, q5KRows1NEON, q5KRows2NEON, q5KRows3NEON},
-		[9]rowsKernel{nil, q5KRows1Dot, q5KRows2Dot, q5KRows3Dot}, tokenRun, dotQ5KRef}
+		[9]rowsKernel{nil, q5KRows1NEON, q5KRows2NEON, q5KRows3NEON, q5KRows4NEON, q5KRows5NEON, q5KRows6NEON},
+		[9]rowsKernel{nil, q5KRows1Dot, q5KRows2Dot, q5KRows3Dot, q5KRows4Dot, q5KRows5Dot, q5KRows6Dot}, run6, dotQ5KRef}
 	q3KKernels = rowKernels{qkK, q3KBytes, q8KBytes,
 		[9]rowsKernel{nil, q3KRows1NEON, q3KRows2NEON, q3KRows3NEON},
 		[9]rowsKernel{nil, q3KRows1Dot, q3KRows2Dot, q3KRows3Dot}, tokenRun, dotQ3KRef}
@@ -263,10 +281,10 @@ var (
 		[9]rowsKernel{nil, iq4XSRows1Dot, iq4XSRows2Dot, iq4XSRows3Dot}, tokenRun, dotIQ4XSRef}
 )
 
-// q6KRun returns how many of the n ≥ 1 tokens left the next Q6_K pass
-// takes: as few passes as six a pass allow, the tokens shared evenly
-// (seven as four and three).
-func q6KRun(n int) int {
+// run6 returns how many of the n ≥ 1 tokens left the next pass of a
+// six-token kernel (Q6_K, Q5_K) takes: as few passes as six a pass allow,
+// the tokens shared evenly (seven as four and three).
+func run6(n int) int {
 	passes := (n + 5) / 6
 	return (n + passes - 1) / passes
 }

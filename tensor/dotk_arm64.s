@@ -9738,7 +9738,7 @@ block:
 	BNE block
 store:
 	MOVD R6, R19
-	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
 	WORD $0x4e37d6c0 // fadd v0.4s, v22.4s, v23.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
@@ -10129,7 +10129,7 @@ block:
 	BNE block
 store:
 	MOVD R6, R19
-	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
 	WORD $0x4e37d6c0 // fadd v0.4s, v22.4s, v23.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
@@ -10137,7 +10137,7 @@ store:
 	FADDS F28, F0, F0
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
-	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
 	WORD $0x4e39d700 // fadd v0.4s, v24.4s, v25.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
@@ -10661,7 +10661,7 @@ block:
 	BNE block
 store:
 	MOVD R6, R19
-	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
 	WORD $0x4e37d6c0 // fadd v0.4s, v22.4s, v23.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
@@ -10669,7 +10669,7 @@ store:
 	FADDS F28, F0, F0
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
-	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
 	WORD $0x4e39d700 // fadd v0.4s, v24.4s, v25.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
@@ -10677,12 +10677,2572 @@ store:
 	FADDS F29, F0, F0
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
-	// token 2, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	// token 2, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
 	WORD $0x4e3bd740 // fadd v0.4s, v26.4s, v27.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
 	FADDS F30, F0, F0
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q5KRows4NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q5KRows4NEON(SB), NOSPLIT, $96-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V12.B16
+	VMOVI $16, V13.B16
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	ADD R4, R11, R13
+	MOVD R5, R17
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	MOVD $acc-96(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	FMOVS F4, 32(R15)
+	MOVD $acc-48(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	FMOVS F4, 32(R15)
+	CBZ R17, store
+block:
+	// the scales and mins (get_scale_min_k4, as Q4_K's)
+	MOVWU 4(R8), R19
+	MOVWU 8(R8), R20
+	MOVWU 12(R8), R21
+	LSRW $4, R21, R22
+	ANDW $0x0f0f0f0f, R22, R22
+	LSRW $6, R20, R23
+	ANDW $0x03030303, R23, R23
+	ORRW R23<<4, R22, R22
+	ANDW $0x3f3f3f3f, R20, R23
+	ANDW $0x0f0f0f0f, R21, R24
+	LSRW $6, R19, R25
+	ANDW $0x03030303, R25, R25
+	ORRW R25<<4, R24, R24
+	ANDW $0x3f3f3f3f, R19, R19
+	ORR R24<<32, R19, R19
+	ORR R22<<32, R23, R23
+	FMOVD R19, F8
+	FMOVD R23, F9
+	VUXTL V8.B8, V8.H8
+	VUXTL V8.H4, V14.S4
+	VUXTL2 V8.H8, V15.S4
+	VUXTL V9.B8, V31.H8
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	ADD $16, R8, R12
+	VLD1 (R12), [V2.B16, V3.B16]
+	ADD $48, R8, R12
+	// qs[0:32]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 0: elements 0..31, fifth bit qh>>0
+	VSHL $4, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VBIT V12.B16, V0.B16, V4.B16
+	VSHL $4, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VBIT V12.B16, V1.B16, V5.B16
+	ADD $4, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0150 // mla v16.4s, v10.4s, v14.s[0]
+	WORD $0x6f8e0171 // mla v17.4s, v11.4s, v14.s[0]
+	ADD $4, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0152 // mla v18.4s, v10.4s, v14.s[0]
+	WORD $0x6f8e0173 // mla v19.4s, v11.4s, v14.s[0]
+	ADD $4, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0154 // mla v20.4s, v10.4s, v14.s[0]
+	WORD $0x6f8e0175 // mla v21.4s, v11.4s, v14.s[0]
+	ADD $4, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0156 // mla v22.4s, v10.4s, v14.s[0]
+	WORD $0x6f8e0177 // mla v23.4s, v11.4s, v14.s[0]
+	// group 1: elements 32..63, fifth bit qh>>1
+	VSHL $3, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VSHL $3, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
+	ADD $36, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fae0150 // mla v16.4s, v10.4s, v14.s[1]
+	WORD $0x6fae0171 // mla v17.4s, v11.4s, v14.s[1]
+	ADD $36, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fae0152 // mla v18.4s, v10.4s, v14.s[1]
+	WORD $0x6fae0173 // mla v19.4s, v11.4s, v14.s[1]
+	ADD $36, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fae0154 // mla v20.4s, v10.4s, v14.s[1]
+	WORD $0x6fae0175 // mla v21.4s, v11.4s, v14.s[1]
+	ADD $36, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fae0156 // mla v22.4s, v10.4s, v14.s[1]
+	WORD $0x6fae0177 // mla v23.4s, v11.4s, v14.s[1]
+	// qs[32:64]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 2: elements 64..95, fifth bit qh>>2
+	VSHL $2, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VBIT V12.B16, V0.B16, V4.B16
+	VSHL $2, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VBIT V12.B16, V1.B16, V5.B16
+	ADD $68, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0950 // mla v16.4s, v10.4s, v14.s[2]
+	WORD $0x6f8e0971 // mla v17.4s, v11.4s, v14.s[2]
+	ADD $68, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0952 // mla v18.4s, v10.4s, v14.s[2]
+	WORD $0x6f8e0973 // mla v19.4s, v11.4s, v14.s[2]
+	ADD $68, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0954 // mla v20.4s, v10.4s, v14.s[2]
+	WORD $0x6f8e0975 // mla v21.4s, v11.4s, v14.s[2]
+	ADD $68, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0956 // mla v22.4s, v10.4s, v14.s[2]
+	WORD $0x6f8e0977 // mla v23.4s, v11.4s, v14.s[2]
+	// group 3: elements 96..127, fifth bit qh>>3
+	VSHL $1, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VSHL $1, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
+	ADD $100, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fae0950 // mla v16.4s, v10.4s, v14.s[3]
+	WORD $0x6fae0971 // mla v17.4s, v11.4s, v14.s[3]
+	ADD $100, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fae0952 // mla v18.4s, v10.4s, v14.s[3]
+	WORD $0x6fae0973 // mla v19.4s, v11.4s, v14.s[3]
+	ADD $100, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fae0954 // mla v20.4s, v10.4s, v14.s[3]
+	WORD $0x6fae0975 // mla v21.4s, v11.4s, v14.s[3]
+	ADD $100, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fae0956 // mla v22.4s, v10.4s, v14.s[3]
+	WORD $0x6fae0977 // mla v23.4s, v11.4s, v14.s[3]
+	// qs[64:96]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 4: elements 128..159, fifth bit qh>>4
+	VAND V13.B16, V2.B16, V4.B16
+	VBIT V12.B16, V0.B16, V4.B16
+	VAND V13.B16, V3.B16, V5.B16
+	VBIT V12.B16, V1.B16, V5.B16
+	ADD $132, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0150 // mla v16.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0171 // mla v17.4s, v11.4s, v15.s[0]
+	ADD $132, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0152 // mla v18.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0173 // mla v19.4s, v11.4s, v15.s[0]
+	ADD $132, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0154 // mla v20.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0175 // mla v21.4s, v11.4s, v15.s[0]
+	ADD $132, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0156 // mla v22.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0177 // mla v23.4s, v11.4s, v15.s[0]
+	// group 5: elements 160..191, fifth bit qh>>5
+	VUSHR $1, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VUSHR $1, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
+	ADD $164, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0150 // mla v16.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0171 // mla v17.4s, v11.4s, v15.s[1]
+	ADD $164, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0152 // mla v18.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0173 // mla v19.4s, v11.4s, v15.s[1]
+	ADD $164, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0154 // mla v20.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0175 // mla v21.4s, v11.4s, v15.s[1]
+	ADD $164, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0156 // mla v22.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0177 // mla v23.4s, v11.4s, v15.s[1]
+	// qs[96:128]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 6: elements 192..223, fifth bit qh>>6
+	VUSHR $2, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VBIT V12.B16, V0.B16, V4.B16
+	VUSHR $2, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VBIT V12.B16, V1.B16, V5.B16
+	ADD $196, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0950 // mla v16.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0971 // mla v17.4s, v11.4s, v15.s[2]
+	ADD $196, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0952 // mla v18.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0973 // mla v19.4s, v11.4s, v15.s[2]
+	ADD $196, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0954 // mla v20.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0975 // mla v21.4s, v11.4s, v15.s[2]
+	ADD $196, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0956 // mla v22.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0977 // mla v23.4s, v11.4s, v15.s[2]
+	// group 7: elements 224..255, fifth bit qh>>7
+	VUSHR $3, V2.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VUSHR $3, V3.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
+	ADD $228, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0950 // mla v16.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0971 // mla v17.4s, v11.4s, v15.s[3]
+	ADD $228, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0952 // mla v18.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0973 // mla v19.4s, v11.4s, v15.s[3]
+	ADD $228, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0954 // mla v20.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0975 // mla v21.4s, v11.4s, v15.s[3]
+	ADD $228, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0956 // mla v22.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0977 // mla v23.4s, v11.4s, v15.s[3]
+	// per token: summs = fma(imin, -(x.d·f16(w.dmin)), summs); acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
+	FMOVS (R8), F10
+	WORD $0x0e21794a // fcvtl v10.4s, v10.4h
+	ADD $260, R9, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x4e69bd08 // addp v8.8h, v8.8h, v9.8h
+	WORD $0x0e7fc106 // smull v6.4s, v8.4h, v31.4h
+	WORD $0x4e7f8106 // smlal2 v6.4s, v8.8h, v31.8h
+	VADDV V6.S4, V6
+	WORD $0x5e21d8c6 // scvtf s6, s6
+	FMOVS (R9), F9
+	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
+	WORD $0x5fa750da // fmls s26, s6, v7.s[1]
+	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
+	WORD $0x4e21da31 // scvtf v17.4s, v17.4s
+	WORD $0x4f871218 // fmla v24.4s, v16.4s, v7.s[0]
+	WORD $0x4f871239 // fmla v25.4s, v17.4s, v7.s[0]
+	ADD $292, R9, R9
+	ADD $260, R10, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x4e69bd08 // addp v8.8h, v8.8h, v9.8h
+	WORD $0x0e7fc106 // smull v6.4s, v8.4h, v31.4h
+	WORD $0x4e7f8106 // smlal2 v6.4s, v8.8h, v31.8h
+	VADDV V6.S4, V6
+	WORD $0x5e21d8c6 // scvtf s6, s6
+	FMOVS (R10), F9
+	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
+	WORD $0x5fa750dd // fmls s29, s6, v7.s[1]
+	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
+	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
+	WORD $0x4f87125b // fmla v27.4s, v18.4s, v7.s[0]
+	WORD $0x4f87127c // fmla v28.4s, v19.4s, v7.s[0]
+	ADD $292, R10, R10
+	ADD $260, R11, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x4e69bd08 // addp v8.8h, v8.8h, v9.8h
+	WORD $0x0e7fc106 // smull v6.4s, v8.4h, v31.4h
+	WORD $0x4e7f8106 // smlal2 v6.4s, v8.8h, v31.8h
+	VADDV V6.S4, V6
+	WORD $0x5e21d8c6 // scvtf s6, s6
+	FMOVS (R11), F9
+	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
+	MOVD $acc-96(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	FMOVS 32(R15), F0
+	WORD $0x5fa750c0 // fmls s0, s6, v7.s[1]
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	WORD $0x4f871284 // fmla v4.4s, v20.4s, v7.s[0]
+	WORD $0x4f8712a5 // fmla v5.4s, v21.4s, v7.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	FMOVS F0, 32(R15)
+	ADD $292, R11, R11
+	ADD $260, R13, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x4e69bd08 // addp v8.8h, v8.8h, v9.8h
+	WORD $0x0e7fc106 // smull v6.4s, v8.4h, v31.4h
+	WORD $0x4e7f8106 // smlal2 v6.4s, v8.8h, v31.8h
+	VADDV V6.S4, V6
+	WORD $0x5e21d8c6 // scvtf s6, s6
+	FMOVS (R13), F9
+	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
+	MOVD $acc-48(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	FMOVS 32(R15), F0
+	WORD $0x5fa750c0 // fmls s0, s6, v7.s[1]
+	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
+	WORD $0x4e21daf7 // scvtf v23.4s, v23.4s
+	WORD $0x4f8712c4 // fmla v4.4s, v22.4s, v7.s[0]
+	WORD $0x4f8712e5 // fmla v5.4s, v23.4s, v7.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	FMOVS F0, 32(R15)
+	ADD $292, R13, R13
+	ADD $176, R8, R8
+	SUBS $1, R17, R17
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	WORD $0x4e39d700 // fadd v0.4s, v24.4s, v25.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FADDS F26, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	WORD $0x4e3cd760 // fadd v0.4s, v27.4s, v28.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FADDS F29, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	MOVD $acc-96(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS 32(R15), F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 3, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	MOVD $acc-48(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS 32(R15), F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q5KRows5NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q5KRows5NEON(SB), NOSPLIT, $192-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V12.B16
+	VMOVI $16, V13.B16
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	ADD R4, R11, R13
+	ADD R4, R13, R14
+	MOVD R5, R17
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	MOVD $acc-192(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	FMOVS F4, 32(R15)
+	MOVD $acc-144(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	FMOVS F4, 32(R15)
+	MOVD $acc-96(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	FMOVS F4, 32(R15)
+	MOVD $acc-48(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	FMOVS F4, 32(R15)
+	CBZ R17, store
+block:
+	// the scales and mins (get_scale_min_k4, as Q4_K's)
+	MOVWU 4(R8), R19
+	MOVWU 8(R8), R20
+	MOVWU 12(R8), R21
+	LSRW $4, R21, R22
+	ANDW $0x0f0f0f0f, R22, R22
+	LSRW $6, R20, R23
+	ANDW $0x03030303, R23, R23
+	ORRW R23<<4, R22, R22
+	ANDW $0x3f3f3f3f, R20, R23
+	ANDW $0x0f0f0f0f, R21, R24
+	LSRW $6, R19, R25
+	ANDW $0x03030303, R25, R25
+	ORRW R25<<4, R24, R24
+	ANDW $0x3f3f3f3f, R19, R19
+	ORR R24<<32, R19, R19
+	ORR R22<<32, R23, R23
+	FMOVD R19, F8
+	FMOVD R23, F9
+	VUXTL V8.B8, V8.H8
+	VUXTL V8.H4, V14.S4
+	VUXTL2 V8.H8, V15.S4
+	VUXTL V9.B8, V31.H8
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	ADD $16, R8, R12
+	VLD1 (R12), [V2.B16, V3.B16]
+	ADD $48, R8, R12
+	// qs[0:32]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 0: elements 0..31, fifth bit qh>>0
+	VSHL $4, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VBIT V12.B16, V0.B16, V4.B16
+	VSHL $4, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VBIT V12.B16, V1.B16, V5.B16
+	ADD $4, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0150 // mla v16.4s, v10.4s, v14.s[0]
+	WORD $0x6f8e0171 // mla v17.4s, v11.4s, v14.s[0]
+	ADD $4, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0152 // mla v18.4s, v10.4s, v14.s[0]
+	WORD $0x6f8e0173 // mla v19.4s, v11.4s, v14.s[0]
+	ADD $4, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0154 // mla v20.4s, v10.4s, v14.s[0]
+	WORD $0x6f8e0175 // mla v21.4s, v11.4s, v14.s[0]
+	ADD $4, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0156 // mla v22.4s, v10.4s, v14.s[0]
+	WORD $0x6f8e0177 // mla v23.4s, v11.4s, v14.s[0]
+	ADD $4, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0158 // mla v24.4s, v10.4s, v14.s[0]
+	WORD $0x6f8e0179 // mla v25.4s, v11.4s, v14.s[0]
+	// group 1: elements 32..63, fifth bit qh>>1
+	VSHL $3, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VSHL $3, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
+	ADD $36, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fae0150 // mla v16.4s, v10.4s, v14.s[1]
+	WORD $0x6fae0171 // mla v17.4s, v11.4s, v14.s[1]
+	ADD $36, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fae0152 // mla v18.4s, v10.4s, v14.s[1]
+	WORD $0x6fae0173 // mla v19.4s, v11.4s, v14.s[1]
+	ADD $36, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fae0154 // mla v20.4s, v10.4s, v14.s[1]
+	WORD $0x6fae0175 // mla v21.4s, v11.4s, v14.s[1]
+	ADD $36, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fae0156 // mla v22.4s, v10.4s, v14.s[1]
+	WORD $0x6fae0177 // mla v23.4s, v11.4s, v14.s[1]
+	ADD $36, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fae0158 // mla v24.4s, v10.4s, v14.s[1]
+	WORD $0x6fae0179 // mla v25.4s, v11.4s, v14.s[1]
+	// qs[32:64]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 2: elements 64..95, fifth bit qh>>2
+	VSHL $2, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VBIT V12.B16, V0.B16, V4.B16
+	VSHL $2, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VBIT V12.B16, V1.B16, V5.B16
+	ADD $68, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0950 // mla v16.4s, v10.4s, v14.s[2]
+	WORD $0x6f8e0971 // mla v17.4s, v11.4s, v14.s[2]
+	ADD $68, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0952 // mla v18.4s, v10.4s, v14.s[2]
+	WORD $0x6f8e0973 // mla v19.4s, v11.4s, v14.s[2]
+	ADD $68, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0954 // mla v20.4s, v10.4s, v14.s[2]
+	WORD $0x6f8e0975 // mla v21.4s, v11.4s, v14.s[2]
+	ADD $68, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0956 // mla v22.4s, v10.4s, v14.s[2]
+	WORD $0x6f8e0977 // mla v23.4s, v11.4s, v14.s[2]
+	ADD $68, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0958 // mla v24.4s, v10.4s, v14.s[2]
+	WORD $0x6f8e0979 // mla v25.4s, v11.4s, v14.s[2]
+	// group 3: elements 96..127, fifth bit qh>>3
+	VSHL $1, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VSHL $1, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
+	ADD $100, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fae0950 // mla v16.4s, v10.4s, v14.s[3]
+	WORD $0x6fae0971 // mla v17.4s, v11.4s, v14.s[3]
+	ADD $100, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fae0952 // mla v18.4s, v10.4s, v14.s[3]
+	WORD $0x6fae0973 // mla v19.4s, v11.4s, v14.s[3]
+	ADD $100, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fae0954 // mla v20.4s, v10.4s, v14.s[3]
+	WORD $0x6fae0975 // mla v21.4s, v11.4s, v14.s[3]
+	ADD $100, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fae0956 // mla v22.4s, v10.4s, v14.s[3]
+	WORD $0x6fae0977 // mla v23.4s, v11.4s, v14.s[3]
+	ADD $100, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fae0958 // mla v24.4s, v10.4s, v14.s[3]
+	WORD $0x6fae0979 // mla v25.4s, v11.4s, v14.s[3]
+	// qs[64:96]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 4: elements 128..159, fifth bit qh>>4
+	VAND V13.B16, V2.B16, V4.B16
+	VBIT V12.B16, V0.B16, V4.B16
+	VAND V13.B16, V3.B16, V5.B16
+	VBIT V12.B16, V1.B16, V5.B16
+	ADD $132, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0150 // mla v16.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0171 // mla v17.4s, v11.4s, v15.s[0]
+	ADD $132, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0152 // mla v18.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0173 // mla v19.4s, v11.4s, v15.s[0]
+	ADD $132, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0154 // mla v20.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0175 // mla v21.4s, v11.4s, v15.s[0]
+	ADD $132, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0156 // mla v22.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0177 // mla v23.4s, v11.4s, v15.s[0]
+	ADD $132, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0158 // mla v24.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0179 // mla v25.4s, v11.4s, v15.s[0]
+	// group 5: elements 160..191, fifth bit qh>>5
+	VUSHR $1, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VUSHR $1, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
+	ADD $164, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0150 // mla v16.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0171 // mla v17.4s, v11.4s, v15.s[1]
+	ADD $164, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0152 // mla v18.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0173 // mla v19.4s, v11.4s, v15.s[1]
+	ADD $164, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0154 // mla v20.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0175 // mla v21.4s, v11.4s, v15.s[1]
+	ADD $164, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0156 // mla v22.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0177 // mla v23.4s, v11.4s, v15.s[1]
+	ADD $164, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0158 // mla v24.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0179 // mla v25.4s, v11.4s, v15.s[1]
+	// qs[96:128]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 6: elements 192..223, fifth bit qh>>6
+	VUSHR $2, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VBIT V12.B16, V0.B16, V4.B16
+	VUSHR $2, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VBIT V12.B16, V1.B16, V5.B16
+	ADD $196, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0950 // mla v16.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0971 // mla v17.4s, v11.4s, v15.s[2]
+	ADD $196, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0952 // mla v18.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0973 // mla v19.4s, v11.4s, v15.s[2]
+	ADD $196, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0954 // mla v20.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0975 // mla v21.4s, v11.4s, v15.s[2]
+	ADD $196, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0956 // mla v22.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0977 // mla v23.4s, v11.4s, v15.s[2]
+	ADD $196, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0958 // mla v24.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0979 // mla v25.4s, v11.4s, v15.s[2]
+	// group 7: elements 224..255, fifth bit qh>>7
+	VUSHR $3, V2.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VUSHR $3, V3.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
+	ADD $228, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0950 // mla v16.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0971 // mla v17.4s, v11.4s, v15.s[3]
+	ADD $228, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0952 // mla v18.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0973 // mla v19.4s, v11.4s, v15.s[3]
+	ADD $228, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0954 // mla v20.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0975 // mla v21.4s, v11.4s, v15.s[3]
+	ADD $228, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0956 // mla v22.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0977 // mla v23.4s, v11.4s, v15.s[3]
+	ADD $228, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0958 // mla v24.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0979 // mla v25.4s, v11.4s, v15.s[3]
+	// per token: summs = fma(imin, -(x.d·f16(w.dmin)), summs); acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
+	FMOVS (R8), F10
+	WORD $0x0e21794a // fcvtl v10.4s, v10.4h
+	ADD $260, R9, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x4e69bd08 // addp v8.8h, v8.8h, v9.8h
+	WORD $0x0e7fc106 // smull v6.4s, v8.4h, v31.4h
+	WORD $0x4e7f8106 // smlal2 v6.4s, v8.8h, v31.8h
+	VADDV V6.S4, V6
+	WORD $0x5e21d8c6 // scvtf s6, s6
+	FMOVS (R9), F9
+	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
+	WORD $0x5fa750dc // fmls s28, s6, v7.s[1]
+	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
+	WORD $0x4e21da31 // scvtf v17.4s, v17.4s
+	WORD $0x4f87121a // fmla v26.4s, v16.4s, v7.s[0]
+	WORD $0x4f87123b // fmla v27.4s, v17.4s, v7.s[0]
+	ADD $292, R9, R9
+	ADD $260, R10, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x4e69bd08 // addp v8.8h, v8.8h, v9.8h
+	WORD $0x0e7fc106 // smull v6.4s, v8.4h, v31.4h
+	WORD $0x4e7f8106 // smlal2 v6.4s, v8.8h, v31.8h
+	VADDV V6.S4, V6
+	WORD $0x5e21d8c6 // scvtf s6, s6
+	FMOVS (R10), F9
+	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
+	MOVD $acc-192(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	FMOVS 32(R15), F0
+	WORD $0x5fa750c0 // fmls s0, s6, v7.s[1]
+	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
+	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
+	WORD $0x4f871244 // fmla v4.4s, v18.4s, v7.s[0]
+	WORD $0x4f871265 // fmla v5.4s, v19.4s, v7.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	FMOVS F0, 32(R15)
+	ADD $292, R10, R10
+	ADD $260, R11, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x4e69bd08 // addp v8.8h, v8.8h, v9.8h
+	WORD $0x0e7fc106 // smull v6.4s, v8.4h, v31.4h
+	WORD $0x4e7f8106 // smlal2 v6.4s, v8.8h, v31.8h
+	VADDV V6.S4, V6
+	WORD $0x5e21d8c6 // scvtf s6, s6
+	FMOVS (R11), F9
+	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
+	MOVD $acc-144(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	FMOVS 32(R15), F0
+	WORD $0x5fa750c0 // fmls s0, s6, v7.s[1]
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	WORD $0x4f871284 // fmla v4.4s, v20.4s, v7.s[0]
+	WORD $0x4f8712a5 // fmla v5.4s, v21.4s, v7.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	FMOVS F0, 32(R15)
+	ADD $292, R11, R11
+	ADD $260, R13, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x4e69bd08 // addp v8.8h, v8.8h, v9.8h
+	WORD $0x0e7fc106 // smull v6.4s, v8.4h, v31.4h
+	WORD $0x4e7f8106 // smlal2 v6.4s, v8.8h, v31.8h
+	VADDV V6.S4, V6
+	WORD $0x5e21d8c6 // scvtf s6, s6
+	FMOVS (R13), F9
+	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
+	MOVD $acc-96(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	FMOVS 32(R15), F0
+	WORD $0x5fa750c0 // fmls s0, s6, v7.s[1]
+	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
+	WORD $0x4e21daf7 // scvtf v23.4s, v23.4s
+	WORD $0x4f8712c4 // fmla v4.4s, v22.4s, v7.s[0]
+	WORD $0x4f8712e5 // fmla v5.4s, v23.4s, v7.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	FMOVS F0, 32(R15)
+	ADD $292, R13, R13
+	ADD $260, R14, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x4e69bd08 // addp v8.8h, v8.8h, v9.8h
+	WORD $0x0e7fc106 // smull v6.4s, v8.4h, v31.4h
+	WORD $0x4e7f8106 // smlal2 v6.4s, v8.8h, v31.8h
+	VADDV V6.S4, V6
+	WORD $0x5e21d8c6 // scvtf s6, s6
+	FMOVS (R14), F9
+	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
+	MOVD $acc-48(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	FMOVS 32(R15), F0
+	WORD $0x5fa750c0 // fmls s0, s6, v7.s[1]
+	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
+	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
+	WORD $0x4f871304 // fmla v4.4s, v24.4s, v7.s[0]
+	WORD $0x4f871325 // fmla v5.4s, v25.4s, v7.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	FMOVS F0, 32(R15)
+	ADD $292, R14, R14
+	ADD $176, R8, R8
+	SUBS $1, R17, R17
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	WORD $0x4e3bd740 // fadd v0.4s, v26.4s, v27.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FADDS F28, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	MOVD $acc-192(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS 32(R15), F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	MOVD $acc-144(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS 32(R15), F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 3, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	MOVD $acc-96(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS 32(R15), F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 4, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	MOVD $acc-48(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS 32(R15), F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q5KRows6NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q5KRows6NEON(SB), NOSPLIT, $240-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V12.B16
+	VMOVI $16, V13.B16
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	ADD R4, R11, R13
+	ADD R4, R13, R14
+	ADD R4, R14, R16
+	MOVD R5, R17
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	MOVD $acc-240(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	FMOVS F4, 32(R15)
+	MOVD $acc-192(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	FMOVS F4, 32(R15)
+	MOVD $acc-144(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	FMOVS F4, 32(R15)
+	MOVD $acc-96(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	FMOVS F4, 32(R15)
+	MOVD $acc-48(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	FMOVS F4, 32(R15)
+	CBZ R17, store
+block:
+	// the scales and mins (get_scale_min_k4, as Q4_K's)
+	MOVWU 4(R8), R19
+	MOVWU 8(R8), R20
+	MOVWU 12(R8), R21
+	LSRW $4, R21, R22
+	ANDW $0x0f0f0f0f, R22, R22
+	LSRW $6, R20, R23
+	ANDW $0x03030303, R23, R23
+	ORRW R23<<4, R22, R22
+	ANDW $0x3f3f3f3f, R20, R23
+	ANDW $0x0f0f0f0f, R21, R24
+	LSRW $6, R19, R25
+	ANDW $0x03030303, R25, R25
+	ORRW R25<<4, R24, R24
+	ANDW $0x3f3f3f3f, R19, R19
+	ORR R24<<32, R19, R19
+	ORR R22<<32, R23, R23
+	FMOVD R19, F8
+	FMOVD R23, F9
+	VUXTL V8.B8, V8.H8
+	VUXTL V8.H4, V14.S4
+	VUXTL2 V8.H8, V15.S4
+	VUXTL V9.B8, V31.H8
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	ADD $16, R8, R12
+	VLD1 (R12), [V2.B16, V3.B16]
+	ADD $48, R8, R12
+	// qs[0:32]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 0: elements 0..31, fifth bit qh>>0
+	VSHL $4, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VBIT V12.B16, V0.B16, V4.B16
+	VSHL $4, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VBIT V12.B16, V1.B16, V5.B16
+	ADD $4, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0150 // mla v16.4s, v10.4s, v14.s[0]
+	WORD $0x6f8e0171 // mla v17.4s, v11.4s, v14.s[0]
+	ADD $4, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0152 // mla v18.4s, v10.4s, v14.s[0]
+	WORD $0x6f8e0173 // mla v19.4s, v11.4s, v14.s[0]
+	ADD $4, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0154 // mla v20.4s, v10.4s, v14.s[0]
+	WORD $0x6f8e0175 // mla v21.4s, v11.4s, v14.s[0]
+	ADD $4, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0156 // mla v22.4s, v10.4s, v14.s[0]
+	WORD $0x6f8e0177 // mla v23.4s, v11.4s, v14.s[0]
+	ADD $4, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0158 // mla v24.4s, v10.4s, v14.s[0]
+	WORD $0x6f8e0179 // mla v25.4s, v11.4s, v14.s[0]
+	ADD $4, R16, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e015a // mla v26.4s, v10.4s, v14.s[0]
+	WORD $0x6f8e017b // mla v27.4s, v11.4s, v14.s[0]
+	// group 1: elements 32..63, fifth bit qh>>1
+	VSHL $3, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VSHL $3, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
+	ADD $36, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fae0150 // mla v16.4s, v10.4s, v14.s[1]
+	WORD $0x6fae0171 // mla v17.4s, v11.4s, v14.s[1]
+	ADD $36, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fae0152 // mla v18.4s, v10.4s, v14.s[1]
+	WORD $0x6fae0173 // mla v19.4s, v11.4s, v14.s[1]
+	ADD $36, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fae0154 // mla v20.4s, v10.4s, v14.s[1]
+	WORD $0x6fae0175 // mla v21.4s, v11.4s, v14.s[1]
+	ADD $36, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fae0156 // mla v22.4s, v10.4s, v14.s[1]
+	WORD $0x6fae0177 // mla v23.4s, v11.4s, v14.s[1]
+	ADD $36, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fae0158 // mla v24.4s, v10.4s, v14.s[1]
+	WORD $0x6fae0179 // mla v25.4s, v11.4s, v14.s[1]
+	ADD $36, R16, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fae015a // mla v26.4s, v10.4s, v14.s[1]
+	WORD $0x6fae017b // mla v27.4s, v11.4s, v14.s[1]
+	// qs[32:64]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 2: elements 64..95, fifth bit qh>>2
+	VSHL $2, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VBIT V12.B16, V0.B16, V4.B16
+	VSHL $2, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VBIT V12.B16, V1.B16, V5.B16
+	ADD $68, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0950 // mla v16.4s, v10.4s, v14.s[2]
+	WORD $0x6f8e0971 // mla v17.4s, v11.4s, v14.s[2]
+	ADD $68, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0952 // mla v18.4s, v10.4s, v14.s[2]
+	WORD $0x6f8e0973 // mla v19.4s, v11.4s, v14.s[2]
+	ADD $68, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0954 // mla v20.4s, v10.4s, v14.s[2]
+	WORD $0x6f8e0975 // mla v21.4s, v11.4s, v14.s[2]
+	ADD $68, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0956 // mla v22.4s, v10.4s, v14.s[2]
+	WORD $0x6f8e0977 // mla v23.4s, v11.4s, v14.s[2]
+	ADD $68, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0958 // mla v24.4s, v10.4s, v14.s[2]
+	WORD $0x6f8e0979 // mla v25.4s, v11.4s, v14.s[2]
+	ADD $68, R16, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e095a // mla v26.4s, v10.4s, v14.s[2]
+	WORD $0x6f8e097b // mla v27.4s, v11.4s, v14.s[2]
+	// group 3: elements 96..127, fifth bit qh>>3
+	VSHL $1, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VSHL $1, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
+	ADD $100, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fae0950 // mla v16.4s, v10.4s, v14.s[3]
+	WORD $0x6fae0971 // mla v17.4s, v11.4s, v14.s[3]
+	ADD $100, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fae0952 // mla v18.4s, v10.4s, v14.s[3]
+	WORD $0x6fae0973 // mla v19.4s, v11.4s, v14.s[3]
+	ADD $100, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fae0954 // mla v20.4s, v10.4s, v14.s[3]
+	WORD $0x6fae0975 // mla v21.4s, v11.4s, v14.s[3]
+	ADD $100, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fae0956 // mla v22.4s, v10.4s, v14.s[3]
+	WORD $0x6fae0977 // mla v23.4s, v11.4s, v14.s[3]
+	ADD $100, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fae0958 // mla v24.4s, v10.4s, v14.s[3]
+	WORD $0x6fae0979 // mla v25.4s, v11.4s, v14.s[3]
+	ADD $100, R16, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fae095a // mla v26.4s, v10.4s, v14.s[3]
+	WORD $0x6fae097b // mla v27.4s, v11.4s, v14.s[3]
+	// qs[64:96]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 4: elements 128..159, fifth bit qh>>4
+	VAND V13.B16, V2.B16, V4.B16
+	VBIT V12.B16, V0.B16, V4.B16
+	VAND V13.B16, V3.B16, V5.B16
+	VBIT V12.B16, V1.B16, V5.B16
+	ADD $132, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0150 // mla v16.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0171 // mla v17.4s, v11.4s, v15.s[0]
+	ADD $132, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0152 // mla v18.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0173 // mla v19.4s, v11.4s, v15.s[0]
+	ADD $132, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0154 // mla v20.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0175 // mla v21.4s, v11.4s, v15.s[0]
+	ADD $132, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0156 // mla v22.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0177 // mla v23.4s, v11.4s, v15.s[0]
+	ADD $132, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0158 // mla v24.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0179 // mla v25.4s, v11.4s, v15.s[0]
+	ADD $132, R16, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f015a // mla v26.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f017b // mla v27.4s, v11.4s, v15.s[0]
+	// group 5: elements 160..191, fifth bit qh>>5
+	VUSHR $1, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VUSHR $1, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
+	ADD $164, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0150 // mla v16.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0171 // mla v17.4s, v11.4s, v15.s[1]
+	ADD $164, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0152 // mla v18.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0173 // mla v19.4s, v11.4s, v15.s[1]
+	ADD $164, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0154 // mla v20.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0175 // mla v21.4s, v11.4s, v15.s[1]
+	ADD $164, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0156 // mla v22.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0177 // mla v23.4s, v11.4s, v15.s[1]
+	ADD $164, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0158 // mla v24.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0179 // mla v25.4s, v11.4s, v15.s[1]
+	ADD $164, R16, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf015a // mla v26.4s, v10.4s, v15.s[1]
+	WORD $0x6faf017b // mla v27.4s, v11.4s, v15.s[1]
+	// qs[96:128]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 6: elements 192..223, fifth bit qh>>6
+	VUSHR $2, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VBIT V12.B16, V0.B16, V4.B16
+	VUSHR $2, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VBIT V12.B16, V1.B16, V5.B16
+	ADD $196, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0950 // mla v16.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0971 // mla v17.4s, v11.4s, v15.s[2]
+	ADD $196, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0952 // mla v18.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0973 // mla v19.4s, v11.4s, v15.s[2]
+	ADD $196, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0954 // mla v20.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0975 // mla v21.4s, v11.4s, v15.s[2]
+	ADD $196, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0956 // mla v22.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0977 // mla v23.4s, v11.4s, v15.s[2]
+	ADD $196, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0958 // mla v24.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0979 // mla v25.4s, v11.4s, v15.s[2]
+	ADD $196, R16, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f095a // mla v26.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f097b // mla v27.4s, v11.4s, v15.s[2]
+	// group 7: elements 224..255, fifth bit qh>>7
+	VUSHR $3, V2.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VUSHR $3, V3.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
+	ADD $228, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0950 // mla v16.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0971 // mla v17.4s, v11.4s, v15.s[3]
+	ADD $228, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0952 // mla v18.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0973 // mla v19.4s, v11.4s, v15.s[3]
+	ADD $228, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0954 // mla v20.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0975 // mla v21.4s, v11.4s, v15.s[3]
+	ADD $228, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0956 // mla v22.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0977 // mla v23.4s, v11.4s, v15.s[3]
+	ADD $228, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0958 // mla v24.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0979 // mla v25.4s, v11.4s, v15.s[3]
+	ADD $228, R16, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf095a // mla v26.4s, v10.4s, v15.s[3]
+	WORD $0x6faf097b // mla v27.4s, v11.4s, v15.s[3]
+	// per token: summs = fma(imin, -(x.d·f16(w.dmin)), summs); acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
+	FMOVS (R8), F10
+	WORD $0x0e21794a // fcvtl v10.4s, v10.4h
+	ADD $260, R9, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x4e69bd08 // addp v8.8h, v8.8h, v9.8h
+	WORD $0x0e7fc106 // smull v6.4s, v8.4h, v31.4h
+	WORD $0x4e7f8106 // smlal2 v6.4s, v8.8h, v31.8h
+	VADDV V6.S4, V6
+	WORD $0x5e21d8c6 // scvtf s6, s6
+	FMOVS (R9), F9
+	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
+	WORD $0x5fa750de // fmls s30, s6, v7.s[1]
+	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
+	WORD $0x4e21da31 // scvtf v17.4s, v17.4s
+	WORD $0x4f87121c // fmla v28.4s, v16.4s, v7.s[0]
+	WORD $0x4f87123d // fmla v29.4s, v17.4s, v7.s[0]
+	ADD $292, R9, R9
+	ADD $260, R10, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x4e69bd08 // addp v8.8h, v8.8h, v9.8h
+	WORD $0x0e7fc106 // smull v6.4s, v8.4h, v31.4h
+	WORD $0x4e7f8106 // smlal2 v6.4s, v8.8h, v31.8h
+	VADDV V6.S4, V6
+	WORD $0x5e21d8c6 // scvtf s6, s6
+	FMOVS (R10), F9
+	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
+	MOVD $acc-240(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	FMOVS 32(R15), F0
+	WORD $0x5fa750c0 // fmls s0, s6, v7.s[1]
+	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
+	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
+	WORD $0x4f871244 // fmla v4.4s, v18.4s, v7.s[0]
+	WORD $0x4f871265 // fmla v5.4s, v19.4s, v7.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	FMOVS F0, 32(R15)
+	ADD $292, R10, R10
+	ADD $260, R11, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x4e69bd08 // addp v8.8h, v8.8h, v9.8h
+	WORD $0x0e7fc106 // smull v6.4s, v8.4h, v31.4h
+	WORD $0x4e7f8106 // smlal2 v6.4s, v8.8h, v31.8h
+	VADDV V6.S4, V6
+	WORD $0x5e21d8c6 // scvtf s6, s6
+	FMOVS (R11), F9
+	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
+	MOVD $acc-192(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	FMOVS 32(R15), F0
+	WORD $0x5fa750c0 // fmls s0, s6, v7.s[1]
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	WORD $0x4f871284 // fmla v4.4s, v20.4s, v7.s[0]
+	WORD $0x4f8712a5 // fmla v5.4s, v21.4s, v7.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	FMOVS F0, 32(R15)
+	ADD $292, R11, R11
+	ADD $260, R13, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x4e69bd08 // addp v8.8h, v8.8h, v9.8h
+	WORD $0x0e7fc106 // smull v6.4s, v8.4h, v31.4h
+	WORD $0x4e7f8106 // smlal2 v6.4s, v8.8h, v31.8h
+	VADDV V6.S4, V6
+	WORD $0x5e21d8c6 // scvtf s6, s6
+	FMOVS (R13), F9
+	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
+	MOVD $acc-144(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	FMOVS 32(R15), F0
+	WORD $0x5fa750c0 // fmls s0, s6, v7.s[1]
+	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
+	WORD $0x4e21daf7 // scvtf v23.4s, v23.4s
+	WORD $0x4f8712c4 // fmla v4.4s, v22.4s, v7.s[0]
+	WORD $0x4f8712e5 // fmla v5.4s, v23.4s, v7.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	FMOVS F0, 32(R15)
+	ADD $292, R13, R13
+	ADD $260, R14, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x4e69bd08 // addp v8.8h, v8.8h, v9.8h
+	WORD $0x0e7fc106 // smull v6.4s, v8.4h, v31.4h
+	WORD $0x4e7f8106 // smlal2 v6.4s, v8.8h, v31.8h
+	VADDV V6.S4, V6
+	WORD $0x5e21d8c6 // scvtf s6, s6
+	FMOVS (R14), F9
+	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
+	MOVD $acc-96(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	FMOVS 32(R15), F0
+	WORD $0x5fa750c0 // fmls s0, s6, v7.s[1]
+	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
+	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
+	WORD $0x4f871304 // fmla v4.4s, v24.4s, v7.s[0]
+	WORD $0x4f871325 // fmla v5.4s, v25.4s, v7.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	FMOVS F0, 32(R15)
+	ADD $292, R14, R14
+	ADD $260, R16, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x4e69bd08 // addp v8.8h, v8.8h, v9.8h
+	WORD $0x0e7fc106 // smull v6.4s, v8.4h, v31.4h
+	WORD $0x4e7f8106 // smlal2 v6.4s, v8.8h, v31.8h
+	VADDV V6.S4, V6
+	WORD $0x5e21d8c6 // scvtf s6, s6
+	FMOVS (R16), F9
+	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
+	MOVD $acc-48(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	FMOVS 32(R15), F0
+	WORD $0x5fa750c0 // fmls s0, s6, v7.s[1]
+	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
+	WORD $0x4e21db7b // scvtf v27.4s, v27.4s
+	WORD $0x4f871344 // fmla v4.4s, v26.4s, v7.s[0]
+	WORD $0x4f871365 // fmla v5.4s, v27.4s, v7.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	FMOVS F0, 32(R15)
+	ADD $292, R16, R16
+	ADD $176, R8, R8
+	SUBS $1, R17, R17
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	WORD $0x4e3dd780 // fadd v0.4s, v28.4s, v29.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FADDS F30, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	MOVD $acc-240(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS 32(R15), F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	MOVD $acc-192(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS 32(R15), F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 3, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	MOVD $acc-144(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS 32(R15), F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 4, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	MOVD $acc-96(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS 32(R15), F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 5, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	MOVD $acc-48(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS 32(R15), F1
+	FADDS F1, F0, F0
 	FMOVS F0, (R19)
 	ADD $4, R6, R6
 	ADD R1, R0, R0
@@ -10887,7 +13447,7 @@ block:
 	BNE block
 store:
 	MOVD R6, R19
-	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
 	WORD $0x4e37d6c0 // fadd v0.4s, v22.4s, v23.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
@@ -11182,7 +13742,7 @@ block:
 	BNE block
 store:
 	MOVD R6, R19
-	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
 	WORD $0x4e37d6c0 // fadd v0.4s, v22.4s, v23.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
@@ -11190,7 +13750,7 @@ store:
 	FADDS F28, F0, F0
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
-	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
 	WORD $0x4e39d700 // fadd v0.4s, v24.4s, v25.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
@@ -11570,7 +14130,7 @@ block:
 	BNE block
 store:
 	MOVD R6, R19
-	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
 	WORD $0x4e37d6c0 // fadd v0.4s, v22.4s, v23.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
@@ -11578,7 +14138,7 @@ store:
 	FADDS F28, F0, F0
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
-	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
 	WORD $0x4e39d700 // fadd v0.4s, v24.4s, v25.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
@@ -11586,12 +14146,1852 @@ store:
 	FADDS F29, F0, F0
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
-	// token 2, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	// token 2, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
 	WORD $0x4e3bd740 // fadd v0.4s, v26.4s, v27.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
 	FADDS F30, F0, F0
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q5KRows4Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q5KRows4Dot(SB), NOSPLIT, $96-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V12.B16
+	VMOVI $16, V13.B16
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	ADD R4, R11, R13
+	MOVD R5, R17
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	MOVD $acc-96(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	FMOVS F4, 32(R15)
+	MOVD $acc-48(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	FMOVS F4, 32(R15)
+	CBZ R17, store
+block:
+	// the scales and mins (get_scale_min_k4, as Q4_K's)
+	MOVWU 4(R8), R19
+	MOVWU 8(R8), R20
+	MOVWU 12(R8), R21
+	LSRW $4, R21, R22
+	ANDW $0x0f0f0f0f, R22, R22
+	LSRW $6, R20, R23
+	ANDW $0x03030303, R23, R23
+	ORRW R23<<4, R22, R22
+	ANDW $0x3f3f3f3f, R20, R23
+	ANDW $0x0f0f0f0f, R21, R24
+	LSRW $6, R19, R25
+	ANDW $0x03030303, R25, R25
+	ORRW R25<<4, R24, R24
+	ANDW $0x3f3f3f3f, R19, R19
+	ORR R24<<32, R19, R19
+	ORR R22<<32, R23, R23
+	FMOVD R19, F8
+	FMOVD R23, F9
+	VUXTL V8.B8, V8.H8
+	VUXTL V8.H4, V14.S4
+	VUXTL2 V8.H8, V15.S4
+	VUXTL V9.B8, V31.H8
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	ADD $16, R8, R12
+	VLD1 (R12), [V2.B16, V3.B16]
+	ADD $48, R8, R12
+	// qs[0:32]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 0: elements 0..31, fifth bit qh>>0
+	VSHL $4, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VBIT V12.B16, V0.B16, V4.B16
+	VSHL $4, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VBIT V12.B16, V1.B16, V5.B16
+	ADD $4, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0150 // mla v16.4s, v10.4s, v14.s[0]
+	WORD $0x6f8e0171 // mla v17.4s, v11.4s, v14.s[0]
+	ADD $4, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0152 // mla v18.4s, v10.4s, v14.s[0]
+	WORD $0x6f8e0173 // mla v19.4s, v11.4s, v14.s[0]
+	ADD $4, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0154 // mla v20.4s, v10.4s, v14.s[0]
+	WORD $0x6f8e0175 // mla v21.4s, v11.4s, v14.s[0]
+	ADD $4, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0156 // mla v22.4s, v10.4s, v14.s[0]
+	WORD $0x6f8e0177 // mla v23.4s, v11.4s, v14.s[0]
+	// group 1: elements 32..63, fifth bit qh>>1
+	VSHL $3, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VSHL $3, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
+	ADD $36, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fae0150 // mla v16.4s, v10.4s, v14.s[1]
+	WORD $0x6fae0171 // mla v17.4s, v11.4s, v14.s[1]
+	ADD $36, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fae0152 // mla v18.4s, v10.4s, v14.s[1]
+	WORD $0x6fae0173 // mla v19.4s, v11.4s, v14.s[1]
+	ADD $36, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fae0154 // mla v20.4s, v10.4s, v14.s[1]
+	WORD $0x6fae0175 // mla v21.4s, v11.4s, v14.s[1]
+	ADD $36, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fae0156 // mla v22.4s, v10.4s, v14.s[1]
+	WORD $0x6fae0177 // mla v23.4s, v11.4s, v14.s[1]
+	// qs[32:64]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 2: elements 64..95, fifth bit qh>>2
+	VSHL $2, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VBIT V12.B16, V0.B16, V4.B16
+	VSHL $2, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VBIT V12.B16, V1.B16, V5.B16
+	ADD $68, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0950 // mla v16.4s, v10.4s, v14.s[2]
+	WORD $0x6f8e0971 // mla v17.4s, v11.4s, v14.s[2]
+	ADD $68, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0952 // mla v18.4s, v10.4s, v14.s[2]
+	WORD $0x6f8e0973 // mla v19.4s, v11.4s, v14.s[2]
+	ADD $68, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0954 // mla v20.4s, v10.4s, v14.s[2]
+	WORD $0x6f8e0975 // mla v21.4s, v11.4s, v14.s[2]
+	ADD $68, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0956 // mla v22.4s, v10.4s, v14.s[2]
+	WORD $0x6f8e0977 // mla v23.4s, v11.4s, v14.s[2]
+	// group 3: elements 96..127, fifth bit qh>>3
+	VSHL $1, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VSHL $1, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
+	ADD $100, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fae0950 // mla v16.4s, v10.4s, v14.s[3]
+	WORD $0x6fae0971 // mla v17.4s, v11.4s, v14.s[3]
+	ADD $100, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fae0952 // mla v18.4s, v10.4s, v14.s[3]
+	WORD $0x6fae0973 // mla v19.4s, v11.4s, v14.s[3]
+	ADD $100, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fae0954 // mla v20.4s, v10.4s, v14.s[3]
+	WORD $0x6fae0975 // mla v21.4s, v11.4s, v14.s[3]
+	ADD $100, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fae0956 // mla v22.4s, v10.4s, v14.s[3]
+	WORD $0x6fae0977 // mla v23.4s, v11.4s, v14.s[3]
+	// qs[64:96]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 4: elements 128..159, fifth bit qh>>4
+	VAND V13.B16, V2.B16, V4.B16
+	VBIT V12.B16, V0.B16, V4.B16
+	VAND V13.B16, V3.B16, V5.B16
+	VBIT V12.B16, V1.B16, V5.B16
+	ADD $132, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0150 // mla v16.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0171 // mla v17.4s, v11.4s, v15.s[0]
+	ADD $132, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0152 // mla v18.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0173 // mla v19.4s, v11.4s, v15.s[0]
+	ADD $132, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0154 // mla v20.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0175 // mla v21.4s, v11.4s, v15.s[0]
+	ADD $132, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0156 // mla v22.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0177 // mla v23.4s, v11.4s, v15.s[0]
+	// group 5: elements 160..191, fifth bit qh>>5
+	VUSHR $1, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VUSHR $1, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
+	ADD $164, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0150 // mla v16.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0171 // mla v17.4s, v11.4s, v15.s[1]
+	ADD $164, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0152 // mla v18.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0173 // mla v19.4s, v11.4s, v15.s[1]
+	ADD $164, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0154 // mla v20.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0175 // mla v21.4s, v11.4s, v15.s[1]
+	ADD $164, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0156 // mla v22.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0177 // mla v23.4s, v11.4s, v15.s[1]
+	// qs[96:128]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 6: elements 192..223, fifth bit qh>>6
+	VUSHR $2, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VBIT V12.B16, V0.B16, V4.B16
+	VUSHR $2, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VBIT V12.B16, V1.B16, V5.B16
+	ADD $196, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0950 // mla v16.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0971 // mla v17.4s, v11.4s, v15.s[2]
+	ADD $196, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0952 // mla v18.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0973 // mla v19.4s, v11.4s, v15.s[2]
+	ADD $196, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0954 // mla v20.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0975 // mla v21.4s, v11.4s, v15.s[2]
+	ADD $196, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0956 // mla v22.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0977 // mla v23.4s, v11.4s, v15.s[2]
+	// group 7: elements 224..255, fifth bit qh>>7
+	VUSHR $3, V2.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VUSHR $3, V3.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
+	ADD $228, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0950 // mla v16.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0971 // mla v17.4s, v11.4s, v15.s[3]
+	ADD $228, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0952 // mla v18.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0973 // mla v19.4s, v11.4s, v15.s[3]
+	ADD $228, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0954 // mla v20.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0975 // mla v21.4s, v11.4s, v15.s[3]
+	ADD $228, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0956 // mla v22.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0977 // mla v23.4s, v11.4s, v15.s[3]
+	// per token: summs = fma(imin, -(x.d·f16(w.dmin)), summs); acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
+	FMOVS (R8), F10
+	WORD $0x0e21794a // fcvtl v10.4s, v10.4h
+	ADD $260, R9, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x4e69bd08 // addp v8.8h, v8.8h, v9.8h
+	WORD $0x0e7fc106 // smull v6.4s, v8.4h, v31.4h
+	WORD $0x4e7f8106 // smlal2 v6.4s, v8.8h, v31.8h
+	VADDV V6.S4, V6
+	WORD $0x5e21d8c6 // scvtf s6, s6
+	FMOVS (R9), F9
+	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
+	WORD $0x5fa750da // fmls s26, s6, v7.s[1]
+	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
+	WORD $0x4e21da31 // scvtf v17.4s, v17.4s
+	WORD $0x4f871218 // fmla v24.4s, v16.4s, v7.s[0]
+	WORD $0x4f871239 // fmla v25.4s, v17.4s, v7.s[0]
+	ADD $292, R9, R9
+	ADD $260, R10, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x4e69bd08 // addp v8.8h, v8.8h, v9.8h
+	WORD $0x0e7fc106 // smull v6.4s, v8.4h, v31.4h
+	WORD $0x4e7f8106 // smlal2 v6.4s, v8.8h, v31.8h
+	VADDV V6.S4, V6
+	WORD $0x5e21d8c6 // scvtf s6, s6
+	FMOVS (R10), F9
+	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
+	WORD $0x5fa750dd // fmls s29, s6, v7.s[1]
+	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
+	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
+	WORD $0x4f87125b // fmla v27.4s, v18.4s, v7.s[0]
+	WORD $0x4f87127c // fmla v28.4s, v19.4s, v7.s[0]
+	ADD $292, R10, R10
+	ADD $260, R11, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x4e69bd08 // addp v8.8h, v8.8h, v9.8h
+	WORD $0x0e7fc106 // smull v6.4s, v8.4h, v31.4h
+	WORD $0x4e7f8106 // smlal2 v6.4s, v8.8h, v31.8h
+	VADDV V6.S4, V6
+	WORD $0x5e21d8c6 // scvtf s6, s6
+	FMOVS (R11), F9
+	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
+	MOVD $acc-96(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	FMOVS 32(R15), F0
+	WORD $0x5fa750c0 // fmls s0, s6, v7.s[1]
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	WORD $0x4f871284 // fmla v4.4s, v20.4s, v7.s[0]
+	WORD $0x4f8712a5 // fmla v5.4s, v21.4s, v7.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	FMOVS F0, 32(R15)
+	ADD $292, R11, R11
+	ADD $260, R13, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x4e69bd08 // addp v8.8h, v8.8h, v9.8h
+	WORD $0x0e7fc106 // smull v6.4s, v8.4h, v31.4h
+	WORD $0x4e7f8106 // smlal2 v6.4s, v8.8h, v31.8h
+	VADDV V6.S4, V6
+	WORD $0x5e21d8c6 // scvtf s6, s6
+	FMOVS (R13), F9
+	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
+	MOVD $acc-48(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	FMOVS 32(R15), F0
+	WORD $0x5fa750c0 // fmls s0, s6, v7.s[1]
+	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
+	WORD $0x4e21daf7 // scvtf v23.4s, v23.4s
+	WORD $0x4f8712c4 // fmla v4.4s, v22.4s, v7.s[0]
+	WORD $0x4f8712e5 // fmla v5.4s, v23.4s, v7.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	FMOVS F0, 32(R15)
+	ADD $292, R13, R13
+	ADD $176, R8, R8
+	SUBS $1, R17, R17
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	WORD $0x4e39d700 // fadd v0.4s, v24.4s, v25.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FADDS F26, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	WORD $0x4e3cd760 // fadd v0.4s, v27.4s, v28.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FADDS F29, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	MOVD $acc-96(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS 32(R15), F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 3, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	MOVD $acc-48(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS 32(R15), F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q5KRows5Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q5KRows5Dot(SB), NOSPLIT, $192-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V12.B16
+	VMOVI $16, V13.B16
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	ADD R4, R11, R13
+	ADD R4, R13, R14
+	MOVD R5, R17
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	MOVD $acc-192(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	FMOVS F4, 32(R15)
+	MOVD $acc-144(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	FMOVS F4, 32(R15)
+	MOVD $acc-96(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	FMOVS F4, 32(R15)
+	MOVD $acc-48(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	FMOVS F4, 32(R15)
+	CBZ R17, store
+block:
+	// the scales and mins (get_scale_min_k4, as Q4_K's)
+	MOVWU 4(R8), R19
+	MOVWU 8(R8), R20
+	MOVWU 12(R8), R21
+	LSRW $4, R21, R22
+	ANDW $0x0f0f0f0f, R22, R22
+	LSRW $6, R20, R23
+	ANDW $0x03030303, R23, R23
+	ORRW R23<<4, R22, R22
+	ANDW $0x3f3f3f3f, R20, R23
+	ANDW $0x0f0f0f0f, R21, R24
+	LSRW $6, R19, R25
+	ANDW $0x03030303, R25, R25
+	ORRW R25<<4, R24, R24
+	ANDW $0x3f3f3f3f, R19, R19
+	ORR R24<<32, R19, R19
+	ORR R22<<32, R23, R23
+	FMOVD R19, F8
+	FMOVD R23, F9
+	VUXTL V8.B8, V8.H8
+	VUXTL V8.H4, V14.S4
+	VUXTL2 V8.H8, V15.S4
+	VUXTL V9.B8, V31.H8
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	ADD $16, R8, R12
+	VLD1 (R12), [V2.B16, V3.B16]
+	ADD $48, R8, R12
+	// qs[0:32]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 0: elements 0..31, fifth bit qh>>0
+	VSHL $4, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VBIT V12.B16, V0.B16, V4.B16
+	VSHL $4, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VBIT V12.B16, V1.B16, V5.B16
+	ADD $4, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0150 // mla v16.4s, v10.4s, v14.s[0]
+	WORD $0x6f8e0171 // mla v17.4s, v11.4s, v14.s[0]
+	ADD $4, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0152 // mla v18.4s, v10.4s, v14.s[0]
+	WORD $0x6f8e0173 // mla v19.4s, v11.4s, v14.s[0]
+	ADD $4, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0154 // mla v20.4s, v10.4s, v14.s[0]
+	WORD $0x6f8e0175 // mla v21.4s, v11.4s, v14.s[0]
+	ADD $4, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0156 // mla v22.4s, v10.4s, v14.s[0]
+	WORD $0x6f8e0177 // mla v23.4s, v11.4s, v14.s[0]
+	ADD $4, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0158 // mla v24.4s, v10.4s, v14.s[0]
+	WORD $0x6f8e0179 // mla v25.4s, v11.4s, v14.s[0]
+	// group 1: elements 32..63, fifth bit qh>>1
+	VSHL $3, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VSHL $3, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
+	ADD $36, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fae0150 // mla v16.4s, v10.4s, v14.s[1]
+	WORD $0x6fae0171 // mla v17.4s, v11.4s, v14.s[1]
+	ADD $36, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fae0152 // mla v18.4s, v10.4s, v14.s[1]
+	WORD $0x6fae0173 // mla v19.4s, v11.4s, v14.s[1]
+	ADD $36, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fae0154 // mla v20.4s, v10.4s, v14.s[1]
+	WORD $0x6fae0175 // mla v21.4s, v11.4s, v14.s[1]
+	ADD $36, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fae0156 // mla v22.4s, v10.4s, v14.s[1]
+	WORD $0x6fae0177 // mla v23.4s, v11.4s, v14.s[1]
+	ADD $36, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fae0158 // mla v24.4s, v10.4s, v14.s[1]
+	WORD $0x6fae0179 // mla v25.4s, v11.4s, v14.s[1]
+	// qs[32:64]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 2: elements 64..95, fifth bit qh>>2
+	VSHL $2, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VBIT V12.B16, V0.B16, V4.B16
+	VSHL $2, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VBIT V12.B16, V1.B16, V5.B16
+	ADD $68, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0950 // mla v16.4s, v10.4s, v14.s[2]
+	WORD $0x6f8e0971 // mla v17.4s, v11.4s, v14.s[2]
+	ADD $68, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0952 // mla v18.4s, v10.4s, v14.s[2]
+	WORD $0x6f8e0973 // mla v19.4s, v11.4s, v14.s[2]
+	ADD $68, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0954 // mla v20.4s, v10.4s, v14.s[2]
+	WORD $0x6f8e0975 // mla v21.4s, v11.4s, v14.s[2]
+	ADD $68, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0956 // mla v22.4s, v10.4s, v14.s[2]
+	WORD $0x6f8e0977 // mla v23.4s, v11.4s, v14.s[2]
+	ADD $68, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0958 // mla v24.4s, v10.4s, v14.s[2]
+	WORD $0x6f8e0979 // mla v25.4s, v11.4s, v14.s[2]
+	// group 3: elements 96..127, fifth bit qh>>3
+	VSHL $1, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VSHL $1, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
+	ADD $100, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fae0950 // mla v16.4s, v10.4s, v14.s[3]
+	WORD $0x6fae0971 // mla v17.4s, v11.4s, v14.s[3]
+	ADD $100, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fae0952 // mla v18.4s, v10.4s, v14.s[3]
+	WORD $0x6fae0973 // mla v19.4s, v11.4s, v14.s[3]
+	ADD $100, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fae0954 // mla v20.4s, v10.4s, v14.s[3]
+	WORD $0x6fae0975 // mla v21.4s, v11.4s, v14.s[3]
+	ADD $100, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fae0956 // mla v22.4s, v10.4s, v14.s[3]
+	WORD $0x6fae0977 // mla v23.4s, v11.4s, v14.s[3]
+	ADD $100, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fae0958 // mla v24.4s, v10.4s, v14.s[3]
+	WORD $0x6fae0979 // mla v25.4s, v11.4s, v14.s[3]
+	// qs[64:96]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 4: elements 128..159, fifth bit qh>>4
+	VAND V13.B16, V2.B16, V4.B16
+	VBIT V12.B16, V0.B16, V4.B16
+	VAND V13.B16, V3.B16, V5.B16
+	VBIT V12.B16, V1.B16, V5.B16
+	ADD $132, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0150 // mla v16.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0171 // mla v17.4s, v11.4s, v15.s[0]
+	ADD $132, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0152 // mla v18.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0173 // mla v19.4s, v11.4s, v15.s[0]
+	ADD $132, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0154 // mla v20.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0175 // mla v21.4s, v11.4s, v15.s[0]
+	ADD $132, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0156 // mla v22.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0177 // mla v23.4s, v11.4s, v15.s[0]
+	ADD $132, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0158 // mla v24.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0179 // mla v25.4s, v11.4s, v15.s[0]
+	// group 5: elements 160..191, fifth bit qh>>5
+	VUSHR $1, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VUSHR $1, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
+	ADD $164, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0150 // mla v16.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0171 // mla v17.4s, v11.4s, v15.s[1]
+	ADD $164, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0152 // mla v18.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0173 // mla v19.4s, v11.4s, v15.s[1]
+	ADD $164, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0154 // mla v20.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0175 // mla v21.4s, v11.4s, v15.s[1]
+	ADD $164, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0156 // mla v22.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0177 // mla v23.4s, v11.4s, v15.s[1]
+	ADD $164, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0158 // mla v24.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0179 // mla v25.4s, v11.4s, v15.s[1]
+	// qs[96:128]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 6: elements 192..223, fifth bit qh>>6
+	VUSHR $2, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VBIT V12.B16, V0.B16, V4.B16
+	VUSHR $2, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VBIT V12.B16, V1.B16, V5.B16
+	ADD $196, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0950 // mla v16.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0971 // mla v17.4s, v11.4s, v15.s[2]
+	ADD $196, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0952 // mla v18.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0973 // mla v19.4s, v11.4s, v15.s[2]
+	ADD $196, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0954 // mla v20.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0975 // mla v21.4s, v11.4s, v15.s[2]
+	ADD $196, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0956 // mla v22.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0977 // mla v23.4s, v11.4s, v15.s[2]
+	ADD $196, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0958 // mla v24.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0979 // mla v25.4s, v11.4s, v15.s[2]
+	// group 7: elements 224..255, fifth bit qh>>7
+	VUSHR $3, V2.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VUSHR $3, V3.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
+	ADD $228, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0950 // mla v16.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0971 // mla v17.4s, v11.4s, v15.s[3]
+	ADD $228, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0952 // mla v18.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0973 // mla v19.4s, v11.4s, v15.s[3]
+	ADD $228, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0954 // mla v20.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0975 // mla v21.4s, v11.4s, v15.s[3]
+	ADD $228, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0956 // mla v22.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0977 // mla v23.4s, v11.4s, v15.s[3]
+	ADD $228, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0958 // mla v24.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0979 // mla v25.4s, v11.4s, v15.s[3]
+	// per token: summs = fma(imin, -(x.d·f16(w.dmin)), summs); acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
+	FMOVS (R8), F10
+	WORD $0x0e21794a // fcvtl v10.4s, v10.4h
+	ADD $260, R9, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x4e69bd08 // addp v8.8h, v8.8h, v9.8h
+	WORD $0x0e7fc106 // smull v6.4s, v8.4h, v31.4h
+	WORD $0x4e7f8106 // smlal2 v6.4s, v8.8h, v31.8h
+	VADDV V6.S4, V6
+	WORD $0x5e21d8c6 // scvtf s6, s6
+	FMOVS (R9), F9
+	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
+	WORD $0x5fa750dc // fmls s28, s6, v7.s[1]
+	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
+	WORD $0x4e21da31 // scvtf v17.4s, v17.4s
+	WORD $0x4f87121a // fmla v26.4s, v16.4s, v7.s[0]
+	WORD $0x4f87123b // fmla v27.4s, v17.4s, v7.s[0]
+	ADD $292, R9, R9
+	ADD $260, R10, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x4e69bd08 // addp v8.8h, v8.8h, v9.8h
+	WORD $0x0e7fc106 // smull v6.4s, v8.4h, v31.4h
+	WORD $0x4e7f8106 // smlal2 v6.4s, v8.8h, v31.8h
+	VADDV V6.S4, V6
+	WORD $0x5e21d8c6 // scvtf s6, s6
+	FMOVS (R10), F9
+	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
+	MOVD $acc-192(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	FMOVS 32(R15), F0
+	WORD $0x5fa750c0 // fmls s0, s6, v7.s[1]
+	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
+	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
+	WORD $0x4f871244 // fmla v4.4s, v18.4s, v7.s[0]
+	WORD $0x4f871265 // fmla v5.4s, v19.4s, v7.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	FMOVS F0, 32(R15)
+	ADD $292, R10, R10
+	ADD $260, R11, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x4e69bd08 // addp v8.8h, v8.8h, v9.8h
+	WORD $0x0e7fc106 // smull v6.4s, v8.4h, v31.4h
+	WORD $0x4e7f8106 // smlal2 v6.4s, v8.8h, v31.8h
+	VADDV V6.S4, V6
+	WORD $0x5e21d8c6 // scvtf s6, s6
+	FMOVS (R11), F9
+	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
+	MOVD $acc-144(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	FMOVS 32(R15), F0
+	WORD $0x5fa750c0 // fmls s0, s6, v7.s[1]
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	WORD $0x4f871284 // fmla v4.4s, v20.4s, v7.s[0]
+	WORD $0x4f8712a5 // fmla v5.4s, v21.4s, v7.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	FMOVS F0, 32(R15)
+	ADD $292, R11, R11
+	ADD $260, R13, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x4e69bd08 // addp v8.8h, v8.8h, v9.8h
+	WORD $0x0e7fc106 // smull v6.4s, v8.4h, v31.4h
+	WORD $0x4e7f8106 // smlal2 v6.4s, v8.8h, v31.8h
+	VADDV V6.S4, V6
+	WORD $0x5e21d8c6 // scvtf s6, s6
+	FMOVS (R13), F9
+	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
+	MOVD $acc-96(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	FMOVS 32(R15), F0
+	WORD $0x5fa750c0 // fmls s0, s6, v7.s[1]
+	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
+	WORD $0x4e21daf7 // scvtf v23.4s, v23.4s
+	WORD $0x4f8712c4 // fmla v4.4s, v22.4s, v7.s[0]
+	WORD $0x4f8712e5 // fmla v5.4s, v23.4s, v7.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	FMOVS F0, 32(R15)
+	ADD $292, R13, R13
+	ADD $260, R14, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x4e69bd08 // addp v8.8h, v8.8h, v9.8h
+	WORD $0x0e7fc106 // smull v6.4s, v8.4h, v31.4h
+	WORD $0x4e7f8106 // smlal2 v6.4s, v8.8h, v31.8h
+	VADDV V6.S4, V6
+	WORD $0x5e21d8c6 // scvtf s6, s6
+	FMOVS (R14), F9
+	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
+	MOVD $acc-48(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	FMOVS 32(R15), F0
+	WORD $0x5fa750c0 // fmls s0, s6, v7.s[1]
+	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
+	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
+	WORD $0x4f871304 // fmla v4.4s, v24.4s, v7.s[0]
+	WORD $0x4f871325 // fmla v5.4s, v25.4s, v7.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	FMOVS F0, 32(R15)
+	ADD $292, R14, R14
+	ADD $176, R8, R8
+	SUBS $1, R17, R17
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	WORD $0x4e3bd740 // fadd v0.4s, v26.4s, v27.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FADDS F28, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	MOVD $acc-192(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS 32(R15), F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	MOVD $acc-144(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS 32(R15), F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 3, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	MOVD $acc-96(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS 32(R15), F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 4, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	MOVD $acc-48(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS 32(R15), F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q5KRows6Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q5KRows6Dot(SB), NOSPLIT, $240-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V12.B16
+	VMOVI $16, V13.B16
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	ADD R4, R11, R13
+	ADD R4, R13, R14
+	ADD R4, R14, R16
+	MOVD R5, R17
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	MOVD $acc-240(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	FMOVS F4, 32(R15)
+	MOVD $acc-192(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	FMOVS F4, 32(R15)
+	MOVD $acc-144(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	FMOVS F4, 32(R15)
+	MOVD $acc-96(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	FMOVS F4, 32(R15)
+	MOVD $acc-48(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	FMOVS F4, 32(R15)
+	CBZ R17, store
+block:
+	// the scales and mins (get_scale_min_k4, as Q4_K's)
+	MOVWU 4(R8), R19
+	MOVWU 8(R8), R20
+	MOVWU 12(R8), R21
+	LSRW $4, R21, R22
+	ANDW $0x0f0f0f0f, R22, R22
+	LSRW $6, R20, R23
+	ANDW $0x03030303, R23, R23
+	ORRW R23<<4, R22, R22
+	ANDW $0x3f3f3f3f, R20, R23
+	ANDW $0x0f0f0f0f, R21, R24
+	LSRW $6, R19, R25
+	ANDW $0x03030303, R25, R25
+	ORRW R25<<4, R24, R24
+	ANDW $0x3f3f3f3f, R19, R19
+	ORR R24<<32, R19, R19
+	ORR R22<<32, R23, R23
+	FMOVD R19, F8
+	FMOVD R23, F9
+	VUXTL V8.B8, V8.H8
+	VUXTL V8.H4, V14.S4
+	VUXTL2 V8.H8, V15.S4
+	VUXTL V9.B8, V31.H8
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	ADD $16, R8, R12
+	VLD1 (R12), [V2.B16, V3.B16]
+	ADD $48, R8, R12
+	// qs[0:32]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 0: elements 0..31, fifth bit qh>>0
+	VSHL $4, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VBIT V12.B16, V0.B16, V4.B16
+	VSHL $4, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VBIT V12.B16, V1.B16, V5.B16
+	ADD $4, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0150 // mla v16.4s, v10.4s, v14.s[0]
+	WORD $0x6f8e0171 // mla v17.4s, v11.4s, v14.s[0]
+	ADD $4, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0152 // mla v18.4s, v10.4s, v14.s[0]
+	WORD $0x6f8e0173 // mla v19.4s, v11.4s, v14.s[0]
+	ADD $4, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0154 // mla v20.4s, v10.4s, v14.s[0]
+	WORD $0x6f8e0175 // mla v21.4s, v11.4s, v14.s[0]
+	ADD $4, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0156 // mla v22.4s, v10.4s, v14.s[0]
+	WORD $0x6f8e0177 // mla v23.4s, v11.4s, v14.s[0]
+	ADD $4, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0158 // mla v24.4s, v10.4s, v14.s[0]
+	WORD $0x6f8e0179 // mla v25.4s, v11.4s, v14.s[0]
+	ADD $4, R16, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e015a // mla v26.4s, v10.4s, v14.s[0]
+	WORD $0x6f8e017b // mla v27.4s, v11.4s, v14.s[0]
+	// group 1: elements 32..63, fifth bit qh>>1
+	VSHL $3, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VSHL $3, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
+	ADD $36, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fae0150 // mla v16.4s, v10.4s, v14.s[1]
+	WORD $0x6fae0171 // mla v17.4s, v11.4s, v14.s[1]
+	ADD $36, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fae0152 // mla v18.4s, v10.4s, v14.s[1]
+	WORD $0x6fae0173 // mla v19.4s, v11.4s, v14.s[1]
+	ADD $36, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fae0154 // mla v20.4s, v10.4s, v14.s[1]
+	WORD $0x6fae0175 // mla v21.4s, v11.4s, v14.s[1]
+	ADD $36, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fae0156 // mla v22.4s, v10.4s, v14.s[1]
+	WORD $0x6fae0177 // mla v23.4s, v11.4s, v14.s[1]
+	ADD $36, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fae0158 // mla v24.4s, v10.4s, v14.s[1]
+	WORD $0x6fae0179 // mla v25.4s, v11.4s, v14.s[1]
+	ADD $36, R16, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fae015a // mla v26.4s, v10.4s, v14.s[1]
+	WORD $0x6fae017b // mla v27.4s, v11.4s, v14.s[1]
+	// qs[32:64]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 2: elements 64..95, fifth bit qh>>2
+	VSHL $2, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VBIT V12.B16, V0.B16, V4.B16
+	VSHL $2, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VBIT V12.B16, V1.B16, V5.B16
+	ADD $68, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0950 // mla v16.4s, v10.4s, v14.s[2]
+	WORD $0x6f8e0971 // mla v17.4s, v11.4s, v14.s[2]
+	ADD $68, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0952 // mla v18.4s, v10.4s, v14.s[2]
+	WORD $0x6f8e0973 // mla v19.4s, v11.4s, v14.s[2]
+	ADD $68, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0954 // mla v20.4s, v10.4s, v14.s[2]
+	WORD $0x6f8e0975 // mla v21.4s, v11.4s, v14.s[2]
+	ADD $68, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0956 // mla v22.4s, v10.4s, v14.s[2]
+	WORD $0x6f8e0977 // mla v23.4s, v11.4s, v14.s[2]
+	ADD $68, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0958 // mla v24.4s, v10.4s, v14.s[2]
+	WORD $0x6f8e0979 // mla v25.4s, v11.4s, v14.s[2]
+	ADD $68, R16, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e095a // mla v26.4s, v10.4s, v14.s[2]
+	WORD $0x6f8e097b // mla v27.4s, v11.4s, v14.s[2]
+	// group 3: elements 96..127, fifth bit qh>>3
+	VSHL $1, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VSHL $1, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
+	ADD $100, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fae0950 // mla v16.4s, v10.4s, v14.s[3]
+	WORD $0x6fae0971 // mla v17.4s, v11.4s, v14.s[3]
+	ADD $100, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fae0952 // mla v18.4s, v10.4s, v14.s[3]
+	WORD $0x6fae0973 // mla v19.4s, v11.4s, v14.s[3]
+	ADD $100, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fae0954 // mla v20.4s, v10.4s, v14.s[3]
+	WORD $0x6fae0975 // mla v21.4s, v11.4s, v14.s[3]
+	ADD $100, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fae0956 // mla v22.4s, v10.4s, v14.s[3]
+	WORD $0x6fae0977 // mla v23.4s, v11.4s, v14.s[3]
+	ADD $100, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fae0958 // mla v24.4s, v10.4s, v14.s[3]
+	WORD $0x6fae0979 // mla v25.4s, v11.4s, v14.s[3]
+	ADD $100, R16, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fae095a // mla v26.4s, v10.4s, v14.s[3]
+	WORD $0x6fae097b // mla v27.4s, v11.4s, v14.s[3]
+	// qs[64:96]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 4: elements 128..159, fifth bit qh>>4
+	VAND V13.B16, V2.B16, V4.B16
+	VBIT V12.B16, V0.B16, V4.B16
+	VAND V13.B16, V3.B16, V5.B16
+	VBIT V12.B16, V1.B16, V5.B16
+	ADD $132, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0150 // mla v16.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0171 // mla v17.4s, v11.4s, v15.s[0]
+	ADD $132, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0152 // mla v18.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0173 // mla v19.4s, v11.4s, v15.s[0]
+	ADD $132, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0154 // mla v20.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0175 // mla v21.4s, v11.4s, v15.s[0]
+	ADD $132, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0156 // mla v22.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0177 // mla v23.4s, v11.4s, v15.s[0]
+	ADD $132, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0158 // mla v24.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0179 // mla v25.4s, v11.4s, v15.s[0]
+	ADD $132, R16, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f015a // mla v26.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f017b // mla v27.4s, v11.4s, v15.s[0]
+	// group 5: elements 160..191, fifth bit qh>>5
+	VUSHR $1, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VUSHR $1, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
+	ADD $164, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0150 // mla v16.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0171 // mla v17.4s, v11.4s, v15.s[1]
+	ADD $164, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0152 // mla v18.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0173 // mla v19.4s, v11.4s, v15.s[1]
+	ADD $164, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0154 // mla v20.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0175 // mla v21.4s, v11.4s, v15.s[1]
+	ADD $164, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0156 // mla v22.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0177 // mla v23.4s, v11.4s, v15.s[1]
+	ADD $164, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0158 // mla v24.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0179 // mla v25.4s, v11.4s, v15.s[1]
+	ADD $164, R16, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf015a // mla v26.4s, v10.4s, v15.s[1]
+	WORD $0x6faf017b // mla v27.4s, v11.4s, v15.s[1]
+	// qs[96:128]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 6: elements 192..223, fifth bit qh>>6
+	VUSHR $2, V2.B16, V4.B16
+	VAND V13.B16, V4.B16, V4.B16
+	VBIT V12.B16, V0.B16, V4.B16
+	VUSHR $2, V3.B16, V5.B16
+	VAND V13.B16, V5.B16, V5.B16
+	VBIT V12.B16, V1.B16, V5.B16
+	ADD $196, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0950 // mla v16.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0971 // mla v17.4s, v11.4s, v15.s[2]
+	ADD $196, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0952 // mla v18.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0973 // mla v19.4s, v11.4s, v15.s[2]
+	ADD $196, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0954 // mla v20.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0975 // mla v21.4s, v11.4s, v15.s[2]
+	ADD $196, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0956 // mla v22.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0977 // mla v23.4s, v11.4s, v15.s[2]
+	ADD $196, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0958 // mla v24.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0979 // mla v25.4s, v11.4s, v15.s[2]
+	ADD $196, R16, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f095a // mla v26.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f097b // mla v27.4s, v11.4s, v15.s[2]
+	// group 7: elements 224..255, fifth bit qh>>7
+	VUSHR $3, V2.B16, V4.B16
+	VSRI $4, V0.B16, V4.B16
+	VUSHR $3, V3.B16, V5.B16
+	VSRI $4, V1.B16, V5.B16
+	ADD $228, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0950 // mla v16.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0971 // mla v17.4s, v11.4s, v15.s[3]
+	ADD $228, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0952 // mla v18.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0973 // mla v19.4s, v11.4s, v15.s[3]
+	ADD $228, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0954 // mla v20.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0975 // mla v21.4s, v11.4s, v15.s[3]
+	ADD $228, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0956 // mla v22.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0977 // mla v23.4s, v11.4s, v15.s[3]
+	ADD $228, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0958 // mla v24.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0979 // mla v25.4s, v11.4s, v15.s[3]
+	ADD $228, R16, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf095a // mla v26.4s, v10.4s, v15.s[3]
+	WORD $0x6faf097b // mla v27.4s, v11.4s, v15.s[3]
+	// per token: summs = fma(imin, -(x.d·f16(w.dmin)), summs); acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
+	FMOVS (R8), F10
+	WORD $0x0e21794a // fcvtl v10.4s, v10.4h
+	ADD $260, R9, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x4e69bd08 // addp v8.8h, v8.8h, v9.8h
+	WORD $0x0e7fc106 // smull v6.4s, v8.4h, v31.4h
+	WORD $0x4e7f8106 // smlal2 v6.4s, v8.8h, v31.8h
+	VADDV V6.S4, V6
+	WORD $0x5e21d8c6 // scvtf s6, s6
+	FMOVS (R9), F9
+	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
+	WORD $0x5fa750de // fmls s30, s6, v7.s[1]
+	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
+	WORD $0x4e21da31 // scvtf v17.4s, v17.4s
+	WORD $0x4f87121c // fmla v28.4s, v16.4s, v7.s[0]
+	WORD $0x4f87123d // fmla v29.4s, v17.4s, v7.s[0]
+	ADD $292, R9, R9
+	ADD $260, R10, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x4e69bd08 // addp v8.8h, v8.8h, v9.8h
+	WORD $0x0e7fc106 // smull v6.4s, v8.4h, v31.4h
+	WORD $0x4e7f8106 // smlal2 v6.4s, v8.8h, v31.8h
+	VADDV V6.S4, V6
+	WORD $0x5e21d8c6 // scvtf s6, s6
+	FMOVS (R10), F9
+	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
+	MOVD $acc-240(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	FMOVS 32(R15), F0
+	WORD $0x5fa750c0 // fmls s0, s6, v7.s[1]
+	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
+	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
+	WORD $0x4f871244 // fmla v4.4s, v18.4s, v7.s[0]
+	WORD $0x4f871265 // fmla v5.4s, v19.4s, v7.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	FMOVS F0, 32(R15)
+	ADD $292, R10, R10
+	ADD $260, R11, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x4e69bd08 // addp v8.8h, v8.8h, v9.8h
+	WORD $0x0e7fc106 // smull v6.4s, v8.4h, v31.4h
+	WORD $0x4e7f8106 // smlal2 v6.4s, v8.8h, v31.8h
+	VADDV V6.S4, V6
+	WORD $0x5e21d8c6 // scvtf s6, s6
+	FMOVS (R11), F9
+	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
+	MOVD $acc-192(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	FMOVS 32(R15), F0
+	WORD $0x5fa750c0 // fmls s0, s6, v7.s[1]
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	WORD $0x4f871284 // fmla v4.4s, v20.4s, v7.s[0]
+	WORD $0x4f8712a5 // fmla v5.4s, v21.4s, v7.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	FMOVS F0, 32(R15)
+	ADD $292, R11, R11
+	ADD $260, R13, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x4e69bd08 // addp v8.8h, v8.8h, v9.8h
+	WORD $0x0e7fc106 // smull v6.4s, v8.4h, v31.4h
+	WORD $0x4e7f8106 // smlal2 v6.4s, v8.8h, v31.8h
+	VADDV V6.S4, V6
+	WORD $0x5e21d8c6 // scvtf s6, s6
+	FMOVS (R13), F9
+	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
+	MOVD $acc-144(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	FMOVS 32(R15), F0
+	WORD $0x5fa750c0 // fmls s0, s6, v7.s[1]
+	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
+	WORD $0x4e21daf7 // scvtf v23.4s, v23.4s
+	WORD $0x4f8712c4 // fmla v4.4s, v22.4s, v7.s[0]
+	WORD $0x4f8712e5 // fmla v5.4s, v23.4s, v7.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	FMOVS F0, 32(R15)
+	ADD $292, R13, R13
+	ADD $260, R14, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x4e69bd08 // addp v8.8h, v8.8h, v9.8h
+	WORD $0x0e7fc106 // smull v6.4s, v8.4h, v31.4h
+	WORD $0x4e7f8106 // smlal2 v6.4s, v8.8h, v31.8h
+	VADDV V6.S4, V6
+	WORD $0x5e21d8c6 // scvtf s6, s6
+	FMOVS (R14), F9
+	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
+	MOVD $acc-96(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	FMOVS 32(R15), F0
+	WORD $0x5fa750c0 // fmls s0, s6, v7.s[1]
+	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
+	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
+	WORD $0x4f871304 // fmla v4.4s, v24.4s, v7.s[0]
+	WORD $0x4f871325 // fmla v5.4s, v25.4s, v7.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	FMOVS F0, 32(R15)
+	ADD $292, R14, R14
+	ADD $260, R16, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x4e69bd08 // addp v8.8h, v8.8h, v9.8h
+	WORD $0x0e7fc106 // smull v6.4s, v8.4h, v31.4h
+	WORD $0x4e7f8106 // smlal2 v6.4s, v8.8h, v31.8h
+	VADDV V6.S4, V6
+	WORD $0x5e21d8c6 // scvtf s6, s6
+	FMOVS (R16), F9
+	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
+	MOVD $acc-48(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	FMOVS 32(R15), F0
+	WORD $0x5fa750c0 // fmls s0, s6, v7.s[1]
+	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
+	WORD $0x4e21db7b // scvtf v27.4s, v27.4s
+	WORD $0x4f871344 // fmla v4.4s, v26.4s, v7.s[0]
+	WORD $0x4f871365 // fmla v5.4s, v27.4s, v7.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	FMOVS F0, 32(R15)
+	ADD $292, R16, R16
+	ADD $176, R8, R8
+	SUBS $1, R17, R17
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	WORD $0x4e3dd780 // fadd v0.4s, v28.4s, v29.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FADDS F30, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	MOVD $acc-240(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS 32(R15), F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	MOVD $acc-192(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS 32(R15), F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 3, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	MOVD $acc-144(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS 32(R15), F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 4, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	MOVD $acc-96(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS 32(R15), F1
+	FADDS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 5, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	MOVD $acc-48(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS 32(R15), F1
+	FADDS F1, F0, F0
 	FMOVS F0, (R19)
 	ADD $4, R6, R6
 	ADD R1, R0, R0

@@ -1531,14 +1531,20 @@ func genQ6KT(g *gen, dot bool, T int) {
 // the reference's).
 func genQ5K(g *gen) {
 	for _, dot := range []bool{false, true} {
-		for T := 1; T <= 3; T++ {
+		for T := 1; T <= q5KMaxT; T++ {
 			genQ5KT(g, dot, T)
 		}
 	}
 }
 
+// q5KMaxT is the most tokens a Q5_K kernel takes: past three their int32
+// lanes fill V16 up, the float accumulators and summs of the first
+// (15−2T)/3 tokens the registers after them (V31 holds the mins), and the
+// others' live in 48-byte frame slots (acc at 0, summs at 32), loaded and
+// stored once a block.
+const q5KMaxT = 6
+
 func genQ5KT(g *gen, dot bool, T int) {
-	g.rowsTStart("q5KRows", "rows", formName(dot), T)
 	r := kLanesStd(T)
 	const (
 		qsA, qsB   = 0, 1 // qs[32j..32j+31]
@@ -1548,9 +1554,35 @@ func genQ5KT(g *gen, dot bool, T int) {
 		mins       = 31     // the eight mins as int16
 	)
 	summs := func(t int) int { return 28 + t }
+	regT := T // tokens whose accumulators and summs stay in registers
+	if T > 3 {
+		regT = (15 - 2*T) / 3
+		r.aLo = func(t int) int { return 16 + 2*T + 3*t }
+		r.aHi = func(t int) int { return 17 + 2*T + 3*t }
+		summs = func(t int) int { return 18 + 2*T + 3*t }
+	}
+	locals := 48 * (T - regT)
+	g.rowsTStartFrame("q5KRows", "rows", formName(dot), T, locals)
+	// slot points R15 at token t's accumulators and summs (t ≥ regT).
+	slot := func(t int) { g.p("MOVD $acc-%d(SP), R15", locals-48*(t-regT)) }
 	g.movi(m0f, 15)
 	g.movi(m10, 0x10)
-	g.kLanesStart(r, func(t int) { g.zero(summs(t)) })
+	g.kRowStart(r.xb, T, false, func() {
+		for t := range regT {
+			g.zero(r.aLo(t))
+			g.zero(r.aHi(t))
+			g.zero(summs(t))
+		}
+		if T > regT {
+			g.zero(r.y0)
+			g.zero(r.y1)
+			for t := regT; t < T; t++ {
+				slot(t)
+				g.p("VST1 [V%d.S4, V%d.S4], (R15)", r.y0, r.y1)
+				g.p("FMOVS F%d, 32(R15)", r.y0)
+			}
+		}
+	})
 	g.c("the scales and mins (get_scale_min_k4, as Q4_K's)")
 	g.q4KScalesMins("R8", q4KScratch)
 	g.p("FMOVD R19, F%d", r.q0)
@@ -1607,15 +1639,47 @@ func genQ5KT(g *gen, dot bool, T int) {
 		g.o2("scvtf.s", r.t0, r.t0)
 		g.p("FMOVS (%s), F%d", r.xb[t], r.q1)
 		g.oe("fmul.e", r.t1, r.p0, r.q1, 0) // x.d·f16(d), x.d·f16(dmin)
-		g.oe("fmls.es", summs(t), r.t0, r.t1, 1)
-		g.kLanesFMA(r, t, r.t1)
+		if t < regT {
+			g.oe("fmls.es", summs(t), r.t0, r.t1, 1)
+			g.kLanesFMA(r, t, r.t1)
+		} else {
+			// The slot's accumulators in y0:y1 and summs in F0.
+			slot(t)
+			g.ld1("S4", "R15", 0, r.y0, r.y1)
+			g.p("FMOVS 32(R15), F%d", qsA)
+			g.oe("fmls.es", qsA, r.t0, r.t1, 1)
+			w := r
+			w.aLo = func(int) int { return r.y0 }
+			w.aHi = func(int) int { return r.y1 }
+			g.kLanesFMA(w, t, r.t1)
+			g.p("VST1 [V%d.S4, V%d.S4], (R15)", r.y0, r.y1)
+			g.p("FMOVS F%d, 32(R15)", qsA)
+		}
 		g.p("ADD $292, %s, %s", r.xb[t], r.xb[t])
 	}
 	g.p("ADD $176, R8, R8")
 	g.p("SUBS $1, R17, R17")
 	g.p("BNE block")
 	g.label("store")
-	g.kLanesStore(r, func(t int) { g.p("FADDS F%d, F0, F0", summs(t)) })
+	g.storeRow(T, "R19", func(t int) {
+		g.c("token %d, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs", t)
+		if t < regT {
+			g.o3("fadd", 0, r.aLo(t), r.aHi(t))
+		} else {
+			slot(t)
+			g.ld1("S4", "R15", 0, r.y0, r.y1)
+			g.o3("fadd", 0, r.y0, r.y1)
+		}
+		g.o3("ext8", 1, 0, 0)
+		g.o3("fadd", 0, 0, 1)
+		g.o2("faddp.s", 0, 0)
+		if t < regT {
+			g.p("FADDS F%d, F0, F0", summs(t))
+		} else {
+			g.p("FMOVS 32(R15), F1")
+			g.p("FADDS F1, F0, F0")
+		}
+	})
 }
 
 // kLanes are the registers of the K-quant lanes kernels (Q5_K, Q3_K,
@@ -1638,7 +1702,7 @@ type kLanes struct {
 // kLanesStd is the register plan the three kernels share: V4-V11, the
 // lanes in V16-V21 and the accumulators in V22-V27.
 func kLanesStd(T int) kLanes {
-	return kLanes{T: T, xb: []string{"R9", "R10", "R11"},
+	return kLanes{T: T, xb: []string{"R9", "R10", "R11", "R13", "R14", "R16"},
 		y0: 4, y1: 5, t0: 6, t1: 7, q0: 8, q1: 9, p0: 10, p1: 11,
 		lLo: func(t int) int { return 16 + 2*t }, lHi: func(t int) int { return 17 + 2*t },
 		aLo: func(t int) int { return 22 + 2*t }, aHi: func(t int) int { return 23 + 2*t },
