@@ -207,6 +207,24 @@ func q3KRows2Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *floa
 //go:noescape
 func q3KRows3Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
 
+//go:noescape
+func q3KRows4NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q3KRows5NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q3KRows6NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q3KRows4Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q3KRows5Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q3KRows6Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
 // q2KRows<T><form> compute, for nb > 0 Q2_K blocks a row and T Q8_K
 // activation rows (T = 1 to 3),
 //
@@ -233,6 +251,24 @@ func q2KRows2Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *floa
 
 //go:noescape
 func q2KRows3Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q2KRows4NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q2KRows5NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q2KRows6NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q2KRows4Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q2KRows5Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q2KRows6Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
 
 // iq4XSRows<T><form> compute, for nb > 0 IQ4_XS blocks a row and T Q8_K
 // activation rows (T = 1 to 3),
@@ -261,8 +297,26 @@ func iq4XSRows2Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *fl
 //go:noescape
 func iq4XSRows3Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
 
-// The K-quants' row-by-row kernels: one to three tokens a pass, four as
-// two and two (tokenRun); Q6_K's and Q5_K's up to six (run6).
+//go:noescape
+func iq4XSRows4NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func iq4XSRows5NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func iq4XSRows6NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func iq4XSRows4Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func iq4XSRows5Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func iq4XSRows6Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+// The K-quants' row-by-row kernels (but Q4_K's): up to six tokens a pass
+// (run6).
 var (
 	q6KKernels = rowKernels{qkK, q6KBytes, q8KBytes,
 		[9]rowsKernel{nil, q6KRows1NEON, q6KRows2NEON, q6KRows3NEON, q6KRows4NEON, q6KRows5NEON, q6KRows6NEON},
@@ -271,18 +325,18 @@ var (
 		[9]rowsKernel{nil, q5KRows1NEON, q5KRows2NEON, q5KRows3NEON, q5KRows4NEON, q5KRows5NEON, q5KRows6NEON},
 		[9]rowsKernel{nil, q5KRows1Dot, q5KRows2Dot, q5KRows3Dot, q5KRows4Dot, q5KRows5Dot, q5KRows6Dot}, run6, dotQ5KRef}
 	q3KKernels = rowKernels{qkK, q3KBytes, q8KBytes,
-		[9]rowsKernel{nil, q3KRows1NEON, q3KRows2NEON, q3KRows3NEON},
-		[9]rowsKernel{nil, q3KRows1Dot, q3KRows2Dot, q3KRows3Dot}, tokenRun, dotQ3KRef}
+		[9]rowsKernel{nil, q3KRows1NEON, q3KRows2NEON, q3KRows3NEON, q3KRows4NEON, q3KRows5NEON, q3KRows6NEON},
+		[9]rowsKernel{nil, q3KRows1Dot, q3KRows2Dot, q3KRows3Dot, q3KRows4Dot, q3KRows5Dot, q3KRows6Dot}, run6, dotQ3KRef}
 	q2KKernels = rowKernels{qkK, q2KBytes, q8KBytes,
-		[9]rowsKernel{nil, q2KRows1NEON, q2KRows2NEON, q2KRows3NEON},
-		[9]rowsKernel{nil, q2KRows1Dot, q2KRows2Dot, q2KRows3Dot}, tokenRun, dotQ2KRef}
+		[9]rowsKernel{nil, q2KRows1NEON, q2KRows2NEON, q2KRows3NEON, q2KRows4NEON, q2KRows5NEON, q2KRows6NEON},
+		[9]rowsKernel{nil, q2KRows1Dot, q2KRows2Dot, q2KRows3Dot, q2KRows4Dot, q2KRows5Dot, q2KRows6Dot}, run6, dotQ2KRef}
 	iq4XSKernels = rowKernels{qkK, iq4XSBytes, q8KBytes,
-		[9]rowsKernel{nil, iq4XSRows1NEON, iq4XSRows2NEON, iq4XSRows3NEON},
-		[9]rowsKernel{nil, iq4XSRows1Dot, iq4XSRows2Dot, iq4XSRows3Dot}, tokenRun, dotIQ4XSRef}
+		[9]rowsKernel{nil, iq4XSRows1NEON, iq4XSRows2NEON, iq4XSRows3NEON, iq4XSRows4NEON, iq4XSRows5NEON, iq4XSRows6NEON},
+		[9]rowsKernel{nil, iq4XSRows1Dot, iq4XSRows2Dot, iq4XSRows3Dot, iq4XSRows4Dot, iq4XSRows5Dot, iq4XSRows6Dot}, run6, dotIQ4XSRef}
 )
 
 // run6 returns how many of the n ≥ 1 tokens left the next pass of a
-// six-token kernel (Q6_K, Q5_K) takes: as few passes as six a pass allow,
+// six-token kernel takes: as few passes as six a pass allow,
 // the tokens shared evenly (seven as four and three).
 func run6(n int) int {
 	passes := (n + 5) / 6

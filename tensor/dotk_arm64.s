@@ -17154,6 +17154,2391 @@ store:
 	BNE row
 	RET
 
+// func q3KRows4NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q3KRows4NEON(SB), NOSPLIT, $32-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $3, V12.B16
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	ADD R4, R11, R13
+	MOVD R5, R17
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V31.B16, V31.B16, V31.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	MOVD $acc-32(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	CBZ R17, store
+block:
+	// the sixteen scales, less 32
+	FMOVD 96(R8), F4
+	FMOVS 104(R8), F5
+	VMOVI $15, V6.B16
+	VAND V6.B16, V4.B16, V7.B16
+	VUSHR $4, V4.B16, V4.B16
+	VZIP1 V4.D2, V7.D2, V4.D2
+	VDUP V5.S[0], V5.S4
+	MOVD $0xfefefefe00000000, R16
+	VMOV R16, V6.D[0]
+	MOVD $0xfafafafafcfcfcfc, R16
+	VMOV R16, V6.D[1]
+	WORD $0x6e2644a5 // ushl v5.16b, v5.16b, v6.16b
+	VAND V12.B16, V5.B16, V5.B16
+	VSHL $4, V5.B16, V5.B16
+	VORR V5.B16, V4.B16, V4.B16
+	VMOVI $32, V6.B16
+	VSUB V6.B16, V4.B16, V4.B16
+	WORD $0x0f08a487 // sxtl v7.8h, v4.8b
+	WORD $0x4f08a484 // sxtl2 v4.8h, v4.16b
+	WORD $0x0f10a4ee // sxtl v14.4s, v7.4h
+	WORD $0x4f10a4ef // sxtl2 v15.4s, v7.8h
+	WORD $0x0f10a49c // sxtl v28.4s, v4.4h
+	WORD $0x4f10a49d // sxtl2 v29.4s, v4.8h
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VLD1 (R8), [V2.B16, V3.B16]
+	WORD $0x6e205842 // mvn v2.16b, v2.16b
+	WORD $0x6e205863 // mvn v3.16b, v3.16b
+	ADD $32, R8, R12
+	// qs[0:32]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 0: elements 0..31, bits 0 of qs, bit 0 of hmask
+	VMOVI $1, V13.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V0.B16, V4.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V1.B16, V5.B16
+	ADD $4, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0150 // mla v16.4s, v10.4s, v14.s[0]
+	WORD $0x6fae0171 // mla v17.4s, v11.4s, v14.s[1]
+	ADD $4, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0152 // mla v18.4s, v10.4s, v14.s[0]
+	WORD $0x6fae0173 // mla v19.4s, v11.4s, v14.s[1]
+	ADD $4, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0154 // mla v20.4s, v10.4s, v14.s[0]
+	WORD $0x6fae0175 // mla v21.4s, v11.4s, v14.s[1]
+	ADD $4, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0156 // mla v22.4s, v10.4s, v14.s[0]
+	WORD $0x6fae0177 // mla v23.4s, v11.4s, v14.s[1]
+	// group 1: elements 32..63, bits 2 of qs, bit 1 of hmask
+	VMOVI $2, V13.B16
+	VUSHR $2, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $2, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
+	ADD $36, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0950 // mla v16.4s, v10.4s, v14.s[2]
+	WORD $0x6fae0971 // mla v17.4s, v11.4s, v14.s[3]
+	ADD $36, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0952 // mla v18.4s, v10.4s, v14.s[2]
+	WORD $0x6fae0973 // mla v19.4s, v11.4s, v14.s[3]
+	ADD $36, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0954 // mla v20.4s, v10.4s, v14.s[2]
+	WORD $0x6fae0975 // mla v21.4s, v11.4s, v14.s[3]
+	ADD $36, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0956 // mla v22.4s, v10.4s, v14.s[2]
+	WORD $0x6fae0977 // mla v23.4s, v11.4s, v14.s[3]
+	// group 2: elements 64..95, bits 4 of qs, bit 2 of hmask
+	VMOVI $4, V13.B16
+	VUSHR $4, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $4, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
+	ADD $68, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0150 // mla v16.4s, v10.4s, v15.s[0]
+	WORD $0x6faf0171 // mla v17.4s, v11.4s, v15.s[1]
+	ADD $68, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0152 // mla v18.4s, v10.4s, v15.s[0]
+	WORD $0x6faf0173 // mla v19.4s, v11.4s, v15.s[1]
+	ADD $68, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0154 // mla v20.4s, v10.4s, v15.s[0]
+	WORD $0x6faf0175 // mla v21.4s, v11.4s, v15.s[1]
+	ADD $68, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0156 // mla v22.4s, v10.4s, v15.s[0]
+	WORD $0x6faf0177 // mla v23.4s, v11.4s, v15.s[1]
+	// group 3: elements 96..127, bits 6 of qs, bit 3 of hmask
+	VMOVI $8, V13.B16
+	VUSHR $6, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $6, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
+	ADD $100, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0950 // mla v16.4s, v10.4s, v15.s[2]
+	WORD $0x6faf0971 // mla v17.4s, v11.4s, v15.s[3]
+	ADD $100, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0952 // mla v18.4s, v10.4s, v15.s[2]
+	WORD $0x6faf0973 // mla v19.4s, v11.4s, v15.s[3]
+	ADD $100, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0954 // mla v20.4s, v10.4s, v15.s[2]
+	WORD $0x6faf0975 // mla v21.4s, v11.4s, v15.s[3]
+	ADD $100, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0956 // mla v22.4s, v10.4s, v15.s[2]
+	WORD $0x6faf0977 // mla v23.4s, v11.4s, v15.s[3]
+	// qs[32:64]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 4: elements 128..159, bits 0 of qs, bit 4 of hmask
+	VMOVI $16, V13.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V0.B16, V4.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V1.B16, V5.B16
+	ADD $132, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0150 // mla v16.4s, v10.4s, v28.s[0]
+	WORD $0x6fbc0171 // mla v17.4s, v11.4s, v28.s[1]
+	ADD $132, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0152 // mla v18.4s, v10.4s, v28.s[0]
+	WORD $0x6fbc0173 // mla v19.4s, v11.4s, v28.s[1]
+	ADD $132, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0154 // mla v20.4s, v10.4s, v28.s[0]
+	WORD $0x6fbc0175 // mla v21.4s, v11.4s, v28.s[1]
+	ADD $132, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0156 // mla v22.4s, v10.4s, v28.s[0]
+	WORD $0x6fbc0177 // mla v23.4s, v11.4s, v28.s[1]
+	// group 5: elements 160..191, bits 2 of qs, bit 5 of hmask
+	VMOVI $32, V13.B16
+	VUSHR $2, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $2, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
+	ADD $164, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0950 // mla v16.4s, v10.4s, v28.s[2]
+	WORD $0x6fbc0971 // mla v17.4s, v11.4s, v28.s[3]
+	ADD $164, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0952 // mla v18.4s, v10.4s, v28.s[2]
+	WORD $0x6fbc0973 // mla v19.4s, v11.4s, v28.s[3]
+	ADD $164, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0954 // mla v20.4s, v10.4s, v28.s[2]
+	WORD $0x6fbc0975 // mla v21.4s, v11.4s, v28.s[3]
+	ADD $164, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0956 // mla v22.4s, v10.4s, v28.s[2]
+	WORD $0x6fbc0977 // mla v23.4s, v11.4s, v28.s[3]
+	// group 6: elements 192..223, bits 4 of qs, bit 6 of hmask
+	VMOVI $64, V13.B16
+	VUSHR $4, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $4, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
+	ADD $196, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9d0150 // mla v16.4s, v10.4s, v29.s[0]
+	WORD $0x6fbd0171 // mla v17.4s, v11.4s, v29.s[1]
+	ADD $196, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9d0152 // mla v18.4s, v10.4s, v29.s[0]
+	WORD $0x6fbd0173 // mla v19.4s, v11.4s, v29.s[1]
+	ADD $196, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9d0154 // mla v20.4s, v10.4s, v29.s[0]
+	WORD $0x6fbd0175 // mla v21.4s, v11.4s, v29.s[1]
+	ADD $196, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9d0156 // mla v22.4s, v10.4s, v29.s[0]
+	WORD $0x6fbd0177 // mla v23.4s, v11.4s, v29.s[1]
+	// group 7: elements 224..255, bits 6 of qs, bit 7 of hmask
+	VMOVI $128, V13.B16
+	VUSHR $6, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $6, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
+	ADD $228, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9d0950 // mla v16.4s, v10.4s, v29.s[2]
+	WORD $0x6fbd0971 // mla v17.4s, v11.4s, v29.s[3]
+	ADD $228, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9d0952 // mla v18.4s, v10.4s, v29.s[2]
+	WORD $0x6fbd0973 // mla v19.4s, v11.4s, v29.s[3]
+	ADD $228, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9d0954 // mla v20.4s, v10.4s, v29.s[2]
+	WORD $0x6fbd0975 // mla v21.4s, v11.4s, v29.s[3]
+	ADD $228, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9d0956 // mla v22.4s, v10.4s, v29.s[2]
+	WORD $0x6fbd0977 // mla v23.4s, v11.4s, v29.s[3]
+	// per token: acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
+	MOVHU 108(R8), R19
+	FMOVS R19, F10
+	FCVTHS F10, F10
+	FMOVS (R9), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
+	WORD $0x4e21da31 // scvtf v17.4s, v17.4s
+	WORD $0x4f8b1218 // fmla v24.4s, v16.4s, v11.s[0]
+	WORD $0x4f8b1239 // fmla v25.4s, v17.4s, v11.s[0]
+	ADD $292, R9, R9
+	FMOVS (R10), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
+	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
+	WORD $0x4f8b125a // fmla v26.4s, v18.4s, v11.s[0]
+	WORD $0x4f8b127b // fmla v27.4s, v19.4s, v11.s[0]
+	ADD $292, R10, R10
+	FMOVS (R11), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	WORD $0x4f8b129e // fmla v30.4s, v20.4s, v11.s[0]
+	WORD $0x4f8b12bf // fmla v31.4s, v21.4s, v11.s[0]
+	ADD $292, R11, R11
+	FMOVS (R13), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
+	WORD $0x4e21daf7 // scvtf v23.4s, v23.4s
+	MOVD $acc-32(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b12c4 // fmla v4.4s, v22.4s, v11.s[0]
+	WORD $0x4f8b12e5 // fmla v5.4s, v23.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R13, R13
+	ADD $110, R8, R8
+	SUBS $1, R17, R17
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e39d700 // fadd v0.4s, v24.4s, v25.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3bd740 // fadd v0.4s, v26.4s, v27.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3fd7c0 // fadd v0.4s, v30.4s, v31.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 3, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-32(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q3KRows5NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q3KRows5NEON(SB), NOSPLIT, $96-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $3, V12.B16
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	ADD R4, R11, R13
+	ADD R4, R13, R14
+	MOVD R5, R17
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V31.B16, V31.B16, V31.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	MOVD $acc-96(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	MOVD $acc-64(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	MOVD $acc-32(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	CBZ R17, store
+block:
+	// the sixteen scales, less 32
+	FMOVD 96(R8), F4
+	FMOVS 104(R8), F5
+	VMOVI $15, V6.B16
+	VAND V6.B16, V4.B16, V7.B16
+	VUSHR $4, V4.B16, V4.B16
+	VZIP1 V4.D2, V7.D2, V4.D2
+	VDUP V5.S[0], V5.S4
+	MOVD $0xfefefefe00000000, R16
+	VMOV R16, V6.D[0]
+	MOVD $0xfafafafafcfcfcfc, R16
+	VMOV R16, V6.D[1]
+	WORD $0x6e2644a5 // ushl v5.16b, v5.16b, v6.16b
+	VAND V12.B16, V5.B16, V5.B16
+	VSHL $4, V5.B16, V5.B16
+	VORR V5.B16, V4.B16, V4.B16
+	VMOVI $32, V6.B16
+	VSUB V6.B16, V4.B16, V4.B16
+	WORD $0x0f08a487 // sxtl v7.8h, v4.8b
+	WORD $0x4f08a484 // sxtl2 v4.8h, v4.16b
+	WORD $0x0f10a4ee // sxtl v14.4s, v7.4h
+	WORD $0x4f10a4ef // sxtl2 v15.4s, v7.8h
+	WORD $0x0f10a49c // sxtl v28.4s, v4.4h
+	WORD $0x4f10a49d // sxtl2 v29.4s, v4.8h
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VLD1 (R8), [V2.B16, V3.B16]
+	WORD $0x6e205842 // mvn v2.16b, v2.16b
+	WORD $0x6e205863 // mvn v3.16b, v3.16b
+	ADD $32, R8, R12
+	// qs[0:32]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 0: elements 0..31, bits 0 of qs, bit 0 of hmask
+	VMOVI $1, V13.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V0.B16, V4.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V1.B16, V5.B16
+	ADD $4, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0150 // mla v16.4s, v10.4s, v14.s[0]
+	WORD $0x6fae0171 // mla v17.4s, v11.4s, v14.s[1]
+	ADD $4, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0152 // mla v18.4s, v10.4s, v14.s[0]
+	WORD $0x6fae0173 // mla v19.4s, v11.4s, v14.s[1]
+	ADD $4, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0154 // mla v20.4s, v10.4s, v14.s[0]
+	WORD $0x6fae0175 // mla v21.4s, v11.4s, v14.s[1]
+	ADD $4, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0156 // mla v22.4s, v10.4s, v14.s[0]
+	WORD $0x6fae0177 // mla v23.4s, v11.4s, v14.s[1]
+	ADD $4, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0158 // mla v24.4s, v10.4s, v14.s[0]
+	WORD $0x6fae0179 // mla v25.4s, v11.4s, v14.s[1]
+	// group 1: elements 32..63, bits 2 of qs, bit 1 of hmask
+	VMOVI $2, V13.B16
+	VUSHR $2, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $2, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
+	ADD $36, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0950 // mla v16.4s, v10.4s, v14.s[2]
+	WORD $0x6fae0971 // mla v17.4s, v11.4s, v14.s[3]
+	ADD $36, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0952 // mla v18.4s, v10.4s, v14.s[2]
+	WORD $0x6fae0973 // mla v19.4s, v11.4s, v14.s[3]
+	ADD $36, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0954 // mla v20.4s, v10.4s, v14.s[2]
+	WORD $0x6fae0975 // mla v21.4s, v11.4s, v14.s[3]
+	ADD $36, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0956 // mla v22.4s, v10.4s, v14.s[2]
+	WORD $0x6fae0977 // mla v23.4s, v11.4s, v14.s[3]
+	ADD $36, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0958 // mla v24.4s, v10.4s, v14.s[2]
+	WORD $0x6fae0979 // mla v25.4s, v11.4s, v14.s[3]
+	// group 2: elements 64..95, bits 4 of qs, bit 2 of hmask
+	VMOVI $4, V13.B16
+	VUSHR $4, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $4, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
+	ADD $68, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0150 // mla v16.4s, v10.4s, v15.s[0]
+	WORD $0x6faf0171 // mla v17.4s, v11.4s, v15.s[1]
+	ADD $68, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0152 // mla v18.4s, v10.4s, v15.s[0]
+	WORD $0x6faf0173 // mla v19.4s, v11.4s, v15.s[1]
+	ADD $68, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0154 // mla v20.4s, v10.4s, v15.s[0]
+	WORD $0x6faf0175 // mla v21.4s, v11.4s, v15.s[1]
+	ADD $68, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0156 // mla v22.4s, v10.4s, v15.s[0]
+	WORD $0x6faf0177 // mla v23.4s, v11.4s, v15.s[1]
+	ADD $68, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0158 // mla v24.4s, v10.4s, v15.s[0]
+	WORD $0x6faf0179 // mla v25.4s, v11.4s, v15.s[1]
+	// group 3: elements 96..127, bits 6 of qs, bit 3 of hmask
+	VMOVI $8, V13.B16
+	VUSHR $6, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $6, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
+	ADD $100, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0950 // mla v16.4s, v10.4s, v15.s[2]
+	WORD $0x6faf0971 // mla v17.4s, v11.4s, v15.s[3]
+	ADD $100, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0952 // mla v18.4s, v10.4s, v15.s[2]
+	WORD $0x6faf0973 // mla v19.4s, v11.4s, v15.s[3]
+	ADD $100, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0954 // mla v20.4s, v10.4s, v15.s[2]
+	WORD $0x6faf0975 // mla v21.4s, v11.4s, v15.s[3]
+	ADD $100, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0956 // mla v22.4s, v10.4s, v15.s[2]
+	WORD $0x6faf0977 // mla v23.4s, v11.4s, v15.s[3]
+	ADD $100, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0958 // mla v24.4s, v10.4s, v15.s[2]
+	WORD $0x6faf0979 // mla v25.4s, v11.4s, v15.s[3]
+	// qs[32:64]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 4: elements 128..159, bits 0 of qs, bit 4 of hmask
+	VMOVI $16, V13.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V0.B16, V4.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V1.B16, V5.B16
+	ADD $132, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0150 // mla v16.4s, v10.4s, v28.s[0]
+	WORD $0x6fbc0171 // mla v17.4s, v11.4s, v28.s[1]
+	ADD $132, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0152 // mla v18.4s, v10.4s, v28.s[0]
+	WORD $0x6fbc0173 // mla v19.4s, v11.4s, v28.s[1]
+	ADD $132, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0154 // mla v20.4s, v10.4s, v28.s[0]
+	WORD $0x6fbc0175 // mla v21.4s, v11.4s, v28.s[1]
+	ADD $132, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0156 // mla v22.4s, v10.4s, v28.s[0]
+	WORD $0x6fbc0177 // mla v23.4s, v11.4s, v28.s[1]
+	ADD $132, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0158 // mla v24.4s, v10.4s, v28.s[0]
+	WORD $0x6fbc0179 // mla v25.4s, v11.4s, v28.s[1]
+	// group 5: elements 160..191, bits 2 of qs, bit 5 of hmask
+	VMOVI $32, V13.B16
+	VUSHR $2, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $2, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
+	ADD $164, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0950 // mla v16.4s, v10.4s, v28.s[2]
+	WORD $0x6fbc0971 // mla v17.4s, v11.4s, v28.s[3]
+	ADD $164, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0952 // mla v18.4s, v10.4s, v28.s[2]
+	WORD $0x6fbc0973 // mla v19.4s, v11.4s, v28.s[3]
+	ADD $164, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0954 // mla v20.4s, v10.4s, v28.s[2]
+	WORD $0x6fbc0975 // mla v21.4s, v11.4s, v28.s[3]
+	ADD $164, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0956 // mla v22.4s, v10.4s, v28.s[2]
+	WORD $0x6fbc0977 // mla v23.4s, v11.4s, v28.s[3]
+	ADD $164, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0958 // mla v24.4s, v10.4s, v28.s[2]
+	WORD $0x6fbc0979 // mla v25.4s, v11.4s, v28.s[3]
+	// group 6: elements 192..223, bits 4 of qs, bit 6 of hmask
+	VMOVI $64, V13.B16
+	VUSHR $4, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $4, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
+	ADD $196, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9d0150 // mla v16.4s, v10.4s, v29.s[0]
+	WORD $0x6fbd0171 // mla v17.4s, v11.4s, v29.s[1]
+	ADD $196, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9d0152 // mla v18.4s, v10.4s, v29.s[0]
+	WORD $0x6fbd0173 // mla v19.4s, v11.4s, v29.s[1]
+	ADD $196, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9d0154 // mla v20.4s, v10.4s, v29.s[0]
+	WORD $0x6fbd0175 // mla v21.4s, v11.4s, v29.s[1]
+	ADD $196, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9d0156 // mla v22.4s, v10.4s, v29.s[0]
+	WORD $0x6fbd0177 // mla v23.4s, v11.4s, v29.s[1]
+	ADD $196, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9d0158 // mla v24.4s, v10.4s, v29.s[0]
+	WORD $0x6fbd0179 // mla v25.4s, v11.4s, v29.s[1]
+	// group 7: elements 224..255, bits 6 of qs, bit 7 of hmask
+	VMOVI $128, V13.B16
+	VUSHR $6, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $6, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
+	ADD $228, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9d0950 // mla v16.4s, v10.4s, v29.s[2]
+	WORD $0x6fbd0971 // mla v17.4s, v11.4s, v29.s[3]
+	ADD $228, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9d0952 // mla v18.4s, v10.4s, v29.s[2]
+	WORD $0x6fbd0973 // mla v19.4s, v11.4s, v29.s[3]
+	ADD $228, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9d0954 // mla v20.4s, v10.4s, v29.s[2]
+	WORD $0x6fbd0975 // mla v21.4s, v11.4s, v29.s[3]
+	ADD $228, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9d0956 // mla v22.4s, v10.4s, v29.s[2]
+	WORD $0x6fbd0977 // mla v23.4s, v11.4s, v29.s[3]
+	ADD $228, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9d0958 // mla v24.4s, v10.4s, v29.s[2]
+	WORD $0x6fbd0979 // mla v25.4s, v11.4s, v29.s[3]
+	// per token: acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
+	MOVHU 108(R8), R19
+	FMOVS R19, F10
+	FCVTHS F10, F10
+	FMOVS (R9), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
+	WORD $0x4e21da31 // scvtf v17.4s, v17.4s
+	WORD $0x4f8b121a // fmla v26.4s, v16.4s, v11.s[0]
+	WORD $0x4f8b123b // fmla v27.4s, v17.4s, v11.s[0]
+	ADD $292, R9, R9
+	FMOVS (R10), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
+	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
+	WORD $0x4f8b125e // fmla v30.4s, v18.4s, v11.s[0]
+	WORD $0x4f8b127f // fmla v31.4s, v19.4s, v11.s[0]
+	ADD $292, R10, R10
+	FMOVS (R11), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	MOVD $acc-96(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b1284 // fmla v4.4s, v20.4s, v11.s[0]
+	WORD $0x4f8b12a5 // fmla v5.4s, v21.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R11, R11
+	FMOVS (R13), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
+	WORD $0x4e21daf7 // scvtf v23.4s, v23.4s
+	MOVD $acc-64(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b12c4 // fmla v4.4s, v22.4s, v11.s[0]
+	WORD $0x4f8b12e5 // fmla v5.4s, v23.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R13, R13
+	FMOVS (R14), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
+	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
+	MOVD $acc-32(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b1304 // fmla v4.4s, v24.4s, v11.s[0]
+	WORD $0x4f8b1325 // fmla v5.4s, v25.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R14, R14
+	ADD $110, R8, R8
+	SUBS $1, R17, R17
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3bd740 // fadd v0.4s, v26.4s, v27.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3fd7c0 // fadd v0.4s, v30.4s, v31.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-96(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 3, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-64(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 4, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-32(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q3KRows6NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q3KRows6NEON(SB), NOSPLIT, $160-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $3, V12.B16
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	ADD R4, R11, R13
+	ADD R4, R13, R14
+	ADD R4, R14, R21
+	MOVD R5, R17
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V31.B16, V31.B16, V31.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	MOVD $acc-160(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	MOVD $acc-128(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	MOVD $acc-96(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	MOVD $acc-64(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	MOVD $acc-32(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	CBZ R17, store
+block:
+	// the sixteen scales, less 32
+	FMOVD 96(R8), F4
+	FMOVS 104(R8), F5
+	VMOVI $15, V6.B16
+	VAND V6.B16, V4.B16, V7.B16
+	VUSHR $4, V4.B16, V4.B16
+	VZIP1 V4.D2, V7.D2, V4.D2
+	VDUP V5.S[0], V5.S4
+	MOVD $0xfefefefe00000000, R16
+	VMOV R16, V6.D[0]
+	MOVD $0xfafafafafcfcfcfc, R16
+	VMOV R16, V6.D[1]
+	WORD $0x6e2644a5 // ushl v5.16b, v5.16b, v6.16b
+	VAND V12.B16, V5.B16, V5.B16
+	VSHL $4, V5.B16, V5.B16
+	VORR V5.B16, V4.B16, V4.B16
+	VMOVI $32, V6.B16
+	VSUB V6.B16, V4.B16, V4.B16
+	WORD $0x0f08a487 // sxtl v7.8h, v4.8b
+	WORD $0x4f08a484 // sxtl2 v4.8h, v4.16b
+	WORD $0x0f10a4ee // sxtl v14.4s, v7.4h
+	WORD $0x4f10a4ef // sxtl2 v15.4s, v7.8h
+	WORD $0x0f10a49c // sxtl v28.4s, v4.4h
+	WORD $0x4f10a49d // sxtl2 v29.4s, v4.8h
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VLD1 (R8), [V2.B16, V3.B16]
+	WORD $0x6e205842 // mvn v2.16b, v2.16b
+	WORD $0x6e205863 // mvn v3.16b, v3.16b
+	ADD $32, R8, R12
+	// qs[0:32]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 0: elements 0..31, bits 0 of qs, bit 0 of hmask
+	VMOVI $1, V13.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V0.B16, V4.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V1.B16, V5.B16
+	ADD $4, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0150 // mla v16.4s, v10.4s, v14.s[0]
+	WORD $0x6fae0171 // mla v17.4s, v11.4s, v14.s[1]
+	ADD $4, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0152 // mla v18.4s, v10.4s, v14.s[0]
+	WORD $0x6fae0173 // mla v19.4s, v11.4s, v14.s[1]
+	ADD $4, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0154 // mla v20.4s, v10.4s, v14.s[0]
+	WORD $0x6fae0175 // mla v21.4s, v11.4s, v14.s[1]
+	ADD $4, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0156 // mla v22.4s, v10.4s, v14.s[0]
+	WORD $0x6fae0177 // mla v23.4s, v11.4s, v14.s[1]
+	ADD $4, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0158 // mla v24.4s, v10.4s, v14.s[0]
+	WORD $0x6fae0179 // mla v25.4s, v11.4s, v14.s[1]
+	ADD $4, R21, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e015a // mla v26.4s, v10.4s, v14.s[0]
+	WORD $0x6fae017b // mla v27.4s, v11.4s, v14.s[1]
+	// group 1: elements 32..63, bits 2 of qs, bit 1 of hmask
+	VMOVI $2, V13.B16
+	VUSHR $2, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $2, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
+	ADD $36, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0950 // mla v16.4s, v10.4s, v14.s[2]
+	WORD $0x6fae0971 // mla v17.4s, v11.4s, v14.s[3]
+	ADD $36, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0952 // mla v18.4s, v10.4s, v14.s[2]
+	WORD $0x6fae0973 // mla v19.4s, v11.4s, v14.s[3]
+	ADD $36, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0954 // mla v20.4s, v10.4s, v14.s[2]
+	WORD $0x6fae0975 // mla v21.4s, v11.4s, v14.s[3]
+	ADD $36, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0956 // mla v22.4s, v10.4s, v14.s[2]
+	WORD $0x6fae0977 // mla v23.4s, v11.4s, v14.s[3]
+	ADD $36, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0958 // mla v24.4s, v10.4s, v14.s[2]
+	WORD $0x6fae0979 // mla v25.4s, v11.4s, v14.s[3]
+	ADD $36, R21, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e095a // mla v26.4s, v10.4s, v14.s[2]
+	WORD $0x6fae097b // mla v27.4s, v11.4s, v14.s[3]
+	// group 2: elements 64..95, bits 4 of qs, bit 2 of hmask
+	VMOVI $4, V13.B16
+	VUSHR $4, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $4, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
+	ADD $68, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0150 // mla v16.4s, v10.4s, v15.s[0]
+	WORD $0x6faf0171 // mla v17.4s, v11.4s, v15.s[1]
+	ADD $68, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0152 // mla v18.4s, v10.4s, v15.s[0]
+	WORD $0x6faf0173 // mla v19.4s, v11.4s, v15.s[1]
+	ADD $68, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0154 // mla v20.4s, v10.4s, v15.s[0]
+	WORD $0x6faf0175 // mla v21.4s, v11.4s, v15.s[1]
+	ADD $68, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0156 // mla v22.4s, v10.4s, v15.s[0]
+	WORD $0x6faf0177 // mla v23.4s, v11.4s, v15.s[1]
+	ADD $68, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0158 // mla v24.4s, v10.4s, v15.s[0]
+	WORD $0x6faf0179 // mla v25.4s, v11.4s, v15.s[1]
+	ADD $68, R21, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f015a // mla v26.4s, v10.4s, v15.s[0]
+	WORD $0x6faf017b // mla v27.4s, v11.4s, v15.s[1]
+	// group 3: elements 96..127, bits 6 of qs, bit 3 of hmask
+	VMOVI $8, V13.B16
+	VUSHR $6, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $6, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
+	ADD $100, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0950 // mla v16.4s, v10.4s, v15.s[2]
+	WORD $0x6faf0971 // mla v17.4s, v11.4s, v15.s[3]
+	ADD $100, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0952 // mla v18.4s, v10.4s, v15.s[2]
+	WORD $0x6faf0973 // mla v19.4s, v11.4s, v15.s[3]
+	ADD $100, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0954 // mla v20.4s, v10.4s, v15.s[2]
+	WORD $0x6faf0975 // mla v21.4s, v11.4s, v15.s[3]
+	ADD $100, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0956 // mla v22.4s, v10.4s, v15.s[2]
+	WORD $0x6faf0977 // mla v23.4s, v11.4s, v15.s[3]
+	ADD $100, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0958 // mla v24.4s, v10.4s, v15.s[2]
+	WORD $0x6faf0979 // mla v25.4s, v11.4s, v15.s[3]
+	ADD $100, R21, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f095a // mla v26.4s, v10.4s, v15.s[2]
+	WORD $0x6faf097b // mla v27.4s, v11.4s, v15.s[3]
+	// qs[32:64]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 4: elements 128..159, bits 0 of qs, bit 4 of hmask
+	VMOVI $16, V13.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V0.B16, V4.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V1.B16, V5.B16
+	ADD $132, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0150 // mla v16.4s, v10.4s, v28.s[0]
+	WORD $0x6fbc0171 // mla v17.4s, v11.4s, v28.s[1]
+	ADD $132, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0152 // mla v18.4s, v10.4s, v28.s[0]
+	WORD $0x6fbc0173 // mla v19.4s, v11.4s, v28.s[1]
+	ADD $132, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0154 // mla v20.4s, v10.4s, v28.s[0]
+	WORD $0x6fbc0175 // mla v21.4s, v11.4s, v28.s[1]
+	ADD $132, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0156 // mla v22.4s, v10.4s, v28.s[0]
+	WORD $0x6fbc0177 // mla v23.4s, v11.4s, v28.s[1]
+	ADD $132, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0158 // mla v24.4s, v10.4s, v28.s[0]
+	WORD $0x6fbc0179 // mla v25.4s, v11.4s, v28.s[1]
+	ADD $132, R21, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c015a // mla v26.4s, v10.4s, v28.s[0]
+	WORD $0x6fbc017b // mla v27.4s, v11.4s, v28.s[1]
+	// group 5: elements 160..191, bits 2 of qs, bit 5 of hmask
+	VMOVI $32, V13.B16
+	VUSHR $2, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $2, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
+	ADD $164, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0950 // mla v16.4s, v10.4s, v28.s[2]
+	WORD $0x6fbc0971 // mla v17.4s, v11.4s, v28.s[3]
+	ADD $164, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0952 // mla v18.4s, v10.4s, v28.s[2]
+	WORD $0x6fbc0973 // mla v19.4s, v11.4s, v28.s[3]
+	ADD $164, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0954 // mla v20.4s, v10.4s, v28.s[2]
+	WORD $0x6fbc0975 // mla v21.4s, v11.4s, v28.s[3]
+	ADD $164, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0956 // mla v22.4s, v10.4s, v28.s[2]
+	WORD $0x6fbc0977 // mla v23.4s, v11.4s, v28.s[3]
+	ADD $164, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0958 // mla v24.4s, v10.4s, v28.s[2]
+	WORD $0x6fbc0979 // mla v25.4s, v11.4s, v28.s[3]
+	ADD $164, R21, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c095a // mla v26.4s, v10.4s, v28.s[2]
+	WORD $0x6fbc097b // mla v27.4s, v11.4s, v28.s[3]
+	// group 6: elements 192..223, bits 4 of qs, bit 6 of hmask
+	VMOVI $64, V13.B16
+	VUSHR $4, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $4, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
+	ADD $196, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9d0150 // mla v16.4s, v10.4s, v29.s[0]
+	WORD $0x6fbd0171 // mla v17.4s, v11.4s, v29.s[1]
+	ADD $196, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9d0152 // mla v18.4s, v10.4s, v29.s[0]
+	WORD $0x6fbd0173 // mla v19.4s, v11.4s, v29.s[1]
+	ADD $196, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9d0154 // mla v20.4s, v10.4s, v29.s[0]
+	WORD $0x6fbd0175 // mla v21.4s, v11.4s, v29.s[1]
+	ADD $196, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9d0156 // mla v22.4s, v10.4s, v29.s[0]
+	WORD $0x6fbd0177 // mla v23.4s, v11.4s, v29.s[1]
+	ADD $196, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9d0158 // mla v24.4s, v10.4s, v29.s[0]
+	WORD $0x6fbd0179 // mla v25.4s, v11.4s, v29.s[1]
+	ADD $196, R21, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9d015a // mla v26.4s, v10.4s, v29.s[0]
+	WORD $0x6fbd017b // mla v27.4s, v11.4s, v29.s[1]
+	// group 7: elements 224..255, bits 6 of qs, bit 7 of hmask
+	VMOVI $128, V13.B16
+	VUSHR $6, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $6, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
+	ADD $228, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9d0950 // mla v16.4s, v10.4s, v29.s[2]
+	WORD $0x6fbd0971 // mla v17.4s, v11.4s, v29.s[3]
+	ADD $228, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9d0952 // mla v18.4s, v10.4s, v29.s[2]
+	WORD $0x6fbd0973 // mla v19.4s, v11.4s, v29.s[3]
+	ADD $228, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9d0954 // mla v20.4s, v10.4s, v29.s[2]
+	WORD $0x6fbd0975 // mla v21.4s, v11.4s, v29.s[3]
+	ADD $228, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9d0956 // mla v22.4s, v10.4s, v29.s[2]
+	WORD $0x6fbd0977 // mla v23.4s, v11.4s, v29.s[3]
+	ADD $228, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9d0958 // mla v24.4s, v10.4s, v29.s[2]
+	WORD $0x6fbd0979 // mla v25.4s, v11.4s, v29.s[3]
+	ADD $228, R21, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9d095a // mla v26.4s, v10.4s, v29.s[2]
+	WORD $0x6fbd097b // mla v27.4s, v11.4s, v29.s[3]
+	// per token: acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
+	MOVHU 108(R8), R19
+	FMOVS R19, F10
+	FCVTHS F10, F10
+	FMOVS (R9), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
+	WORD $0x4e21da31 // scvtf v17.4s, v17.4s
+	WORD $0x4f8b121e // fmla v30.4s, v16.4s, v11.s[0]
+	WORD $0x4f8b123f // fmla v31.4s, v17.4s, v11.s[0]
+	ADD $292, R9, R9
+	FMOVS (R10), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
+	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
+	MOVD $acc-160(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b1244 // fmla v4.4s, v18.4s, v11.s[0]
+	WORD $0x4f8b1265 // fmla v5.4s, v19.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R10, R10
+	FMOVS (R11), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	MOVD $acc-128(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b1284 // fmla v4.4s, v20.4s, v11.s[0]
+	WORD $0x4f8b12a5 // fmla v5.4s, v21.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R11, R11
+	FMOVS (R13), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
+	WORD $0x4e21daf7 // scvtf v23.4s, v23.4s
+	MOVD $acc-96(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b12c4 // fmla v4.4s, v22.4s, v11.s[0]
+	WORD $0x4f8b12e5 // fmla v5.4s, v23.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R13, R13
+	FMOVS (R14), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
+	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
+	MOVD $acc-64(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b1304 // fmla v4.4s, v24.4s, v11.s[0]
+	WORD $0x4f8b1325 // fmla v5.4s, v25.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R14, R14
+	FMOVS (R21), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
+	WORD $0x4e21db7b // scvtf v27.4s, v27.4s
+	MOVD $acc-32(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b1344 // fmla v4.4s, v26.4s, v11.s[0]
+	WORD $0x4f8b1365 // fmla v5.4s, v27.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R21, R21
+	ADD $110, R8, R8
+	SUBS $1, R17, R17
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3fd7c0 // fadd v0.4s, v30.4s, v31.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-160(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-128(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 3, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-96(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 4, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-64(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 5, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-32(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
 // func q3KRows1Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
 TEXT ·q3KRows1Dot(SB), NOSPLIT, $0-64
 	MOVD w+0(FP), R0
@@ -18011,6 +20396,1671 @@ store:
 	ADD R7, R19, R19
 	// token 2, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
 	WORD $0x4e3bd740 // fadd v0.4s, v26.4s, v27.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q3KRows4Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q3KRows4Dot(SB), NOSPLIT, $32-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $3, V12.B16
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	ADD R4, R11, R13
+	MOVD R5, R17
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V31.B16, V31.B16, V31.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	MOVD $acc-32(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	CBZ R17, store
+block:
+	// the sixteen scales, less 32
+	FMOVD 96(R8), F4
+	FMOVS 104(R8), F5
+	VMOVI $15, V6.B16
+	VAND V6.B16, V4.B16, V7.B16
+	VUSHR $4, V4.B16, V4.B16
+	VZIP1 V4.D2, V7.D2, V4.D2
+	VDUP V5.S[0], V5.S4
+	MOVD $0xfefefefe00000000, R16
+	VMOV R16, V6.D[0]
+	MOVD $0xfafafafafcfcfcfc, R16
+	VMOV R16, V6.D[1]
+	WORD $0x6e2644a5 // ushl v5.16b, v5.16b, v6.16b
+	VAND V12.B16, V5.B16, V5.B16
+	VSHL $4, V5.B16, V5.B16
+	VORR V5.B16, V4.B16, V4.B16
+	VMOVI $32, V6.B16
+	VSUB V6.B16, V4.B16, V4.B16
+	WORD $0x0f08a487 // sxtl v7.8h, v4.8b
+	WORD $0x4f08a484 // sxtl2 v4.8h, v4.16b
+	WORD $0x0f10a4ee // sxtl v14.4s, v7.4h
+	WORD $0x4f10a4ef // sxtl2 v15.4s, v7.8h
+	WORD $0x0f10a49c // sxtl v28.4s, v4.4h
+	WORD $0x4f10a49d // sxtl2 v29.4s, v4.8h
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VLD1 (R8), [V2.B16, V3.B16]
+	WORD $0x6e205842 // mvn v2.16b, v2.16b
+	WORD $0x6e205863 // mvn v3.16b, v3.16b
+	ADD $32, R8, R12
+	// qs[0:32]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 0: elements 0..31, bits 0 of qs, bit 0 of hmask
+	VMOVI $1, V13.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V0.B16, V4.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V1.B16, V5.B16
+	ADD $4, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0150 // mla v16.4s, v10.4s, v14.s[0]
+	WORD $0x6fae0171 // mla v17.4s, v11.4s, v14.s[1]
+	ADD $4, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0152 // mla v18.4s, v10.4s, v14.s[0]
+	WORD $0x6fae0173 // mla v19.4s, v11.4s, v14.s[1]
+	ADD $4, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0154 // mla v20.4s, v10.4s, v14.s[0]
+	WORD $0x6fae0175 // mla v21.4s, v11.4s, v14.s[1]
+	ADD $4, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0156 // mla v22.4s, v10.4s, v14.s[0]
+	WORD $0x6fae0177 // mla v23.4s, v11.4s, v14.s[1]
+	// group 1: elements 32..63, bits 2 of qs, bit 1 of hmask
+	VMOVI $2, V13.B16
+	VUSHR $2, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $2, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
+	ADD $36, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0950 // mla v16.4s, v10.4s, v14.s[2]
+	WORD $0x6fae0971 // mla v17.4s, v11.4s, v14.s[3]
+	ADD $36, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0952 // mla v18.4s, v10.4s, v14.s[2]
+	WORD $0x6fae0973 // mla v19.4s, v11.4s, v14.s[3]
+	ADD $36, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0954 // mla v20.4s, v10.4s, v14.s[2]
+	WORD $0x6fae0975 // mla v21.4s, v11.4s, v14.s[3]
+	ADD $36, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0956 // mla v22.4s, v10.4s, v14.s[2]
+	WORD $0x6fae0977 // mla v23.4s, v11.4s, v14.s[3]
+	// group 2: elements 64..95, bits 4 of qs, bit 2 of hmask
+	VMOVI $4, V13.B16
+	VUSHR $4, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $4, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
+	ADD $68, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0150 // mla v16.4s, v10.4s, v15.s[0]
+	WORD $0x6faf0171 // mla v17.4s, v11.4s, v15.s[1]
+	ADD $68, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0152 // mla v18.4s, v10.4s, v15.s[0]
+	WORD $0x6faf0173 // mla v19.4s, v11.4s, v15.s[1]
+	ADD $68, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0154 // mla v20.4s, v10.4s, v15.s[0]
+	WORD $0x6faf0175 // mla v21.4s, v11.4s, v15.s[1]
+	ADD $68, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0156 // mla v22.4s, v10.4s, v15.s[0]
+	WORD $0x6faf0177 // mla v23.4s, v11.4s, v15.s[1]
+	// group 3: elements 96..127, bits 6 of qs, bit 3 of hmask
+	VMOVI $8, V13.B16
+	VUSHR $6, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $6, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
+	ADD $100, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0950 // mla v16.4s, v10.4s, v15.s[2]
+	WORD $0x6faf0971 // mla v17.4s, v11.4s, v15.s[3]
+	ADD $100, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0952 // mla v18.4s, v10.4s, v15.s[2]
+	WORD $0x6faf0973 // mla v19.4s, v11.4s, v15.s[3]
+	ADD $100, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0954 // mla v20.4s, v10.4s, v15.s[2]
+	WORD $0x6faf0975 // mla v21.4s, v11.4s, v15.s[3]
+	ADD $100, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0956 // mla v22.4s, v10.4s, v15.s[2]
+	WORD $0x6faf0977 // mla v23.4s, v11.4s, v15.s[3]
+	// qs[32:64]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 4: elements 128..159, bits 0 of qs, bit 4 of hmask
+	VMOVI $16, V13.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V0.B16, V4.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V1.B16, V5.B16
+	ADD $132, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0150 // mla v16.4s, v10.4s, v28.s[0]
+	WORD $0x6fbc0171 // mla v17.4s, v11.4s, v28.s[1]
+	ADD $132, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0152 // mla v18.4s, v10.4s, v28.s[0]
+	WORD $0x6fbc0173 // mla v19.4s, v11.4s, v28.s[1]
+	ADD $132, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0154 // mla v20.4s, v10.4s, v28.s[0]
+	WORD $0x6fbc0175 // mla v21.4s, v11.4s, v28.s[1]
+	ADD $132, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0156 // mla v22.4s, v10.4s, v28.s[0]
+	WORD $0x6fbc0177 // mla v23.4s, v11.4s, v28.s[1]
+	// group 5: elements 160..191, bits 2 of qs, bit 5 of hmask
+	VMOVI $32, V13.B16
+	VUSHR $2, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $2, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
+	ADD $164, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0950 // mla v16.4s, v10.4s, v28.s[2]
+	WORD $0x6fbc0971 // mla v17.4s, v11.4s, v28.s[3]
+	ADD $164, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0952 // mla v18.4s, v10.4s, v28.s[2]
+	WORD $0x6fbc0973 // mla v19.4s, v11.4s, v28.s[3]
+	ADD $164, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0954 // mla v20.4s, v10.4s, v28.s[2]
+	WORD $0x6fbc0975 // mla v21.4s, v11.4s, v28.s[3]
+	ADD $164, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0956 // mla v22.4s, v10.4s, v28.s[2]
+	WORD $0x6fbc0977 // mla v23.4s, v11.4s, v28.s[3]
+	// group 6: elements 192..223, bits 4 of qs, bit 6 of hmask
+	VMOVI $64, V13.B16
+	VUSHR $4, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $4, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
+	ADD $196, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9d0150 // mla v16.4s, v10.4s, v29.s[0]
+	WORD $0x6fbd0171 // mla v17.4s, v11.4s, v29.s[1]
+	ADD $196, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9d0152 // mla v18.4s, v10.4s, v29.s[0]
+	WORD $0x6fbd0173 // mla v19.4s, v11.4s, v29.s[1]
+	ADD $196, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9d0154 // mla v20.4s, v10.4s, v29.s[0]
+	WORD $0x6fbd0175 // mla v21.4s, v11.4s, v29.s[1]
+	ADD $196, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9d0156 // mla v22.4s, v10.4s, v29.s[0]
+	WORD $0x6fbd0177 // mla v23.4s, v11.4s, v29.s[1]
+	// group 7: elements 224..255, bits 6 of qs, bit 7 of hmask
+	VMOVI $128, V13.B16
+	VUSHR $6, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $6, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
+	ADD $228, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9d0950 // mla v16.4s, v10.4s, v29.s[2]
+	WORD $0x6fbd0971 // mla v17.4s, v11.4s, v29.s[3]
+	ADD $228, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9d0952 // mla v18.4s, v10.4s, v29.s[2]
+	WORD $0x6fbd0973 // mla v19.4s, v11.4s, v29.s[3]
+	ADD $228, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9d0954 // mla v20.4s, v10.4s, v29.s[2]
+	WORD $0x6fbd0975 // mla v21.4s, v11.4s, v29.s[3]
+	ADD $228, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9d0956 // mla v22.4s, v10.4s, v29.s[2]
+	WORD $0x6fbd0977 // mla v23.4s, v11.4s, v29.s[3]
+	// per token: acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
+	MOVHU 108(R8), R19
+	FMOVS R19, F10
+	FCVTHS F10, F10
+	FMOVS (R9), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
+	WORD $0x4e21da31 // scvtf v17.4s, v17.4s
+	WORD $0x4f8b1218 // fmla v24.4s, v16.4s, v11.s[0]
+	WORD $0x4f8b1239 // fmla v25.4s, v17.4s, v11.s[0]
+	ADD $292, R9, R9
+	FMOVS (R10), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
+	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
+	WORD $0x4f8b125a // fmla v26.4s, v18.4s, v11.s[0]
+	WORD $0x4f8b127b // fmla v27.4s, v19.4s, v11.s[0]
+	ADD $292, R10, R10
+	FMOVS (R11), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	WORD $0x4f8b129e // fmla v30.4s, v20.4s, v11.s[0]
+	WORD $0x4f8b12bf // fmla v31.4s, v21.4s, v11.s[0]
+	ADD $292, R11, R11
+	FMOVS (R13), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
+	WORD $0x4e21daf7 // scvtf v23.4s, v23.4s
+	MOVD $acc-32(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b12c4 // fmla v4.4s, v22.4s, v11.s[0]
+	WORD $0x4f8b12e5 // fmla v5.4s, v23.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R13, R13
+	ADD $110, R8, R8
+	SUBS $1, R17, R17
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e39d700 // fadd v0.4s, v24.4s, v25.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3bd740 // fadd v0.4s, v26.4s, v27.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3fd7c0 // fadd v0.4s, v30.4s, v31.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 3, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-32(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q3KRows5Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q3KRows5Dot(SB), NOSPLIT, $96-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $3, V12.B16
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	ADD R4, R11, R13
+	ADD R4, R13, R14
+	MOVD R5, R17
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V31.B16, V31.B16, V31.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	MOVD $acc-96(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	MOVD $acc-64(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	MOVD $acc-32(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	CBZ R17, store
+block:
+	// the sixteen scales, less 32
+	FMOVD 96(R8), F4
+	FMOVS 104(R8), F5
+	VMOVI $15, V6.B16
+	VAND V6.B16, V4.B16, V7.B16
+	VUSHR $4, V4.B16, V4.B16
+	VZIP1 V4.D2, V7.D2, V4.D2
+	VDUP V5.S[0], V5.S4
+	MOVD $0xfefefefe00000000, R16
+	VMOV R16, V6.D[0]
+	MOVD $0xfafafafafcfcfcfc, R16
+	VMOV R16, V6.D[1]
+	WORD $0x6e2644a5 // ushl v5.16b, v5.16b, v6.16b
+	VAND V12.B16, V5.B16, V5.B16
+	VSHL $4, V5.B16, V5.B16
+	VORR V5.B16, V4.B16, V4.B16
+	VMOVI $32, V6.B16
+	VSUB V6.B16, V4.B16, V4.B16
+	WORD $0x0f08a487 // sxtl v7.8h, v4.8b
+	WORD $0x4f08a484 // sxtl2 v4.8h, v4.16b
+	WORD $0x0f10a4ee // sxtl v14.4s, v7.4h
+	WORD $0x4f10a4ef // sxtl2 v15.4s, v7.8h
+	WORD $0x0f10a49c // sxtl v28.4s, v4.4h
+	WORD $0x4f10a49d // sxtl2 v29.4s, v4.8h
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VLD1 (R8), [V2.B16, V3.B16]
+	WORD $0x6e205842 // mvn v2.16b, v2.16b
+	WORD $0x6e205863 // mvn v3.16b, v3.16b
+	ADD $32, R8, R12
+	// qs[0:32]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 0: elements 0..31, bits 0 of qs, bit 0 of hmask
+	VMOVI $1, V13.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V0.B16, V4.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V1.B16, V5.B16
+	ADD $4, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0150 // mla v16.4s, v10.4s, v14.s[0]
+	WORD $0x6fae0171 // mla v17.4s, v11.4s, v14.s[1]
+	ADD $4, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0152 // mla v18.4s, v10.4s, v14.s[0]
+	WORD $0x6fae0173 // mla v19.4s, v11.4s, v14.s[1]
+	ADD $4, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0154 // mla v20.4s, v10.4s, v14.s[0]
+	WORD $0x6fae0175 // mla v21.4s, v11.4s, v14.s[1]
+	ADD $4, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0156 // mla v22.4s, v10.4s, v14.s[0]
+	WORD $0x6fae0177 // mla v23.4s, v11.4s, v14.s[1]
+	ADD $4, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0158 // mla v24.4s, v10.4s, v14.s[0]
+	WORD $0x6fae0179 // mla v25.4s, v11.4s, v14.s[1]
+	// group 1: elements 32..63, bits 2 of qs, bit 1 of hmask
+	VMOVI $2, V13.B16
+	VUSHR $2, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $2, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
+	ADD $36, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0950 // mla v16.4s, v10.4s, v14.s[2]
+	WORD $0x6fae0971 // mla v17.4s, v11.4s, v14.s[3]
+	ADD $36, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0952 // mla v18.4s, v10.4s, v14.s[2]
+	WORD $0x6fae0973 // mla v19.4s, v11.4s, v14.s[3]
+	ADD $36, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0954 // mla v20.4s, v10.4s, v14.s[2]
+	WORD $0x6fae0975 // mla v21.4s, v11.4s, v14.s[3]
+	ADD $36, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0956 // mla v22.4s, v10.4s, v14.s[2]
+	WORD $0x6fae0977 // mla v23.4s, v11.4s, v14.s[3]
+	ADD $36, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0958 // mla v24.4s, v10.4s, v14.s[2]
+	WORD $0x6fae0979 // mla v25.4s, v11.4s, v14.s[3]
+	// group 2: elements 64..95, bits 4 of qs, bit 2 of hmask
+	VMOVI $4, V13.B16
+	VUSHR $4, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $4, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
+	ADD $68, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0150 // mla v16.4s, v10.4s, v15.s[0]
+	WORD $0x6faf0171 // mla v17.4s, v11.4s, v15.s[1]
+	ADD $68, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0152 // mla v18.4s, v10.4s, v15.s[0]
+	WORD $0x6faf0173 // mla v19.4s, v11.4s, v15.s[1]
+	ADD $68, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0154 // mla v20.4s, v10.4s, v15.s[0]
+	WORD $0x6faf0175 // mla v21.4s, v11.4s, v15.s[1]
+	ADD $68, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0156 // mla v22.4s, v10.4s, v15.s[0]
+	WORD $0x6faf0177 // mla v23.4s, v11.4s, v15.s[1]
+	ADD $68, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0158 // mla v24.4s, v10.4s, v15.s[0]
+	WORD $0x6faf0179 // mla v25.4s, v11.4s, v15.s[1]
+	// group 3: elements 96..127, bits 6 of qs, bit 3 of hmask
+	VMOVI $8, V13.B16
+	VUSHR $6, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $6, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
+	ADD $100, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0950 // mla v16.4s, v10.4s, v15.s[2]
+	WORD $0x6faf0971 // mla v17.4s, v11.4s, v15.s[3]
+	ADD $100, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0952 // mla v18.4s, v10.4s, v15.s[2]
+	WORD $0x6faf0973 // mla v19.4s, v11.4s, v15.s[3]
+	ADD $100, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0954 // mla v20.4s, v10.4s, v15.s[2]
+	WORD $0x6faf0975 // mla v21.4s, v11.4s, v15.s[3]
+	ADD $100, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0956 // mla v22.4s, v10.4s, v15.s[2]
+	WORD $0x6faf0977 // mla v23.4s, v11.4s, v15.s[3]
+	ADD $100, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0958 // mla v24.4s, v10.4s, v15.s[2]
+	WORD $0x6faf0979 // mla v25.4s, v11.4s, v15.s[3]
+	// qs[32:64]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 4: elements 128..159, bits 0 of qs, bit 4 of hmask
+	VMOVI $16, V13.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V0.B16, V4.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V1.B16, V5.B16
+	ADD $132, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0150 // mla v16.4s, v10.4s, v28.s[0]
+	WORD $0x6fbc0171 // mla v17.4s, v11.4s, v28.s[1]
+	ADD $132, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0152 // mla v18.4s, v10.4s, v28.s[0]
+	WORD $0x6fbc0173 // mla v19.4s, v11.4s, v28.s[1]
+	ADD $132, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0154 // mla v20.4s, v10.4s, v28.s[0]
+	WORD $0x6fbc0175 // mla v21.4s, v11.4s, v28.s[1]
+	ADD $132, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0156 // mla v22.4s, v10.4s, v28.s[0]
+	WORD $0x6fbc0177 // mla v23.4s, v11.4s, v28.s[1]
+	ADD $132, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0158 // mla v24.4s, v10.4s, v28.s[0]
+	WORD $0x6fbc0179 // mla v25.4s, v11.4s, v28.s[1]
+	// group 5: elements 160..191, bits 2 of qs, bit 5 of hmask
+	VMOVI $32, V13.B16
+	VUSHR $2, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $2, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
+	ADD $164, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0950 // mla v16.4s, v10.4s, v28.s[2]
+	WORD $0x6fbc0971 // mla v17.4s, v11.4s, v28.s[3]
+	ADD $164, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0952 // mla v18.4s, v10.4s, v28.s[2]
+	WORD $0x6fbc0973 // mla v19.4s, v11.4s, v28.s[3]
+	ADD $164, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0954 // mla v20.4s, v10.4s, v28.s[2]
+	WORD $0x6fbc0975 // mla v21.4s, v11.4s, v28.s[3]
+	ADD $164, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0956 // mla v22.4s, v10.4s, v28.s[2]
+	WORD $0x6fbc0977 // mla v23.4s, v11.4s, v28.s[3]
+	ADD $164, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0958 // mla v24.4s, v10.4s, v28.s[2]
+	WORD $0x6fbc0979 // mla v25.4s, v11.4s, v28.s[3]
+	// group 6: elements 192..223, bits 4 of qs, bit 6 of hmask
+	VMOVI $64, V13.B16
+	VUSHR $4, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $4, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
+	ADD $196, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9d0150 // mla v16.4s, v10.4s, v29.s[0]
+	WORD $0x6fbd0171 // mla v17.4s, v11.4s, v29.s[1]
+	ADD $196, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9d0152 // mla v18.4s, v10.4s, v29.s[0]
+	WORD $0x6fbd0173 // mla v19.4s, v11.4s, v29.s[1]
+	ADD $196, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9d0154 // mla v20.4s, v10.4s, v29.s[0]
+	WORD $0x6fbd0175 // mla v21.4s, v11.4s, v29.s[1]
+	ADD $196, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9d0156 // mla v22.4s, v10.4s, v29.s[0]
+	WORD $0x6fbd0177 // mla v23.4s, v11.4s, v29.s[1]
+	ADD $196, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9d0158 // mla v24.4s, v10.4s, v29.s[0]
+	WORD $0x6fbd0179 // mla v25.4s, v11.4s, v29.s[1]
+	// group 7: elements 224..255, bits 6 of qs, bit 7 of hmask
+	VMOVI $128, V13.B16
+	VUSHR $6, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $6, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
+	ADD $228, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9d0950 // mla v16.4s, v10.4s, v29.s[2]
+	WORD $0x6fbd0971 // mla v17.4s, v11.4s, v29.s[3]
+	ADD $228, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9d0952 // mla v18.4s, v10.4s, v29.s[2]
+	WORD $0x6fbd0973 // mla v19.4s, v11.4s, v29.s[3]
+	ADD $228, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9d0954 // mla v20.4s, v10.4s, v29.s[2]
+	WORD $0x6fbd0975 // mla v21.4s, v11.4s, v29.s[3]
+	ADD $228, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9d0956 // mla v22.4s, v10.4s, v29.s[2]
+	WORD $0x6fbd0977 // mla v23.4s, v11.4s, v29.s[3]
+	ADD $228, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9d0958 // mla v24.4s, v10.4s, v29.s[2]
+	WORD $0x6fbd0979 // mla v25.4s, v11.4s, v29.s[3]
+	// per token: acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
+	MOVHU 108(R8), R19
+	FMOVS R19, F10
+	FCVTHS F10, F10
+	FMOVS (R9), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
+	WORD $0x4e21da31 // scvtf v17.4s, v17.4s
+	WORD $0x4f8b121a // fmla v26.4s, v16.4s, v11.s[0]
+	WORD $0x4f8b123b // fmla v27.4s, v17.4s, v11.s[0]
+	ADD $292, R9, R9
+	FMOVS (R10), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
+	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
+	WORD $0x4f8b125e // fmla v30.4s, v18.4s, v11.s[0]
+	WORD $0x4f8b127f // fmla v31.4s, v19.4s, v11.s[0]
+	ADD $292, R10, R10
+	FMOVS (R11), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	MOVD $acc-96(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b1284 // fmla v4.4s, v20.4s, v11.s[0]
+	WORD $0x4f8b12a5 // fmla v5.4s, v21.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R11, R11
+	FMOVS (R13), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
+	WORD $0x4e21daf7 // scvtf v23.4s, v23.4s
+	MOVD $acc-64(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b12c4 // fmla v4.4s, v22.4s, v11.s[0]
+	WORD $0x4f8b12e5 // fmla v5.4s, v23.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R13, R13
+	FMOVS (R14), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
+	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
+	MOVD $acc-32(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b1304 // fmla v4.4s, v24.4s, v11.s[0]
+	WORD $0x4f8b1325 // fmla v5.4s, v25.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R14, R14
+	ADD $110, R8, R8
+	SUBS $1, R17, R17
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3bd740 // fadd v0.4s, v26.4s, v27.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3fd7c0 // fadd v0.4s, v30.4s, v31.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-96(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 3, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-64(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 4, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-32(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q3KRows6Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q3KRows6Dot(SB), NOSPLIT, $160-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $3, V12.B16
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	ADD R4, R11, R13
+	ADD R4, R13, R14
+	ADD R4, R14, R21
+	MOVD R5, R17
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V31.B16, V31.B16, V31.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	MOVD $acc-160(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	MOVD $acc-128(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	MOVD $acc-96(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	MOVD $acc-64(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	MOVD $acc-32(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	CBZ R17, store
+block:
+	// the sixteen scales, less 32
+	FMOVD 96(R8), F4
+	FMOVS 104(R8), F5
+	VMOVI $15, V6.B16
+	VAND V6.B16, V4.B16, V7.B16
+	VUSHR $4, V4.B16, V4.B16
+	VZIP1 V4.D2, V7.D2, V4.D2
+	VDUP V5.S[0], V5.S4
+	MOVD $0xfefefefe00000000, R16
+	VMOV R16, V6.D[0]
+	MOVD $0xfafafafafcfcfcfc, R16
+	VMOV R16, V6.D[1]
+	WORD $0x6e2644a5 // ushl v5.16b, v5.16b, v6.16b
+	VAND V12.B16, V5.B16, V5.B16
+	VSHL $4, V5.B16, V5.B16
+	VORR V5.B16, V4.B16, V4.B16
+	VMOVI $32, V6.B16
+	VSUB V6.B16, V4.B16, V4.B16
+	WORD $0x0f08a487 // sxtl v7.8h, v4.8b
+	WORD $0x4f08a484 // sxtl2 v4.8h, v4.16b
+	WORD $0x0f10a4ee // sxtl v14.4s, v7.4h
+	WORD $0x4f10a4ef // sxtl2 v15.4s, v7.8h
+	WORD $0x0f10a49c // sxtl v28.4s, v4.4h
+	WORD $0x4f10a49d // sxtl2 v29.4s, v4.8h
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VLD1 (R8), [V2.B16, V3.B16]
+	WORD $0x6e205842 // mvn v2.16b, v2.16b
+	WORD $0x6e205863 // mvn v3.16b, v3.16b
+	ADD $32, R8, R12
+	// qs[0:32]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 0: elements 0..31, bits 0 of qs, bit 0 of hmask
+	VMOVI $1, V13.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V0.B16, V4.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V1.B16, V5.B16
+	ADD $4, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0150 // mla v16.4s, v10.4s, v14.s[0]
+	WORD $0x6fae0171 // mla v17.4s, v11.4s, v14.s[1]
+	ADD $4, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0152 // mla v18.4s, v10.4s, v14.s[0]
+	WORD $0x6fae0173 // mla v19.4s, v11.4s, v14.s[1]
+	ADD $4, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0154 // mla v20.4s, v10.4s, v14.s[0]
+	WORD $0x6fae0175 // mla v21.4s, v11.4s, v14.s[1]
+	ADD $4, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0156 // mla v22.4s, v10.4s, v14.s[0]
+	WORD $0x6fae0177 // mla v23.4s, v11.4s, v14.s[1]
+	ADD $4, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0158 // mla v24.4s, v10.4s, v14.s[0]
+	WORD $0x6fae0179 // mla v25.4s, v11.4s, v14.s[1]
+	ADD $4, R21, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e015a // mla v26.4s, v10.4s, v14.s[0]
+	WORD $0x6fae017b // mla v27.4s, v11.4s, v14.s[1]
+	// group 1: elements 32..63, bits 2 of qs, bit 1 of hmask
+	VMOVI $2, V13.B16
+	VUSHR $2, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $2, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
+	ADD $36, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0950 // mla v16.4s, v10.4s, v14.s[2]
+	WORD $0x6fae0971 // mla v17.4s, v11.4s, v14.s[3]
+	ADD $36, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0952 // mla v18.4s, v10.4s, v14.s[2]
+	WORD $0x6fae0973 // mla v19.4s, v11.4s, v14.s[3]
+	ADD $36, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0954 // mla v20.4s, v10.4s, v14.s[2]
+	WORD $0x6fae0975 // mla v21.4s, v11.4s, v14.s[3]
+	ADD $36, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0956 // mla v22.4s, v10.4s, v14.s[2]
+	WORD $0x6fae0977 // mla v23.4s, v11.4s, v14.s[3]
+	ADD $36, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0958 // mla v24.4s, v10.4s, v14.s[2]
+	WORD $0x6fae0979 // mla v25.4s, v11.4s, v14.s[3]
+	ADD $36, R21, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e095a // mla v26.4s, v10.4s, v14.s[2]
+	WORD $0x6fae097b // mla v27.4s, v11.4s, v14.s[3]
+	// group 2: elements 64..95, bits 4 of qs, bit 2 of hmask
+	VMOVI $4, V13.B16
+	VUSHR $4, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $4, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
+	ADD $68, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0150 // mla v16.4s, v10.4s, v15.s[0]
+	WORD $0x6faf0171 // mla v17.4s, v11.4s, v15.s[1]
+	ADD $68, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0152 // mla v18.4s, v10.4s, v15.s[0]
+	WORD $0x6faf0173 // mla v19.4s, v11.4s, v15.s[1]
+	ADD $68, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0154 // mla v20.4s, v10.4s, v15.s[0]
+	WORD $0x6faf0175 // mla v21.4s, v11.4s, v15.s[1]
+	ADD $68, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0156 // mla v22.4s, v10.4s, v15.s[0]
+	WORD $0x6faf0177 // mla v23.4s, v11.4s, v15.s[1]
+	ADD $68, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0158 // mla v24.4s, v10.4s, v15.s[0]
+	WORD $0x6faf0179 // mla v25.4s, v11.4s, v15.s[1]
+	ADD $68, R21, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f015a // mla v26.4s, v10.4s, v15.s[0]
+	WORD $0x6faf017b // mla v27.4s, v11.4s, v15.s[1]
+	// group 3: elements 96..127, bits 6 of qs, bit 3 of hmask
+	VMOVI $8, V13.B16
+	VUSHR $6, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $6, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
+	ADD $100, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0950 // mla v16.4s, v10.4s, v15.s[2]
+	WORD $0x6faf0971 // mla v17.4s, v11.4s, v15.s[3]
+	ADD $100, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0952 // mla v18.4s, v10.4s, v15.s[2]
+	WORD $0x6faf0973 // mla v19.4s, v11.4s, v15.s[3]
+	ADD $100, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0954 // mla v20.4s, v10.4s, v15.s[2]
+	WORD $0x6faf0975 // mla v21.4s, v11.4s, v15.s[3]
+	ADD $100, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0956 // mla v22.4s, v10.4s, v15.s[2]
+	WORD $0x6faf0977 // mla v23.4s, v11.4s, v15.s[3]
+	ADD $100, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0958 // mla v24.4s, v10.4s, v15.s[2]
+	WORD $0x6faf0979 // mla v25.4s, v11.4s, v15.s[3]
+	ADD $100, R21, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f095a // mla v26.4s, v10.4s, v15.s[2]
+	WORD $0x6faf097b // mla v27.4s, v11.4s, v15.s[3]
+	// qs[32:64]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 4: elements 128..159, bits 0 of qs, bit 4 of hmask
+	VMOVI $16, V13.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V0.B16, V4.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V1.B16, V5.B16
+	ADD $132, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0150 // mla v16.4s, v10.4s, v28.s[0]
+	WORD $0x6fbc0171 // mla v17.4s, v11.4s, v28.s[1]
+	ADD $132, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0152 // mla v18.4s, v10.4s, v28.s[0]
+	WORD $0x6fbc0173 // mla v19.4s, v11.4s, v28.s[1]
+	ADD $132, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0154 // mla v20.4s, v10.4s, v28.s[0]
+	WORD $0x6fbc0175 // mla v21.4s, v11.4s, v28.s[1]
+	ADD $132, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0156 // mla v22.4s, v10.4s, v28.s[0]
+	WORD $0x6fbc0177 // mla v23.4s, v11.4s, v28.s[1]
+	ADD $132, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0158 // mla v24.4s, v10.4s, v28.s[0]
+	WORD $0x6fbc0179 // mla v25.4s, v11.4s, v28.s[1]
+	ADD $132, R21, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c015a // mla v26.4s, v10.4s, v28.s[0]
+	WORD $0x6fbc017b // mla v27.4s, v11.4s, v28.s[1]
+	// group 5: elements 160..191, bits 2 of qs, bit 5 of hmask
+	VMOVI $32, V13.B16
+	VUSHR $2, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $2, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
+	ADD $164, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0950 // mla v16.4s, v10.4s, v28.s[2]
+	WORD $0x6fbc0971 // mla v17.4s, v11.4s, v28.s[3]
+	ADD $164, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0952 // mla v18.4s, v10.4s, v28.s[2]
+	WORD $0x6fbc0973 // mla v19.4s, v11.4s, v28.s[3]
+	ADD $164, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0954 // mla v20.4s, v10.4s, v28.s[2]
+	WORD $0x6fbc0975 // mla v21.4s, v11.4s, v28.s[3]
+	ADD $164, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0956 // mla v22.4s, v10.4s, v28.s[2]
+	WORD $0x6fbc0977 // mla v23.4s, v11.4s, v28.s[3]
+	ADD $164, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0958 // mla v24.4s, v10.4s, v28.s[2]
+	WORD $0x6fbc0979 // mla v25.4s, v11.4s, v28.s[3]
+	ADD $164, R21, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c095a // mla v26.4s, v10.4s, v28.s[2]
+	WORD $0x6fbc097b // mla v27.4s, v11.4s, v28.s[3]
+	// group 6: elements 192..223, bits 4 of qs, bit 6 of hmask
+	VMOVI $64, V13.B16
+	VUSHR $4, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $4, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
+	ADD $196, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9d0150 // mla v16.4s, v10.4s, v29.s[0]
+	WORD $0x6fbd0171 // mla v17.4s, v11.4s, v29.s[1]
+	ADD $196, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9d0152 // mla v18.4s, v10.4s, v29.s[0]
+	WORD $0x6fbd0173 // mla v19.4s, v11.4s, v29.s[1]
+	ADD $196, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9d0154 // mla v20.4s, v10.4s, v29.s[0]
+	WORD $0x6fbd0175 // mla v21.4s, v11.4s, v29.s[1]
+	ADD $196, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9d0156 // mla v22.4s, v10.4s, v29.s[0]
+	WORD $0x6fbd0177 // mla v23.4s, v11.4s, v29.s[1]
+	ADD $196, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9d0158 // mla v24.4s, v10.4s, v29.s[0]
+	WORD $0x6fbd0179 // mla v25.4s, v11.4s, v29.s[1]
+	ADD $196, R21, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9d015a // mla v26.4s, v10.4s, v29.s[0]
+	WORD $0x6fbd017b // mla v27.4s, v11.4s, v29.s[1]
+	// group 7: elements 224..255, bits 6 of qs, bit 7 of hmask
+	VMOVI $128, V13.B16
+	VUSHR $6, V0.B16, V6.B16
+	WORD $0x4e2d8c44 // cmtst v4.16b, v2.16b, v13.16b
+	VBIT V12.B16, V6.B16, V4.B16
+	VUSHR $6, V1.B16, V7.B16
+	WORD $0x4e2d8c65 // cmtst v5.16b, v3.16b, v13.16b
+	VBIT V12.B16, V7.B16, V5.B16
+	ADD $228, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9d0950 // mla v16.4s, v10.4s, v29.s[2]
+	WORD $0x6fbd0971 // mla v17.4s, v11.4s, v29.s[3]
+	ADD $228, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9d0952 // mla v18.4s, v10.4s, v29.s[2]
+	WORD $0x6fbd0973 // mla v19.4s, v11.4s, v29.s[3]
+	ADD $228, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9d0954 // mla v20.4s, v10.4s, v29.s[2]
+	WORD $0x6fbd0975 // mla v21.4s, v11.4s, v29.s[3]
+	ADD $228, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9d0956 // mla v22.4s, v10.4s, v29.s[2]
+	WORD $0x6fbd0977 // mla v23.4s, v11.4s, v29.s[3]
+	ADD $228, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9d0958 // mla v24.4s, v10.4s, v29.s[2]
+	WORD $0x6fbd0979 // mla v25.4s, v11.4s, v29.s[3]
+	ADD $228, R21, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9d095a // mla v26.4s, v10.4s, v29.s[2]
+	WORD $0x6fbd097b // mla v27.4s, v11.4s, v29.s[3]
+	// per token: acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
+	MOVHU 108(R8), R19
+	FMOVS R19, F10
+	FCVTHS F10, F10
+	FMOVS (R9), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
+	WORD $0x4e21da31 // scvtf v17.4s, v17.4s
+	WORD $0x4f8b121e // fmla v30.4s, v16.4s, v11.s[0]
+	WORD $0x4f8b123f // fmla v31.4s, v17.4s, v11.s[0]
+	ADD $292, R9, R9
+	FMOVS (R10), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
+	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
+	MOVD $acc-160(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b1244 // fmla v4.4s, v18.4s, v11.s[0]
+	WORD $0x4f8b1265 // fmla v5.4s, v19.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R10, R10
+	FMOVS (R11), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	MOVD $acc-128(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b1284 // fmla v4.4s, v20.4s, v11.s[0]
+	WORD $0x4f8b12a5 // fmla v5.4s, v21.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R11, R11
+	FMOVS (R13), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
+	WORD $0x4e21daf7 // scvtf v23.4s, v23.4s
+	MOVD $acc-96(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b12c4 // fmla v4.4s, v22.4s, v11.s[0]
+	WORD $0x4f8b12e5 // fmla v5.4s, v23.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R13, R13
+	FMOVS (R14), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
+	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
+	MOVD $acc-64(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b1304 // fmla v4.4s, v24.4s, v11.s[0]
+	WORD $0x4f8b1325 // fmla v5.4s, v25.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R14, R14
+	FMOVS (R21), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
+	WORD $0x4e21db7b // scvtf v27.4s, v27.4s
+	MOVD $acc-32(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b1344 // fmla v4.4s, v26.4s, v11.s[0]
+	WORD $0x4f8b1365 // fmla v5.4s, v27.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R21, R21
+	ADD $110, R8, R8
+	SUBS $1, R17, R17
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3fd7c0 // fadd v0.4s, v30.4s, v31.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-160(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-128(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 3, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-96(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 4, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-64(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 5, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-32(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
@@ -19164,6 +23214,2541 @@ store:
 	BNE row
 	RET
 
+// func q2KRows4NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q2KRows4NEON(SB), NOSPLIT, $32-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $3, V12.B16
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	ADD R4, R11, R13
+	MOVD R5, R17
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V31.B16, V31.B16, V31.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	MOVD $acc-32(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	CBZ R17, store
+block:
+	// the sixteen scales (int32) and mins (int16)
+	VLD1 (R8), [V4.B16]
+	VUSHR $4, V4.B16, V5.B16
+	VUXTL V5.B8, V2.H8
+	VUXTL2 V5.B16, V3.H8
+	VMOVI $15, V6.B16
+	VAND V6.B16, V4.B16, V4.B16
+	WORD $0x0f08a487 // sxtl v7.8h, v4.8b
+	WORD $0x4f08a484 // sxtl2 v4.8h, v4.16b
+	WORD $0x0f10a4ee // sxtl v14.4s, v7.4h
+	WORD $0x4f10a4ef // sxtl2 v15.4s, v7.8h
+	WORD $0x0f10a49c // sxtl v28.4s, v4.4h
+	WORD $0x4f10a49d // sxtl2 v29.4s, v4.8h
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	// per token: acc[L] = fma(-(x.d·f16(w.dmin)), m[2L]·bs[2L] + m[2L+1]·bs[2L+1], acc[L])
+	MOVHU 82(R8), R19
+	FMOVS R19, F10
+	FCVTHS F10, F10
+	ADD $260, R9, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e62c106 // smull v6.4s, v8.4h, v2.4h
+	WORD $0x4e62c107 // smull2 v7.4s, v8.8h, v2.8h
+	WORD $0x4ea7bcc6 // addp v6.4s, v6.4s, v7.4s
+	WORD $0x0e63c127 // smull v7.4s, v9.4h, v3.4h
+	WORD $0x4e63c128 // smull2 v8.4s, v9.8h, v3.8h
+	WORD $0x4ea8bce7 // addp v7.4s, v7.4s, v8.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	FMOVS (R9), F11
+	FMULS F10, F11, F11
+	FNEGS F11, F11
+	WORD $0x4f8b10d8 // fmla v24.4s, v6.4s, v11.s[0]
+	WORD $0x4f8b10f9 // fmla v25.4s, v7.4s, v11.s[0]
+	ADD $260, R10, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e62c106 // smull v6.4s, v8.4h, v2.4h
+	WORD $0x4e62c107 // smull2 v7.4s, v8.8h, v2.8h
+	WORD $0x4ea7bcc6 // addp v6.4s, v6.4s, v7.4s
+	WORD $0x0e63c127 // smull v7.4s, v9.4h, v3.4h
+	WORD $0x4e63c128 // smull2 v8.4s, v9.8h, v3.8h
+	WORD $0x4ea8bce7 // addp v7.4s, v7.4s, v8.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	FMOVS (R10), F11
+	FMULS F10, F11, F11
+	FNEGS F11, F11
+	WORD $0x4f8b10da // fmla v26.4s, v6.4s, v11.s[0]
+	WORD $0x4f8b10fb // fmla v27.4s, v7.4s, v11.s[0]
+	ADD $260, R11, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e62c106 // smull v6.4s, v8.4h, v2.4h
+	WORD $0x4e62c107 // smull2 v7.4s, v8.8h, v2.8h
+	WORD $0x4ea7bcc6 // addp v6.4s, v6.4s, v7.4s
+	WORD $0x0e63c127 // smull v7.4s, v9.4h, v3.4h
+	WORD $0x4e63c128 // smull2 v8.4s, v9.8h, v3.8h
+	WORD $0x4ea8bce7 // addp v7.4s, v7.4s, v8.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	FMOVS (R11), F11
+	FMULS F10, F11, F11
+	FNEGS F11, F11
+	WORD $0x4f8b10de // fmla v30.4s, v6.4s, v11.s[0]
+	WORD $0x4f8b10ff // fmla v31.4s, v7.4s, v11.s[0]
+	ADD $260, R13, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e62c106 // smull v6.4s, v8.4h, v2.4h
+	WORD $0x4e62c107 // smull2 v7.4s, v8.8h, v2.8h
+	WORD $0x4ea7bcc6 // addp v6.4s, v6.4s, v7.4s
+	WORD $0x0e63c127 // smull v7.4s, v9.4h, v3.4h
+	WORD $0x4e63c128 // smull2 v8.4s, v9.8h, v3.8h
+	WORD $0x4ea8bce7 // addp v7.4s, v7.4s, v8.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	FMOVS (R13), F11
+	FMULS F10, F11, F11
+	FNEGS F11, F11
+	MOVD $acc-32(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b10c4 // fmla v4.4s, v6.4s, v11.s[0]
+	WORD $0x4f8b10e5 // fmla v5.4s, v7.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $16, R8, R12
+	// qs[0:32]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 0: elements 0..31, bits 0 of qs
+	VAND V12.B16, V0.B16, V4.B16
+	VAND V12.B16, V1.B16, V5.B16
+	ADD $4, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0150 // mla v16.4s, v10.4s, v14.s[0]
+	WORD $0x6fae0171 // mla v17.4s, v11.4s, v14.s[1]
+	ADD $4, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0152 // mla v18.4s, v10.4s, v14.s[0]
+	WORD $0x6fae0173 // mla v19.4s, v11.4s, v14.s[1]
+	ADD $4, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0154 // mla v20.4s, v10.4s, v14.s[0]
+	WORD $0x6fae0175 // mla v21.4s, v11.4s, v14.s[1]
+	ADD $4, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0156 // mla v22.4s, v10.4s, v14.s[0]
+	WORD $0x6fae0177 // mla v23.4s, v11.4s, v14.s[1]
+	// group 1: elements 32..63, bits 2 of qs
+	VUSHR $2, V0.B16, V4.B16
+	VAND V12.B16, V4.B16, V4.B16
+	VUSHR $2, V1.B16, V5.B16
+	VAND V12.B16, V5.B16, V5.B16
+	ADD $36, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0950 // mla v16.4s, v10.4s, v14.s[2]
+	WORD $0x6fae0971 // mla v17.4s, v11.4s, v14.s[3]
+	ADD $36, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0952 // mla v18.4s, v10.4s, v14.s[2]
+	WORD $0x6fae0973 // mla v19.4s, v11.4s, v14.s[3]
+	ADD $36, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0954 // mla v20.4s, v10.4s, v14.s[2]
+	WORD $0x6fae0975 // mla v21.4s, v11.4s, v14.s[3]
+	ADD $36, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0956 // mla v22.4s, v10.4s, v14.s[2]
+	WORD $0x6fae0977 // mla v23.4s, v11.4s, v14.s[3]
+	// group 2: elements 64..95, bits 4 of qs
+	VUSHR $4, V0.B16, V4.B16
+	VAND V12.B16, V4.B16, V4.B16
+	VUSHR $4, V1.B16, V5.B16
+	VAND V12.B16, V5.B16, V5.B16
+	ADD $68, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0150 // mla v16.4s, v10.4s, v15.s[0]
+	WORD $0x6faf0171 // mla v17.4s, v11.4s, v15.s[1]
+	ADD $68, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0152 // mla v18.4s, v10.4s, v15.s[0]
+	WORD $0x6faf0173 // mla v19.4s, v11.4s, v15.s[1]
+	ADD $68, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0154 // mla v20.4s, v10.4s, v15.s[0]
+	WORD $0x6faf0175 // mla v21.4s, v11.4s, v15.s[1]
+	ADD $68, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0156 // mla v22.4s, v10.4s, v15.s[0]
+	WORD $0x6faf0177 // mla v23.4s, v11.4s, v15.s[1]
+	// group 3: elements 96..127, bits 6 of qs
+	VUSHR $6, V0.B16, V4.B16
+	VAND V12.B16, V4.B16, V4.B16
+	VUSHR $6, V1.B16, V5.B16
+	VAND V12.B16, V5.B16, V5.B16
+	ADD $100, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0950 // mla v16.4s, v10.4s, v15.s[2]
+	WORD $0x6faf0971 // mla v17.4s, v11.4s, v15.s[3]
+	ADD $100, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0952 // mla v18.4s, v10.4s, v15.s[2]
+	WORD $0x6faf0973 // mla v19.4s, v11.4s, v15.s[3]
+	ADD $100, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0954 // mla v20.4s, v10.4s, v15.s[2]
+	WORD $0x6faf0975 // mla v21.4s, v11.4s, v15.s[3]
+	ADD $100, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0956 // mla v22.4s, v10.4s, v15.s[2]
+	WORD $0x6faf0977 // mla v23.4s, v11.4s, v15.s[3]
+	// qs[32:64]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 4: elements 128..159, bits 0 of qs
+	VAND V12.B16, V0.B16, V4.B16
+	VAND V12.B16, V1.B16, V5.B16
+	ADD $132, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0150 // mla v16.4s, v10.4s, v28.s[0]
+	WORD $0x6fbc0171 // mla v17.4s, v11.4s, v28.s[1]
+	ADD $132, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0152 // mla v18.4s, v10.4s, v28.s[0]
+	WORD $0x6fbc0173 // mla v19.4s, v11.4s, v28.s[1]
+	ADD $132, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0154 // mla v20.4s, v10.4s, v28.s[0]
+	WORD $0x6fbc0175 // mla v21.4s, v11.4s, v28.s[1]
+	ADD $132, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0156 // mla v22.4s, v10.4s, v28.s[0]
+	WORD $0x6fbc0177 // mla v23.4s, v11.4s, v28.s[1]
+	// group 5: elements 160..191, bits 2 of qs
+	VUSHR $2, V0.B16, V4.B16
+	VAND V12.B16, V4.B16, V4.B16
+	VUSHR $2, V1.B16, V5.B16
+	VAND V12.B16, V5.B16, V5.B16
+	ADD $164, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0950 // mla v16.4s, v10.4s, v28.s[2]
+	WORD $0x6fbc0971 // mla v17.4s, v11.4s, v28.s[3]
+	ADD $164, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0952 // mla v18.4s, v10.4s, v28.s[2]
+	WORD $0x6fbc0973 // mla v19.4s, v11.4s, v28.s[3]
+	ADD $164, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0954 // mla v20.4s, v10.4s, v28.s[2]
+	WORD $0x6fbc0975 // mla v21.4s, v11.4s, v28.s[3]
+	ADD $164, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0956 // mla v22.4s, v10.4s, v28.s[2]
+	WORD $0x6fbc0977 // mla v23.4s, v11.4s, v28.s[3]
+	// group 6: elements 192..223, bits 4 of qs
+	VUSHR $4, V0.B16, V4.B16
+	VAND V12.B16, V4.B16, V4.B16
+	VUSHR $4, V1.B16, V5.B16
+	VAND V12.B16, V5.B16, V5.B16
+	ADD $196, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9d0150 // mla v16.4s, v10.4s, v29.s[0]
+	WORD $0x6fbd0171 // mla v17.4s, v11.4s, v29.s[1]
+	ADD $196, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9d0152 // mla v18.4s, v10.4s, v29.s[0]
+	WORD $0x6fbd0173 // mla v19.4s, v11.4s, v29.s[1]
+	ADD $196, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9d0154 // mla v20.4s, v10.4s, v29.s[0]
+	WORD $0x6fbd0175 // mla v21.4s, v11.4s, v29.s[1]
+	ADD $196, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9d0156 // mla v22.4s, v10.4s, v29.s[0]
+	WORD $0x6fbd0177 // mla v23.4s, v11.4s, v29.s[1]
+	// group 7: elements 224..255, bits 6 of qs
+	VUSHR $6, V0.B16, V4.B16
+	VAND V12.B16, V4.B16, V4.B16
+	VUSHR $6, V1.B16, V5.B16
+	VAND V12.B16, V5.B16, V5.B16
+	ADD $228, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9d0950 // mla v16.4s, v10.4s, v29.s[2]
+	WORD $0x6fbd0971 // mla v17.4s, v11.4s, v29.s[3]
+	ADD $228, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9d0952 // mla v18.4s, v10.4s, v29.s[2]
+	WORD $0x6fbd0973 // mla v19.4s, v11.4s, v29.s[3]
+	ADD $228, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9d0954 // mla v20.4s, v10.4s, v29.s[2]
+	WORD $0x6fbd0975 // mla v21.4s, v11.4s, v29.s[3]
+	ADD $228, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9d0956 // mla v22.4s, v10.4s, v29.s[2]
+	WORD $0x6fbd0977 // mla v23.4s, v11.4s, v29.s[3]
+	// per token: acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
+	MOVHU 80(R8), R19
+	FMOVS R19, F10
+	FCVTHS F10, F10
+	FMOVS (R9), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
+	WORD $0x4e21da31 // scvtf v17.4s, v17.4s
+	WORD $0x4f8b1218 // fmla v24.4s, v16.4s, v11.s[0]
+	WORD $0x4f8b1239 // fmla v25.4s, v17.4s, v11.s[0]
+	ADD $292, R9, R9
+	FMOVS (R10), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
+	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
+	WORD $0x4f8b125a // fmla v26.4s, v18.4s, v11.s[0]
+	WORD $0x4f8b127b // fmla v27.4s, v19.4s, v11.s[0]
+	ADD $292, R10, R10
+	FMOVS (R11), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	WORD $0x4f8b129e // fmla v30.4s, v20.4s, v11.s[0]
+	WORD $0x4f8b12bf // fmla v31.4s, v21.4s, v11.s[0]
+	ADD $292, R11, R11
+	FMOVS (R13), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
+	WORD $0x4e21daf7 // scvtf v23.4s, v23.4s
+	MOVD $acc-32(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b12c4 // fmla v4.4s, v22.4s, v11.s[0]
+	WORD $0x4f8b12e5 // fmla v5.4s, v23.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R13, R13
+	ADD $84, R8, R8
+	SUBS $1, R17, R17
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e39d700 // fadd v0.4s, v24.4s, v25.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3bd740 // fadd v0.4s, v26.4s, v27.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3fd7c0 // fadd v0.4s, v30.4s, v31.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 3, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-32(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q2KRows5NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q2KRows5NEON(SB), NOSPLIT, $96-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $3, V12.B16
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	ADD R4, R11, R13
+	ADD R4, R13, R14
+	MOVD R5, R17
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V31.B16, V31.B16, V31.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	MOVD $acc-96(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	MOVD $acc-64(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	MOVD $acc-32(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	CBZ R17, store
+block:
+	// the sixteen scales (int32) and mins (int16)
+	VLD1 (R8), [V4.B16]
+	VUSHR $4, V4.B16, V5.B16
+	VUXTL V5.B8, V2.H8
+	VUXTL2 V5.B16, V3.H8
+	VMOVI $15, V6.B16
+	VAND V6.B16, V4.B16, V4.B16
+	WORD $0x0f08a487 // sxtl v7.8h, v4.8b
+	WORD $0x4f08a484 // sxtl2 v4.8h, v4.16b
+	WORD $0x0f10a4ee // sxtl v14.4s, v7.4h
+	WORD $0x4f10a4ef // sxtl2 v15.4s, v7.8h
+	WORD $0x0f10a49c // sxtl v28.4s, v4.4h
+	WORD $0x4f10a49d // sxtl2 v29.4s, v4.8h
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	// per token: acc[L] = fma(-(x.d·f16(w.dmin)), m[2L]·bs[2L] + m[2L+1]·bs[2L+1], acc[L])
+	MOVHU 82(R8), R19
+	FMOVS R19, F10
+	FCVTHS F10, F10
+	ADD $260, R9, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e62c106 // smull v6.4s, v8.4h, v2.4h
+	WORD $0x4e62c107 // smull2 v7.4s, v8.8h, v2.8h
+	WORD $0x4ea7bcc6 // addp v6.4s, v6.4s, v7.4s
+	WORD $0x0e63c127 // smull v7.4s, v9.4h, v3.4h
+	WORD $0x4e63c128 // smull2 v8.4s, v9.8h, v3.8h
+	WORD $0x4ea8bce7 // addp v7.4s, v7.4s, v8.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	FMOVS (R9), F11
+	FMULS F10, F11, F11
+	FNEGS F11, F11
+	WORD $0x4f8b10da // fmla v26.4s, v6.4s, v11.s[0]
+	WORD $0x4f8b10fb // fmla v27.4s, v7.4s, v11.s[0]
+	ADD $260, R10, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e62c106 // smull v6.4s, v8.4h, v2.4h
+	WORD $0x4e62c107 // smull2 v7.4s, v8.8h, v2.8h
+	WORD $0x4ea7bcc6 // addp v6.4s, v6.4s, v7.4s
+	WORD $0x0e63c127 // smull v7.4s, v9.4h, v3.4h
+	WORD $0x4e63c128 // smull2 v8.4s, v9.8h, v3.8h
+	WORD $0x4ea8bce7 // addp v7.4s, v7.4s, v8.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	FMOVS (R10), F11
+	FMULS F10, F11, F11
+	FNEGS F11, F11
+	WORD $0x4f8b10de // fmla v30.4s, v6.4s, v11.s[0]
+	WORD $0x4f8b10ff // fmla v31.4s, v7.4s, v11.s[0]
+	ADD $260, R11, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e62c106 // smull v6.4s, v8.4h, v2.4h
+	WORD $0x4e62c107 // smull2 v7.4s, v8.8h, v2.8h
+	WORD $0x4ea7bcc6 // addp v6.4s, v6.4s, v7.4s
+	WORD $0x0e63c127 // smull v7.4s, v9.4h, v3.4h
+	WORD $0x4e63c128 // smull2 v8.4s, v9.8h, v3.8h
+	WORD $0x4ea8bce7 // addp v7.4s, v7.4s, v8.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	FMOVS (R11), F11
+	FMULS F10, F11, F11
+	FNEGS F11, F11
+	MOVD $acc-96(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b10c4 // fmla v4.4s, v6.4s, v11.s[0]
+	WORD $0x4f8b10e5 // fmla v5.4s, v7.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $260, R13, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e62c106 // smull v6.4s, v8.4h, v2.4h
+	WORD $0x4e62c107 // smull2 v7.4s, v8.8h, v2.8h
+	WORD $0x4ea7bcc6 // addp v6.4s, v6.4s, v7.4s
+	WORD $0x0e63c127 // smull v7.4s, v9.4h, v3.4h
+	WORD $0x4e63c128 // smull2 v8.4s, v9.8h, v3.8h
+	WORD $0x4ea8bce7 // addp v7.4s, v7.4s, v8.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	FMOVS (R13), F11
+	FMULS F10, F11, F11
+	FNEGS F11, F11
+	MOVD $acc-64(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b10c4 // fmla v4.4s, v6.4s, v11.s[0]
+	WORD $0x4f8b10e5 // fmla v5.4s, v7.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $260, R14, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e62c106 // smull v6.4s, v8.4h, v2.4h
+	WORD $0x4e62c107 // smull2 v7.4s, v8.8h, v2.8h
+	WORD $0x4ea7bcc6 // addp v6.4s, v6.4s, v7.4s
+	WORD $0x0e63c127 // smull v7.4s, v9.4h, v3.4h
+	WORD $0x4e63c128 // smull2 v8.4s, v9.8h, v3.8h
+	WORD $0x4ea8bce7 // addp v7.4s, v7.4s, v8.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	FMOVS (R14), F11
+	FMULS F10, F11, F11
+	FNEGS F11, F11
+	MOVD $acc-32(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b10c4 // fmla v4.4s, v6.4s, v11.s[0]
+	WORD $0x4f8b10e5 // fmla v5.4s, v7.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $16, R8, R12
+	// qs[0:32]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 0: elements 0..31, bits 0 of qs
+	VAND V12.B16, V0.B16, V4.B16
+	VAND V12.B16, V1.B16, V5.B16
+	ADD $4, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0150 // mla v16.4s, v10.4s, v14.s[0]
+	WORD $0x6fae0171 // mla v17.4s, v11.4s, v14.s[1]
+	ADD $4, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0152 // mla v18.4s, v10.4s, v14.s[0]
+	WORD $0x6fae0173 // mla v19.4s, v11.4s, v14.s[1]
+	ADD $4, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0154 // mla v20.4s, v10.4s, v14.s[0]
+	WORD $0x6fae0175 // mla v21.4s, v11.4s, v14.s[1]
+	ADD $4, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0156 // mla v22.4s, v10.4s, v14.s[0]
+	WORD $0x6fae0177 // mla v23.4s, v11.4s, v14.s[1]
+	ADD $4, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0158 // mla v24.4s, v10.4s, v14.s[0]
+	WORD $0x6fae0179 // mla v25.4s, v11.4s, v14.s[1]
+	// group 1: elements 32..63, bits 2 of qs
+	VUSHR $2, V0.B16, V4.B16
+	VAND V12.B16, V4.B16, V4.B16
+	VUSHR $2, V1.B16, V5.B16
+	VAND V12.B16, V5.B16, V5.B16
+	ADD $36, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0950 // mla v16.4s, v10.4s, v14.s[2]
+	WORD $0x6fae0971 // mla v17.4s, v11.4s, v14.s[3]
+	ADD $36, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0952 // mla v18.4s, v10.4s, v14.s[2]
+	WORD $0x6fae0973 // mla v19.4s, v11.4s, v14.s[3]
+	ADD $36, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0954 // mla v20.4s, v10.4s, v14.s[2]
+	WORD $0x6fae0975 // mla v21.4s, v11.4s, v14.s[3]
+	ADD $36, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0956 // mla v22.4s, v10.4s, v14.s[2]
+	WORD $0x6fae0977 // mla v23.4s, v11.4s, v14.s[3]
+	ADD $36, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0958 // mla v24.4s, v10.4s, v14.s[2]
+	WORD $0x6fae0979 // mla v25.4s, v11.4s, v14.s[3]
+	// group 2: elements 64..95, bits 4 of qs
+	VUSHR $4, V0.B16, V4.B16
+	VAND V12.B16, V4.B16, V4.B16
+	VUSHR $4, V1.B16, V5.B16
+	VAND V12.B16, V5.B16, V5.B16
+	ADD $68, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0150 // mla v16.4s, v10.4s, v15.s[0]
+	WORD $0x6faf0171 // mla v17.4s, v11.4s, v15.s[1]
+	ADD $68, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0152 // mla v18.4s, v10.4s, v15.s[0]
+	WORD $0x6faf0173 // mla v19.4s, v11.4s, v15.s[1]
+	ADD $68, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0154 // mla v20.4s, v10.4s, v15.s[0]
+	WORD $0x6faf0175 // mla v21.4s, v11.4s, v15.s[1]
+	ADD $68, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0156 // mla v22.4s, v10.4s, v15.s[0]
+	WORD $0x6faf0177 // mla v23.4s, v11.4s, v15.s[1]
+	ADD $68, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0158 // mla v24.4s, v10.4s, v15.s[0]
+	WORD $0x6faf0179 // mla v25.4s, v11.4s, v15.s[1]
+	// group 3: elements 96..127, bits 6 of qs
+	VUSHR $6, V0.B16, V4.B16
+	VAND V12.B16, V4.B16, V4.B16
+	VUSHR $6, V1.B16, V5.B16
+	VAND V12.B16, V5.B16, V5.B16
+	ADD $100, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0950 // mla v16.4s, v10.4s, v15.s[2]
+	WORD $0x6faf0971 // mla v17.4s, v11.4s, v15.s[3]
+	ADD $100, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0952 // mla v18.4s, v10.4s, v15.s[2]
+	WORD $0x6faf0973 // mla v19.4s, v11.4s, v15.s[3]
+	ADD $100, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0954 // mla v20.4s, v10.4s, v15.s[2]
+	WORD $0x6faf0975 // mla v21.4s, v11.4s, v15.s[3]
+	ADD $100, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0956 // mla v22.4s, v10.4s, v15.s[2]
+	WORD $0x6faf0977 // mla v23.4s, v11.4s, v15.s[3]
+	ADD $100, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0958 // mla v24.4s, v10.4s, v15.s[2]
+	WORD $0x6faf0979 // mla v25.4s, v11.4s, v15.s[3]
+	// qs[32:64]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 4: elements 128..159, bits 0 of qs
+	VAND V12.B16, V0.B16, V4.B16
+	VAND V12.B16, V1.B16, V5.B16
+	ADD $132, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0150 // mla v16.4s, v10.4s, v28.s[0]
+	WORD $0x6fbc0171 // mla v17.4s, v11.4s, v28.s[1]
+	ADD $132, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0152 // mla v18.4s, v10.4s, v28.s[0]
+	WORD $0x6fbc0173 // mla v19.4s, v11.4s, v28.s[1]
+	ADD $132, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0154 // mla v20.4s, v10.4s, v28.s[0]
+	WORD $0x6fbc0175 // mla v21.4s, v11.4s, v28.s[1]
+	ADD $132, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0156 // mla v22.4s, v10.4s, v28.s[0]
+	WORD $0x6fbc0177 // mla v23.4s, v11.4s, v28.s[1]
+	ADD $132, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0158 // mla v24.4s, v10.4s, v28.s[0]
+	WORD $0x6fbc0179 // mla v25.4s, v11.4s, v28.s[1]
+	// group 5: elements 160..191, bits 2 of qs
+	VUSHR $2, V0.B16, V4.B16
+	VAND V12.B16, V4.B16, V4.B16
+	VUSHR $2, V1.B16, V5.B16
+	VAND V12.B16, V5.B16, V5.B16
+	ADD $164, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0950 // mla v16.4s, v10.4s, v28.s[2]
+	WORD $0x6fbc0971 // mla v17.4s, v11.4s, v28.s[3]
+	ADD $164, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0952 // mla v18.4s, v10.4s, v28.s[2]
+	WORD $0x6fbc0973 // mla v19.4s, v11.4s, v28.s[3]
+	ADD $164, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0954 // mla v20.4s, v10.4s, v28.s[2]
+	WORD $0x6fbc0975 // mla v21.4s, v11.4s, v28.s[3]
+	ADD $164, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0956 // mla v22.4s, v10.4s, v28.s[2]
+	WORD $0x6fbc0977 // mla v23.4s, v11.4s, v28.s[3]
+	ADD $164, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0958 // mla v24.4s, v10.4s, v28.s[2]
+	WORD $0x6fbc0979 // mla v25.4s, v11.4s, v28.s[3]
+	// group 6: elements 192..223, bits 4 of qs
+	VUSHR $4, V0.B16, V4.B16
+	VAND V12.B16, V4.B16, V4.B16
+	VUSHR $4, V1.B16, V5.B16
+	VAND V12.B16, V5.B16, V5.B16
+	ADD $196, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9d0150 // mla v16.4s, v10.4s, v29.s[0]
+	WORD $0x6fbd0171 // mla v17.4s, v11.4s, v29.s[1]
+	ADD $196, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9d0152 // mla v18.4s, v10.4s, v29.s[0]
+	WORD $0x6fbd0173 // mla v19.4s, v11.4s, v29.s[1]
+	ADD $196, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9d0154 // mla v20.4s, v10.4s, v29.s[0]
+	WORD $0x6fbd0175 // mla v21.4s, v11.4s, v29.s[1]
+	ADD $196, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9d0156 // mla v22.4s, v10.4s, v29.s[0]
+	WORD $0x6fbd0177 // mla v23.4s, v11.4s, v29.s[1]
+	ADD $196, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9d0158 // mla v24.4s, v10.4s, v29.s[0]
+	WORD $0x6fbd0179 // mla v25.4s, v11.4s, v29.s[1]
+	// group 7: elements 224..255, bits 6 of qs
+	VUSHR $6, V0.B16, V4.B16
+	VAND V12.B16, V4.B16, V4.B16
+	VUSHR $6, V1.B16, V5.B16
+	VAND V12.B16, V5.B16, V5.B16
+	ADD $228, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9d0950 // mla v16.4s, v10.4s, v29.s[2]
+	WORD $0x6fbd0971 // mla v17.4s, v11.4s, v29.s[3]
+	ADD $228, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9d0952 // mla v18.4s, v10.4s, v29.s[2]
+	WORD $0x6fbd0973 // mla v19.4s, v11.4s, v29.s[3]
+	ADD $228, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9d0954 // mla v20.4s, v10.4s, v29.s[2]
+	WORD $0x6fbd0975 // mla v21.4s, v11.4s, v29.s[3]
+	ADD $228, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9d0956 // mla v22.4s, v10.4s, v29.s[2]
+	WORD $0x6fbd0977 // mla v23.4s, v11.4s, v29.s[3]
+	ADD $228, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9d0958 // mla v24.4s, v10.4s, v29.s[2]
+	WORD $0x6fbd0979 // mla v25.4s, v11.4s, v29.s[3]
+	// per token: acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
+	MOVHU 80(R8), R19
+	FMOVS R19, F10
+	FCVTHS F10, F10
+	FMOVS (R9), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
+	WORD $0x4e21da31 // scvtf v17.4s, v17.4s
+	WORD $0x4f8b121a // fmla v26.4s, v16.4s, v11.s[0]
+	WORD $0x4f8b123b // fmla v27.4s, v17.4s, v11.s[0]
+	ADD $292, R9, R9
+	FMOVS (R10), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
+	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
+	WORD $0x4f8b125e // fmla v30.4s, v18.4s, v11.s[0]
+	WORD $0x4f8b127f // fmla v31.4s, v19.4s, v11.s[0]
+	ADD $292, R10, R10
+	FMOVS (R11), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	MOVD $acc-96(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b1284 // fmla v4.4s, v20.4s, v11.s[0]
+	WORD $0x4f8b12a5 // fmla v5.4s, v21.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R11, R11
+	FMOVS (R13), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
+	WORD $0x4e21daf7 // scvtf v23.4s, v23.4s
+	MOVD $acc-64(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b12c4 // fmla v4.4s, v22.4s, v11.s[0]
+	WORD $0x4f8b12e5 // fmla v5.4s, v23.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R13, R13
+	FMOVS (R14), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
+	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
+	MOVD $acc-32(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b1304 // fmla v4.4s, v24.4s, v11.s[0]
+	WORD $0x4f8b1325 // fmla v5.4s, v25.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R14, R14
+	ADD $84, R8, R8
+	SUBS $1, R17, R17
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3bd740 // fadd v0.4s, v26.4s, v27.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3fd7c0 // fadd v0.4s, v30.4s, v31.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-96(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 3, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-64(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 4, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-32(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q2KRows6NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q2KRows6NEON(SB), NOSPLIT, $160-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $3, V12.B16
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	ADD R4, R11, R13
+	ADD R4, R13, R14
+	ADD R4, R14, R21
+	MOVD R5, R17
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V31.B16, V31.B16, V31.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	MOVD $acc-160(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	MOVD $acc-128(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	MOVD $acc-96(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	MOVD $acc-64(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	MOVD $acc-32(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	CBZ R17, store
+block:
+	// the sixteen scales (int32) and mins (int16)
+	VLD1 (R8), [V4.B16]
+	VUSHR $4, V4.B16, V5.B16
+	VUXTL V5.B8, V2.H8
+	VUXTL2 V5.B16, V3.H8
+	VMOVI $15, V6.B16
+	VAND V6.B16, V4.B16, V4.B16
+	WORD $0x0f08a487 // sxtl v7.8h, v4.8b
+	WORD $0x4f08a484 // sxtl2 v4.8h, v4.16b
+	WORD $0x0f10a4ee // sxtl v14.4s, v7.4h
+	WORD $0x4f10a4ef // sxtl2 v15.4s, v7.8h
+	WORD $0x0f10a49c // sxtl v28.4s, v4.4h
+	WORD $0x4f10a49d // sxtl2 v29.4s, v4.8h
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	// per token: acc[L] = fma(-(x.d·f16(w.dmin)), m[2L]·bs[2L] + m[2L+1]·bs[2L+1], acc[L])
+	MOVHU 82(R8), R19
+	FMOVS R19, F10
+	FCVTHS F10, F10
+	ADD $260, R9, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e62c106 // smull v6.4s, v8.4h, v2.4h
+	WORD $0x4e62c107 // smull2 v7.4s, v8.8h, v2.8h
+	WORD $0x4ea7bcc6 // addp v6.4s, v6.4s, v7.4s
+	WORD $0x0e63c127 // smull v7.4s, v9.4h, v3.4h
+	WORD $0x4e63c128 // smull2 v8.4s, v9.8h, v3.8h
+	WORD $0x4ea8bce7 // addp v7.4s, v7.4s, v8.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	FMOVS (R9), F11
+	FMULS F10, F11, F11
+	FNEGS F11, F11
+	WORD $0x4f8b10de // fmla v30.4s, v6.4s, v11.s[0]
+	WORD $0x4f8b10ff // fmla v31.4s, v7.4s, v11.s[0]
+	ADD $260, R10, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e62c106 // smull v6.4s, v8.4h, v2.4h
+	WORD $0x4e62c107 // smull2 v7.4s, v8.8h, v2.8h
+	WORD $0x4ea7bcc6 // addp v6.4s, v6.4s, v7.4s
+	WORD $0x0e63c127 // smull v7.4s, v9.4h, v3.4h
+	WORD $0x4e63c128 // smull2 v8.4s, v9.8h, v3.8h
+	WORD $0x4ea8bce7 // addp v7.4s, v7.4s, v8.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	FMOVS (R10), F11
+	FMULS F10, F11, F11
+	FNEGS F11, F11
+	MOVD $acc-160(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b10c4 // fmla v4.4s, v6.4s, v11.s[0]
+	WORD $0x4f8b10e5 // fmla v5.4s, v7.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $260, R11, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e62c106 // smull v6.4s, v8.4h, v2.4h
+	WORD $0x4e62c107 // smull2 v7.4s, v8.8h, v2.8h
+	WORD $0x4ea7bcc6 // addp v6.4s, v6.4s, v7.4s
+	WORD $0x0e63c127 // smull v7.4s, v9.4h, v3.4h
+	WORD $0x4e63c128 // smull2 v8.4s, v9.8h, v3.8h
+	WORD $0x4ea8bce7 // addp v7.4s, v7.4s, v8.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	FMOVS (R11), F11
+	FMULS F10, F11, F11
+	FNEGS F11, F11
+	MOVD $acc-128(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b10c4 // fmla v4.4s, v6.4s, v11.s[0]
+	WORD $0x4f8b10e5 // fmla v5.4s, v7.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $260, R13, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e62c106 // smull v6.4s, v8.4h, v2.4h
+	WORD $0x4e62c107 // smull2 v7.4s, v8.8h, v2.8h
+	WORD $0x4ea7bcc6 // addp v6.4s, v6.4s, v7.4s
+	WORD $0x0e63c127 // smull v7.4s, v9.4h, v3.4h
+	WORD $0x4e63c128 // smull2 v8.4s, v9.8h, v3.8h
+	WORD $0x4ea8bce7 // addp v7.4s, v7.4s, v8.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	FMOVS (R13), F11
+	FMULS F10, F11, F11
+	FNEGS F11, F11
+	MOVD $acc-96(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b10c4 // fmla v4.4s, v6.4s, v11.s[0]
+	WORD $0x4f8b10e5 // fmla v5.4s, v7.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $260, R14, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e62c106 // smull v6.4s, v8.4h, v2.4h
+	WORD $0x4e62c107 // smull2 v7.4s, v8.8h, v2.8h
+	WORD $0x4ea7bcc6 // addp v6.4s, v6.4s, v7.4s
+	WORD $0x0e63c127 // smull v7.4s, v9.4h, v3.4h
+	WORD $0x4e63c128 // smull2 v8.4s, v9.8h, v3.8h
+	WORD $0x4ea8bce7 // addp v7.4s, v7.4s, v8.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	FMOVS (R14), F11
+	FMULS F10, F11, F11
+	FNEGS F11, F11
+	MOVD $acc-64(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b10c4 // fmla v4.4s, v6.4s, v11.s[0]
+	WORD $0x4f8b10e5 // fmla v5.4s, v7.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $260, R21, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e62c106 // smull v6.4s, v8.4h, v2.4h
+	WORD $0x4e62c107 // smull2 v7.4s, v8.8h, v2.8h
+	WORD $0x4ea7bcc6 // addp v6.4s, v6.4s, v7.4s
+	WORD $0x0e63c127 // smull v7.4s, v9.4h, v3.4h
+	WORD $0x4e63c128 // smull2 v8.4s, v9.8h, v3.8h
+	WORD $0x4ea8bce7 // addp v7.4s, v7.4s, v8.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	FMOVS (R21), F11
+	FMULS F10, F11, F11
+	FNEGS F11, F11
+	MOVD $acc-32(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b10c4 // fmla v4.4s, v6.4s, v11.s[0]
+	WORD $0x4f8b10e5 // fmla v5.4s, v7.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $16, R8, R12
+	// qs[0:32]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 0: elements 0..31, bits 0 of qs
+	VAND V12.B16, V0.B16, V4.B16
+	VAND V12.B16, V1.B16, V5.B16
+	ADD $4, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0150 // mla v16.4s, v10.4s, v14.s[0]
+	WORD $0x6fae0171 // mla v17.4s, v11.4s, v14.s[1]
+	ADD $4, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0152 // mla v18.4s, v10.4s, v14.s[0]
+	WORD $0x6fae0173 // mla v19.4s, v11.4s, v14.s[1]
+	ADD $4, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0154 // mla v20.4s, v10.4s, v14.s[0]
+	WORD $0x6fae0175 // mla v21.4s, v11.4s, v14.s[1]
+	ADD $4, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0156 // mla v22.4s, v10.4s, v14.s[0]
+	WORD $0x6fae0177 // mla v23.4s, v11.4s, v14.s[1]
+	ADD $4, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0158 // mla v24.4s, v10.4s, v14.s[0]
+	WORD $0x6fae0179 // mla v25.4s, v11.4s, v14.s[1]
+	ADD $4, R21, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e015a // mla v26.4s, v10.4s, v14.s[0]
+	WORD $0x6fae017b // mla v27.4s, v11.4s, v14.s[1]
+	// group 1: elements 32..63, bits 2 of qs
+	VUSHR $2, V0.B16, V4.B16
+	VAND V12.B16, V4.B16, V4.B16
+	VUSHR $2, V1.B16, V5.B16
+	VAND V12.B16, V5.B16, V5.B16
+	ADD $36, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0950 // mla v16.4s, v10.4s, v14.s[2]
+	WORD $0x6fae0971 // mla v17.4s, v11.4s, v14.s[3]
+	ADD $36, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0952 // mla v18.4s, v10.4s, v14.s[2]
+	WORD $0x6fae0973 // mla v19.4s, v11.4s, v14.s[3]
+	ADD $36, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0954 // mla v20.4s, v10.4s, v14.s[2]
+	WORD $0x6fae0975 // mla v21.4s, v11.4s, v14.s[3]
+	ADD $36, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0956 // mla v22.4s, v10.4s, v14.s[2]
+	WORD $0x6fae0977 // mla v23.4s, v11.4s, v14.s[3]
+	ADD $36, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e0958 // mla v24.4s, v10.4s, v14.s[2]
+	WORD $0x6fae0979 // mla v25.4s, v11.4s, v14.s[3]
+	ADD $36, R21, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8e095a // mla v26.4s, v10.4s, v14.s[2]
+	WORD $0x6fae097b // mla v27.4s, v11.4s, v14.s[3]
+	// group 2: elements 64..95, bits 4 of qs
+	VUSHR $4, V0.B16, V4.B16
+	VAND V12.B16, V4.B16, V4.B16
+	VUSHR $4, V1.B16, V5.B16
+	VAND V12.B16, V5.B16, V5.B16
+	ADD $68, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0150 // mla v16.4s, v10.4s, v15.s[0]
+	WORD $0x6faf0171 // mla v17.4s, v11.4s, v15.s[1]
+	ADD $68, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0152 // mla v18.4s, v10.4s, v15.s[0]
+	WORD $0x6faf0173 // mla v19.4s, v11.4s, v15.s[1]
+	ADD $68, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0154 // mla v20.4s, v10.4s, v15.s[0]
+	WORD $0x6faf0175 // mla v21.4s, v11.4s, v15.s[1]
+	ADD $68, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0156 // mla v22.4s, v10.4s, v15.s[0]
+	WORD $0x6faf0177 // mla v23.4s, v11.4s, v15.s[1]
+	ADD $68, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0158 // mla v24.4s, v10.4s, v15.s[0]
+	WORD $0x6faf0179 // mla v25.4s, v11.4s, v15.s[1]
+	ADD $68, R21, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f015a // mla v26.4s, v10.4s, v15.s[0]
+	WORD $0x6faf017b // mla v27.4s, v11.4s, v15.s[1]
+	// group 3: elements 96..127, bits 6 of qs
+	VUSHR $6, V0.B16, V4.B16
+	VAND V12.B16, V4.B16, V4.B16
+	VUSHR $6, V1.B16, V5.B16
+	VAND V12.B16, V5.B16, V5.B16
+	ADD $100, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0950 // mla v16.4s, v10.4s, v15.s[2]
+	WORD $0x6faf0971 // mla v17.4s, v11.4s, v15.s[3]
+	ADD $100, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0952 // mla v18.4s, v10.4s, v15.s[2]
+	WORD $0x6faf0973 // mla v19.4s, v11.4s, v15.s[3]
+	ADD $100, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0954 // mla v20.4s, v10.4s, v15.s[2]
+	WORD $0x6faf0975 // mla v21.4s, v11.4s, v15.s[3]
+	ADD $100, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0956 // mla v22.4s, v10.4s, v15.s[2]
+	WORD $0x6faf0977 // mla v23.4s, v11.4s, v15.s[3]
+	ADD $100, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0958 // mla v24.4s, v10.4s, v15.s[2]
+	WORD $0x6faf0979 // mla v25.4s, v11.4s, v15.s[3]
+	ADD $100, R21, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f095a // mla v26.4s, v10.4s, v15.s[2]
+	WORD $0x6faf097b // mla v27.4s, v11.4s, v15.s[3]
+	// qs[32:64]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 4: elements 128..159, bits 0 of qs
+	VAND V12.B16, V0.B16, V4.B16
+	VAND V12.B16, V1.B16, V5.B16
+	ADD $132, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0150 // mla v16.4s, v10.4s, v28.s[0]
+	WORD $0x6fbc0171 // mla v17.4s, v11.4s, v28.s[1]
+	ADD $132, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0152 // mla v18.4s, v10.4s, v28.s[0]
+	WORD $0x6fbc0173 // mla v19.4s, v11.4s, v28.s[1]
+	ADD $132, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0154 // mla v20.4s, v10.4s, v28.s[0]
+	WORD $0x6fbc0175 // mla v21.4s, v11.4s, v28.s[1]
+	ADD $132, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0156 // mla v22.4s, v10.4s, v28.s[0]
+	WORD $0x6fbc0177 // mla v23.4s, v11.4s, v28.s[1]
+	ADD $132, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0158 // mla v24.4s, v10.4s, v28.s[0]
+	WORD $0x6fbc0179 // mla v25.4s, v11.4s, v28.s[1]
+	ADD $132, R21, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c015a // mla v26.4s, v10.4s, v28.s[0]
+	WORD $0x6fbc017b // mla v27.4s, v11.4s, v28.s[1]
+	// group 5: elements 160..191, bits 2 of qs
+	VUSHR $2, V0.B16, V4.B16
+	VAND V12.B16, V4.B16, V4.B16
+	VUSHR $2, V1.B16, V5.B16
+	VAND V12.B16, V5.B16, V5.B16
+	ADD $164, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0950 // mla v16.4s, v10.4s, v28.s[2]
+	WORD $0x6fbc0971 // mla v17.4s, v11.4s, v28.s[3]
+	ADD $164, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0952 // mla v18.4s, v10.4s, v28.s[2]
+	WORD $0x6fbc0973 // mla v19.4s, v11.4s, v28.s[3]
+	ADD $164, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0954 // mla v20.4s, v10.4s, v28.s[2]
+	WORD $0x6fbc0975 // mla v21.4s, v11.4s, v28.s[3]
+	ADD $164, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0956 // mla v22.4s, v10.4s, v28.s[2]
+	WORD $0x6fbc0977 // mla v23.4s, v11.4s, v28.s[3]
+	ADD $164, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0958 // mla v24.4s, v10.4s, v28.s[2]
+	WORD $0x6fbc0979 // mla v25.4s, v11.4s, v28.s[3]
+	ADD $164, R21, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c095a // mla v26.4s, v10.4s, v28.s[2]
+	WORD $0x6fbc097b // mla v27.4s, v11.4s, v28.s[3]
+	// group 6: elements 192..223, bits 4 of qs
+	VUSHR $4, V0.B16, V4.B16
+	VAND V12.B16, V4.B16, V4.B16
+	VUSHR $4, V1.B16, V5.B16
+	VAND V12.B16, V5.B16, V5.B16
+	ADD $196, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9d0150 // mla v16.4s, v10.4s, v29.s[0]
+	WORD $0x6fbd0171 // mla v17.4s, v11.4s, v29.s[1]
+	ADD $196, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9d0152 // mla v18.4s, v10.4s, v29.s[0]
+	WORD $0x6fbd0173 // mla v19.4s, v11.4s, v29.s[1]
+	ADD $196, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9d0154 // mla v20.4s, v10.4s, v29.s[0]
+	WORD $0x6fbd0175 // mla v21.4s, v11.4s, v29.s[1]
+	ADD $196, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9d0156 // mla v22.4s, v10.4s, v29.s[0]
+	WORD $0x6fbd0177 // mla v23.4s, v11.4s, v29.s[1]
+	ADD $196, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9d0158 // mla v24.4s, v10.4s, v29.s[0]
+	WORD $0x6fbd0179 // mla v25.4s, v11.4s, v29.s[1]
+	ADD $196, R21, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9d015a // mla v26.4s, v10.4s, v29.s[0]
+	WORD $0x6fbd017b // mla v27.4s, v11.4s, v29.s[1]
+	// group 7: elements 224..255, bits 6 of qs
+	VUSHR $6, V0.B16, V4.B16
+	VAND V12.B16, V4.B16, V4.B16
+	VUSHR $6, V1.B16, V5.B16
+	VAND V12.B16, V5.B16, V5.B16
+	ADD $228, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9d0950 // mla v16.4s, v10.4s, v29.s[2]
+	WORD $0x6fbd0971 // mla v17.4s, v11.4s, v29.s[3]
+	ADD $228, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9d0952 // mla v18.4s, v10.4s, v29.s[2]
+	WORD $0x6fbd0973 // mla v19.4s, v11.4s, v29.s[3]
+	ADD $228, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9d0954 // mla v20.4s, v10.4s, v29.s[2]
+	WORD $0x6fbd0975 // mla v21.4s, v11.4s, v29.s[3]
+	ADD $228, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9d0956 // mla v22.4s, v10.4s, v29.s[2]
+	WORD $0x6fbd0977 // mla v23.4s, v11.4s, v29.s[3]
+	ADD $228, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9d0958 // mla v24.4s, v10.4s, v29.s[2]
+	WORD $0x6fbd0979 // mla v25.4s, v11.4s, v29.s[3]
+	ADD $228, R21, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9d095a // mla v26.4s, v10.4s, v29.s[2]
+	WORD $0x6fbd097b // mla v27.4s, v11.4s, v29.s[3]
+	// per token: acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
+	MOVHU 80(R8), R19
+	FMOVS R19, F10
+	FCVTHS F10, F10
+	FMOVS (R9), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
+	WORD $0x4e21da31 // scvtf v17.4s, v17.4s
+	WORD $0x4f8b121e // fmla v30.4s, v16.4s, v11.s[0]
+	WORD $0x4f8b123f // fmla v31.4s, v17.4s, v11.s[0]
+	ADD $292, R9, R9
+	FMOVS (R10), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
+	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
+	MOVD $acc-160(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b1244 // fmla v4.4s, v18.4s, v11.s[0]
+	WORD $0x4f8b1265 // fmla v5.4s, v19.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R10, R10
+	FMOVS (R11), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	MOVD $acc-128(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b1284 // fmla v4.4s, v20.4s, v11.s[0]
+	WORD $0x4f8b12a5 // fmla v5.4s, v21.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R11, R11
+	FMOVS (R13), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
+	WORD $0x4e21daf7 // scvtf v23.4s, v23.4s
+	MOVD $acc-96(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b12c4 // fmla v4.4s, v22.4s, v11.s[0]
+	WORD $0x4f8b12e5 // fmla v5.4s, v23.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R13, R13
+	FMOVS (R14), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
+	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
+	MOVD $acc-64(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b1304 // fmla v4.4s, v24.4s, v11.s[0]
+	WORD $0x4f8b1325 // fmla v5.4s, v25.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R14, R14
+	FMOVS (R21), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
+	WORD $0x4e21db7b // scvtf v27.4s, v27.4s
+	MOVD $acc-32(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b1344 // fmla v4.4s, v26.4s, v11.s[0]
+	WORD $0x4f8b1365 // fmla v5.4s, v27.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R21, R21
+	ADD $84, R8, R8
+	SUBS $1, R17, R17
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3fd7c0 // fadd v0.4s, v30.4s, v31.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-160(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-128(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 3, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-96(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 4, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-64(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 5, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-32(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
 // func q2KRows1Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
 TEXT ·q2KRows1Dot(SB), NOSPLIT, $0-64
 	MOVD w+0(FP), R0
@@ -20009,6 +26594,1821 @@ store:
 	ADD R7, R19, R19
 	// token 2, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
 	WORD $0x4e3bd740 // fadd v0.4s, v26.4s, v27.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q2KRows4Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q2KRows4Dot(SB), NOSPLIT, $32-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $3, V12.B16
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	ADD R4, R11, R13
+	MOVD R5, R17
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V31.B16, V31.B16, V31.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	MOVD $acc-32(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	CBZ R17, store
+block:
+	// the sixteen scales (int32) and mins (int16)
+	VLD1 (R8), [V4.B16]
+	VUSHR $4, V4.B16, V5.B16
+	VUXTL V5.B8, V2.H8
+	VUXTL2 V5.B16, V3.H8
+	VMOVI $15, V6.B16
+	VAND V6.B16, V4.B16, V4.B16
+	WORD $0x0f08a487 // sxtl v7.8h, v4.8b
+	WORD $0x4f08a484 // sxtl2 v4.8h, v4.16b
+	WORD $0x0f10a4ee // sxtl v14.4s, v7.4h
+	WORD $0x4f10a4ef // sxtl2 v15.4s, v7.8h
+	WORD $0x0f10a49c // sxtl v28.4s, v4.4h
+	WORD $0x4f10a49d // sxtl2 v29.4s, v4.8h
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	// per token: acc[L] = fma(-(x.d·f16(w.dmin)), m[2L]·bs[2L] + m[2L+1]·bs[2L+1], acc[L])
+	MOVHU 82(R8), R19
+	FMOVS R19, F10
+	FCVTHS F10, F10
+	ADD $260, R9, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e62c106 // smull v6.4s, v8.4h, v2.4h
+	WORD $0x4e62c107 // smull2 v7.4s, v8.8h, v2.8h
+	WORD $0x4ea7bcc6 // addp v6.4s, v6.4s, v7.4s
+	WORD $0x0e63c127 // smull v7.4s, v9.4h, v3.4h
+	WORD $0x4e63c128 // smull2 v8.4s, v9.8h, v3.8h
+	WORD $0x4ea8bce7 // addp v7.4s, v7.4s, v8.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	FMOVS (R9), F11
+	FMULS F10, F11, F11
+	FNEGS F11, F11
+	WORD $0x4f8b10d8 // fmla v24.4s, v6.4s, v11.s[0]
+	WORD $0x4f8b10f9 // fmla v25.4s, v7.4s, v11.s[0]
+	ADD $260, R10, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e62c106 // smull v6.4s, v8.4h, v2.4h
+	WORD $0x4e62c107 // smull2 v7.4s, v8.8h, v2.8h
+	WORD $0x4ea7bcc6 // addp v6.4s, v6.4s, v7.4s
+	WORD $0x0e63c127 // smull v7.4s, v9.4h, v3.4h
+	WORD $0x4e63c128 // smull2 v8.4s, v9.8h, v3.8h
+	WORD $0x4ea8bce7 // addp v7.4s, v7.4s, v8.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	FMOVS (R10), F11
+	FMULS F10, F11, F11
+	FNEGS F11, F11
+	WORD $0x4f8b10da // fmla v26.4s, v6.4s, v11.s[0]
+	WORD $0x4f8b10fb // fmla v27.4s, v7.4s, v11.s[0]
+	ADD $260, R11, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e62c106 // smull v6.4s, v8.4h, v2.4h
+	WORD $0x4e62c107 // smull2 v7.4s, v8.8h, v2.8h
+	WORD $0x4ea7bcc6 // addp v6.4s, v6.4s, v7.4s
+	WORD $0x0e63c127 // smull v7.4s, v9.4h, v3.4h
+	WORD $0x4e63c128 // smull2 v8.4s, v9.8h, v3.8h
+	WORD $0x4ea8bce7 // addp v7.4s, v7.4s, v8.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	FMOVS (R11), F11
+	FMULS F10, F11, F11
+	FNEGS F11, F11
+	WORD $0x4f8b10de // fmla v30.4s, v6.4s, v11.s[0]
+	WORD $0x4f8b10ff // fmla v31.4s, v7.4s, v11.s[0]
+	ADD $260, R13, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e62c106 // smull v6.4s, v8.4h, v2.4h
+	WORD $0x4e62c107 // smull2 v7.4s, v8.8h, v2.8h
+	WORD $0x4ea7bcc6 // addp v6.4s, v6.4s, v7.4s
+	WORD $0x0e63c127 // smull v7.4s, v9.4h, v3.4h
+	WORD $0x4e63c128 // smull2 v8.4s, v9.8h, v3.8h
+	WORD $0x4ea8bce7 // addp v7.4s, v7.4s, v8.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	FMOVS (R13), F11
+	FMULS F10, F11, F11
+	FNEGS F11, F11
+	MOVD $acc-32(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b10c4 // fmla v4.4s, v6.4s, v11.s[0]
+	WORD $0x4f8b10e5 // fmla v5.4s, v7.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $16, R8, R12
+	// qs[0:32]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 0: elements 0..31, bits 0 of qs
+	VAND V12.B16, V0.B16, V4.B16
+	VAND V12.B16, V1.B16, V5.B16
+	ADD $4, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0150 // mla v16.4s, v10.4s, v14.s[0]
+	WORD $0x6fae0171 // mla v17.4s, v11.4s, v14.s[1]
+	ADD $4, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0152 // mla v18.4s, v10.4s, v14.s[0]
+	WORD $0x6fae0173 // mla v19.4s, v11.4s, v14.s[1]
+	ADD $4, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0154 // mla v20.4s, v10.4s, v14.s[0]
+	WORD $0x6fae0175 // mla v21.4s, v11.4s, v14.s[1]
+	ADD $4, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0156 // mla v22.4s, v10.4s, v14.s[0]
+	WORD $0x6fae0177 // mla v23.4s, v11.4s, v14.s[1]
+	// group 1: elements 32..63, bits 2 of qs
+	VUSHR $2, V0.B16, V4.B16
+	VAND V12.B16, V4.B16, V4.B16
+	VUSHR $2, V1.B16, V5.B16
+	VAND V12.B16, V5.B16, V5.B16
+	ADD $36, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0950 // mla v16.4s, v10.4s, v14.s[2]
+	WORD $0x6fae0971 // mla v17.4s, v11.4s, v14.s[3]
+	ADD $36, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0952 // mla v18.4s, v10.4s, v14.s[2]
+	WORD $0x6fae0973 // mla v19.4s, v11.4s, v14.s[3]
+	ADD $36, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0954 // mla v20.4s, v10.4s, v14.s[2]
+	WORD $0x6fae0975 // mla v21.4s, v11.4s, v14.s[3]
+	ADD $36, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0956 // mla v22.4s, v10.4s, v14.s[2]
+	WORD $0x6fae0977 // mla v23.4s, v11.4s, v14.s[3]
+	// group 2: elements 64..95, bits 4 of qs
+	VUSHR $4, V0.B16, V4.B16
+	VAND V12.B16, V4.B16, V4.B16
+	VUSHR $4, V1.B16, V5.B16
+	VAND V12.B16, V5.B16, V5.B16
+	ADD $68, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0150 // mla v16.4s, v10.4s, v15.s[0]
+	WORD $0x6faf0171 // mla v17.4s, v11.4s, v15.s[1]
+	ADD $68, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0152 // mla v18.4s, v10.4s, v15.s[0]
+	WORD $0x6faf0173 // mla v19.4s, v11.4s, v15.s[1]
+	ADD $68, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0154 // mla v20.4s, v10.4s, v15.s[0]
+	WORD $0x6faf0175 // mla v21.4s, v11.4s, v15.s[1]
+	ADD $68, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0156 // mla v22.4s, v10.4s, v15.s[0]
+	WORD $0x6faf0177 // mla v23.4s, v11.4s, v15.s[1]
+	// group 3: elements 96..127, bits 6 of qs
+	VUSHR $6, V0.B16, V4.B16
+	VAND V12.B16, V4.B16, V4.B16
+	VUSHR $6, V1.B16, V5.B16
+	VAND V12.B16, V5.B16, V5.B16
+	ADD $100, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0950 // mla v16.4s, v10.4s, v15.s[2]
+	WORD $0x6faf0971 // mla v17.4s, v11.4s, v15.s[3]
+	ADD $100, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0952 // mla v18.4s, v10.4s, v15.s[2]
+	WORD $0x6faf0973 // mla v19.4s, v11.4s, v15.s[3]
+	ADD $100, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0954 // mla v20.4s, v10.4s, v15.s[2]
+	WORD $0x6faf0975 // mla v21.4s, v11.4s, v15.s[3]
+	ADD $100, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0956 // mla v22.4s, v10.4s, v15.s[2]
+	WORD $0x6faf0977 // mla v23.4s, v11.4s, v15.s[3]
+	// qs[32:64]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 4: elements 128..159, bits 0 of qs
+	VAND V12.B16, V0.B16, V4.B16
+	VAND V12.B16, V1.B16, V5.B16
+	ADD $132, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0150 // mla v16.4s, v10.4s, v28.s[0]
+	WORD $0x6fbc0171 // mla v17.4s, v11.4s, v28.s[1]
+	ADD $132, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0152 // mla v18.4s, v10.4s, v28.s[0]
+	WORD $0x6fbc0173 // mla v19.4s, v11.4s, v28.s[1]
+	ADD $132, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0154 // mla v20.4s, v10.4s, v28.s[0]
+	WORD $0x6fbc0175 // mla v21.4s, v11.4s, v28.s[1]
+	ADD $132, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0156 // mla v22.4s, v10.4s, v28.s[0]
+	WORD $0x6fbc0177 // mla v23.4s, v11.4s, v28.s[1]
+	// group 5: elements 160..191, bits 2 of qs
+	VUSHR $2, V0.B16, V4.B16
+	VAND V12.B16, V4.B16, V4.B16
+	VUSHR $2, V1.B16, V5.B16
+	VAND V12.B16, V5.B16, V5.B16
+	ADD $164, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0950 // mla v16.4s, v10.4s, v28.s[2]
+	WORD $0x6fbc0971 // mla v17.4s, v11.4s, v28.s[3]
+	ADD $164, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0952 // mla v18.4s, v10.4s, v28.s[2]
+	WORD $0x6fbc0973 // mla v19.4s, v11.4s, v28.s[3]
+	ADD $164, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0954 // mla v20.4s, v10.4s, v28.s[2]
+	WORD $0x6fbc0975 // mla v21.4s, v11.4s, v28.s[3]
+	ADD $164, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0956 // mla v22.4s, v10.4s, v28.s[2]
+	WORD $0x6fbc0977 // mla v23.4s, v11.4s, v28.s[3]
+	// group 6: elements 192..223, bits 4 of qs
+	VUSHR $4, V0.B16, V4.B16
+	VAND V12.B16, V4.B16, V4.B16
+	VUSHR $4, V1.B16, V5.B16
+	VAND V12.B16, V5.B16, V5.B16
+	ADD $196, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9d0150 // mla v16.4s, v10.4s, v29.s[0]
+	WORD $0x6fbd0171 // mla v17.4s, v11.4s, v29.s[1]
+	ADD $196, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9d0152 // mla v18.4s, v10.4s, v29.s[0]
+	WORD $0x6fbd0173 // mla v19.4s, v11.4s, v29.s[1]
+	ADD $196, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9d0154 // mla v20.4s, v10.4s, v29.s[0]
+	WORD $0x6fbd0175 // mla v21.4s, v11.4s, v29.s[1]
+	ADD $196, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9d0156 // mla v22.4s, v10.4s, v29.s[0]
+	WORD $0x6fbd0177 // mla v23.4s, v11.4s, v29.s[1]
+	// group 7: elements 224..255, bits 6 of qs
+	VUSHR $6, V0.B16, V4.B16
+	VAND V12.B16, V4.B16, V4.B16
+	VUSHR $6, V1.B16, V5.B16
+	VAND V12.B16, V5.B16, V5.B16
+	ADD $228, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9d0950 // mla v16.4s, v10.4s, v29.s[2]
+	WORD $0x6fbd0971 // mla v17.4s, v11.4s, v29.s[3]
+	ADD $228, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9d0952 // mla v18.4s, v10.4s, v29.s[2]
+	WORD $0x6fbd0973 // mla v19.4s, v11.4s, v29.s[3]
+	ADD $228, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9d0954 // mla v20.4s, v10.4s, v29.s[2]
+	WORD $0x6fbd0975 // mla v21.4s, v11.4s, v29.s[3]
+	ADD $228, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9d0956 // mla v22.4s, v10.4s, v29.s[2]
+	WORD $0x6fbd0977 // mla v23.4s, v11.4s, v29.s[3]
+	// per token: acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
+	MOVHU 80(R8), R19
+	FMOVS R19, F10
+	FCVTHS F10, F10
+	FMOVS (R9), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
+	WORD $0x4e21da31 // scvtf v17.4s, v17.4s
+	WORD $0x4f8b1218 // fmla v24.4s, v16.4s, v11.s[0]
+	WORD $0x4f8b1239 // fmla v25.4s, v17.4s, v11.s[0]
+	ADD $292, R9, R9
+	FMOVS (R10), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
+	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
+	WORD $0x4f8b125a // fmla v26.4s, v18.4s, v11.s[0]
+	WORD $0x4f8b127b // fmla v27.4s, v19.4s, v11.s[0]
+	ADD $292, R10, R10
+	FMOVS (R11), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	WORD $0x4f8b129e // fmla v30.4s, v20.4s, v11.s[0]
+	WORD $0x4f8b12bf // fmla v31.4s, v21.4s, v11.s[0]
+	ADD $292, R11, R11
+	FMOVS (R13), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
+	WORD $0x4e21daf7 // scvtf v23.4s, v23.4s
+	MOVD $acc-32(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b12c4 // fmla v4.4s, v22.4s, v11.s[0]
+	WORD $0x4f8b12e5 // fmla v5.4s, v23.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R13, R13
+	ADD $84, R8, R8
+	SUBS $1, R17, R17
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e39d700 // fadd v0.4s, v24.4s, v25.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3bd740 // fadd v0.4s, v26.4s, v27.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3fd7c0 // fadd v0.4s, v30.4s, v31.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 3, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-32(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q2KRows5Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q2KRows5Dot(SB), NOSPLIT, $96-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $3, V12.B16
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	ADD R4, R11, R13
+	ADD R4, R13, R14
+	MOVD R5, R17
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V31.B16, V31.B16, V31.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	MOVD $acc-96(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	MOVD $acc-64(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	MOVD $acc-32(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	CBZ R17, store
+block:
+	// the sixteen scales (int32) and mins (int16)
+	VLD1 (R8), [V4.B16]
+	VUSHR $4, V4.B16, V5.B16
+	VUXTL V5.B8, V2.H8
+	VUXTL2 V5.B16, V3.H8
+	VMOVI $15, V6.B16
+	VAND V6.B16, V4.B16, V4.B16
+	WORD $0x0f08a487 // sxtl v7.8h, v4.8b
+	WORD $0x4f08a484 // sxtl2 v4.8h, v4.16b
+	WORD $0x0f10a4ee // sxtl v14.4s, v7.4h
+	WORD $0x4f10a4ef // sxtl2 v15.4s, v7.8h
+	WORD $0x0f10a49c // sxtl v28.4s, v4.4h
+	WORD $0x4f10a49d // sxtl2 v29.4s, v4.8h
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	// per token: acc[L] = fma(-(x.d·f16(w.dmin)), m[2L]·bs[2L] + m[2L+1]·bs[2L+1], acc[L])
+	MOVHU 82(R8), R19
+	FMOVS R19, F10
+	FCVTHS F10, F10
+	ADD $260, R9, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e62c106 // smull v6.4s, v8.4h, v2.4h
+	WORD $0x4e62c107 // smull2 v7.4s, v8.8h, v2.8h
+	WORD $0x4ea7bcc6 // addp v6.4s, v6.4s, v7.4s
+	WORD $0x0e63c127 // smull v7.4s, v9.4h, v3.4h
+	WORD $0x4e63c128 // smull2 v8.4s, v9.8h, v3.8h
+	WORD $0x4ea8bce7 // addp v7.4s, v7.4s, v8.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	FMOVS (R9), F11
+	FMULS F10, F11, F11
+	FNEGS F11, F11
+	WORD $0x4f8b10da // fmla v26.4s, v6.4s, v11.s[0]
+	WORD $0x4f8b10fb // fmla v27.4s, v7.4s, v11.s[0]
+	ADD $260, R10, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e62c106 // smull v6.4s, v8.4h, v2.4h
+	WORD $0x4e62c107 // smull2 v7.4s, v8.8h, v2.8h
+	WORD $0x4ea7bcc6 // addp v6.4s, v6.4s, v7.4s
+	WORD $0x0e63c127 // smull v7.4s, v9.4h, v3.4h
+	WORD $0x4e63c128 // smull2 v8.4s, v9.8h, v3.8h
+	WORD $0x4ea8bce7 // addp v7.4s, v7.4s, v8.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	FMOVS (R10), F11
+	FMULS F10, F11, F11
+	FNEGS F11, F11
+	WORD $0x4f8b10de // fmla v30.4s, v6.4s, v11.s[0]
+	WORD $0x4f8b10ff // fmla v31.4s, v7.4s, v11.s[0]
+	ADD $260, R11, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e62c106 // smull v6.4s, v8.4h, v2.4h
+	WORD $0x4e62c107 // smull2 v7.4s, v8.8h, v2.8h
+	WORD $0x4ea7bcc6 // addp v6.4s, v6.4s, v7.4s
+	WORD $0x0e63c127 // smull v7.4s, v9.4h, v3.4h
+	WORD $0x4e63c128 // smull2 v8.4s, v9.8h, v3.8h
+	WORD $0x4ea8bce7 // addp v7.4s, v7.4s, v8.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	FMOVS (R11), F11
+	FMULS F10, F11, F11
+	FNEGS F11, F11
+	MOVD $acc-96(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b10c4 // fmla v4.4s, v6.4s, v11.s[0]
+	WORD $0x4f8b10e5 // fmla v5.4s, v7.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $260, R13, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e62c106 // smull v6.4s, v8.4h, v2.4h
+	WORD $0x4e62c107 // smull2 v7.4s, v8.8h, v2.8h
+	WORD $0x4ea7bcc6 // addp v6.4s, v6.4s, v7.4s
+	WORD $0x0e63c127 // smull v7.4s, v9.4h, v3.4h
+	WORD $0x4e63c128 // smull2 v8.4s, v9.8h, v3.8h
+	WORD $0x4ea8bce7 // addp v7.4s, v7.4s, v8.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	FMOVS (R13), F11
+	FMULS F10, F11, F11
+	FNEGS F11, F11
+	MOVD $acc-64(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b10c4 // fmla v4.4s, v6.4s, v11.s[0]
+	WORD $0x4f8b10e5 // fmla v5.4s, v7.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $260, R14, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e62c106 // smull v6.4s, v8.4h, v2.4h
+	WORD $0x4e62c107 // smull2 v7.4s, v8.8h, v2.8h
+	WORD $0x4ea7bcc6 // addp v6.4s, v6.4s, v7.4s
+	WORD $0x0e63c127 // smull v7.4s, v9.4h, v3.4h
+	WORD $0x4e63c128 // smull2 v8.4s, v9.8h, v3.8h
+	WORD $0x4ea8bce7 // addp v7.4s, v7.4s, v8.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	FMOVS (R14), F11
+	FMULS F10, F11, F11
+	FNEGS F11, F11
+	MOVD $acc-32(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b10c4 // fmla v4.4s, v6.4s, v11.s[0]
+	WORD $0x4f8b10e5 // fmla v5.4s, v7.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $16, R8, R12
+	// qs[0:32]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 0: elements 0..31, bits 0 of qs
+	VAND V12.B16, V0.B16, V4.B16
+	VAND V12.B16, V1.B16, V5.B16
+	ADD $4, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0150 // mla v16.4s, v10.4s, v14.s[0]
+	WORD $0x6fae0171 // mla v17.4s, v11.4s, v14.s[1]
+	ADD $4, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0152 // mla v18.4s, v10.4s, v14.s[0]
+	WORD $0x6fae0173 // mla v19.4s, v11.4s, v14.s[1]
+	ADD $4, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0154 // mla v20.4s, v10.4s, v14.s[0]
+	WORD $0x6fae0175 // mla v21.4s, v11.4s, v14.s[1]
+	ADD $4, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0156 // mla v22.4s, v10.4s, v14.s[0]
+	WORD $0x6fae0177 // mla v23.4s, v11.4s, v14.s[1]
+	ADD $4, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0158 // mla v24.4s, v10.4s, v14.s[0]
+	WORD $0x6fae0179 // mla v25.4s, v11.4s, v14.s[1]
+	// group 1: elements 32..63, bits 2 of qs
+	VUSHR $2, V0.B16, V4.B16
+	VAND V12.B16, V4.B16, V4.B16
+	VUSHR $2, V1.B16, V5.B16
+	VAND V12.B16, V5.B16, V5.B16
+	ADD $36, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0950 // mla v16.4s, v10.4s, v14.s[2]
+	WORD $0x6fae0971 // mla v17.4s, v11.4s, v14.s[3]
+	ADD $36, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0952 // mla v18.4s, v10.4s, v14.s[2]
+	WORD $0x6fae0973 // mla v19.4s, v11.4s, v14.s[3]
+	ADD $36, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0954 // mla v20.4s, v10.4s, v14.s[2]
+	WORD $0x6fae0975 // mla v21.4s, v11.4s, v14.s[3]
+	ADD $36, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0956 // mla v22.4s, v10.4s, v14.s[2]
+	WORD $0x6fae0977 // mla v23.4s, v11.4s, v14.s[3]
+	ADD $36, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0958 // mla v24.4s, v10.4s, v14.s[2]
+	WORD $0x6fae0979 // mla v25.4s, v11.4s, v14.s[3]
+	// group 2: elements 64..95, bits 4 of qs
+	VUSHR $4, V0.B16, V4.B16
+	VAND V12.B16, V4.B16, V4.B16
+	VUSHR $4, V1.B16, V5.B16
+	VAND V12.B16, V5.B16, V5.B16
+	ADD $68, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0150 // mla v16.4s, v10.4s, v15.s[0]
+	WORD $0x6faf0171 // mla v17.4s, v11.4s, v15.s[1]
+	ADD $68, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0152 // mla v18.4s, v10.4s, v15.s[0]
+	WORD $0x6faf0173 // mla v19.4s, v11.4s, v15.s[1]
+	ADD $68, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0154 // mla v20.4s, v10.4s, v15.s[0]
+	WORD $0x6faf0175 // mla v21.4s, v11.4s, v15.s[1]
+	ADD $68, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0156 // mla v22.4s, v10.4s, v15.s[0]
+	WORD $0x6faf0177 // mla v23.4s, v11.4s, v15.s[1]
+	ADD $68, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0158 // mla v24.4s, v10.4s, v15.s[0]
+	WORD $0x6faf0179 // mla v25.4s, v11.4s, v15.s[1]
+	// group 3: elements 96..127, bits 6 of qs
+	VUSHR $6, V0.B16, V4.B16
+	VAND V12.B16, V4.B16, V4.B16
+	VUSHR $6, V1.B16, V5.B16
+	VAND V12.B16, V5.B16, V5.B16
+	ADD $100, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0950 // mla v16.4s, v10.4s, v15.s[2]
+	WORD $0x6faf0971 // mla v17.4s, v11.4s, v15.s[3]
+	ADD $100, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0952 // mla v18.4s, v10.4s, v15.s[2]
+	WORD $0x6faf0973 // mla v19.4s, v11.4s, v15.s[3]
+	ADD $100, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0954 // mla v20.4s, v10.4s, v15.s[2]
+	WORD $0x6faf0975 // mla v21.4s, v11.4s, v15.s[3]
+	ADD $100, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0956 // mla v22.4s, v10.4s, v15.s[2]
+	WORD $0x6faf0977 // mla v23.4s, v11.4s, v15.s[3]
+	ADD $100, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0958 // mla v24.4s, v10.4s, v15.s[2]
+	WORD $0x6faf0979 // mla v25.4s, v11.4s, v15.s[3]
+	// qs[32:64]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 4: elements 128..159, bits 0 of qs
+	VAND V12.B16, V0.B16, V4.B16
+	VAND V12.B16, V1.B16, V5.B16
+	ADD $132, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0150 // mla v16.4s, v10.4s, v28.s[0]
+	WORD $0x6fbc0171 // mla v17.4s, v11.4s, v28.s[1]
+	ADD $132, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0152 // mla v18.4s, v10.4s, v28.s[0]
+	WORD $0x6fbc0173 // mla v19.4s, v11.4s, v28.s[1]
+	ADD $132, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0154 // mla v20.4s, v10.4s, v28.s[0]
+	WORD $0x6fbc0175 // mla v21.4s, v11.4s, v28.s[1]
+	ADD $132, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0156 // mla v22.4s, v10.4s, v28.s[0]
+	WORD $0x6fbc0177 // mla v23.4s, v11.4s, v28.s[1]
+	ADD $132, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0158 // mla v24.4s, v10.4s, v28.s[0]
+	WORD $0x6fbc0179 // mla v25.4s, v11.4s, v28.s[1]
+	// group 5: elements 160..191, bits 2 of qs
+	VUSHR $2, V0.B16, V4.B16
+	VAND V12.B16, V4.B16, V4.B16
+	VUSHR $2, V1.B16, V5.B16
+	VAND V12.B16, V5.B16, V5.B16
+	ADD $164, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0950 // mla v16.4s, v10.4s, v28.s[2]
+	WORD $0x6fbc0971 // mla v17.4s, v11.4s, v28.s[3]
+	ADD $164, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0952 // mla v18.4s, v10.4s, v28.s[2]
+	WORD $0x6fbc0973 // mla v19.4s, v11.4s, v28.s[3]
+	ADD $164, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0954 // mla v20.4s, v10.4s, v28.s[2]
+	WORD $0x6fbc0975 // mla v21.4s, v11.4s, v28.s[3]
+	ADD $164, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0956 // mla v22.4s, v10.4s, v28.s[2]
+	WORD $0x6fbc0977 // mla v23.4s, v11.4s, v28.s[3]
+	ADD $164, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0958 // mla v24.4s, v10.4s, v28.s[2]
+	WORD $0x6fbc0979 // mla v25.4s, v11.4s, v28.s[3]
+	// group 6: elements 192..223, bits 4 of qs
+	VUSHR $4, V0.B16, V4.B16
+	VAND V12.B16, V4.B16, V4.B16
+	VUSHR $4, V1.B16, V5.B16
+	VAND V12.B16, V5.B16, V5.B16
+	ADD $196, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9d0150 // mla v16.4s, v10.4s, v29.s[0]
+	WORD $0x6fbd0171 // mla v17.4s, v11.4s, v29.s[1]
+	ADD $196, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9d0152 // mla v18.4s, v10.4s, v29.s[0]
+	WORD $0x6fbd0173 // mla v19.4s, v11.4s, v29.s[1]
+	ADD $196, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9d0154 // mla v20.4s, v10.4s, v29.s[0]
+	WORD $0x6fbd0175 // mla v21.4s, v11.4s, v29.s[1]
+	ADD $196, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9d0156 // mla v22.4s, v10.4s, v29.s[0]
+	WORD $0x6fbd0177 // mla v23.4s, v11.4s, v29.s[1]
+	ADD $196, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9d0158 // mla v24.4s, v10.4s, v29.s[0]
+	WORD $0x6fbd0179 // mla v25.4s, v11.4s, v29.s[1]
+	// group 7: elements 224..255, bits 6 of qs
+	VUSHR $6, V0.B16, V4.B16
+	VAND V12.B16, V4.B16, V4.B16
+	VUSHR $6, V1.B16, V5.B16
+	VAND V12.B16, V5.B16, V5.B16
+	ADD $228, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9d0950 // mla v16.4s, v10.4s, v29.s[2]
+	WORD $0x6fbd0971 // mla v17.4s, v11.4s, v29.s[3]
+	ADD $228, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9d0952 // mla v18.4s, v10.4s, v29.s[2]
+	WORD $0x6fbd0973 // mla v19.4s, v11.4s, v29.s[3]
+	ADD $228, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9d0954 // mla v20.4s, v10.4s, v29.s[2]
+	WORD $0x6fbd0975 // mla v21.4s, v11.4s, v29.s[3]
+	ADD $228, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9d0956 // mla v22.4s, v10.4s, v29.s[2]
+	WORD $0x6fbd0977 // mla v23.4s, v11.4s, v29.s[3]
+	ADD $228, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9d0958 // mla v24.4s, v10.4s, v29.s[2]
+	WORD $0x6fbd0979 // mla v25.4s, v11.4s, v29.s[3]
+	// per token: acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
+	MOVHU 80(R8), R19
+	FMOVS R19, F10
+	FCVTHS F10, F10
+	FMOVS (R9), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
+	WORD $0x4e21da31 // scvtf v17.4s, v17.4s
+	WORD $0x4f8b121a // fmla v26.4s, v16.4s, v11.s[0]
+	WORD $0x4f8b123b // fmla v27.4s, v17.4s, v11.s[0]
+	ADD $292, R9, R9
+	FMOVS (R10), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
+	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
+	WORD $0x4f8b125e // fmla v30.4s, v18.4s, v11.s[0]
+	WORD $0x4f8b127f // fmla v31.4s, v19.4s, v11.s[0]
+	ADD $292, R10, R10
+	FMOVS (R11), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	MOVD $acc-96(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b1284 // fmla v4.4s, v20.4s, v11.s[0]
+	WORD $0x4f8b12a5 // fmla v5.4s, v21.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R11, R11
+	FMOVS (R13), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
+	WORD $0x4e21daf7 // scvtf v23.4s, v23.4s
+	MOVD $acc-64(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b12c4 // fmla v4.4s, v22.4s, v11.s[0]
+	WORD $0x4f8b12e5 // fmla v5.4s, v23.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R13, R13
+	FMOVS (R14), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
+	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
+	MOVD $acc-32(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b1304 // fmla v4.4s, v24.4s, v11.s[0]
+	WORD $0x4f8b1325 // fmla v5.4s, v25.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R14, R14
+	ADD $84, R8, R8
+	SUBS $1, R17, R17
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3bd740 // fadd v0.4s, v26.4s, v27.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3fd7c0 // fadd v0.4s, v30.4s, v31.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-96(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 3, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-64(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 4, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-32(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q2KRows6Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q2KRows6Dot(SB), NOSPLIT, $160-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $3, V12.B16
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	ADD R4, R11, R13
+	ADD R4, R13, R14
+	ADD R4, R14, R21
+	MOVD R5, R17
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V31.B16, V31.B16, V31.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	MOVD $acc-160(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	MOVD $acc-128(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	MOVD $acc-96(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	MOVD $acc-64(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	MOVD $acc-32(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	CBZ R17, store
+block:
+	// the sixteen scales (int32) and mins (int16)
+	VLD1 (R8), [V4.B16]
+	VUSHR $4, V4.B16, V5.B16
+	VUXTL V5.B8, V2.H8
+	VUXTL2 V5.B16, V3.H8
+	VMOVI $15, V6.B16
+	VAND V6.B16, V4.B16, V4.B16
+	WORD $0x0f08a487 // sxtl v7.8h, v4.8b
+	WORD $0x4f08a484 // sxtl2 v4.8h, v4.16b
+	WORD $0x0f10a4ee // sxtl v14.4s, v7.4h
+	WORD $0x4f10a4ef // sxtl2 v15.4s, v7.8h
+	WORD $0x0f10a49c // sxtl v28.4s, v4.4h
+	WORD $0x4f10a49d // sxtl2 v29.4s, v4.8h
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	// per token: acc[L] = fma(-(x.d·f16(w.dmin)), m[2L]·bs[2L] + m[2L+1]·bs[2L+1], acc[L])
+	MOVHU 82(R8), R19
+	FMOVS R19, F10
+	FCVTHS F10, F10
+	ADD $260, R9, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e62c106 // smull v6.4s, v8.4h, v2.4h
+	WORD $0x4e62c107 // smull2 v7.4s, v8.8h, v2.8h
+	WORD $0x4ea7bcc6 // addp v6.4s, v6.4s, v7.4s
+	WORD $0x0e63c127 // smull v7.4s, v9.4h, v3.4h
+	WORD $0x4e63c128 // smull2 v8.4s, v9.8h, v3.8h
+	WORD $0x4ea8bce7 // addp v7.4s, v7.4s, v8.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	FMOVS (R9), F11
+	FMULS F10, F11, F11
+	FNEGS F11, F11
+	WORD $0x4f8b10de // fmla v30.4s, v6.4s, v11.s[0]
+	WORD $0x4f8b10ff // fmla v31.4s, v7.4s, v11.s[0]
+	ADD $260, R10, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e62c106 // smull v6.4s, v8.4h, v2.4h
+	WORD $0x4e62c107 // smull2 v7.4s, v8.8h, v2.8h
+	WORD $0x4ea7bcc6 // addp v6.4s, v6.4s, v7.4s
+	WORD $0x0e63c127 // smull v7.4s, v9.4h, v3.4h
+	WORD $0x4e63c128 // smull2 v8.4s, v9.8h, v3.8h
+	WORD $0x4ea8bce7 // addp v7.4s, v7.4s, v8.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	FMOVS (R10), F11
+	FMULS F10, F11, F11
+	FNEGS F11, F11
+	MOVD $acc-160(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b10c4 // fmla v4.4s, v6.4s, v11.s[0]
+	WORD $0x4f8b10e5 // fmla v5.4s, v7.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $260, R11, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e62c106 // smull v6.4s, v8.4h, v2.4h
+	WORD $0x4e62c107 // smull2 v7.4s, v8.8h, v2.8h
+	WORD $0x4ea7bcc6 // addp v6.4s, v6.4s, v7.4s
+	WORD $0x0e63c127 // smull v7.4s, v9.4h, v3.4h
+	WORD $0x4e63c128 // smull2 v8.4s, v9.8h, v3.8h
+	WORD $0x4ea8bce7 // addp v7.4s, v7.4s, v8.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	FMOVS (R11), F11
+	FMULS F10, F11, F11
+	FNEGS F11, F11
+	MOVD $acc-128(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b10c4 // fmla v4.4s, v6.4s, v11.s[0]
+	WORD $0x4f8b10e5 // fmla v5.4s, v7.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $260, R13, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e62c106 // smull v6.4s, v8.4h, v2.4h
+	WORD $0x4e62c107 // smull2 v7.4s, v8.8h, v2.8h
+	WORD $0x4ea7bcc6 // addp v6.4s, v6.4s, v7.4s
+	WORD $0x0e63c127 // smull v7.4s, v9.4h, v3.4h
+	WORD $0x4e63c128 // smull2 v8.4s, v9.8h, v3.8h
+	WORD $0x4ea8bce7 // addp v7.4s, v7.4s, v8.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	FMOVS (R13), F11
+	FMULS F10, F11, F11
+	FNEGS F11, F11
+	MOVD $acc-96(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b10c4 // fmla v4.4s, v6.4s, v11.s[0]
+	WORD $0x4f8b10e5 // fmla v5.4s, v7.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $260, R14, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e62c106 // smull v6.4s, v8.4h, v2.4h
+	WORD $0x4e62c107 // smull2 v7.4s, v8.8h, v2.8h
+	WORD $0x4ea7bcc6 // addp v6.4s, v6.4s, v7.4s
+	WORD $0x0e63c127 // smull v7.4s, v9.4h, v3.4h
+	WORD $0x4e63c128 // smull2 v8.4s, v9.8h, v3.8h
+	WORD $0x4ea8bce7 // addp v7.4s, v7.4s, v8.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	FMOVS (R14), F11
+	FMULS F10, F11, F11
+	FNEGS F11, F11
+	MOVD $acc-64(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b10c4 // fmla v4.4s, v6.4s, v11.s[0]
+	WORD $0x4f8b10e5 // fmla v5.4s, v7.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $260, R21, R19
+	VLD1 (R19), [V8.H8, V9.H8]
+	WORD $0x0e62c106 // smull v6.4s, v8.4h, v2.4h
+	WORD $0x4e62c107 // smull2 v7.4s, v8.8h, v2.8h
+	WORD $0x4ea7bcc6 // addp v6.4s, v6.4s, v7.4s
+	WORD $0x0e63c127 // smull v7.4s, v9.4h, v3.4h
+	WORD $0x4e63c128 // smull2 v8.4s, v9.8h, v3.8h
+	WORD $0x4ea8bce7 // addp v7.4s, v7.4s, v8.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	FMOVS (R21), F11
+	FMULS F10, F11, F11
+	FNEGS F11, F11
+	MOVD $acc-32(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b10c4 // fmla v4.4s, v6.4s, v11.s[0]
+	WORD $0x4f8b10e5 // fmla v5.4s, v7.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $16, R8, R12
+	// qs[0:32]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 0: elements 0..31, bits 0 of qs
+	VAND V12.B16, V0.B16, V4.B16
+	VAND V12.B16, V1.B16, V5.B16
+	ADD $4, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0150 // mla v16.4s, v10.4s, v14.s[0]
+	WORD $0x6fae0171 // mla v17.4s, v11.4s, v14.s[1]
+	ADD $4, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0152 // mla v18.4s, v10.4s, v14.s[0]
+	WORD $0x6fae0173 // mla v19.4s, v11.4s, v14.s[1]
+	ADD $4, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0154 // mla v20.4s, v10.4s, v14.s[0]
+	WORD $0x6fae0175 // mla v21.4s, v11.4s, v14.s[1]
+	ADD $4, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0156 // mla v22.4s, v10.4s, v14.s[0]
+	WORD $0x6fae0177 // mla v23.4s, v11.4s, v14.s[1]
+	ADD $4, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0158 // mla v24.4s, v10.4s, v14.s[0]
+	WORD $0x6fae0179 // mla v25.4s, v11.4s, v14.s[1]
+	ADD $4, R21, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e015a // mla v26.4s, v10.4s, v14.s[0]
+	WORD $0x6fae017b // mla v27.4s, v11.4s, v14.s[1]
+	// group 1: elements 32..63, bits 2 of qs
+	VUSHR $2, V0.B16, V4.B16
+	VAND V12.B16, V4.B16, V4.B16
+	VUSHR $2, V1.B16, V5.B16
+	VAND V12.B16, V5.B16, V5.B16
+	ADD $36, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0950 // mla v16.4s, v10.4s, v14.s[2]
+	WORD $0x6fae0971 // mla v17.4s, v11.4s, v14.s[3]
+	ADD $36, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0952 // mla v18.4s, v10.4s, v14.s[2]
+	WORD $0x6fae0973 // mla v19.4s, v11.4s, v14.s[3]
+	ADD $36, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0954 // mla v20.4s, v10.4s, v14.s[2]
+	WORD $0x6fae0975 // mla v21.4s, v11.4s, v14.s[3]
+	ADD $36, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0956 // mla v22.4s, v10.4s, v14.s[2]
+	WORD $0x6fae0977 // mla v23.4s, v11.4s, v14.s[3]
+	ADD $36, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e0958 // mla v24.4s, v10.4s, v14.s[2]
+	WORD $0x6fae0979 // mla v25.4s, v11.4s, v14.s[3]
+	ADD $36, R21, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8e095a // mla v26.4s, v10.4s, v14.s[2]
+	WORD $0x6fae097b // mla v27.4s, v11.4s, v14.s[3]
+	// group 2: elements 64..95, bits 4 of qs
+	VUSHR $4, V0.B16, V4.B16
+	VAND V12.B16, V4.B16, V4.B16
+	VUSHR $4, V1.B16, V5.B16
+	VAND V12.B16, V5.B16, V5.B16
+	ADD $68, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0150 // mla v16.4s, v10.4s, v15.s[0]
+	WORD $0x6faf0171 // mla v17.4s, v11.4s, v15.s[1]
+	ADD $68, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0152 // mla v18.4s, v10.4s, v15.s[0]
+	WORD $0x6faf0173 // mla v19.4s, v11.4s, v15.s[1]
+	ADD $68, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0154 // mla v20.4s, v10.4s, v15.s[0]
+	WORD $0x6faf0175 // mla v21.4s, v11.4s, v15.s[1]
+	ADD $68, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0156 // mla v22.4s, v10.4s, v15.s[0]
+	WORD $0x6faf0177 // mla v23.4s, v11.4s, v15.s[1]
+	ADD $68, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0158 // mla v24.4s, v10.4s, v15.s[0]
+	WORD $0x6faf0179 // mla v25.4s, v11.4s, v15.s[1]
+	ADD $68, R21, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f015a // mla v26.4s, v10.4s, v15.s[0]
+	WORD $0x6faf017b // mla v27.4s, v11.4s, v15.s[1]
+	// group 3: elements 96..127, bits 6 of qs
+	VUSHR $6, V0.B16, V4.B16
+	VAND V12.B16, V4.B16, V4.B16
+	VUSHR $6, V1.B16, V5.B16
+	VAND V12.B16, V5.B16, V5.B16
+	ADD $100, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0950 // mla v16.4s, v10.4s, v15.s[2]
+	WORD $0x6faf0971 // mla v17.4s, v11.4s, v15.s[3]
+	ADD $100, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0952 // mla v18.4s, v10.4s, v15.s[2]
+	WORD $0x6faf0973 // mla v19.4s, v11.4s, v15.s[3]
+	ADD $100, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0954 // mla v20.4s, v10.4s, v15.s[2]
+	WORD $0x6faf0975 // mla v21.4s, v11.4s, v15.s[3]
+	ADD $100, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0956 // mla v22.4s, v10.4s, v15.s[2]
+	WORD $0x6faf0977 // mla v23.4s, v11.4s, v15.s[3]
+	ADD $100, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0958 // mla v24.4s, v10.4s, v15.s[2]
+	WORD $0x6faf0979 // mla v25.4s, v11.4s, v15.s[3]
+	ADD $100, R21, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f095a // mla v26.4s, v10.4s, v15.s[2]
+	WORD $0x6faf097b // mla v27.4s, v11.4s, v15.s[3]
+	// qs[32:64]
+	VLD1.P 32(R12), [V0.B16, V1.B16]
+	// group 4: elements 128..159, bits 0 of qs
+	VAND V12.B16, V0.B16, V4.B16
+	VAND V12.B16, V1.B16, V5.B16
+	ADD $132, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0150 // mla v16.4s, v10.4s, v28.s[0]
+	WORD $0x6fbc0171 // mla v17.4s, v11.4s, v28.s[1]
+	ADD $132, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0152 // mla v18.4s, v10.4s, v28.s[0]
+	WORD $0x6fbc0173 // mla v19.4s, v11.4s, v28.s[1]
+	ADD $132, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0154 // mla v20.4s, v10.4s, v28.s[0]
+	WORD $0x6fbc0175 // mla v21.4s, v11.4s, v28.s[1]
+	ADD $132, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0156 // mla v22.4s, v10.4s, v28.s[0]
+	WORD $0x6fbc0177 // mla v23.4s, v11.4s, v28.s[1]
+	ADD $132, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0158 // mla v24.4s, v10.4s, v28.s[0]
+	WORD $0x6fbc0179 // mla v25.4s, v11.4s, v28.s[1]
+	ADD $132, R21, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c015a // mla v26.4s, v10.4s, v28.s[0]
+	WORD $0x6fbc017b // mla v27.4s, v11.4s, v28.s[1]
+	// group 5: elements 160..191, bits 2 of qs
+	VUSHR $2, V0.B16, V4.B16
+	VAND V12.B16, V4.B16, V4.B16
+	VUSHR $2, V1.B16, V5.B16
+	VAND V12.B16, V5.B16, V5.B16
+	ADD $164, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0950 // mla v16.4s, v10.4s, v28.s[2]
+	WORD $0x6fbc0971 // mla v17.4s, v11.4s, v28.s[3]
+	ADD $164, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0952 // mla v18.4s, v10.4s, v28.s[2]
+	WORD $0x6fbc0973 // mla v19.4s, v11.4s, v28.s[3]
+	ADD $164, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0954 // mla v20.4s, v10.4s, v28.s[2]
+	WORD $0x6fbc0975 // mla v21.4s, v11.4s, v28.s[3]
+	ADD $164, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0956 // mla v22.4s, v10.4s, v28.s[2]
+	WORD $0x6fbc0977 // mla v23.4s, v11.4s, v28.s[3]
+	ADD $164, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0958 // mla v24.4s, v10.4s, v28.s[2]
+	WORD $0x6fbc0979 // mla v25.4s, v11.4s, v28.s[3]
+	ADD $164, R21, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c095a // mla v26.4s, v10.4s, v28.s[2]
+	WORD $0x6fbc097b // mla v27.4s, v11.4s, v28.s[3]
+	// group 6: elements 192..223, bits 4 of qs
+	VUSHR $4, V0.B16, V4.B16
+	VAND V12.B16, V4.B16, V4.B16
+	VUSHR $4, V1.B16, V5.B16
+	VAND V12.B16, V5.B16, V5.B16
+	ADD $196, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9d0150 // mla v16.4s, v10.4s, v29.s[0]
+	WORD $0x6fbd0171 // mla v17.4s, v11.4s, v29.s[1]
+	ADD $196, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9d0152 // mla v18.4s, v10.4s, v29.s[0]
+	WORD $0x6fbd0173 // mla v19.4s, v11.4s, v29.s[1]
+	ADD $196, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9d0154 // mla v20.4s, v10.4s, v29.s[0]
+	WORD $0x6fbd0175 // mla v21.4s, v11.4s, v29.s[1]
+	ADD $196, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9d0156 // mla v22.4s, v10.4s, v29.s[0]
+	WORD $0x6fbd0177 // mla v23.4s, v11.4s, v29.s[1]
+	ADD $196, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9d0158 // mla v24.4s, v10.4s, v29.s[0]
+	WORD $0x6fbd0179 // mla v25.4s, v11.4s, v29.s[1]
+	ADD $196, R21, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9d015a // mla v26.4s, v10.4s, v29.s[0]
+	WORD $0x6fbd017b // mla v27.4s, v11.4s, v29.s[1]
+	// group 7: elements 224..255, bits 6 of qs
+	VUSHR $6, V0.B16, V4.B16
+	VAND V12.B16, V4.B16, V4.B16
+	VUSHR $6, V1.B16, V5.B16
+	VAND V12.B16, V5.B16, V5.B16
+	ADD $228, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9d0950 // mla v16.4s, v10.4s, v29.s[2]
+	WORD $0x6fbd0971 // mla v17.4s, v11.4s, v29.s[3]
+	ADD $228, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9d0952 // mla v18.4s, v10.4s, v29.s[2]
+	WORD $0x6fbd0973 // mla v19.4s, v11.4s, v29.s[3]
+	ADD $228, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9d0954 // mla v20.4s, v10.4s, v29.s[2]
+	WORD $0x6fbd0975 // mla v21.4s, v11.4s, v29.s[3]
+	ADD $228, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9d0956 // mla v22.4s, v10.4s, v29.s[2]
+	WORD $0x6fbd0977 // mla v23.4s, v11.4s, v29.s[3]
+	ADD $228, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9d0958 // mla v24.4s, v10.4s, v29.s[2]
+	WORD $0x6fbd0979 // mla v25.4s, v11.4s, v29.s[3]
+	ADD $228, R21, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9d095a // mla v26.4s, v10.4s, v29.s[2]
+	WORD $0x6fbd097b // mla v27.4s, v11.4s, v29.s[3]
+	// per token: acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
+	MOVHU 80(R8), R19
+	FMOVS R19, F10
+	FCVTHS F10, F10
+	FMOVS (R9), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
+	WORD $0x4e21da31 // scvtf v17.4s, v17.4s
+	WORD $0x4f8b121e // fmla v30.4s, v16.4s, v11.s[0]
+	WORD $0x4f8b123f // fmla v31.4s, v17.4s, v11.s[0]
+	ADD $292, R9, R9
+	FMOVS (R10), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
+	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
+	MOVD $acc-160(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b1244 // fmla v4.4s, v18.4s, v11.s[0]
+	WORD $0x4f8b1265 // fmla v5.4s, v19.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R10, R10
+	FMOVS (R11), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	MOVD $acc-128(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b1284 // fmla v4.4s, v20.4s, v11.s[0]
+	WORD $0x4f8b12a5 // fmla v5.4s, v21.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R11, R11
+	FMOVS (R13), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
+	WORD $0x4e21daf7 // scvtf v23.4s, v23.4s
+	MOVD $acc-96(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b12c4 // fmla v4.4s, v22.4s, v11.s[0]
+	WORD $0x4f8b12e5 // fmla v5.4s, v23.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R13, R13
+	FMOVS (R14), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
+	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
+	MOVD $acc-64(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b1304 // fmla v4.4s, v24.4s, v11.s[0]
+	WORD $0x4f8b1325 // fmla v5.4s, v25.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R14, R14
+	FMOVS (R21), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
+	WORD $0x4e21db7b // scvtf v27.4s, v27.4s
+	MOVD $acc-32(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b1344 // fmla v4.4s, v26.4s, v11.s[0]
+	WORD $0x4f8b1365 // fmla v5.4s, v27.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R21, R21
+	ADD $84, R8, R8
+	SUBS $1, R17, R17
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3fd7c0 // fadd v0.4s, v30.4s, v31.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-160(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-128(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 3, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-96(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 4, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-64(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 5, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-32(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
@@ -21423,6 +29823,3000 @@ store:
 	BNE row
 	RET
 
+// func iq4XSRows4NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·iq4XSRows4NEON(SB), NOSPLIT, $32-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V12.B16
+	MOVD $0x0a1623314153687f, R16
+	VMOV R16, V13.D[0]
+	MOVD $0x7159453526190d01, R16
+	VMOV R16, V13.D[1]
+	MOVD $0xffffffffffffffff, R16
+	VMOV R16, V14.D[0]
+	MOVD $0x0000000000000000, R16
+	VMOV R16, V14.D[1]
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	ADD R4, R11, R13
+	MOVD R5, R17
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	MOVD $acc-32(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	CBZ R17, store
+block:
+	// the scales: nibble s of scales_l | (scales_h>>2s & 3)<<4, less 32
+	MOVWU 4(R8), R19
+	ORR R19<<16, R19, R19
+	AND $0x0000ffff0000ffff, R19, R19
+	ORR R19<<8, R19, R19
+	AND $0x00ff00ff00ff00ff, R19, R19
+	ORR R19<<4, R19, R19
+	AND $0x0f0f0f0f0f0f0f0f, R19, R19
+	MOVHU 2(R8), R20
+	ORR R20<<24, R20, R20
+	AND $0x000000ff000000ff, R20, R20
+	ORR R20<<12, R20, R20
+	AND $0x000f000f000f000f, R20, R20
+	ORR R20<<6, R20, R20
+	AND $0x0303030303030303, R20, R20
+	ORR R20<<4, R19, R19
+	FMOVD R19, F4
+	VMOVI $32, V6.B16
+	VSUB V6.B16, V4.B16, V4.B16
+	WORD $0x0f08a484 // sxtl v4.8h, v4.8b
+	WORD $0x0f10a48f // sxtl v15.4s, v4.4h
+	WORD $0x4f10a49c // sxtl2 v28.4s, v4.8h
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	ADD $8, R8, R12
+	// group 0: qs[0:16]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $4, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0150 // mla v16.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0171 // mla v17.4s, v11.4s, v15.s[0]
+	ADD $4, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0152 // mla v18.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0173 // mla v19.4s, v11.4s, v15.s[0]
+	ADD $4, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0154 // mla v20.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0175 // mla v21.4s, v11.4s, v15.s[0]
+	ADD $4, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0156 // mla v22.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0177 // mla v23.4s, v11.4s, v15.s[0]
+	// group 1: qs[16:32]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $36, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0150 // mla v16.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0171 // mla v17.4s, v11.4s, v15.s[1]
+	ADD $36, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0152 // mla v18.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0173 // mla v19.4s, v11.4s, v15.s[1]
+	ADD $36, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0154 // mla v20.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0175 // mla v21.4s, v11.4s, v15.s[1]
+	ADD $36, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0156 // mla v22.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0177 // mla v23.4s, v11.4s, v15.s[1]
+	// group 2: qs[32:48]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $68, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0950 // mla v16.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0971 // mla v17.4s, v11.4s, v15.s[2]
+	ADD $68, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0952 // mla v18.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0973 // mla v19.4s, v11.4s, v15.s[2]
+	ADD $68, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0954 // mla v20.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0975 // mla v21.4s, v11.4s, v15.s[2]
+	ADD $68, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0956 // mla v22.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0977 // mla v23.4s, v11.4s, v15.s[2]
+	// group 3: qs[48:64]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $100, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0950 // mla v16.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0971 // mla v17.4s, v11.4s, v15.s[3]
+	ADD $100, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0952 // mla v18.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0973 // mla v19.4s, v11.4s, v15.s[3]
+	ADD $100, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0954 // mla v20.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0975 // mla v21.4s, v11.4s, v15.s[3]
+	ADD $100, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0956 // mla v22.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0977 // mla v23.4s, v11.4s, v15.s[3]
+	// group 4: qs[64:80]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $132, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0150 // mla v16.4s, v10.4s, v28.s[0]
+	WORD $0x6f9c0171 // mla v17.4s, v11.4s, v28.s[0]
+	ADD $132, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0152 // mla v18.4s, v10.4s, v28.s[0]
+	WORD $0x6f9c0173 // mla v19.4s, v11.4s, v28.s[0]
+	ADD $132, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0154 // mla v20.4s, v10.4s, v28.s[0]
+	WORD $0x6f9c0175 // mla v21.4s, v11.4s, v28.s[0]
+	ADD $132, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0156 // mla v22.4s, v10.4s, v28.s[0]
+	WORD $0x6f9c0177 // mla v23.4s, v11.4s, v28.s[0]
+	// group 5: qs[80:96]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $164, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fbc0150 // mla v16.4s, v10.4s, v28.s[1]
+	WORD $0x6fbc0171 // mla v17.4s, v11.4s, v28.s[1]
+	ADD $164, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fbc0152 // mla v18.4s, v10.4s, v28.s[1]
+	WORD $0x6fbc0173 // mla v19.4s, v11.4s, v28.s[1]
+	ADD $164, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fbc0154 // mla v20.4s, v10.4s, v28.s[1]
+	WORD $0x6fbc0175 // mla v21.4s, v11.4s, v28.s[1]
+	ADD $164, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fbc0156 // mla v22.4s, v10.4s, v28.s[1]
+	WORD $0x6fbc0177 // mla v23.4s, v11.4s, v28.s[1]
+	// group 6: qs[96:112]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $196, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0950 // mla v16.4s, v10.4s, v28.s[2]
+	WORD $0x6f9c0971 // mla v17.4s, v11.4s, v28.s[2]
+	ADD $196, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0952 // mla v18.4s, v10.4s, v28.s[2]
+	WORD $0x6f9c0973 // mla v19.4s, v11.4s, v28.s[2]
+	ADD $196, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0954 // mla v20.4s, v10.4s, v28.s[2]
+	WORD $0x6f9c0975 // mla v21.4s, v11.4s, v28.s[2]
+	ADD $196, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0956 // mla v22.4s, v10.4s, v28.s[2]
+	WORD $0x6f9c0977 // mla v23.4s, v11.4s, v28.s[2]
+	// group 7: qs[112:128]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $228, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fbc0950 // mla v16.4s, v10.4s, v28.s[3]
+	WORD $0x6fbc0971 // mla v17.4s, v11.4s, v28.s[3]
+	ADD $228, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fbc0952 // mla v18.4s, v10.4s, v28.s[3]
+	WORD $0x6fbc0973 // mla v19.4s, v11.4s, v28.s[3]
+	ADD $228, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fbc0954 // mla v20.4s, v10.4s, v28.s[3]
+	WORD $0x6fbc0975 // mla v21.4s, v11.4s, v28.s[3]
+	ADD $228, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fbc0956 // mla v22.4s, v10.4s, v28.s[3]
+	WORD $0x6fbc0977 // mla v23.4s, v11.4s, v28.s[3]
+	// per token: acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
+	MOVHU 0(R8), R19
+	FMOVS R19, F10
+	FCVTHS F10, F10
+	FMOVS (R9), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
+	WORD $0x4e21da31 // scvtf v17.4s, v17.4s
+	WORD $0x4f8b1218 // fmla v24.4s, v16.4s, v11.s[0]
+	WORD $0x4f8b1239 // fmla v25.4s, v17.4s, v11.s[0]
+	ADD $292, R9, R9
+	FMOVS (R10), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
+	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
+	WORD $0x4f8b125a // fmla v26.4s, v18.4s, v11.s[0]
+	WORD $0x4f8b127b // fmla v27.4s, v19.4s, v11.s[0]
+	ADD $292, R10, R10
+	FMOVS (R11), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	WORD $0x4f8b129d // fmla v29.4s, v20.4s, v11.s[0]
+	WORD $0x4f8b12be // fmla v30.4s, v21.4s, v11.s[0]
+	ADD $292, R11, R11
+	FMOVS (R13), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
+	WORD $0x4e21daf7 // scvtf v23.4s, v23.4s
+	MOVD $acc-32(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b12c4 // fmla v4.4s, v22.4s, v11.s[0]
+	WORD $0x4f8b12e5 // fmla v5.4s, v23.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R13, R13
+	ADD $136, R8, R8
+	SUBS $1, R17, R17
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e39d700 // fadd v0.4s, v24.4s, v25.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3bd740 // fadd v0.4s, v26.4s, v27.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3ed7a0 // fadd v0.4s, v29.4s, v30.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 3, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-32(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func iq4XSRows5NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·iq4XSRows5NEON(SB), NOSPLIT, $96-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V12.B16
+	MOVD $0x0a1623314153687f, R16
+	VMOV R16, V13.D[0]
+	MOVD $0x7159453526190d01, R16
+	VMOV R16, V13.D[1]
+	MOVD $0xffffffffffffffff, R16
+	VMOV R16, V14.D[0]
+	MOVD $0x0000000000000000, R16
+	VMOV R16, V14.D[1]
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	ADD R4, R11, R13
+	ADD R4, R13, R14
+	MOVD R5, R17
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	MOVD $acc-96(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	MOVD $acc-64(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	MOVD $acc-32(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	CBZ R17, store
+block:
+	// the scales: nibble s of scales_l | (scales_h>>2s & 3)<<4, less 32
+	MOVWU 4(R8), R19
+	ORR R19<<16, R19, R19
+	AND $0x0000ffff0000ffff, R19, R19
+	ORR R19<<8, R19, R19
+	AND $0x00ff00ff00ff00ff, R19, R19
+	ORR R19<<4, R19, R19
+	AND $0x0f0f0f0f0f0f0f0f, R19, R19
+	MOVHU 2(R8), R20
+	ORR R20<<24, R20, R20
+	AND $0x000000ff000000ff, R20, R20
+	ORR R20<<12, R20, R20
+	AND $0x000f000f000f000f, R20, R20
+	ORR R20<<6, R20, R20
+	AND $0x0303030303030303, R20, R20
+	ORR R20<<4, R19, R19
+	FMOVD R19, F4
+	VMOVI $32, V6.B16
+	VSUB V6.B16, V4.B16, V4.B16
+	WORD $0x0f08a484 // sxtl v4.8h, v4.8b
+	WORD $0x0f10a48f // sxtl v15.4s, v4.4h
+	WORD $0x4f10a49c // sxtl2 v28.4s, v4.8h
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	ADD $8, R8, R12
+	// group 0: qs[0:16]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $4, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0150 // mla v16.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0171 // mla v17.4s, v11.4s, v15.s[0]
+	ADD $4, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0152 // mla v18.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0173 // mla v19.4s, v11.4s, v15.s[0]
+	ADD $4, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0154 // mla v20.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0175 // mla v21.4s, v11.4s, v15.s[0]
+	ADD $4, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0156 // mla v22.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0177 // mla v23.4s, v11.4s, v15.s[0]
+	ADD $4, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0158 // mla v24.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0179 // mla v25.4s, v11.4s, v15.s[0]
+	// group 1: qs[16:32]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $36, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0150 // mla v16.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0171 // mla v17.4s, v11.4s, v15.s[1]
+	ADD $36, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0152 // mla v18.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0173 // mla v19.4s, v11.4s, v15.s[1]
+	ADD $36, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0154 // mla v20.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0175 // mla v21.4s, v11.4s, v15.s[1]
+	ADD $36, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0156 // mla v22.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0177 // mla v23.4s, v11.4s, v15.s[1]
+	ADD $36, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0158 // mla v24.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0179 // mla v25.4s, v11.4s, v15.s[1]
+	// group 2: qs[32:48]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $68, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0950 // mla v16.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0971 // mla v17.4s, v11.4s, v15.s[2]
+	ADD $68, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0952 // mla v18.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0973 // mla v19.4s, v11.4s, v15.s[2]
+	ADD $68, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0954 // mla v20.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0975 // mla v21.4s, v11.4s, v15.s[2]
+	ADD $68, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0956 // mla v22.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0977 // mla v23.4s, v11.4s, v15.s[2]
+	ADD $68, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0958 // mla v24.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0979 // mla v25.4s, v11.4s, v15.s[2]
+	// group 3: qs[48:64]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $100, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0950 // mla v16.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0971 // mla v17.4s, v11.4s, v15.s[3]
+	ADD $100, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0952 // mla v18.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0973 // mla v19.4s, v11.4s, v15.s[3]
+	ADD $100, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0954 // mla v20.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0975 // mla v21.4s, v11.4s, v15.s[3]
+	ADD $100, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0956 // mla v22.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0977 // mla v23.4s, v11.4s, v15.s[3]
+	ADD $100, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0958 // mla v24.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0979 // mla v25.4s, v11.4s, v15.s[3]
+	// group 4: qs[64:80]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $132, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0150 // mla v16.4s, v10.4s, v28.s[0]
+	WORD $0x6f9c0171 // mla v17.4s, v11.4s, v28.s[0]
+	ADD $132, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0152 // mla v18.4s, v10.4s, v28.s[0]
+	WORD $0x6f9c0173 // mla v19.4s, v11.4s, v28.s[0]
+	ADD $132, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0154 // mla v20.4s, v10.4s, v28.s[0]
+	WORD $0x6f9c0175 // mla v21.4s, v11.4s, v28.s[0]
+	ADD $132, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0156 // mla v22.4s, v10.4s, v28.s[0]
+	WORD $0x6f9c0177 // mla v23.4s, v11.4s, v28.s[0]
+	ADD $132, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0158 // mla v24.4s, v10.4s, v28.s[0]
+	WORD $0x6f9c0179 // mla v25.4s, v11.4s, v28.s[0]
+	// group 5: qs[80:96]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $164, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fbc0150 // mla v16.4s, v10.4s, v28.s[1]
+	WORD $0x6fbc0171 // mla v17.4s, v11.4s, v28.s[1]
+	ADD $164, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fbc0152 // mla v18.4s, v10.4s, v28.s[1]
+	WORD $0x6fbc0173 // mla v19.4s, v11.4s, v28.s[1]
+	ADD $164, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fbc0154 // mla v20.4s, v10.4s, v28.s[1]
+	WORD $0x6fbc0175 // mla v21.4s, v11.4s, v28.s[1]
+	ADD $164, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fbc0156 // mla v22.4s, v10.4s, v28.s[1]
+	WORD $0x6fbc0177 // mla v23.4s, v11.4s, v28.s[1]
+	ADD $164, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fbc0158 // mla v24.4s, v10.4s, v28.s[1]
+	WORD $0x6fbc0179 // mla v25.4s, v11.4s, v28.s[1]
+	// group 6: qs[96:112]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $196, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0950 // mla v16.4s, v10.4s, v28.s[2]
+	WORD $0x6f9c0971 // mla v17.4s, v11.4s, v28.s[2]
+	ADD $196, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0952 // mla v18.4s, v10.4s, v28.s[2]
+	WORD $0x6f9c0973 // mla v19.4s, v11.4s, v28.s[2]
+	ADD $196, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0954 // mla v20.4s, v10.4s, v28.s[2]
+	WORD $0x6f9c0975 // mla v21.4s, v11.4s, v28.s[2]
+	ADD $196, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0956 // mla v22.4s, v10.4s, v28.s[2]
+	WORD $0x6f9c0977 // mla v23.4s, v11.4s, v28.s[2]
+	ADD $196, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0958 // mla v24.4s, v10.4s, v28.s[2]
+	WORD $0x6f9c0979 // mla v25.4s, v11.4s, v28.s[2]
+	// group 7: qs[112:128]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $228, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fbc0950 // mla v16.4s, v10.4s, v28.s[3]
+	WORD $0x6fbc0971 // mla v17.4s, v11.4s, v28.s[3]
+	ADD $228, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fbc0952 // mla v18.4s, v10.4s, v28.s[3]
+	WORD $0x6fbc0973 // mla v19.4s, v11.4s, v28.s[3]
+	ADD $228, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fbc0954 // mla v20.4s, v10.4s, v28.s[3]
+	WORD $0x6fbc0975 // mla v21.4s, v11.4s, v28.s[3]
+	ADD $228, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fbc0956 // mla v22.4s, v10.4s, v28.s[3]
+	WORD $0x6fbc0977 // mla v23.4s, v11.4s, v28.s[3]
+	ADD $228, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fbc0958 // mla v24.4s, v10.4s, v28.s[3]
+	WORD $0x6fbc0979 // mla v25.4s, v11.4s, v28.s[3]
+	// per token: acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
+	MOVHU 0(R8), R19
+	FMOVS R19, F10
+	FCVTHS F10, F10
+	FMOVS (R9), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
+	WORD $0x4e21da31 // scvtf v17.4s, v17.4s
+	WORD $0x4f8b121a // fmla v26.4s, v16.4s, v11.s[0]
+	WORD $0x4f8b123b // fmla v27.4s, v17.4s, v11.s[0]
+	ADD $292, R9, R9
+	FMOVS (R10), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
+	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
+	WORD $0x4f8b125d // fmla v29.4s, v18.4s, v11.s[0]
+	WORD $0x4f8b127e // fmla v30.4s, v19.4s, v11.s[0]
+	ADD $292, R10, R10
+	FMOVS (R11), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	MOVD $acc-96(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b1284 // fmla v4.4s, v20.4s, v11.s[0]
+	WORD $0x4f8b12a5 // fmla v5.4s, v21.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R11, R11
+	FMOVS (R13), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
+	WORD $0x4e21daf7 // scvtf v23.4s, v23.4s
+	MOVD $acc-64(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b12c4 // fmla v4.4s, v22.4s, v11.s[0]
+	WORD $0x4f8b12e5 // fmla v5.4s, v23.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R13, R13
+	FMOVS (R14), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
+	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
+	MOVD $acc-32(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b1304 // fmla v4.4s, v24.4s, v11.s[0]
+	WORD $0x4f8b1325 // fmla v5.4s, v25.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R14, R14
+	ADD $136, R8, R8
+	SUBS $1, R17, R17
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3bd740 // fadd v0.4s, v26.4s, v27.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3ed7a0 // fadd v0.4s, v29.4s, v30.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-96(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 3, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-64(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 4, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-32(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func iq4XSRows6NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·iq4XSRows6NEON(SB), NOSPLIT, $160-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V12.B16
+	MOVD $0x0a1623314153687f, R16
+	VMOV R16, V13.D[0]
+	MOVD $0x7159453526190d01, R16
+	VMOV R16, V13.D[1]
+	MOVD $0xffffffffffffffff, R16
+	VMOV R16, V14.D[0]
+	MOVD $0x0000000000000000, R16
+	VMOV R16, V14.D[1]
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	ADD R4, R11, R13
+	ADD R4, R13, R14
+	ADD R4, R14, R21
+	MOVD R5, R17
+	VEOR V29.B16, V29.B16, V29.B16
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	MOVD $acc-160(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	MOVD $acc-128(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	MOVD $acc-96(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	MOVD $acc-64(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	MOVD $acc-32(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	CBZ R17, store
+block:
+	// the scales: nibble s of scales_l | (scales_h>>2s & 3)<<4, less 32
+	MOVWU 4(R8), R19
+	ORR R19<<16, R19, R19
+	AND $0x0000ffff0000ffff, R19, R19
+	ORR R19<<8, R19, R19
+	AND $0x00ff00ff00ff00ff, R19, R19
+	ORR R19<<4, R19, R19
+	AND $0x0f0f0f0f0f0f0f0f, R19, R19
+	MOVHU 2(R8), R20
+	ORR R20<<24, R20, R20
+	AND $0x000000ff000000ff, R20, R20
+	ORR R20<<12, R20, R20
+	AND $0x000f000f000f000f, R20, R20
+	ORR R20<<6, R20, R20
+	AND $0x0303030303030303, R20, R20
+	ORR R20<<4, R19, R19
+	FMOVD R19, F4
+	VMOVI $32, V6.B16
+	VSUB V6.B16, V4.B16, V4.B16
+	WORD $0x0f08a484 // sxtl v4.8h, v4.8b
+	WORD $0x0f10a48f // sxtl v15.4s, v4.4h
+	WORD $0x4f10a49c // sxtl2 v28.4s, v4.8h
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	ADD $8, R8, R12
+	// group 0: qs[0:16]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $4, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0150 // mla v16.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0171 // mla v17.4s, v11.4s, v15.s[0]
+	ADD $4, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0152 // mla v18.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0173 // mla v19.4s, v11.4s, v15.s[0]
+	ADD $4, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0154 // mla v20.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0175 // mla v21.4s, v11.4s, v15.s[0]
+	ADD $4, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0156 // mla v22.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0177 // mla v23.4s, v11.4s, v15.s[0]
+	ADD $4, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0158 // mla v24.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0179 // mla v25.4s, v11.4s, v15.s[0]
+	ADD $4, R21, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f015a // mla v26.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f017b // mla v27.4s, v11.4s, v15.s[0]
+	// group 1: qs[16:32]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $36, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0150 // mla v16.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0171 // mla v17.4s, v11.4s, v15.s[1]
+	ADD $36, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0152 // mla v18.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0173 // mla v19.4s, v11.4s, v15.s[1]
+	ADD $36, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0154 // mla v20.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0175 // mla v21.4s, v11.4s, v15.s[1]
+	ADD $36, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0156 // mla v22.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0177 // mla v23.4s, v11.4s, v15.s[1]
+	ADD $36, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0158 // mla v24.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0179 // mla v25.4s, v11.4s, v15.s[1]
+	ADD $36, R21, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf015a // mla v26.4s, v10.4s, v15.s[1]
+	WORD $0x6faf017b // mla v27.4s, v11.4s, v15.s[1]
+	// group 2: qs[32:48]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $68, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0950 // mla v16.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0971 // mla v17.4s, v11.4s, v15.s[2]
+	ADD $68, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0952 // mla v18.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0973 // mla v19.4s, v11.4s, v15.s[2]
+	ADD $68, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0954 // mla v20.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0975 // mla v21.4s, v11.4s, v15.s[2]
+	ADD $68, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0956 // mla v22.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0977 // mla v23.4s, v11.4s, v15.s[2]
+	ADD $68, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f0958 // mla v24.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0979 // mla v25.4s, v11.4s, v15.s[2]
+	ADD $68, R21, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f8f095a // mla v26.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f097b // mla v27.4s, v11.4s, v15.s[2]
+	// group 3: qs[48:64]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $100, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0950 // mla v16.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0971 // mla v17.4s, v11.4s, v15.s[3]
+	ADD $100, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0952 // mla v18.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0973 // mla v19.4s, v11.4s, v15.s[3]
+	ADD $100, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0954 // mla v20.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0975 // mla v21.4s, v11.4s, v15.s[3]
+	ADD $100, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0956 // mla v22.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0977 // mla v23.4s, v11.4s, v15.s[3]
+	ADD $100, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf0958 // mla v24.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0979 // mla v25.4s, v11.4s, v15.s[3]
+	ADD $100, R21, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6faf095a // mla v26.4s, v10.4s, v15.s[3]
+	WORD $0x6faf097b // mla v27.4s, v11.4s, v15.s[3]
+	// group 4: qs[64:80]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $132, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0150 // mla v16.4s, v10.4s, v28.s[0]
+	WORD $0x6f9c0171 // mla v17.4s, v11.4s, v28.s[0]
+	ADD $132, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0152 // mla v18.4s, v10.4s, v28.s[0]
+	WORD $0x6f9c0173 // mla v19.4s, v11.4s, v28.s[0]
+	ADD $132, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0154 // mla v20.4s, v10.4s, v28.s[0]
+	WORD $0x6f9c0175 // mla v21.4s, v11.4s, v28.s[0]
+	ADD $132, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0156 // mla v22.4s, v10.4s, v28.s[0]
+	WORD $0x6f9c0177 // mla v23.4s, v11.4s, v28.s[0]
+	ADD $132, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0158 // mla v24.4s, v10.4s, v28.s[0]
+	WORD $0x6f9c0179 // mla v25.4s, v11.4s, v28.s[0]
+	ADD $132, R21, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c015a // mla v26.4s, v10.4s, v28.s[0]
+	WORD $0x6f9c017b // mla v27.4s, v11.4s, v28.s[0]
+	// group 5: qs[80:96]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $164, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fbc0150 // mla v16.4s, v10.4s, v28.s[1]
+	WORD $0x6fbc0171 // mla v17.4s, v11.4s, v28.s[1]
+	ADD $164, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fbc0152 // mla v18.4s, v10.4s, v28.s[1]
+	WORD $0x6fbc0173 // mla v19.4s, v11.4s, v28.s[1]
+	ADD $164, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fbc0154 // mla v20.4s, v10.4s, v28.s[1]
+	WORD $0x6fbc0175 // mla v21.4s, v11.4s, v28.s[1]
+	ADD $164, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fbc0156 // mla v22.4s, v10.4s, v28.s[1]
+	WORD $0x6fbc0177 // mla v23.4s, v11.4s, v28.s[1]
+	ADD $164, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fbc0158 // mla v24.4s, v10.4s, v28.s[1]
+	WORD $0x6fbc0179 // mla v25.4s, v11.4s, v28.s[1]
+	ADD $164, R21, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fbc015a // mla v26.4s, v10.4s, v28.s[1]
+	WORD $0x6fbc017b // mla v27.4s, v11.4s, v28.s[1]
+	// group 6: qs[96:112]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $196, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0950 // mla v16.4s, v10.4s, v28.s[2]
+	WORD $0x6f9c0971 // mla v17.4s, v11.4s, v28.s[2]
+	ADD $196, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0952 // mla v18.4s, v10.4s, v28.s[2]
+	WORD $0x6f9c0973 // mla v19.4s, v11.4s, v28.s[2]
+	ADD $196, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0954 // mla v20.4s, v10.4s, v28.s[2]
+	WORD $0x6f9c0975 // mla v21.4s, v11.4s, v28.s[2]
+	ADD $196, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0956 // mla v22.4s, v10.4s, v28.s[2]
+	WORD $0x6f9c0977 // mla v23.4s, v11.4s, v28.s[2]
+	ADD $196, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c0958 // mla v24.4s, v10.4s, v28.s[2]
+	WORD $0x6f9c0979 // mla v25.4s, v11.4s, v28.s[2]
+	ADD $196, R21, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6f9c095a // mla v26.4s, v10.4s, v28.s[2]
+	WORD $0x6f9c097b // mla v27.4s, v11.4s, v28.s[2]
+	// group 7: qs[112:128]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $228, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fbc0950 // mla v16.4s, v10.4s, v28.s[3]
+	WORD $0x6fbc0971 // mla v17.4s, v11.4s, v28.s[3]
+	ADD $228, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fbc0952 // mla v18.4s, v10.4s, v28.s[3]
+	WORD $0x6fbc0973 // mla v19.4s, v11.4s, v28.s[3]
+	ADD $228, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fbc0954 // mla v20.4s, v10.4s, v28.s[3]
+	WORD $0x6fbc0975 // mla v21.4s, v11.4s, v28.s[3]
+	ADD $228, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fbc0956 // mla v22.4s, v10.4s, v28.s[3]
+	WORD $0x6fbc0977 // mla v23.4s, v11.4s, v28.s[3]
+	ADD $228, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fbc0958 // mla v24.4s, v10.4s, v28.s[3]
+	WORD $0x6fbc0979 // mla v25.4s, v11.4s, v28.s[3]
+	ADD $228, R21, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	WORD $0x0e28c08a // smull v10.8h, v4.8b, v8.8b
+	WORD $0x4e28c08b // smull2 v11.8h, v4.16b, v8.16b
+	WORD $0x4e60294a // saddlp v10.4s, v10.8h
+	WORD $0x4e60296b // saddlp v11.4s, v11.8h
+	WORD $0x4eabbd4a // addp v10.4s, v10.4s, v11.4s
+	WORD $0x0e29c0a6 // smull v6.8h, v5.8b, v9.8b
+	WORD $0x4e29c0a7 // smull2 v7.8h, v5.16b, v9.16b
+	WORD $0x4e6028c6 // saddlp v6.4s, v6.8h
+	WORD $0x4e6028e7 // saddlp v7.4s, v7.8h
+	WORD $0x4ea7bccb // addp v11.4s, v6.4s, v7.4s
+	WORD $0x6fbc095a // mla v26.4s, v10.4s, v28.s[3]
+	WORD $0x6fbc097b // mla v27.4s, v11.4s, v28.s[3]
+	// per token: acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
+	MOVHU 0(R8), R19
+	FMOVS R19, F10
+	FCVTHS F10, F10
+	FMOVS (R9), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
+	WORD $0x4e21da31 // scvtf v17.4s, v17.4s
+	WORD $0x4f8b121d // fmla v29.4s, v16.4s, v11.s[0]
+	WORD $0x4f8b123e // fmla v30.4s, v17.4s, v11.s[0]
+	ADD $292, R9, R9
+	FMOVS (R10), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
+	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
+	MOVD $acc-160(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b1244 // fmla v4.4s, v18.4s, v11.s[0]
+	WORD $0x4f8b1265 // fmla v5.4s, v19.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R10, R10
+	FMOVS (R11), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	MOVD $acc-128(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b1284 // fmla v4.4s, v20.4s, v11.s[0]
+	WORD $0x4f8b12a5 // fmla v5.4s, v21.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R11, R11
+	FMOVS (R13), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
+	WORD $0x4e21daf7 // scvtf v23.4s, v23.4s
+	MOVD $acc-96(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b12c4 // fmla v4.4s, v22.4s, v11.s[0]
+	WORD $0x4f8b12e5 // fmla v5.4s, v23.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R13, R13
+	FMOVS (R14), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
+	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
+	MOVD $acc-64(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b1304 // fmla v4.4s, v24.4s, v11.s[0]
+	WORD $0x4f8b1325 // fmla v5.4s, v25.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R14, R14
+	FMOVS (R21), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
+	WORD $0x4e21db7b // scvtf v27.4s, v27.4s
+	MOVD $acc-32(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b1344 // fmla v4.4s, v26.4s, v11.s[0]
+	WORD $0x4f8b1365 // fmla v5.4s, v27.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R21, R21
+	ADD $136, R8, R8
+	SUBS $1, R17, R17
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3ed7a0 // fadd v0.4s, v29.4s, v30.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-160(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-128(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 3, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-96(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 4, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-64(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 5, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-32(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
 // func iq4XSRows1Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
 TEXT ·iq4XSRows1Dot(SB), NOSPLIT, $0-64
 	MOVD w+0(FP), R0
@@ -22529,6 +33923,2280 @@ store:
 	ADD R7, R19, R19
 	// token 2, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
 	WORD $0x4e3bd740 // fadd v0.4s, v26.4s, v27.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func iq4XSRows4Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·iq4XSRows4Dot(SB), NOSPLIT, $32-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V12.B16
+	MOVD $0x0a1623314153687f, R16
+	VMOV R16, V13.D[0]
+	MOVD $0x7159453526190d01, R16
+	VMOV R16, V13.D[1]
+	MOVD $0xffffffffffffffff, R16
+	VMOV R16, V14.D[0]
+	MOVD $0x0000000000000000, R16
+	VMOV R16, V14.D[1]
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	ADD R4, R11, R13
+	MOVD R5, R17
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	MOVD $acc-32(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	CBZ R17, store
+block:
+	// the scales: nibble s of scales_l | (scales_h>>2s & 3)<<4, less 32
+	MOVWU 4(R8), R19
+	ORR R19<<16, R19, R19
+	AND $0x0000ffff0000ffff, R19, R19
+	ORR R19<<8, R19, R19
+	AND $0x00ff00ff00ff00ff, R19, R19
+	ORR R19<<4, R19, R19
+	AND $0x0f0f0f0f0f0f0f0f, R19, R19
+	MOVHU 2(R8), R20
+	ORR R20<<24, R20, R20
+	AND $0x000000ff000000ff, R20, R20
+	ORR R20<<12, R20, R20
+	AND $0x000f000f000f000f, R20, R20
+	ORR R20<<6, R20, R20
+	AND $0x0303030303030303, R20, R20
+	ORR R20<<4, R19, R19
+	FMOVD R19, F4
+	VMOVI $32, V6.B16
+	VSUB V6.B16, V4.B16, V4.B16
+	WORD $0x0f08a484 // sxtl v4.8h, v4.8b
+	WORD $0x0f10a48f // sxtl v15.4s, v4.4h
+	WORD $0x4f10a49c // sxtl2 v28.4s, v4.8h
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	ADD $8, R8, R12
+	// group 0: qs[0:16]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $4, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0150 // mla v16.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0171 // mla v17.4s, v11.4s, v15.s[0]
+	ADD $4, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0152 // mla v18.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0173 // mla v19.4s, v11.4s, v15.s[0]
+	ADD $4, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0154 // mla v20.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0175 // mla v21.4s, v11.4s, v15.s[0]
+	ADD $4, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0156 // mla v22.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0177 // mla v23.4s, v11.4s, v15.s[0]
+	// group 1: qs[16:32]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $36, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0150 // mla v16.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0171 // mla v17.4s, v11.4s, v15.s[1]
+	ADD $36, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0152 // mla v18.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0173 // mla v19.4s, v11.4s, v15.s[1]
+	ADD $36, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0154 // mla v20.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0175 // mla v21.4s, v11.4s, v15.s[1]
+	ADD $36, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0156 // mla v22.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0177 // mla v23.4s, v11.4s, v15.s[1]
+	// group 2: qs[32:48]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $68, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0950 // mla v16.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0971 // mla v17.4s, v11.4s, v15.s[2]
+	ADD $68, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0952 // mla v18.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0973 // mla v19.4s, v11.4s, v15.s[2]
+	ADD $68, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0954 // mla v20.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0975 // mla v21.4s, v11.4s, v15.s[2]
+	ADD $68, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0956 // mla v22.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0977 // mla v23.4s, v11.4s, v15.s[2]
+	// group 3: qs[48:64]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $100, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0950 // mla v16.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0971 // mla v17.4s, v11.4s, v15.s[3]
+	ADD $100, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0952 // mla v18.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0973 // mla v19.4s, v11.4s, v15.s[3]
+	ADD $100, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0954 // mla v20.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0975 // mla v21.4s, v11.4s, v15.s[3]
+	ADD $100, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0956 // mla v22.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0977 // mla v23.4s, v11.4s, v15.s[3]
+	// group 4: qs[64:80]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $132, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0150 // mla v16.4s, v10.4s, v28.s[0]
+	WORD $0x6f9c0171 // mla v17.4s, v11.4s, v28.s[0]
+	ADD $132, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0152 // mla v18.4s, v10.4s, v28.s[0]
+	WORD $0x6f9c0173 // mla v19.4s, v11.4s, v28.s[0]
+	ADD $132, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0154 // mla v20.4s, v10.4s, v28.s[0]
+	WORD $0x6f9c0175 // mla v21.4s, v11.4s, v28.s[0]
+	ADD $132, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0156 // mla v22.4s, v10.4s, v28.s[0]
+	WORD $0x6f9c0177 // mla v23.4s, v11.4s, v28.s[0]
+	// group 5: qs[80:96]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $164, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fbc0150 // mla v16.4s, v10.4s, v28.s[1]
+	WORD $0x6fbc0171 // mla v17.4s, v11.4s, v28.s[1]
+	ADD $164, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fbc0152 // mla v18.4s, v10.4s, v28.s[1]
+	WORD $0x6fbc0173 // mla v19.4s, v11.4s, v28.s[1]
+	ADD $164, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fbc0154 // mla v20.4s, v10.4s, v28.s[1]
+	WORD $0x6fbc0175 // mla v21.4s, v11.4s, v28.s[1]
+	ADD $164, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fbc0156 // mla v22.4s, v10.4s, v28.s[1]
+	WORD $0x6fbc0177 // mla v23.4s, v11.4s, v28.s[1]
+	// group 6: qs[96:112]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $196, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0950 // mla v16.4s, v10.4s, v28.s[2]
+	WORD $0x6f9c0971 // mla v17.4s, v11.4s, v28.s[2]
+	ADD $196, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0952 // mla v18.4s, v10.4s, v28.s[2]
+	WORD $0x6f9c0973 // mla v19.4s, v11.4s, v28.s[2]
+	ADD $196, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0954 // mla v20.4s, v10.4s, v28.s[2]
+	WORD $0x6f9c0975 // mla v21.4s, v11.4s, v28.s[2]
+	ADD $196, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0956 // mla v22.4s, v10.4s, v28.s[2]
+	WORD $0x6f9c0977 // mla v23.4s, v11.4s, v28.s[2]
+	// group 7: qs[112:128]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $228, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fbc0950 // mla v16.4s, v10.4s, v28.s[3]
+	WORD $0x6fbc0971 // mla v17.4s, v11.4s, v28.s[3]
+	ADD $228, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fbc0952 // mla v18.4s, v10.4s, v28.s[3]
+	WORD $0x6fbc0973 // mla v19.4s, v11.4s, v28.s[3]
+	ADD $228, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fbc0954 // mla v20.4s, v10.4s, v28.s[3]
+	WORD $0x6fbc0975 // mla v21.4s, v11.4s, v28.s[3]
+	ADD $228, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fbc0956 // mla v22.4s, v10.4s, v28.s[3]
+	WORD $0x6fbc0977 // mla v23.4s, v11.4s, v28.s[3]
+	// per token: acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
+	MOVHU 0(R8), R19
+	FMOVS R19, F10
+	FCVTHS F10, F10
+	FMOVS (R9), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
+	WORD $0x4e21da31 // scvtf v17.4s, v17.4s
+	WORD $0x4f8b1218 // fmla v24.4s, v16.4s, v11.s[0]
+	WORD $0x4f8b1239 // fmla v25.4s, v17.4s, v11.s[0]
+	ADD $292, R9, R9
+	FMOVS (R10), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
+	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
+	WORD $0x4f8b125a // fmla v26.4s, v18.4s, v11.s[0]
+	WORD $0x4f8b127b // fmla v27.4s, v19.4s, v11.s[0]
+	ADD $292, R10, R10
+	FMOVS (R11), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	WORD $0x4f8b129d // fmla v29.4s, v20.4s, v11.s[0]
+	WORD $0x4f8b12be // fmla v30.4s, v21.4s, v11.s[0]
+	ADD $292, R11, R11
+	FMOVS (R13), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
+	WORD $0x4e21daf7 // scvtf v23.4s, v23.4s
+	MOVD $acc-32(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b12c4 // fmla v4.4s, v22.4s, v11.s[0]
+	WORD $0x4f8b12e5 // fmla v5.4s, v23.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R13, R13
+	ADD $136, R8, R8
+	SUBS $1, R17, R17
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e39d700 // fadd v0.4s, v24.4s, v25.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3bd740 // fadd v0.4s, v26.4s, v27.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3ed7a0 // fadd v0.4s, v29.4s, v30.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 3, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-32(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func iq4XSRows5Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·iq4XSRows5Dot(SB), NOSPLIT, $96-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V12.B16
+	MOVD $0x0a1623314153687f, R16
+	VMOV R16, V13.D[0]
+	MOVD $0x7159453526190d01, R16
+	VMOV R16, V13.D[1]
+	MOVD $0xffffffffffffffff, R16
+	VMOV R16, V14.D[0]
+	MOVD $0x0000000000000000, R16
+	VMOV R16, V14.D[1]
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	ADD R4, R11, R13
+	ADD R4, R13, R14
+	MOVD R5, R17
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	MOVD $acc-96(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	MOVD $acc-64(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	MOVD $acc-32(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	CBZ R17, store
+block:
+	// the scales: nibble s of scales_l | (scales_h>>2s & 3)<<4, less 32
+	MOVWU 4(R8), R19
+	ORR R19<<16, R19, R19
+	AND $0x0000ffff0000ffff, R19, R19
+	ORR R19<<8, R19, R19
+	AND $0x00ff00ff00ff00ff, R19, R19
+	ORR R19<<4, R19, R19
+	AND $0x0f0f0f0f0f0f0f0f, R19, R19
+	MOVHU 2(R8), R20
+	ORR R20<<24, R20, R20
+	AND $0x000000ff000000ff, R20, R20
+	ORR R20<<12, R20, R20
+	AND $0x000f000f000f000f, R20, R20
+	ORR R20<<6, R20, R20
+	AND $0x0303030303030303, R20, R20
+	ORR R20<<4, R19, R19
+	FMOVD R19, F4
+	VMOVI $32, V6.B16
+	VSUB V6.B16, V4.B16, V4.B16
+	WORD $0x0f08a484 // sxtl v4.8h, v4.8b
+	WORD $0x0f10a48f // sxtl v15.4s, v4.4h
+	WORD $0x4f10a49c // sxtl2 v28.4s, v4.8h
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	ADD $8, R8, R12
+	// group 0: qs[0:16]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $4, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0150 // mla v16.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0171 // mla v17.4s, v11.4s, v15.s[0]
+	ADD $4, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0152 // mla v18.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0173 // mla v19.4s, v11.4s, v15.s[0]
+	ADD $4, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0154 // mla v20.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0175 // mla v21.4s, v11.4s, v15.s[0]
+	ADD $4, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0156 // mla v22.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0177 // mla v23.4s, v11.4s, v15.s[0]
+	ADD $4, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0158 // mla v24.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0179 // mla v25.4s, v11.4s, v15.s[0]
+	// group 1: qs[16:32]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $36, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0150 // mla v16.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0171 // mla v17.4s, v11.4s, v15.s[1]
+	ADD $36, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0152 // mla v18.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0173 // mla v19.4s, v11.4s, v15.s[1]
+	ADD $36, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0154 // mla v20.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0175 // mla v21.4s, v11.4s, v15.s[1]
+	ADD $36, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0156 // mla v22.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0177 // mla v23.4s, v11.4s, v15.s[1]
+	ADD $36, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0158 // mla v24.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0179 // mla v25.4s, v11.4s, v15.s[1]
+	// group 2: qs[32:48]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $68, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0950 // mla v16.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0971 // mla v17.4s, v11.4s, v15.s[2]
+	ADD $68, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0952 // mla v18.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0973 // mla v19.4s, v11.4s, v15.s[2]
+	ADD $68, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0954 // mla v20.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0975 // mla v21.4s, v11.4s, v15.s[2]
+	ADD $68, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0956 // mla v22.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0977 // mla v23.4s, v11.4s, v15.s[2]
+	ADD $68, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0958 // mla v24.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0979 // mla v25.4s, v11.4s, v15.s[2]
+	// group 3: qs[48:64]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $100, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0950 // mla v16.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0971 // mla v17.4s, v11.4s, v15.s[3]
+	ADD $100, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0952 // mla v18.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0973 // mla v19.4s, v11.4s, v15.s[3]
+	ADD $100, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0954 // mla v20.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0975 // mla v21.4s, v11.4s, v15.s[3]
+	ADD $100, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0956 // mla v22.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0977 // mla v23.4s, v11.4s, v15.s[3]
+	ADD $100, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0958 // mla v24.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0979 // mla v25.4s, v11.4s, v15.s[3]
+	// group 4: qs[64:80]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $132, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0150 // mla v16.4s, v10.4s, v28.s[0]
+	WORD $0x6f9c0171 // mla v17.4s, v11.4s, v28.s[0]
+	ADD $132, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0152 // mla v18.4s, v10.4s, v28.s[0]
+	WORD $0x6f9c0173 // mla v19.4s, v11.4s, v28.s[0]
+	ADD $132, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0154 // mla v20.4s, v10.4s, v28.s[0]
+	WORD $0x6f9c0175 // mla v21.4s, v11.4s, v28.s[0]
+	ADD $132, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0156 // mla v22.4s, v10.4s, v28.s[0]
+	WORD $0x6f9c0177 // mla v23.4s, v11.4s, v28.s[0]
+	ADD $132, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0158 // mla v24.4s, v10.4s, v28.s[0]
+	WORD $0x6f9c0179 // mla v25.4s, v11.4s, v28.s[0]
+	// group 5: qs[80:96]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $164, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fbc0150 // mla v16.4s, v10.4s, v28.s[1]
+	WORD $0x6fbc0171 // mla v17.4s, v11.4s, v28.s[1]
+	ADD $164, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fbc0152 // mla v18.4s, v10.4s, v28.s[1]
+	WORD $0x6fbc0173 // mla v19.4s, v11.4s, v28.s[1]
+	ADD $164, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fbc0154 // mla v20.4s, v10.4s, v28.s[1]
+	WORD $0x6fbc0175 // mla v21.4s, v11.4s, v28.s[1]
+	ADD $164, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fbc0156 // mla v22.4s, v10.4s, v28.s[1]
+	WORD $0x6fbc0177 // mla v23.4s, v11.4s, v28.s[1]
+	ADD $164, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fbc0158 // mla v24.4s, v10.4s, v28.s[1]
+	WORD $0x6fbc0179 // mla v25.4s, v11.4s, v28.s[1]
+	// group 6: qs[96:112]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $196, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0950 // mla v16.4s, v10.4s, v28.s[2]
+	WORD $0x6f9c0971 // mla v17.4s, v11.4s, v28.s[2]
+	ADD $196, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0952 // mla v18.4s, v10.4s, v28.s[2]
+	WORD $0x6f9c0973 // mla v19.4s, v11.4s, v28.s[2]
+	ADD $196, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0954 // mla v20.4s, v10.4s, v28.s[2]
+	WORD $0x6f9c0975 // mla v21.4s, v11.4s, v28.s[2]
+	ADD $196, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0956 // mla v22.4s, v10.4s, v28.s[2]
+	WORD $0x6f9c0977 // mla v23.4s, v11.4s, v28.s[2]
+	ADD $196, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0958 // mla v24.4s, v10.4s, v28.s[2]
+	WORD $0x6f9c0979 // mla v25.4s, v11.4s, v28.s[2]
+	// group 7: qs[112:128]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $228, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fbc0950 // mla v16.4s, v10.4s, v28.s[3]
+	WORD $0x6fbc0971 // mla v17.4s, v11.4s, v28.s[3]
+	ADD $228, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fbc0952 // mla v18.4s, v10.4s, v28.s[3]
+	WORD $0x6fbc0973 // mla v19.4s, v11.4s, v28.s[3]
+	ADD $228, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fbc0954 // mla v20.4s, v10.4s, v28.s[3]
+	WORD $0x6fbc0975 // mla v21.4s, v11.4s, v28.s[3]
+	ADD $228, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fbc0956 // mla v22.4s, v10.4s, v28.s[3]
+	WORD $0x6fbc0977 // mla v23.4s, v11.4s, v28.s[3]
+	ADD $228, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fbc0958 // mla v24.4s, v10.4s, v28.s[3]
+	WORD $0x6fbc0979 // mla v25.4s, v11.4s, v28.s[3]
+	// per token: acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
+	MOVHU 0(R8), R19
+	FMOVS R19, F10
+	FCVTHS F10, F10
+	FMOVS (R9), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
+	WORD $0x4e21da31 // scvtf v17.4s, v17.4s
+	WORD $0x4f8b121a // fmla v26.4s, v16.4s, v11.s[0]
+	WORD $0x4f8b123b // fmla v27.4s, v17.4s, v11.s[0]
+	ADD $292, R9, R9
+	FMOVS (R10), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
+	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
+	WORD $0x4f8b125d // fmla v29.4s, v18.4s, v11.s[0]
+	WORD $0x4f8b127e // fmla v30.4s, v19.4s, v11.s[0]
+	ADD $292, R10, R10
+	FMOVS (R11), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	MOVD $acc-96(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b1284 // fmla v4.4s, v20.4s, v11.s[0]
+	WORD $0x4f8b12a5 // fmla v5.4s, v21.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R11, R11
+	FMOVS (R13), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
+	WORD $0x4e21daf7 // scvtf v23.4s, v23.4s
+	MOVD $acc-64(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b12c4 // fmla v4.4s, v22.4s, v11.s[0]
+	WORD $0x4f8b12e5 // fmla v5.4s, v23.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R13, R13
+	FMOVS (R14), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
+	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
+	MOVD $acc-32(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b1304 // fmla v4.4s, v24.4s, v11.s[0]
+	WORD $0x4f8b1325 // fmla v5.4s, v25.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R14, R14
+	ADD $136, R8, R8
+	SUBS $1, R17, R17
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3bd740 // fadd v0.4s, v26.4s, v27.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3ed7a0 // fadd v0.4s, v29.4s, v30.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-96(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 3, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-64(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 4, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-32(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func iq4XSRows6Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·iq4XSRows6Dot(SB), NOSPLIT, $160-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V12.B16
+	MOVD $0x0a1623314153687f, R16
+	VMOV R16, V13.D[0]
+	MOVD $0x7159453526190d01, R16
+	VMOV R16, V13.D[1]
+	MOVD $0xffffffffffffffff, R16
+	VMOV R16, V14.D[0]
+	MOVD $0x0000000000000000, R16
+	VMOV R16, V14.D[1]
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	ADD R4, R11, R13
+	ADD R4, R13, R14
+	ADD R4, R14, R21
+	MOVD R5, R17
+	VEOR V29.B16, V29.B16, V29.B16
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	MOVD $acc-160(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	MOVD $acc-128(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	MOVD $acc-96(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	MOVD $acc-64(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	MOVD $acc-32(SP), R15
+	VST1 [V4.S4, V5.S4], (R15)
+	CBZ R17, store
+block:
+	// the scales: nibble s of scales_l | (scales_h>>2s & 3)<<4, less 32
+	MOVWU 4(R8), R19
+	ORR R19<<16, R19, R19
+	AND $0x0000ffff0000ffff, R19, R19
+	ORR R19<<8, R19, R19
+	AND $0x00ff00ff00ff00ff, R19, R19
+	ORR R19<<4, R19, R19
+	AND $0x0f0f0f0f0f0f0f0f, R19, R19
+	MOVHU 2(R8), R20
+	ORR R20<<24, R20, R20
+	AND $0x000000ff000000ff, R20, R20
+	ORR R20<<12, R20, R20
+	AND $0x000f000f000f000f, R20, R20
+	ORR R20<<6, R20, R20
+	AND $0x0303030303030303, R20, R20
+	ORR R20<<4, R19, R19
+	FMOVD R19, F4
+	VMOVI $32, V6.B16
+	VSUB V6.B16, V4.B16, V4.B16
+	WORD $0x0f08a484 // sxtl v4.8h, v4.8b
+	WORD $0x0f10a48f // sxtl v15.4s, v4.4h
+	WORD $0x4f10a49c // sxtl2 v28.4s, v4.8h
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	ADD $8, R8, R12
+	// group 0: qs[0:16]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $4, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0150 // mla v16.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0171 // mla v17.4s, v11.4s, v15.s[0]
+	ADD $4, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0152 // mla v18.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0173 // mla v19.4s, v11.4s, v15.s[0]
+	ADD $4, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0154 // mla v20.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0175 // mla v21.4s, v11.4s, v15.s[0]
+	ADD $4, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0156 // mla v22.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0177 // mla v23.4s, v11.4s, v15.s[0]
+	ADD $4, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0158 // mla v24.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f0179 // mla v25.4s, v11.4s, v15.s[0]
+	ADD $4, R21, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f015a // mla v26.4s, v10.4s, v15.s[0]
+	WORD $0x6f8f017b // mla v27.4s, v11.4s, v15.s[0]
+	// group 1: qs[16:32]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $36, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0150 // mla v16.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0171 // mla v17.4s, v11.4s, v15.s[1]
+	ADD $36, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0152 // mla v18.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0173 // mla v19.4s, v11.4s, v15.s[1]
+	ADD $36, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0154 // mla v20.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0175 // mla v21.4s, v11.4s, v15.s[1]
+	ADD $36, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0156 // mla v22.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0177 // mla v23.4s, v11.4s, v15.s[1]
+	ADD $36, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0158 // mla v24.4s, v10.4s, v15.s[1]
+	WORD $0x6faf0179 // mla v25.4s, v11.4s, v15.s[1]
+	ADD $36, R21, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf015a // mla v26.4s, v10.4s, v15.s[1]
+	WORD $0x6faf017b // mla v27.4s, v11.4s, v15.s[1]
+	// group 2: qs[32:48]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $68, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0950 // mla v16.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0971 // mla v17.4s, v11.4s, v15.s[2]
+	ADD $68, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0952 // mla v18.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0973 // mla v19.4s, v11.4s, v15.s[2]
+	ADD $68, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0954 // mla v20.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0975 // mla v21.4s, v11.4s, v15.s[2]
+	ADD $68, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0956 // mla v22.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0977 // mla v23.4s, v11.4s, v15.s[2]
+	ADD $68, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f0958 // mla v24.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f0979 // mla v25.4s, v11.4s, v15.s[2]
+	ADD $68, R21, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f8f095a // mla v26.4s, v10.4s, v15.s[2]
+	WORD $0x6f8f097b // mla v27.4s, v11.4s, v15.s[2]
+	// group 3: qs[48:64]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $100, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0950 // mla v16.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0971 // mla v17.4s, v11.4s, v15.s[3]
+	ADD $100, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0952 // mla v18.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0973 // mla v19.4s, v11.4s, v15.s[3]
+	ADD $100, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0954 // mla v20.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0975 // mla v21.4s, v11.4s, v15.s[3]
+	ADD $100, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0956 // mla v22.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0977 // mla v23.4s, v11.4s, v15.s[3]
+	ADD $100, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf0958 // mla v24.4s, v10.4s, v15.s[3]
+	WORD $0x6faf0979 // mla v25.4s, v11.4s, v15.s[3]
+	ADD $100, R21, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6faf095a // mla v26.4s, v10.4s, v15.s[3]
+	WORD $0x6faf097b // mla v27.4s, v11.4s, v15.s[3]
+	// group 4: qs[64:80]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $132, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0150 // mla v16.4s, v10.4s, v28.s[0]
+	WORD $0x6f9c0171 // mla v17.4s, v11.4s, v28.s[0]
+	ADD $132, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0152 // mla v18.4s, v10.4s, v28.s[0]
+	WORD $0x6f9c0173 // mla v19.4s, v11.4s, v28.s[0]
+	ADD $132, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0154 // mla v20.4s, v10.4s, v28.s[0]
+	WORD $0x6f9c0175 // mla v21.4s, v11.4s, v28.s[0]
+	ADD $132, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0156 // mla v22.4s, v10.4s, v28.s[0]
+	WORD $0x6f9c0177 // mla v23.4s, v11.4s, v28.s[0]
+	ADD $132, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0158 // mla v24.4s, v10.4s, v28.s[0]
+	WORD $0x6f9c0179 // mla v25.4s, v11.4s, v28.s[0]
+	ADD $132, R21, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c015a // mla v26.4s, v10.4s, v28.s[0]
+	WORD $0x6f9c017b // mla v27.4s, v11.4s, v28.s[0]
+	// group 5: qs[80:96]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $164, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fbc0150 // mla v16.4s, v10.4s, v28.s[1]
+	WORD $0x6fbc0171 // mla v17.4s, v11.4s, v28.s[1]
+	ADD $164, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fbc0152 // mla v18.4s, v10.4s, v28.s[1]
+	WORD $0x6fbc0173 // mla v19.4s, v11.4s, v28.s[1]
+	ADD $164, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fbc0154 // mla v20.4s, v10.4s, v28.s[1]
+	WORD $0x6fbc0175 // mla v21.4s, v11.4s, v28.s[1]
+	ADD $164, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fbc0156 // mla v22.4s, v10.4s, v28.s[1]
+	WORD $0x6fbc0177 // mla v23.4s, v11.4s, v28.s[1]
+	ADD $164, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fbc0158 // mla v24.4s, v10.4s, v28.s[1]
+	WORD $0x6fbc0179 // mla v25.4s, v11.4s, v28.s[1]
+	ADD $164, R21, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fbc015a // mla v26.4s, v10.4s, v28.s[1]
+	WORD $0x6fbc017b // mla v27.4s, v11.4s, v28.s[1]
+	// group 6: qs[96:112]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $196, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0950 // mla v16.4s, v10.4s, v28.s[2]
+	WORD $0x6f9c0971 // mla v17.4s, v11.4s, v28.s[2]
+	ADD $196, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0952 // mla v18.4s, v10.4s, v28.s[2]
+	WORD $0x6f9c0973 // mla v19.4s, v11.4s, v28.s[2]
+	ADD $196, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0954 // mla v20.4s, v10.4s, v28.s[2]
+	WORD $0x6f9c0975 // mla v21.4s, v11.4s, v28.s[2]
+	ADD $196, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0956 // mla v22.4s, v10.4s, v28.s[2]
+	WORD $0x6f9c0977 // mla v23.4s, v11.4s, v28.s[2]
+	ADD $196, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c0958 // mla v24.4s, v10.4s, v28.s[2]
+	WORD $0x6f9c0979 // mla v25.4s, v11.4s, v28.s[2]
+	ADD $196, R21, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6f9c095a // mla v26.4s, v10.4s, v28.s[2]
+	WORD $0x6f9c097b // mla v27.4s, v11.4s, v28.s[2]
+	// group 7: qs[112:128]
+	VLD1.P 16(R12), [V0.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VUSHR $4, V0.B16, V7.B16
+	WORD $0x4e0601a4 // tbl v4.16b, {v13.16b}, v6.16b
+	WORD $0x4e0701a5 // tbl v5.16b, {v13.16b}, v7.16b
+	WORD $0x4e0601c2 // tbl v2.16b, {v14.16b}, v6.16b
+	WORD $0x4e0701c3 // tbl v3.16b, {v14.16b}, v7.16b
+	ADD $228, R9, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fbc0950 // mla v16.4s, v10.4s, v28.s[3]
+	WORD $0x6fbc0971 // mla v17.4s, v11.4s, v28.s[3]
+	ADD $228, R10, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fbc0952 // mla v18.4s, v10.4s, v28.s[3]
+	WORD $0x6fbc0973 // mla v19.4s, v11.4s, v28.s[3]
+	ADD $228, R11, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fbc0954 // mla v20.4s, v10.4s, v28.s[3]
+	WORD $0x6fbc0975 // mla v21.4s, v11.4s, v28.s[3]
+	ADD $228, R13, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fbc0956 // mla v22.4s, v10.4s, v28.s[3]
+	WORD $0x6fbc0977 // mla v23.4s, v11.4s, v28.s[3]
+	ADD $228, R14, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fbc0958 // mla v24.4s, v10.4s, v28.s[3]
+	WORD $0x6fbc0979 // mla v25.4s, v11.4s, v28.s[3]
+	ADD $228, R21, R19
+	VLD1 (R19), [V8.B16, V9.B16]
+	// q = (q ^ m) - m: the quants negated (wrapping) under the negative levels
+	VEOR V2.B16, V8.B16, V8.B16
+	VSUB V2.B16, V8.B16, V8.B16
+	VEOR V3.B16, V9.B16, V9.B16
+	VSUB V3.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	WORD $0x4e88948a // sdot v10.4s, v4.16b, v8.16b
+	WORD $0x4e8994ab // sdot v11.4s, v5.16b, v9.16b
+	WORD $0x6fbc095a // mla v26.4s, v10.4s, v28.s[3]
+	WORD $0x6fbc097b // mla v27.4s, v11.4s, v28.s[3]
+	// per token: acc[L] = fma(x.d·f16(w.d), lane[L], acc[L])
+	MOVHU 0(R8), R19
+	FMOVS R19, F10
+	FCVTHS F10, F10
+	FMOVS (R9), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
+	WORD $0x4e21da31 // scvtf v17.4s, v17.4s
+	WORD $0x4f8b121d // fmla v29.4s, v16.4s, v11.s[0]
+	WORD $0x4f8b123e // fmla v30.4s, v17.4s, v11.s[0]
+	ADD $292, R9, R9
+	FMOVS (R10), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
+	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
+	MOVD $acc-160(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b1244 // fmla v4.4s, v18.4s, v11.s[0]
+	WORD $0x4f8b1265 // fmla v5.4s, v19.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R10, R10
+	FMOVS (R11), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	MOVD $acc-128(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b1284 // fmla v4.4s, v20.4s, v11.s[0]
+	WORD $0x4f8b12a5 // fmla v5.4s, v21.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R11, R11
+	FMOVS (R13), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
+	WORD $0x4e21daf7 // scvtf v23.4s, v23.4s
+	MOVD $acc-96(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b12c4 // fmla v4.4s, v22.4s, v11.s[0]
+	WORD $0x4f8b12e5 // fmla v5.4s, v23.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R13, R13
+	FMOVS (R14), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
+	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
+	MOVD $acc-64(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b1304 // fmla v4.4s, v24.4s, v11.s[0]
+	WORD $0x4f8b1325 // fmla v5.4s, v25.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R14, R14
+	FMOVS (R21), F11
+	FMULS F10, F11, F11
+	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
+	WORD $0x4e21db7b // scvtf v27.4s, v27.4s
+	MOVD $acc-32(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4f8b1344 // fmla v4.4s, v26.4s, v11.s[0]
+	WORD $0x4f8b1365 // fmla v5.4s, v27.4s, v11.s[0]
+	VST1 [V4.S4, V5.S4], (R15)
+	ADD $292, R21, R21
+	ADD $136, R8, R8
+	SUBS $1, R17, R17
+	BNE block
+store:
+	MOVD R6, R19
+	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	WORD $0x4e3ed7a0 // fadd v0.4s, v29.4s, v30.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-160(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 2, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-128(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 3, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-96(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 4, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-64(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
+	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	// token 5, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
+	MOVD $acc-32(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
+	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s

@@ -1546,6 +1546,7 @@ const q5KMaxT = 6
 
 func genQ5KT(g *gen, dot bool, T int) {
 	r := kLanesStd(T)
+	r.xb = append(r.xb[:5:5], "R16") // q4KScalesMins takes R21
 	const (
 		qsA, qsB   = 0, 1 // qs[32j..32j+31]
 		qhA, qhB   = 2, 3 // qh[0..31]
@@ -1697,12 +1698,63 @@ type kLanes struct {
 	// token's quants there are negated (wrapping, as VPSIGNB) before the
 	// products.
 	sgn0, sgn1 int
+	// Past three tokens (kWide): the first regT tokens' accumulators are
+	// registers (aLo, aHi), the others' 32-byte frame slots (locals bytes
+	// in all), loaded into y0:y1 and stored back where they are used.
+	regT, locals int
+}
+
+// kWideMaxT is the most tokens the Q3_K, Q2_K and IQ4_XS kernels take.
+const kWideMaxT = 6
+
+// kWide lays r out for T > 3 tokens: the int32 lanes from V16 up as
+// kLanesStd's, the float accumulators of as many tokens as the registers
+// after them (to V27) and extra hold, in pairs, the others' frame slots.
+func kWide(r *kLanes, extra ...int) {
+	var free []int
+	for v := 16 + 2*r.T; v <= 27; v++ {
+		free = append(free, v)
+	}
+	free = append(free, extra...)
+	r.regT = min(r.T, len(free)/2)
+	r.aLo = func(t int) int { return free[2*t] }
+	r.aHi = func(t int) int { return free[2*t+1] }
+	r.locals = 32 * (r.T - r.regT)
+}
+
+// inRegs reports whether token t's accumulators are registers.
+func (r kLanes) inRegs(t int) bool { return r.locals == 0 || t < r.regT }
+
+// kAccLoad returns token t's accumulator registers: aLo, aHi, or y0:y1
+// loaded from its frame slot (R15 left pointing at it).
+func (g *gen) kAccLoad(r kLanes, t int) (lo, hi int) {
+	if r.inRegs(t) {
+		return r.aLo(t), r.aHi(t)
+	}
+	g.kAccLoadAddr(r, t)
+	g.ld1("S4", "R15", 0, r.y0, r.y1)
+	return r.y0, r.y1
+}
+
+// kAccLoadAddr points R15 at token t's frame slot.
+func (g *gen) kAccLoadAddr(r kLanes, t int) {
+	g.p("MOVD $acc-%d(SP), R15", r.locals-32*(t-r.regT))
+}
+
+// kAccStore stores y0:y1 back to token t's frame slot, if it has one
+// (after kAccLoad).
+func (g *gen) kAccStore(r kLanes, t int) {
+	if !r.inRegs(t) {
+		g.p("VST1 [V%d.S4, V%d.S4], (R15)", r.y0, r.y1)
+	}
 }
 
 // kLanesStd is the register plan the three kernels share: V4-V11, the
 // lanes in V16-V21 and the accumulators in V22-V27.
 func kLanesStd(T int) kLanes {
-	return kLanes{T: T, xb: []string{"R9", "R10", "R11", "R13", "R14", "R16"},
+	// The tokens' pointers: R16 is vconst's, R19-R25 Q4_K's and Q5_K's
+	// scale decoding's (Q5_K takes R16 for its sixth token).
+	return kLanes{T: T, xb: []string{"R9", "R10", "R11", "R13", "R14", "R21"},
 		y0: 4, y1: 5, t0: 6, t1: 7, q0: 8, q1: 9, p0: 10, p1: 11,
 		lLo: func(t int) int { return 16 + 2*t }, lHi: func(t int) int { return 17 + 2*t },
 		aLo: func(t int) int { return 22 + 2*t }, aHi: func(t int) int { return 23 + 2*t },
@@ -1753,8 +1805,10 @@ func (g *gen) kLanesGroup(dot bool, r kLanes, gi int, sc [2][2]int) {
 func (g *gen) kLanesFMA(r kLanes, t, d int) {
 	g.o2("scvtf", r.lLo(t), r.lLo(t))
 	g.o2("scvtf", r.lHi(t), r.lHi(t))
-	g.oe("fmla.e", r.aLo(t), r.lLo(t), d, 0)
-	g.oe("fmla.e", r.aHi(t), r.lHi(t), d, 0)
+	lo, hi := g.kAccLoad(r, t)
+	g.oe("fmla.e", lo, r.lLo(t), d, 0)
+	g.oe("fmla.e", hi, r.lHi(t), d, 0)
+	g.kAccStore(r, t)
 }
 
 // kLanesBlockEnd ends a block of the lanes kernels without mins (Q3_K,
@@ -1783,7 +1837,8 @@ func (g *gen) kLanesBlockEnd(r kLanes, dOff, bsize int) {
 func (g *gen) kLanesStore(r kLanes, extra func(t int)) {
 	g.storeRow(r.T, "R19", func(t int) {
 		g.c("token %d, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two", t)
-		g.o3("fadd", 0, r.aLo(t), r.aHi(t))
+		lo, hi := g.kAccLoad(r, t)
+		g.o3("fadd", 0, lo, hi)
 		g.o3("ext8", 1, 0, 0)
 		g.o3("fadd", 0, 0, 1)
 		g.o2("faddp.s", 0, 0)
@@ -1798,10 +1853,21 @@ func (g *gen) kLanesStore(r kLanes, extra func(t int)) {
 func (g *gen) kLanesStart(r kLanes, clear func(t int)) {
 	g.kRowStart(r.xb, r.T, false, func() {
 		for t := range r.T {
+			if !r.inRegs(t) {
+				continue
+			}
 			g.zero(r.aLo(t))
 			g.zero(r.aHi(t))
 			if clear != nil {
 				clear(t)
+			}
+		}
+		if r.locals > 0 {
+			g.zero(r.y0)
+			g.zero(r.y1)
+			for t := r.regT; t < r.T; t++ {
+				g.kAccLoadAddr(r, t)
+				g.kAccStore(r, t)
 			}
 		}
 	})
@@ -1842,15 +1908,18 @@ var kScales16 = [4]int{14, 15, 28, 29}
 // (shifted per scale by USHL), less 32, are unpacked once a block.
 func genQ3K(g *gen) {
 	for _, dot := range []bool{false, true} {
-		for T := 1; T <= 3; T++ {
+		for T := 1; T <= kWideMaxT; T++ {
 			genQ3KT(g, dot, T)
 		}
 	}
 }
 
 func genQ3KT(g *gen, dot bool, T int) {
-	g.rowsTStart("q3KRows", "rows", formName(dot), T)
 	r := kLanesStd(T)
+	if T > 3 {
+		kWide(&r, 30, 31)
+	}
+	g.rowsTStartFrame("q3KRows", "rows", formName(dot), T, r.locals)
 	const (
 		qsA, qsB = 0, 1   // qs[32j..32j+31]
 		hmA, hmB = 2, 3   // hmask, inverted
@@ -1918,15 +1987,18 @@ const q3KQsOff, q3KScalesOff, q3KDOff, q3KBlock = 32, 96, 108, 110
 // of qs[32j..32j+31].
 func genQ2K(g *gen) {
 	for _, dot := range []bool{false, true} {
-		for T := 1; T <= 3; T++ {
+		for T := 1; T <= kWideMaxT; T++ {
 			genQ2KT(g, dot, T)
 		}
 	}
 }
 
 func genQ2KT(g *gen, dot bool, T int) {
-	g.rowsTStart("q2KRows", "rows", formName(dot), T)
 	r := kLanesStd(T)
+	if T > 3 {
+		kWide(&r, 30, 31, 13)
+	}
+	g.rowsTStartFrame("q2KRows", "rows", formName(dot), T, r.locals)
 	const (
 		qsA, qsB = 0, 1 // qs[32j..32j+31]
 		mLo, mHi = 2, 3 // the sixteen mins as int16
@@ -1961,8 +2033,10 @@ func genQ2KT(g *gen, dot bool, T int) {
 		g.p("FMOVS (%s), F%d", r.xb[t], r.p1)
 		g.p("FMULS F%d, F%d, F%d", r.p0, r.p1, r.p1)
 		g.p("FNEGS F%d, F%d", r.p1, r.p1)
-		g.oe("fmla.e", r.aLo(t), r.t0, r.p1, 0)
-		g.oe("fmla.e", r.aHi(t), r.t1, r.p1, 0)
+		lo, hi := g.kAccLoad(r, t)
+		g.oe("fmla.e", lo, r.t0, r.p1, 0)
+		g.oe("fmla.e", hi, r.t1, r.p1, 0)
+		g.kAccStore(r, t)
 	}
 	g.p("ADD $%d, R8, R12", q2KQsOff)
 	for gi := range 8 {
@@ -2001,15 +2075,18 @@ const q2KQsOff, q2KDOff, q2KBlock = 16, 80, 84
 // of scales_h spread to a byte each).
 func genIQ4XS(g *gen) {
 	for _, dot := range []bool{false, true} {
-		for T := 1; T <= 3; T++ {
+		for T := 1; T <= kWideMaxT; T++ {
 			genIQ4XST(g, dot, T)
 		}
 	}
 }
 
 func genIQ4XST(g *gen, dot bool, T int) {
-	g.rowsTStart("iq4XSRows", "rows", formName(dot), T)
 	r := kLanesStd(T)
+	if T > 3 {
+		kWide(&r, 29, 30, 31)
+	}
+	g.rowsTStartFrame("iq4XSRows", "rows", formName(dot), T, r.locals)
 	r.sgn0, r.sgn1 = 2, 3
 	const (
 		raw        = 0 // a group's 16 bytes
