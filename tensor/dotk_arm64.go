@@ -181,7 +181,7 @@ func gemvQ4K(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32
 }
 
 // q3KRows<T><form> compute, for nb > 0 Q3_K blocks a row and T Q8_K
-// activation rows (T = 1 to 3),
+// activation rows (T = 1 to 6),
 //
 //	for t := range T { for r := range rows {
 //		out[t*ostride+r] = dotQ3KRef(w[r*wstride:], x[t*xstride:], 256*nb) } }
@@ -226,7 +226,7 @@ func q3KRows5Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *floa
 func q3KRows6Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
 
 // q2KRows<T><form> compute, for nb > 0 Q2_K blocks a row and T Q8_K
-// activation rows (T = 1 to 3),
+// activation rows (T = 1 to 6),
 //
 //	for t := range T { for r := range rows {
 //		out[t*ostride+r] = dotQ2KRef(w[r*wstride:], x[t*xstride:], 256*nb) } }
@@ -271,7 +271,7 @@ func q2KRows5Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *floa
 func q2KRows6Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
 
 // iq4XSRows<T><form> compute, for nb > 0 IQ4_XS blocks a row and T Q8_K
-// activation rows (T = 1 to 3),
+// activation rows (T = 1 to 6),
 //
 //	for t := range T { for r := range rows {
 //		out[t*ostride+r] = dotIQ4XSRef(w[r*wstride:], x[t*xstride:], 256*nb) } }
