@@ -94,6 +94,12 @@ func q8_0Rows4T2Dot(w *byte, wstride, groups int, x *byte, xstride, nb int, out 
 //go:noescape
 func q8_0Rows4T3Dot(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
 
+//go:noescape
+func q8_0Rows4T4NEON(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q8_0Rows4T4Dot(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+
 // q4_0Rows4T<T><form> are q8_0Rows4T<T><form> for Q4_0 weights on
 // q8VNNI activations (each token's block its 32 quants, its scale as a
 // float32 and off = −8·Σ quants, from which every row's sum starts):
@@ -119,6 +125,12 @@ func q4_0Rows4T2Dot(w *byte, wstride, groups int, x *byte, xstride, nb int, out 
 //go:noescape
 func q4_0Rows4T3Dot(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
 
+//go:noescape
+func q4_0Rows4T4NEON(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q4_0Rows4T4Dot(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+
 // iq4nlRows4T<T><form> are q4_0Rows4T<T><form> for IQ4_NL weights, each
 // nibble's element its kvalues_iq4nl level (TBL) instead of the nibble
 // minus 8:
@@ -143,6 +155,12 @@ func iq4nlRows4T2Dot(w *byte, wstride, groups int, x *byte, xstride, nb int, out
 
 //go:noescape
 func iq4nlRows4T3Dot(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func iq4nlRows4T4NEON(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func iq4nlRows4T4Dot(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
 
 // q8_0Rows4T<T>MM, q4_0Rows4T4MM and iq4nlRows4T<T>MM compute the same for
 // T = 2 to 4 tokens (Q4_0: 4, where its Dot form costs less for 2 and 3)
@@ -229,14 +247,17 @@ func tokenRun(n int) int {
 	return min(3, n)
 }
 
-// q0TokenRun is tokenRun for the four-row kernels: under the MM
-// forms, four a pass while four are left, then the rest (a single token
-// runs the Dot form).
+// q0TokenRun is how many of the n ≥ 1 tokens left the next pass of the
+// four-row kernels takes: under the MM forms four a pass while four are
+// left, then the rest (a single token runs the Dot form); else as few
+// passes as four a pass allow, the tokens shared evenly (five as three and
+// two: a one-token pass streams the weights for little work).
 func q0TokenRun(n int) int {
-	if !useMM {
-		return tokenRun(n)
+	if useMM {
+		return min(4, n)
 	}
-	return min(4, n)
+	passes := (n + 3) / 4
+	return (n + passes - 1) / passes
 }
 
 func gemvF16(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32, os int) {
@@ -327,24 +348,23 @@ const (
 type q0Rows4Kernel = func(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
 
 // q0Kernels holds each kind's kernels by form and token count: NEON and
-// Dot for 1 to 3 tokens, MM for mmFrom (2, Q4_0 4) to 4; bsize and xsize
+// Dot for 1 to 4 tokens, MM for mmFrom (2, Q4_0 4) to 4; bsize and xsize
 // are the weights' and the activations' block bytes.
 var q0Kernels = [...]struct {
 	bsize, xsize, mmFrom int
-	neon, dot            [4]q0Rows4Kernel
-	mm                   [5]q0Rows4Kernel
+	neon, dot, mm        [5]q0Rows4Kernel
 }{
 	q0Q8: {q8_0Size, q8_0Size, 2,
-		[4]q0Rows4Kernel{nil, q8_0Rows4T1NEON, q8_0Rows4T2NEON, q8_0Rows4T3NEON},
-		[4]q0Rows4Kernel{nil, q8_0Rows4T1Dot, q8_0Rows4T2Dot, q8_0Rows4T3Dot},
+		[5]q0Rows4Kernel{nil, q8_0Rows4T1NEON, q8_0Rows4T2NEON, q8_0Rows4T3NEON, q8_0Rows4T4NEON},
+		[5]q0Rows4Kernel{nil, q8_0Rows4T1Dot, q8_0Rows4T2Dot, q8_0Rows4T3Dot, q8_0Rows4T4Dot},
 		[5]q0Rows4Kernel{nil, nil, q8_0Rows4T2MM, q8_0Rows4T3MM, q8_0Rows4T4MM}},
 	q0Q4: {q4_0Size, q8VNNISize, 4,
-		[4]q0Rows4Kernel{nil, q4_0Rows4T1NEON, q4_0Rows4T2NEON, q4_0Rows4T3NEON},
-		[4]q0Rows4Kernel{nil, q4_0Rows4T1Dot, q4_0Rows4T2Dot, q4_0Rows4T3Dot},
+		[5]q0Rows4Kernel{nil, q4_0Rows4T1NEON, q4_0Rows4T2NEON, q4_0Rows4T3NEON, q4_0Rows4T4NEON},
+		[5]q0Rows4Kernel{nil, q4_0Rows4T1Dot, q4_0Rows4T2Dot, q4_0Rows4T3Dot, q4_0Rows4T4Dot},
 		[5]q0Rows4Kernel{nil, nil, nil, nil, q4_0Rows4T4MM}},
 	q0IQ4NL: {iq4nlSize, q8_0Size, 2,
-		[4]q0Rows4Kernel{nil, iq4nlRows4T1NEON, iq4nlRows4T2NEON, iq4nlRows4T3NEON},
-		[4]q0Rows4Kernel{nil, iq4nlRows4T1Dot, iq4nlRows4T2Dot, iq4nlRows4T3Dot},
+		[5]q0Rows4Kernel{nil, iq4nlRows4T1NEON, iq4nlRows4T2NEON, iq4nlRows4T3NEON, iq4nlRows4T4NEON},
+		[5]q0Rows4Kernel{nil, iq4nlRows4T1Dot, iq4nlRows4T2Dot, iq4nlRows4T3Dot, iq4nlRows4T4Dot},
 		[5]q0Rows4Kernel{nil, nil, iq4nlRows4T2MM, iq4nlRows4T3MM, iq4nlRows4T4MM}},
 }
 
@@ -378,9 +398,8 @@ func gemvQ0(k q0Kind, w []byte, ws, rows int, x []byte, xs, ntok, cols int, out 
 	}
 }
 
-// q0Rows4 runs the T-token four-row kernel of kind k in the form in use
-// (T = 1 to 3; up to 4 under the MM forms, which take from mmFrom tokens
-// on).
+// q0Rows4 runs the T-token four-row kernel of kind k (T = 1 to 4) in the
+// form in use (the MM forms from mmFrom tokens on).
 func q0Rows4(k q0Kind, T int, w *byte, ws, groups int, x *byte, xs, nb int, out *float32, os int) {
 	f := &q0Kernels[k]
 	switch {

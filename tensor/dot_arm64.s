@@ -1340,6 +1340,226 @@ store:
 	BNE group
 	RET
 
+// func q8_0Rows4T4NEON(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q8_0Rows4T4NEON(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD groups+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+group:
+	MOVD R0, R8
+	ADD R1, R8, R9
+	ADD R1, R9, R10
+	ADD R1, R10, R11
+	MOVD R3, R12
+	ADD R4, R12, R13
+	ADD R4, R13, R14
+	ADD R4, R14, R19
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V31.B16, V31.B16, V31.B16
+	MOVD R5, R15
+	CBZ R15, store
+block:
+	VLD1.P 2(R12), V15.H[0]
+	VLD1.P 32(R12), [V4.B16, V5.B16]
+	VLD1.P 2(R13), V15.H[1]
+	VLD1.P 32(R13), [V6.B16, V7.B16]
+	VLD1.P 2(R14), V15.H[2]
+	VLD1.P 32(R14), [V8.B16, V9.B16]
+	VLD1.P 2(R19), V15.H[3]
+	VLD1.P 32(R19), [V10.B16, V11.B16]
+	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
+	VLD1.P 2(R8), V14.H[0]
+	VLD1.P 32(R8), [V0.B16, V1.B16]
+	WORD $0x0e24c002 // smull v2.8h, v0.8b, v4.8b
+	WORD $0x4e24c003 // smull2 v3.8h, v0.16b, v4.16b
+	WORD $0x4e602850 // saddlp v16.4s, v2.8h
+	WORD $0x4e606870 // sadalp v16.4s, v3.8h
+	WORD $0x0e25c022 // smull v2.8h, v1.8b, v5.8b
+	WORD $0x4e25c023 // smull2 v3.8h, v1.16b, v5.16b
+	WORD $0x4e606850 // sadalp v16.4s, v2.8h
+	WORD $0x4e606870 // sadalp v16.4s, v3.8h
+	WORD $0x0e26c002 // smull v2.8h, v0.8b, v6.8b
+	WORD $0x4e26c003 // smull2 v3.8h, v0.16b, v6.16b
+	WORD $0x4e602852 // saddlp v18.4s, v2.8h
+	WORD $0x4e606872 // sadalp v18.4s, v3.8h
+	WORD $0x0e27c022 // smull v2.8h, v1.8b, v7.8b
+	WORD $0x4e27c023 // smull2 v3.8h, v1.16b, v7.16b
+	WORD $0x4e606852 // sadalp v18.4s, v2.8h
+	WORD $0x4e606872 // sadalp v18.4s, v3.8h
+	WORD $0x0e28c002 // smull v2.8h, v0.8b, v8.8b
+	WORD $0x4e28c003 // smull2 v3.8h, v0.16b, v8.16b
+	WORD $0x4e602854 // saddlp v20.4s, v2.8h
+	WORD $0x4e606874 // sadalp v20.4s, v3.8h
+	WORD $0x0e29c022 // smull v2.8h, v1.8b, v9.8b
+	WORD $0x4e29c023 // smull2 v3.8h, v1.16b, v9.16b
+	WORD $0x4e606854 // sadalp v20.4s, v2.8h
+	WORD $0x4e606874 // sadalp v20.4s, v3.8h
+	WORD $0x0e2ac002 // smull v2.8h, v0.8b, v10.8b
+	WORD $0x4e2ac003 // smull2 v3.8h, v0.16b, v10.16b
+	WORD $0x4e602856 // saddlp v22.4s, v2.8h
+	WORD $0x4e606876 // sadalp v22.4s, v3.8h
+	WORD $0x0e2bc022 // smull v2.8h, v1.8b, v11.8b
+	WORD $0x4e2bc023 // smull2 v3.8h, v1.16b, v11.16b
+	WORD $0x4e606856 // sadalp v22.4s, v2.8h
+	WORD $0x4e606876 // sadalp v22.4s, v3.8h
+	VLD1.P 2(R9), V14.H[1]
+	VLD1.P 32(R9), [V0.B16, V1.B16]
+	WORD $0x0e24c002 // smull v2.8h, v0.8b, v4.8b
+	WORD $0x4e24c003 // smull2 v3.8h, v0.16b, v4.16b
+	WORD $0x4e602851 // saddlp v17.4s, v2.8h
+	WORD $0x4e606871 // sadalp v17.4s, v3.8h
+	WORD $0x0e25c022 // smull v2.8h, v1.8b, v5.8b
+	WORD $0x4e25c023 // smull2 v3.8h, v1.16b, v5.16b
+	WORD $0x4e606851 // sadalp v17.4s, v2.8h
+	WORD $0x4e606871 // sadalp v17.4s, v3.8h
+	WORD $0x0e26c002 // smull v2.8h, v0.8b, v6.8b
+	WORD $0x4e26c003 // smull2 v3.8h, v0.16b, v6.16b
+	WORD $0x4e602853 // saddlp v19.4s, v2.8h
+	WORD $0x4e606873 // sadalp v19.4s, v3.8h
+	WORD $0x0e27c022 // smull v2.8h, v1.8b, v7.8b
+	WORD $0x4e27c023 // smull2 v3.8h, v1.16b, v7.16b
+	WORD $0x4e606853 // sadalp v19.4s, v2.8h
+	WORD $0x4e606873 // sadalp v19.4s, v3.8h
+	WORD $0x0e28c002 // smull v2.8h, v0.8b, v8.8b
+	WORD $0x4e28c003 // smull2 v3.8h, v0.16b, v8.16b
+	WORD $0x4e602855 // saddlp v21.4s, v2.8h
+	WORD $0x4e606875 // sadalp v21.4s, v3.8h
+	WORD $0x0e29c022 // smull v2.8h, v1.8b, v9.8b
+	WORD $0x4e29c023 // smull2 v3.8h, v1.16b, v9.16b
+	WORD $0x4e606855 // sadalp v21.4s, v2.8h
+	WORD $0x4e606875 // sadalp v21.4s, v3.8h
+	WORD $0x0e2ac002 // smull v2.8h, v0.8b, v10.8b
+	WORD $0x4e2ac003 // smull2 v3.8h, v0.16b, v10.16b
+	WORD $0x4e602857 // saddlp v23.4s, v2.8h
+	WORD $0x4e606877 // sadalp v23.4s, v3.8h
+	WORD $0x0e2bc022 // smull v2.8h, v1.8b, v11.8b
+	WORD $0x4e2bc023 // smull2 v3.8h, v1.16b, v11.16b
+	WORD $0x4e606857 // sadalp v23.4s, v2.8h
+	WORD $0x4e606877 // sadalp v23.4s, v3.8h
+	// rows 0 and 1: their lanes added up in pairs
+	WORD $0x4eb1be18 // addp v24.4s, v16.4s, v17.4s
+	WORD $0x4eb3be59 // addp v25.4s, v18.4s, v19.4s
+	WORD $0x4eb5be9a // addp v26.4s, v20.4s, v21.4s
+	WORD $0x4eb7bedb // addp v27.4s, v22.4s, v23.4s
+	VLD1.P 2(R10), V14.H[2]
+	VLD1.P 32(R10), [V0.B16, V1.B16]
+	WORD $0x0e24c002 // smull v2.8h, v0.8b, v4.8b
+	WORD $0x4e24c003 // smull2 v3.8h, v0.16b, v4.16b
+	WORD $0x4e602850 // saddlp v16.4s, v2.8h
+	WORD $0x4e606870 // sadalp v16.4s, v3.8h
+	WORD $0x0e25c022 // smull v2.8h, v1.8b, v5.8b
+	WORD $0x4e25c023 // smull2 v3.8h, v1.16b, v5.16b
+	WORD $0x4e606850 // sadalp v16.4s, v2.8h
+	WORD $0x4e606870 // sadalp v16.4s, v3.8h
+	WORD $0x0e26c002 // smull v2.8h, v0.8b, v6.8b
+	WORD $0x4e26c003 // smull2 v3.8h, v0.16b, v6.16b
+	WORD $0x4e602852 // saddlp v18.4s, v2.8h
+	WORD $0x4e606872 // sadalp v18.4s, v3.8h
+	WORD $0x0e27c022 // smull v2.8h, v1.8b, v7.8b
+	WORD $0x4e27c023 // smull2 v3.8h, v1.16b, v7.16b
+	WORD $0x4e606852 // sadalp v18.4s, v2.8h
+	WORD $0x4e606872 // sadalp v18.4s, v3.8h
+	WORD $0x0e28c002 // smull v2.8h, v0.8b, v8.8b
+	WORD $0x4e28c003 // smull2 v3.8h, v0.16b, v8.16b
+	WORD $0x4e602854 // saddlp v20.4s, v2.8h
+	WORD $0x4e606874 // sadalp v20.4s, v3.8h
+	WORD $0x0e29c022 // smull v2.8h, v1.8b, v9.8b
+	WORD $0x4e29c023 // smull2 v3.8h, v1.16b, v9.16b
+	WORD $0x4e606854 // sadalp v20.4s, v2.8h
+	WORD $0x4e606874 // sadalp v20.4s, v3.8h
+	WORD $0x0e2ac002 // smull v2.8h, v0.8b, v10.8b
+	WORD $0x4e2ac003 // smull2 v3.8h, v0.16b, v10.16b
+	WORD $0x4e602856 // saddlp v22.4s, v2.8h
+	WORD $0x4e606876 // sadalp v22.4s, v3.8h
+	WORD $0x0e2bc022 // smull v2.8h, v1.8b, v11.8b
+	WORD $0x4e2bc023 // smull2 v3.8h, v1.16b, v11.16b
+	WORD $0x4e606856 // sadalp v22.4s, v2.8h
+	WORD $0x4e606876 // sadalp v22.4s, v3.8h
+	VLD1.P 2(R11), V14.H[3]
+	VLD1.P 32(R11), [V0.B16, V1.B16]
+	WORD $0x0e24c002 // smull v2.8h, v0.8b, v4.8b
+	WORD $0x4e24c003 // smull2 v3.8h, v0.16b, v4.16b
+	WORD $0x4e602851 // saddlp v17.4s, v2.8h
+	WORD $0x4e606871 // sadalp v17.4s, v3.8h
+	WORD $0x0e25c022 // smull v2.8h, v1.8b, v5.8b
+	WORD $0x4e25c023 // smull2 v3.8h, v1.16b, v5.16b
+	WORD $0x4e606851 // sadalp v17.4s, v2.8h
+	WORD $0x4e606871 // sadalp v17.4s, v3.8h
+	WORD $0x0e26c002 // smull v2.8h, v0.8b, v6.8b
+	WORD $0x4e26c003 // smull2 v3.8h, v0.16b, v6.16b
+	WORD $0x4e602853 // saddlp v19.4s, v2.8h
+	WORD $0x4e606873 // sadalp v19.4s, v3.8h
+	WORD $0x0e27c022 // smull v2.8h, v1.8b, v7.8b
+	WORD $0x4e27c023 // smull2 v3.8h, v1.16b, v7.16b
+	WORD $0x4e606853 // sadalp v19.4s, v2.8h
+	WORD $0x4e606873 // sadalp v19.4s, v3.8h
+	WORD $0x0e28c002 // smull v2.8h, v0.8b, v8.8b
+	WORD $0x4e28c003 // smull2 v3.8h, v0.16b, v8.16b
+	WORD $0x4e602855 // saddlp v21.4s, v2.8h
+	WORD $0x4e606875 // sadalp v21.4s, v3.8h
+	WORD $0x0e29c022 // smull v2.8h, v1.8b, v9.8b
+	WORD $0x4e29c023 // smull2 v3.8h, v1.16b, v9.16b
+	WORD $0x4e606855 // sadalp v21.4s, v2.8h
+	WORD $0x4e606875 // sadalp v21.4s, v3.8h
+	WORD $0x0e2ac002 // smull v2.8h, v0.8b, v10.8b
+	WORD $0x4e2ac003 // smull2 v3.8h, v0.16b, v10.16b
+	WORD $0x4e602857 // saddlp v23.4s, v2.8h
+	WORD $0x4e606877 // sadalp v23.4s, v3.8h
+	WORD $0x0e2bc022 // smull v2.8h, v1.8b, v11.8b
+	WORD $0x4e2bc023 // smull2 v3.8h, v1.16b, v11.16b
+	WORD $0x4e606857 // sadalp v23.4s, v2.8h
+	WORD $0x4e606877 // sadalp v23.4s, v3.8h
+	// rows 2 and 3: their lanes added up in pairs
+	WORD $0x4eb1be10 // addp v16.4s, v16.4s, v17.4s
+	WORD $0x4eb3be52 // addp v18.4s, v18.4s, v19.4s
+	WORD $0x4eb5be94 // addp v20.4s, v20.4s, v21.4s
+	WORD $0x4eb7bed6 // addp v22.4s, v22.4s, v23.4s
+	WORD $0x0e2179ce // fcvtl v14.4s, v14.4h
+	// token 0: the four rows' block sums, in row order
+	WORD $0x4eb0bf10 // addp v16.4s, v24.4s, v16.4s
+	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
+	WORD $0x4f8f91c3 // fmul v3.4s, v14.4s, v15.s[0]
+	VFMLA V3.S4, V16.S4, V28.S4
+	// token 1: the four rows' block sums, in row order
+	WORD $0x4eb2bf32 // addp v18.4s, v25.4s, v18.4s
+	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
+	WORD $0x4faf91c3 // fmul v3.4s, v14.4s, v15.s[1]
+	VFMLA V3.S4, V18.S4, V29.S4
+	// token 2: the four rows' block sums, in row order
+	WORD $0x4eb4bf54 // addp v20.4s, v26.4s, v20.4s
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4f8f99c3 // fmul v3.4s, v14.4s, v15.s[2]
+	VFMLA V3.S4, V20.S4, V30.S4
+	// token 3: the four rows' block sums, in row order
+	WORD $0x4eb6bf76 // addp v22.4s, v27.4s, v22.4s
+	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
+	WORD $0x4faf99c3 // fmul v3.4s, v14.4s, v15.s[3]
+	VFMLA V3.S4, V22.S4, V31.S4
+	SUBS $1, R15, R15
+	BNE block
+store:
+	MOVD R6, R16
+	VST1 [V28.S4], (R16)
+	ADD R7, R16, R16
+	VST1 [V29.S4], (R16)
+	ADD R7, R16, R16
+	VST1 [V30.S4], (R16)
+	ADD R7, R16, R16
+	VST1 [V31.S4], (R16)
+	ADD $16, R6, R6
+	ADD R1<<2, R0, R0
+	SUBS $1, R2, R2
+	BNE group
+	RET
+
 // func q8_0Rows4T1Dot(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
 TEXT ·q8_0Rows4T1Dot(SB), NOSPLIT, $0-64
 	MOVD w+0(FP), R0
@@ -1598,6 +1818,146 @@ store:
 	VST1 [V29.S4], (R16)
 	ADD R7, R16, R16
 	VST1 [V30.S4], (R16)
+	ADD $16, R6, R6
+	ADD R1<<2, R0, R0
+	SUBS $1, R2, R2
+	BNE group
+	RET
+
+// func q8_0Rows4T4Dot(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q8_0Rows4T4Dot(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD groups+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+group:
+	MOVD R0, R8
+	ADD R1, R8, R9
+	ADD R1, R9, R10
+	ADD R1, R10, R11
+	MOVD R3, R12
+	ADD R4, R12, R13
+	ADD R4, R13, R14
+	ADD R4, R14, R19
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V31.B16, V31.B16, V31.B16
+	MOVD R5, R15
+	CBZ R15, store
+block:
+	VLD1.P 2(R12), V15.H[0]
+	VLD1.P 32(R12), [V4.B16, V5.B16]
+	VLD1.P 2(R13), V15.H[1]
+	VLD1.P 32(R13), [V6.B16, V7.B16]
+	VLD1.P 2(R14), V15.H[2]
+	VLD1.P 32(R14), [V8.B16, V9.B16]
+	VLD1.P 2(R19), V15.H[3]
+	VLD1.P 32(R19), [V10.B16, V11.B16]
+	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
+	VLD1.P 2(R8), V14.H[0]
+	VLD1.P 32(R8), [V0.B16, V1.B16]
+	VEOR V16.B16, V16.B16, V16.B16
+	WORD $0x4e849410 // sdot v16.4s, v0.16b, v4.16b
+	WORD $0x4e859430 // sdot v16.4s, v1.16b, v5.16b
+	VEOR V18.B16, V18.B16, V18.B16
+	WORD $0x4e869412 // sdot v18.4s, v0.16b, v6.16b
+	WORD $0x4e879432 // sdot v18.4s, v1.16b, v7.16b
+	VEOR V20.B16, V20.B16, V20.B16
+	WORD $0x4e889414 // sdot v20.4s, v0.16b, v8.16b
+	WORD $0x4e899434 // sdot v20.4s, v1.16b, v9.16b
+	VEOR V22.B16, V22.B16, V22.B16
+	WORD $0x4e8a9416 // sdot v22.4s, v0.16b, v10.16b
+	WORD $0x4e8b9436 // sdot v22.4s, v1.16b, v11.16b
+	VLD1.P 2(R9), V14.H[1]
+	VLD1.P 32(R9), [V0.B16, V1.B16]
+	VEOR V17.B16, V17.B16, V17.B16
+	WORD $0x4e849411 // sdot v17.4s, v0.16b, v4.16b
+	WORD $0x4e859431 // sdot v17.4s, v1.16b, v5.16b
+	VEOR V19.B16, V19.B16, V19.B16
+	WORD $0x4e869413 // sdot v19.4s, v0.16b, v6.16b
+	WORD $0x4e879433 // sdot v19.4s, v1.16b, v7.16b
+	VEOR V21.B16, V21.B16, V21.B16
+	WORD $0x4e889415 // sdot v21.4s, v0.16b, v8.16b
+	WORD $0x4e899435 // sdot v21.4s, v1.16b, v9.16b
+	VEOR V23.B16, V23.B16, V23.B16
+	WORD $0x4e8a9417 // sdot v23.4s, v0.16b, v10.16b
+	WORD $0x4e8b9437 // sdot v23.4s, v1.16b, v11.16b
+	// rows 0 and 1: their lanes added up in pairs
+	WORD $0x4eb1be18 // addp v24.4s, v16.4s, v17.4s
+	WORD $0x4eb3be59 // addp v25.4s, v18.4s, v19.4s
+	WORD $0x4eb5be9a // addp v26.4s, v20.4s, v21.4s
+	WORD $0x4eb7bedb // addp v27.4s, v22.4s, v23.4s
+	VLD1.P 2(R10), V14.H[2]
+	VLD1.P 32(R10), [V0.B16, V1.B16]
+	VEOR V16.B16, V16.B16, V16.B16
+	WORD $0x4e849410 // sdot v16.4s, v0.16b, v4.16b
+	WORD $0x4e859430 // sdot v16.4s, v1.16b, v5.16b
+	VEOR V18.B16, V18.B16, V18.B16
+	WORD $0x4e869412 // sdot v18.4s, v0.16b, v6.16b
+	WORD $0x4e879432 // sdot v18.4s, v1.16b, v7.16b
+	VEOR V20.B16, V20.B16, V20.B16
+	WORD $0x4e889414 // sdot v20.4s, v0.16b, v8.16b
+	WORD $0x4e899434 // sdot v20.4s, v1.16b, v9.16b
+	VEOR V22.B16, V22.B16, V22.B16
+	WORD $0x4e8a9416 // sdot v22.4s, v0.16b, v10.16b
+	WORD $0x4e8b9436 // sdot v22.4s, v1.16b, v11.16b
+	VLD1.P 2(R11), V14.H[3]
+	VLD1.P 32(R11), [V0.B16, V1.B16]
+	VEOR V17.B16, V17.B16, V17.B16
+	WORD $0x4e849411 // sdot v17.4s, v0.16b, v4.16b
+	WORD $0x4e859431 // sdot v17.4s, v1.16b, v5.16b
+	VEOR V19.B16, V19.B16, V19.B16
+	WORD $0x4e869413 // sdot v19.4s, v0.16b, v6.16b
+	WORD $0x4e879433 // sdot v19.4s, v1.16b, v7.16b
+	VEOR V21.B16, V21.B16, V21.B16
+	WORD $0x4e889415 // sdot v21.4s, v0.16b, v8.16b
+	WORD $0x4e899435 // sdot v21.4s, v1.16b, v9.16b
+	VEOR V23.B16, V23.B16, V23.B16
+	WORD $0x4e8a9417 // sdot v23.4s, v0.16b, v10.16b
+	WORD $0x4e8b9437 // sdot v23.4s, v1.16b, v11.16b
+	// rows 2 and 3: their lanes added up in pairs
+	WORD $0x4eb1be10 // addp v16.4s, v16.4s, v17.4s
+	WORD $0x4eb3be52 // addp v18.4s, v18.4s, v19.4s
+	WORD $0x4eb5be94 // addp v20.4s, v20.4s, v21.4s
+	WORD $0x4eb7bed6 // addp v22.4s, v22.4s, v23.4s
+	WORD $0x0e2179ce // fcvtl v14.4s, v14.4h
+	// token 0: the four rows' block sums, in row order
+	WORD $0x4eb0bf10 // addp v16.4s, v24.4s, v16.4s
+	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
+	WORD $0x4f8f91c3 // fmul v3.4s, v14.4s, v15.s[0]
+	VFMLA V3.S4, V16.S4, V28.S4
+	// token 1: the four rows' block sums, in row order
+	WORD $0x4eb2bf32 // addp v18.4s, v25.4s, v18.4s
+	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
+	WORD $0x4faf91c3 // fmul v3.4s, v14.4s, v15.s[1]
+	VFMLA V3.S4, V18.S4, V29.S4
+	// token 2: the four rows' block sums, in row order
+	WORD $0x4eb4bf54 // addp v20.4s, v26.4s, v20.4s
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4f8f99c3 // fmul v3.4s, v14.4s, v15.s[2]
+	VFMLA V3.S4, V20.S4, V30.S4
+	// token 3: the four rows' block sums, in row order
+	WORD $0x4eb6bf76 // addp v22.4s, v27.4s, v22.4s
+	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
+	WORD $0x4faf99c3 // fmul v3.4s, v14.4s, v15.s[3]
+	VFMLA V3.S4, V22.S4, V31.S4
+	SUBS $1, R15, R15
+	BNE block
+store:
+	MOVD R6, R16
+	VST1 [V28.S4], (R16)
+	ADD R7, R16, R16
+	VST1 [V29.S4], (R16)
+	ADD R7, R16, R16
+	VST1 [V30.S4], (R16)
+	ADD R7, R16, R16
+	VST1 [V31.S4], (R16)
 	ADD $16, R6, R6
 	ADD R1<<2, R0, R0
 	SUBS $1, R2, R2
@@ -2284,6 +2644,206 @@ store:
 	BNE group
 	RET
 
+// func q4_0Rows4T4NEON(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q4_0Rows4T4NEON(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD groups+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V12.B16
+group:
+	MOVD R0, R8
+	ADD R1, R8, R9
+	ADD R1, R9, R10
+	ADD R1, R10, R11
+	MOVD R3, R12
+	ADD R4, R12, R13
+	ADD R4, R13, R14
+	ADD R4, R14, R19
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V31.B16, V31.B16, V31.B16
+	MOVD R5, R15
+	CBZ R15, store
+block:
+	VLD1.P 32(R12), [V4.B16, V5.B16]
+	VLD1.P 4(R12), V15.S[0]
+	VLD1.P 32(R13), [V6.B16, V7.B16]
+	VLD1.P 4(R13), V15.S[1]
+	VLD1.P 32(R14), [V8.B16, V9.B16]
+	VLD1.P 4(R14), V15.S[2]
+	VLD1.P 32(R19), [V10.B16, V11.B16]
+	VLD1.P 4(R19), V15.S[3]
+	VLD1.P 2(R8), V14.H[0]
+	VLD1.P 16(R8), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V12.B16, V0.B16, V0.B16
+	FMOVS (R12), F16
+	WORD $0x0e24c002 // smull v2.8h, v0.8b, v4.8b
+	WORD $0x4e248002 // smlal2 v2.8h, v0.16b, v4.16b
+	WORD $0x0e258022 // smlal v2.8h, v1.8b, v5.8b
+	WORD $0x4e258022 // smlal2 v2.8h, v1.16b, v5.16b
+	WORD $0x4e606850 // sadalp v16.4s, v2.8h
+	FMOVS (R13), F18
+	WORD $0x0e26c002 // smull v2.8h, v0.8b, v6.8b
+	WORD $0x4e268002 // smlal2 v2.8h, v0.16b, v6.16b
+	WORD $0x0e278022 // smlal v2.8h, v1.8b, v7.8b
+	WORD $0x4e278022 // smlal2 v2.8h, v1.16b, v7.16b
+	WORD $0x4e606852 // sadalp v18.4s, v2.8h
+	FMOVS (R14), F20
+	WORD $0x0e28c002 // smull v2.8h, v0.8b, v8.8b
+	WORD $0x4e288002 // smlal2 v2.8h, v0.16b, v8.16b
+	WORD $0x0e298022 // smlal v2.8h, v1.8b, v9.8b
+	WORD $0x4e298022 // smlal2 v2.8h, v1.16b, v9.16b
+	WORD $0x4e606854 // sadalp v20.4s, v2.8h
+	FMOVS (R19), F22
+	WORD $0x0e2ac002 // smull v2.8h, v0.8b, v10.8b
+	WORD $0x4e2a8002 // smlal2 v2.8h, v0.16b, v10.16b
+	WORD $0x0e2b8022 // smlal v2.8h, v1.8b, v11.8b
+	WORD $0x4e2b8022 // smlal2 v2.8h, v1.16b, v11.16b
+	WORD $0x4e606856 // sadalp v22.4s, v2.8h
+	VLD1.P 2(R9), V14.H[1]
+	VLD1.P 16(R9), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V12.B16, V0.B16, V0.B16
+	FMOVS (R12), F17
+	WORD $0x0e24c002 // smull v2.8h, v0.8b, v4.8b
+	WORD $0x4e248002 // smlal2 v2.8h, v0.16b, v4.16b
+	WORD $0x0e258022 // smlal v2.8h, v1.8b, v5.8b
+	WORD $0x4e258022 // smlal2 v2.8h, v1.16b, v5.16b
+	WORD $0x4e606851 // sadalp v17.4s, v2.8h
+	FMOVS (R13), F19
+	WORD $0x0e26c002 // smull v2.8h, v0.8b, v6.8b
+	WORD $0x4e268002 // smlal2 v2.8h, v0.16b, v6.16b
+	WORD $0x0e278022 // smlal v2.8h, v1.8b, v7.8b
+	WORD $0x4e278022 // smlal2 v2.8h, v1.16b, v7.16b
+	WORD $0x4e606853 // sadalp v19.4s, v2.8h
+	FMOVS (R14), F21
+	WORD $0x0e28c002 // smull v2.8h, v0.8b, v8.8b
+	WORD $0x4e288002 // smlal2 v2.8h, v0.16b, v8.16b
+	WORD $0x0e298022 // smlal v2.8h, v1.8b, v9.8b
+	WORD $0x4e298022 // smlal2 v2.8h, v1.16b, v9.16b
+	WORD $0x4e606855 // sadalp v21.4s, v2.8h
+	FMOVS (R19), F23
+	WORD $0x0e2ac002 // smull v2.8h, v0.8b, v10.8b
+	WORD $0x4e2a8002 // smlal2 v2.8h, v0.16b, v10.16b
+	WORD $0x0e2b8022 // smlal v2.8h, v1.8b, v11.8b
+	WORD $0x4e2b8022 // smlal2 v2.8h, v1.16b, v11.16b
+	WORD $0x4e606857 // sadalp v23.4s, v2.8h
+	// rows 0 and 1: their lanes added up in pairs
+	WORD $0x4eb1be18 // addp v24.4s, v16.4s, v17.4s
+	WORD $0x4eb3be59 // addp v25.4s, v18.4s, v19.4s
+	WORD $0x4eb5be9a // addp v26.4s, v20.4s, v21.4s
+	WORD $0x4eb7bedb // addp v27.4s, v22.4s, v23.4s
+	VLD1.P 2(R10), V14.H[2]
+	VLD1.P 16(R10), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V12.B16, V0.B16, V0.B16
+	FMOVS (R12), F16
+	WORD $0x0e24c002 // smull v2.8h, v0.8b, v4.8b
+	WORD $0x4e248002 // smlal2 v2.8h, v0.16b, v4.16b
+	WORD $0x0e258022 // smlal v2.8h, v1.8b, v5.8b
+	WORD $0x4e258022 // smlal2 v2.8h, v1.16b, v5.16b
+	WORD $0x4e606850 // sadalp v16.4s, v2.8h
+	FMOVS (R13), F18
+	WORD $0x0e26c002 // smull v2.8h, v0.8b, v6.8b
+	WORD $0x4e268002 // smlal2 v2.8h, v0.16b, v6.16b
+	WORD $0x0e278022 // smlal v2.8h, v1.8b, v7.8b
+	WORD $0x4e278022 // smlal2 v2.8h, v1.16b, v7.16b
+	WORD $0x4e606852 // sadalp v18.4s, v2.8h
+	FMOVS (R14), F20
+	WORD $0x0e28c002 // smull v2.8h, v0.8b, v8.8b
+	WORD $0x4e288002 // smlal2 v2.8h, v0.16b, v8.16b
+	WORD $0x0e298022 // smlal v2.8h, v1.8b, v9.8b
+	WORD $0x4e298022 // smlal2 v2.8h, v1.16b, v9.16b
+	WORD $0x4e606854 // sadalp v20.4s, v2.8h
+	FMOVS (R19), F22
+	WORD $0x0e2ac002 // smull v2.8h, v0.8b, v10.8b
+	WORD $0x4e2a8002 // smlal2 v2.8h, v0.16b, v10.16b
+	WORD $0x0e2b8022 // smlal v2.8h, v1.8b, v11.8b
+	WORD $0x4e2b8022 // smlal2 v2.8h, v1.16b, v11.16b
+	WORD $0x4e606856 // sadalp v22.4s, v2.8h
+	VLD1.P 2(R11), V14.H[3]
+	VLD1.P 16(R11), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V12.B16, V0.B16, V0.B16
+	FMOVS (R12), F17
+	WORD $0x0e24c002 // smull v2.8h, v0.8b, v4.8b
+	WORD $0x4e248002 // smlal2 v2.8h, v0.16b, v4.16b
+	WORD $0x0e258022 // smlal v2.8h, v1.8b, v5.8b
+	WORD $0x4e258022 // smlal2 v2.8h, v1.16b, v5.16b
+	WORD $0x4e606851 // sadalp v17.4s, v2.8h
+	FMOVS (R13), F19
+	WORD $0x0e26c002 // smull v2.8h, v0.8b, v6.8b
+	WORD $0x4e268002 // smlal2 v2.8h, v0.16b, v6.16b
+	WORD $0x0e278022 // smlal v2.8h, v1.8b, v7.8b
+	WORD $0x4e278022 // smlal2 v2.8h, v1.16b, v7.16b
+	WORD $0x4e606853 // sadalp v19.4s, v2.8h
+	FMOVS (R14), F21
+	WORD $0x0e28c002 // smull v2.8h, v0.8b, v8.8b
+	WORD $0x4e288002 // smlal2 v2.8h, v0.16b, v8.16b
+	WORD $0x0e298022 // smlal v2.8h, v1.8b, v9.8b
+	WORD $0x4e298022 // smlal2 v2.8h, v1.16b, v9.16b
+	WORD $0x4e606855 // sadalp v21.4s, v2.8h
+	FMOVS (R19), F23
+	WORD $0x0e2ac002 // smull v2.8h, v0.8b, v10.8b
+	WORD $0x4e2a8002 // smlal2 v2.8h, v0.16b, v10.16b
+	WORD $0x0e2b8022 // smlal v2.8h, v1.8b, v11.8b
+	WORD $0x4e2b8022 // smlal2 v2.8h, v1.16b, v11.16b
+	WORD $0x4e606857 // sadalp v23.4s, v2.8h
+	// rows 2 and 3: their lanes added up in pairs
+	WORD $0x4eb1be10 // addp v16.4s, v16.4s, v17.4s
+	WORD $0x4eb3be52 // addp v18.4s, v18.4s, v19.4s
+	WORD $0x4eb5be94 // addp v20.4s, v20.4s, v21.4s
+	WORD $0x4eb7bed6 // addp v22.4s, v22.4s, v23.4s
+	WORD $0x0e2179ce // fcvtl v14.4s, v14.4h
+	// token 0: the four rows' block sums, in row order
+	WORD $0x4eb0bf10 // addp v16.4s, v24.4s, v16.4s
+	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
+	WORD $0x4f8f91c3 // fmul v3.4s, v14.4s, v15.s[0]
+	VFMLA V3.S4, V16.S4, V28.S4
+	// token 1: the four rows' block sums, in row order
+	WORD $0x4eb2bf32 // addp v18.4s, v25.4s, v18.4s
+	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
+	WORD $0x4faf91c3 // fmul v3.4s, v14.4s, v15.s[1]
+	VFMLA V3.S4, V18.S4, V29.S4
+	// token 2: the four rows' block sums, in row order
+	WORD $0x4eb4bf54 // addp v20.4s, v26.4s, v20.4s
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4f8f99c3 // fmul v3.4s, v14.4s, v15.s[2]
+	VFMLA V3.S4, V20.S4, V30.S4
+	// token 3: the four rows' block sums, in row order
+	WORD $0x4eb6bf76 // addp v22.4s, v27.4s, v22.4s
+	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
+	WORD $0x4faf99c3 // fmul v3.4s, v14.4s, v15.s[3]
+	VFMLA V3.S4, V22.S4, V31.S4
+	ADD $4, R12
+	ADD $4, R13
+	ADD $4, R14
+	ADD $4, R19
+	SUBS $1, R15, R15
+	BNE block
+store:
+	MOVD R6, R16
+	VST1 [V28.S4], (R16)
+	ADD R7, R16, R16
+	VST1 [V29.S4], (R16)
+	ADD R7, R16, R16
+	VST1 [V30.S4], (R16)
+	ADD R7, R16, R16
+	VST1 [V31.S4], (R16)
+	ADD $16, R6, R6
+	ADD R1<<2, R0, R0
+	SUBS $1, R2, R2
+	BNE group
+	RET
+
 // func q4_0Rows4T1Dot(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
 TEXT ·q4_0Rows4T1Dot(SB), NOSPLIT, $0-64
 	MOVD w+0(FP), R0
@@ -2572,6 +3132,158 @@ store:
 	VST1 [V29.S4], (R16)
 	ADD R7, R16, R16
 	VST1 [V30.S4], (R16)
+	ADD $16, R6, R6
+	ADD R1<<2, R0, R0
+	SUBS $1, R2, R2
+	BNE group
+	RET
+
+// func q4_0Rows4T4Dot(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q4_0Rows4T4Dot(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD groups+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V12.B16
+group:
+	MOVD R0, R8
+	ADD R1, R8, R9
+	ADD R1, R9, R10
+	ADD R1, R10, R11
+	MOVD R3, R12
+	ADD R4, R12, R13
+	ADD R4, R13, R14
+	ADD R4, R14, R19
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V31.B16, V31.B16, V31.B16
+	MOVD R5, R15
+	CBZ R15, store
+block:
+	VLD1.P 32(R12), [V4.B16, V5.B16]
+	VLD1.P 4(R12), V15.S[0]
+	VLD1.P 32(R13), [V6.B16, V7.B16]
+	VLD1.P 4(R13), V15.S[1]
+	VLD1.P 32(R14), [V8.B16, V9.B16]
+	VLD1.P 4(R14), V15.S[2]
+	VLD1.P 32(R19), [V10.B16, V11.B16]
+	VLD1.P 4(R19), V15.S[3]
+	VLD1.P 2(R8), V14.H[0]
+	VLD1.P 16(R8), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V12.B16, V0.B16, V0.B16
+	FMOVS (R12), F16
+	WORD $0x4e849410 // sdot v16.4s, v0.16b, v4.16b
+	WORD $0x4e859430 // sdot v16.4s, v1.16b, v5.16b
+	FMOVS (R13), F18
+	WORD $0x4e869412 // sdot v18.4s, v0.16b, v6.16b
+	WORD $0x4e879432 // sdot v18.4s, v1.16b, v7.16b
+	FMOVS (R14), F20
+	WORD $0x4e889414 // sdot v20.4s, v0.16b, v8.16b
+	WORD $0x4e899434 // sdot v20.4s, v1.16b, v9.16b
+	FMOVS (R19), F22
+	WORD $0x4e8a9416 // sdot v22.4s, v0.16b, v10.16b
+	WORD $0x4e8b9436 // sdot v22.4s, v1.16b, v11.16b
+	VLD1.P 2(R9), V14.H[1]
+	VLD1.P 16(R9), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V12.B16, V0.B16, V0.B16
+	FMOVS (R12), F17
+	WORD $0x4e849411 // sdot v17.4s, v0.16b, v4.16b
+	WORD $0x4e859431 // sdot v17.4s, v1.16b, v5.16b
+	FMOVS (R13), F19
+	WORD $0x4e869413 // sdot v19.4s, v0.16b, v6.16b
+	WORD $0x4e879433 // sdot v19.4s, v1.16b, v7.16b
+	FMOVS (R14), F21
+	WORD $0x4e889415 // sdot v21.4s, v0.16b, v8.16b
+	WORD $0x4e899435 // sdot v21.4s, v1.16b, v9.16b
+	FMOVS (R19), F23
+	WORD $0x4e8a9417 // sdot v23.4s, v0.16b, v10.16b
+	WORD $0x4e8b9437 // sdot v23.4s, v1.16b, v11.16b
+	// rows 0 and 1: their lanes added up in pairs
+	WORD $0x4eb1be18 // addp v24.4s, v16.4s, v17.4s
+	WORD $0x4eb3be59 // addp v25.4s, v18.4s, v19.4s
+	WORD $0x4eb5be9a // addp v26.4s, v20.4s, v21.4s
+	WORD $0x4eb7bedb // addp v27.4s, v22.4s, v23.4s
+	VLD1.P 2(R10), V14.H[2]
+	VLD1.P 16(R10), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V12.B16, V0.B16, V0.B16
+	FMOVS (R12), F16
+	WORD $0x4e849410 // sdot v16.4s, v0.16b, v4.16b
+	WORD $0x4e859430 // sdot v16.4s, v1.16b, v5.16b
+	FMOVS (R13), F18
+	WORD $0x4e869412 // sdot v18.4s, v0.16b, v6.16b
+	WORD $0x4e879432 // sdot v18.4s, v1.16b, v7.16b
+	FMOVS (R14), F20
+	WORD $0x4e889414 // sdot v20.4s, v0.16b, v8.16b
+	WORD $0x4e899434 // sdot v20.4s, v1.16b, v9.16b
+	FMOVS (R19), F22
+	WORD $0x4e8a9416 // sdot v22.4s, v0.16b, v10.16b
+	WORD $0x4e8b9436 // sdot v22.4s, v1.16b, v11.16b
+	VLD1.P 2(R11), V14.H[3]
+	VLD1.P 16(R11), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V12.B16, V0.B16, V0.B16
+	FMOVS (R12), F17
+	WORD $0x4e849411 // sdot v17.4s, v0.16b, v4.16b
+	WORD $0x4e859431 // sdot v17.4s, v1.16b, v5.16b
+	FMOVS (R13), F19
+	WORD $0x4e869413 // sdot v19.4s, v0.16b, v6.16b
+	WORD $0x4e879433 // sdot v19.4s, v1.16b, v7.16b
+	FMOVS (R14), F21
+	WORD $0x4e889415 // sdot v21.4s, v0.16b, v8.16b
+	WORD $0x4e899435 // sdot v21.4s, v1.16b, v9.16b
+	FMOVS (R19), F23
+	WORD $0x4e8a9417 // sdot v23.4s, v0.16b, v10.16b
+	WORD $0x4e8b9437 // sdot v23.4s, v1.16b, v11.16b
+	// rows 2 and 3: their lanes added up in pairs
+	WORD $0x4eb1be10 // addp v16.4s, v16.4s, v17.4s
+	WORD $0x4eb3be52 // addp v18.4s, v18.4s, v19.4s
+	WORD $0x4eb5be94 // addp v20.4s, v20.4s, v21.4s
+	WORD $0x4eb7bed6 // addp v22.4s, v22.4s, v23.4s
+	WORD $0x0e2179ce // fcvtl v14.4s, v14.4h
+	// token 0: the four rows' block sums, in row order
+	WORD $0x4eb0bf10 // addp v16.4s, v24.4s, v16.4s
+	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
+	WORD $0x4f8f91c3 // fmul v3.4s, v14.4s, v15.s[0]
+	VFMLA V3.S4, V16.S4, V28.S4
+	// token 1: the four rows' block sums, in row order
+	WORD $0x4eb2bf32 // addp v18.4s, v25.4s, v18.4s
+	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
+	WORD $0x4faf91c3 // fmul v3.4s, v14.4s, v15.s[1]
+	VFMLA V3.S4, V18.S4, V29.S4
+	// token 2: the four rows' block sums, in row order
+	WORD $0x4eb4bf54 // addp v20.4s, v26.4s, v20.4s
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4f8f99c3 // fmul v3.4s, v14.4s, v15.s[2]
+	VFMLA V3.S4, V20.S4, V30.S4
+	// token 3: the four rows' block sums, in row order
+	WORD $0x4eb6bf76 // addp v22.4s, v27.4s, v22.4s
+	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
+	WORD $0x4faf99c3 // fmul v3.4s, v14.4s, v15.s[3]
+	VFMLA V3.S4, V22.S4, V31.S4
+	ADD $4, R12
+	ADD $4, R13
+	ADD $4, R14
+	ADD $4, R19
+	SUBS $1, R15, R15
+	BNE block
+store:
+	MOVD R6, R16
+	VST1 [V28.S4], (R16)
+	ADD R7, R16, R16
+	VST1 [V29.S4], (R16)
+	ADD R7, R16, R16
+	VST1 [V30.S4], (R16)
+	ADD R7, R16, R16
+	VST1 [V31.S4], (R16)
 	ADD $16, R6, R6
 	ADD R1<<2, R0, R0
 	SUBS $1, R2, R2
@@ -3161,6 +3873,247 @@ store:
 	BNE group
 	RET
 
+// func iq4nlRows4T4NEON(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·iq4nlRows4T4NEON(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD groups+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V12.B16
+	MOVD $0xf6eaddcfbfad9881, R16
+	VMOV R16, V13.D[0]
+	MOVD $0x7159453526190d01, R16
+	VMOV R16, V13.D[1]
+group:
+	MOVD R0, R8
+	ADD R1, R8, R9
+	ADD R1, R9, R10
+	ADD R1, R10, R11
+	MOVD R3, R12
+	ADD R4, R12, R13
+	ADD R4, R13, R14
+	ADD R4, R14, R19
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V31.B16, V31.B16, V31.B16
+	MOVD R5, R15
+	CBZ R15, store
+block:
+	VLD1.P 2(R12), V15.H[0]
+	VLD1.P 32(R12), [V4.B16, V5.B16]
+	VLD1.P 2(R13), V15.H[1]
+	VLD1.P 32(R13), [V6.B16, V7.B16]
+	VLD1.P 2(R14), V15.H[2]
+	VLD1.P 32(R14), [V8.B16, V9.B16]
+	VLD1.P 2(R19), V15.H[3]
+	VLD1.P 32(R19), [V10.B16, V11.B16]
+	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
+	VLD1.P 2(R8), V14.H[0]
+	VLD1.P 16(R8), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V12.B16, V0.B16, V0.B16
+	WORD $0x4e0001a0 // tbl v0.16b, {v13.16b}, v0.16b
+	WORD $0x4e0101a1 // tbl v1.16b, {v13.16b}, v1.16b
+	WORD $0x0e24c002 // smull v2.8h, v0.8b, v4.8b
+	WORD $0x4e24c003 // smull2 v3.8h, v0.16b, v4.16b
+	WORD $0x4e602850 // saddlp v16.4s, v2.8h
+	WORD $0x4e606870 // sadalp v16.4s, v3.8h
+	WORD $0x0e25c022 // smull v2.8h, v1.8b, v5.8b
+	WORD $0x4e25c023 // smull2 v3.8h, v1.16b, v5.16b
+	WORD $0x4e606850 // sadalp v16.4s, v2.8h
+	WORD $0x4e606870 // sadalp v16.4s, v3.8h
+	WORD $0x0e26c002 // smull v2.8h, v0.8b, v6.8b
+	WORD $0x4e26c003 // smull2 v3.8h, v0.16b, v6.16b
+	WORD $0x4e602852 // saddlp v18.4s, v2.8h
+	WORD $0x4e606872 // sadalp v18.4s, v3.8h
+	WORD $0x0e27c022 // smull v2.8h, v1.8b, v7.8b
+	WORD $0x4e27c023 // smull2 v3.8h, v1.16b, v7.16b
+	WORD $0x4e606852 // sadalp v18.4s, v2.8h
+	WORD $0x4e606872 // sadalp v18.4s, v3.8h
+	WORD $0x0e28c002 // smull v2.8h, v0.8b, v8.8b
+	WORD $0x4e28c003 // smull2 v3.8h, v0.16b, v8.16b
+	WORD $0x4e602854 // saddlp v20.4s, v2.8h
+	WORD $0x4e606874 // sadalp v20.4s, v3.8h
+	WORD $0x0e29c022 // smull v2.8h, v1.8b, v9.8b
+	WORD $0x4e29c023 // smull2 v3.8h, v1.16b, v9.16b
+	WORD $0x4e606854 // sadalp v20.4s, v2.8h
+	WORD $0x4e606874 // sadalp v20.4s, v3.8h
+	WORD $0x0e2ac002 // smull v2.8h, v0.8b, v10.8b
+	WORD $0x4e2ac003 // smull2 v3.8h, v0.16b, v10.16b
+	WORD $0x4e602856 // saddlp v22.4s, v2.8h
+	WORD $0x4e606876 // sadalp v22.4s, v3.8h
+	WORD $0x0e2bc022 // smull v2.8h, v1.8b, v11.8b
+	WORD $0x4e2bc023 // smull2 v3.8h, v1.16b, v11.16b
+	WORD $0x4e606856 // sadalp v22.4s, v2.8h
+	WORD $0x4e606876 // sadalp v22.4s, v3.8h
+	VLD1.P 2(R9), V14.H[1]
+	VLD1.P 16(R9), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V12.B16, V0.B16, V0.B16
+	WORD $0x4e0001a0 // tbl v0.16b, {v13.16b}, v0.16b
+	WORD $0x4e0101a1 // tbl v1.16b, {v13.16b}, v1.16b
+	WORD $0x0e24c002 // smull v2.8h, v0.8b, v4.8b
+	WORD $0x4e24c003 // smull2 v3.8h, v0.16b, v4.16b
+	WORD $0x4e602851 // saddlp v17.4s, v2.8h
+	WORD $0x4e606871 // sadalp v17.4s, v3.8h
+	WORD $0x0e25c022 // smull v2.8h, v1.8b, v5.8b
+	WORD $0x4e25c023 // smull2 v3.8h, v1.16b, v5.16b
+	WORD $0x4e606851 // sadalp v17.4s, v2.8h
+	WORD $0x4e606871 // sadalp v17.4s, v3.8h
+	WORD $0x0e26c002 // smull v2.8h, v0.8b, v6.8b
+	WORD $0x4e26c003 // smull2 v3.8h, v0.16b, v6.16b
+	WORD $0x4e602853 // saddlp v19.4s, v2.8h
+	WORD $0x4e606873 // sadalp v19.4s, v3.8h
+	WORD $0x0e27c022 // smull v2.8h, v1.8b, v7.8b
+	WORD $0x4e27c023 // smull2 v3.8h, v1.16b, v7.16b
+	WORD $0x4e606853 // sadalp v19.4s, v2.8h
+	WORD $0x4e606873 // sadalp v19.4s, v3.8h
+	WORD $0x0e28c002 // smull v2.8h, v0.8b, v8.8b
+	WORD $0x4e28c003 // smull2 v3.8h, v0.16b, v8.16b
+	WORD $0x4e602855 // saddlp v21.4s, v2.8h
+	WORD $0x4e606875 // sadalp v21.4s, v3.8h
+	WORD $0x0e29c022 // smull v2.8h, v1.8b, v9.8b
+	WORD $0x4e29c023 // smull2 v3.8h, v1.16b, v9.16b
+	WORD $0x4e606855 // sadalp v21.4s, v2.8h
+	WORD $0x4e606875 // sadalp v21.4s, v3.8h
+	WORD $0x0e2ac002 // smull v2.8h, v0.8b, v10.8b
+	WORD $0x4e2ac003 // smull2 v3.8h, v0.16b, v10.16b
+	WORD $0x4e602857 // saddlp v23.4s, v2.8h
+	WORD $0x4e606877 // sadalp v23.4s, v3.8h
+	WORD $0x0e2bc022 // smull v2.8h, v1.8b, v11.8b
+	WORD $0x4e2bc023 // smull2 v3.8h, v1.16b, v11.16b
+	WORD $0x4e606857 // sadalp v23.4s, v2.8h
+	WORD $0x4e606877 // sadalp v23.4s, v3.8h
+	// rows 0 and 1: their lanes added up in pairs
+	WORD $0x4eb1be18 // addp v24.4s, v16.4s, v17.4s
+	WORD $0x4eb3be59 // addp v25.4s, v18.4s, v19.4s
+	WORD $0x4eb5be9a // addp v26.4s, v20.4s, v21.4s
+	WORD $0x4eb7bedb // addp v27.4s, v22.4s, v23.4s
+	VLD1.P 2(R10), V14.H[2]
+	VLD1.P 16(R10), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V12.B16, V0.B16, V0.B16
+	WORD $0x4e0001a0 // tbl v0.16b, {v13.16b}, v0.16b
+	WORD $0x4e0101a1 // tbl v1.16b, {v13.16b}, v1.16b
+	WORD $0x0e24c002 // smull v2.8h, v0.8b, v4.8b
+	WORD $0x4e24c003 // smull2 v3.8h, v0.16b, v4.16b
+	WORD $0x4e602850 // saddlp v16.4s, v2.8h
+	WORD $0x4e606870 // sadalp v16.4s, v3.8h
+	WORD $0x0e25c022 // smull v2.8h, v1.8b, v5.8b
+	WORD $0x4e25c023 // smull2 v3.8h, v1.16b, v5.16b
+	WORD $0x4e606850 // sadalp v16.4s, v2.8h
+	WORD $0x4e606870 // sadalp v16.4s, v3.8h
+	WORD $0x0e26c002 // smull v2.8h, v0.8b, v6.8b
+	WORD $0x4e26c003 // smull2 v3.8h, v0.16b, v6.16b
+	WORD $0x4e602852 // saddlp v18.4s, v2.8h
+	WORD $0x4e606872 // sadalp v18.4s, v3.8h
+	WORD $0x0e27c022 // smull v2.8h, v1.8b, v7.8b
+	WORD $0x4e27c023 // smull2 v3.8h, v1.16b, v7.16b
+	WORD $0x4e606852 // sadalp v18.4s, v2.8h
+	WORD $0x4e606872 // sadalp v18.4s, v3.8h
+	WORD $0x0e28c002 // smull v2.8h, v0.8b, v8.8b
+	WORD $0x4e28c003 // smull2 v3.8h, v0.16b, v8.16b
+	WORD $0x4e602854 // saddlp v20.4s, v2.8h
+	WORD $0x4e606874 // sadalp v20.4s, v3.8h
+	WORD $0x0e29c022 // smull v2.8h, v1.8b, v9.8b
+	WORD $0x4e29c023 // smull2 v3.8h, v1.16b, v9.16b
+	WORD $0x4e606854 // sadalp v20.4s, v2.8h
+	WORD $0x4e606874 // sadalp v20.4s, v3.8h
+	WORD $0x0e2ac002 // smull v2.8h, v0.8b, v10.8b
+	WORD $0x4e2ac003 // smull2 v3.8h, v0.16b, v10.16b
+	WORD $0x4e602856 // saddlp v22.4s, v2.8h
+	WORD $0x4e606876 // sadalp v22.4s, v3.8h
+	WORD $0x0e2bc022 // smull v2.8h, v1.8b, v11.8b
+	WORD $0x4e2bc023 // smull2 v3.8h, v1.16b, v11.16b
+	WORD $0x4e606856 // sadalp v22.4s, v2.8h
+	WORD $0x4e606876 // sadalp v22.4s, v3.8h
+	VLD1.P 2(R11), V14.H[3]
+	VLD1.P 16(R11), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V12.B16, V0.B16, V0.B16
+	WORD $0x4e0001a0 // tbl v0.16b, {v13.16b}, v0.16b
+	WORD $0x4e0101a1 // tbl v1.16b, {v13.16b}, v1.16b
+	WORD $0x0e24c002 // smull v2.8h, v0.8b, v4.8b
+	WORD $0x4e24c003 // smull2 v3.8h, v0.16b, v4.16b
+	WORD $0x4e602851 // saddlp v17.4s, v2.8h
+	WORD $0x4e606871 // sadalp v17.4s, v3.8h
+	WORD $0x0e25c022 // smull v2.8h, v1.8b, v5.8b
+	WORD $0x4e25c023 // smull2 v3.8h, v1.16b, v5.16b
+	WORD $0x4e606851 // sadalp v17.4s, v2.8h
+	WORD $0x4e606871 // sadalp v17.4s, v3.8h
+	WORD $0x0e26c002 // smull v2.8h, v0.8b, v6.8b
+	WORD $0x4e26c003 // smull2 v3.8h, v0.16b, v6.16b
+	WORD $0x4e602853 // saddlp v19.4s, v2.8h
+	WORD $0x4e606873 // sadalp v19.4s, v3.8h
+	WORD $0x0e27c022 // smull v2.8h, v1.8b, v7.8b
+	WORD $0x4e27c023 // smull2 v3.8h, v1.16b, v7.16b
+	WORD $0x4e606853 // sadalp v19.4s, v2.8h
+	WORD $0x4e606873 // sadalp v19.4s, v3.8h
+	WORD $0x0e28c002 // smull v2.8h, v0.8b, v8.8b
+	WORD $0x4e28c003 // smull2 v3.8h, v0.16b, v8.16b
+	WORD $0x4e602855 // saddlp v21.4s, v2.8h
+	WORD $0x4e606875 // sadalp v21.4s, v3.8h
+	WORD $0x0e29c022 // smull v2.8h, v1.8b, v9.8b
+	WORD $0x4e29c023 // smull2 v3.8h, v1.16b, v9.16b
+	WORD $0x4e606855 // sadalp v21.4s, v2.8h
+	WORD $0x4e606875 // sadalp v21.4s, v3.8h
+	WORD $0x0e2ac002 // smull v2.8h, v0.8b, v10.8b
+	WORD $0x4e2ac003 // smull2 v3.8h, v0.16b, v10.16b
+	WORD $0x4e602857 // saddlp v23.4s, v2.8h
+	WORD $0x4e606877 // sadalp v23.4s, v3.8h
+	WORD $0x0e2bc022 // smull v2.8h, v1.8b, v11.8b
+	WORD $0x4e2bc023 // smull2 v3.8h, v1.16b, v11.16b
+	WORD $0x4e606857 // sadalp v23.4s, v2.8h
+	WORD $0x4e606877 // sadalp v23.4s, v3.8h
+	// rows 2 and 3: their lanes added up in pairs
+	WORD $0x4eb1be10 // addp v16.4s, v16.4s, v17.4s
+	WORD $0x4eb3be52 // addp v18.4s, v18.4s, v19.4s
+	WORD $0x4eb5be94 // addp v20.4s, v20.4s, v21.4s
+	WORD $0x4eb7bed6 // addp v22.4s, v22.4s, v23.4s
+	WORD $0x0e2179ce // fcvtl v14.4s, v14.4h
+	// token 0: the four rows' block sums, in row order
+	WORD $0x4eb0bf10 // addp v16.4s, v24.4s, v16.4s
+	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
+	WORD $0x4f8f91c3 // fmul v3.4s, v14.4s, v15.s[0]
+	VFMLA V3.S4, V16.S4, V28.S4
+	// token 1: the four rows' block sums, in row order
+	WORD $0x4eb2bf32 // addp v18.4s, v25.4s, v18.4s
+	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
+	WORD $0x4faf91c3 // fmul v3.4s, v14.4s, v15.s[1]
+	VFMLA V3.S4, V18.S4, V29.S4
+	// token 2: the four rows' block sums, in row order
+	WORD $0x4eb4bf54 // addp v20.4s, v26.4s, v20.4s
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4f8f99c3 // fmul v3.4s, v14.4s, v15.s[2]
+	VFMLA V3.S4, V20.S4, V30.S4
+	// token 3: the four rows' block sums, in row order
+	WORD $0x4eb6bf76 // addp v22.4s, v27.4s, v22.4s
+	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
+	WORD $0x4faf99c3 // fmul v3.4s, v14.4s, v15.s[3]
+	VFMLA V3.S4, V22.S4, V31.S4
+	SUBS $1, R15, R15
+	BNE block
+store:
+	MOVD R6, R16
+	VST1 [V28.S4], (R16)
+	ADD R7, R16, R16
+	VST1 [V29.S4], (R16)
+	ADD R7, R16, R16
+	VST1 [V30.S4], (R16)
+	ADD R7, R16, R16
+	VST1 [V31.S4], (R16)
+	ADD $16, R6, R6
+	ADD R1<<2, R0, R0
+	SUBS $1, R2, R2
+	BNE group
+	RET
+
 // func iq4nlRows4T1Dot(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
 TEXT ·iq4nlRows4T1Dot(SB), NOSPLIT, $0-64
 	MOVD w+0(FP), R0
@@ -3482,6 +4435,167 @@ store:
 	VST1 [V29.S4], (R16)
 	ADD R7, R16, R16
 	VST1 [V30.S4], (R16)
+	ADD $16, R6, R6
+	ADD R1<<2, R0, R0
+	SUBS $1, R2, R2
+	BNE group
+	RET
+
+// func iq4nlRows4T4Dot(w *byte, wstride, groups int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·iq4nlRows4T4Dot(SB), NOSPLIT, $0-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD groups+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V12.B16
+	MOVD $0xf6eaddcfbfad9881, R16
+	VMOV R16, V13.D[0]
+	MOVD $0x7159453526190d01, R16
+	VMOV R16, V13.D[1]
+group:
+	MOVD R0, R8
+	ADD R1, R8, R9
+	ADD R1, R9, R10
+	ADD R1, R10, R11
+	MOVD R3, R12
+	ADD R4, R12, R13
+	ADD R4, R13, R14
+	ADD R4, R14, R19
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V31.B16, V31.B16, V31.B16
+	MOVD R5, R15
+	CBZ R15, store
+block:
+	VLD1.P 2(R12), V15.H[0]
+	VLD1.P 32(R12), [V4.B16, V5.B16]
+	VLD1.P 2(R13), V15.H[1]
+	VLD1.P 32(R13), [V6.B16, V7.B16]
+	VLD1.P 2(R14), V15.H[2]
+	VLD1.P 32(R14), [V8.B16, V9.B16]
+	VLD1.P 2(R19), V15.H[3]
+	VLD1.P 32(R19), [V10.B16, V11.B16]
+	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
+	VLD1.P 2(R8), V14.H[0]
+	VLD1.P 16(R8), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V12.B16, V0.B16, V0.B16
+	WORD $0x4e0001a0 // tbl v0.16b, {v13.16b}, v0.16b
+	WORD $0x4e0101a1 // tbl v1.16b, {v13.16b}, v1.16b
+	VEOR V16.B16, V16.B16, V16.B16
+	WORD $0x4e849410 // sdot v16.4s, v0.16b, v4.16b
+	WORD $0x4e859430 // sdot v16.4s, v1.16b, v5.16b
+	VEOR V18.B16, V18.B16, V18.B16
+	WORD $0x4e869412 // sdot v18.4s, v0.16b, v6.16b
+	WORD $0x4e879432 // sdot v18.4s, v1.16b, v7.16b
+	VEOR V20.B16, V20.B16, V20.B16
+	WORD $0x4e889414 // sdot v20.4s, v0.16b, v8.16b
+	WORD $0x4e899434 // sdot v20.4s, v1.16b, v9.16b
+	VEOR V22.B16, V22.B16, V22.B16
+	WORD $0x4e8a9416 // sdot v22.4s, v0.16b, v10.16b
+	WORD $0x4e8b9436 // sdot v22.4s, v1.16b, v11.16b
+	VLD1.P 2(R9), V14.H[1]
+	VLD1.P 16(R9), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V12.B16, V0.B16, V0.B16
+	WORD $0x4e0001a0 // tbl v0.16b, {v13.16b}, v0.16b
+	WORD $0x4e0101a1 // tbl v1.16b, {v13.16b}, v1.16b
+	VEOR V17.B16, V17.B16, V17.B16
+	WORD $0x4e849411 // sdot v17.4s, v0.16b, v4.16b
+	WORD $0x4e859431 // sdot v17.4s, v1.16b, v5.16b
+	VEOR V19.B16, V19.B16, V19.B16
+	WORD $0x4e869413 // sdot v19.4s, v0.16b, v6.16b
+	WORD $0x4e879433 // sdot v19.4s, v1.16b, v7.16b
+	VEOR V21.B16, V21.B16, V21.B16
+	WORD $0x4e889415 // sdot v21.4s, v0.16b, v8.16b
+	WORD $0x4e899435 // sdot v21.4s, v1.16b, v9.16b
+	VEOR V23.B16, V23.B16, V23.B16
+	WORD $0x4e8a9417 // sdot v23.4s, v0.16b, v10.16b
+	WORD $0x4e8b9437 // sdot v23.4s, v1.16b, v11.16b
+	// rows 0 and 1: their lanes added up in pairs
+	WORD $0x4eb1be18 // addp v24.4s, v16.4s, v17.4s
+	WORD $0x4eb3be59 // addp v25.4s, v18.4s, v19.4s
+	WORD $0x4eb5be9a // addp v26.4s, v20.4s, v21.4s
+	WORD $0x4eb7bedb // addp v27.4s, v22.4s, v23.4s
+	VLD1.P 2(R10), V14.H[2]
+	VLD1.P 16(R10), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V12.B16, V0.B16, V0.B16
+	WORD $0x4e0001a0 // tbl v0.16b, {v13.16b}, v0.16b
+	WORD $0x4e0101a1 // tbl v1.16b, {v13.16b}, v1.16b
+	VEOR V16.B16, V16.B16, V16.B16
+	WORD $0x4e849410 // sdot v16.4s, v0.16b, v4.16b
+	WORD $0x4e859430 // sdot v16.4s, v1.16b, v5.16b
+	VEOR V18.B16, V18.B16, V18.B16
+	WORD $0x4e869412 // sdot v18.4s, v0.16b, v6.16b
+	WORD $0x4e879432 // sdot v18.4s, v1.16b, v7.16b
+	VEOR V20.B16, V20.B16, V20.B16
+	WORD $0x4e889414 // sdot v20.4s, v0.16b, v8.16b
+	WORD $0x4e899434 // sdot v20.4s, v1.16b, v9.16b
+	VEOR V22.B16, V22.B16, V22.B16
+	WORD $0x4e8a9416 // sdot v22.4s, v0.16b, v10.16b
+	WORD $0x4e8b9436 // sdot v22.4s, v1.16b, v11.16b
+	VLD1.P 2(R11), V14.H[3]
+	VLD1.P 16(R11), [V0.B16]
+	VUSHR $4, V0.B16, V1.B16
+	VAND V12.B16, V0.B16, V0.B16
+	WORD $0x4e0001a0 // tbl v0.16b, {v13.16b}, v0.16b
+	WORD $0x4e0101a1 // tbl v1.16b, {v13.16b}, v1.16b
+	VEOR V17.B16, V17.B16, V17.B16
+	WORD $0x4e849411 // sdot v17.4s, v0.16b, v4.16b
+	WORD $0x4e859431 // sdot v17.4s, v1.16b, v5.16b
+	VEOR V19.B16, V19.B16, V19.B16
+	WORD $0x4e869413 // sdot v19.4s, v0.16b, v6.16b
+	WORD $0x4e879433 // sdot v19.4s, v1.16b, v7.16b
+	VEOR V21.B16, V21.B16, V21.B16
+	WORD $0x4e889415 // sdot v21.4s, v0.16b, v8.16b
+	WORD $0x4e899435 // sdot v21.4s, v1.16b, v9.16b
+	VEOR V23.B16, V23.B16, V23.B16
+	WORD $0x4e8a9417 // sdot v23.4s, v0.16b, v10.16b
+	WORD $0x4e8b9437 // sdot v23.4s, v1.16b, v11.16b
+	// rows 2 and 3: their lanes added up in pairs
+	WORD $0x4eb1be10 // addp v16.4s, v16.4s, v17.4s
+	WORD $0x4eb3be52 // addp v18.4s, v18.4s, v19.4s
+	WORD $0x4eb5be94 // addp v20.4s, v20.4s, v21.4s
+	WORD $0x4eb7bed6 // addp v22.4s, v22.4s, v23.4s
+	WORD $0x0e2179ce // fcvtl v14.4s, v14.4h
+	// token 0: the four rows' block sums, in row order
+	WORD $0x4eb0bf10 // addp v16.4s, v24.4s, v16.4s
+	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
+	WORD $0x4f8f91c3 // fmul v3.4s, v14.4s, v15.s[0]
+	VFMLA V3.S4, V16.S4, V28.S4
+	// token 1: the four rows' block sums, in row order
+	WORD $0x4eb2bf32 // addp v18.4s, v25.4s, v18.4s
+	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
+	WORD $0x4faf91c3 // fmul v3.4s, v14.4s, v15.s[1]
+	VFMLA V3.S4, V18.S4, V29.S4
+	// token 2: the four rows' block sums, in row order
+	WORD $0x4eb4bf54 // addp v20.4s, v26.4s, v20.4s
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4f8f99c3 // fmul v3.4s, v14.4s, v15.s[2]
+	VFMLA V3.S4, V20.S4, V30.S4
+	// token 3: the four rows' block sums, in row order
+	WORD $0x4eb6bf76 // addp v22.4s, v27.4s, v22.4s
+	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
+	WORD $0x4faf99c3 // fmul v3.4s, v14.4s, v15.s[3]
+	VFMLA V3.S4, V22.S4, V31.S4
+	SUBS $1, R15, R15
+	BNE block
+store:
+	MOVD R6, R16
+	VST1 [V28.S4], (R16)
+	ADD R7, R16, R16
+	VST1 [V29.S4], (R16)
+	ADD R7, R16, R16
+	VST1 [V30.S4], (R16)
+	ADD R7, R16, R16
+	VST1 [V31.S4], (R16)
 	ADD $16, R6, R6
 	ADD R1<<2, R0, R0
 	SUBS $1, R2, R2

@@ -607,7 +607,7 @@ func (g *gen) storeRow(T int, out string, each func(t int)) {
 func genQ0(g *gen) {
 	for _, k := range []q0Kind{q0Q8, q0Q4, q0IQ4NL} {
 		for _, dot := range []bool{false, true} {
-			for T := 1; T <= 3; T++ {
+			for T := 1; T <= 4; T++ {
 				genQ0T(g, k, dot, T)
 			}
 		}
@@ -802,6 +802,18 @@ func genQ0T(g *gen, k q0Kind, dot bool, T int) {
 	acc := func(r, t int) int { return 16 + 4*t + r }
 	xr := func(t, k int) int { return 4 + 2*t + k }
 	const s0, s1 = 14, 15
+	// Four tokens take the rows in pairs: each pair's lanes are added up
+	// (ADDP) after its second row, the first pair's into V24-V27, so a
+	// token needs two registers of partial sums, not four; the scales move
+	// to V14 and V15 and the product of scales to V3 (the NEON form's
+	// scratch, free by then). The sums are the same: ADDP's tree is
+	// unchanged.
+	pairs := T == 4
+	ps := func(t int) int { return 24 + t }
+	if pairs {
+		r.dw, r.dx, r.dd = 14, 15, 3
+		acc = func(row, t int) int { return 16 + 2*t + row%2 }
+	}
 	g.q0Kernel(k, formName(dot), T, r, func() {
 		for t := range T {
 			g.q0TokLoad(k, q0TokPtrs[t], r.dx, t, xr(t, 0), xr(t, 1))
@@ -848,10 +860,25 @@ func genQ0T(g *gen, k q0Kind, dot bool, T int) {
 					g.o2("sadalp.4s", a, 3)
 				}
 			}
+			if pairs && row%2 == 1 {
+				g.c("rows %d and %d: their lanes added up in pairs", row-1, row)
+				for t := range T {
+					d := acc(row, t) - 1 // the pair's first row's register
+					if row == 1 {
+						d = ps(t)
+					}
+					g.o3("addp.4s", d, acc(row-1, t), acc(row, t))
+				}
+			}
 		}
 		g.o2("fcvtl", r.dw, r.dw)
 		for t := range T {
 			g.c("token %d: the four rows' block sums, in row order", t)
+			if pairs {
+				g.o3("addp.4s", acc(2, t), ps(t), acc(2, t))
+				g.q0Scale(r, t, acc(2, t))
+				continue
+			}
 			g.o3("addp.4s", s0, acc(0, t), acc(1, t))
 			g.o3("addp.4s", s1, acc(2, t), acc(3, t))
 			g.o3("addp.4s", s0, s0, s1)
