@@ -11,7 +11,7 @@ import "unsafe"
 // runs its pure-Go reference.
 
 // q4KRows<T><form> compute, for nb > 0 Q4_K blocks a row and T Q8_K
-// activation rows (T = 1 to 4), bit for bit,
+// activation rows (T = 1 to 6), bit for bit,
 //
 //	for t := range T { for r := range rows {
 //		out[t*ostride+r] = dotQ4KRef(w[r*wstride:], x[t*xstride:], 256*nb) } }
@@ -51,6 +51,18 @@ func q4KRows3Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *floa
 
 //go:noescape
 func q4KRows4Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q4KRows5NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q4KRows6NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q4KRows5Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+
+//go:noescape
+func q4KRows6Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
 
 // q4KRows<T>MM (I8MM, T = 2 to 4) compute the same for 2·pairs rows: each
 // pair of rows against each pair of tokens is one SMMLA tile per 32
@@ -174,7 +186,10 @@ func gemvQ4K(w []byte, ws, rows int, x []byte, xs, ntok, cols int, out []float32
 		return
 	}
 	for t := 0; t < ntok; {
-		T := min(4, ntok-t)
+		T := run6(ntok - t) // the SDOT and NEON forms: up to six a pass
+		if useMM {
+			T = min(4, ntok-t)
+		}
 		q4KRows(T, &w[0], ws, rows, &x[t*xs], xs, nb, &out[t*os], os)
 		t += T
 	}
@@ -377,8 +392,9 @@ func registerQ2K() {
 // for this machine: Q2KLanes (arm64 has no AVX-512 repacking).
 func LlamaCppQ2KOrder() Q2KOrder { return Q2KLanes }
 
-// q4KRows runs the T-token Q4_K kernel of the form in use: with SMMLA
-// (T > 1) the pairs of rows, then an odd last row in the SDOT form.
+// q4KRows runs the T-token Q4_K kernel of the form in use (T ≤ 6; ≤ 4
+// with SMMLA): with SMMLA (T > 1) the pairs of rows, then an odd last row
+// in the SDOT form.
 func q4KRows(T int, w *byte, ws, rows int, x *byte, xs, nb int, out *float32, os int) {
 	if useMM && T > 1 {
 		switch pairs := rows / 2; {
@@ -398,6 +414,8 @@ func q4KRows(T int, w *byte, ws, rows int, x *byte, xs, nb int, out *float32, os
 		out = (*float32)(unsafe.Add(unsafe.Pointer(out), 4*last))
 		rows = 1
 	}
+	// Direct calls: through a func value the pointers would escape, and
+	// the one-row dot (a stack output) would allocate.
 	switch {
 	case useDot && T == 1:
 		q4KRows1Dot(w, ws, rows, x, xs, nb, out, os)
@@ -405,16 +423,24 @@ func q4KRows(T int, w *byte, ws, rows int, x *byte, xs, nb int, out *float32, os
 		q4KRows2Dot(w, ws, rows, x, xs, nb, out, os)
 	case useDot && T == 3:
 		q4KRows3Dot(w, ws, rows, x, xs, nb, out, os)
-	case useDot:
+	case useDot && T == 4:
 		q4KRows4Dot(w, ws, rows, x, xs, nb, out, os)
+	case useDot && T == 5:
+		q4KRows5Dot(w, ws, rows, x, xs, nb, out, os)
+	case useDot:
+		q4KRows6Dot(w, ws, rows, x, xs, nb, out, os)
 	case T == 1:
 		q4KRows1NEON(w, ws, rows, x, xs, nb, out, os)
 	case T == 2:
 		q4KRows2NEON(w, ws, rows, x, xs, nb, out, os)
 	case T == 3:
 		q4KRows3NEON(w, ws, rows, x, xs, nb, out, os)
-	default:
+	case T == 4:
 		q4KRows4NEON(w, ws, rows, x, xs, nb, out, os)
+	case T == 5:
+		q4KRows5NEON(w, ws, rows, x, xs, nb, out, os)
+	default:
+		q4KRows6NEON(w, ws, rows, x, xs, nb, out, os)
 	}
 }
 

@@ -1104,6 +1104,1136 @@ store:
 	BNE row
 	RET
 
+// func q4KRows5NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q4KRows5NEON(SB), NOSPLIT, $16-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V15.B16
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	ADD R4, R11, R12
+	ADD R4, R12, R13
+	MOVD R5, R17
+	FMOVS ZR, F24
+	FMOVS ZR, F28
+	FMOVS ZR, F25
+	FMOVS ZR, F29
+	FMOVS ZR, F26
+	FMOVS ZR, F30
+	FMOVS ZR, F27
+	FMOVS ZR, F31
+	MOVD $acc-16(SP), R15
+	MOVD ZR, (R15)
+	CBZ R17, store
+block:
+	// the scales and mins (get_scale_min_k4, as llama.cpp's utmp shuffle)
+	MOVWU 4(R8), R19
+	MOVWU 8(R8), R20
+	MOVWU 12(R8), R21
+	LSRW $4, R21, R22
+	ANDW $0x0f0f0f0f, R22, R22
+	LSRW $6, R20, R23
+	ANDW $0x03030303, R23, R23
+	ORRW R23<<4, R22, R22
+	ANDW $0x3f3f3f3f, R20, R23
+	ANDW $0x0f0f0f0f, R21, R24
+	LSRW $6, R19, R25
+	ANDW $0x03030303, R25, R25
+	ORRW R25<<4, R24, R24
+	ANDW $0x3f3f3f3f, R19, R19
+	ORR R24<<32, R19, R19
+	ORR R22<<32, R23, R23
+	FMOVD R19, F16
+	FMOVD R23, F17
+	VUXTL V16.B8, V16.H8
+	VUXTL V16.H4, V22.S4
+	VUXTL2 V16.H8, V23.S4
+	VUXTL V17.B8, V17.H8
+	VUXTL V17.H4, V20.S4
+	VUXTL2 V17.H8, V21.S4
+	VEOR V7.B16, V7.B16, V7.B16
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	ADD $16, R8, R19
+	// sub-blocks 0 and 1
+	VLD1.P 32(R19), [V0.B16, V1.B16]
+	VAND V15.B16, V0.B16, V2.B16
+	VAND V15.B16, V1.B16, V3.B16
+	VUSHR $4, V0.B16, V0.B16
+	VUSHR $4, V1.B16, V1.B16
+	ADD $4, R9, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9600c7 // mla v7.4s, v6.4s, v22.s[0]
+	ADD $4, R10, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9600c8 // mla v8.4s, v6.4s, v22.s[0]
+	ADD $4, R11, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9600c9 // mla v9.4s, v6.4s, v22.s[0]
+	ADD $4, R12, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9600ca // mla v10.4s, v6.4s, v22.s[0]
+	ADD $4, R13, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9600cb // mla v11.4s, v6.4s, v22.s[0]
+	ADD $36, R9, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb600c7 // mla v7.4s, v6.4s, v22.s[1]
+	ADD $36, R10, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb600c8 // mla v8.4s, v6.4s, v22.s[1]
+	ADD $36, R11, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb600c9 // mla v9.4s, v6.4s, v22.s[1]
+	ADD $36, R12, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb600ca // mla v10.4s, v6.4s, v22.s[1]
+	ADD $36, R13, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb600cb // mla v11.4s, v6.4s, v22.s[1]
+	// sub-blocks 2 and 3
+	VLD1.P 32(R19), [V0.B16, V1.B16]
+	VAND V15.B16, V0.B16, V2.B16
+	VAND V15.B16, V1.B16, V3.B16
+	VUSHR $4, V0.B16, V0.B16
+	VUSHR $4, V1.B16, V1.B16
+	ADD $68, R9, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9608c7 // mla v7.4s, v6.4s, v22.s[2]
+	ADD $68, R10, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9608c8 // mla v8.4s, v6.4s, v22.s[2]
+	ADD $68, R11, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9608c9 // mla v9.4s, v6.4s, v22.s[2]
+	ADD $68, R12, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9608ca // mla v10.4s, v6.4s, v22.s[2]
+	ADD $68, R13, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9608cb // mla v11.4s, v6.4s, v22.s[2]
+	ADD $100, R9, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb608c7 // mla v7.4s, v6.4s, v22.s[3]
+	ADD $100, R10, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb608c8 // mla v8.4s, v6.4s, v22.s[3]
+	ADD $100, R11, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb608c9 // mla v9.4s, v6.4s, v22.s[3]
+	ADD $100, R12, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb608ca // mla v10.4s, v6.4s, v22.s[3]
+	ADD $100, R13, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb608cb // mla v11.4s, v6.4s, v22.s[3]
+	// sub-blocks 4 and 5
+	VLD1.P 32(R19), [V0.B16, V1.B16]
+	VAND V15.B16, V0.B16, V2.B16
+	VAND V15.B16, V1.B16, V3.B16
+	VUSHR $4, V0.B16, V0.B16
+	VUSHR $4, V1.B16, V1.B16
+	ADD $132, R9, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9700c7 // mla v7.4s, v6.4s, v23.s[0]
+	ADD $132, R10, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9700c8 // mla v8.4s, v6.4s, v23.s[0]
+	ADD $132, R11, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9700c9 // mla v9.4s, v6.4s, v23.s[0]
+	ADD $132, R12, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9700ca // mla v10.4s, v6.4s, v23.s[0]
+	ADD $132, R13, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9700cb // mla v11.4s, v6.4s, v23.s[0]
+	ADD $164, R9, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb700c7 // mla v7.4s, v6.4s, v23.s[1]
+	ADD $164, R10, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb700c8 // mla v8.4s, v6.4s, v23.s[1]
+	ADD $164, R11, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb700c9 // mla v9.4s, v6.4s, v23.s[1]
+	ADD $164, R12, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb700ca // mla v10.4s, v6.4s, v23.s[1]
+	ADD $164, R13, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb700cb // mla v11.4s, v6.4s, v23.s[1]
+	// sub-blocks 6 and 7
+	VLD1.P 32(R19), [V0.B16, V1.B16]
+	VAND V15.B16, V0.B16, V2.B16
+	VAND V15.B16, V1.B16, V3.B16
+	VUSHR $4, V0.B16, V0.B16
+	VUSHR $4, V1.B16, V1.B16
+	ADD $196, R9, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9708c7 // mla v7.4s, v6.4s, v23.s[2]
+	ADD $196, R10, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9708c8 // mla v8.4s, v6.4s, v23.s[2]
+	ADD $196, R11, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9708c9 // mla v9.4s, v6.4s, v23.s[2]
+	ADD $196, R12, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9708ca // mla v10.4s, v6.4s, v23.s[2]
+	ADD $196, R13, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9708cb // mla v11.4s, v6.4s, v23.s[2]
+	ADD $228, R9, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb708c7 // mla v7.4s, v6.4s, v23.s[3]
+	ADD $228, R10, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb708c8 // mla v8.4s, v6.4s, v23.s[3]
+	ADD $228, R11, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb708c9 // mla v9.4s, v6.4s, v23.s[3]
+	ADD $228, R12, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb708ca // mla v10.4s, v6.4s, v23.s[3]
+	ADD $228, R13, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb708cb // mla v11.4s, v6.4s, v23.s[3]
+	// per token: isum, imin = Σ (bsums[2k]+bsums[2k+1])·mn[k], and the float accumulation
+	FMOVS (R8), F18
+	WORD $0x0e217a52 // fcvtl v18.4s, v18.4h
+	VADDV V7.S4, V7
+	WORD $0x5e21d8e7 // scvtf s7, s7
+	ADD $260, R9, R20
+	VLD1 (R20), [V2.H8, V3.H8]
+	WORD $0x4e602842 // saddlp v2.4s, v2.8h
+	WORD $0x4e602863 // saddlp v3.4s, v3.8h
+	WORD $0x4eb49c42 // mul v2.4s, v2.4s, v20.4s
+	WORD $0x4eb59462 // mla v2.4s, v3.4s, v21.4s
+	VADDV V2.S4, V2
+	WORD $0x5e21d842 // scvtf s2, s2
+	FMOVS (R9), F16
+	WORD $0x4f909253 // fmul v19.4s, v18.4s, v16.s[0]
+	FMADDS F19, F24, F7, F24
+	WORD $0x5fb3105c // fmla s28, s2, v19.s[1]
+	ADD $292, R9, R9
+	VADDV V8.S4, V8
+	WORD $0x5e21d908 // scvtf s8, s8
+	ADD $260, R10, R20
+	VLD1 (R20), [V2.H8, V3.H8]
+	WORD $0x4e602842 // saddlp v2.4s, v2.8h
+	WORD $0x4e602863 // saddlp v3.4s, v3.8h
+	WORD $0x4eb49c42 // mul v2.4s, v2.4s, v20.4s
+	WORD $0x4eb59462 // mla v2.4s, v3.4s, v21.4s
+	VADDV V2.S4, V2
+	WORD $0x5e21d842 // scvtf s2, s2
+	FMOVS (R10), F16
+	WORD $0x4f909253 // fmul v19.4s, v18.4s, v16.s[0]
+	FMADDS F19, F25, F8, F25
+	WORD $0x5fb3105d // fmla s29, s2, v19.s[1]
+	ADD $292, R10, R10
+	VADDV V9.S4, V9
+	WORD $0x5e21d929 // scvtf s9, s9
+	ADD $260, R11, R20
+	VLD1 (R20), [V2.H8, V3.H8]
+	WORD $0x4e602842 // saddlp v2.4s, v2.8h
+	WORD $0x4e602863 // saddlp v3.4s, v3.8h
+	WORD $0x4eb49c42 // mul v2.4s, v2.4s, v20.4s
+	WORD $0x4eb59462 // mla v2.4s, v3.4s, v21.4s
+	VADDV V2.S4, V2
+	WORD $0x5e21d842 // scvtf s2, s2
+	FMOVS (R11), F16
+	WORD $0x4f909253 // fmul v19.4s, v18.4s, v16.s[0]
+	FMADDS F19, F26, F9, F26
+	WORD $0x5fb3105e // fmla s30, s2, v19.s[1]
+	ADD $292, R11, R11
+	VADDV V10.S4, V10
+	WORD $0x5e21d94a // scvtf s10, s10
+	ADD $260, R12, R20
+	VLD1 (R20), [V2.H8, V3.H8]
+	WORD $0x4e602842 // saddlp v2.4s, v2.8h
+	WORD $0x4e602863 // saddlp v3.4s, v3.8h
+	WORD $0x4eb49c42 // mul v2.4s, v2.4s, v20.4s
+	WORD $0x4eb59462 // mla v2.4s, v3.4s, v21.4s
+	VADDV V2.S4, V2
+	WORD $0x5e21d842 // scvtf s2, s2
+	FMOVS (R12), F16
+	WORD $0x4f909253 // fmul v19.4s, v18.4s, v16.s[0]
+	FMADDS F19, F27, F10, F27
+	WORD $0x5fb3105f // fmla s31, s2, v19.s[1]
+	ADD $292, R12, R12
+	VADDV V11.S4, V11
+	WORD $0x5e21d96b // scvtf s11, s11
+	ADD $260, R13, R20
+	VLD1 (R20), [V2.H8, V3.H8]
+	WORD $0x4e602842 // saddlp v2.4s, v2.8h
+	WORD $0x4e602863 // saddlp v3.4s, v3.8h
+	WORD $0x4eb49c42 // mul v2.4s, v2.4s, v20.4s
+	WORD $0x4eb59462 // mla v2.4s, v3.4s, v21.4s
+	VADDV V2.S4, V2
+	WORD $0x5e21d842 // scvtf s2, s2
+	FMOVS (R13), F16
+	WORD $0x4f909253 // fmul v19.4s, v18.4s, v16.s[0]
+	MOVD $acc-16(SP), R15
+	FMOVS (R15), F0
+	FMOVS 4(R15), F1
+	FMADDS F19, F0, F11, F0
+	WORD $0x5fb31041 // fmla s1, s2, v19.s[1]
+	FMOVS F0, (R15)
+	FMOVS F1, 4(R15)
+	ADD $292, R13, R13
+	ADD $144, R8, R8
+	SUBS $1, R17, R17
+	BNE block
+store:
+	MOVD R6, R19
+	FSUBS F28, F24, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	FSUBS F29, F25, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	FSUBS F30, F26, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	FSUBS F31, F27, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	MOVD $acc-16(SP), R15
+	FMOVS (R15), F0
+	FMOVS 4(R15), F1
+	FSUBS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q4KRows6NEON(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q4KRows6NEON(SB), NOSPLIT, $32-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V15.B16
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	ADD R4, R11, R12
+	ADD R4, R12, R13
+	ADD R4, R13, R14
+	MOVD R5, R17
+	FMOVS ZR, F24
+	FMOVS ZR, F28
+	FMOVS ZR, F25
+	FMOVS ZR, F29
+	FMOVS ZR, F26
+	FMOVS ZR, F30
+	FMOVS ZR, F27
+	FMOVS ZR, F31
+	MOVD $acc-32(SP), R15
+	MOVD ZR, (R15)
+	MOVD $acc-16(SP), R15
+	MOVD ZR, (R15)
+	CBZ R17, store
+block:
+	// the scales and mins (get_scale_min_k4, as llama.cpp's utmp shuffle)
+	MOVWU 4(R8), R19
+	MOVWU 8(R8), R20
+	MOVWU 12(R8), R21
+	LSRW $4, R21, R22
+	ANDW $0x0f0f0f0f, R22, R22
+	LSRW $6, R20, R23
+	ANDW $0x03030303, R23, R23
+	ORRW R23<<4, R22, R22
+	ANDW $0x3f3f3f3f, R20, R23
+	ANDW $0x0f0f0f0f, R21, R24
+	LSRW $6, R19, R25
+	ANDW $0x03030303, R25, R25
+	ORRW R25<<4, R24, R24
+	ANDW $0x3f3f3f3f, R19, R19
+	ORR R24<<32, R19, R19
+	ORR R22<<32, R23, R23
+	FMOVD R19, F16
+	FMOVD R23, F17
+	VUXTL V16.B8, V16.H8
+	VUXTL V16.H4, V22.S4
+	VUXTL2 V16.H8, V23.S4
+	VUXTL V17.B8, V17.H8
+	VUXTL V17.H4, V20.S4
+	VUXTL2 V17.H8, V21.S4
+	VEOR V7.B16, V7.B16, V7.B16
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	VEOR V12.B16, V12.B16, V12.B16
+	ADD $16, R8, R19
+	// sub-blocks 0 and 1
+	VLD1.P 32(R19), [V0.B16, V1.B16]
+	VAND V15.B16, V0.B16, V2.B16
+	VAND V15.B16, V1.B16, V3.B16
+	VUSHR $4, V0.B16, V0.B16
+	VUSHR $4, V1.B16, V1.B16
+	ADD $4, R9, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9600c7 // mla v7.4s, v6.4s, v22.s[0]
+	ADD $4, R10, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9600c8 // mla v8.4s, v6.4s, v22.s[0]
+	ADD $4, R11, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9600c9 // mla v9.4s, v6.4s, v22.s[0]
+	ADD $4, R12, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9600ca // mla v10.4s, v6.4s, v22.s[0]
+	ADD $4, R13, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9600cb // mla v11.4s, v6.4s, v22.s[0]
+	ADD $4, R14, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9600cc // mla v12.4s, v6.4s, v22.s[0]
+	ADD $36, R9, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb600c7 // mla v7.4s, v6.4s, v22.s[1]
+	ADD $36, R10, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb600c8 // mla v8.4s, v6.4s, v22.s[1]
+	ADD $36, R11, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb600c9 // mla v9.4s, v6.4s, v22.s[1]
+	ADD $36, R12, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb600ca // mla v10.4s, v6.4s, v22.s[1]
+	ADD $36, R13, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb600cb // mla v11.4s, v6.4s, v22.s[1]
+	ADD $36, R14, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb600cc // mla v12.4s, v6.4s, v22.s[1]
+	// sub-blocks 2 and 3
+	VLD1.P 32(R19), [V0.B16, V1.B16]
+	VAND V15.B16, V0.B16, V2.B16
+	VAND V15.B16, V1.B16, V3.B16
+	VUSHR $4, V0.B16, V0.B16
+	VUSHR $4, V1.B16, V1.B16
+	ADD $68, R9, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9608c7 // mla v7.4s, v6.4s, v22.s[2]
+	ADD $68, R10, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9608c8 // mla v8.4s, v6.4s, v22.s[2]
+	ADD $68, R11, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9608c9 // mla v9.4s, v6.4s, v22.s[2]
+	ADD $68, R12, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9608ca // mla v10.4s, v6.4s, v22.s[2]
+	ADD $68, R13, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9608cb // mla v11.4s, v6.4s, v22.s[2]
+	ADD $68, R14, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9608cc // mla v12.4s, v6.4s, v22.s[2]
+	ADD $100, R9, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb608c7 // mla v7.4s, v6.4s, v22.s[3]
+	ADD $100, R10, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb608c8 // mla v8.4s, v6.4s, v22.s[3]
+	ADD $100, R11, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb608c9 // mla v9.4s, v6.4s, v22.s[3]
+	ADD $100, R12, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb608ca // mla v10.4s, v6.4s, v22.s[3]
+	ADD $100, R13, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb608cb // mla v11.4s, v6.4s, v22.s[3]
+	ADD $100, R14, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb608cc // mla v12.4s, v6.4s, v22.s[3]
+	// sub-blocks 4 and 5
+	VLD1.P 32(R19), [V0.B16, V1.B16]
+	VAND V15.B16, V0.B16, V2.B16
+	VAND V15.B16, V1.B16, V3.B16
+	VUSHR $4, V0.B16, V0.B16
+	VUSHR $4, V1.B16, V1.B16
+	ADD $132, R9, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9700c7 // mla v7.4s, v6.4s, v23.s[0]
+	ADD $132, R10, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9700c8 // mla v8.4s, v6.4s, v23.s[0]
+	ADD $132, R11, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9700c9 // mla v9.4s, v6.4s, v23.s[0]
+	ADD $132, R12, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9700ca // mla v10.4s, v6.4s, v23.s[0]
+	ADD $132, R13, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9700cb // mla v11.4s, v6.4s, v23.s[0]
+	ADD $132, R14, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9700cc // mla v12.4s, v6.4s, v23.s[0]
+	ADD $164, R9, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb700c7 // mla v7.4s, v6.4s, v23.s[1]
+	ADD $164, R10, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb700c8 // mla v8.4s, v6.4s, v23.s[1]
+	ADD $164, R11, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb700c9 // mla v9.4s, v6.4s, v23.s[1]
+	ADD $164, R12, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb700ca // mla v10.4s, v6.4s, v23.s[1]
+	ADD $164, R13, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb700cb // mla v11.4s, v6.4s, v23.s[1]
+	ADD $164, R14, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb700cc // mla v12.4s, v6.4s, v23.s[1]
+	// sub-blocks 6 and 7
+	VLD1.P 32(R19), [V0.B16, V1.B16]
+	VAND V15.B16, V0.B16, V2.B16
+	VAND V15.B16, V1.B16, V3.B16
+	VUSHR $4, V0.B16, V0.B16
+	VUSHR $4, V1.B16, V1.B16
+	ADD $196, R9, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9708c7 // mla v7.4s, v6.4s, v23.s[2]
+	ADD $196, R10, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9708c8 // mla v8.4s, v6.4s, v23.s[2]
+	ADD $196, R11, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9708c9 // mla v9.4s, v6.4s, v23.s[2]
+	ADD $196, R12, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9708ca // mla v10.4s, v6.4s, v23.s[2]
+	ADD $196, R13, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9708cb // mla v11.4s, v6.4s, v23.s[2]
+	ADD $196, R14, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c04e // smull v14.8h, v2.8b, v4.8b
+	WORD $0x4e24804e // smlal2 v14.8h, v2.16b, v4.16b
+	WORD $0x0e25806e // smlal v14.8h, v3.8b, v5.8b
+	WORD $0x4e25806e // smlal2 v14.8h, v3.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6f9708cc // mla v12.4s, v6.4s, v23.s[2]
+	ADD $228, R9, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb708c7 // mla v7.4s, v6.4s, v23.s[3]
+	ADD $228, R10, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb708c8 // mla v8.4s, v6.4s, v23.s[3]
+	ADD $228, R11, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb708c9 // mla v9.4s, v6.4s, v23.s[3]
+	ADD $228, R12, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb708ca // mla v10.4s, v6.4s, v23.s[3]
+	ADD $228, R13, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb708cb // mla v11.4s, v6.4s, v23.s[3]
+	ADD $228, R14, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	WORD $0x0e24c00e // smull v14.8h, v0.8b, v4.8b
+	WORD $0x4e24800e // smlal2 v14.8h, v0.16b, v4.16b
+	WORD $0x0e25802e // smlal v14.8h, v1.8b, v5.8b
+	WORD $0x4e25802e // smlal2 v14.8h, v1.16b, v5.16b
+	WORD $0x4e6029c6 // saddlp v6.4s, v14.8h
+	WORD $0x6fb708cc // mla v12.4s, v6.4s, v23.s[3]
+	// per token: isum, imin = Σ (bsums[2k]+bsums[2k+1])·mn[k], and the float accumulation
+	FMOVS (R8), F18
+	WORD $0x0e217a52 // fcvtl v18.4s, v18.4h
+	VADDV V7.S4, V7
+	WORD $0x5e21d8e7 // scvtf s7, s7
+	ADD $260, R9, R20
+	VLD1 (R20), [V2.H8, V3.H8]
+	WORD $0x4e602842 // saddlp v2.4s, v2.8h
+	WORD $0x4e602863 // saddlp v3.4s, v3.8h
+	WORD $0x4eb49c42 // mul v2.4s, v2.4s, v20.4s
+	WORD $0x4eb59462 // mla v2.4s, v3.4s, v21.4s
+	VADDV V2.S4, V2
+	WORD $0x5e21d842 // scvtf s2, s2
+	FMOVS (R9), F16
+	WORD $0x4f909253 // fmul v19.4s, v18.4s, v16.s[0]
+	FMADDS F19, F24, F7, F24
+	WORD $0x5fb3105c // fmla s28, s2, v19.s[1]
+	ADD $292, R9, R9
+	VADDV V8.S4, V8
+	WORD $0x5e21d908 // scvtf s8, s8
+	ADD $260, R10, R20
+	VLD1 (R20), [V2.H8, V3.H8]
+	WORD $0x4e602842 // saddlp v2.4s, v2.8h
+	WORD $0x4e602863 // saddlp v3.4s, v3.8h
+	WORD $0x4eb49c42 // mul v2.4s, v2.4s, v20.4s
+	WORD $0x4eb59462 // mla v2.4s, v3.4s, v21.4s
+	VADDV V2.S4, V2
+	WORD $0x5e21d842 // scvtf s2, s2
+	FMOVS (R10), F16
+	WORD $0x4f909253 // fmul v19.4s, v18.4s, v16.s[0]
+	FMADDS F19, F25, F8, F25
+	WORD $0x5fb3105d // fmla s29, s2, v19.s[1]
+	ADD $292, R10, R10
+	VADDV V9.S4, V9
+	WORD $0x5e21d929 // scvtf s9, s9
+	ADD $260, R11, R20
+	VLD1 (R20), [V2.H8, V3.H8]
+	WORD $0x4e602842 // saddlp v2.4s, v2.8h
+	WORD $0x4e602863 // saddlp v3.4s, v3.8h
+	WORD $0x4eb49c42 // mul v2.4s, v2.4s, v20.4s
+	WORD $0x4eb59462 // mla v2.4s, v3.4s, v21.4s
+	VADDV V2.S4, V2
+	WORD $0x5e21d842 // scvtf s2, s2
+	FMOVS (R11), F16
+	WORD $0x4f909253 // fmul v19.4s, v18.4s, v16.s[0]
+	FMADDS F19, F26, F9, F26
+	WORD $0x5fb3105e // fmla s30, s2, v19.s[1]
+	ADD $292, R11, R11
+	VADDV V10.S4, V10
+	WORD $0x5e21d94a // scvtf s10, s10
+	ADD $260, R12, R20
+	VLD1 (R20), [V2.H8, V3.H8]
+	WORD $0x4e602842 // saddlp v2.4s, v2.8h
+	WORD $0x4e602863 // saddlp v3.4s, v3.8h
+	WORD $0x4eb49c42 // mul v2.4s, v2.4s, v20.4s
+	WORD $0x4eb59462 // mla v2.4s, v3.4s, v21.4s
+	VADDV V2.S4, V2
+	WORD $0x5e21d842 // scvtf s2, s2
+	FMOVS (R12), F16
+	WORD $0x4f909253 // fmul v19.4s, v18.4s, v16.s[0]
+	FMADDS F19, F27, F10, F27
+	WORD $0x5fb3105f // fmla s31, s2, v19.s[1]
+	ADD $292, R12, R12
+	VADDV V11.S4, V11
+	WORD $0x5e21d96b // scvtf s11, s11
+	ADD $260, R13, R20
+	VLD1 (R20), [V2.H8, V3.H8]
+	WORD $0x4e602842 // saddlp v2.4s, v2.8h
+	WORD $0x4e602863 // saddlp v3.4s, v3.8h
+	WORD $0x4eb49c42 // mul v2.4s, v2.4s, v20.4s
+	WORD $0x4eb59462 // mla v2.4s, v3.4s, v21.4s
+	VADDV V2.S4, V2
+	WORD $0x5e21d842 // scvtf s2, s2
+	FMOVS (R13), F16
+	WORD $0x4f909253 // fmul v19.4s, v18.4s, v16.s[0]
+	MOVD $acc-32(SP), R15
+	FMOVS (R15), F0
+	FMOVS 4(R15), F1
+	FMADDS F19, F0, F11, F0
+	WORD $0x5fb31041 // fmla s1, s2, v19.s[1]
+	FMOVS F0, (R15)
+	FMOVS F1, 4(R15)
+	ADD $292, R13, R13
+	VADDV V12.S4, V12
+	WORD $0x5e21d98c // scvtf s12, s12
+	ADD $260, R14, R20
+	VLD1 (R20), [V2.H8, V3.H8]
+	WORD $0x4e602842 // saddlp v2.4s, v2.8h
+	WORD $0x4e602863 // saddlp v3.4s, v3.8h
+	WORD $0x4eb49c42 // mul v2.4s, v2.4s, v20.4s
+	WORD $0x4eb59462 // mla v2.4s, v3.4s, v21.4s
+	VADDV V2.S4, V2
+	WORD $0x5e21d842 // scvtf s2, s2
+	FMOVS (R14), F16
+	WORD $0x4f909253 // fmul v19.4s, v18.4s, v16.s[0]
+	MOVD $acc-16(SP), R15
+	FMOVS (R15), F0
+	FMOVS 4(R15), F1
+	FMADDS F19, F0, F12, F0
+	WORD $0x5fb31041 // fmla s1, s2, v19.s[1]
+	FMOVS F0, (R15)
+	FMOVS F1, 4(R15)
+	ADD $292, R14, R14
+	ADD $144, R8, R8
+	SUBS $1, R17, R17
+	BNE block
+store:
+	MOVD R6, R19
+	FSUBS F28, F24, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	FSUBS F29, F25, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	FSUBS F30, F26, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	FSUBS F31, F27, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	MOVD $acc-32(SP), R15
+	FMOVS (R15), F0
+	FMOVS 4(R15), F1
+	FSUBS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	MOVD $acc-16(SP), R15
+	FMOVS (R15), F0
+	FMOVS 4(R15), F1
+	FSUBS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
 // func q4KRows1Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
 TEXT ·q4KRows1Dot(SB), NOSPLIT, $0-64
 	MOVD w+0(FP), R0
@@ -2037,6 +3167,960 @@ store:
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
 	FSUBS F31, F27, F0
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q4KRows5Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q4KRows5Dot(SB), NOSPLIT, $16-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V15.B16
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	ADD R4, R11, R12
+	ADD R4, R12, R13
+	MOVD R5, R17
+	FMOVS ZR, F24
+	FMOVS ZR, F28
+	FMOVS ZR, F25
+	FMOVS ZR, F29
+	FMOVS ZR, F26
+	FMOVS ZR, F30
+	FMOVS ZR, F27
+	FMOVS ZR, F31
+	MOVD $acc-16(SP), R15
+	MOVD ZR, (R15)
+	CBZ R17, store
+block:
+	// the scales and mins (get_scale_min_k4, as llama.cpp's utmp shuffle)
+	MOVWU 4(R8), R19
+	MOVWU 8(R8), R20
+	MOVWU 12(R8), R21
+	LSRW $4, R21, R22
+	ANDW $0x0f0f0f0f, R22, R22
+	LSRW $6, R20, R23
+	ANDW $0x03030303, R23, R23
+	ORRW R23<<4, R22, R22
+	ANDW $0x3f3f3f3f, R20, R23
+	ANDW $0x0f0f0f0f, R21, R24
+	LSRW $6, R19, R25
+	ANDW $0x03030303, R25, R25
+	ORRW R25<<4, R24, R24
+	ANDW $0x3f3f3f3f, R19, R19
+	ORR R24<<32, R19, R19
+	ORR R22<<32, R23, R23
+	FMOVD R19, F16
+	FMOVD R23, F17
+	VUXTL V16.B8, V16.H8
+	VUXTL V16.H4, V22.S4
+	VUXTL2 V16.H8, V23.S4
+	VUXTL V17.B8, V17.H8
+	VUXTL V17.H4, V20.S4
+	VUXTL2 V17.H8, V21.S4
+	VEOR V7.B16, V7.B16, V7.B16
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	ADD $16, R8, R19
+	// sub-blocks 0 and 1
+	VLD1.P 32(R19), [V0.B16, V1.B16]
+	VAND V15.B16, V0.B16, V2.B16
+	VAND V15.B16, V1.B16, V3.B16
+	VUSHR $4, V0.B16, V0.B16
+	VUSHR $4, V1.B16, V1.B16
+	ADD $4, R9, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9600c7 // mla v7.4s, v6.4s, v22.s[0]
+	ADD $4, R10, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9600c8 // mla v8.4s, v6.4s, v22.s[0]
+	ADD $4, R11, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9600c9 // mla v9.4s, v6.4s, v22.s[0]
+	ADD $4, R12, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9600ca // mla v10.4s, v6.4s, v22.s[0]
+	ADD $4, R13, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9600cb // mla v11.4s, v6.4s, v22.s[0]
+	ADD $36, R9, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb600c7 // mla v7.4s, v6.4s, v22.s[1]
+	ADD $36, R10, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb600c8 // mla v8.4s, v6.4s, v22.s[1]
+	ADD $36, R11, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb600c9 // mla v9.4s, v6.4s, v22.s[1]
+	ADD $36, R12, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb600ca // mla v10.4s, v6.4s, v22.s[1]
+	ADD $36, R13, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb600cb // mla v11.4s, v6.4s, v22.s[1]
+	// sub-blocks 2 and 3
+	VLD1.P 32(R19), [V0.B16, V1.B16]
+	VAND V15.B16, V0.B16, V2.B16
+	VAND V15.B16, V1.B16, V3.B16
+	VUSHR $4, V0.B16, V0.B16
+	VUSHR $4, V1.B16, V1.B16
+	ADD $68, R9, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9608c7 // mla v7.4s, v6.4s, v22.s[2]
+	ADD $68, R10, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9608c8 // mla v8.4s, v6.4s, v22.s[2]
+	ADD $68, R11, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9608c9 // mla v9.4s, v6.4s, v22.s[2]
+	ADD $68, R12, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9608ca // mla v10.4s, v6.4s, v22.s[2]
+	ADD $68, R13, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9608cb // mla v11.4s, v6.4s, v22.s[2]
+	ADD $100, R9, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb608c7 // mla v7.4s, v6.4s, v22.s[3]
+	ADD $100, R10, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb608c8 // mla v8.4s, v6.4s, v22.s[3]
+	ADD $100, R11, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb608c9 // mla v9.4s, v6.4s, v22.s[3]
+	ADD $100, R12, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb608ca // mla v10.4s, v6.4s, v22.s[3]
+	ADD $100, R13, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb608cb // mla v11.4s, v6.4s, v22.s[3]
+	// sub-blocks 4 and 5
+	VLD1.P 32(R19), [V0.B16, V1.B16]
+	VAND V15.B16, V0.B16, V2.B16
+	VAND V15.B16, V1.B16, V3.B16
+	VUSHR $4, V0.B16, V0.B16
+	VUSHR $4, V1.B16, V1.B16
+	ADD $132, R9, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9700c7 // mla v7.4s, v6.4s, v23.s[0]
+	ADD $132, R10, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9700c8 // mla v8.4s, v6.4s, v23.s[0]
+	ADD $132, R11, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9700c9 // mla v9.4s, v6.4s, v23.s[0]
+	ADD $132, R12, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9700ca // mla v10.4s, v6.4s, v23.s[0]
+	ADD $132, R13, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9700cb // mla v11.4s, v6.4s, v23.s[0]
+	ADD $164, R9, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb700c7 // mla v7.4s, v6.4s, v23.s[1]
+	ADD $164, R10, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb700c8 // mla v8.4s, v6.4s, v23.s[1]
+	ADD $164, R11, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb700c9 // mla v9.4s, v6.4s, v23.s[1]
+	ADD $164, R12, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb700ca // mla v10.4s, v6.4s, v23.s[1]
+	ADD $164, R13, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb700cb // mla v11.4s, v6.4s, v23.s[1]
+	// sub-blocks 6 and 7
+	VLD1.P 32(R19), [V0.B16, V1.B16]
+	VAND V15.B16, V0.B16, V2.B16
+	VAND V15.B16, V1.B16, V3.B16
+	VUSHR $4, V0.B16, V0.B16
+	VUSHR $4, V1.B16, V1.B16
+	ADD $196, R9, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9708c7 // mla v7.4s, v6.4s, v23.s[2]
+	ADD $196, R10, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9708c8 // mla v8.4s, v6.4s, v23.s[2]
+	ADD $196, R11, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9708c9 // mla v9.4s, v6.4s, v23.s[2]
+	ADD $196, R12, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9708ca // mla v10.4s, v6.4s, v23.s[2]
+	ADD $196, R13, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9708cb // mla v11.4s, v6.4s, v23.s[2]
+	ADD $228, R9, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb708c7 // mla v7.4s, v6.4s, v23.s[3]
+	ADD $228, R10, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb708c8 // mla v8.4s, v6.4s, v23.s[3]
+	ADD $228, R11, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb708c9 // mla v9.4s, v6.4s, v23.s[3]
+	ADD $228, R12, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb708ca // mla v10.4s, v6.4s, v23.s[3]
+	ADD $228, R13, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb708cb // mla v11.4s, v6.4s, v23.s[3]
+	// per token: isum, imin = Σ (bsums[2k]+bsums[2k+1])·mn[k], and the float accumulation
+	FMOVS (R8), F18
+	WORD $0x0e217a52 // fcvtl v18.4s, v18.4h
+	VADDV V7.S4, V7
+	WORD $0x5e21d8e7 // scvtf s7, s7
+	ADD $260, R9, R20
+	VLD1 (R20), [V2.H8, V3.H8]
+	WORD $0x4e602842 // saddlp v2.4s, v2.8h
+	WORD $0x4e602863 // saddlp v3.4s, v3.8h
+	WORD $0x4eb49c42 // mul v2.4s, v2.4s, v20.4s
+	WORD $0x4eb59462 // mla v2.4s, v3.4s, v21.4s
+	VADDV V2.S4, V2
+	WORD $0x5e21d842 // scvtf s2, s2
+	FMOVS (R9), F16
+	WORD $0x4f909253 // fmul v19.4s, v18.4s, v16.s[0]
+	FMADDS F19, F24, F7, F24
+	WORD $0x5fb3105c // fmla s28, s2, v19.s[1]
+	ADD $292, R9, R9
+	VADDV V8.S4, V8
+	WORD $0x5e21d908 // scvtf s8, s8
+	ADD $260, R10, R20
+	VLD1 (R20), [V2.H8, V3.H8]
+	WORD $0x4e602842 // saddlp v2.4s, v2.8h
+	WORD $0x4e602863 // saddlp v3.4s, v3.8h
+	WORD $0x4eb49c42 // mul v2.4s, v2.4s, v20.4s
+	WORD $0x4eb59462 // mla v2.4s, v3.4s, v21.4s
+	VADDV V2.S4, V2
+	WORD $0x5e21d842 // scvtf s2, s2
+	FMOVS (R10), F16
+	WORD $0x4f909253 // fmul v19.4s, v18.4s, v16.s[0]
+	FMADDS F19, F25, F8, F25
+	WORD $0x5fb3105d // fmla s29, s2, v19.s[1]
+	ADD $292, R10, R10
+	VADDV V9.S4, V9
+	WORD $0x5e21d929 // scvtf s9, s9
+	ADD $260, R11, R20
+	VLD1 (R20), [V2.H8, V3.H8]
+	WORD $0x4e602842 // saddlp v2.4s, v2.8h
+	WORD $0x4e602863 // saddlp v3.4s, v3.8h
+	WORD $0x4eb49c42 // mul v2.4s, v2.4s, v20.4s
+	WORD $0x4eb59462 // mla v2.4s, v3.4s, v21.4s
+	VADDV V2.S4, V2
+	WORD $0x5e21d842 // scvtf s2, s2
+	FMOVS (R11), F16
+	WORD $0x4f909253 // fmul v19.4s, v18.4s, v16.s[0]
+	FMADDS F19, F26, F9, F26
+	WORD $0x5fb3105e // fmla s30, s2, v19.s[1]
+	ADD $292, R11, R11
+	VADDV V10.S4, V10
+	WORD $0x5e21d94a // scvtf s10, s10
+	ADD $260, R12, R20
+	VLD1 (R20), [V2.H8, V3.H8]
+	WORD $0x4e602842 // saddlp v2.4s, v2.8h
+	WORD $0x4e602863 // saddlp v3.4s, v3.8h
+	WORD $0x4eb49c42 // mul v2.4s, v2.4s, v20.4s
+	WORD $0x4eb59462 // mla v2.4s, v3.4s, v21.4s
+	VADDV V2.S4, V2
+	WORD $0x5e21d842 // scvtf s2, s2
+	FMOVS (R12), F16
+	WORD $0x4f909253 // fmul v19.4s, v18.4s, v16.s[0]
+	FMADDS F19, F27, F10, F27
+	WORD $0x5fb3105f // fmla s31, s2, v19.s[1]
+	ADD $292, R12, R12
+	VADDV V11.S4, V11
+	WORD $0x5e21d96b // scvtf s11, s11
+	ADD $260, R13, R20
+	VLD1 (R20), [V2.H8, V3.H8]
+	WORD $0x4e602842 // saddlp v2.4s, v2.8h
+	WORD $0x4e602863 // saddlp v3.4s, v3.8h
+	WORD $0x4eb49c42 // mul v2.4s, v2.4s, v20.4s
+	WORD $0x4eb59462 // mla v2.4s, v3.4s, v21.4s
+	VADDV V2.S4, V2
+	WORD $0x5e21d842 // scvtf s2, s2
+	FMOVS (R13), F16
+	WORD $0x4f909253 // fmul v19.4s, v18.4s, v16.s[0]
+	MOVD $acc-16(SP), R15
+	FMOVS (R15), F0
+	FMOVS 4(R15), F1
+	FMADDS F19, F0, F11, F0
+	WORD $0x5fb31041 // fmla s1, s2, v19.s[1]
+	FMOVS F0, (R15)
+	FMOVS F1, 4(R15)
+	ADD $292, R13, R13
+	ADD $144, R8, R8
+	SUBS $1, R17, R17
+	BNE block
+store:
+	MOVD R6, R19
+	FSUBS F28, F24, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	FSUBS F29, F25, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	FSUBS F30, F26, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	FSUBS F31, F27, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	MOVD $acc-16(SP), R15
+	FMOVS (R15), F0
+	FMOVS 4(R15), F1
+	FSUBS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD $4, R6, R6
+	ADD R1, R0, R0
+	SUBS $1, R2, R2
+	BNE row
+	RET
+
+// func q4KRows6Dot(w *byte, wstride, rows int, x *byte, xstride, nb int, out *float32, ostride int)
+TEXT ·q4KRows6Dot(SB), NOSPLIT, $32-64
+	MOVD w+0(FP), R0
+	MOVD wstride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD x+24(FP), R3
+	MOVD xstride+32(FP), R4
+	MOVD nb+40(FP), R5
+	MOVD out+48(FP), R6
+	MOVD ostride+56(FP), R7
+	LSL $2, R7, R7
+	VMOVI $15, V15.B16
+row:
+	MOVD R0, R8
+	MOVD R3, R9
+	ADD R4, R9, R10
+	ADD R4, R10, R11
+	ADD R4, R11, R12
+	ADD R4, R12, R13
+	ADD R4, R13, R14
+	MOVD R5, R17
+	FMOVS ZR, F24
+	FMOVS ZR, F28
+	FMOVS ZR, F25
+	FMOVS ZR, F29
+	FMOVS ZR, F26
+	FMOVS ZR, F30
+	FMOVS ZR, F27
+	FMOVS ZR, F31
+	MOVD $acc-32(SP), R15
+	MOVD ZR, (R15)
+	MOVD $acc-16(SP), R15
+	MOVD ZR, (R15)
+	CBZ R17, store
+block:
+	// the scales and mins (get_scale_min_k4, as llama.cpp's utmp shuffle)
+	MOVWU 4(R8), R19
+	MOVWU 8(R8), R20
+	MOVWU 12(R8), R21
+	LSRW $4, R21, R22
+	ANDW $0x0f0f0f0f, R22, R22
+	LSRW $6, R20, R23
+	ANDW $0x03030303, R23, R23
+	ORRW R23<<4, R22, R22
+	ANDW $0x3f3f3f3f, R20, R23
+	ANDW $0x0f0f0f0f, R21, R24
+	LSRW $6, R19, R25
+	ANDW $0x03030303, R25, R25
+	ORRW R25<<4, R24, R24
+	ANDW $0x3f3f3f3f, R19, R19
+	ORR R24<<32, R19, R19
+	ORR R22<<32, R23, R23
+	FMOVD R19, F16
+	FMOVD R23, F17
+	VUXTL V16.B8, V16.H8
+	VUXTL V16.H4, V22.S4
+	VUXTL2 V16.H8, V23.S4
+	VUXTL V17.B8, V17.H8
+	VUXTL V17.H4, V20.S4
+	VUXTL2 V17.H8, V21.S4
+	VEOR V7.B16, V7.B16, V7.B16
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	VEOR V12.B16, V12.B16, V12.B16
+	ADD $16, R8, R19
+	// sub-blocks 0 and 1
+	VLD1.P 32(R19), [V0.B16, V1.B16]
+	VAND V15.B16, V0.B16, V2.B16
+	VAND V15.B16, V1.B16, V3.B16
+	VUSHR $4, V0.B16, V0.B16
+	VUSHR $4, V1.B16, V1.B16
+	ADD $4, R9, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9600c7 // mla v7.4s, v6.4s, v22.s[0]
+	ADD $4, R10, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9600c8 // mla v8.4s, v6.4s, v22.s[0]
+	ADD $4, R11, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9600c9 // mla v9.4s, v6.4s, v22.s[0]
+	ADD $4, R12, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9600ca // mla v10.4s, v6.4s, v22.s[0]
+	ADD $4, R13, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9600cb // mla v11.4s, v6.4s, v22.s[0]
+	ADD $4, R14, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9600cc // mla v12.4s, v6.4s, v22.s[0]
+	ADD $36, R9, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb600c7 // mla v7.4s, v6.4s, v22.s[1]
+	ADD $36, R10, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb600c8 // mla v8.4s, v6.4s, v22.s[1]
+	ADD $36, R11, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb600c9 // mla v9.4s, v6.4s, v22.s[1]
+	ADD $36, R12, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb600ca // mla v10.4s, v6.4s, v22.s[1]
+	ADD $36, R13, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb600cb // mla v11.4s, v6.4s, v22.s[1]
+	ADD $36, R14, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb600cc // mla v12.4s, v6.4s, v22.s[1]
+	// sub-blocks 2 and 3
+	VLD1.P 32(R19), [V0.B16, V1.B16]
+	VAND V15.B16, V0.B16, V2.B16
+	VAND V15.B16, V1.B16, V3.B16
+	VUSHR $4, V0.B16, V0.B16
+	VUSHR $4, V1.B16, V1.B16
+	ADD $68, R9, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9608c7 // mla v7.4s, v6.4s, v22.s[2]
+	ADD $68, R10, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9608c8 // mla v8.4s, v6.4s, v22.s[2]
+	ADD $68, R11, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9608c9 // mla v9.4s, v6.4s, v22.s[2]
+	ADD $68, R12, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9608ca // mla v10.4s, v6.4s, v22.s[2]
+	ADD $68, R13, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9608cb // mla v11.4s, v6.4s, v22.s[2]
+	ADD $68, R14, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9608cc // mla v12.4s, v6.4s, v22.s[2]
+	ADD $100, R9, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb608c7 // mla v7.4s, v6.4s, v22.s[3]
+	ADD $100, R10, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb608c8 // mla v8.4s, v6.4s, v22.s[3]
+	ADD $100, R11, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb608c9 // mla v9.4s, v6.4s, v22.s[3]
+	ADD $100, R12, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb608ca // mla v10.4s, v6.4s, v22.s[3]
+	ADD $100, R13, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb608cb // mla v11.4s, v6.4s, v22.s[3]
+	ADD $100, R14, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb608cc // mla v12.4s, v6.4s, v22.s[3]
+	// sub-blocks 4 and 5
+	VLD1.P 32(R19), [V0.B16, V1.B16]
+	VAND V15.B16, V0.B16, V2.B16
+	VAND V15.B16, V1.B16, V3.B16
+	VUSHR $4, V0.B16, V0.B16
+	VUSHR $4, V1.B16, V1.B16
+	ADD $132, R9, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9700c7 // mla v7.4s, v6.4s, v23.s[0]
+	ADD $132, R10, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9700c8 // mla v8.4s, v6.4s, v23.s[0]
+	ADD $132, R11, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9700c9 // mla v9.4s, v6.4s, v23.s[0]
+	ADD $132, R12, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9700ca // mla v10.4s, v6.4s, v23.s[0]
+	ADD $132, R13, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9700cb // mla v11.4s, v6.4s, v23.s[0]
+	ADD $132, R14, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9700cc // mla v12.4s, v6.4s, v23.s[0]
+	ADD $164, R9, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb700c7 // mla v7.4s, v6.4s, v23.s[1]
+	ADD $164, R10, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb700c8 // mla v8.4s, v6.4s, v23.s[1]
+	ADD $164, R11, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb700c9 // mla v9.4s, v6.4s, v23.s[1]
+	ADD $164, R12, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb700ca // mla v10.4s, v6.4s, v23.s[1]
+	ADD $164, R13, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb700cb // mla v11.4s, v6.4s, v23.s[1]
+	ADD $164, R14, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb700cc // mla v12.4s, v6.4s, v23.s[1]
+	// sub-blocks 6 and 7
+	VLD1.P 32(R19), [V0.B16, V1.B16]
+	VAND V15.B16, V0.B16, V2.B16
+	VAND V15.B16, V1.B16, V3.B16
+	VUSHR $4, V0.B16, V0.B16
+	VUSHR $4, V1.B16, V1.B16
+	ADD $196, R9, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9708c7 // mla v7.4s, v6.4s, v23.s[2]
+	ADD $196, R10, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9708c8 // mla v8.4s, v6.4s, v23.s[2]
+	ADD $196, R11, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9708c9 // mla v9.4s, v6.4s, v23.s[2]
+	ADD $196, R12, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9708ca // mla v10.4s, v6.4s, v23.s[2]
+	ADD $196, R13, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9708cb // mla v11.4s, v6.4s, v23.s[2]
+	ADD $196, R14, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849446 // sdot v6.4s, v2.16b, v4.16b
+	WORD $0x4e859466 // sdot v6.4s, v3.16b, v5.16b
+	WORD $0x6f9708cc // mla v12.4s, v6.4s, v23.s[2]
+	ADD $228, R9, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb708c7 // mla v7.4s, v6.4s, v23.s[3]
+	ADD $228, R10, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb708c8 // mla v8.4s, v6.4s, v23.s[3]
+	ADD $228, R11, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb708c9 // mla v9.4s, v6.4s, v23.s[3]
+	ADD $228, R12, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb708ca // mla v10.4s, v6.4s, v23.s[3]
+	ADD $228, R13, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb708cb // mla v11.4s, v6.4s, v23.s[3]
+	ADD $228, R14, R20
+	VLD1 (R20), [V4.B16, V5.B16]
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e849406 // sdot v6.4s, v0.16b, v4.16b
+	WORD $0x4e859426 // sdot v6.4s, v1.16b, v5.16b
+	WORD $0x6fb708cc // mla v12.4s, v6.4s, v23.s[3]
+	// per token: isum, imin = Σ (bsums[2k]+bsums[2k+1])·mn[k], and the float accumulation
+	FMOVS (R8), F18
+	WORD $0x0e217a52 // fcvtl v18.4s, v18.4h
+	VADDV V7.S4, V7
+	WORD $0x5e21d8e7 // scvtf s7, s7
+	ADD $260, R9, R20
+	VLD1 (R20), [V2.H8, V3.H8]
+	WORD $0x4e602842 // saddlp v2.4s, v2.8h
+	WORD $0x4e602863 // saddlp v3.4s, v3.8h
+	WORD $0x4eb49c42 // mul v2.4s, v2.4s, v20.4s
+	WORD $0x4eb59462 // mla v2.4s, v3.4s, v21.4s
+	VADDV V2.S4, V2
+	WORD $0x5e21d842 // scvtf s2, s2
+	FMOVS (R9), F16
+	WORD $0x4f909253 // fmul v19.4s, v18.4s, v16.s[0]
+	FMADDS F19, F24, F7, F24
+	WORD $0x5fb3105c // fmla s28, s2, v19.s[1]
+	ADD $292, R9, R9
+	VADDV V8.S4, V8
+	WORD $0x5e21d908 // scvtf s8, s8
+	ADD $260, R10, R20
+	VLD1 (R20), [V2.H8, V3.H8]
+	WORD $0x4e602842 // saddlp v2.4s, v2.8h
+	WORD $0x4e602863 // saddlp v3.4s, v3.8h
+	WORD $0x4eb49c42 // mul v2.4s, v2.4s, v20.4s
+	WORD $0x4eb59462 // mla v2.4s, v3.4s, v21.4s
+	VADDV V2.S4, V2
+	WORD $0x5e21d842 // scvtf s2, s2
+	FMOVS (R10), F16
+	WORD $0x4f909253 // fmul v19.4s, v18.4s, v16.s[0]
+	FMADDS F19, F25, F8, F25
+	WORD $0x5fb3105d // fmla s29, s2, v19.s[1]
+	ADD $292, R10, R10
+	VADDV V9.S4, V9
+	WORD $0x5e21d929 // scvtf s9, s9
+	ADD $260, R11, R20
+	VLD1 (R20), [V2.H8, V3.H8]
+	WORD $0x4e602842 // saddlp v2.4s, v2.8h
+	WORD $0x4e602863 // saddlp v3.4s, v3.8h
+	WORD $0x4eb49c42 // mul v2.4s, v2.4s, v20.4s
+	WORD $0x4eb59462 // mla v2.4s, v3.4s, v21.4s
+	VADDV V2.S4, V2
+	WORD $0x5e21d842 // scvtf s2, s2
+	FMOVS (R11), F16
+	WORD $0x4f909253 // fmul v19.4s, v18.4s, v16.s[0]
+	FMADDS F19, F26, F9, F26
+	WORD $0x5fb3105e // fmla s30, s2, v19.s[1]
+	ADD $292, R11, R11
+	VADDV V10.S4, V10
+	WORD $0x5e21d94a // scvtf s10, s10
+	ADD $260, R12, R20
+	VLD1 (R20), [V2.H8, V3.H8]
+	WORD $0x4e602842 // saddlp v2.4s, v2.8h
+	WORD $0x4e602863 // saddlp v3.4s, v3.8h
+	WORD $0x4eb49c42 // mul v2.4s, v2.4s, v20.4s
+	WORD $0x4eb59462 // mla v2.4s, v3.4s, v21.4s
+	VADDV V2.S4, V2
+	WORD $0x5e21d842 // scvtf s2, s2
+	FMOVS (R12), F16
+	WORD $0x4f909253 // fmul v19.4s, v18.4s, v16.s[0]
+	FMADDS F19, F27, F10, F27
+	WORD $0x5fb3105f // fmla s31, s2, v19.s[1]
+	ADD $292, R12, R12
+	VADDV V11.S4, V11
+	WORD $0x5e21d96b // scvtf s11, s11
+	ADD $260, R13, R20
+	VLD1 (R20), [V2.H8, V3.H8]
+	WORD $0x4e602842 // saddlp v2.4s, v2.8h
+	WORD $0x4e602863 // saddlp v3.4s, v3.8h
+	WORD $0x4eb49c42 // mul v2.4s, v2.4s, v20.4s
+	WORD $0x4eb59462 // mla v2.4s, v3.4s, v21.4s
+	VADDV V2.S4, V2
+	WORD $0x5e21d842 // scvtf s2, s2
+	FMOVS (R13), F16
+	WORD $0x4f909253 // fmul v19.4s, v18.4s, v16.s[0]
+	MOVD $acc-32(SP), R15
+	FMOVS (R15), F0
+	FMOVS 4(R15), F1
+	FMADDS F19, F0, F11, F0
+	WORD $0x5fb31041 // fmla s1, s2, v19.s[1]
+	FMOVS F0, (R15)
+	FMOVS F1, 4(R15)
+	ADD $292, R13, R13
+	VADDV V12.S4, V12
+	WORD $0x5e21d98c // scvtf s12, s12
+	ADD $260, R14, R20
+	VLD1 (R20), [V2.H8, V3.H8]
+	WORD $0x4e602842 // saddlp v2.4s, v2.8h
+	WORD $0x4e602863 // saddlp v3.4s, v3.8h
+	WORD $0x4eb49c42 // mul v2.4s, v2.4s, v20.4s
+	WORD $0x4eb59462 // mla v2.4s, v3.4s, v21.4s
+	VADDV V2.S4, V2
+	WORD $0x5e21d842 // scvtf s2, s2
+	FMOVS (R14), F16
+	WORD $0x4f909253 // fmul v19.4s, v18.4s, v16.s[0]
+	MOVD $acc-16(SP), R15
+	FMOVS (R15), F0
+	FMOVS 4(R15), F1
+	FMADDS F19, F0, F12, F0
+	WORD $0x5fb31041 // fmla s1, s2, v19.s[1]
+	FMOVS F0, (R15)
+	FMOVS F1, 4(R15)
+	ADD $292, R14, R14
+	ADD $144, R8, R8
+	SUBS $1, R17, R17
+	BNE block
+store:
+	MOVD R6, R19
+	FSUBS F28, F24, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	FSUBS F29, F25, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	FSUBS F30, F26, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	FSUBS F31, F27, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	MOVD $acc-32(SP), R15
+	FMOVS (R15), F0
+	FMOVS 4(R15), F1
+	FSUBS F1, F0, F0
+	FMOVS F0, (R19)
+	ADD R7, R19, R19
+	MOVD $acc-16(SP), R15
+	FMOVS (R15), F0
+	FMOVS 4(R15), F1
+	FSUBS F1, F0, F0
 	FMOVS F0, (R19)
 	ADD $4, R6, R6
 	ADD R1, R0, R0

@@ -1033,7 +1033,7 @@ func (g *gen) kRowStart(xb []string, T int, pair bool, clear func()) {
 // reference's, exactly (modulo 2^32, as its int32 are).
 func genQ4K(g *gen) {
 	for _, dot := range []bool{false, true} {
-		for T := 1; T <= 4; T++ {
+		for T := 1; T <= 6; T++ {
 			genQ4KT(g, dot, T)
 		}
 	}
@@ -1043,7 +1043,16 @@ func genQ4K(g *gen) {
 }
 
 func genQ4KT(g *gen, dot bool, T int) {
-	g.rowsTStart("q4KRows", "rows", formName(dot), T)
+	// Past four tokens (wide) the tokens' quants are read from their block
+	// pointers at each load (the general registers run out), tokens 4 and
+	// 5 keep acc and accm in a 16-byte frame slot each, and the bsums'
+	// scratch moves to V2, V3 (V11, V12 hold isum of tokens 4 and 5).
+	wide := T > 4
+	locals := 0
+	if wide {
+		locals = 16 * (T - 4)
+	}
+	g.rowsTStartFrame("q4KRows", "rows", formName(dot), T, locals)
 	const (
 		mask       = 15
 		scLo, scHi = 22, 23 // the eight scales as int32
@@ -1051,16 +1060,27 @@ func genQ4KT(g *gen, dot bool, T int) {
 		dd         = 18     // f16(d), f16(dmin) in lanes 0, 1
 		p, tmp     = 6, 14
 	)
-	xb := []string{"R9", "R10", "R11", "R12"}  // each token's block
-	qp := []string{"R13", "R14", "R15", "R16"} // each token's quants
+	xb := []string{"R9", "R10", "R11", "R12", "R13", "R14"} // each token's block
+	qp := []string{"R13", "R14", "R15", "R16"}              // each token's quants
+	bs0, bs1 := 11, 12
+	if wide {
+		bs0, bs1 = 2, 3
+	}
 	isum := func(t int) int { return 7 + t }
 	acc := func(t int) int { return 24 + t }
 	accm := func(t int) int { return 28 + t }
+	inRegs := func(t int) bool { return t < 4 }
+	slot := func(t int) { g.p("MOVD $acc-%d(SP), R15", locals-16*(t-4)) }
 	g.movi(mask, 15)
 	g.kRowStart(xb, T, false, func() {
 		for t := range T {
-			g.p("FMOVS ZR, F%d", acc(t))
-			g.p("FMOVS ZR, F%d", accm(t))
+			if inRegs(t) {
+				g.p("FMOVS ZR, F%d", acc(t))
+				g.p("FMOVS ZR, F%d", accm(t))
+				continue
+			}
+			slot(t)
+			g.p("MOVD ZR, (R15)") // acc at 0, accm at 4
 		}
 	})
 	g.c("the scales and mins (get_scale_min_k4, as llama.cpp's utmp shuffle)")
@@ -1070,7 +1090,9 @@ func genQ4KT(g *gen, dot bool, T int) {
 	g.widen8(16, scLo, scHi)
 	g.widen8(17, mnLo, mnHi)
 	for t := range T {
-		g.p("ADD $4, %s, %s", xb[t], qp[t])
+		if !wide {
+			g.p("ADD $4, %s, %s", xb[t], qp[t])
+		}
 		g.zero(isum(t))
 	}
 	g.p("ADD $16, R8, R19")
@@ -1092,7 +1114,12 @@ func genQ4KT(g *gen, dot bool, T int) {
 				sc = scHi
 			}
 			for t := range T {
-				g.ld1b16(qp[t], 32, 4, 5)
+				if wide {
+					g.p("ADD $%d, %s, R20", 4+32*s, xb[t])
+					g.ld1b16("R20", 0, 4, 5)
+				} else {
+					g.ld1b16(qp[t], 32, 4, 5)
+				}
 				g.dot32(dot, p, a0, a1, 4, 5, tmp)
 				g.oe("mla.e", isum(t), p, sc, s%4)
 			}
@@ -1104,24 +1131,49 @@ func genQ4KT(g *gen, dot bool, T int) {
 	for t := range T {
 		g.addv(isum(t), isum(t))
 		g.o2("scvtf.s", isum(t), isum(t))
-		g.ld1("H8", qp[t], 0, 11, 12)
-		g.o2("saddlp.4s", 11, 11)
-		g.o2("saddlp.4s", 12, 12)
-		g.o3("mul.4s", 11, 11, mnLo)
-		g.o3("mla.4s", 11, 12, mnHi)
-		g.addv(11, 11)
-		g.o2("scvtf.s", 11, 11)
+		if wide {
+			g.p("ADD $260, %s, R20", xb[t])
+			g.ld1("H8", "R20", 0, bs0, bs1)
+		} else {
+			g.ld1("H8", qp[t], 0, bs0, bs1)
+		}
+		g.o2("saddlp.4s", bs0, bs0)
+		g.o2("saddlp.4s", bs1, bs1)
+		g.o3("mul.4s", bs0, bs0, mnLo)
+		g.o3("mla.4s", bs0, bs1, mnHi)
+		g.addv(bs0, bs0)
+		g.o2("scvtf.s", bs0, bs0)
 		g.p("FMOVS (%s), F16", xb[t])
 		g.oe("fmul.e", 19, dd, 16, 0) // f16(d)·x.d, f16(dmin)·x.d
-		g.p("FMADDS F19, F%d, F%d, F%d", acc(t), isum(t), acc(t))
-		g.oe("fmla.es", accm(t), 11, 19, 1)
+		a, am := acc(t), accm(t)
+		if !inRegs(t) {
+			a, am = 0, 1
+			slot(t)
+			g.p("FMOVS (R15), F0")
+			g.p("FMOVS 4(R15), F1")
+		}
+		g.p("FMADDS F19, F%d, F%d, F%d", a, isum(t), a)
+		g.oe("fmla.es", am, bs0, 19, 1)
+		if !inRegs(t) {
+			g.p("FMOVS F0, (R15)")
+			g.p("FMOVS F1, 4(R15)")
+		}
 		g.p("ADD $292, %s, %s", xb[t], xb[t])
 	}
 	g.p("ADD $144, R8, R8")
 	g.p("SUBS $1, R17, R17")
 	g.p("BNE block")
 	g.label("store")
-	g.storeRow(T, "R19", func(t int) { g.p("FSUBS F%d, F%d, F0", accm(t), acc(t)) })
+	g.storeRow(T, "R19", func(t int) {
+		if inRegs(t) {
+			g.p("FSUBS F%d, F%d, F0", accm(t), acc(t))
+			return
+		}
+		slot(t)
+		g.p("FMOVS (R15), F0")
+		g.p("FMOVS 4(R15), F1")
+		g.p("FSUBS F1, F0, F0")
+	})
 }
 
 // q4KScratch are the general registers q4KScalesMins takes.
