@@ -11822,7 +11822,7 @@ block:
 	BNE block
 store:
 	MOVD R6, R19
-	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
 	WORD $0x4e37d6c0 // fadd v0.4s, v22.4s, v23.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
@@ -12213,7 +12213,7 @@ block:
 	BNE block
 store:
 	MOVD R6, R19
-	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
 	WORD $0x4e37d6c0 // fadd v0.4s, v22.4s, v23.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
@@ -12221,7 +12221,7 @@ store:
 	FADDS F28, F0, F0
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
-	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
 	WORD $0x4e39d700 // fadd v0.4s, v24.4s, v25.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
@@ -12745,7 +12745,7 @@ block:
 	BNE block
 store:
 	MOVD R6, R19
-	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
 	WORD $0x4e37d6c0 // fadd v0.4s, v22.4s, v23.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
@@ -12753,7 +12753,7 @@ store:
 	FADDS F28, F0, F0
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
-	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
 	WORD $0x4e39d700 // fadd v0.4s, v24.4s, v25.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
@@ -12761,7 +12761,7 @@ store:
 	FADDS F29, F0, F0
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
-	// token 2, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	// token 2, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
 	WORD $0x4e3bd740 // fadd v0.4s, v26.4s, v27.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
@@ -13395,15 +13395,16 @@ block:
 	FMOVS (R11), F9
 	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
 	MOVD $acc-96(SP), R15
-	VLD1 (R15), [V4.S4, V5.S4]
 	FMOVS 32(R15), F0
 	WORD $0x5fa750c0 // fmls s0, s6, v7.s[1]
+	FMOVS F0, 32(R15)
 	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
 	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	MOVD $acc-96(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
 	WORD $0x4f871284 // fmla v4.4s, v20.4s, v7.s[0]
 	WORD $0x4f8712a5 // fmla v5.4s, v21.4s, v7.s[0]
 	VST1 [V4.S4, V5.S4], (R15)
-	FMOVS F0, 32(R15)
 	ADD $292, R11, R11
 	ADD $260, R13, R19
 	VLD1 (R19), [V8.H8, V9.H8]
@@ -13415,22 +13416,23 @@ block:
 	FMOVS (R13), F9
 	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
 	MOVD $acc-48(SP), R15
-	VLD1 (R15), [V4.S4, V5.S4]
 	FMOVS 32(R15), F0
 	WORD $0x5fa750c0 // fmls s0, s6, v7.s[1]
+	FMOVS F0, 32(R15)
 	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
 	WORD $0x4e21daf7 // scvtf v23.4s, v23.4s
+	MOVD $acc-48(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
 	WORD $0x4f8712c4 // fmla v4.4s, v22.4s, v7.s[0]
 	WORD $0x4f8712e5 // fmla v5.4s, v23.4s, v7.s[0]
 	VST1 [V4.S4, V5.S4], (R15)
-	FMOVS F0, 32(R15)
 	ADD $292, R13, R13
 	ADD $176, R8, R8
 	SUBS $1, R17, R17
 	BNE block
 store:
 	MOVD R6, R19
-	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
 	WORD $0x4e39d700 // fadd v0.4s, v24.4s, v25.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
@@ -13438,7 +13440,7 @@ store:
 	FADDS F26, F0, F0
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
-	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
 	WORD $0x4e3cd760 // fadd v0.4s, v27.4s, v28.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
@@ -13446,24 +13448,26 @@ store:
 	FADDS F29, F0, F0
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
-	// token 2, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	// token 2, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
 	MOVD $acc-96(SP), R15
 	VLD1 (R15), [V4.S4, V5.S4]
 	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
+	MOVD $acc-96(SP), R15
 	FMOVS 32(R15), F1
 	FADDS F1, F0, F0
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
-	// token 3, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	// token 3, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
 	MOVD $acc-48(SP), R15
 	VLD1 (R15), [V4.S4, V5.S4]
 	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
+	MOVD $acc-48(SP), R15
 	FMOVS 32(R15), F1
 	FADDS F1, F0, F0
 	FMOVS F0, (R19)
@@ -14197,15 +14201,16 @@ block:
 	FMOVS (R10), F9
 	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
 	MOVD $acc-192(SP), R15
-	VLD1 (R15), [V4.S4, V5.S4]
 	FMOVS 32(R15), F0
 	WORD $0x5fa750c0 // fmls s0, s6, v7.s[1]
+	FMOVS F0, 32(R15)
 	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
 	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
+	MOVD $acc-192(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
 	WORD $0x4f871244 // fmla v4.4s, v18.4s, v7.s[0]
 	WORD $0x4f871265 // fmla v5.4s, v19.4s, v7.s[0]
 	VST1 [V4.S4, V5.S4], (R15)
-	FMOVS F0, 32(R15)
 	ADD $292, R10, R10
 	ADD $260, R11, R19
 	VLD1 (R19), [V8.H8, V9.H8]
@@ -14217,15 +14222,16 @@ block:
 	FMOVS (R11), F9
 	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
 	MOVD $acc-144(SP), R15
-	VLD1 (R15), [V4.S4, V5.S4]
 	FMOVS 32(R15), F0
 	WORD $0x5fa750c0 // fmls s0, s6, v7.s[1]
+	FMOVS F0, 32(R15)
 	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
 	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	MOVD $acc-144(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
 	WORD $0x4f871284 // fmla v4.4s, v20.4s, v7.s[0]
 	WORD $0x4f8712a5 // fmla v5.4s, v21.4s, v7.s[0]
 	VST1 [V4.S4, V5.S4], (R15)
-	FMOVS F0, 32(R15)
 	ADD $292, R11, R11
 	ADD $260, R13, R19
 	VLD1 (R19), [V8.H8, V9.H8]
@@ -14237,15 +14243,16 @@ block:
 	FMOVS (R13), F9
 	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
 	MOVD $acc-96(SP), R15
-	VLD1 (R15), [V4.S4, V5.S4]
 	FMOVS 32(R15), F0
 	WORD $0x5fa750c0 // fmls s0, s6, v7.s[1]
+	FMOVS F0, 32(R15)
 	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
 	WORD $0x4e21daf7 // scvtf v23.4s, v23.4s
+	MOVD $acc-96(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
 	WORD $0x4f8712c4 // fmla v4.4s, v22.4s, v7.s[0]
 	WORD $0x4f8712e5 // fmla v5.4s, v23.4s, v7.s[0]
 	VST1 [V4.S4, V5.S4], (R15)
-	FMOVS F0, 32(R15)
 	ADD $292, R13, R13
 	ADD $260, R14, R19
 	VLD1 (R19), [V8.H8, V9.H8]
@@ -14257,22 +14264,23 @@ block:
 	FMOVS (R14), F9
 	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
 	MOVD $acc-48(SP), R15
-	VLD1 (R15), [V4.S4, V5.S4]
 	FMOVS 32(R15), F0
 	WORD $0x5fa750c0 // fmls s0, s6, v7.s[1]
+	FMOVS F0, 32(R15)
 	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
 	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
+	MOVD $acc-48(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
 	WORD $0x4f871304 // fmla v4.4s, v24.4s, v7.s[0]
 	WORD $0x4f871325 // fmla v5.4s, v25.4s, v7.s[0]
 	VST1 [V4.S4, V5.S4], (R15)
-	FMOVS F0, 32(R15)
 	ADD $292, R14, R14
 	ADD $176, R8, R8
 	SUBS $1, R17, R17
 	BNE block
 store:
 	MOVD R6, R19
-	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
 	WORD $0x4e3bd740 // fadd v0.4s, v26.4s, v27.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
@@ -14280,46 +14288,50 @@ store:
 	FADDS F28, F0, F0
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
-	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
 	MOVD $acc-192(SP), R15
 	VLD1 (R15), [V4.S4, V5.S4]
 	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
+	MOVD $acc-192(SP), R15
 	FMOVS 32(R15), F1
 	FADDS F1, F0, F0
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
-	// token 2, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	// token 2, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
 	MOVD $acc-144(SP), R15
 	VLD1 (R15), [V4.S4, V5.S4]
 	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
+	MOVD $acc-144(SP), R15
 	FMOVS 32(R15), F1
 	FADDS F1, F0, F0
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
-	// token 3, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	// token 3, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
 	MOVD $acc-96(SP), R15
 	VLD1 (R15), [V4.S4, V5.S4]
 	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
+	MOVD $acc-96(SP), R15
 	FMOVS 32(R15), F1
 	FADDS F1, F0, F0
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
-	// token 4, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	// token 4, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
 	MOVD $acc-48(SP), R15
 	VLD1 (R15), [V4.S4, V5.S4]
 	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
+	MOVD $acc-48(SP), R15
 	FMOVS 32(R15), F1
 	FADDS F1, F0, F0
 	FMOVS F0, (R19)
@@ -15171,15 +15183,16 @@ block:
 	FMOVS (R10), F9
 	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
 	MOVD $acc-240(SP), R15
-	VLD1 (R15), [V4.S4, V5.S4]
 	FMOVS 32(R15), F0
 	WORD $0x5fa750c0 // fmls s0, s6, v7.s[1]
+	FMOVS F0, 32(R15)
 	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
 	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
+	MOVD $acc-240(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
 	WORD $0x4f871244 // fmla v4.4s, v18.4s, v7.s[0]
 	WORD $0x4f871265 // fmla v5.4s, v19.4s, v7.s[0]
 	VST1 [V4.S4, V5.S4], (R15)
-	FMOVS F0, 32(R15)
 	ADD $292, R10, R10
 	ADD $260, R11, R19
 	VLD1 (R19), [V8.H8, V9.H8]
@@ -15191,15 +15204,16 @@ block:
 	FMOVS (R11), F9
 	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
 	MOVD $acc-192(SP), R15
-	VLD1 (R15), [V4.S4, V5.S4]
 	FMOVS 32(R15), F0
 	WORD $0x5fa750c0 // fmls s0, s6, v7.s[1]
+	FMOVS F0, 32(R15)
 	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
 	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	MOVD $acc-192(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
 	WORD $0x4f871284 // fmla v4.4s, v20.4s, v7.s[0]
 	WORD $0x4f8712a5 // fmla v5.4s, v21.4s, v7.s[0]
 	VST1 [V4.S4, V5.S4], (R15)
-	FMOVS F0, 32(R15)
 	ADD $292, R11, R11
 	ADD $260, R13, R19
 	VLD1 (R19), [V8.H8, V9.H8]
@@ -15211,15 +15225,16 @@ block:
 	FMOVS (R13), F9
 	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
 	MOVD $acc-144(SP), R15
-	VLD1 (R15), [V4.S4, V5.S4]
 	FMOVS 32(R15), F0
 	WORD $0x5fa750c0 // fmls s0, s6, v7.s[1]
+	FMOVS F0, 32(R15)
 	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
 	WORD $0x4e21daf7 // scvtf v23.4s, v23.4s
+	MOVD $acc-144(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
 	WORD $0x4f8712c4 // fmla v4.4s, v22.4s, v7.s[0]
 	WORD $0x4f8712e5 // fmla v5.4s, v23.4s, v7.s[0]
 	VST1 [V4.S4, V5.S4], (R15)
-	FMOVS F0, 32(R15)
 	ADD $292, R13, R13
 	ADD $260, R14, R19
 	VLD1 (R19), [V8.H8, V9.H8]
@@ -15231,15 +15246,16 @@ block:
 	FMOVS (R14), F9
 	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
 	MOVD $acc-96(SP), R15
-	VLD1 (R15), [V4.S4, V5.S4]
 	FMOVS 32(R15), F0
 	WORD $0x5fa750c0 // fmls s0, s6, v7.s[1]
+	FMOVS F0, 32(R15)
 	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
 	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
+	MOVD $acc-96(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
 	WORD $0x4f871304 // fmla v4.4s, v24.4s, v7.s[0]
 	WORD $0x4f871325 // fmla v5.4s, v25.4s, v7.s[0]
 	VST1 [V4.S4, V5.S4], (R15)
-	FMOVS F0, 32(R15)
 	ADD $292, R14, R14
 	ADD $260, R16, R19
 	VLD1 (R19), [V8.H8, V9.H8]
@@ -15251,22 +15267,23 @@ block:
 	FMOVS (R16), F9
 	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
 	MOVD $acc-48(SP), R15
-	VLD1 (R15), [V4.S4, V5.S4]
 	FMOVS 32(R15), F0
 	WORD $0x5fa750c0 // fmls s0, s6, v7.s[1]
+	FMOVS F0, 32(R15)
 	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
 	WORD $0x4e21db7b // scvtf v27.4s, v27.4s
+	MOVD $acc-48(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
 	WORD $0x4f871344 // fmla v4.4s, v26.4s, v7.s[0]
 	WORD $0x4f871365 // fmla v5.4s, v27.4s, v7.s[0]
 	VST1 [V4.S4, V5.S4], (R15)
-	FMOVS F0, 32(R15)
 	ADD $292, R16, R16
 	ADD $176, R8, R8
 	SUBS $1, R17, R17
 	BNE block
 store:
 	MOVD R6, R19
-	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
 	WORD $0x4e3dd780 // fadd v0.4s, v28.4s, v29.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
@@ -15274,57 +15291,62 @@ store:
 	FADDS F30, F0, F0
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
-	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
 	MOVD $acc-240(SP), R15
 	VLD1 (R15), [V4.S4, V5.S4]
 	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
+	MOVD $acc-240(SP), R15
 	FMOVS 32(R15), F1
 	FADDS F1, F0, F0
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
-	// token 2, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	// token 2, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
 	MOVD $acc-192(SP), R15
 	VLD1 (R15), [V4.S4, V5.S4]
 	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
+	MOVD $acc-192(SP), R15
 	FMOVS 32(R15), F1
 	FADDS F1, F0, F0
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
-	// token 3, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	// token 3, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
 	MOVD $acc-144(SP), R15
 	VLD1 (R15), [V4.S4, V5.S4]
 	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
+	MOVD $acc-144(SP), R15
 	FMOVS 32(R15), F1
 	FADDS F1, F0, F0
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
-	// token 4, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	// token 4, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
 	MOVD $acc-96(SP), R15
 	VLD1 (R15), [V4.S4, V5.S4]
 	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
+	MOVD $acc-96(SP), R15
 	FMOVS 32(R15), F1
 	FADDS F1, F0, F0
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
-	// token 5, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	// token 5, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
 	MOVD $acc-48(SP), R15
 	VLD1 (R15), [V4.S4, V5.S4]
 	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
+	MOVD $acc-48(SP), R15
 	FMOVS 32(R15), F1
 	FADDS F1, F0, F0
 	FMOVS F0, (R19)
@@ -15531,7 +15553,7 @@ block:
 	BNE block
 store:
 	MOVD R6, R19
-	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
 	WORD $0x4e37d6c0 // fadd v0.4s, v22.4s, v23.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
@@ -15826,7 +15848,7 @@ block:
 	BNE block
 store:
 	MOVD R6, R19
-	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
 	WORD $0x4e37d6c0 // fadd v0.4s, v22.4s, v23.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
@@ -15834,7 +15856,7 @@ store:
 	FADDS F28, F0, F0
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
-	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
 	WORD $0x4e39d700 // fadd v0.4s, v24.4s, v25.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
@@ -16214,7 +16236,7 @@ block:
 	BNE block
 store:
 	MOVD R6, R19
-	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
 	WORD $0x4e37d6c0 // fadd v0.4s, v22.4s, v23.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
@@ -16222,7 +16244,7 @@ store:
 	FADDS F28, F0, F0
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
-	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
 	WORD $0x4e39d700 // fadd v0.4s, v24.4s, v25.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
@@ -16230,7 +16252,7 @@ store:
 	FADDS F29, F0, F0
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
-	// token 2, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	// token 2, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
 	WORD $0x4e3bd740 // fadd v0.4s, v26.4s, v27.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
@@ -16672,15 +16694,16 @@ block:
 	FMOVS (R11), F9
 	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
 	MOVD $acc-96(SP), R15
-	VLD1 (R15), [V4.S4, V5.S4]
 	FMOVS 32(R15), F0
 	WORD $0x5fa750c0 // fmls s0, s6, v7.s[1]
+	FMOVS F0, 32(R15)
 	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
 	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	MOVD $acc-96(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
 	WORD $0x4f871284 // fmla v4.4s, v20.4s, v7.s[0]
 	WORD $0x4f8712a5 // fmla v5.4s, v21.4s, v7.s[0]
 	VST1 [V4.S4, V5.S4], (R15)
-	FMOVS F0, 32(R15)
 	ADD $292, R11, R11
 	ADD $260, R13, R19
 	VLD1 (R19), [V8.H8, V9.H8]
@@ -16692,22 +16715,23 @@ block:
 	FMOVS (R13), F9
 	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
 	MOVD $acc-48(SP), R15
-	VLD1 (R15), [V4.S4, V5.S4]
 	FMOVS 32(R15), F0
 	WORD $0x5fa750c0 // fmls s0, s6, v7.s[1]
+	FMOVS F0, 32(R15)
 	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
 	WORD $0x4e21daf7 // scvtf v23.4s, v23.4s
+	MOVD $acc-48(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
 	WORD $0x4f8712c4 // fmla v4.4s, v22.4s, v7.s[0]
 	WORD $0x4f8712e5 // fmla v5.4s, v23.4s, v7.s[0]
 	VST1 [V4.S4, V5.S4], (R15)
-	FMOVS F0, 32(R15)
 	ADD $292, R13, R13
 	ADD $176, R8, R8
 	SUBS $1, R17, R17
 	BNE block
 store:
 	MOVD R6, R19
-	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
 	WORD $0x4e39d700 // fadd v0.4s, v24.4s, v25.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
@@ -16715,7 +16739,7 @@ store:
 	FADDS F26, F0, F0
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
-	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
 	WORD $0x4e3cd760 // fadd v0.4s, v27.4s, v28.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
@@ -16723,24 +16747,26 @@ store:
 	FADDS F29, F0, F0
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
-	// token 2, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	// token 2, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
 	MOVD $acc-96(SP), R15
 	VLD1 (R15), [V4.S4, V5.S4]
 	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
+	MOVD $acc-96(SP), R15
 	FMOVS 32(R15), F1
 	FADDS F1, F0, F0
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
-	// token 3, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	// token 3, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
 	MOVD $acc-48(SP), R15
 	VLD1 (R15), [V4.S4, V5.S4]
 	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
+	MOVD $acc-48(SP), R15
 	FMOVS 32(R15), F1
 	FADDS F1, F0, F0
 	FMOVS F0, (R19)
@@ -17234,15 +17260,16 @@ block:
 	FMOVS (R10), F9
 	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
 	MOVD $acc-192(SP), R15
-	VLD1 (R15), [V4.S4, V5.S4]
 	FMOVS 32(R15), F0
 	WORD $0x5fa750c0 // fmls s0, s6, v7.s[1]
+	FMOVS F0, 32(R15)
 	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
 	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
+	MOVD $acc-192(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
 	WORD $0x4f871244 // fmla v4.4s, v18.4s, v7.s[0]
 	WORD $0x4f871265 // fmla v5.4s, v19.4s, v7.s[0]
 	VST1 [V4.S4, V5.S4], (R15)
-	FMOVS F0, 32(R15)
 	ADD $292, R10, R10
 	ADD $260, R11, R19
 	VLD1 (R19), [V8.H8, V9.H8]
@@ -17254,15 +17281,16 @@ block:
 	FMOVS (R11), F9
 	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
 	MOVD $acc-144(SP), R15
-	VLD1 (R15), [V4.S4, V5.S4]
 	FMOVS 32(R15), F0
 	WORD $0x5fa750c0 // fmls s0, s6, v7.s[1]
+	FMOVS F0, 32(R15)
 	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
 	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	MOVD $acc-144(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
 	WORD $0x4f871284 // fmla v4.4s, v20.4s, v7.s[0]
 	WORD $0x4f8712a5 // fmla v5.4s, v21.4s, v7.s[0]
 	VST1 [V4.S4, V5.S4], (R15)
-	FMOVS F0, 32(R15)
 	ADD $292, R11, R11
 	ADD $260, R13, R19
 	VLD1 (R19), [V8.H8, V9.H8]
@@ -17274,15 +17302,16 @@ block:
 	FMOVS (R13), F9
 	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
 	MOVD $acc-96(SP), R15
-	VLD1 (R15), [V4.S4, V5.S4]
 	FMOVS 32(R15), F0
 	WORD $0x5fa750c0 // fmls s0, s6, v7.s[1]
+	FMOVS F0, 32(R15)
 	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
 	WORD $0x4e21daf7 // scvtf v23.4s, v23.4s
+	MOVD $acc-96(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
 	WORD $0x4f8712c4 // fmla v4.4s, v22.4s, v7.s[0]
 	WORD $0x4f8712e5 // fmla v5.4s, v23.4s, v7.s[0]
 	VST1 [V4.S4, V5.S4], (R15)
-	FMOVS F0, 32(R15)
 	ADD $292, R13, R13
 	ADD $260, R14, R19
 	VLD1 (R19), [V8.H8, V9.H8]
@@ -17294,22 +17323,23 @@ block:
 	FMOVS (R14), F9
 	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
 	MOVD $acc-48(SP), R15
-	VLD1 (R15), [V4.S4, V5.S4]
 	FMOVS 32(R15), F0
 	WORD $0x5fa750c0 // fmls s0, s6, v7.s[1]
+	FMOVS F0, 32(R15)
 	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
 	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
+	MOVD $acc-48(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
 	WORD $0x4f871304 // fmla v4.4s, v24.4s, v7.s[0]
 	WORD $0x4f871325 // fmla v5.4s, v25.4s, v7.s[0]
 	VST1 [V4.S4, V5.S4], (R15)
-	FMOVS F0, 32(R15)
 	ADD $292, R14, R14
 	ADD $176, R8, R8
 	SUBS $1, R17, R17
 	BNE block
 store:
 	MOVD R6, R19
-	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
 	WORD $0x4e3bd740 // fadd v0.4s, v26.4s, v27.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
@@ -17317,46 +17347,50 @@ store:
 	FADDS F28, F0, F0
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
-	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
 	MOVD $acc-192(SP), R15
 	VLD1 (R15), [V4.S4, V5.S4]
 	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
+	MOVD $acc-192(SP), R15
 	FMOVS 32(R15), F1
 	FADDS F1, F0, F0
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
-	// token 2, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	// token 2, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
 	MOVD $acc-144(SP), R15
 	VLD1 (R15), [V4.S4, V5.S4]
 	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
+	MOVD $acc-144(SP), R15
 	FMOVS 32(R15), F1
 	FADDS F1, F0, F0
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
-	// token 3, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	// token 3, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
 	MOVD $acc-96(SP), R15
 	VLD1 (R15), [V4.S4, V5.S4]
 	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
+	MOVD $acc-96(SP), R15
 	FMOVS 32(R15), F1
 	FADDS F1, F0, F0
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
-	// token 4, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	// token 4, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
 	MOVD $acc-48(SP), R15
 	VLD1 (R15), [V4.S4, V5.S4]
 	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
+	MOVD $acc-48(SP), R15
 	FMOVS 32(R15), F1
 	FADDS F1, F0, F0
 	FMOVS F0, (R19)
@@ -17920,15 +17954,16 @@ block:
 	FMOVS (R10), F9
 	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
 	MOVD $acc-240(SP), R15
-	VLD1 (R15), [V4.S4, V5.S4]
 	FMOVS 32(R15), F0
 	WORD $0x5fa750c0 // fmls s0, s6, v7.s[1]
+	FMOVS F0, 32(R15)
 	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
 	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
+	MOVD $acc-240(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
 	WORD $0x4f871244 // fmla v4.4s, v18.4s, v7.s[0]
 	WORD $0x4f871265 // fmla v5.4s, v19.4s, v7.s[0]
 	VST1 [V4.S4, V5.S4], (R15)
-	FMOVS F0, 32(R15)
 	ADD $292, R10, R10
 	ADD $260, R11, R19
 	VLD1 (R19), [V8.H8, V9.H8]
@@ -17940,15 +17975,16 @@ block:
 	FMOVS (R11), F9
 	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
 	MOVD $acc-192(SP), R15
-	VLD1 (R15), [V4.S4, V5.S4]
 	FMOVS 32(R15), F0
 	WORD $0x5fa750c0 // fmls s0, s6, v7.s[1]
+	FMOVS F0, 32(R15)
 	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
 	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	MOVD $acc-192(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
 	WORD $0x4f871284 // fmla v4.4s, v20.4s, v7.s[0]
 	WORD $0x4f8712a5 // fmla v5.4s, v21.4s, v7.s[0]
 	VST1 [V4.S4, V5.S4], (R15)
-	FMOVS F0, 32(R15)
 	ADD $292, R11, R11
 	ADD $260, R13, R19
 	VLD1 (R19), [V8.H8, V9.H8]
@@ -17960,15 +17996,16 @@ block:
 	FMOVS (R13), F9
 	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
 	MOVD $acc-144(SP), R15
-	VLD1 (R15), [V4.S4, V5.S4]
 	FMOVS 32(R15), F0
 	WORD $0x5fa750c0 // fmls s0, s6, v7.s[1]
+	FMOVS F0, 32(R15)
 	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
 	WORD $0x4e21daf7 // scvtf v23.4s, v23.4s
+	MOVD $acc-144(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
 	WORD $0x4f8712c4 // fmla v4.4s, v22.4s, v7.s[0]
 	WORD $0x4f8712e5 // fmla v5.4s, v23.4s, v7.s[0]
 	VST1 [V4.S4, V5.S4], (R15)
-	FMOVS F0, 32(R15)
 	ADD $292, R13, R13
 	ADD $260, R14, R19
 	VLD1 (R19), [V8.H8, V9.H8]
@@ -17980,15 +18017,16 @@ block:
 	FMOVS (R14), F9
 	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
 	MOVD $acc-96(SP), R15
-	VLD1 (R15), [V4.S4, V5.S4]
 	FMOVS 32(R15), F0
 	WORD $0x5fa750c0 // fmls s0, s6, v7.s[1]
+	FMOVS F0, 32(R15)
 	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
 	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
+	MOVD $acc-96(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
 	WORD $0x4f871304 // fmla v4.4s, v24.4s, v7.s[0]
 	WORD $0x4f871325 // fmla v5.4s, v25.4s, v7.s[0]
 	VST1 [V4.S4, V5.S4], (R15)
-	FMOVS F0, 32(R15)
 	ADD $292, R14, R14
 	ADD $260, R16, R19
 	VLD1 (R19), [V8.H8, V9.H8]
@@ -18000,22 +18038,23 @@ block:
 	FMOVS (R16), F9
 	WORD $0x4f899147 // fmul v7.4s, v10.4s, v9.s[0]
 	MOVD $acc-48(SP), R15
-	VLD1 (R15), [V4.S4, V5.S4]
 	FMOVS 32(R15), F0
 	WORD $0x5fa750c0 // fmls s0, s6, v7.s[1]
+	FMOVS F0, 32(R15)
 	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
 	WORD $0x4e21db7b // scvtf v27.4s, v27.4s
+	MOVD $acc-48(SP), R15
+	VLD1 (R15), [V4.S4, V5.S4]
 	WORD $0x4f871344 // fmla v4.4s, v26.4s, v7.s[0]
 	WORD $0x4f871365 // fmla v5.4s, v27.4s, v7.s[0]
 	VST1 [V4.S4, V5.S4], (R15)
-	FMOVS F0, 32(R15)
 	ADD $292, R16, R16
 	ADD $176, R8, R8
 	SUBS $1, R17, R17
 	BNE block
 store:
 	MOVD R6, R19
-	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	// token 0, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
 	WORD $0x4e3dd780 // fadd v0.4s, v28.4s, v29.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
@@ -18023,57 +18062,62 @@ store:
 	FADDS F30, F0, F0
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
-	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	// token 1, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
 	MOVD $acc-240(SP), R15
 	VLD1 (R15), [V4.S4, V5.S4]
 	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
+	MOVD $acc-240(SP), R15
 	FMOVS 32(R15), F1
 	FADDS F1, F0, F0
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
-	// token 2, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	// token 2, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
 	MOVD $acc-192(SP), R15
 	VLD1 (R15), [V4.S4, V5.S4]
 	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
+	MOVD $acc-192(SP), R15
 	FMOVS 32(R15), F1
 	FADDS F1, F0, F0
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
-	// token 3, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	// token 3, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
 	MOVD $acc-144(SP), R15
 	VLD1 (R15), [V4.S4, V5.S4]
 	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
+	MOVD $acc-144(SP), R15
 	FMOVS 32(R15), F1
 	FADDS F1, F0, F0
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
-	// token 4, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	// token 4, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
 	MOVD $acc-96(SP), R15
 	VLD1 (R15), [V4.S4, V5.S4]
 	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
+	MOVD $acc-96(SP), R15
 	FMOVS 32(R15), F1
 	FADDS F1, F0, F0
 	FMOVS F0, (R19)
 	ADD R7, R19, R19
-	// token 5, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs
+	// token 5, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two
 	MOVD $acc-48(SP), R15
 	VLD1 (R15), [V4.S4, V5.S4]
 	WORD $0x4e25d480 // fadd v0.4s, v4.4s, v5.4s
 	WORD $0x6e004001 // ext v1.16b, v0.16b, v0.16b, #8
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x7e30d800 // faddp s0, v0.2s
+	MOVD $acc-48(SP), R15
 	FMOVS 32(R15), F1
 	FADDS F1, F0, F0
 	FMOVS F0, (R19)

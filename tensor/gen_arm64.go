@@ -1616,11 +1616,8 @@ func genQ5K(g *gen) {
 	}
 }
 
-// q5KMaxT is the most tokens a Q5_K kernel takes: past three their int32
-// lanes fill V16 up, the float accumulators and summs of the first
-// (15−2T)/3 tokens the registers after them (V31 holds the mins), and the
-// others' live in 48-byte frame slots (acc at 0, summs at 32), loaded and
-// stored once a block.
+// q5KMaxT is the most tokens a Q5_K kernel takes (kWide, each token's
+// summs beside its accumulators).
 const q5KMaxT = 6
 
 func genQ5KT(g *gen, dot bool, T int) {
@@ -1633,36 +1630,14 @@ func genQ5KT(g *gen, dot bool, T int) {
 		scLo, scHi = 14, 15 // the eight scales as int32
 		mins       = 31     // the eight mins as int16
 	)
-	summs := func(t int) int { return 28 + t }
-	regT := T // tokens whose accumulators and summs stay in registers
+	r.summs = func(t int) int { return 28 + t }
 	if T > 3 {
-		regT = (15 - 2*T) / 3
-		r.aLo = func(t int) int { return 16 + 2*T + 3*t }
-		r.aHi = func(t int) int { return 17 + 2*T + 3*t }
-		summs = func(t int) int { return 18 + 2*T + 3*t }
+		kWide(&r, 28, 29, 30)
 	}
-	locals := 48 * (T - regT)
-	g.rowsTStartFrame("q5KRows", "rows", formName(dot), T, locals)
-	// slot points R15 at token t's accumulators and summs (t ≥ regT).
-	slot := func(t int) { g.p("MOVD $acc-%d(SP), R15", locals-48*(t-regT)) }
+	g.rowsTStartFrame("q5KRows", "rows", formName(dot), T, r.locals)
 	g.movi(m0f, 15)
 	g.movi(m10, 0x10)
-	g.kRowStart(r.xb, T, false, func() {
-		for t := range regT {
-			g.zero(r.aLo(t))
-			g.zero(r.aHi(t))
-			g.zero(summs(t))
-		}
-		if T > regT {
-			g.zero(r.y0)
-			g.zero(r.y1)
-			for t := regT; t < T; t++ {
-				slot(t)
-				g.p("VST1 [V%d.S4, V%d.S4], (R15)", r.y0, r.y1)
-				g.p("FMOVS F%d, 32(R15)", r.y0)
-			}
-		}
-	})
+	g.kLanesStart(r, func(t int) { g.zero(r.summs(t)) })
 	g.c("the scales and mins (get_scale_min_k4, as Q4_K's)")
 	g.q4KScalesMins("R8", q4KScratch)
 	g.p("FMOVD R19, F%d", r.q0)
@@ -1719,47 +1694,17 @@ func genQ5KT(g *gen, dot bool, T int) {
 		g.o2("scvtf.s", r.t0, r.t0)
 		g.p("FMOVS (%s), F%d", r.xb[t], r.q1)
 		g.oe("fmul.e", r.t1, r.p0, r.q1, 0) // x.d·f16(d), x.d·f16(dmin)
-		if t < regT {
-			g.oe("fmls.es", summs(t), r.t0, r.t1, 1)
-			g.kLanesFMA(r, t, r.t1)
-		} else {
-			// The slot's accumulators in y0:y1 and summs in F0.
-			slot(t)
-			g.ld1("S4", "R15", 0, r.y0, r.y1)
-			g.p("FMOVS 32(R15), F%d", qsA)
-			g.oe("fmls.es", qsA, r.t0, r.t1, 1)
-			w := r
-			w.aLo = func(int) int { return r.y0 }
-			w.aHi = func(int) int { return r.y1 }
-			g.kLanesFMA(w, t, r.t1)
-			g.p("VST1 [V%d.S4, V%d.S4], (R15)", r.y0, r.y1)
-			g.p("FMOVS F%d, 32(R15)", qsA)
-		}
+		sm := g.kSummsLoad(r, t, qsA)
+		g.oe("fmls.es", sm, r.t0, r.t1, 1)
+		g.kSummsStore(r, t, qsA)
+		g.kLanesFMA(r, t, r.t1)
 		g.p("ADD $292, %s, %s", r.xb[t], r.xb[t])
 	}
 	g.p("ADD $176, R8, R8")
 	g.p("SUBS $1, R17, R17")
 	g.p("BNE block")
 	g.label("store")
-	g.storeRow(T, "R19", func(t int) {
-		g.c("token %d, hsum8: (a[l]+a[l+4]), then lanes 0+2 and 1+3, then those two; + summs", t)
-		if t < regT {
-			g.o3("fadd", 0, r.aLo(t), r.aHi(t))
-		} else {
-			slot(t)
-			g.ld1("S4", "R15", 0, r.y0, r.y1)
-			g.o3("fadd", 0, r.y0, r.y1)
-		}
-		g.o3("ext8", 1, 0, 0)
-		g.o3("fadd", 0, 0, 1)
-		g.o2("faddp.s", 0, 0)
-		if t < regT {
-			g.p("FADDS F%d, F0, F0", summs(t))
-		} else {
-			g.p("FMOVS 32(R15), F1")
-			g.p("FADDS F1, F0, F0")
-		}
-	})
+	g.kLanesStore(r, func(t int) { g.p("FADDS F%d, F0, F0", g.kSummsLoad(r, t, 1)) })
 }
 
 // kLanes are the registers of the K-quant lanes kernels (Q5_K, Q3_K,
@@ -1777,28 +1722,38 @@ type kLanes struct {
 	// token's quants there are negated (wrapping, as VPSIGNB) before the
 	// products.
 	sgn0, sgn1 int
-	// Past three tokens (kWide): the first regT tokens' accumulators are
-	// registers (aLo, aHi), the others' 32-byte frame slots (locals bytes
-	// in all), loaded into y0:y1 and stored back where they are used.
-	regT, locals int
+	// summs (Q5_K; nil: none) is token t's register of the mins' float
+	// sum.
+	summs func(t int) int
+	// Past three tokens (kWide): the first regT tokens' accumulators (and
+	// summs) are registers, the others' frame slots of slot bytes
+	// (locals in all: the accumulators at 0, the summs at 32), loaded and
+	// stored back where they are used.
+	regT, slot, locals int
 }
 
 // kWideMaxT is the most tokens the Q3_K, Q2_K and IQ4_XS kernels take.
 const kWideMaxT = 6
 
 // kWide lays r out for T > 3 tokens: the int32 lanes from V16 up as
-// kLanesStd's, the float accumulators of as many tokens as the registers
-// after them (to V27) and extra hold, in pairs, the others' frame slots.
+// kLanesStd's, the float accumulators (and summs, where r has them) of as
+// many tokens as the registers after them (to V27) and extra hold, the
+// others' frame slots.
 func kWide(r *kLanes, extra ...int) {
 	var free []int
 	for v := 16 + 2*r.T; v <= 27; v++ {
 		free = append(free, v)
 	}
 	free = append(free, extra...)
-	r.regT = min(r.T, len(free)/2)
-	r.aLo = func(t int) int { return free[2*t] }
-	r.aHi = func(t int) int { return free[2*t+1] }
-	r.locals = 32 * (r.T - r.regT)
+	per, slot := 2, 32
+	if r.summs != nil {
+		per, slot = 3, 48
+		r.summs = func(t int) int { return free[3*t+2] }
+	}
+	r.regT = min(r.T, len(free)/per)
+	r.aLo = func(t int) int { return free[per*t] }
+	r.aHi = func(t int) int { return free[per*t+1] }
+	r.slot, r.locals = slot, slot*(r.T-r.regT)
 }
 
 // inRegs reports whether token t's accumulators are registers.
@@ -1817,7 +1772,26 @@ func (g *gen) kAccLoad(r kLanes, t int) (lo, hi int) {
 
 // kAccLoadAddr points R15 at token t's frame slot.
 func (g *gen) kAccLoadAddr(r kLanes, t int) {
-	g.p("MOVD $acc-%d(SP), R15", r.locals-32*(t-r.regT))
+	g.p("MOVD $acc-%d(SP), R15", r.locals-r.slot*(t-r.regT))
+}
+
+// kSummsLoad returns token t's summs register: r.summs(t), or V<tmp>
+// loaded from its frame slot.
+func (g *gen) kSummsLoad(r kLanes, t, tmp int) int {
+	if r.inRegs(t) {
+		return r.summs(t)
+	}
+	g.kAccLoadAddr(r, t)
+	g.p("FMOVS 32(R15), F%d", tmp)
+	return tmp
+}
+
+// kSummsStore stores V<tmp> back to token t's slot, if it has one (after
+// kSummsLoad).
+func (g *gen) kSummsStore(r kLanes, t, tmp int) {
+	if !r.inRegs(t) {
+		g.p("FMOVS F%d, 32(R15)", tmp)
+	}
 }
 
 // kAccStore stores y0:y1 back to token t's frame slot, if it has one
@@ -1947,6 +1921,9 @@ func (g *gen) kLanesStart(r kLanes, clear func(t int)) {
 			for t := r.regT; t < r.T; t++ {
 				g.kAccLoadAddr(r, t)
 				g.kAccStore(r, t)
+				if r.summs != nil {
+					g.kSummsStore(r, t, r.y0)
+				}
 			}
 		}
 	})
